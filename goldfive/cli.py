@@ -1,0 +1,17 @@
+"""The ``goldfive`` command line."""
+
+from __future__ import annotations
+
+import click
+
+from goldfive import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="goldfive")
+def main() -> None:
+    """Steer an LLM agent while it runs."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,189 @@
+"""The ControlChannel: one primitive for every live-steering verb (spec CONTROL.md section 2).
+
+Two queues. Senders (a UI, a script, a test, a gRPC bridge) ``send`` ControlMessages into the
+inbox; the runner ``receive``s them in send order, dispatches, and ``ack``s each one into the
+outbox, which senders read with ``acks()``. Both sides await; nothing polls.
+
+Closing: ``close()`` is idempotent. After it, ``send`` raises ChannelClosedError; ``receive``
+still returns the messages queued before the close, then None (a receive already blocked is
+woken). ``acks()`` yields every ack published before the close, and ends once the inbox has
+been drained and every message received has been acked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, AsyncIterator
+
+from goldfive.errors import ChannelClosedError
+
+
+class ControlKind(StrEnum):
+    PAUSE = "PAUSE"
+    RESUME = "RESUME"
+    CANCEL = "CANCEL"
+    REWIND_TO = "REWIND_TO"  # payload: {"task_id": "..."}
+    STEER = "STEER"  # payload: {"note", "suggested_action", "author", "annotation_id"}
+    APPROVE = "APPROVE"  # payload: {"target_id": "...", "detail": "..."}
+    REJECT = "REJECT"  # payload: {"target_id": "...", "detail": "..."}
+    STATUS_QUERY = "STATUS_QUERY"
+    INTERCEPT_TRANSFER = "INTERCEPT_TRANSFER"  # payload: {"enabled": bool}
+    INJECT_MESSAGE = "INJECT_MESSAGE"  # payload: {"role": "...", "text": "..."}
+    GOLDFIVE_STEER = "GOLDFIVE_STEER"  # intervention ladder only
+    GOLDFIVE_PAUSE_ESCALATE = "GOLDFIVE_PAUSE_ESCALATE"  # intervention ladder only
+
+
+class AckResult(StrEnum):
+    SUCCESS = "SUCCESS"
+    FAILURE = "FAILURE"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def kind_name(kind: ControlKind | str) -> str:
+    """The upper-case name of a kind, known or custom."""
+    return str(getattr(kind, "value", kind)).upper()
+
+
+def normalize_kind(kind: ControlKind | str) -> ControlKind | str:
+    """A known kind as ControlKind; an unknown one stays a string (spec 7.a)."""
+    if isinstance(kind, ControlKind):
+        return kind
+    try:
+        return ControlKind(str(kind).upper())
+    except ValueError:
+        return str(kind)
+
+
+@dataclass
+class ControlMessage:
+    kind: ControlKind | str
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    payload: dict[str, Any] = field(default_factory=dict)
+    issued_at_ms: int = 0
+
+    def __post_init__(self) -> None:
+        self.kind = normalize_kind(self.kind)
+        if self.payload is None:
+            self.payload = {}
+
+
+@dataclass
+class ControlAck:
+    control_id: str
+    result: AckResult
+    detail: str = ""
+    acked_at_ms: int = 0
+
+
+class _Closed:
+    """Sentinel marking the end of a queue."""
+
+
+_CLOSED = _Closed()
+
+
+class ControlChannel:
+    def __init__(self) -> None:
+        self._inbox: asyncio.Queue[ControlMessage | _Closed] = asyncio.Queue()
+        self._outbox: asyncio.Queue[ControlAck | _Closed] = asyncio.Queue()
+        self._closed = False
+        self._inbox_drained = False
+        self._acks_ended = False
+        self._received = 0
+        self._acked = 0
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- sender side -------------------------------------------------------------
+    async def send(self, msg: ControlMessage) -> None:
+        """Queue ``msg`` for the runner. Raises ChannelClosedError after ``close()``."""
+        self.send_nowait(msg)
+
+    def send_nowait(self, msg: ControlMessage) -> None:
+        if self._closed:
+            raise ChannelClosedError(
+                f"cannot send {kind_name(msg.kind)} (id {msg.id}): the control channel is closed"
+            )
+        if not msg.issued_at_ms:
+            msg.issued_at_ms = _now_ms()
+        self._inbox.put_nowait(msg)
+
+    async def acks(self) -> AsyncIterator[ControlAck]:
+        """Every ack in publish order; ends after close once all received messages are acked."""
+        while True:
+            item = await self._outbox.get()
+            if isinstance(item, _Closed):
+                self._outbox.put_nowait(item)  # later iterators end too
+                return
+            yield item
+
+    # -- runner side -------------------------------------------------------------
+    async def receive(self, timeout: float | None = None) -> ControlMessage | None:
+        """The next message in send order; None on timeout or once closed and drained.
+
+        Cancelling the caller leaves the channel unchanged (no message is consumed)."""
+        if self._inbox_drained:
+            return None
+        try:
+            if timeout is None:
+                item = await self._inbox.get()
+            elif timeout <= 0:
+                if self._inbox.empty():
+                    return None
+                item = self._inbox.get_nowait()
+            else:
+                item = await asyncio.wait_for(self._inbox.get(), timeout)
+        except TimeoutError:
+            return None
+        if isinstance(item, _Closed):
+            self._inbox_drained = True
+            self._inbox.put_nowait(item)  # wake any other receiver
+            self._maybe_end_acks()
+            return None
+        self._received += 1
+        return item
+
+    def pending(self) -> int:
+        """Messages sent but not yet received."""
+        n = self._inbox.qsize()
+        return n - 1 if self._closed and not self._inbox_drained and n else n
+
+    async def ack(self, ack: ControlAck) -> None:
+        """Publish an ack. Acks published after acks() ended are kept but not yielded."""
+        if not ack.acked_at_ms:
+            ack.acked_at_ms = _now_ms()
+        self._acked += 1
+        self._outbox.put_nowait(ack)
+        self._maybe_end_acks()
+
+    # -- lifecycle ---------------------------------------------------------------
+    def close(self) -> None:
+        """Idempotent. Queued messages stay receivable; a blocked receive() wakes with None."""
+        if self._closed:
+            return
+        self._closed = True
+        self._inbox.put_nowait(_CLOSED)
+        if self._inbox.qsize() == 1:
+            # Nothing was queued: the inbox is drained already.
+            self._inbox_drained = True
+        self._maybe_end_acks()
+
+    def _maybe_end_acks(self) -> None:
+        if (
+            self._closed
+            and self._inbox_drained
+            and self._acked >= self._received
+            and not self._acks_ended
+        ):
+            self._acks_ended = True
+            self._outbox.put_nowait(_CLOSED)

@@ -1,0 +1,234 @@
+"""The one place goldfive's dataclasses meet the generated protobuf messages.
+
+Each ``to_pb_*`` has a ``from_pb_*`` partner; ``tests/test_conv.py`` round-trips every kind.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage, kind_name
+from goldfive.errors import ConversionError
+from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
+from goldfive.types import DriftKind, DriftSeverity, Goal, Plan, Task, TaskEdge, TaskStatus
+
+# -- enums -------------------------------------------------------------------------
+
+
+def _enum_maps(py_enum: Any, pb_enum: Any, prefix: str) -> tuple[dict[Any, int], dict[int, Any]]:
+    to_pb = {m: pb_enum.Value(prefix + m.name) for m in py_enum}
+    return to_pb, {v: k for k, v in to_pb.items()}
+
+
+_KIND_TO_PB, _KIND_FROM_PB = _enum_maps(ControlKind, control_pb2.ControlKind, "CONTROL_KIND_")
+_ACK_TO_PB, _ACK_FROM_PB = _enum_maps(AckResult, control_pb2.ControlAckResult, "CONTROL_ACK_RESULT_")
+_STATUS_TO_PB, _STATUS_FROM_PB = _enum_maps(TaskStatus, types_pb2.TaskStatus, "TASK_STATUS_")
+_DRIFT_TO_PB, _DRIFT_FROM_PB = _enum_maps(DriftKind, types_pb2.DriftKind, "DRIFT_KIND_")
+_SEV_TO_PB, _SEV_FROM_PB = _enum_maps(DriftSeverity, types_pb2.DriftSeverity, "DRIFT_SEVERITY_")
+
+
+def task_status_to_pb(status: TaskStatus | str) -> int:
+    return _STATUS_TO_PB[TaskStatus(status)]
+
+
+def task_status_from_pb(value: int) -> TaskStatus:
+    try:
+        return _STATUS_FROM_PB[value]
+    except KeyError:
+        raise ConversionError(f"unknown task status value {value}") from None
+
+
+def drift_kind_to_pb(kind: DriftKind | str) -> int:
+    if not kind:
+        return 0
+    return _DRIFT_TO_PB[DriftKind(kind)]
+
+
+def drift_kind_from_pb(value: int) -> DriftKind | str:
+    return _DRIFT_FROM_PB.get(value, "")
+
+
+def drift_severity_to_pb(sev: DriftSeverity | str) -> int:
+    if not sev:
+        return 0
+    return _SEV_TO_PB[DriftSeverity(sev)]
+
+
+def drift_severity_from_pb(value: int) -> DriftSeverity | str:
+    return _SEV_FROM_PB.get(value, "")
+
+
+# -- control -------------------------------------------------------------------------
+
+# Payload keys carried by a typed field, per kind; anything else travels in extra_json.
+_TYPED_KEYS: dict[ControlKind, tuple[str, ...]] = {
+    ControlKind.STEER: ("note", "suggested_action", "author", "annotation_id"),
+    ControlKind.REWIND_TO: ("task_id",),
+    ControlKind.APPROVE: ("target_id", "detail"),
+    ControlKind.REJECT: ("target_id", "detail"),
+    ControlKind.INJECT_MESSAGE: ("role", "text"),
+    ControlKind.CANCEL: ("reason",),
+    ControlKind.INTERCEPT_TRANSFER: ("enabled",),
+}
+_ONEOF_FIELD = {
+    ControlKind.STEER: ("steer", control_pb2.SteerPayload),
+    ControlKind.REWIND_TO: ("rewind", control_pb2.RewindPayload),
+    ControlKind.APPROVE: ("approve", control_pb2.ApprovePayload),
+    ControlKind.REJECT: ("reject", control_pb2.RejectPayload),
+    ControlKind.INJECT_MESSAGE: ("inject_message", control_pb2.InjectMessagePayload),
+}
+
+
+def _str_field(payload: dict[str, Any], key: str) -> str:
+    value = payload.get(key, "")
+    return "" if value is None else str(value)
+
+
+def to_pb_control_event(msg: ControlMessage) -> control_pb2.ControlEvent:
+    ev = control_pb2.ControlEvent(id=msg.id)
+    if msg.issued_at_ms:
+        ev.issued_at.FromMilliseconds(msg.issued_at_ms)
+    payload = dict(msg.payload or {})
+    kind = msg.kind
+    if isinstance(kind, ControlKind):
+        ev.kind = _KIND_TO_PB[kind]
+        typed = _TYPED_KEYS.get(kind, ())
+        if kind in _ONEOF_FIELD:
+            name, cls = _ONEOF_FIELD[kind]
+            getattr(ev, name).CopyFrom(cls(**{k: _str_field(payload, k) for k in typed}))
+        elif kind is ControlKind.CANCEL:
+            ev.cancel_reason = _str_field(payload, "reason")
+        elif kind is ControlKind.INTERCEPT_TRANSFER and "enabled" in payload:
+            ev.intercept_enabled = bool(payload["enabled"])
+        extra = {k: v for k, v in payload.items() if k not in typed}
+    else:
+        ev.custom_kind = kind
+        extra = payload
+    if extra:
+        try:
+            ev.extra_json = json.dumps(extra, ensure_ascii=False, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            raise ConversionError(f"{kind_name(kind)} payload is not JSON-serialisable: {exc}") from exc
+    return ev
+
+
+def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
+    if ev.kind == 0:
+        if not ev.custom_kind:
+            raise ConversionError(f"control {ev.id!r} has no kind")
+        kind: ControlKind | str = ev.custom_kind
+    else:
+        try:
+            kind = _KIND_FROM_PB[ev.kind]
+        except KeyError:
+            raise ConversionError(f"control {ev.id!r} has unknown kind value {ev.kind}") from None
+    payload: dict[str, Any] = {}
+    which = ev.WhichOneof("payload")
+    if which is not None:
+        sub = getattr(ev, which)
+        payload.update({f.name: getattr(sub, f.name) for f in sub.DESCRIPTOR.fields})
+    elif kind in _ONEOF_FIELD:
+        # A typed kind sent without its payload: expose the fields as empty strings.
+        payload.update({k: "" for k in _TYPED_KEYS[kind]})
+    if ev.cancel_reason:
+        payload["reason"] = ev.cancel_reason
+    if ev.HasField("intercept_enabled"):
+        payload["enabled"] = ev.intercept_enabled
+    if ev.extra_json:
+        try:
+            extra = json.loads(ev.extra_json)
+        except ValueError as exc:
+            raise ConversionError(f"control {ev.id!r} has malformed extra_json: {exc}") from exc
+        if not isinstance(extra, dict):
+            raise ConversionError(f"control {ev.id!r}: extra_json is not a JSON object")
+        payload.update(extra)
+    issued = ev.issued_at.ToMilliseconds() if ev.HasField("issued_at") else 0
+    return ControlMessage(kind=kind, id=ev.id, payload=payload, issued_at_ms=issued)
+
+
+def to_pb_control_ack(ack: ControlAck) -> control_pb2.ControlAck:
+    out = control_pb2.ControlAck(
+        control_id=ack.control_id, result=_ACK_TO_PB[AckResult(ack.result)], detail=ack.detail
+    )
+    if ack.acked_at_ms:
+        out.acked_at.FromMilliseconds(ack.acked_at_ms)
+    return out
+
+
+def from_pb_control_ack(ack: control_pb2.ControlAck) -> ControlAck:
+    try:
+        result = _ACK_FROM_PB[ack.result]
+    except KeyError:
+        raise ConversionError(f"ack for {ack.control_id!r} has no result") from None
+    return ControlAck(
+        control_id=ack.control_id,
+        result=result,
+        detail=ack.detail,
+        acked_at_ms=ack.acked_at.ToMilliseconds() if ack.HasField("acked_at") else 0,
+    )
+
+
+# -- plans -------------------------------------------------------------------------
+
+
+def to_pb_goal(goal: Goal) -> types_pb2.Goal:
+    return types_pb2.Goal(id=goal.id, summary=goal.summary, metadata=dict(goal.metadata))
+
+
+def from_pb_goal(goal: types_pb2.Goal) -> Goal:
+    return Goal(id=goal.id, summary=goal.summary, metadata=dict(goal.metadata))
+
+
+def to_pb_task(task: Task) -> types_pb2.Task:
+    return types_pb2.Task(
+        id=task.id,
+        title=task.title,
+        description=task.description,
+        assignee_agent_id=task.assignee_agent_id,
+        status=_STATUS_TO_PB[task.status],
+        predicted_start_ms=task.predicted_start_ms,
+        predicted_duration_ms=task.predicted_duration_ms,
+    )
+
+
+def from_pb_task(task: types_pb2.Task) -> Task:
+    return Task(
+        id=task.id,
+        title=task.title,
+        description=task.description,
+        assignee_agent_id=task.assignee_agent_id,
+        status=task_status_from_pb(task.status) if task.status else TaskStatus.PENDING,
+        predicted_start_ms=task.predicted_start_ms,
+        predicted_duration_ms=task.predicted_duration_ms,
+    )
+
+
+def to_pb_plan(plan: Plan) -> types_pb2.Plan:
+    return types_pb2.Plan(
+        id=plan.id,
+        run_id=plan.run_id,
+        goal_ids=list(plan.goal_ids),
+        summary=plan.summary,
+        tasks=[to_pb_task(t) for t in plan.tasks],
+        edges=[types_pb2.TaskEdge(from_task_id=e.from_task_id, to_task_id=e.to_task_id) for e in plan.edges],
+        revision_reason=plan.revision_reason,
+        revision_kind=drift_kind_to_pb(plan.revision_kind),
+        revision_severity=drift_severity_to_pb(plan.revision_severity),
+        revision_index=plan.revision_index,
+    )
+
+
+def from_pb_plan(plan: types_pb2.Plan) -> Plan:
+    return Plan(
+        tasks=[from_pb_task(t) for t in plan.tasks],
+        edges=[TaskEdge(e.from_task_id, e.to_task_id) for e in plan.edges],
+        id=plan.id,
+        run_id=plan.run_id,
+        goal_ids=list(plan.goal_ids),
+        summary=plan.summary,
+        revision_reason=plan.revision_reason,
+        revision_kind=drift_kind_from_pb(plan.revision_kind),
+        revision_severity=drift_severity_from_pb(plan.revision_severity),
+        revision_index=plan.revision_index,
+    )

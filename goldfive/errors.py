@@ -1,0 +1,56 @@
+"""The one exception tree: everything goldfive raises derives from GoldfiveError."""
+
+from __future__ import annotations
+
+
+class GoldfiveError(Exception):
+    """Base of every error goldfive raises."""
+
+
+class PlanValidationError(GoldfiveError, ValueError):
+    """A plan breaks a structural rule. ``rule`` names it, ``ids`` are the offenders."""
+
+    def __init__(self, rule: str, ids: list[str] | tuple[str, ...] = (), message: str = "") -> None:
+        self.rule = rule
+        self.ids = tuple(ids)
+        text = message or (f"{rule}: {', '.join(self.ids)}" if self.ids else rule)
+        super().__init__(text)
+
+
+class ChannelClosedError(GoldfiveError):
+    """``send`` on a ControlChannel that was closed by its owner."""
+
+
+class InvalidTransitionError(GoldfiveError):
+    """A task status change the state machine does not allow."""
+
+
+class UnknownTaskError(GoldfiveError, KeyError):
+    """A task id that the current plan does not contain."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else "unknown task"
+
+
+class ConversionError(GoldfiveError, ValueError):
+    """A protobuf message that cannot be converted to goldfive's dataclasses."""
+
+
+class SinkError(GoldfiveError):
+    """A sink could not accept or persist an event."""
+
+
+class DuplicateEventError(SinkError):
+    """A persistence sink already holds an event with this (run_id, sequence)."""
+
+
+class ReplayError(GoldfiveError):
+    """A recording could not be read."""
+
+
+class LLMError(GoldfiveError):
+    """A model call failed: unreachable server, bad status, or an unusable answer."""
+
+
+class PlannerError(GoldfiveError):
+    """A planner could not produce a valid plan."""

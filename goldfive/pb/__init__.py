@@ -1,0 +1,1 @@
+"""Generated protobuf code. Never edit; run scripts/gen_proto.py."""

@@ -1,0 +1,331 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from goldfive.pb.goldfive.v1 import control_pb2 as _control_pb2
+from goldfive.pb.goldfive.v1 import types_pb2 as _types_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Event(_message.Message):
+    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned")
+    EVENT_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    EMITTED_AT_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    RUN_STARTED_FIELD_NUMBER: _ClassVar[int]
+    GOAL_DERIVED_FIELD_NUMBER: _ClassVar[int]
+    PLAN_SUBMITTED_FIELD_NUMBER: _ClassVar[int]
+    PLAN_REVISED_FIELD_NUMBER: _ClassVar[int]
+    TASK_STARTED_FIELD_NUMBER: _ClassVar[int]
+    TASK_PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    TASK_COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    TASK_FAILED_FIELD_NUMBER: _ClassVar[int]
+    TASK_BLOCKED_FIELD_NUMBER: _ClassVar[int]
+    TASK_CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_DETECTED_FIELD_NUMBER: _ClassVar[int]
+    RUN_COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    RUN_ABORTED_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_STARTED_FIELD_NUMBER: _ClassVar[int]
+    CONVERSATION_ENDED_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_REQUESTED_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_GRANTED_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_REJECTED_FIELD_NUMBER: _ClassVar[int]
+    TASK_TRANSITIONED_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_RECEIVED_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_ACKED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_PARKED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_DELIVERED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_RETURNED_FIELD_NUMBER: _ClassVar[int]
+    INVOCATION_ABANDONED_FIELD_NUMBER: _ClassVar[int]
+    event_id: str
+    run_id: str
+    sequence: int
+    emitted_at: _timestamp_pb2.Timestamp
+    session_id: str
+    run_started: RunStarted
+    goal_derived: GoalDerived
+    plan_submitted: PlanSubmitted
+    plan_revised: PlanRevised
+    task_started: TaskStarted
+    task_progress: TaskProgress
+    task_completed: TaskCompleted
+    task_failed: TaskFailed
+    task_blocked: TaskBlocked
+    task_cancelled: TaskCancelled
+    drift_detected: DriftDetected
+    run_completed: RunCompleted
+    run_aborted: RunAborted
+    conversation_started: ConversationStarted
+    conversation_ended: ConversationEnded
+    approval_requested: ApprovalRequested
+    approval_granted: ApprovalGranted
+    approval_rejected: ApprovalRejected
+    task_transitioned: TaskTransitioned
+    control_received: ControlReceived
+    control_acked: ControlAcked
+    message_parked: MessageParked
+    message_delivered: MessageDelivered
+    message_returned: MessageReturned
+    invocation_abandoned: InvocationAbandoned
+    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ...) -> None: ...
+
+class RunStarted(_message.Message):
+    __slots__ = ("goal_summary", "user_input")
+    GOAL_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    USER_INPUT_FIELD_NUMBER: _ClassVar[int]
+    goal_summary: str
+    user_input: str
+    def __init__(self, goal_summary: _Optional[str] = ..., user_input: _Optional[str] = ...) -> None: ...
+
+class GoalDerived(_message.Message):
+    __slots__ = ("goals",)
+    GOALS_FIELD_NUMBER: _ClassVar[int]
+    goals: _containers.RepeatedCompositeFieldContainer[_types_pb2.Goal]
+    def __init__(self, goals: _Optional[_Iterable[_Union[_types_pb2.Goal, _Mapping]]] = ...) -> None: ...
+
+class PlanSubmitted(_message.Message):
+    __slots__ = ("plan",)
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    plan: _types_pb2.Plan
+    def __init__(self, plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ...) -> None: ...
+
+class PlanRevisionDiff(_message.Message):
+    __slots__ = ("added_task_ids", "removed_task_ids", "modified_task_ids", "added_edges", "removed_edges")
+    ADDED_TASK_IDS_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_TASK_IDS_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_TASK_IDS_FIELD_NUMBER: _ClassVar[int]
+    ADDED_EDGES_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_EDGES_FIELD_NUMBER: _ClassVar[int]
+    added_task_ids: _containers.RepeatedScalarFieldContainer[str]
+    removed_task_ids: _containers.RepeatedScalarFieldContainer[str]
+    modified_task_ids: _containers.RepeatedScalarFieldContainer[str]
+    added_edges: _containers.RepeatedCompositeFieldContainer[_types_pb2.TaskEdge]
+    removed_edges: _containers.RepeatedCompositeFieldContainer[_types_pb2.TaskEdge]
+    def __init__(self, added_task_ids: _Optional[_Iterable[str]] = ..., removed_task_ids: _Optional[_Iterable[str]] = ..., modified_task_ids: _Optional[_Iterable[str]] = ..., added_edges: _Optional[_Iterable[_Union[_types_pb2.TaskEdge, _Mapping]]] = ..., removed_edges: _Optional[_Iterable[_Union[_types_pb2.TaskEdge, _Mapping]]] = ...) -> None: ...
+
+class PlanRevised(_message.Message):
+    __slots__ = ("plan", "diff", "drift_id")
+    PLAN_FIELD_NUMBER: _ClassVar[int]
+    DIFF_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_ID_FIELD_NUMBER: _ClassVar[int]
+    plan: _types_pb2.Plan
+    diff: PlanRevisionDiff
+    drift_id: str
+    def __init__(self, plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., diff: _Optional[_Union[PlanRevisionDiff, _Mapping]] = ..., drift_id: _Optional[str] = ...) -> None: ...
+
+class TaskStarted(_message.Message):
+    __slots__ = ("task_id", "assignee_agent_id")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNEE_AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    assignee_agent_id: str
+    def __init__(self, task_id: _Optional[str] = ..., assignee_agent_id: _Optional[str] = ...) -> None: ...
+
+class TaskProgress(_message.Message):
+    __slots__ = ("task_id", "fraction", "detail")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FRACTION_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    fraction: float
+    detail: str
+    def __init__(self, task_id: _Optional[str] = ..., fraction: _Optional[float] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class TaskCompleted(_message.Message):
+    __slots__ = ("task_id", "result_summary")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    RESULT_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    result_summary: str
+    def __init__(self, task_id: _Optional[str] = ..., result_summary: _Optional[str] = ...) -> None: ...
+
+class TaskFailed(_message.Message):
+    __slots__ = ("task_id", "reason", "recoverable")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RECOVERABLE_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    reason: str
+    recoverable: bool
+    def __init__(self, task_id: _Optional[str] = ..., reason: _Optional[str] = ..., recoverable: _Optional[bool] = ...) -> None: ...
+
+class TaskBlocked(_message.Message):
+    __slots__ = ("task_id", "blocker")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    BLOCKER_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    blocker: str
+    def __init__(self, task_id: _Optional[str] = ..., blocker: _Optional[str] = ...) -> None: ...
+
+class TaskCancelled(_message.Message):
+    __slots__ = ("task_id", "reason")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    reason: str
+    def __init__(self, task_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class TaskTransitioned(_message.Message):
+    __slots__ = ("task_id", "from_status", "to_status", "reason")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_STATUS_FIELD_NUMBER: _ClassVar[int]
+    TO_STATUS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    from_status: _types_pb2.TaskStatus
+    to_status: _types_pb2.TaskStatus
+    reason: str
+    def __init__(self, task_id: _Optional[str] = ..., from_status: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., to_status: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class DriftDetected(_message.Message):
+    __slots__ = ("id", "kind", "severity", "detail", "current_task_id", "annotation_id")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SEVERITY_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ANNOTATION_ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    kind: _types_pb2.DriftKind
+    severity: _types_pb2.DriftSeverity
+    detail: str
+    current_task_id: str
+    annotation_id: str
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[_types_pb2.DriftKind, str]] = ..., severity: _Optional[_Union[_types_pb2.DriftSeverity, str]] = ..., detail: _Optional[str] = ..., current_task_id: _Optional[str] = ..., annotation_id: _Optional[str] = ...) -> None: ...
+
+class RunCompleted(_message.Message):
+    __slots__ = ("outcome_summary",)
+    OUTCOME_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    outcome_summary: str
+    def __init__(self, outcome_summary: _Optional[str] = ...) -> None: ...
+
+class RunAborted(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class ConversationStarted(_message.Message):
+    __slots__ = ("lane", "input")
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    INPUT_FIELD_NUMBER: _ClassVar[int]
+    lane: str
+    input: str
+    def __init__(self, lane: _Optional[str] = ..., input: _Optional[str] = ...) -> None: ...
+
+class ConversationEnded(_message.Message):
+    __slots__ = ("lane", "reason")
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    lane: str
+    reason: str
+    def __init__(self, lane: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ApprovalRequested(_message.Message):
+    __slots__ = ("target_id", "kind", "prompt", "task_id", "tool_name", "args_json", "timeout_ms", "metadata")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    target_id: str
+    kind: str
+    prompt: str
+    task_id: str
+    tool_name: str
+    args_json: str
+    timeout_ms: int
+    metadata: _containers.ScalarMap[str, str]
+    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ApprovalGranted(_message.Message):
+    __slots__ = ("target_id", "detail")
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    target_id: str
+    detail: str
+    def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class ApprovalRejected(_message.Message):
+    __slots__ = ("target_id", "detail")
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    target_id: str
+    detail: str
+    def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class ControlReceived(_message.Message):
+    __slots__ = ("control", "kind", "author")
+    CONTROL_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    control: _control_pb2.ControlEvent
+    kind: str
+    author: str
+    def __init__(self, control: _Optional[_Union[_control_pb2.ControlEvent, _Mapping]] = ..., kind: _Optional[str] = ..., author: _Optional[str] = ...) -> None: ...
+
+class ControlAcked(_message.Message):
+    __slots__ = ("ack", "kind")
+    ACK_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    ack: _control_pb2.ControlAck
+    kind: str
+    def __init__(self, ack: _Optional[_Union[_control_pb2.ControlAck, _Mapping]] = ..., kind: _Optional[str] = ...) -> None: ...
+
+class MessageParked(_message.Message):
+    __slots__ = ("message_id", "lane", "role", "text", "control_id")
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_ID_FIELD_NUMBER: _ClassVar[int]
+    message_id: str
+    lane: str
+    role: str
+    text: str
+    control_id: str
+    def __init__(self, message_id: _Optional[str] = ..., lane: _Optional[str] = ..., role: _Optional[str] = ..., text: _Optional[str] = ..., control_id: _Optional[str] = ...) -> None: ...
+
+class MessageDelivered(_message.Message):
+    __slots__ = ("message_id", "lane", "via")
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    VIA_FIELD_NUMBER: _ClassVar[int]
+    message_id: str
+    lane: str
+    via: str
+    def __init__(self, message_id: _Optional[str] = ..., lane: _Optional[str] = ..., via: _Optional[str] = ...) -> None: ...
+
+class MessageReturned(_message.Message):
+    __slots__ = ("message_id", "lane")
+    MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    message_id: str
+    lane: str
+    def __init__(self, message_id: _Optional[str] = ..., lane: _Optional[str] = ...) -> None: ...
+
+class InvocationAbandoned(_message.Message):
+    __slots__ = ("task_id", "grace_s", "reason")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    GRACE_S_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    grace_s: float
+    reason: str
+    def __init__(self, task_id: _Optional[str] = ..., grace_s: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...

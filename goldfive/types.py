@@ -1,0 +1,355 @@
+"""Core value types: goals, tasks, plans, statuses, drift kinds and the live Session."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Callable, Iterable
+
+from goldfive.errors import PlanValidationError, UnknownTaskError
+
+
+class TaskStatus(StrEnum):
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    BLOCKED = "BLOCKED"
+    NOT_NEEDED = "NOT_NEEDED"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in _TERMINAL
+
+
+_TERMINAL = frozenset(
+    {TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.NOT_NEEDED}
+)
+
+
+class DriftSeverity(StrEnum):
+    INFO = "INFO"
+    WARNING = "WARNING"
+    CRITICAL = "CRITICAL"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+    def __ge__(self, other: object) -> bool:  # type: ignore[override]
+        if isinstance(other, DriftSeverity):
+            return self.rank >= other.rank
+        return NotImplemented
+
+    def __gt__(self, other: object) -> bool:  # type: ignore[override]
+        if isinstance(other, DriftSeverity):
+            return self.rank > other.rank
+        return NotImplemented
+
+    def __le__(self, other: object) -> bool:  # type: ignore[override]
+        if isinstance(other, DriftSeverity):
+            return self.rank <= other.rank
+        return NotImplemented
+
+    def __lt__(self, other: object) -> bool:  # type: ignore[override]
+        if isinstance(other, DriftSeverity):
+            return self.rank < other.rank
+        return NotImplemented
+
+
+_SEVERITY_RANK = {DriftSeverity.INFO: 1, DriftSeverity.WARNING: 2, DriftSeverity.CRITICAL: 3}
+
+
+class DriftKind(StrEnum):
+    TOOL_ERROR = "TOOL_ERROR"
+    AGENT_REFUSAL = "AGENT_REFUSAL"
+    NEW_WORK_DISCOVERED = "NEW_WORK_DISCOVERED"
+    PLAN_DIVERGENCE = "PLAN_DIVERGENCE"
+    USER_STEER = "USER_STEER"
+    USER_CANCEL = "USER_CANCEL"
+    TASK_FAILED_RECOVERABLE = "TASK_FAILED_RECOVERABLE"
+    TASK_FAILED_FATAL = "TASK_FAILED_FATAL"
+    CONTEXT_PRESSURE = "CONTEXT_PRESSURE"
+    BLOCKED = "BLOCKED"
+    WRONG_AGENT = "WRONG_AGENT"
+    AGENT_TRANSFER = "AGENT_TRANSFER"
+    MODEL_REFUSAL = "MODEL_REFUSAL"
+    STOPPED_EARLY = "STOPPED_EARLY"
+    TOO_MANY_STEPS = "TOO_MANY_STEPS"
+    GOAL_UNREACHABLE = "GOAL_UNREACHABLE"
+    TASK_TIMEOUT = "TASK_TIMEOUT"
+    REPEATED_FAILURE = "REPEATED_FAILURE"
+    UNEXPECTED_OUTPUT = "UNEXPECTED_OUTPUT"
+    SCHEMA_VIOLATION = "SCHEMA_VIOLATION"
+    HALLUCINATION_SUSPECTED = "HALLUCINATION_SUSPECTED"
+    SAFETY_CONCERN = "SAFETY_CONCERN"
+    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
+    AMBIGUOUS_INTENT = "AMBIGUOUS_INTENT"
+    CUSTOM = "CUSTOM"
+    LOOPING_TOOL_CALL = "LOOPING_TOOL_CALL"
+    LOOPING_REASONING = "LOOPING_REASONING"
+    CONFUSION = "CONFUSION"
+    OFF_TOPIC = "OFF_TOPIC"
+    INTENT_DIVERGENCE = "INTENT_DIVERGENCE"
+    UNCERTAIN_PROGRESS = "UNCERTAIN_PROGRESS"
+    SELF_REPORTED_STUCK = "SELF_REPORTED_STUCK"
+    REASONING_CLUSTER_TIGHTENING = "REASONING_CLUSTER_TIGHTENING"
+    CONFABULATION_RISK = "CONFABULATION_RISK"
+    RUNAWAY_DELEGATION = "RUNAWAY_DELEGATION"
+    REFINE_VALIDATION_FAILED = "REFINE_VALIDATION_FAILED"
+    HUMAN_INTERVENTION_REQUIRED = "HUMAN_INTERVENTION_REQUIRED"
+    GOAL_DRIFT = "GOAL_DRIFT"
+    USER_PAUSE = "USER_PAUSE"
+
+
+@dataclass(frozen=True)
+class Goal:
+    id: str
+    summary: str
+    metadata: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    success_predicate: Callable[["Session"], bool] | None = field(
+        default=None, compare=False, hash=False, repr=False
+    )
+
+
+@dataclass(frozen=True)
+class TaskEdge:
+    from_task_id: str
+    to_task_id: str
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work. ``status`` is the only field that changes after creation,
+    and only through the steerer's state machine (``set_task_status``)."""
+
+    id: str
+    title: str
+    description: str = ""
+    assignee_agent_id: str = ""
+    status: TaskStatus = TaskStatus.PENDING
+    predicted_start_ms: int = 0
+    predicted_duration_ms: int = 0
+
+
+def set_task_status(task: Task, status: TaskStatus) -> None:
+    """The single writer of Task.status. Callers other than the steerer should not use it."""
+    object.__setattr__(task, "status", status)
+
+
+@dataclass(frozen=True)
+class Plan:
+    tasks: tuple[Task, ...] | list[Task]
+    edges: tuple[TaskEdge, ...] | list[TaskEdge] = ()
+    id: str = ""
+    run_id: str = ""
+    goal_ids: tuple[str, ...] | list[str] = ()
+    summary: str = ""
+    revision_reason: str = ""
+    revision_kind: str = ""
+    revision_severity: str = ""
+    revision_index: int = 0
+    _by_id: dict[str, Task] = field(init=False, repr=False, compare=False, hash=False)
+    _succ: dict[str, list[str]] = field(init=False, repr=False, compare=False, hash=False)
+    _pred: dict[str, list[str]] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", tuple(self.tasks))
+        object.__setattr__(self, "edges", tuple(self.edges))
+        object.__setattr__(self, "goal_ids", tuple(self.goal_ids))
+        by_id: dict[str, Task] = {}
+        for t in self.tasks:
+            by_id.setdefault(t.id, t)
+        succ: dict[str, list[str]] = {t.id: [] for t in self.tasks}
+        pred: dict[str, list[str]] = {t.id: [] for t in self.tasks}
+        for e in self.edges:
+            succ.setdefault(e.from_task_id, []).append(e.to_task_id)
+            pred.setdefault(e.to_task_id, []).append(e.from_task_id)
+        object.__setattr__(self, "_by_id", by_id)
+        object.__setattr__(self, "_succ", succ)
+        object.__setattr__(self, "_pred", pred)
+
+    # -- lookups ---------------------------------------------------------------
+    def task(self, task_id: str) -> Task:
+        try:
+            return self._by_id[task_id]
+        except KeyError:
+            raise UnknownTaskError(f"unknown task id: {task_id!r}") from None
+
+    def has_task(self, task_id: str) -> bool:
+        return task_id in self._by_id
+
+    def predecessors(self, task_id: str) -> list[str]:
+        return self._pred.get(task_id, [])
+
+    def successors(self, task_id: str) -> list[str]:
+        return self._succ.get(task_id, [])
+
+    def downstream(self, task_id: str) -> list[str]:
+        """Every task reachable from ``task_id`` along edges, excluding itself, in BFS order."""
+        seen = {task_id}
+        order: list[str] = []
+        frontier = [task_id]
+        while frontier:
+            nxt: list[str] = []
+            for tid in frontier:
+                for s in self._succ.get(tid, ()):
+                    if s not in seen:
+                        seen.add(s)
+                        order.append(s)
+                        nxt.append(s)
+            frontier = nxt
+        return order
+
+    def is_ready(self, task_id: str) -> bool:
+        """PENDING with every predecessor COMPLETED."""
+        t = self._by_id[task_id]
+        if t.status != TaskStatus.PENDING:
+            return False
+        return all(self._by_id[p].status == TaskStatus.COMPLETED for p in self._pred.get(task_id, ()))
+
+    def topological_order(self) -> list[Task]:
+        """Tasks in a dependency-respecting order, stable with respect to plan order."""
+        indeg = {t.id: 0 for t in self.tasks}
+        for e in self.edges:
+            if e.to_task_id in indeg and e.from_task_id in indeg:
+                indeg[e.to_task_id] += 1
+        ready = [t.id for t in self.tasks if indeg[t.id] == 0]
+        out: list[Task] = []
+        i = 0
+        while i < len(ready):
+            tid = ready[i]
+            i += 1
+            out.append(self._by_id[tid])
+            for s in self._succ.get(tid, ()):
+                if s in indeg:
+                    indeg[s] -= 1
+                    if indeg[s] == 0:
+                        ready.append(s)
+        return out
+
+    def counts(self) -> dict[TaskStatus, int]:
+        c = {s: 0 for s in TaskStatus}
+        for t in self.tasks:
+            c[t.status] += 1
+        return c
+
+    # -- validation ------------------------------------------------------------
+    def validate(self) -> "Plan":
+        """Raise PlanValidationError naming the rule and the ids; return self when valid."""
+        if not self.tasks:
+            raise PlanValidationError("plan has no tasks")
+        empty = [str(i) for i, t in enumerate(self.tasks) if not t.id or not t.id.strip()]
+        if empty:
+            raise PlanValidationError("empty task id at position", empty)
+        seen: set[str] = set()
+        dups: list[str] = []
+        for t in self.tasks:
+            if t.id in seen and t.id not in dups:
+                dups.append(t.id)
+            seen.add(t.id)
+        if dups:
+            raise PlanValidationError("duplicate task id", dups)
+        unknown = [
+            f"{e.from_task_id}->{e.to_task_id}"
+            for e in self.edges
+            if e.from_task_id not in seen or e.to_task_id not in seen
+        ]
+        if unknown:
+            raise PlanValidationError("edge to unknown task", unknown)
+        selfloops = [e.from_task_id for e in self.edges if e.from_task_id == e.to_task_id]
+        if selfloops:
+            raise PlanValidationError("cycle", selfloops, f"cycle: {selfloops[0]} -> {selfloops[0]}")
+        cycle = _find_cycle(self)
+        if cycle:
+            raise PlanValidationError("cycle", cycle, "cycle: " + " -> ".join(cycle + [cycle[0]]))
+        return self
+
+
+def _find_cycle(plan: Plan) -> list[str]:
+    WHITE, GREY, BLACK = 0, 1, 2
+    colour = {t.id: WHITE for t in plan.tasks}
+    for root in colour:
+        if colour[root] != WHITE:
+            continue
+        stack: list[tuple[str, Iterable[str]]] = [(root, iter(plan.successors(root)))]
+        path = [root]
+        colour[root] = GREY
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                colour[node] = BLACK
+                stack.pop()
+                path.pop()
+                continue
+            if colour.get(nxt) == GREY:
+                return path[path.index(nxt):]
+            if colour.get(nxt) == WHITE:
+                colour[nxt] = GREY
+                path.append(nxt)
+                stack.append((nxt, iter(plan.successors(nxt))))
+    return []
+
+
+@dataclass(frozen=True)
+class DriftEvent:
+    kind: DriftKind
+    severity: DriftSeverity
+    detail: str = ""
+    task_id: str = ""
+    annotation_id: str = ""
+    id: str = field(default_factory=lambda: secrets.token_hex(8))
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(eq=False)
+class Session:
+    """All live state of one run. Only goldfive's runtime mutates it."""
+
+    run_id: str
+    session_id: str = ""
+    goals: list[Goal] = field(default_factory=list)
+    plan: Plan | None = None
+    completed_results: dict[str, str] = field(default_factory=dict)
+    task_progress: dict[str, list[str]] = field(default_factory=dict)
+    pending_approvals: dict[str, asyncio.Event] = field(default_factory=dict)
+    pending_approvals_meta: dict[str, dict[str, Any]] = field(default_factory=dict)
+    state: dict[str, Any] = field(default_factory=dict)
+    agent_notes: dict[str, Any] = field(default_factory=dict)
+    current_task_id: str = ""
+    paused: bool = False
+    user_input: str = ""
+    #: Milliseconds since the epoch; injectable so tests and snapshots are deterministic.
+    clock: Callable[[], int] = field(default=_wall_ms, repr=False)
+    _intercept_transfer: bool = False
+    _seq: int = field(default=0, repr=False)
+    _seq_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.session_id:
+            self.session_id = self.run_id
+
+    def next_sequence(self) -> int:
+        """Gap-free from 0, unique under concurrent callers (threads included)."""
+        with self._seq_lock:
+            seq = self._seq
+            self._seq = seq + 1
+        return seq
+
+    @property
+    def last_sequence(self) -> int:
+        """The last sequence handed out, -1 before the first."""
+        return self._seq - 1
+
+    def event_id(self, sequence: int) -> str:
+        return f"{self.run_id}:{sequence}:{secrets.token_hex(4)}"

@@ -1,0 +1,1 @@
+"""The Textual terminal UI for goldfive. The core (``goldfive``) never imports this package."""
