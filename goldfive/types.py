@@ -207,8 +207,8 @@ class Plan:
         return order
 
     def is_ready(self, task_id: str) -> bool:
-        """PENDING with every predecessor COMPLETED."""
-        t = self._by_id[task_id]
+        """PENDING with every predecessor COMPLETED. An unknown id raises UnknownTaskError."""
+        t = self.task(task_id)
         if t.status != TaskStatus.PENDING:
             return False
         return all(self._by_id[p].status == TaskStatus.COMPLETED for p in self._pred.get(task_id, ()))
