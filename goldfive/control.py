@@ -156,7 +156,9 @@ class ControlChannel:
     def pending(self) -> int:
         """Messages sent but not yet received."""
         n = self._inbox.qsize()
-        return n - 1 if self._closed and not self._inbox_drained and n else n
+        # Once closed, the inbox ends with the one _CLOSED sentinel (put back by every
+        # receive that meets it), which is not a message.
+        return max(n - 1, 0) if self._closed else n
 
     async def ack(self, ack: ControlAck) -> None:
         """Publish an ack. Acks published after acks() ended are kept but not yielded."""
