@@ -131,7 +131,8 @@ def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
     elif kind in _ONEOF_FIELD:
         # A typed kind sent without its payload: expose the fields as empty strings.
         payload.update({k: "" for k in _TYPED_KEYS[kind]})
-    if ev.cancel_reason:
+    if kind is ControlKind.CANCEL or ev.cancel_reason:
+        # Like the oneof kinds' fields: always present, "" when none was given.
         payload["reason"] = ev.cancel_reason
     if ev.HasField("intercept_enabled"):
         payload["enabled"] = ev.intercept_enabled
