@@ -1,0 +1,207 @@
+"""Event factories: the right oneof, an envelope stamped from the Session, and plan diffs."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+import pytest
+
+from goldfive import events
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Goal, Plan, Session, Task, TaskEdge, TaskStatus
+
+NOW_MS = 1_700_000_000_000
+
+PLAN = Plan(tasks=[Task("a", "A"), Task("b", "B")], edges=[TaskEdge("a", "b")], id="p1")
+PLAN2 = Plan(tasks=[Task("a", "A"), Task("c", "C")], edges=[TaskEdge("a", "c")], id="p1", revision_index=1)
+
+
+def _session() -> Session:
+    return Session(run_id="run-1", session_id="sess-1", clock=lambda: NOW_MS)
+
+
+def _check_run_started(p: Any) -> None:
+    assert (p.goal_summary, p.user_input) == ("deck", "make a deck")
+
+
+def _check_plan_revised(p: Any) -> None:
+    assert p.plan.revision_index == 1 and p.drift_id == "d1"
+    assert list(p.diff.added_task_ids) == ["c"] and list(p.diff.removed_task_ids) == ["b"]
+
+
+def _check_drift(p: Any) -> None:
+    assert p.kind == types_pb2.DRIFT_KIND_USER_STEER
+    assert p.severity == types_pb2.DRIFT_SEVERITY_WARNING
+    assert (p.id, p.detail, p.current_task_id, p.annotation_id) == ("d1", "by ana: x", "a", "an-1")
+
+
+def _check_approval_requested(p: Any) -> None:
+    assert (p.target_id, p.kind, p.prompt, p.tool_name, p.timeout_ms) == ("tc-1", "tool", "ok?", "pay", 60000)
+    assert json.loads(p.args_json) == {"amount": 500}
+    assert dict(p.metadata) == {"k": "v"}
+
+
+def _check_control_received(p: Any) -> None:
+    assert p.kind == "STEER" and p.author == "ana"
+    assert p.control.id == "ctl-1" and p.control.kind == control_pb2.CONTROL_KIND_STEER
+
+
+def _check_control_acked(p: Any) -> None:
+    assert p.kind == "PAUSE"
+    assert (p.ack.control_id, p.ack.result) == ("ctl-2", control_pb2.CONTROL_ACK_RESULT_FAILURE)
+
+
+Factory = Callable[[Session], Any]
+CASES: list[tuple[str, Factory, Callable[[Any], None]]] = [
+    ("run_started", lambda s: events.run_started(s, goal_summary="deck", user_input="make a deck"),
+     _check_run_started),
+    ("goal_derived", lambda s: events.goal_derived(s, [Goal("g1", "one"), Goal("g2", "two")]),
+     lambda p: [g.id for g in p.goals] == ["g1", "g2"] or pytest.fail("goals")),
+    ("plan_submitted", lambda s: events.plan_submitted(s, PLAN),
+     lambda p: [t.id for t in p.plan.tasks] == ["a", "b"] or pytest.fail("plan")),
+    ("plan_revised", lambda s: events.plan_revised(s, PLAN, PLAN2, drift_id="d1"), _check_plan_revised),
+    ("run_completed", lambda s: events.run_completed(s, "done"),
+     lambda p: p.outcome_summary == "done" or pytest.fail("summary")),
+    ("run_aborted", lambda s: events.run_aborted(s, "cancelled"),
+     lambda p: p.reason == "cancelled" or pytest.fail("reason")),
+    ("task_started", lambda s: events.task_started(s, "a", "agent-1"),
+     lambda p: (p.task_id, p.assignee_agent_id) == ("a", "agent-1") or pytest.fail("started")),
+    ("task_progress", lambda s: events.task_progress(s, "a", detail="half", fraction=0.5),
+     lambda p: (p.task_id, p.detail, p.fraction) == ("a", "half", 0.5) or pytest.fail("progress")),
+    ("task_completed", lambda s: events.task_completed(s, "a", "ok"),
+     lambda p: (p.task_id, p.result_summary) == ("a", "ok") or pytest.fail("completed")),
+    ("task_failed", lambda s: events.task_failed(s, "a", "boom", recoverable=True),
+     lambda p: (p.task_id, p.reason, p.recoverable) == ("a", "boom", True) or pytest.fail("failed")),
+    ("task_blocked", lambda s: events.task_blocked(s, "a", "needs approval"),
+     lambda p: (p.task_id, p.blocker) == ("a", "needs approval") or pytest.fail("blocked")),
+    ("task_cancelled", lambda s: events.task_cancelled(s, "a", "user_steer"),
+     lambda p: (p.task_id, p.reason) == ("a", "user_steer") or pytest.fail("cancelled")),
+    ("task_transitioned",
+     lambda s: events.task_transitioned(s, "a", TaskStatus.RUNNING, TaskStatus.COMPLETED, "done"),
+     lambda p: (p.task_id, p.from_status, p.to_status, p.reason)
+     == ("a", types_pb2.TASK_STATUS_RUNNING, types_pb2.TASK_STATUS_COMPLETED, "done") or pytest.fail("tr")),
+    ("drift_detected",
+     lambda s: events.drift_detected(
+         s, DriftEvent(DriftKind.USER_STEER, DriftSeverity.WARNING, "by ana: x", "a", "an-1", id="d1")),
+     _check_drift),
+    ("approval_requested",
+     lambda s: events.approval_requested(
+         s, target_id="tc-1", kind="tool", prompt="ok?", task_id="a", tool_name="pay",
+         args={"amount": 500}, timeout_ms=60000, metadata={"k": "v"}),
+     _check_approval_requested),
+    ("approval_granted", lambda s: events.approval_granted(s, "tc-1", "yes"),
+     lambda p: (p.target_id, p.detail) == ("tc-1", "yes") or pytest.fail("granted")),
+    ("approval_rejected", lambda s: events.approval_rejected(s, "tc-1", "no"),
+     lambda p: (p.target_id, p.detail) == ("tc-1", "no") or pytest.fail("rejected")),
+    ("conversation_started", lambda s: events.conversation_started(s, "a", "hello"),
+     lambda p: (p.lane, p.input) == ("a", "hello") or pytest.fail("conv started")),
+    ("conversation_ended", lambda s: events.conversation_ended(s, "a", "closed"),
+     lambda p: (p.lane, p.reason) == ("a", "closed") or pytest.fail("conv ended")),
+    ("message_parked",
+     lambda s: events.message_parked(s, message_id="m1", lane="a", role="user", text="hi", control_id="c1"),
+     lambda p: (p.message_id, p.lane, p.role, p.text, p.control_id) == ("m1", "a", "user", "hi", "c1")
+     or pytest.fail("parked")),
+    ("message_delivered", lambda s: events.message_delivered(s, message_id="m1", lane="a", via="boundary"),
+     lambda p: (p.message_id, p.lane, p.via) == ("m1", "a", "boundary") or pytest.fail("delivered")),
+    ("message_returned", lambda s: events.message_returned(s, message_id="m1", lane="a"),
+     lambda p: (p.message_id, p.lane) == ("m1", "a") or pytest.fail("returned")),
+    ("invocation_abandoned", lambda s: events.invocation_abandoned(s, "a", 2.5, "ignored cancel"),
+     lambda p: (p.task_id, p.grace_s, p.reason) == ("a", 2.5, "ignored cancel") or pytest.fail("abandoned")),
+    ("control_received",
+     lambda s: events.control_received(
+         s, ControlMessage(ControlKind.STEER, id="ctl-1", payload={"note": "x", "author": "ana"})),
+     _check_control_received),
+    ("control_acked",
+     lambda s: events.control_acked(s, ControlAck("ctl-2", AckResult.FAILURE, "run not active"), "PAUSE"),
+     _check_control_acked),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "make", "check"), CASES, ids=[c[0] for c in CASES])
+def test_factory_sets_its_oneof_payload(kind: str, make: Factory, check: Callable[[Any], None]) -> None:
+    ev = make(_session())
+    assert events.kind_of(ev) == kind
+    assert ev.WhichOneof("payload") == kind
+    check(getattr(ev, kind))
+
+
+@pytest.mark.parametrize(("kind", "make", "check"), CASES, ids=[c[0] for c in CASES])
+def test_factory_stamps_the_envelope_from_the_session(kind: str, make: Factory, check: Any) -> None:
+    s = _session()
+    s.next_sequence()
+    s.next_sequence()  # the factory must take the session's next sequence, not restart at 0
+    ev = make(s)
+    assert (ev.run_id, ev.session_id, ev.sequence) == ("run-1", "sess-1", 2)
+    assert re.fullmatch(r"run-1:2:[0-9a-f]{8}", ev.event_id), ev.event_id
+    assert ev.emitted_at.ToMilliseconds() == NOW_MS
+    assert s.last_sequence == 2
+
+
+def test_consecutive_events_get_consecutive_sequences_and_distinct_ids() -> None:
+    s = _session()
+    evs = [make(s) for _, make, _ in CASES]
+    assert [e.sequence for e in evs] == list(range(len(CASES)))
+    assert len({e.event_id for e in evs}) == len(evs)
+
+
+def test_kind_of_an_empty_event_is_empty() -> None:
+    assert events.kind_of(events.Event()) == ""
+
+
+def test_drift_without_task_id_falls_back_to_the_current_task() -> None:
+    s = _session()
+    s.current_task_id = "running-task"
+    ev = events.drift_detected(s, DriftEvent(DriftKind.TOOL_ERROR, DriftSeverity.INFO, "x"))
+    assert ev.drift_detected.current_task_id == "running-task"
+
+
+def test_task_progress_without_a_fraction_is_negative() -> None:
+    assert events.task_progress(_session(), "a").task_progress.fraction < 0
+
+
+# -- plan_diff ----------------------------------------------------------------------------
+
+
+def test_plan_diff_lists_added_removed_and_modified_tasks_and_edges() -> None:
+    old = Plan(
+        tasks=[Task("a", "A"), Task("b", "B"), Task("c", "C"), Task("d", "D")],
+        edges=[TaskEdge("a", "b"), TaskEdge("b", "c"), TaskEdge("c", "d")],
+    )
+    new = Plan(
+        tasks=[
+            Task("a", "A"),  # unchanged
+            Task("b", "B (narrowed)"),  # title changed
+            Task("c", "C", assignee_agent_id="agent-2"),  # assignee changed
+            Task("e", "E"),  # added
+            Task("f", "F"),  # added
+        ],  # d removed
+        edges=[TaskEdge("a", "b"), TaskEdge("b", "e"), TaskEdge("e", "f")],
+        revision_index=1,
+    )
+    diff = events.plan_diff(old, new)
+    assert list(diff.added_task_ids) == ["e", "f"]
+    assert list(diff.removed_task_ids) == ["d"]
+    assert list(diff.modified_task_ids) == ["b", "c"]
+    assert [(e.from_task_id, e.to_task_id) for e in diff.added_edges] == [("b", "e"), ("e", "f")]
+    assert [(e.from_task_id, e.to_task_id) for e in diff.removed_edges] == [("b", "c"), ("c", "d")]
+
+
+def test_plan_diff_counts_description_and_status_changes_as_modified() -> None:
+    old = Plan(tasks=[Task("a", "A"), Task("b", "B")])
+    new = Plan(tasks=[Task("a", "A", description="more"), Task("b", "B", status=TaskStatus.CANCELLED)])
+    assert list(events.plan_diff(old, new).modified_task_ids) == ["a", "b"]
+
+
+def test_plan_diff_of_identical_plans_is_empty() -> None:
+    diff = events.plan_diff(PLAN, Plan(tasks=list(PLAN.tasks), edges=list(PLAN.edges)))
+    assert diff == type(diff)()
+
+
+def test_plan_diff_without_an_old_plan_adds_everything() -> None:
+    diff = events.plan_diff(None, PLAN)
+    assert list(diff.added_task_ids) == ["a", "b"]
+    assert [(e.from_task_id, e.to_task_id) for e in diff.added_edges] == [("a", "b")]
+    assert not diff.removed_task_ids and not diff.modified_task_ids and not diff.removed_edges
