@@ -1,0 +1,424 @@
+"""RunState: the one reducer that folds a run's event stream into a run-state model.
+
+Live views (the TUI), replay and run snapshots all use it, so it knows nothing about any UI.
+``apply`` does bounded work per event: plan events are O(plan), everything else O(1).
+Controls a client sends itself can be recorded with ``control_sent`` / ``control_ack`` before
+(or without) their ``control_received`` / ``control_acked`` events; both paths merge by id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Callable, Iterable
+
+from goldfive import conv
+from goldfive.control import AckResult, ControlAck, ControlMessage, kind_name
+from goldfive.errors import ConversionError
+from goldfive.pb.goldfive.v1 import events_pb2 as pb
+from goldfive.types import DriftKind, TaskStatus
+
+__all__ = ["ApprovalView", "ControlView", "DriftView", "RunPhase", "RunState", "TaskView"]
+
+#: Acked controls of these kinds end a pause (CONTROL.md: they resume the run).
+_UNPAUSING = frozenset({"RESUME", "STEER", "REWIND_TO", "CANCEL"})
+_RECENT_DRIFTS = 50
+_RATE_WINDOW_S = 5
+
+
+class RunPhase(StrEnum):
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    COMPLETED = "COMPLETED"
+    ABORTED = "ABORTED"
+
+
+@dataclass(slots=True)
+class TaskView:
+    id: str
+    title: str
+    description: str = ""
+    status: TaskStatus = TaskStatus.PENDING
+    deps: tuple[str, ...] = ()
+    started_ms: int = 0
+    ended_ms: int = 0
+    progress: str = ""
+    fraction: float = -1.0
+    result: str = ""
+    #: Why it was cancelled, failed, blocked or changed status.
+    reason: str = ""
+    #: The plan revision in which the task first appeared (0: the submitted plan).
+    added_revision: int = 0
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_ms and self.ended_ms >= self.started_ms:
+            return self.ended_ms - self.started_ms
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalView:
+    target_id: str
+    kind: str
+    prompt: str
+    task_id: str
+    tool_name: str
+    args: Any
+    args_json: str
+    requested_ms: int
+    timeout_ms: int
+
+
+@dataclass(slots=True)
+class ControlView:
+    id: str
+    kind: str
+    summary: str
+    sent_ms: int = 0
+    author: str = ""
+    ack_result: str = ""
+    ack_detail: str = ""
+    acked_ms: int = 0
+    #: For STEER: the plan revision it produced, once plan_revised arrived.
+    revision: int | None = None
+
+    @property
+    def acked(self) -> bool:
+        return bool(self.ack_result)
+
+
+@dataclass(frozen=True, slots=True)
+class DriftView:
+    id: str
+    kind: str
+    severity: str
+    detail: str
+    task_id: str
+    at_ms: int
+
+
+def summarize_payload(kind: str, payload: dict[str, Any]) -> str:
+    """A one-line human summary of a control's payload."""
+    if kind == "STEER":
+        return str(payload.get("note", ""))
+    if kind == "REWIND_TO":
+        return str(payload.get("task_id", ""))
+    if kind in ("APPROVE", "REJECT"):
+        detail = str(payload.get("detail", "") or "")
+        target = str(payload.get("target_id", ""))
+        return f"{target}: {detail}" if detail else target
+    if kind == "INJECT_MESSAGE":
+        return str(payload.get("text", ""))
+    if kind == "CANCEL":
+        return str(payload.get("reason", ""))
+    return ", ".join(f"{k}={v}" for k, v in sorted(payload.items())) if payload else ""
+
+
+def _parse_args(args_json: str) -> Any:
+    if not args_json:
+        return None
+    try:
+        return json.loads(args_json)
+    except ValueError:
+        return args_json  # shown verbatim rather than dropped
+
+
+@dataclass
+class RunState:
+    run_id: str = ""
+    goal_summary: str = ""
+    goals: list[str] = field(default_factory=list)
+    started_ms: int = 0
+    ended_ms: int = 0
+    last_event_ms: int = 0
+    finished: str = ""  # "", "COMPLETED" or "ABORTED"
+    paused: bool = False
+    abort_reason: str = ""
+    outcome: str = ""
+    revision: int = 0
+    plan_summary: str = ""
+    tasks: dict[str, TaskView] = field(default_factory=dict)
+    task_order: list[str] = field(default_factory=list)
+    approvals: dict[str, ApprovalView] = field(default_factory=dict)
+    controls: dict[str, ControlView] = field(default_factory=dict)
+    drifts: deque[DriftView] = field(default_factory=lambda: deque(maxlen=_RECENT_DRIFTS))
+    events: int = 0
+    last_sequence: int = -1
+    missed: int = 0
+    kind_counts: dict[str, int] = field(default_factory=dict)
+    _drift_control: dict[str, str] = field(default_factory=dict, repr=False)
+    _rate: deque[list[int]] = field(default_factory=deque, repr=False)
+
+    # -- construction --------------------------------------------------------------------
+    @classmethod
+    def from_events(cls, events: Iterable[pb.Event]) -> RunState:
+        state = cls()
+        for ev in events:
+            state.apply(ev)
+        return state
+
+    # -- derived -------------------------------------------------------------------------
+    @property
+    def phase(self) -> RunPhase:
+        if self.finished:
+            return RunPhase(self.finished)
+        if not self.started_ms and not self.events:
+            return RunPhase.PENDING
+        return RunPhase.PAUSED if self.paused else RunPhase.RUNNING
+
+    def ordered_tasks(self) -> list[TaskView]:
+        return [self.tasks[tid] for tid in self.task_order]
+
+    def count_status(self, *statuses: TaskStatus) -> int:
+        return sum(1 for t in self.tasks.values() if t.status in statuses)
+
+    def elapsed_ms(self, now_ms: int | None = None) -> int:
+        if not self.started_ms:
+            return 0
+        end = self.ended_ms or (now_ms if now_ms is not None else self.last_event_ms)
+        return max(0, end - self.started_ms)
+
+    def events_per_second(self, now_ms: int | None = None) -> float:
+        """Events per second over the last few seconds of the event clock."""
+        now_s = (now_ms if now_ms is not None else self.last_event_ms) // 1000
+        total = sum(n for sec, n in self._rate if now_s - _RATE_WINDOW_S < sec <= now_s)
+        return total / _RATE_WINDOW_S
+
+    # -- local controls ------------------------------------------------------------------
+    def control_sent(self, msg: ControlMessage, now_ms: int = 0) -> ControlView:
+        kind = kind_name(msg.kind)
+        view = self.controls.get(msg.id)
+        if view is None:
+            view = ControlView(id=msg.id, kind=kind, summary=summarize_payload(kind, msg.payload))
+            self.controls[msg.id] = view
+        view.sent_ms = view.sent_ms or msg.issued_at_ms or now_ms
+        view.author = view.author or str(msg.payload.get("author", "") or "")
+        return view
+
+    def control_ack(self, ack: ControlAck, kind: str = "") -> ControlView:
+        view = self.controls.get(ack.control_id)
+        if view is None:
+            view = ControlView(id=ack.control_id, kind=kind.upper(), summary="")
+            self.controls[ack.control_id] = view
+        view.ack_result = str(getattr(ack.result, "value", ack.result))
+        view.ack_detail = ack.detail
+        view.acked_ms = ack.acked_at_ms
+        if view.ack_result == AckResult.SUCCESS:
+            if view.kind == "PAUSE":
+                self.paused = True
+            elif view.kind in _UNPAUSING:
+                self.paused = False
+        return view
+
+    def apply_missed(self, count: int) -> None:
+        """Record that ``count`` events were lost by the subscriber (never applied)."""
+        self.missed += count
+
+    # -- the reducer ---------------------------------------------------------------------
+    def apply(self, ev: pb.Event) -> None:
+        kind = ev.WhichOneof("payload") or ""
+        ms = ev.emitted_at.ToMilliseconds()
+        self.events += 1
+        if ev.sequence > self.last_sequence or self.last_sequence < 0:
+            self.last_sequence = ev.sequence
+        self.kind_counts[kind] = self.kind_counts.get(kind, 0) + 1
+        if not self.run_id:
+            self.run_id = ev.run_id
+        self.last_event_ms = max(self.last_event_ms, ms)
+        self._count_rate(ms)
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, getattr(ev, kind), ms)
+
+    def _count_rate(self, ms: int) -> None:
+        sec = ms // 1000
+        if self._rate and self._rate[-1][0] == sec:
+            self._rate[-1][1] += 1
+            return
+        self._rate.append([sec, 1])
+        while len(self._rate) > _RATE_WINDOW_S + 1:
+            self._rate.popleft()
+
+    # run lifecycle
+    def _run_started(self, p: pb.RunStarted, ms: int) -> None:
+        self.goal_summary = p.goal_summary or self.goal_summary
+        self.started_ms = ms
+
+    def _goal_derived(self, p: pb.GoalDerived, ms: int) -> None:
+        self.goals = [g.summary for g in p.goals]
+        if not self.goal_summary and self.goals:
+            self.goal_summary = self.goals[0]
+
+    def _run_completed(self, p: pb.RunCompleted, ms: int) -> None:
+        self._finish("COMPLETED", ms)
+        self.outcome = p.outcome_summary
+
+    def _run_aborted(self, p: pb.RunAborted, ms: int) -> None:
+        self._finish("ABORTED", ms)
+        self.abort_reason = p.reason
+
+    def _finish(self, how: str, ms: int) -> None:
+        self.finished = how
+        self.ended_ms = ms
+        self.paused = False
+        self.approvals.clear()  # nobody can answer them any more
+
+    # plans
+    def _plan_submitted(self, p: pb.PlanSubmitted, ms: int) -> None:
+        self._load_plan(p.plan)
+
+    def _plan_revised(self, p: pb.PlanRevised, ms: int) -> None:
+        self._load_plan(p.plan)
+        control_id = self._drift_control.pop(p.drift_id, "") if p.drift_id else ""
+        if not control_id and conv.drift_kind_from_pb(p.plan.revision_kind) == DriftKind.USER_STEER:
+            # No drift link: credit the oldest successful STEER that has no revision yet.
+            control_id = next(
+                (
+                    c.id
+                    for c in self.controls.values()
+                    if c.kind == "STEER" and c.revision is None and c.ack_result != "FAILURE"
+                ),
+                "",
+            )
+        if control_id and control_id in self.controls:
+            self.controls[control_id].revision = self.revision
+
+    def _load_plan(self, plan: Any) -> None:
+        self.revision = plan.revision_index
+        self.plan_summary = plan.summary
+        deps: dict[str, list[str]] = {}
+        for e in plan.edges:
+            deps.setdefault(e.to_task_id, []).append(e.from_task_id)
+        old = self.tasks
+        tasks: dict[str, TaskView] = {}
+        for t in plan.tasks:
+            status = conv.task_status_from_pb(t.status) if t.status else TaskStatus.PENDING
+            prev = old.get(t.id)
+            if prev is None:
+                view = TaskView(id=t.id, title=t.title, added_revision=self.revision)
+            else:
+                view = prev
+                view.title = t.title
+            view.description = t.description
+            view.status = status
+            view.deps = tuple(deps.get(t.id, ()))
+            tasks[t.id] = view
+        self.tasks = tasks
+        self.task_order = list(tasks)
+
+    # tasks
+    def _task(self, task_id: str) -> TaskView | None:
+        return self.tasks.get(task_id)
+
+    def _task_started(self, p: pb.TaskStarted, ms: int) -> None:
+        if t := self._task(p.task_id):
+            t.status = TaskStatus.RUNNING
+            t.started_ms, t.ended_ms, t.reason = ms, 0, ""
+
+    def _task_progress(self, p: pb.TaskProgress, ms: int) -> None:
+        if t := self._task(p.task_id):
+            t.progress = p.detail or t.progress
+            if p.fraction >= 0:
+                t.fraction = p.fraction
+
+    def _task_completed(self, p: pb.TaskCompleted, ms: int) -> None:
+        if t := self._task(p.task_id):
+            t.status, t.ended_ms, t.result = TaskStatus.COMPLETED, ms, p.result_summary
+
+    def _task_failed(self, p: pb.TaskFailed, ms: int) -> None:
+        if t := self._task(p.task_id):
+            t.status, t.ended_ms, t.reason = TaskStatus.FAILED, ms, p.reason
+
+    def _task_cancelled(self, p: pb.TaskCancelled, ms: int) -> None:
+        if t := self._task(p.task_id):
+            t.status, t.ended_ms, t.reason = TaskStatus.CANCELLED, ms, p.reason
+
+    def _task_blocked(self, p: pb.TaskBlocked, ms: int) -> None:
+        if t := self._task(p.task_id):
+            t.status, t.reason = TaskStatus.BLOCKED, p.blocker
+
+    def _task_transitioned(self, p: pb.TaskTransitioned, ms: int) -> None:
+        t = self._task(p.task_id)
+        if t is None or not p.to_status:
+            return
+        status = conv.task_status_from_pb(p.to_status)
+        t.status = status
+        t.reason = p.reason
+        if status == TaskStatus.PENDING:  # rewound: its earlier run no longer counts
+            t.started_ms = t.ended_ms = 0
+            t.result = t.progress = ""
+        elif status == TaskStatus.RUNNING and not t.started_ms:
+            t.started_ms = ms
+        elif status.is_terminal:
+            t.ended_ms = ms
+
+    # drift and approvals
+    def _drift_detected(self, p: pb.DriftDetected, ms: int) -> None:
+        kind = str(conv.drift_kind_from_pb(p.kind))
+        view = DriftView(
+            id=p.id,
+            kind=kind,
+            severity=str(conv.drift_severity_from_pb(p.severity)),
+            detail=p.detail,
+            task_id=p.current_task_id,
+            at_ms=ms,
+        )
+        self.drifts.append(view)
+        if kind == DriftKind.USER_STEER and p.id and p.annotation_id in self.controls:
+            self._drift_control[p.id] = p.annotation_id
+
+    def _approval_requested(self, p: pb.ApprovalRequested, ms: int) -> None:
+        self.approvals[p.target_id] = ApprovalView(
+            target_id=p.target_id,
+            kind=p.kind,
+            prompt=p.prompt,
+            task_id=p.task_id,
+            tool_name=p.tool_name,
+            args=_parse_args(p.args_json),
+            args_json=p.args_json,
+            requested_ms=ms,
+            timeout_ms=p.timeout_ms,
+        )
+
+    def _approval_resolved(self, p: pb.ApprovalGranted | pb.ApprovalRejected, ms: int) -> None:
+        self.approvals.pop(p.target_id, None)
+
+    # controls
+    def _control_received(self, p: pb.ControlReceived, ms: int) -> None:
+        try:
+            msg = conv.from_pb_control_event(p.control)
+        except ConversionError:  # a malformed payload still shows up, without its summary
+            msg = ControlMessage(kind=p.kind or "UNKNOWN", id=p.control.id)
+        view = self.control_sent(msg, ms)
+        view.kind = p.kind or view.kind
+        view.author = p.author or view.author
+
+    def _control_acked(self, p: pb.ControlAcked, ms: int) -> None:
+        self.control_ack(conv.from_pb_control_ack(p.ack), p.kind)
+
+
+_HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
+    "run_started": RunState._run_started,
+    "goal_derived": RunState._goal_derived,
+    "run_completed": RunState._run_completed,
+    "run_aborted": RunState._run_aborted,
+    "plan_submitted": RunState._plan_submitted,
+    "plan_revised": RunState._plan_revised,
+    "task_started": RunState._task_started,
+    "task_progress": RunState._task_progress,
+    "task_completed": RunState._task_completed,
+    "task_failed": RunState._task_failed,
+    "task_cancelled": RunState._task_cancelled,
+    "task_blocked": RunState._task_blocked,
+    "task_transitioned": RunState._task_transitioned,
+    "drift_detected": RunState._drift_detected,
+    "approval_requested": RunState._approval_requested,
+    "approval_granted": RunState._approval_resolved,
+    "approval_rejected": RunState._approval_resolved,
+    "control_received": RunState._control_received,
+    "control_acked": RunState._control_acked,
+}
