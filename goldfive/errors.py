@@ -54,3 +54,7 @@ class LLMError(GoldfiveError):
 
 class PlannerError(GoldfiveError):
     """A planner could not produce a valid plan."""
+
+
+class GoalDerivationError(GoldfiveError):
+    """A goal deriver could not produce goals."""

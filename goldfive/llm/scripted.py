@@ -1,0 +1,97 @@
+"""ScriptedModel: a deterministic offline model for the demo and the tests. No network.
+
+It answers by the prompt's ``goldfive-prompt:`` marker, with text that goes through the same
+parsing and validation as a real model's answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from goldfive.errors import LLMError
+from goldfive.llm.base import ChatResult, prompt_kind
+from goldfive.llm.scripted_agent import agent_turn
+from goldfive.llm.scripted_plans import answer_drift, answer_generate, answer_goals, answer_steer
+
+_TEXT_ANSWERS = {
+    "plan.generate": answer_generate,
+    "plan.refine.user_steer": answer_steer,
+    "plan.refine.drift": answer_drift,
+    "goals.derive": answer_goals,
+}
+
+Fault = str | ChatResult | BaseException
+
+
+@dataclass(frozen=True)
+class ScriptedCall:
+    """One request the model received (for tests and the demo's log)."""
+
+    kind: str
+    system: str
+    user: str
+    messages: tuple[dict[str, Any], ...] = ()
+
+
+class ScriptedModel:
+    """Implements ChatModel. Each answer first waits ``delay_s * speed`` seconds (cancellable;
+    ``speed`` scales the demo's pace, 0 means instant).
+
+    ``faults`` are answered first, one per call, before any scripted answer: a string is returned
+    as the answer text, a ChatResult as the chat result, an exception is raised.
+    """
+
+    def __init__(self, delay_s: float = 0.0, speed: float = 1.0, *, faults: Iterable[Fault] = ()) -> None:
+        self.delay_s = delay_s
+        self.speed = speed
+        self.faults: deque[Fault] = deque(faults)
+        self.calls: list[ScriptedCall] = []
+
+    async def _wait(self) -> None:
+        delay = self.delay_s * self.speed
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def _fault(self) -> Fault | None:
+        if not self.faults:
+            return None
+        fault = self.faults.popleft()
+        if isinstance(fault, BaseException):
+            raise fault
+        return fault
+
+    async def call_llm(self, system: str, user: str, model: str = "") -> str:
+        kind = prompt_kind(system)
+        self.calls.append(ScriptedCall(kind, system, user))
+        await self._wait()
+        fault = self._fault()
+        if fault is not None:
+            return fault.content if isinstance(fault, ChatResult) else fault
+        answer = _TEXT_ANSWERS.get(kind)
+        if answer is None:
+            raise LLMError(f"scripted model has no script for prompt kind {kind or '(no goldfive-prompt marker)'!r}")
+        return answer(user)
+
+    async def chat(
+        self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, model: str = ""
+    ) -> ChatResult:
+        system = next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
+        user = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
+        kind = prompt_kind(system)
+        self.calls.append(ScriptedCall(kind, system, user, tuple(messages)))
+        await self._wait()
+        fault = self._fault()
+        if isinstance(fault, ChatResult):
+            return fault
+        if fault is not None:
+            return ChatResult(content=fault, finish_reason="stop")
+        answer = _TEXT_ANSWERS.get(kind)
+        if answer is not None:
+            return ChatResult(content=answer(user), finish_reason="stop")
+        if kind == "agent.task" or tools:
+            return agent_turn(messages, tools)
+        raise LLMError(f"scripted model has no script for prompt kind {kind or '(no goldfive-prompt marker)'!r}")
