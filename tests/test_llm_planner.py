@@ -273,3 +273,19 @@ async def test_scripted_model_fault_then_valid_answer_goes_through_the_retry_pat
     plan = await planner.generate(goals=[Goal("g1", "a slide deck about Rust")], available_agents=[])
     assert [t.id for t in plan.tasks] == ["research", "outline", "draft", "review", "publish"]
     assert "cycle: a -> a" in model.calls[1].user
+
+
+@pytest.mark.parametrize(
+    "wrapped",
+    [
+        "```\n" + VALID + "\n```",
+        "Plan below.\n```JSON\n" + VALID + "```\nDone.",
+        "```json\n" + VALID,  # a fence the model never closed
+        "```json " + VALID + " ```",
+    ],
+    ids=["bare-fence", "prose-and-fence", "unclosed-fence", "one-line-fence"],
+)
+async def test_fenced_answers_in_the_shapes_models_produce_are_accepted(wrapped: str) -> None:
+    llm = FakeLLM(wrapped)
+    plan = await LLMPlanner(call_llm=llm).generate(goals=GOALS, available_agents=[])
+    assert [t.id for t in plan.tasks] == ["a", "b"] and len(llm.prompts) == 1

@@ -10,7 +10,7 @@ from typing import Any
 
 from goldfive.errors import GoldfiveError
 
-_FENCE_RE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
+_FENCE_OPEN_RE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n")
 
 
 class AnswerError(GoldfiveError, ValueError):
@@ -22,8 +22,7 @@ def extract_json_object(text: str) -> dict[str, Any]:
     stripped = (text or "").strip()
     if not stripped:
         raise AnswerError("empty answer")
-    fenced = _FENCE_RE.search(stripped)
-    candidate = fenced.group(1).strip() if fenced else stripped
+    candidate = _unfence(stripped)
     try:
         data = json.loads(candidate)
     except json.JSONDecodeError as e:
@@ -40,6 +39,19 @@ def extract_json_object(text: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise AnswerError(f"answer is a JSON {type(data).__name__}, expected an object")
     return data
+
+
+def _unfence(text: str) -> str:
+    """The body of the first fenced code block, or ``text`` when there is none.
+    (str.find, not a lazy DOTALL regex: that one costs O(n) steps per character tried.)"""
+    start = text.find("```")
+    if start < 0:
+        return text
+    opening = _FENCE_OPEN_RE.match(text, start)
+    if opening is None:
+        return text
+    end = text.find("```", opening.end())
+    return text[opening.end() : end if end >= 0 else len(text)].strip()
 
 
 @dataclass(frozen=True)
