@@ -183,6 +183,14 @@ async def test_cancelling_the_caller_closes_the_in_flight_request() -> None:
             assert await asyncio.to_thread(server.hang_closed.wait, 5)
 
 
+async def test_a_server_that_never_answers_times_out_with_llm_error() -> None:
+    with FakeChatServer([Reply(hang=True)]) as server:
+        async with _client(server, timeout_s=0.2) as client:
+            with pytest.raises(LLMError, match=r"timed out \(ReadTimeout, limit 0.2s\)") as err:
+                await client.chat(MESSAGES)
+    assert server.base_url in str(err.value)
+
+
 async def test_consecutive_calls_reuse_one_pooled_connection() -> None:
     with FakeChatServer() as server:
         async with _client(server) as client:

@@ -42,10 +42,10 @@ class OpenAICompatClient:
         *,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
-        env = LLMSettings.from_env() if None in (base_url, model, api_key) else None
-        self.base_url = (base_url if base_url is not None else env.base_url).rstrip("/")  # type: ignore[union-attr]
-        self.model = model if model is not None else env.model  # type: ignore[union-attr]
-        self.api_key = api_key if api_key is not None else env.api_key  # type: ignore[union-attr]
+        env = LLMSettings.from_env()
+        self.base_url = (base_url if base_url is not None else env.base_url).rstrip("/")
+        self.model = model if model is not None else env.model
+        self.api_key = api_key if api_key is not None else env.api_key
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
