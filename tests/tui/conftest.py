@@ -1,0 +1,68 @@
+"""One deterministic app factory for the TUI tests: fixed run id, fixed clock, scripted events."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import pytest
+from rich.console import Console
+
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from tui.app import GoldfiveApp
+from tui.scenario import DemoScript, flatten
+from tui.source import ScriptedSource
+
+STAGES = ("opening", "approval", "finished")
+
+
+@dataclass
+class Rig:
+    app: GoldfiveApp
+    source: ScriptedSource
+    script: DemoScript
+
+
+def make_rig(
+    stage: str = "opening", *, live: bool = True, acks: dict | None = None, cursor_blink: bool = True
+) -> Rig:
+    """The demo story up to ``stage``; controls get the runtime's reaction events."""
+    script = DemoScript()
+    steps: list[list[Event]] = [script.opening()]
+    if stage in ("approval", "finished"):
+        steps.append(script.to_approval(task="draft"))
+    if stage == "finished":
+        steps.append(script.finish())
+    source = ScriptedSource(
+        flatten(*steps),
+        live=live,
+        title="demo",
+        acks=acks,
+        react=lambda msg, ack: script.control(msg, ack.result, ack.detail),
+        clock=script.clock,
+    )
+    app = GoldfiveApp(source, clock=None, cursor_blink=cursor_blink)
+    return Rig(app, source, script)
+
+
+async def settle(rig: Rig, pilot) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every released event is applied and the screen repainted."""
+    await pilot.pause()
+    await rig.source.wait_idle()
+    await pilot.pause()
+    rig.app._repaint()
+    await pilot.pause()
+
+
+def screen_text(app: GoldfiveApp) -> str:
+    """The current screen as plain text (what a person reads)."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+@pytest.fixture
+def rig() -> Rig:
+    return make_rig()

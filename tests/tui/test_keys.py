@@ -1,0 +1,316 @@
+"""Each key sends exactly the expected ControlMessage, and its ack shows up on screen."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, Label
+
+from goldfive import events as E
+from goldfive.control import AckResult, ControlKind
+from goldfive.runstate import RunPhase
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity
+from goldfive.sinks.memory import Missed
+from tests.tui.conftest import Rig, make_rig, screen_text, settle
+from tui.app import GoldfiveApp
+from tui.screens.dialogs import ConfirmScreen, TextPrompt
+from tui.screens.help import HelpScreen
+from tui.widgets.eventlog import EventLog
+from tui.widgets.plan import PlanView
+
+SIZE = (120, 40)
+
+
+def sent(rig: Rig) -> list[tuple[str, dict]]:
+    return [(str(m.kind), m.payload) for m in rig.source.sent]
+
+
+def log_texts(app: GoldfiveApp) -> list[str]:
+    return [f"{ln.label.strip()} {ln.text}" for ln in app.query_one(EventLog).shown_lines()]
+
+
+async def test_p_sends_pause_then_resume_and_shows_each_ack() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("p")
+        await settle(rig, pilot)
+        assert sent(rig) == [("PAUSE", {})]
+        assert "control PAUSE sent" in log_texts(rig.app)
+        assert "ack PAUSE SUCCESS" in log_texts(rig.app)
+        assert rig.app.state.phase == RunPhase.PAUSED
+        assert "PAUSED" in screen_text(rig.app).splitlines()[0]
+        await pilot.press("p")
+        await settle(rig, pilot)
+        assert sent(rig)[1] == ("RESUME", {})
+        assert rig.app.state.phase == RunPhase.RUNNING
+
+
+async def test_s_sends_steer_with_the_note_and_shows_the_revision_it_produced() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("s")
+        assert isinstance(rig.app.screen, TextPrompt)
+        await pilot.press(*"fewer slides", "enter")
+        await settle(rig, pilot)
+        assert sent(rig) == [("STEER", {"note": "fewer slides", "author": "you"})]
+        lines = log_texts(rig.app)
+        assert "ack STEER SUCCESS" in lines
+        assert "ack STEER -> revision 1" in lines
+        assert "draft_focused" in rig.app.state.tasks
+        assert "+r1" in screen_text(rig.app)
+
+
+async def test_esc_in_the_steer_input_sends_nothing() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("s", *"abc", "escape")
+        await settle(rig, pilot)
+        assert sent(rig) == []
+        assert not isinstance(rig.app.screen, TextPrompt)
+
+
+async def test_an_empty_steer_note_is_refused_with_a_message() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("s", "space", "enter")
+        await pilot.pause()
+        assert isinstance(rig.app.screen, TextPrompt)
+        error = str(rig.app.screen.query_one("#prompt-error", Label).content)
+        assert "empty note" in error
+        assert sent(rig) == []
+
+
+async def test_a_steer_note_over_8_kib_is_refused_showing_its_size() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("s")
+        rig.app.screen.query_one(Input).value = "é" * 4097  # 8,194 bytes in UTF-8
+        await pilot.press("enter")
+        await pilot.pause()
+        error = str(rig.app.screen.query_one("#prompt-error", Label).content)
+        assert "8,194 bytes" in error and "8 KiB" in error
+        assert sent(rig) == []
+        rig.app.screen.query_one(Input).value = "é" * 4096  # exactly 8,192 bytes: accepted
+        await pilot.press("enter")
+        await settle(rig, pilot)
+        assert [k for k, _ in sent(rig)] == ["STEER"]
+
+
+async def test_typing_a_in_the_steer_input_approves_nothing() -> None:
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("s", "a", "x", "p", "c", "w")
+        await pilot.pause()
+        assert rig.app.screen.query_one(Input).value == "axpcw"
+        await pilot.press("escape")
+        await settle(rig, pilot)
+        assert sent(rig) == []
+        assert "publish_deck" in rig.app.state.approvals
+
+
+async def test_a_approves_the_selected_approval_and_it_leaves_the_pane() -> None:
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("a")
+        await settle(rig, pilot)
+        assert sent(rig) == [("APPROVE", {"target_id": "publish_deck", "detail": ""})]
+        assert "ack APPROVE SUCCESS" in log_texts(rig.app)
+        assert rig.app.state.approvals == {}
+        assert "Approvals (0)" in screen_text(rig.app)
+
+
+async def test_a_with_no_pending_approval_sends_nothing() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("a")
+        await settle(rig, pilot)
+        assert sent(rig) == []
+
+
+async def test_x_rejects_the_selected_approval_with_the_typed_reason() -> None:
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("x", *"not yet", "enter")
+        await settle(rig, pilot)
+        assert sent(rig) == [("REJECT", {"target_id": "publish_deck", "detail": "not yet"})]
+        assert "ack REJECT SUCCESS" in log_texts(rig.app)
+
+
+async def test_w_rewinds_to_the_selected_task_only_after_confirming() -> None:
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        assert rig.app.focused is rig.app.query_one(PlanView)
+        await pilot.press("down", "w")
+        assert isinstance(rig.app.screen, ConfirmScreen)
+        await pilot.press("n")
+        assert sent(rig) == []
+        await pilot.press("down", "w", "y")
+        await settle(rig, pilot)
+        assert sent(rig) == [("REWIND_TO", {"task_id": "draft"})]
+        assert "ack REWIND_TO SUCCESS" in log_texts(rig.app)
+
+
+async def test_i_injects_a_user_message() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("i", *"use the blue theme", "enter")
+        await settle(rig, pilot)
+        assert sent(rig) == [("INJECT_MESSAGE", {"role": "user", "text": "use the blue theme"})]
+
+
+async def test_c_cancels_the_run_after_confirmation() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("c", "escape")
+        assert sent(rig) == []
+        await pilot.press("c", "y")
+        await settle(rig, pilot)
+        assert sent(rig) == [("CANCEL", {"reason": "cancelled from the TUI"})]
+        assert rig.app.state.phase == RunPhase.ABORTED
+        assert "ABORTED" in screen_text(rig.app).splitlines()[0]
+
+
+@pytest.mark.parametrize("result", [AckResult.FAILURE, AckResult.UNSUPPORTED])
+async def test_a_failed_or_unsupported_ack_is_shown_with_its_detail(result: AckResult) -> None:
+    rig = make_rig(acks={ControlKind.PAUSE: (result, "not now")})
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("p")
+        await settle(rig, pilot)
+        assert f"ack PAUSE {result.value} not now" in log_texts(rig.app)
+        assert rig.app.state.phase == RunPhase.RUNNING
+
+
+async def test_a_send_that_raises_shows_a_failure_instead_of_crashing() -> None:
+    rig = make_rig()
+
+    async def broken(msg):  # type: ignore[no-untyped-def]
+        raise ConnectionError("server went away")
+
+    rig.source.send = broken  # type: ignore[method-assign]
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("p")
+        await settle(rig, pilot)
+        assert "ack PAUSE FAILURE not delivered: server went away" in log_texts(rig.app)
+
+
+async def test_slash_filters_the_log_and_escape_clears_it() -> None:
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        total = len(log_texts(rig.app))
+        await pilot.press("slash", *"drift", "a")  # the "a" goes into the filter, approving nothing
+        await settle(rig, pilot)
+        assert log_texts(rig.app) == []  # "drifta" matches nothing
+        await pilot.press("backspace")
+        await settle(rig, pilot)
+        assert log_texts(rig.app) == ["drift CONTEXT_PRESSURE INFO: context 61% full"]
+        assert sent(rig) == []
+        await pilot.press("escape")
+        await settle(rig, pilot)
+        assert len(log_texts(rig.app)) == total
+
+
+async def test_the_command_palette_offers_the_same_actions() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("ctrl+p", *"Pause")
+        await pilot.pause(0.3)  # the palette searches in a worker with a debounce
+        await pilot.press("enter")
+        await settle(rig, pilot)
+        assert sent(rig) == [("PAUSE", {})]
+
+
+async def test_help_lists_every_binding_from_the_table() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(rig.app.screen, HelpScreen)
+        text = screen_text(rig.app)
+        for b in rig.app.action_bindings():
+            assert b.tooltip in text
+        await pilot.press("escape")
+        assert not isinstance(rig.app.screen, HelpScreen)
+
+
+async def test_scrolling_up_pauses_follow_and_counts_new_lines() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=(120, 24)) as pilot:
+        await settle(rig, pilot)
+        log = rig.app.query_one(EventLog)
+        session = rig.script.session
+        rig.source.release([E.task_progress(session, "draft", detail=f"step {i}") for i in range(30)])
+        await settle(rig, pilot)
+        assert log.follow and log.scroll_y == log.max_scroll_y > 0
+        log.focus()
+        await pilot.press("up")
+        await settle(rig, pilot)
+        assert not log.follow
+        rig.source.release(rig.script.finish())
+        await settle(rig, pilot)
+        assert log.new_lines == 2
+        assert "2 new" in screen_text(rig.app)
+        await pilot.press("end")
+        await settle(rig, pilot)
+        assert log.follow and log.new_lines == 0
+
+
+async def test_missed_events_are_reported_in_the_log() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        rig.source.release([Missed(count=3, first_sequence=10, last_sequence=12)])
+        await settle(rig, pilot)
+        assert "missed 3 events (10..12) were dropped" in log_texts(rig.app)
+        assert rig.app.state.missed == 3
+
+
+async def test_a_new_approval_rings_the_bell_and_shows_a_toast() -> None:
+    rig = make_rig()
+    bells: list[int] = []
+    rig.app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        assert bells == []
+        rig.source.release(rig.script.to_approval(task="draft"))
+        await settle(rig, pilot)
+        assert bells == [1]
+        assert any("Publish the deck" in n.message for n in rig.app._notifications)
+
+
+async def test_an_approval_answered_in_history_does_not_ring() -> None:
+    rig = make_rig("finished")
+    bells: list[int] = []
+    rig.app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        assert bells == []
+        assert not [n for n in rig.app._notifications if n.title == "Approval needed"]
+
+
+async def test_a_critical_drift_rings_the_bell_and_shows_a_toast() -> None:
+    rig = make_rig()
+    bells: list[int] = []
+    rig.app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        drift = DriftEvent(DriftKind.SAFETY_CONCERN, DriftSeverity.CRITICAL, "deleting the repo")
+        rig.source.release([E.drift_detected(rig.script.session, drift)])
+        await settle(rig, pilot)
+        assert bells == [1]
+        assert [n.title for n in rig.app._notifications] == ["CRITICAL drift"]

@@ -1,0 +1,372 @@
+"""GoldfiveApp: watch a run live and steer it with single keys.
+
+Data flow: a worker reads ``source.events()`` and folds each event into one ``RunState``
+(the same reducer replay and the server use); widgets repaint from it at most every
+``REPAINT_S`` seconds, so a flood of events never starves key handling. Keys build
+ControlMessages that a worker hands to ``source.send``; the log shows each one as sent,
+then its ack, and for STEER the plan revision it produced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Input
+
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.runstate import ControlView, RunState
+from tui.commands import GoldfiveCommands
+from tui.format import (
+    LogLine,
+    clip,
+    clock_text,
+    control_ack_line,
+    control_revision_line,
+    control_sent_line,
+    describe,
+)
+from tui.screens.dialogs import ConfirmScreen, TextPrompt
+from tui.screens.help import HelpScreen
+from tui.source import RunSource
+from tui.widgets.approvals import ApprovalsView
+from tui.widgets.cursorlist import CursorList
+from tui.widgets.eventlog import EventLog
+from tui.widgets.header import RunHeader
+from tui.widgets.plan import PlanView, TaskDetail
+
+REPAINT_S = 0.05
+STEER_NOTE_LIMIT = 8192  # bytes of UTF-8
+#: Events applied between yields to the message loop while a backlog is drained.
+_BATCH = 256
+KEY_DISPLAY = {"slash": "/", "question_mark": "?", "ctrl+p": "^p", "shift+tab": "shift+tab"}
+
+
+def validate_steer_note(note: str) -> str | None:
+    """Why a steer note must not be sent, or None."""
+    if not note.strip():
+        return "An empty note cannot steer the run: type what should change."
+    size = len(note.encode("utf-8"))
+    if size > STEER_NOTE_LIMIT:
+        return f"The note is {size:,} bytes; the limit is 8 KiB ({STEER_NOTE_LIMIT:,} bytes)."
+    return None
+
+
+def _not_empty(text: str) -> str | None:
+    return None if text.strip() else "Type a message first (Esc cancels)."
+
+
+class GoldfiveApp(App[None]):
+    TITLE = "goldfive"
+    CSS_PATH = "styles/app.tcss"
+    COMMANDS = App.COMMANDS | {GoldfiveCommands}
+    # The one binding table: footer, help screen and command palette are all built from it.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "pause", "Pause", tooltip="Pause the run (PAUSE); resume it (RESUME) when paused", id="pause"),
+        Binding("s", "steer", "Steer", tooltip="Steer: type a note, Enter sends STEER", id="steer"),
+        Binding("w", "rewind", "Rewind", tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
+        Binding("a", "approve", "Approve", tooltip="Approve the selected pending approval (APPROVE)", id="approve"),
+        Binding("x", "reject", "Reject", tooltip="Reject the selected approval, with an optional reason (REJECT)", id="reject"),
+        Binding("i", "inject", "Inject", tooltip="Inject a message into the running turn (INJECT_MESSAGE)", id="inject"),
+        Binding("c", "cancel_run", "Cancel", tooltip="Cancel the run, after a confirmation (CANCEL)", id="cancel"),
+        Binding("slash", "filter", "Filter", tooltip="Filter the event log by text or kind (Esc clears)", id="filter"),
+        Binding("tab", "focus_next", "Next pane", show=False, tooltip="Move to the next pane", id="focus.next"),
+        Binding("shift+tab", "focus_previous", "Previous pane", show=False, tooltip="Move to the previous pane", id="focus.previous"),
+        Binding("question_mark", "help", "Help", tooltip="Show the keys", id="help"),
+        Binding("q", "quit", "Quit", tooltip="Quit the TUI (the run is not cancelled)", id="quit"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="filter.clear"),
+    ]  # fmt: skip
+    _PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "help", "quit")
+
+    def __init__(
+        self, source: RunSource, *, clock: Callable[[], int] | None = None, cursor_blink: bool = True
+    ) -> None:
+        super().__init__()
+        self.source = source
+        #: False for snapshots: a blinking cursor would make screenshots racy.
+        self.cursor_blink = cursor_blink
+        self.state = RunState()
+        self._clock = clock
+        self._dirty = True
+        self._mine: set[str] = set()  # ids of controls sent from this TUI
+        self._announced: set[str] = set()  # STEERs whose revision was shown
+        self._stream_note = ""
+        # Alerts are raised at repaint, once per batch, so replaying history does not ring
+        # for approvals already answered or flood toasts with old drifts.
+        self._new_approvals: list[str] = []
+        self._critical: list[str] = []
+
+    # -- layout --------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        with Horizontal(id="panes"):
+            with Vertical(id="plan-pane"):
+                yield PlanView(id="plan")
+                yield TaskDetail(id="detail")
+            with Vertical(id="events-pane"):
+                yield EventLog(id="events")
+                yield Input(placeholder="filter the log by text or kind; Enter keeps it, Esc clears", id="filter")
+        yield ApprovalsView(id="approvals")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(PlanView).border_title = "Plan"
+        self.query_one(EventLog).border_title = "Events"
+        self.query_one(EventLog).border_subtitle = "/ filter"
+        self.query_one(ApprovalsView).border_title = "Approvals (0)"
+        self.query_one(ApprovalsView).empty_text = "no approvals waiting"
+        self.query_one(TaskDetail).border_title = "Task"
+        self.query_one(PlanView).focus()
+        self.query_one("#filter", Input).cursor_blink = self.cursor_blink
+        self.set_interval(REPAINT_S, self._repaint_if_dirty)
+        if self._clock is not None:  # elapsed time and ages move with the clock
+            self.set_interval(1.0, self._mark_dirty)
+        self.run_worker(self._consume(), name="events", group="events", exclusive=True)
+        self._repaint()
+
+    async def on_unmount(self) -> None:
+        await self.source.stop()
+
+    # -- time ----------------------------------------------------------------------------
+    def now_ms(self) -> int:
+        """The clock if one was given, else the time of the latest event (replay-safe)."""
+        return self._clock() if self._clock is not None else self.state.last_event_ms
+
+    def _at(self, ms: int | None = None) -> str:
+        if not self.state.started_ms:
+            return "--:--"
+        return clock_text((self.now_ms() if ms is None else ms) - self.state.started_ms)
+
+    # -- the event stream ----------------------------------------------------------------
+    async def _consume(self) -> None:
+        await self.source.start()
+        n = 0
+        async for item in self.source.events():
+            if isinstance(item, Event):
+                self._on_event(item)
+            else:
+                self._on_missed(item)
+            n += 1
+            if n % _BATCH == 0:
+                await asyncio.sleep(0)  # let keys and repaints in during a backlog
+        if not self.state.finished:
+            self._stream_note = "(event stream ended)"
+        self._dirty = True
+
+    def _on_event(self, ev: Event) -> None:
+        self.state.apply(ev)
+        kind = ev.WhichOneof("payload")
+        label, text, style = describe(ev)
+        self._log(LogLine(self._at(ev.emitted_at.ToMilliseconds()), label, text, style))
+        if kind == "approval_requested":
+            self._new_approvals.append(ev.approval_requested.target_id)
+        elif kind == "drift_detected" and style == "drift-critical":
+            self._critical.append(ev.drift_detected.detail)
+        elif kind == "plan_revised":
+            self._announce_revisions()
+        self._dirty = True
+
+    def _on_missed(self, missed: object) -> None:
+        count = int(getattr(missed, "count", 0))
+        first, last = getattr(missed, "first_sequence", "?"), getattr(missed, "last_sequence", "?")
+        self.state.apply_missed(count)
+        self._log(LogLine(self._at(), "missed", f"{count} events ({first}..{last}) were dropped", "fail"))
+        self._dirty = True
+
+    def _announce_revisions(self) -> None:
+        for cid in self._mine - self._announced:
+            view = self.state.controls.get(cid)
+            if view is not None and view.revision is not None:
+                self._announced.add(cid)
+                self._log(control_revision_line(view, self._at()))
+                self.notify(f"STEER produced plan revision {view.revision}", title="Plan revised")
+
+    def _log(self, line: LogLine) -> None:
+        self.query_one(EventLog).add((line,))
+
+    # -- repaint (throttled) ---------------------------------------------------------------
+    def _mark_dirty(self) -> None:
+        self._dirty = True
+
+    def _repaint_if_dirty(self) -> None:
+        if self._dirty:
+            self._repaint()
+
+    def _raise_alerts(self) -> None:
+        waiting = [t for t in self._new_approvals if t in self.state.approvals]
+        critical = self._critical
+        self._new_approvals, self._critical = [], []
+        for target in waiting[-3:]:
+            self.notify(f"{target}: {self.state.approvals[target].prompt}", title="Approval needed", severity="warning")
+        if critical:
+            title = "CRITICAL drift" if len(critical) == 1 else f"{len(critical)} CRITICAL drifts"
+            self.notify(clip(critical[-1], 120), title=title, severity="error")
+        if waiting or critical:
+            self.bell()
+
+    def _repaint(self) -> None:
+        self._dirty = False
+        self._raise_alerts()
+        now = self.now_ms()
+        state = self.state
+        self.query_one(RunHeader).show(state, now, self._stream_note)
+        plan = self.query_one(PlanView)
+        plan.update_plan(state, now)
+        self._show_detail()
+        approvals = self.query_one(ApprovalsView)
+        approvals.update_approvals(state, now)
+        approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
+        self.query_one(EventLog).flush()
+
+    def _show_detail(self) -> None:
+        key = self.query_one(PlanView).selected_key
+        task = self.state.tasks.get(key) if key else None
+        self.query_one(TaskDetail).show(task, self.state, self.now_ms())
+
+    def on_cursor_list_highlighted(self, event: CursorList.Highlighted) -> None:
+        if isinstance(event.list, PlanView):
+            self._show_detail()
+
+    # -- sending controls --------------------------------------------------------------------
+    def send_control(self, kind: ControlKind, payload: dict[str, object] | None = None) -> ControlMessage:
+        """Show the control as sent at once and deliver it from a worker."""
+        msg = ControlMessage(kind=kind, payload=dict(payload or {}))
+        msg.issued_at_ms = self.now_ms()
+        view = self.state.control_sent(msg, msg.issued_at_ms)
+        self._mine.add(msg.id)
+        self._log(control_sent_line(view, self._at()))
+        self.run_worker(self._deliver(msg, view.kind), group="controls")
+        self._dirty = True
+        return msg
+
+    async def _deliver(self, msg: ControlMessage, kind: str) -> None:
+        try:
+            ack = await self.source.send(msg)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: a broken transport is shown as a FAILURE
+            ack = ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
+        view = self.state.control_ack(ack, kind)
+        self._show_ack(view)
+
+    def _show_ack(self, view: ControlView) -> None:
+        self._log(control_ack_line(view, self._at()))
+        detail = f": {view.ack_detail}" if view.ack_detail else ""
+        severity = {"SUCCESS": "information", "UNSUPPORTED": "warning"}.get(view.ack_result, "error")
+        self.notify(f"{view.kind} {view.ack_result}{detail}", title="ack", severity=severity, timeout=4)  # type: ignore[arg-type]
+        self._dirty = True
+
+    # -- actions -------------------------------------------------------------------------------
+    def action_bindings(self) -> list[Binding]:
+        """The bindings offered by help and the command palette."""
+        out = []
+        for b in self.BINDINGS:
+            if isinstance(b, Binding) and b.action in self._PALETTE_ACTIONS:
+                out.append(b)
+        return out
+
+    def action_pause(self) -> None:
+        self.send_control(ControlKind.RESUME if self.state.paused else ControlKind.PAUSE)
+
+    def action_steer(self) -> None:
+        prompt = TextPrompt(
+            "Steer the run: what should change?",
+            placeholder="e.g. focus on fewer, higher-quality slides",
+            hint="Enter sends STEER · Esc cancels · at most 8 KiB",
+            validate=validate_steer_note,
+        )
+        self.push_screen(prompt, self._steer_entered)
+
+    def _steer_entered(self, note: str | None) -> None:
+        if note is not None:
+            self.send_control(ControlKind.STEER, {"note": note.strip(), "author": "you"})
+
+    def action_rewind(self) -> None:
+        task_id = self.query_one(PlanView).selected_key
+        if not task_id:
+            self.notify("Select a task in the plan first.", severity="warning")
+            return
+        question = f"Rewind to {task_id}? It and every task after it run again."
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.send_control(ControlKind.REWIND_TO, {"task_id": task_id})
+
+        self.push_screen(ConfirmScreen(question, yes="Rewind"), confirmed)
+
+    def _selected_approval(self) -> str | None:
+        target = self.query_one(ApprovalsView).selected_key
+        if not target:
+            self.notify("No approval is waiting.", severity="warning")
+        return target
+
+    def action_approve(self) -> None:
+        if target := self._selected_approval():
+            self.send_control(ControlKind.APPROVE, {"target_id": target, "detail": ""})
+
+    def action_reject(self) -> None:
+        target = self._selected_approval()
+        if not target:
+            return
+
+        def entered(reason: str | None) -> None:
+            if reason is not None:
+                self.send_control(ControlKind.REJECT, {"target_id": target, "detail": reason.strip()})
+
+        prompt = TextPrompt(f"Reject {target}: reason (optional)", hint="Enter sends REJECT · Esc cancels")
+        self.push_screen(prompt, entered)
+
+    def action_inject(self) -> None:
+        def entered(text: str | None) -> None:
+            if text is not None:
+                self.send_control(ControlKind.INJECT_MESSAGE, {"role": "user", "text": text.strip()})
+
+        prompt = TextPrompt(
+            "Inject a message into the running turn",
+            hint="Enter sends INJECT_MESSAGE · Esc cancels",
+            validate=_not_empty,
+        )
+        self.push_screen(prompt, entered)
+
+    def action_cancel_run(self) -> None:
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.send_control(ControlKind.CANCEL, {"reason": "cancelled from the TUI"})
+
+        self.push_screen(ConfirmScreen("Cancel the whole run?", yes="Cancel run"), confirmed)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        if not box.display and not box.value:
+            return
+        box.value = ""
+        box.display = False
+        self.query_one(EventLog).filter_text = ""
+        self.query_one(EventLog).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.query_one(EventLog).filter_text = event.value
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            if not event.value:
+                event.input.display = False
+            self.query_one(EventLog).focus()
+
+    def action_help(self) -> None:
+        rows = self.action_bindings()[:-2] + [
+            b for b in self.BINDINGS if isinstance(b, Binding) and b.action.startswith("focus_")
+        ]
+        rows.append(Binding("ctrl+p", "command_palette", "Command palette", tooltip="Command palette: the same actions by name"))
+        rows += self.action_bindings()[-2:]
+        self.push_screen(HelpScreen(rows, KEY_DISPLAY))

@@ -1,0 +1,41 @@
+"""The help screen, generated from the app's binding table."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Iterable
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+
+def bindings_table(bindings: Iterable[Binding], key_display: dict[str, str]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for b in bindings:
+        keys = ", ".join(key_display.get(k, k) for k in b.key.split(","))
+        table.add_row(keys, b.tooltip or b.description)
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "dismiss_help", "Close", id="help.close"),
+    ]
+
+    def __init__(self, bindings: Iterable[Binding], key_display: dict[str, str]) -> None:
+        super().__init__(classes="dialog-screen")
+        self._table = bindings_table(bindings, key_display)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog help"):
+            yield Label("goldfive keys", classes="dialog-title")
+            yield Static(self._table)
+            yield Label("Esc or ? closes this help", classes="dialog-hint")
+
+    def action_dismiss_help(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,60 @@
+"""The run header: name, run id, goal, state, revision, elapsed time, rate and progress."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from goldfive.runstate import RunPhase, RunState
+from goldfive.types import TaskStatus
+from tui.format import clip, clock_text
+
+_BAR_WIDTH = 24
+
+
+class RunHeader(Static):
+    COMPONENT_CLASSES = {
+        "header--brand",
+        "header--dim",
+        "header--bar-done",
+        "header--bar-todo",
+        "header--approvals",
+    } | {f"header--{p.value.lower()}" for p in RunPhase}
+
+    def show(self, state: RunState, now_ms: int, stream_note: str = "") -> None:
+        style = lambda name: self.get_component_rich_style(name, partial=True)  # noqa: E731
+        width = max(40, self.size.width or 120)
+        phase = state.phase
+        right = Text()
+        right.append(f" {phase.value} ", style(f"header--{phase.value.lower()}"))
+        right.append(f"  rev {state.revision}  {clock_text(state.elapsed_ms(now_ms))}  ")
+        right.append(f"{state.events_per_second(now_ms):.0f} ev/s ", style("header--dim"))
+        left = Text()
+        left.append(" goldfive ", style("header--brand"))
+        run = state.run_id[:4] + ".." if len(state.run_id) > 6 else state.run_id
+        left.append(f"  run {run}  ", style("header--dim"))
+        room = width - left.cell_len - right.cell_len - 2
+        left.append(clip(state.goal_summary, max(0, room)))
+        line1 = left + Text(" " * max(1, width - left.cell_len - right.cell_len)) + right
+
+        total = len(state.tasks)
+        done = state.count_status(TaskStatus.COMPLETED)
+        filled = round(_BAR_WIDTH * done / total) if total else 0
+        line2 = Text(" ")
+        line2.append("█" * filled, style("header--bar-done"))
+        line2.append("░" * (_BAR_WIDTH - filled), style("header--bar-todo"))
+        line2.append(f" {done}/{total} tasks")
+        waiting = len(state.approvals)
+        if waiting:
+            noun = "approval" if waiting == 1 else "approvals"
+            line2.append(f"   {waiting} {noun} waiting", style("header--approvals"))
+        detail = ""
+        if state.finished == "ABORTED" and state.abort_reason:
+            detail = f"aborted: {state.abort_reason}"
+        elif state.finished == "COMPLETED" and state.outcome:
+            detail = f"done: {state.outcome}"
+        if stream_note:
+            detail = f"{detail}  {stream_note}".strip()
+        if detail:
+            line2.append(f"   {clip(detail, max(0, width - line2.cell_len - 4))}", style("header--dim"))
+        self.update(Text("\n").join([line1, line2]))
