@@ -1,0 +1,171 @@
+"""JSONLPersistenceSink: one protobuf-JSON object per line, buffered, and its replay.
+
+Lines are encoded at ``emit`` (so later mutation of the message cannot change the record) and
+written in batches: when ``flush_lines`` are pending, when the ``flush_interval`` timer set by
+the first pending line fires, on :meth:`flush` and on :meth:`close`. A write failure is never
+swallowed: it is logged, kept on ``errors`` and raised as :class:`SinkError` from the next
+``emit``/``flush``/``close``. While open, the file holds an exclusive advisory lock (POSIX), so
+two sinks cannot interleave lines in one file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Literal
+
+from google.protobuf import json_format
+
+from goldfive.errors import ReplayError, SinkError
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.sinks._json import message_to_json
+
+try:  # advisory locking is POSIX-only; elsewhere the sink simply does not lock
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["JSONLPersistenceSink", "ReplayResult", "replay_from_jsonl"]
+
+log = logging.getLogger("goldfive.sinks")
+_MODES = {"append": "ab", "write": "wb"}
+
+
+class JSONLPersistenceSink:
+    """Appends (``mode="append"``) or rewrites (``mode="write"``) a JSON Lines recording."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mode: Literal["append", "write"] = "append",
+        *,
+        flush_interval: float = 0.05,
+        flush_lines: int = 1024,
+    ) -> None:
+        if mode not in _MODES:
+            raise ValueError(f"JSONLPersistenceSink mode {mode!r} is not one of {sorted(_MODES)}")
+        self.path = Path(path)
+        self.mode = mode
+        self.flush_interval = flush_interval
+        self.flush_lines = flush_lines
+        self.errors: list[str] = []
+        self.written = 0  # lines handed to the OS
+        self._pending: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._failure: SinkError | None = None
+        self._closed = False
+        self._file: BinaryIO = open(self.path, _MODES[mode])  # noqa: SIM115 - lives until close
+        if fcntl is not None:
+            try:
+                fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                self._file.close()
+                raise SinkError(f"{self.path} is locked by another writer: {exc}") from exc
+
+    async def emit(self, event: Event) -> None:
+        if self._closed:
+            raise SinkError(f"JSONLPersistenceSink({self.path}) is closed")
+        self._raise_failure()
+        self._pending.append(message_to_json(event))
+        if len(self._pending) >= self.flush_lines:
+            self._write_pending()
+            self._raise_failure()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_interval, self._on_timer)
+
+    async def flush(self) -> None:
+        """Write every pending line to the OS now."""
+        self._write_pending()
+        self._raise_failure()
+
+    async def close(self) -> None:
+        """Flush, release the lock and close the file. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._write_pending()
+        finally:
+            try:
+                self._file.close()  # closing the descriptor releases the flock
+            except OSError as exc:  # data left from a failed write could not be flushed
+                self._record_failure(f"closing {self.path} failed: {exc}")
+        self._raise_failure()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._write_pending()  # a failure is recorded and raised from the next call
+
+    def _write_pending(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending or self._file.closed:
+            return
+        lines, self._pending = self._pending, []
+        try:
+            self._file.write(("\n".join(lines) + "\n").encode("utf-8"))
+            self._file.flush()
+        except OSError as exc:
+            self._record_failure(f"writing {len(lines)} events to {self.path} failed: {exc}")
+            return
+        self.written += len(lines)
+
+    def _record_failure(self, message: str) -> None:
+        log.error("JSONLPersistenceSink: %s", message)
+        self.errors.append(message)
+        if self._failure is None:  # the first failure is the one raised
+            self._failure = SinkError(message)
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The events read back, and the lines that could not be: ``skipped`` of them, each
+    described in ``errors`` as ``"line N: reason"``."""
+
+    events: list[Event] = field(default_factory=list)
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
+    """Read a recording. Blank lines are ignored; a torn last line (a crash mid-write) and
+    corrupt lines anywhere are skipped and reported, never raised. A file that cannot be
+    opened raises :class:`ReplayError` naming it."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ReplayError(f"cannot read JSONL recording {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+    lines = data.split(b"\n")
+    torn_index = len(lines) - 1 if not data.endswith(b"\n") else -1
+    events: list[Event] = []
+    errors: list[str] = []
+    for index, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+            if not isinstance(obj, dict):
+                raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+            events.append(json_format.ParseDict(obj, Event(), ignore_unknown_fields=True))
+        except (ValueError, json_format.ParseError) as exc:  # JSONDecodeError, UnicodeDecodeError
+            prefix = "torn last line (no newline)" if index == torn_index else "corrupt line"
+            errors.append(f"line {index + 1}: {prefix}: {exc}")
+    return ReplayResult(events=events, skipped=len(errors), errors=errors)

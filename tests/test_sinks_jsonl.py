@@ -1,0 +1,154 @@
+"""JSONLPersistenceSink and replay_from_jsonl on real files."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from goldfive import events
+from goldfive.errors import GoldfiveError, ReplayError, SinkError
+from goldfive.sinks import JSONLPersistenceSink, ReplayResult, replay_from_jsonl
+from goldfive.types import Session
+
+
+def _session(run_id: str = "r1") -> Session:
+    return Session(run_id=run_id, clock=lambda: 1_700_000_000_000)
+
+
+async def _record(path: Path, n: int, mode: str = "append", run_id: str = "r1") -> list:
+    s = _session(run_id)
+    sink = JSONLPersistenceSink(path, mode=mode)  # type: ignore[arg-type]
+    evs = [events.run_started(s, goal_summary="g")] + [events.task_progress(s, "t", detail=str(i)) for i in range(n - 1)]
+    for ev in evs:
+        await sink.emit(ev)
+    await sink.close()
+    return evs
+
+
+async def test_round_trip_returns_equal_events_one_json_object_per_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    evs = await _record(path, 5)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 5 and all(isinstance(json.loads(line), dict) for line in lines)
+    result = replay_from_jsonl(path)
+    assert result == ReplayResult(events=evs, skipped=0, errors=[])
+
+
+async def test_append_mode_keeps_earlier_runs_and_write_mode_replaces_them(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    first = await _record(path, 3, run_id="a")
+    second = await _record(path, 2, mode="append", run_id="b")
+    assert replay_from_jsonl(path).events == first + second
+    third = await _record(path, 2, mode="write", run_id="c")
+    assert replay_from_jsonl(path).events == third
+
+
+def test_bad_mode_raises_value_error_naming_it_and_the_allowed_ones(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"'truncate'.*\['append', 'write'\]"):
+        JSONLPersistenceSink(tmp_path / "x.jsonl", mode="truncate")  # type: ignore[arg-type]
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+async def test_buffered_lines_are_flushed_by_the_timer_without_close(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    sink = JSONLPersistenceSink(path, flush_interval=0.01)
+    await sink.emit(events.task_started(_session(), "t1"))
+    assert sink.pending == 1 and path.read_bytes() == b""
+    await asyncio.sleep(0.05)
+    assert sink.pending == 0
+    assert len(replay_from_jsonl(path).events) == 1
+    await sink.close()
+
+
+async def test_reaching_the_line_threshold_writes_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    sink = JSONLPersistenceSink(path, flush_interval=60, flush_lines=3)
+    s = _session()
+    for _ in range(3):
+        await sink.emit(events.task_started(s, "t1"))
+    assert sink.pending == 0 and sink.written == 3
+    assert len(path.read_text().splitlines()) == 3
+    await sink.close()
+
+
+async def test_close_flushes_releases_the_file_and_later_emit_raises(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    sink = JSONLPersistenceSink(path, flush_interval=60)
+    await sink.emit(events.task_started(_session(), "t1"))
+    await sink.close()
+    await sink.close()
+    assert len(replay_from_jsonl(path).events) == 1
+    with pytest.raises(SinkError, match="closed"):
+        await sink.emit(events.task_started(_session(), "t2"))
+    reopened = JSONLPersistenceSink(path)  # the lock was released
+    await reopened.close()
+
+
+async def test_second_writer_on_the_same_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    sink = JSONLPersistenceSink(path)
+    with pytest.raises(SinkError, match="locked"):
+        JSONLPersistenceSink(path)
+    await sink.close()
+
+
+async def test_torn_last_line_is_skipped_and_counted(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    evs = await _record(path, 3)
+    with path.open("ab") as f:
+        f.write(b'{"eventId": "r1:3:x", "runId": "r1", "seq')  # crash mid-write
+    result = replay_from_jsonl(path)
+    assert result.events == evs
+    assert result.skipped == 1
+    assert result.errors[0].startswith("line 4: torn last line")
+
+
+async def test_corrupt_middle_lines_are_skipped_with_their_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    evs = await _record(path, 4)
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = b"not json at all"
+    lines[2] = b'{"taskStarted": {"taskId": 5, "nope": true}, "sequence": "x"}'
+    lines.insert(3, b"\xff\xfe")
+    lines.insert(3, b"")  # blank lines are not errors
+    path.write_bytes(b"\n".join(lines))
+    result = replay_from_jsonl(path)
+    assert [e.sequence for e in result.events] == [0, 3]
+    assert result.events == [evs[0], evs[3]]
+    assert result.skipped == 3
+    assert [e.split(":")[0] for e in result.errors] == ["line 2", "line 3", "line 5"]
+    assert all("corrupt line" in e for e in result.errors)
+
+
+def test_missing_file_raises_replay_error_naming_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.jsonl"
+    with pytest.raises(ReplayError, match="nope.jsonl") as info:
+        replay_from_jsonl(missing)
+    assert isinstance(info.value, GoldfiveError)
+
+
+def test_empty_file_replays_to_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    assert replay_from_jsonl(path) == ReplayResult()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full to make writes fail")
+async def test_write_failure_is_logged_recorded_and_raised_from_the_next_call(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sink = JSONLPersistenceSink(tmp_path / "run.jsonl", flush_interval=60)
+    real = sink._file
+    sink._file = open("/dev/full", "wb")  # every flush fails with ENOSPC
+    await sink.emit(events.task_started(_session(), "t1"))
+    with pytest.raises(SinkError, match="writing 1 events"):
+        await sink.flush()
+    assert sink.errors and "writing 1 events" in sink.errors[0]
+    assert any("writing 1 events" in r.getMessage() for r in caplog.records)
+    with pytest.raises(SinkError, match="closing"):  # the unwritten bytes are still reported
+        await sink.close()
+    assert sink.closed
+    real.close()

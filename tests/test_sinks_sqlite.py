@@ -1,0 +1,153 @@
+"""SQLitePersistenceSink, list_runs and replay_from_sqlite on a real database file."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from goldfive import events
+from goldfive.errors import DuplicateEventError, ReplayError, SinkError
+from goldfive.sinks import RunInfo, SQLitePersistenceSink, list_runs, replay_from_sqlite
+from goldfive.types import Session
+
+
+def _session(run_id: str, start_ms: int = 1_700_000_000_000) -> Session:
+    ticks = iter(range(start_ms, start_ms + 1_000_000, 10))
+    return Session(run_id=run_id, clock=lambda: next(ticks))
+
+
+def _run(s: Session, n: int) -> list:
+    return [events.run_started(s, goal_summary="g")] + [events.task_progress(s, "t", detail=str(i)) for i in range(n - 1)]
+
+
+async def test_round_trip_through_replay_from_sqlite_in_sequence_order(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    sink = SQLitePersistenceSink(db)
+    evs = _run(_session("r1"), 5)
+    for ev in evs:
+        await sink.emit(ev)
+    await sink.close()
+    assert replay_from_sqlite(db, "r1") == evs
+    assert replay_from_sqlite(db, "unknown") == []
+
+
+async def test_columns_hold_the_envelope_and_the_serialized_event(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    sink = SQLitePersistenceSink(db, table="goldfive_events")
+    ev = events.task_started(_session("r1"), "t1")
+    await sink.emit(ev)
+    await sink.close()
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT run_id, sequence, event_id, kind, emitted_at_ms, payload FROM goldfive_events").fetchone()
+    assert row == ("r1", 0, ev.event_id, "task_started", 1_700_000_000_000, ev.SerializeToString())
+
+
+async def test_list_runs_reports_each_run_across_two_runs(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    sink = SQLitePersistenceSink(db)
+    for ev in _run(_session("a", 1000), 3) + _run(_session("b", 5000), 4):
+        await sink.emit(ev)
+    await sink.close()
+    assert list_runs(db) == [RunInfo("a", 3, 1000, 1020, 2), RunInfo("b", 4, 5000, 5030, 3)]
+
+
+async def test_file_database_uses_wal_journal_mode(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    sink = SQLitePersistenceSink(db)
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    await sink.close()
+
+
+async def test_batch_is_committed_by_the_timer_without_close(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    sink = SQLitePersistenceSink(db, flush_interval=0.01)
+    await sink.emit(events.task_started(_session("r1"), "t1"))
+    assert sink.pending == 1 and replay_from_sqlite(db, "r1") == []
+    await asyncio.sleep(0.05)
+    assert sink.pending == 0
+    assert [e.task_started.task_id for e in replay_from_sqlite(db, "r1")] == ["t1"]
+    await sink.close()
+
+
+async def test_full_batch_is_committed_inside_emit(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    sink = SQLitePersistenceSink(db, flush_interval=60, batch_size=4)
+    for ev in _run(_session("r1"), 4):
+        await sink.emit(ev)
+    assert sink.pending == 0 and sink.written == 4
+    assert len(replay_from_sqlite(db, "r1")) == 4
+    await sink.close()
+
+
+async def test_duplicate_is_counted_logged_and_raised_and_the_rest_is_stored(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "runs.db"
+    s = _session("r1")
+    first, second = events.task_started(s, "t1"), events.task_started(s, "t2")
+    clash = events.task_completed(Session(run_id="r1"), "other")  # sequence 0 again
+    sink = SQLitePersistenceSink(db, flush_interval=60)
+    await sink.emit(first)
+    await sink.flush()
+    await sink.emit(clash)
+    await sink.emit(second)
+    with caplog.at_level(logging.WARNING, logger="goldfive.sinks"):
+        with pytest.raises(DuplicateEventError, match=r"\('r1', 0\)"):
+            await sink.flush()
+    assert sink.duplicates == 1
+    assert sink.errors == [str(DuplicateEventError(f"{db}:events already holds (run_id, sequence) ('r1', 0)"))]
+    assert any("run_id=r1 sequence=0" in r.getMessage() for r in caplog.records)
+    await sink.close()
+    assert replay_from_sqlite(db, "r1") == [first, second]  # the first stored event stays
+
+
+async def test_duplicate_found_by_the_timer_is_raised_by_the_next_call(tmp_path: Path) -> None:
+    sink = SQLitePersistenceSink(tmp_path / "runs.db", flush_interval=0.01)
+    ev = events.task_started(_session("r1"), "t1")
+    await sink.emit(ev)
+    await sink.emit(ev)  # same event twice within one batch
+    await asyncio.sleep(0.05)
+    assert sink.duplicates == 1
+    with pytest.raises(DuplicateEventError):
+        await sink.close()
+    assert sink.closed
+
+
+@pytest.mark.parametrize("table", ["", "1events", "events; DROP TABLE x", "a" * 64, "ev-ents"])
+def test_bad_table_name_raises_value_error_naming_it(tmp_path: Path, table: str) -> None:
+    with pytest.raises(ValueError, match="invalid SQLite table name"):
+        SQLitePersistenceSink(tmp_path / "runs.db", table=table)
+
+
+async def test_memory_database_works_through_the_sink(tmp_path: Path) -> None:
+    sink = SQLitePersistenceSink(":memory:")
+    evs = _run(_session("r1"), 3)
+    for ev in evs:
+        await sink.emit(ev)
+    await sink.flush()
+    assert sink.replay("r1") == evs
+    assert sink.list_runs() == [RunInfo("r1", 3, 1_700_000_000_000, 1_700_000_000_020, 2)]
+    await sink.close()
+    with pytest.raises(SinkError, match="closed"):
+        await sink.emit(evs[0])
+
+
+def test_reading_a_missing_file_raises_replay_error_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    with pytest.raises(ReplayError, match="missing.db"):
+        replay_from_sqlite(missing, "r1")
+    with pytest.raises(ReplayError, match="missing.db"):
+        list_runs(missing)
+    assert not missing.exists()
+
+
+async def test_reading_a_missing_table_raises_replay_error(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    await SQLitePersistenceSink(db).close()
+    with pytest.raises(ReplayError, match="'other'"):
+        list_runs(db, table="other")
