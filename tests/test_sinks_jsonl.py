@@ -152,3 +152,8 @@ async def test_write_failure_is_logged_recorded_and_raised_from_the_next_call(
         await sink.close()
     assert sink.closed
     real.close()
+
+
+def test_unopenable_path_raises_sink_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(SinkError, match="no-such-dir"):
+        JSONLPersistenceSink(tmp_path / "no-such-dir" / "run.jsonl")

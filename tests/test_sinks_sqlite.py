@@ -151,3 +151,15 @@ async def test_reading_a_missing_table_raises_replay_error(tmp_path: Path) -> No
     await SQLitePersistenceSink(db).close()
     with pytest.raises(ReplayError, match="'other'"):
         list_runs(db, table="other")
+
+
+def test_unopenable_path_raises_sink_error_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(SinkError, match="no-such-dir"):
+        SQLitePersistenceSink(tmp_path / "no-such-dir" / "runs.db")
+
+
+def test_file_that_is_not_a_database_raises_sink_error(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.db"
+    bogus.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(SinkError, match="bogus.db"):
+        SQLitePersistenceSink(bogus)

@@ -58,7 +58,10 @@ class JSONLPersistenceSink:
         self._timer: asyncio.TimerHandle | None = None
         self._failure: SinkError | None = None
         self._closed = False
-        self._file: BinaryIO = open(self.path, _MODES[mode])  # noqa: SIM115 - lives until close
+        try:
+            self._file: BinaryIO = open(self.path, _MODES[mode])  # noqa: SIM115 - lives until close
+        except OSError as exc:
+            raise SinkError(f"cannot open JSONL recording {os.fspath(self.path)!r}: {exc.strerror or exc}") from exc
         if fcntl is not None:
             try:
                 fcntl.flock(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

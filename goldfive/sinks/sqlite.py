@@ -74,16 +74,23 @@ class SQLitePersistenceSink:
         self._timer: asyncio.TimerHandle | None = None
         self._failure: SinkError | None = None
         self._closed = False
-        self._conn = sqlite3.connect(self.path, isolation_level=None)  # explicit transactions
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints, safe in WAL
-        self._conn.execute(
-            f"CREATE TABLE IF NOT EXISTS {table} ("
-            "run_id TEXT NOT NULL, sequence INTEGER NOT NULL, event_id TEXT NOT NULL,"
-            " kind TEXT NOT NULL, emitted_at_ms INTEGER NOT NULL, payload BLOB NOT NULL,"
-            " PRIMARY KEY (run_id, sequence)) WITHOUT ROWID"
-        )
+        try:
+            self._conn = sqlite3.connect(self.path, isolation_level=None)  # explicit transactions
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot open SQLite database {self.path!r}: {exc}") from exc
+        try:
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints, safe in WAL
+            self._conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {table} ("
+                "run_id TEXT NOT NULL, sequence INTEGER NOT NULL, event_id TEXT NOT NULL,"
+                " kind TEXT NOT NULL, emitted_at_ms INTEGER NOT NULL, payload BLOB NOT NULL,"
+                " PRIMARY KEY (run_id, sequence)) WITHOUT ROWID"
+            )
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise SinkError(f"cannot use SQLite database {self.path!r}: {exc}") from exc
         self._insert = f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?)"
 
     async def emit(self, event: Event) -> None:
