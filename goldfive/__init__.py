@@ -1,9 +1,33 @@
 """goldfive: wrap an agent with an explicit plan, a task state machine, drift detection
-and live steering."""
+and live steering. This module only re-exports."""
 
+from goldfive.adapters.callable import CallableAdapter
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
-from goldfive.errors import GoldfiveError
+from goldfive.errors import (
+    ChannelClosedError,
+    ConversionError,
+    GoldfiveError,
+    InvalidTransitionError,
+    PlanValidationError,
+    UnknownTaskError,
+)
+from goldfive.executors import ParallelDAGExecutor, SequentialExecutor
+from goldfive.goals import LiteralGoalDeriver, PassthroughGoalDeriver
+from goldfive.planner import PassthroughPlanner, StaticPlanner
+from goldfive.quick import quickstart, wrap
 from goldfive.results import ExecutionOutcome, InvocationResult
+from goldfive.runner import Runner
+from goldfive.runtime import RuntimeConfig, read_injected
+from goldfive.sinks import (
+    InMemorySink,
+    JSONLPersistenceSink,
+    LoggingSink,
+    SQLitePersistenceSink,
+    replay_from_jsonl,
+    replay_from_sqlite,
+)
+from goldfive.steerer import DefaultSteerer
+from goldfive.tools import ReportingToolSpec, UserTool
 from goldfive.types import (
     DriftEvent,
     DriftKind,
@@ -18,25 +42,49 @@ from goldfive.types import (
 
 __version__ = "0.1.0"
 
-__all__ = sorted(
-    [
-        "AckResult",
-        "ControlAck",
-        "ControlChannel",
-        "ControlKind",
-        "ControlMessage",
-        "DriftEvent",
-        "DriftKind",
-        "DriftSeverity",
-        "ExecutionOutcome",
-        "Goal",
-        "GoldfiveError",
-        "InvocationResult",
-        "Plan",
-        "Session",
-        "Task",
-        "TaskEdge",
-        "TaskStatus",
-        "__version__",
-    ]
-)
+__all__ = [
+    "AckResult",
+    "CallableAdapter",
+    "ChannelClosedError",
+    "ControlAck",
+    "ControlChannel",
+    "ControlKind",
+    "ControlMessage",
+    "ConversionError",
+    "DefaultSteerer",
+    "DriftEvent",
+    "DriftKind",
+    "DriftSeverity",
+    "ExecutionOutcome",
+    "Goal",
+    "GoldfiveError",
+    "InMemorySink",
+    "InvalidTransitionError",
+    "InvocationResult",
+    "JSONLPersistenceSink",
+    "LiteralGoalDeriver",
+    "LoggingSink",
+    "ParallelDAGExecutor",
+    "PassthroughGoalDeriver",
+    "PassthroughPlanner",
+    "Plan",
+    "PlanValidationError",
+    "ReportingToolSpec",
+    "Runner",
+    "RuntimeConfig",
+    "SQLitePersistenceSink",
+    "SequentialExecutor",
+    "Session",
+    "StaticPlanner",
+    "Task",
+    "TaskEdge",
+    "TaskStatus",
+    "UnknownTaskError",
+    "UserTool",
+    "__version__",
+    "quickstart",
+    "read_injected",
+    "replay_from_jsonl",
+    "replay_from_sqlite",
+    "wrap",
+]

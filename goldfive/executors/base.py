@@ -1,0 +1,373 @@
+"""The execution loop both executors share: boundaries, batches, the control race.
+
+A *boundary* is the moment between tasks: queued controls are handled, rewinds and drifts
+reported by tools are applied, and a paused run blocks on the channel. A *batch* is the set of
+tasks started together (one for SequentialExecutor, a topological stage for
+ParallelDAGExecutor); while it runs, the channel is raced against the agents with
+``asyncio.wait(..., FIRST_COMPLETED)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from goldfive import events
+from goldfive.control import ControlMessage
+from goldfive.executors._control import ControlOutcome, can_replan, dispatch_control, drain_controls, publish_ack
+from goldfive.inbox import InjectedMessage
+from goldfive.results import ExecutionOutcome, InvocationResult
+from goldfive.runtime import RunContext, RuntimeConfig
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
+
+log = logging.getLogger("goldfive.executor")
+
+S = TaskStatus
+
+
+class RunCancelled(Exception):
+    """Internal: a CANCEL (or an expired escalation) ends the run."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ExecutorBase:
+    def __init__(
+        self,
+        *,
+        max_task_invocations: int | None = None,
+        max_plan_reinvocations: int | None = None,
+        cancel_grace_s: float | None = None,
+    ) -> None:
+        self.max_task_invocations = max_task_invocations if max_task_invocations is not None else max_plan_reinvocations
+        self.cancel_grace_s = cancel_grace_s
+        self._order_plan: Plan | None = None
+        self._order: list[Task] = []
+        self._cursor = 0
+
+    # -- the spec's entry point ----------------------------------------------------
+    async def run(
+        self,
+        *,
+        plan: Plan,
+        session: Session,
+        adapter: Any,
+        steerer: Any,
+        planner: Any,
+        sinks: list[Any],
+        control: Any = None,
+    ) -> ExecutionOutcome:
+        ctx = getattr(session, "_runtime", None)
+        if ctx is None:  # used directly, without a Runner
+            ctx = RunContext(session, sinks=sinks, steerer=steerer, planner=planner, adapter=adapter, control=control)
+            ctx.user_tools = list(getattr(adapter, "user_tools", []) or [])
+        if session.plan is None:
+            session.plan = plan
+        if self.cancel_grace_s is not None:
+            ctx.config = RuntimeConfig(
+                cancel_grace_s=self.cancel_grace_s,
+                approval_default_timeout_ms=ctx.config.approval_default_timeout_ms,
+                max_note_bytes=ctx.config.max_note_bytes,
+            )
+        invocations = 0
+        try:
+            while True:
+                await self._boundary(ctx)
+                batch = self.next_batch(ctx)
+                if not batch:
+                    break
+                if self.max_task_invocations is not None and invocations + len(batch) > self.max_task_invocations:
+                    reason = f"hit max_task_invocations={self.max_task_invocations} with tasks still PENDING"
+                    return await self._abort(ctx, reason)
+                invocations += len(batch)
+                await self._run_batch(ctx, batch)
+        except RunCancelled as exc:
+            await self._cancel_everything(ctx, exc.reason)
+            return await self._abort(ctx, exc.reason)
+        return await self._finish(ctx)
+
+    # -- choosing work ---------------------------------------------------------------
+    def next_batch(self, ctx: RunContext) -> list[Task]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _ordered(self, plan: Plan) -> list[Task]:
+        if plan is not self._order_plan:
+            self._order_plan = plan
+            self._order = plan.topological_order()
+            self._cursor = 0
+        return self._order
+
+    def ready_tasks(self, ctx: RunContext, limit: int | None) -> list[Task]:
+        """Ready tasks in topological order. Terminal tasks at the front are skipped once."""
+        plan = ctx.session.plan
+        assert plan is not None
+        order = self._ordered(plan)
+        while self._cursor < len(order) and order[self._cursor].status.is_terminal:
+            self._cursor += 1
+        out: list[Task] = []
+        for task in order[self._cursor :]:
+            if task.status == S.PENDING and plan.is_ready(task.id):
+                out.append(task)
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
+
+    # -- boundaries ------------------------------------------------------------------
+    async def _boundary(self, ctx: RunContext) -> None:
+        while True:
+            await self._apply_rewinds(ctx)
+            await self._handle_deferred_drifts(ctx)
+            await self._raise_if_cancelled(await drain_controls(self, ctx))
+            if ctx.pending_rewinds or ctx.deferred_drifts:
+                continue
+            if not ctx.paused:
+                return
+            msg = await self._receive_while_paused(ctx)
+            if msg is not None:
+                await self._raise_if_cancelled([await self.handle_control(ctx, msg, mid_task=False)])
+
+    async def _receive_while_paused(self, ctx: RunContext) -> ControlMessage | None:
+        if ctx.control is None or ctx.control.closed and ctx.control.pending() == 0:
+            # Nobody can resume a run whose channel is gone: carry on rather than wedge.
+            ctx.paused = ctx.session.paused = False
+            return None
+        timeout = None
+        if ctx.pause_deadline is not None:
+            timeout = ctx.pause_deadline - time.monotonic()
+            if timeout <= 0:
+                raise RunCancelled("escalation deadline expired without a human decision")
+        msg = await ctx.control.receive(timeout=timeout)
+        if msg is None and ctx.pause_deadline is not None and time.monotonic() >= ctx.pause_deadline:
+            raise RunCancelled("escalation deadline expired without a human decision")
+        return msg
+
+    async def _raise_if_cancelled(self, outcomes: list[ControlOutcome]) -> None:
+        for out in outcomes:
+            if out.cancel_run:
+                raise RunCancelled(out.cancel_reason)
+
+    async def _apply_rewinds(self, ctx: RunContext) -> None:
+        while ctx.pending_rewinds:
+            task_id = ctx.pending_rewinds.pop(0)
+            if ctx.session.plan is not None and ctx.session.plan.has_task(task_id):
+                await ctx.steerer.rewind(ctx.session, task_id)
+                self._cursor = 0
+
+    async def _handle_deferred_drifts(self, ctx: RunContext) -> None:
+        while ctx.deferred_drifts:
+            drift = ctx.deferred_drifts.pop(0)
+            if can_replan(ctx.planner):
+                await ctx.steerer.handle_drift(ctx.session, drift, emit=False)
+
+    # -- controls ----------------------------------------------------------------------
+    async def _handle_custom(self, msg: ControlMessage, *, session: Session, **kw: Any) -> ControlOutcome:
+        """Override to add verbs (spec 7.b); fall back to ``dispatch_control``."""
+        return await dispatch_control(msg, session=session, **kw)
+
+    async def handle_control(self, ctx: RunContext, msg: ControlMessage, *, mid_task: bool) -> ControlOutcome:
+        """Record, dispatch, ack, then apply the effect. Exactly one ack per message."""
+        await ctx.emit(events.control_received, msg)
+        try:
+            outcome = await self._handle_custom(msg, session=ctx.session, mid_task=mid_task, ctx=ctx)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: a broken handler still acks
+            log.exception("control handler failed")
+            from goldfive.control import AckResult, ControlAck
+
+            outcome = ControlOutcome(ack=ControlAck(msg.id, AckResult.FAILURE, f"handler error: {exc}"))
+        await publish_ack(ctx, msg, outcome.ack)
+        await outcome.apply()
+        if outcome.steer_message is not None and not outcome.cancel_invocation:
+            await self._apply_steer(ctx, outcome.steer_message, interrupted=[])
+        return outcome
+
+    async def _apply_steer(self, ctx: RunContext, msg: ControlMessage, interrupted: list[str]) -> None:
+        """USER_STEER: drift, then delete-and-replan. If the planner fails, the interrupted
+        tasks run again and the note reaches their agent as an injected message."""
+        session = ctx.session
+        ctx.paused = session.paused = False
+        ctx.pause_deadline = None
+        drift = await ctx.steerer.observe(msg, session)
+        if drift is None:
+            return
+        if interrupted and not drift.task_id:
+            drift = DriftEvent(drift.kind, drift.severity, drift.detail, interrupted[0], drift.annotation_id, drift.id, drift.metadata)
+        outcome = await ctx.steerer.handle_drift(session, drift)
+        if outcome.revised:
+            self._cursor = 0
+            return
+        for tid in interrupted:
+            if session.plan is not None and session.plan.has_task(tid):
+                ctx.pending_rewinds.append(tid)
+        note = str(msg.payload.get("note", ""))
+        await ctx.inject(InjectedMessage(text=note, role="user", control_id=msg.id))
+
+    # -- running a batch ---------------------------------------------------------------
+    async def _invoke(self, ctx: RunContext, task: Task) -> InvocationResult | BaseException:
+        try:
+            result = await ctx.adapter.invoke(task, ctx.session)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: an agent crash fails its task
+            log.warning("agent raised on task %s", task.id, exc_info=True)
+            return exc
+        if isinstance(result, str):
+            return InvocationResult(task_id=task.id, text=result)
+        return result
+
+    async def _run_batch(self, ctx: RunContext, batch: list[Task]) -> None:
+        session, steerer = ctx.session, ctx.steerer
+        ends = {}
+        for task in batch:
+            await steerer.transition(session, task.id, S.RUNNING)
+            ends[task.id] = await ctx.begin_turn(task.id)
+        running = {asyncio.create_task(self._invoke(ctx, t), name=f"goldfive-invoke-{t.id}"): t for t in batch}
+        pending = set(running)
+        recv: asyncio.Task[ControlMessage | None] | None = None
+        steer: ControlMessage | None = None
+        rerun = False
+        cancel_reason = ""
+        interrupted: list[str] = []
+        try:
+            while pending:
+                if recv is None and ctx.control is not None and not (ctx.control.closed and ctx.control.pending() == 0):
+                    recv = asyncio.create_task(ctx.control.receive())
+                done, _ = await asyncio.wait(pending | ({recv} if recv else set()), return_when=asyncio.FIRST_COMPLETED)
+                for fut in [f for f in done if f in pending]:
+                    pending.discard(fut)
+                    await self._settle(ctx, running[fut], fut.result())
+                if recv is not None and recv in done:
+                    msg, recv = recv.result(), None
+                    if msg is None:
+                        continue
+                    out = await self.handle_control(ctx, msg, mid_task=bool(pending))
+                    if out.cancel_run or out.cancel_invocation:
+                        interrupted = [running[f].id for f in pending]
+                        cancel_reason = out.cancel_reason if out.cancel_run else ("user_steer" if out.steer_message else "goldfive_steer")
+                        await self._cancel_invocations(ctx, pending, running, cancel_reason)
+                        pending.clear()
+                        if out.cancel_run:
+                            raise RunCancelled(out.cancel_reason)
+                        steer = out.steer_message
+                        rerun = out.rerun_cancelled
+        finally:
+            late = await _stop_receiving(recv)
+            for task in batch:
+                await ends[task.id]()
+            if late is not None and cancel_reason and steer is None:
+                # The run is being cancelled: the Runner acks this one as "run not active".
+                ctx.late_messages.append(late)
+                late = None
+        if late is not None:
+            await self._raise_if_cancelled([await self.handle_control(ctx, late, mid_task=False)])
+        if rerun:
+            ctx.pending_rewinds.extend(interrupted)
+        if steer is not None:
+            await self._apply_steer(ctx, steer, interrupted)
+
+    async def _settle(self, ctx: RunContext, task: Task, result: InvocationResult | BaseException) -> None:
+        """Turn an invocation's end into a status; the agent may have reported one already."""
+        session, steerer = ctx.session, ctx.steerer
+        status = task.status
+        if session.plan is None or not session.plan.has_task(task.id) or session.plan.task(task.id) is not task:
+            return  # the plan was revised under this invocation
+        if status.is_terminal:
+            return
+        error = ""
+        if isinstance(result, BaseException):
+            error = f"agent raised {type(result).__name__}: {result}"
+        elif result.error:
+            error = result.error
+        elif status == S.BLOCKED:
+            error = "the agent returned while the task was blocked"
+        if not error:
+            await steerer.transition(session, task.id, S.COMPLETED, result=result.text)  # type: ignore[union-attr]
+            return
+        await steerer.transition(session, task.id, S.FAILED, reason=error)
+        await steerer.report_drift(session, DriftEvent(DriftKind.TASK_FAILED_FATAL, DriftSeverity.CRITICAL, error, task.id))
+        await steerer.cascade_cancel_downstream(session, task.id, f"upstream {task.id} failed")
+
+    async def _cancel_invocations(
+        self, ctx: RunContext, pending: set[asyncio.Task[Any]], running: dict[asyncio.Task[Any], Task], reason: str
+    ) -> None:
+        """Cancel, give the agents a grace period, abandon the ones that ignore it."""
+        for fut in pending:
+            fut.cancel()
+        grace = ctx.config.cancel_grace_s
+        if pending:
+            done, stuck = await asyncio.wait(pending, timeout=grace)
+            for fut in stuck:
+                fut.add_done_callback(_consume)
+                await ctx.emit(
+                    events.invocation_abandoned,
+                    running[fut].id,
+                    grace,
+                    f"agent ignored cancellation for {grace:g}s; abandoned",
+                )
+        for fut in pending:
+            await ctx.steerer.transition(ctx.session, running[fut].id, S.CANCELLED, reason=reason)
+
+    async def _cancel_everything(self, ctx: RunContext, reason: str) -> None:
+        plan = ctx.session.plan
+        if plan is None:
+            return
+        for task in plan.tasks:
+            if not task.status.is_terminal:
+                await ctx.steerer.transition(ctx.session, task.id, S.CANCELLED, reason=reason)
+
+    # -- the end -----------------------------------------------------------------------
+    async def _finish(self, ctx: RunContext) -> ExecutionOutcome:
+        session = ctx.session
+        plan = session.plan
+        assert plan is not None
+        counts = plan.counts()
+        stuck = [t.id for t in plan.tasks if not t.status.is_terminal]
+        bad = [t.id for t in plan.tasks if t.status in (S.FAILED, S.CANCELLED)]
+        if stuck:
+            return await self._abort(ctx, f"{len(stuck)} task(s) could not run: {', '.join(stuck[:8])}")
+        if bad:
+            failed = [t.id for t in plan.tasks if t.status == S.FAILED]
+            what = f"task(s) failed: {', '.join(failed[:8])}" if failed else f"task(s) cancelled: {', '.join(bad[:8])}"
+            return await self._abort(ctx, what)
+        for goal in session.goals:
+            if goal.success_predicate is None:
+                continue
+            try:
+                met = bool(goal.success_predicate(session))
+            except Exception as exc:  # a raising predicate fails the run, with its reason
+                return await self._abort(ctx, f"goal {goal.id} predicate raised {type(exc).__name__}: {exc}")
+            if not met:
+                return await self._abort(ctx, f"goal {goal.id} predicate not met")
+        await ctx.finish_messages()
+        summary = f"{counts[S.COMPLETED]}/{len(plan.tasks)} tasks completed"
+        await ctx.emit(events.run_completed, summary)
+        return ExecutionOutcome(True, session, summary)
+
+    async def _abort(self, ctx: RunContext, reason: str) -> ExecutionOutcome:
+        await ctx.finish_messages()
+        await ctx.emit(events.run_aborted, reason)
+        return ExecutionOutcome(False, ctx.session, reason)
+
+
+async def _stop_receiving(recv: asyncio.Task[ControlMessage | None] | None) -> ControlMessage | None:
+    """Cancel an outstanding receive; a message it already took is returned, not lost."""
+    if recv is None:
+        return None
+    if not recv.done():
+        recv.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await recv
+    if recv.cancelled():
+        return None
+    return recv.result()
+
+
+def _consume(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()

@@ -1,0 +1,188 @@
+"""Runner: the single entry point. Composes the six primitives and runs one invocation.
+
+Lifecycle (spec ARCHITECTURE.md "The full lifecycle"): setup (RunStarted), goal derivation
+(GoalDerived), plan generation (PlanSubmitted), execution (the executor), termination
+(RunCompleted / RunAborted, always the last event of the run), sink teardown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from typing import Any, Callable, Iterable
+
+from goldfive import events
+from goldfive.control import AckResult, ControlAck, ControlChannel, kind_name
+from goldfive.errors import GoldfiveError
+from goldfive.executors.sequential import SequentialExecutor
+from goldfive.goals import PassthroughGoalDeriver
+from goldfive.planner import PassthroughPlanner
+from goldfive.results import ExecutionOutcome
+from goldfive.runtime import RunContext, RuntimeConfig
+from goldfive.steerer import DefaultSteerer
+from goldfive.types import Goal, Session
+
+log = logging.getLogger("goldfive.runner")
+
+
+def _as_adapter(agent: Any) -> Any:
+    if hasattr(agent, "invoke") and hasattr(agent, "available_agents"):
+        return agent
+    if callable(agent):
+        from goldfive.adapters.callable import CallableAdapter
+
+        return CallableAdapter(agent)
+    raise TypeError(f"agent must be an AgentAdapter or an async callable, got {type(agent).__name__}")
+
+
+class Runner:
+    def __init__(
+        self,
+        agent: Any,
+        planner: Any = None,
+        executor: Any = None,
+        goal_deriver: Any = None,
+        steerer: Any = None,
+        sinks: Iterable[Any] | None = None,
+        control: ControlChannel | None = None,
+        *,
+        config: RuntimeConfig | None = None,
+        session_id: str = "",
+        run_id: str | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self.adapter = _as_adapter(agent)
+        self.planner = planner if planner is not None else PassthroughPlanner()
+        self.executor = executor if executor is not None else SequentialExecutor()
+        self.goal_deriver = goal_deriver if goal_deriver is not None else PassthroughGoalDeriver("run")
+        self.steerer = steerer if steerer is not None else DefaultSteerer()
+        self.sinks = list(sinks or [])
+        self.control = control
+        self.config = config or RuntimeConfig()
+        self._session_id = session_id
+        self._run_id = run_id
+        self._clock = clock
+        self._sinks_closed = False
+        self._responder: asyncio.Task[None] | None = None
+        self.session: Session | None = None
+
+    async def run(self, user_input: str | list[Goal]) -> ExecutionOutcome:
+        run_id = self._run_id or uuid.uuid4().hex
+        kw: dict[str, Any] = {"clock": self._clock} if self._clock else {}
+        session = Session(run_id=run_id, session_id=self._session_id, **kw)
+        self.session = session
+        ctx = RunContext(
+            session,
+            sinks=self.sinks,
+            steerer=self.steerer,
+            planner=self.planner,
+            adapter=self.adapter,
+            control=self.control,
+            config=self.config,
+        )
+        ctx.user_tools = list(getattr(self.adapter, "user_tools", []) or [])
+        text = user_input if isinstance(user_input, str) else "; ".join(g.summary for g in user_input)
+        session.user_input = text
+        try:
+            try:
+                await ctx.emit(events.run_started, goal_summary=text, user_input=text)
+                outcome = await self._setup(ctx, user_input)
+                if outcome is None:
+                    assert session.plan is not None
+                    outcome = await self.executor.run(
+                        plan=session.plan,
+                        session=session,
+                        adapter=self.adapter,
+                        steerer=self.steerer,
+                        planner=self.planner,
+                        sinks=self.sinks,
+                        control=self.control,
+                    )
+            except BaseException as exc:
+                # The sinks still learn how the run ended before the exception propagates.
+                reason = "run cancelled" if isinstance(exc, asyncio.CancelledError) else f"{type(exc).__name__}: {exc}"
+                with contextlib.suppress(Exception):
+                    await ctx.emit(events.run_aborted, reason)
+                raise
+        finally:
+            self._start_responder(ctx)
+            await self._close_sinks()
+        return outcome
+
+    async def _setup(self, ctx: RunContext, user_input: str | list[Goal]) -> ExecutionOutcome | None:
+        session = ctx.session
+        try:
+            if isinstance(user_input, list):
+                goals = list(user_input)
+            else:
+                goals = list(await self.goal_deriver.derive(user_input, context={"run_id": session.run_id}))
+        except GoldfiveError as exc:
+            return await self._abort(ctx, f"goal derivation failed: {exc}")
+        except Exception as exc:  # isolation boundary: a deriver bug ends the run with a reason
+            return await self._abort(ctx, f"goal derivation failed: {type(exc).__name__}: {exc}")
+        session.goals = goals
+        session.state["goldfive.goals_summary"] = "; ".join(g.summary for g in goals)
+        await ctx.emit(events.goal_derived, goals)
+        try:
+            plan = await self.planner.generate(
+                goals=goals,
+                available_agents=list(self.adapter.available_agents),
+                context={"run_id": session.run_id, "user_input": session.user_input},
+            )
+        except Exception as exc:  # isolation boundary: planner failure ends the run with a reason
+            return await self._abort(ctx, f"planner failed: {exc}")
+        if plan is None:
+            return await self._abort(ctx, "planner returned no plan")
+        try:
+            plan.validate()
+        except GoldfiveError as exc:
+            return await self._abort(ctx, f"planner returned an invalid plan: {exc}")
+        if not plan.run_id:
+            from dataclasses import replace
+
+            plan = replace(plan, run_id=session.run_id)
+        session.plan = plan
+        session.state["goldfive.current_plan_id"] = plan.id
+        await ctx.emit(events.plan_submitted, plan)
+        return None
+
+    async def _abort(self, ctx: RunContext, reason: str) -> ExecutionOutcome:
+        await ctx.emit(events.run_aborted, reason)
+        return ExecutionOutcome(False, ctx.session, reason)
+
+    # -- after the run -----------------------------------------------------------
+    def _start_responder(self, ctx: RunContext) -> None:
+        """Controls that arrive after the run ended still get their one ack (FAILURE)."""
+        if self.control is None or (self._responder is not None and not self._responder.done()):
+            return
+        self._responder = asyncio.get_running_loop().create_task(_answer_after_end(self.control, ctx))
+
+    async def _close_sinks(self) -> None:
+        if self._sinks_closed:
+            return
+        self._sinks_closed = True
+        from goldfive.sinks.fanout import close_all
+
+        await close_all(self.sinks)
+
+    async def close(self) -> None:
+        """Close the sinks (if the run did not already) and stop answering late controls."""
+        if self._responder is not None:
+            self._responder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._responder
+            self._responder = None
+        await self._close_sinks()
+
+
+async def _answer_after_end(control: ControlChannel, ctx: RunContext) -> None:
+    for msg in ctx.late_messages:
+        await control.ack(ControlAck(msg.id, AckResult.FAILURE, f"run not active: {kind_name(msg.kind)} arrived as the run ended"))
+    ctx.late_messages.clear()
+    while True:
+        msg = await control.receive()
+        if msg is None:
+            return
+        await control.ack(ControlAck(msg.id, AckResult.FAILURE, "run not active"))

@@ -1,0 +1,285 @@
+"""DefaultSteerer: the task state machine, drift classification and the intervention ladder.
+
+State machine: statuses only move forward; a terminal status (COMPLETED, FAILED, CANCELLED,
+NOT_NEEDED) absorbs every later transition; a transition to the current status is harmless.
+The one way back is ``rewind`` (REWIND_TO), which resets a task and everything downstream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from goldfive import events
+from goldfive.control import ControlKind, ControlMessage
+from goldfive.errors import InvalidTransitionError
+from goldfive.inbox import InjectedMessage
+from goldfive.ladder import InterventionLevel, ladder_level
+from goldfive.runtime import RunContext, runtime_of
+from goldfive.types import (
+    DriftEvent,
+    DriftKind,
+    DriftSeverity,
+    Plan,
+    Session,
+    Task,
+    TaskStatus,
+    set_task_status,
+)
+
+log = logging.getLogger("goldfive.steerer")
+
+S = TaskStatus
+_ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
+    S.PENDING: frozenset({S.RUNNING, S.BLOCKED, S.CANCELLED, S.NOT_NEEDED, S.FAILED, S.COMPLETED}),
+    S.RUNNING: frozenset({S.COMPLETED, S.FAILED, S.CANCELLED, S.BLOCKED}),
+    S.BLOCKED: frozenset({S.RUNNING, S.COMPLETED, S.FAILED, S.CANCELLED}),
+}
+PROCESSED_STEER_IDS = "goldfive.processed_steer_ids"
+_STEER_ID_MEMORY = 512
+
+
+@dataclass
+class DriftOutcome:
+    level: InterventionLevel
+    revised: bool = False
+    error: str = ""
+
+
+@dataclass
+class DefaultSteerer:
+    #: The ladder is consulted through ``ladder_level``; subclass and override to retune it.
+    refine_failure_limit: int = 2
+    _refine_failures: dict[tuple[str, str], int] = field(default_factory=dict)
+    _occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    # -- the state machine ------------------------------------------------------------
+    async def transition(
+        self, session: Session, task_id: str, to: TaskStatus, *, reason: str = "", result: str = ""
+    ) -> bool:
+        """Move ``task_id`` to ``to`` and emit the event. Returns False when nothing changed
+        (same status, or the task is already terminal). Raises InvalidTransitionError for a
+        move the machine forbids (e.g. RUNNING -> PENDING) and UnknownTaskError."""
+        ctx = runtime_of(session)
+        task = _plan(session).task(task_id)
+        frm = task.status
+        if frm == to or frm.is_terminal:
+            return False
+        if to not in _ALLOWED.get(frm, frozenset()):
+            raise InvalidTransitionError(f"task {task_id}: {frm} -> {to} is not allowed")
+        set_task_status(task, to)
+        if to == S.RUNNING and frm == S.PENDING:
+            session.current_task_id = task_id
+            await ctx.emit(events.task_started, task_id, task.assignee_agent_id)
+        elif to == S.COMPLETED:
+            session.completed_results[task_id] = result
+            await ctx.emit(events.task_completed, task_id, result)
+        elif to == S.FAILED:
+            await ctx.emit(events.task_failed, task_id, reason)
+        elif to == S.CANCELLED:
+            await ctx.emit(events.task_cancelled, task_id, reason)
+        elif to == S.BLOCKED:
+            await ctx.emit(events.task_blocked, task_id, reason)
+        else:
+            await ctx.emit(events.task_transitioned, task_id, frm, to, reason)
+        if to.is_terminal and session.current_task_id == task_id:
+            session.current_task_id = ""
+        return True
+
+    async def mark_task_blocked(self, session: Session, task_id: str, blocker: str) -> bool:
+        return await self.transition(session, task_id, S.BLOCKED, reason=blocker)
+
+    async def cascade_cancel_downstream(self, session: Session, task_id: str, reason: str) -> list[str]:
+        """Cancel every non-terminal task reachable from ``task_id``."""
+        cancelled = []
+        plan = _plan(session)
+        for tid in plan.downstream(task_id):
+            if await self.transition(session, tid, S.CANCELLED, reason=reason):
+                cancelled.append(tid)
+        return cancelled
+
+    async def rewind(self, session: Session, task_id: str) -> list[str]:
+        """Reset ``task_id`` and every task downstream of it to PENDING and drop their results."""
+        ctx = runtime_of(session)
+        plan = _plan(session)
+        plan.task(task_id)
+        reset = []
+        for tid in [task_id, *plan.downstream(task_id)]:
+            task = plan.task(tid)
+            session.completed_results.pop(tid, None)
+            session.task_progress.pop(tid, None)
+            if task.status != S.PENDING:
+                frm = task.status
+                set_task_status(task, S.PENDING)
+                await ctx.emit(events.task_transitioned, tid, frm, S.PENDING, "rewind")
+                reset.append(tid)
+        return reset
+
+    # -- drift --------------------------------------------------------------------------
+    async def observe(self, msg: ControlMessage, session: Session) -> DriftEvent | None:
+        """The drift a user control stands for, or None (also for a duplicate STEER)."""
+        kind = msg.kind
+        payload = msg.payload or {}
+        if kind == ControlKind.STEER:
+            dedupe = str(payload.get("annotation_id") or msg.id)
+            seen: deque[str] = session.state.setdefault(PROCESSED_STEER_IDS, deque(maxlen=_STEER_ID_MEMORY))
+            if dedupe in seen:
+                return None
+            seen.append(dedupe)
+            note = str(payload.get("note", ""))
+            author = str(payload.get("author", "") or "")
+            detail = f"by {author}: {note}" if author else note
+            return DriftEvent(
+                DriftKind.USER_STEER,
+                DriftSeverity.WARNING,
+                detail,
+                task_id=session.current_task_id,
+                annotation_id=str(payload.get("annotation_id", "") or ""),
+                metadata={
+                    "note": note,
+                    "suggested_action": str(payload.get("suggested_action", "") or ""),
+                    "author": author,
+                    "control_id": msg.id,
+                },
+            )
+        if kind == ControlKind.PAUSE:
+            return DriftEvent(DriftKind.USER_PAUSE, DriftSeverity.INFO, "paused by control", session.current_task_id)
+        if kind == ControlKind.CANCEL:
+            reason = str(payload.get("reason", "") or "cancelled by control")
+            return DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, reason, session.current_task_id)
+        return None
+
+    async def report_drift(self, session: Session, drift: DriftEvent) -> None:
+        """Record a drift on the event stream (no intervention)."""
+        await runtime_of(session).emit(events.drift_detected, drift)
+
+    async def handle_drift(self, session: Session, drift: DriftEvent, *, emit: bool = True) -> DriftOutcome:
+        """Emit the drift, then act on it per the intervention ladder."""
+        ctx = runtime_of(session)
+        if emit:
+            await ctx.emit(events.drift_detected, drift)
+        key = (str(drift.kind), drift.task_id)
+        self._occurrences[key] = self._occurrences.get(key, 0) + 1
+        level = self.ladder_level_for(drift, self._occurrences[key])
+        out = DriftOutcome(level)
+        if level == InterventionLevel.OBSERVE:
+            return out
+        if level == InterventionLevel.NUDGE:
+            await ctx.inject(InjectedMessage(text=_corrective(drift), role="user"))
+            return out
+        if level in (InterventionLevel.PAUSE_ESCALATE, InterventionLevel.TERMINATE):
+            await self._escalate(ctx, drift, level)
+            return out
+        out.revised, out.error = await self.refine(session, drift)
+        if out.revised and level == InterventionLevel.CANCEL_REINVOKE and ctx.control is not None:
+            await ctx.control.send(
+                ControlMessage(ControlKind.GOLDFIVE_STEER, payload={"note": _corrective(drift), "drift_id": drift.id})
+            )
+        return out
+
+    def ladder_level_for(self, drift: DriftEvent, occurrences: int) -> InterventionLevel:
+        return ladder_level(DriftKind(drift.kind), DriftSeverity(drift.severity), occurrences)
+
+    async def _escalate(self, ctx: RunContext, drift: DriftEvent, level: InterventionLevel) -> None:
+        human = DriftEvent(
+            DriftKind.HUMAN_INTERVENTION_REQUIRED,
+            DriftSeverity.CRITICAL,
+            f"{drift.kind}: {drift.detail}",
+            task_id=drift.task_id,
+        )
+        await ctx.emit(events.drift_detected, human)
+        if ctx.control is None:
+            return
+        payload: dict[str, Any] = {"drift_id": drift.id, "reason": human.detail}
+        if level == InterventionLevel.TERMINATE:
+            payload["deadline_s"] = 600
+        await ctx.control.send(ControlMessage(ControlKind.GOLDFIVE_PAUSE_ESCALATE, payload=payload))
+
+    async def refine(self, session: Session, drift: DriftEvent) -> tuple[bool, str]:
+        """Ask the planner for a revision and install it. Returns (revised, error)."""
+        ctx = runtime_of(session)
+        old = _plan(session)
+        metadata = dict(drift.metadata)
+        metadata.setdefault("completed_results", dict(session.completed_results))
+        drift = replace(drift, metadata=metadata)
+        error = ""
+        try:
+            new = await ctx.planner.refine(plan=old, drift=drift, goals=session.goals)
+        except Exception as exc:  # isolation boundary: a planner bug becomes a drift, not a crash
+            log.warning("planner.refine raised", exc_info=True)
+            new, error = None, f"planner.refine raised {type(exc).__name__}: {exc}"
+        if new is not None:
+            try:
+                new = self._checked_revision(old, new, drift, session)
+            except Exception as exc:
+                new, error = None, f"revised plan rejected: {exc}"
+        if new is None:
+            error = error or str(getattr(ctx.planner, "last_error", "") or "planner returned no plan")
+            await ctx.emit(
+                events.drift_detected,
+                DriftEvent(DriftKind.REFINE_VALIDATION_FAILED, DriftSeverity.CRITICAL, error, drift.task_id),
+            )
+            await self._count_refine_failure(session, drift)
+            return False, error
+        self._refine_failures.pop((str(drift.kind), drift.task_id), None)
+        session.plan = new
+        session.state["goldfive.current_plan_id"] = new.id
+        await ctx.emit(events.plan_revised, old, new, drift_id=drift.id)
+        return True, ""
+
+    def _checked_revision(self, old: Plan, new: Plan, drift: DriftEvent, session: Session) -> Plan:
+        """Completed work is never redone: a task terminal in the old plan keeps its status;
+        everything new starts PENDING. Revision metadata is stamped when the planner did not."""
+        tasks: list[Task] = []
+        for t in new.tasks:
+            prev = old.task(t.id) if old.has_task(t.id) else None
+            if prev is not None and prev.status == S.COMPLETED:
+                tasks.append(replace(prev))
+            elif prev is not None and prev.status.is_terminal:
+                tasks.append(replace(t, status=prev.status))
+            else:
+                tasks.append(replace(t, status=S.PENDING))
+        index = new.revision_index if new.revision_index > old.revision_index else old.revision_index + 1
+        plan = replace(
+            new,
+            tasks=tasks,
+            run_id=new.run_id or session.run_id,
+            revision_index=index,
+            revision_kind=new.revision_kind or str(drift.kind),
+            revision_severity=new.revision_severity or str(drift.severity),
+            revision_reason=new.revision_reason or drift.detail,
+        )
+        return plan.validate()
+
+    async def _count_refine_failure(self, session: Session, drift: DriftEvent) -> None:
+        key = (str(drift.kind), drift.task_id)
+        n = self._refine_failures.get(key, 0) + 1
+        self._refine_failures[key] = n
+        if n < self.refine_failure_limit or not drift.task_id:
+            return
+        self._refine_failures.pop(key, None)
+        plan = _plan(session)
+        if plan.has_task(drift.task_id):
+            await self.transition(session, drift.task_id, S.FAILED, reason=f"refine failed {n} times for {drift.kind}")
+            await self.cascade_cancel_downstream(session, drift.task_id, f"upstream {drift.task_id} failed")
+        await runtime_of(session).emit(
+            events.drift_detected,
+            DriftEvent(
+                DriftKind.REPEATED_FAILURE,
+                DriftSeverity.CRITICAL,
+                f"{n} failed refines for {drift.kind} on {drift.task_id}",
+                drift.task_id,
+            ),
+        )
+
+
+def _plan(session: Session) -> Plan:
+    if session.plan is None:
+        raise InvalidTransitionError("the session has no plan yet")
+    return session.plan
+
+
+def _corrective(drift: DriftEvent) -> str:
+    return f"[goldfive steering] {drift.kind}: {drift.detail}. Get back to the current task."
