@@ -26,3 +26,18 @@ class LLMSettings:
             model=env.get("GOLDFIVE_LLM_MODEL", ""),
             api_key=env.get("GOLDFIVE_LLM_API_KEY") or env.get("OPENAI_API_KEY") or "",
         )
+
+
+def data_dir(environ: Mapping[str, str] | None = None) -> str:
+    """Where live runs are recorded: GOLDFIVE_DATA_DIR, else the user's data directory."""
+    env = os.environ if environ is None else environ
+    override = env.get("GOLDFIVE_DATA_DIR")
+    if override:
+        return override
+    import platformdirs
+
+    return platformdirs.user_data_dir("goldfive", appauthor=False)
+
+
+def default_db_path(environ: Mapping[str, str] | None = None) -> str:
+    return os.path.join(data_dir(environ), "runs.sqlite")
