@@ -5,6 +5,8 @@ from goldfive.adapters.callable import CallableAdapter
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
 from goldfive.errors import (
     ChannelClosedError,
+    LLMError,
+    PlannerError,
     ConversionError,
     GoldfiveError,
     InvalidTransitionError,
@@ -13,6 +15,8 @@ from goldfive.errors import (
 )
 from goldfive.executors import ParallelDAGExecutor, SequentialExecutor
 from goldfive.goals import LiteralGoalDeriver, PassthroughGoalDeriver
+from goldfive.llm import CallLLM, ChatModel, ChatResult, OpenAICompatClient, ScriptedModel, ToolCall
+from goldfive.planners import LLMGoalDeriver, LLMPlanner
 from goldfive.planner import PassthroughPlanner, StaticPlanner
 from goldfive.quick import quickstart, wrap
 from goldfive.results import ExecutionOutcome, InvocationResult
@@ -44,8 +48,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AckResult",
+    "CallLLM",
     "CallableAdapter",
     "ChannelClosedError",
+    "ChatModel",
+    "ChatResult",
     "ControlAck",
     "ControlChannel",
     "ControlKind",
@@ -62,23 +69,30 @@ __all__ = [
     "InvalidTransitionError",
     "InvocationResult",
     "JSONLPersistenceSink",
+    "LLMError",
+    "LLMGoalDeriver",
+    "LLMPlanner",
     "LiteralGoalDeriver",
     "LoggingSink",
+    "OpenAICompatClient",
     "ParallelDAGExecutor",
     "PassthroughGoalDeriver",
     "PassthroughPlanner",
     "Plan",
     "PlanValidationError",
+    "PlannerError",
     "ReportingToolSpec",
     "Runner",
     "RuntimeConfig",
     "SQLitePersistenceSink",
+    "ScriptedModel",
     "SequentialExecutor",
     "Session",
     "StaticPlanner",
     "Task",
     "TaskEdge",
     "TaskStatus",
+    "ToolCall",
     "UnknownTaskError",
     "UserTool",
     "__version__",

@@ -23,3 +23,11 @@ class LiteralGoalDeriver:
     async def derive(self, user_input: str, *, context: dict[str, Any] | None = None) -> list[Goal]:
         lines = [ln.strip() for ln in str(user_input).splitlines() if ln.strip()]
         return [Goal(id=f"g{i + 1}", summary=ln) for i, ln in enumerate(lines)] or [Goal("g1", "")]
+
+
+def __getattr__(name: str) -> object:
+    if name == "LLMGoalDeriver":
+        from goldfive.planners.goals import LLMGoalDeriver
+
+        return LLMGoalDeriver
+    raise AttributeError(f"module 'goldfive.goals' has no attribute {name!r}")

@@ -48,3 +48,12 @@ class StaticPlanner:
 
     async def refine(self, *, plan: Plan, drift: DriftEvent, goals: list[Goal]) -> Plan | None:
         return None
+
+
+def __getattr__(name: str) -> object:
+    # The spec names goldfive.planner.LLMPlanner; it lives in goldfive.planners.
+    if name == "LLMPlanner":
+        from goldfive.planners.llm import LLMPlanner
+
+        return LLMPlanner
+    raise AttributeError(f"module 'goldfive.planner' has no attribute {name!r}")

@@ -1,0 +1,50 @@
+"""The names users import (DESIGN section 2) stay where they are."""
+
+import importlib
+
+import goldfive
+
+DESIGN_ROOT_NAMES = """Runner ControlChannel ControlMessage ControlKind ControlAck AckResult SequentialExecutor
+ParallelDAGExecutor DefaultSteerer PassthroughGoalDeriver LiteralGoalDeriver LLMGoalDeriver PassthroughPlanner
+StaticPlanner LLMPlanner CallableAdapter InMemorySink LoggingSink JSONLPersistenceSink SQLitePersistenceSink
+Goal Plan Task TaskEdge TaskStatus Session DriftKind DriftSeverity ExecutionOutcome InvocationResult
+ReportingToolSpec wrap quickstart GoldfiveError""".split()
+
+MODULE_NAMES = {
+    "goldfive.control": ["ControlChannel", "ControlMessage", "ControlKind", "ControlAck", "AckResult"],
+    "goldfive.conv": ["to_pb_control_event", "from_pb_control_event", "to_pb_control_ack", "from_pb_control_ack"],
+    "goldfive.executors._control": ["dispatch_control", "drain_controls", "ControlOutcome"],
+    "goldfive.executors": ["SequentialExecutor", "ParallelDAGExecutor"],
+    "goldfive.executors.sequential": ["SequentialExecutor"],
+    "goldfive.adapters.callable": ["CallableAdapter"],
+    "goldfive.planner": ["StaticPlanner", "PassthroughPlanner", "LLMPlanner"],
+    "goldfive.types": ["Goal", "Plan", "Task", "TaskEdge", "TaskStatus", "Session", "DriftEvent", "DriftKind", "DriftSeverity"],
+    "goldfive.results": ["ExecutionOutcome", "InvocationResult"],
+    "goldfive.protocols": ["GoalDeriver", "Planner", "Executor", "Steerer", "AgentAdapter", "EventSink"],
+}
+
+
+def test_root_exports_every_name_the_design_promises():
+    missing = [n for n in DESIGN_ROOT_NAMES if not hasattr(goldfive, n) or n not in goldfive.__all__]
+    assert missing == []
+
+
+def test_root_all_is_sorted_and_importable():
+    assert goldfive.__all__ == sorted(goldfive.__all__)
+    for name in goldfive.__all__:
+        assert hasattr(goldfive, name), name
+
+
+def test_spec_module_paths_resolve():
+    for module, names in MODULE_NAMES.items():
+        mod = importlib.import_module(module)
+        for name in names:
+            assert hasattr(mod, name), f"{module}.{name}"
+
+
+def test_every_error_derives_from_goldfive_error():
+    import goldfive.errors as errors
+
+    classes = [v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, Exception)]
+    assert len(classes) > 5
+    assert all(issubclass(c, goldfive.GoldfiveError) for c in classes)
