@@ -258,7 +258,7 @@ class GoldfiveApp(App[None]):
         detail = f": {view.ack_detail}" if view.ack_detail else ""
         severity = {"SUCCESS": "information", "UNSUPPORTED": "warning"}.get(view.ack_result, "error")
         self.notify(f"{view.kind} {view.ack_result}{detail}", title="ack", severity=severity, timeout=4)  # type: ignore[arg-type]
-        self._dirty = True
+        self._repaint()  # acks are rare and the person is waiting for this one: no throttle
 
     # -- actions -------------------------------------------------------------------------------
     def action_bindings(self) -> list[Binding]:

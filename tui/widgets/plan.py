@@ -33,8 +33,10 @@ class PlanView(CursorList):
             row.append(clip(t.title or t.id, title_w).ljust(title_w))
             row.append(f" +r{t.added_revision}" if t.added_revision else "    ", rev)
             row.append(" ")
-            note = task_note(t, now_ms)
-            row.append(clip(note, 40), status_style if t.reason and note == t.reason else dim)
+            note = clip(task_note(t, now_ms), 28)
+            row.append(note, status_style if t.reason and t.reason.startswith(note[:-1]) else dim)
+            if t.deps:
+                row.append(("  " if note else "") + "← " + ", ".join(t.deps), dim)
             rows.append(row)
         self.set_rows([t.id for t in tasks], rows)
 
