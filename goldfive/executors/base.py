@@ -257,6 +257,13 @@ class ExecutorBase:
                         steer = out.steer_message
                         rerun = out.rerun_cancelled
         finally:
+            if pending:
+                # The run is being torn down (cancelled, or a bug escaped): its invocations
+                # end with it instead of being orphaned.
+                for fut in pending:
+                    fut.cancel()
+                    fut.add_done_callback(_consume)
+                await asyncio.wait(pending, timeout=ctx.config.cancel_grace_s)
             late = await _stop_receiving(recv)
             for task in batch:
                 await ends[task.id]()
