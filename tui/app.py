@@ -145,16 +145,23 @@ class GoldfiveApp(App[None]):
     async def _consume(self) -> None:
         await self.source.start()
         n = 0
-        async for item in self.source.events():
-            if isinstance(item, Event):
-                self._on_event(item)
-            else:
-                self._on_missed(item)
-            n += 1
-            if n % _BATCH == 0:
-                await asyncio.sleep(0)  # let keys and repaints in during a backlog
-        if not self.state.finished:
-            self._stream_note = "(event stream ended)"
+        try:
+            async for item in self.source.events():
+                if isinstance(item, Event):
+                    self._on_event(item)
+                else:
+                    self._on_missed(item)
+                n += 1
+                if n % _BATCH == 0:
+                    await asyncio.sleep(0)  # let keys and repaints in during a backlog
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: a broken stream is shown, the UI stays up
+            self._stream_note = f"(event stream failed: {exc})"
+            self._log(LogLine(self._at(), "stream", f"failed: {exc}", "fail"))
+        else:
+            if not self.state.finished:
+                self._stream_note = "(event stream ended)"
         self._dirty = True
 
     def _on_event(self, ev: Event) -> None:
