@@ -38,6 +38,8 @@ _ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
     S.BLOCKED: frozenset({S.RUNNING, S.COMPLETED, S.FAILED, S.CANCELLED}),
 }
 PROCESSED_STEER_IDS = "goldfive.processed_steer_ids"
+#: session.state key: task id -> the reason it FAILED (the run's abort reason quotes it).
+FAILURE_REASONS = "goldfive.failure_reasons"
 _STEER_ID_MEMORY = 512
 
 
@@ -77,6 +79,7 @@ class DefaultSteerer:
             session.completed_results[task_id] = result
             await ctx.emit(events.task_completed, task_id, result)
         elif to == S.FAILED:
+            session.state.setdefault(FAILURE_REASONS, {})[task_id] = reason  # for the run's abort reason
             await ctx.emit(events.task_failed, task_id, reason)
         elif to == S.CANCELLED:
             await ctx.emit(events.task_cancelled, task_id, reason)

@@ -44,6 +44,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     #: Hold the request open (never answer) until the client closes the connection.
     hang: bool = False
+    #: Answer only once this is set (the server sets ``gate_reached`` when it starts waiting).
+    gate: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class FakeChatServer:
         self.requests: list[Received] = []
         self.hang_started = threading.Event()
         self.hang_closed = threading.Event()
+        self.gate_reached = threading.Event()
         self._lock = threading.Lock()
         server = self
 
@@ -88,6 +91,9 @@ class FakeChatServer:
                         server.hang_closed.set()
                     self.close_connection = True
                     return
+                if reply.gate is not None:
+                    server.gate_reached.set()
+                    reply.gate.wait(10)
                 data = reply.body.encode() if isinstance(reply.body, str) else json.dumps(reply.body).encode()
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")

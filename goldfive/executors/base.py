@@ -21,6 +21,7 @@ from goldfive.executors._control import ControlOutcome, can_replan, dispatch_con
 from goldfive.inbox import InjectedMessage
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.runtime import RunContext, RuntimeConfig
+from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
 
 log = logging.getLogger("goldfive.executor")
@@ -341,6 +342,9 @@ class ExecutorBase:
         if bad:
             failed = [t.id for t in plan.tasks if t.status == S.FAILED]
             what = f"task(s) failed: {', '.join(failed[:8])}" if failed else f"task(s) cancelled: {', '.join(bad[:8])}"
+            first_reason = session.state.get(FAILURE_REASONS, {}).get(failed[0], "") if failed else ""
+            if first_reason:  # e.g. the unreachable model server's URL
+                what += f" ({failed[0]}: {first_reason})"
             return await self._abort(ctx, what)
         for goal in session.goals:
             if goal.success_predicate is None:

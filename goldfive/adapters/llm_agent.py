@@ -1,0 +1,176 @@
+"""LLMAgentAdapter: runs a task as a tool-calling loop over any ChatModel.
+
+The model sees the goals, the plan, the current task and the completed results (the
+``agent_task.system`` prompt); it is offered the 8 reporting tools and the user's tools. Before
+every model call the messages injected into the running turn are appended as user messages.
+What goes wrong becomes a drift on the event stream (audit only, never a replan mid-task):
+TOO_MANY_STEPS, CONTEXT_PRESSURE, AGENT_REFUSAL, SCHEMA_VIOLATION; a user tool that raises
+reports TOOL_ERROR itself and its error goes back to the model.
+
+Cancelling ``invoke`` cancels the model call in flight (the HTTP client closes its request)
+and propagates at once; nothing keeps running.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from goldfive.errors import LLMError
+from goldfive.llm.base import ChatModel, ChatResult, ToolCall
+from goldfive.llm.prompts import render_prompt
+from goldfive.results import InvocationResult
+from goldfive.runtime import RunContext, read_injected, runtime_of
+from goldfive.tools import ReportingToolSpec, UserTool
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
+
+_RESULT_CHARS = 600  # completed outputs are context for the model, not the whole artifact
+
+
+class LLMAgentAdapter:
+    """An AgentAdapter whose agent is a chat model with tools.
+
+    ``max_steps`` bounds the model calls per invocation. ``tools`` are UserTools or plain
+    functions (JSON schemas come from their signatures); the Runner installs them.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        model_name: str = "",
+        tools: Iterable[UserTool | Callable[..., Any]] = (),
+        max_steps: int = 12,
+        name: str = "llm_agent",
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {max_steps}")
+        self.model = model
+        self.model_name = model_name
+        self.user_tools = [t if isinstance(t, UserTool) else UserTool(t) for t in tools]
+        self.max_steps = max_steps
+        self.name = name
+
+    @property
+    def available_agents(self) -> list[str]:
+        return [self.name]
+
+    async def invoke(self, task: Task, session: Session) -> InvocationResult:
+        ctx = runtime_of(session)
+        specs = ctx.tools_for(task.id)
+        schemas = [spec.openai_schema() for spec in specs.values()]
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": system_prompt(session, task)},
+            {"role": "user", "content": f"Do the current task ({task.id}): {task.title}"},
+        ]
+        reported = ""  # what report_task_completed / report_task_failed said
+        for _ in range(self.max_steps):
+            for text in await read_injected(session, task.id):
+                messages.append({"role": "user", "content": text})
+            try:
+                result = await self.model.chat(messages, tools=schemas or None, model=self.model_name)
+            except LLMError as exc:
+                return InvocationResult(task.id, stop_reason="model_error", error=f"model call failed: {exc}")
+            if result.refusal or result.finish_reason == "content_filter":
+                words = result.refusal or result.content or "finish_reason content_filter"
+                await _drift(ctx, DriftKind.AGENT_REFUSAL, DriftSeverity.WARNING, f"model refused: {words}", task.id)
+                return InvocationResult(task.id, text=result.content, stop_reason="refusal", error=f"model refused: {words}")
+            if result.finish_reason == "length":
+                await _drift(
+                    ctx, DriftKind.CONTEXT_PRESSURE, DriftSeverity.WARNING, "model answer cut off (finish_reason length)", task.id
+                )
+            if not result.tool_calls:
+                return InvocationResult(task.id, text=result.content, stop_reason=result.finish_reason or "stop")
+            messages.append(_assistant_message(result))
+            for call in result.tool_calls:
+                out = await self._run_tool(ctx, task.id, specs, call)
+                if call.name in ("report_task_completed", "report_task_failed") and out.get("ok"):
+                    reported = _reported_text(call)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(out, default=str)})
+            status = _status(session, task)
+            if status.is_terminal:
+                if status == TaskStatus.COMPLETED:
+                    return InvocationResult(task.id, text=reported or result.content, stop_reason="task_completed")
+                return InvocationResult(task.id, stop_reason=f"task_{status.lower()}", error=reported or f"task {status.lower()}")
+        detail = f"no final answer after {self.max_steps} model calls"
+        await _drift(ctx, DriftKind.TOO_MANY_STEPS, DriftSeverity.WARNING, detail, task.id)
+        return InvocationResult(task.id, stop_reason="max_steps", error=f"step limit exceeded: {detail}")
+
+    async def _run_tool(
+        self, ctx: RunContext, task_id: str, specs: dict[str, ReportingToolSpec], call: ToolCall
+    ) -> dict[str, Any]:
+        spec = specs.get(call.name)
+        if spec is None:
+            detail = f"unknown tool {call.name!r}; available: {', '.join(specs)}"
+            await _drift(ctx, DriftKind.SCHEMA_VIOLATION, DriftSeverity.INFO, detail, task_id)
+            return {"ok": False, "error": detail}
+        try:
+            args = json.loads(call.arguments_json or "{}")
+        except ValueError as exc:
+            args, problem = None, f"arguments are not valid JSON ({exc})"
+        else:
+            problem = "" if isinstance(args, dict) else f"arguments must be a JSON object, got {type(args).__name__}"
+        if problem or not isinstance(args, dict):
+            detail = f"{call.name}: {problem}: {call.arguments_json[:200]!r}"
+            await _drift(ctx, DriftKind.SCHEMA_VIOLATION, DriftSeverity.INFO, detail, task_id)
+            return {"ok": False, "error": f"{detail}. Call the tool again with a JSON object."}
+        return await spec(**args)
+
+
+def system_prompt(session: Session, task: Task) -> str:
+    """The ``agent_task.system`` prompt for ``task``: goals, plan, completed results, the task."""
+    goals = "\n".join(f"- {g.id}: {g.summary}" for g in session.goals) or "(none)"
+    plan_lines: list[str] = []
+    completed: list[str] = []
+    if session.plan is not None:
+        deps: dict[str, list[str]] = {}
+        for e in session.plan.edges:
+            deps.setdefault(e.to_task_id, []).append(e.from_task_id)
+        for t in session.plan.tasks:
+            after = f" (after {', '.join(deps[t.id])})" if t.id in deps else ""
+            plan_lines.append(f"- {t.id} [{t.status}]: {t.title}{after}")
+            if t.status == TaskStatus.COMPLETED:
+                result = str(session.completed_results.get(t.id, "")).strip().replace("\n", " ")
+                completed.append(f"- {t.id}: {result[:_RESULT_CHARS] or '(no result text)'}")
+    return render_prompt(
+        "agent_task.system",
+        goals=goals,
+        plan="\n".join(plan_lines) or "(none)",
+        completed="\n".join(completed) or "(none)",
+        task_id=task.id,
+        task_title=task.title,
+        task_description=task.description or "(none)",
+    )
+
+
+def _assistant_message(result: ChatResult) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": result.content or None,
+        "tool_calls": [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments_json}}
+            for c in result.tool_calls
+        ],
+    }
+
+
+def _reported_text(call: ToolCall) -> str:
+    try:
+        args = json.loads(call.arguments_json)
+    except ValueError:
+        return ""
+    if not isinstance(args, dict):
+        return ""
+    return str(args.get("result") or args.get("reason") or "")
+
+
+def _status(session: Session, task: Task) -> TaskStatus:
+    plan = session.plan
+    if plan is not None and plan.has_task(task.id):
+        return plan.task(task.id).status
+    return task.status
+
+
+async def _drift(ctx: RunContext, kind: DriftKind, severity: DriftSeverity, detail: str, task_id: str) -> None:
+    await ctx.steerer.report_drift(ctx.session, DriftEvent(kind, severity, detail, task_id))
