@@ -24,8 +24,10 @@ def run_local_tui(factory: Callable[[list[object], ControlChannel], tuple[Runner
     from tui.app import GoldfiveApp
     from tui.local_source import LocalRunSource
 
+    import time
+
     source = LocalRunSource(factory, extra_sinks=[_recording_sink(db_path)])
-    GoldfiveApp(source).run()
+    GoldfiveApp(source, clock=lambda: time.time_ns() // 1_000_000).run()
     return 0
 
 
