@@ -13,5 +13,10 @@ def main() -> None:
     """Steer an LLM agent while it runs."""
 
 
+from goldfive import cli_local  # noqa: E402  (registers run, replay)
+
+cli_local.register(main)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

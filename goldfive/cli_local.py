@@ -1,0 +1,189 @@
+"""``goldfive run`` (a person's own agent, under the TUI or headless) and ``goldfive replay``.
+
+Bad input is one line on stderr and exit code 2, never a traceback: every check that can fail
+runs before the TUI or the run starts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any, Callable, TextIO
+
+import click
+
+from goldfive.cli_inputs import InputError, load_agent, load_plan_file
+from goldfive.control import ControlChannel
+from goldfive.errors import GoldfiveError, ReplayError
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+
+__all__ = ["register", "replay_command", "run_command"]
+
+EXIT_BAD_INPUT = 2
+
+
+def _fail(message: str) -> click.exceptions.Exit:
+    click.echo(f"goldfive: error: {message}", err=True)
+    return click.exceptions.Exit(EXIT_BAD_INPUT)
+
+
+def _event_formatter() -> Callable[[Event], str]:
+    try:  # the shared one-line format of demo --headless and ctl tail, when present
+        from goldfive.event_format import format_event
+
+        return format_event
+    except ImportError:  # pragma: no cover - a checkout without it
+        return _plain_line
+
+
+def _plain_line(ev: Event) -> str:
+    kind = ev.WhichOneof("payload") or "(empty)"
+    payload = getattr(ev, kind, None) if kind != "(empty)" else None
+    task = getattr(payload, "task_id", "") if payload is not None else ""
+    return f"{ev.sequence:>5} {kind:<18} {task}".rstrip()
+
+
+class _PrintSink:
+    """One line per event on ``out``; remembers how the run ended."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.format = _event_formatter()
+        self.terminal = ""
+
+    async def emit(self, event: Event) -> None:
+        kind = event.WhichOneof("payload") or ""
+        if kind in ("run_completed", "run_aborted"):
+            self.terminal = kind
+        print(self.format(event), file=self.out, flush=True)
+
+    async def close(self) -> None:
+        return None
+
+
+def _recording_sink(db_path: str | None) -> Any:
+    from goldfive.settings import default_db_path
+    from goldfive.sinks.sqlite import SQLitePersistenceSink
+
+    path = db_path or default_db_path()
+    if path != ":memory:":
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    return SQLitePersistenceSink(path)
+
+
+def _make_planner(plan_path: str | None, base_url: str | None, model: str | None, api_key: str | None) -> Any:
+    from goldfive.planner import StaticPlanner
+
+    if plan_path is not None:
+        return StaticPlanner(load_plan_file(plan_path))
+    from goldfive.llm.openai_compat import OpenAICompatClient
+    from goldfive.planners.llm import LLMPlanner
+    from goldfive.settings import LLMSettings
+
+    env = LLMSettings.from_env()
+    chosen_model = model or env.model
+    if not chosen_model:
+        raise InputError("no plan and no model: pass --plan FILE, or --model NAME (or set GOLDFIVE_LLM_MODEL) for the LLM planner")
+    client = OpenAICompatClient(base_url=base_url or env.base_url, model=chosen_model, api_key=api_key or env.api_key)
+    return LLMPlanner(call_llm=client.call_llm, model=chosen_model)
+
+
+def _runner_factory(agent: Callable[..., Any], planner: Any, goal: str) -> Callable[[list[object], ControlChannel | None], Any]:
+    def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
+        from goldfive.adapters.callable import CallableAdapter
+        from goldfive.goals import PassthroughGoalDeriver
+        from goldfive.runner import Runner
+
+        runner = Runner(
+            agent=CallableAdapter(agent),
+            planner=planner,
+            goal_deriver=PassthroughGoalDeriver(goal),
+            sinks=sinks,
+            control=channel,
+        )
+        return runner, goal
+
+    return factory
+
+
+async def run_headless(factory: Callable[[list[object], ControlChannel | None], Any], *, db_path: str | None, out: TextIO) -> int:
+    """Run with a line per event on ``out``; 0 when the run completed, 1 otherwise."""
+    printer = _PrintSink(out)
+    recorder = _recording_sink(db_path)
+    runner, user_input = factory([printer, recorder], None)
+    try:
+        await runner.run(user_input)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the sinks already saw RunAborted; say why in one line
+        click.echo(f"goldfive: run aborted: {type(exc).__name__}: {exc}", err=True)
+    finally:
+        await runner.close()
+    run_id = runner.session.run_id if runner.session is not None else ""
+    click.echo(f"recorded to {recorder.path} (run {run_id}): goldfive replay {recorder.path} --run-id {run_id}", err=True)
+    return 0 if printer.terminal == "run_completed" else 1
+
+
+@click.command("run")
+@click.argument("agent_spec", metavar="MODULE:FUNCTION")
+@click.option("--goal", required=True, help="What the run should achieve.")
+@click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="A plan JSON file (the LLM planner's shape); without it the LLM planner plans.")
+@click.option("--base-url", help="OpenAI-compatible server URL (default: GOLDFIVE_LLM_BASE_URL / OPENAI_BASE_URL).")
+@click.option("--model", help="Model name (default: GOLDFIVE_LLM_MODEL).")
+@click.option("--api-key", help="API key (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
+@click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
+@click.option("--db", "db_path", help="SQLite file to record the run to (default: the user data directory).")
+def run_command(
+    agent_spec: str,
+    goal: str,
+    plan_path: str | None,
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    headless: bool,
+    db_path: str | None,
+) -> None:
+    """Run your async agent MODULE:FUNCTION, `async def fn(task, session[, tools])`."""
+    if not goal.strip():
+        raise _fail("--goal is empty: say what the run should achieve")
+    try:
+        agent = load_agent(agent_spec)
+        planner = _make_planner(plan_path, base_url, model, api_key)
+    except GoldfiveError as exc:
+        raise _fail(str(exc)) from None
+    factory = _runner_factory(agent, planner, goal)
+    if headless:
+        code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout))
+    else:
+        from tui.launch import run_local_tui
+
+        code = run_local_tui(factory, db_path=db_path)  # type: ignore[arg-type]
+    raise click.exceptions.Exit(code)
+
+
+@click.command("replay")
+@click.argument("path", metavar="FILE")
+@click.option("--run-id", help="Which run of a SQLite file (default: the latest).")
+def replay_command(path: str, run_id: str | None) -> None:
+    """Open a recorded run (JSONL or SQLite) read-only: step, play, jump."""
+    from goldfive.recording import open_recording
+
+    try:
+        recording = open_recording(path, run_id)
+    except (ReplayError, InputError) as exc:
+        raise _fail(str(exc)) from None
+    if recording.note:
+        click.echo(recording.note, err=True)
+    if recording.skipped:
+        click.echo(f"{recording.skipped} unreadable lines skipped ({recording.errors[0]})", err=True)
+    if not recording.events:
+        raise _fail(f"{path!r} holds no readable events")
+    from tui.replay import ReplayApp
+
+    ReplayApp(recording).run()
+
+
+def register(group: click.Group) -> None:
+    group.add_command(run_command)
+    group.add_command(replay_command)

@@ -1,0 +1,154 @@
+"""``goldfive run``: bad input is one line and exit 2; a good headless run completes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from goldfive.cli import main
+from goldfive.sinks import list_runs, replay_from_sqlite
+
+AGENTS = '''
+import asyncio
+
+async def agent(task, session):
+    return f"did {task.id}"
+
+async def agent_with_tools(task, session, tools):
+    await tools["report_task_progress"](detail="halfway")
+    return "ok"
+
+def sync_agent(task, session):
+    return "sync"
+
+async def one_arg(task):
+    return "x"
+
+not_callable = 42
+'''
+
+PLAN = {
+    "summary": "two steps",
+    "tasks": [
+        {"id": "fetch", "title": "Fetch", "description": "get data"},
+        {"id": "report", "title": "Report", "description": "write it up"},
+    ],
+    "edges": [{"from_task_id": "fetch", "to_task_id": "report"}],
+}
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "myagents.py").write_text(AGENTS)
+    (tmp_path / "broken_import.py").write_text("raise RuntimeError('boom at import')\n")
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GOLDFIVE_DATA_DIR", str(tmp_path / "data"))
+    for var in ("GOLDFIVE_LLM_MODEL", "GOLDFIVE_LLM_BASE_URL", "GOLDFIVE_LLM_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    yield tmp_path
+    for name in ("myagents", "broken_import"):
+        sys.modules.pop(name, None)
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(main, ["run", *args])
+
+
+def assert_one_line_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, lines
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_module_that_does_not_exist_is_one_line_and_exit_2(workdir: Path) -> None:
+    assert_one_line_error(invoke("no_such_mod:agent", "--goal", "g", "--plan", "plan.json"), "no_such_mod", "no such module")
+
+
+def test_a_module_that_raises_while_importing_is_one_line_and_exit_2(workdir: Path) -> None:
+    assert_one_line_error(invoke("broken_import:agent", "--goal", "g", "--plan", "plan.json"), "RuntimeError", "boom at import")
+
+
+def test_a_missing_function_is_one_line_and_exit_2(workdir: Path) -> None:
+    assert_one_line_error(invoke("myagents:nope", "--goal", "g", "--plan", "plan.json"), "has no attribute 'nope'")
+
+
+def test_a_spec_without_a_colon_is_refused(workdir: Path) -> None:
+    assert_one_line_error(invoke("myagents", "--goal", "g", "--plan", "plan.json"), "MODULE:FUNCTION")
+
+
+@pytest.mark.parametrize(
+    ("name", "needle"),
+    [("sync_agent", "not an async function"), ("not_callable", "not an async function"), ("one_arg", "(task, session)")],
+)
+def test_a_name_that_is_not_an_async_agent_is_refused(workdir: Path, name: str, needle: str) -> None:
+    assert_one_line_error(invoke(f"myagents:{name}", "--goal", "g", "--plan", "plan.json"), needle)
+
+
+def test_a_missing_plan_file_is_one_line_and_exit_2(workdir: Path) -> None:
+    assert_one_line_error(invoke("myagents:agent", "--goal", "g", "--plan", "nope.json"), "nope.json", "not found")
+
+
+def test_malformed_plan_json_says_what_and_where(workdir: Path) -> None:
+    bad = write(workdir / "bad.json", '{"tasks": [\n  {"id": "a" "title": "A"}\n]}')
+    assert_one_line_error(invoke("myagents:agent", "--goal", "g", "--plan", bad), "not valid JSON", "line 2 column")
+
+
+def test_a_plan_of_the_wrong_shape_names_the_field(workdir: Path) -> None:
+    bad = write(workdir / "shape.json", json.dumps({"tasks": [{"id": "a", "title": "A"}, {"id": "b"}]}))
+    assert_one_line_error(invoke("myagents:agent", "--goal", "g", "--plan", bad), "tasks[1]", "title")
+
+
+def test_a_plan_with_a_cycle_fails_validation(workdir: Path) -> None:
+    cyclic = dict(PLAN, edges=[{"from_task_id": "fetch", "to_task_id": "report"}, {"from_task_id": "report", "to_task_id": "fetch"}])
+    bad = write(workdir / "cycle.json", json.dumps(cyclic))
+    assert_one_line_error(invoke("myagents:agent", "--goal", "g", "--plan", bad), "invalid plan", "cycle")
+
+
+def test_no_plan_and_no_model_is_refused_before_running(workdir: Path) -> None:
+    assert_one_line_error(invoke("myagents:agent", "--goal", "g", "--headless"), "--model")
+
+
+def test_a_good_headless_run_completes_and_is_recorded(workdir: Path) -> None:
+    db = workdir / "runs.sqlite"
+    result = invoke("myagents:agent", "--goal", "ship it", "--plan", "plan.json", "--headless", "--db", str(db))
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "run_completed" in result.stdout
+    assert "task_completed" in result.stdout
+    runs = list_runs(db)
+    assert len(runs) == 1
+    kinds = [e.WhichOneof("payload") for e in replay_from_sqlite(db, runs[0].run_id)]
+    assert kinds.count("task_completed") == 2
+    assert "run_completed" in kinds
+    assert runs[0].run_id in result.stderr  # says how to replay it
+
+
+def test_an_agent_taking_tools_gets_them(workdir: Path) -> None:
+    db = workdir / "runs.sqlite"
+    result = invoke("myagents:agent_with_tools", "--goal", "g", "--plan", "plan.json", "--headless", "--db", str(db))
+    assert result.exit_code == 0, result.output + result.stderr
+    assert "halfway" in result.stdout
+
+
+def test_a_failing_agent_exits_1(workdir: Path) -> None:
+    (workdir / "failing.py").write_text("async def agent(task, session):\n    raise ValueError('nope')\n")
+    try:
+        result = invoke("failing:agent", "--goal", "g", "--plan", "plan.json", "--headless", "--db", str(workdir / "r.sqlite"))
+    finally:
+        sys.modules.pop("failing", None)
+    assert result.exit_code == 1, result.output + result.stderr
+    assert "task_failed" in result.stdout
+    assert "run_aborted" in result.stdout
+    assert "run_completed" not in result.stdout
