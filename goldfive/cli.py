@@ -18,5 +18,10 @@ from goldfive import cli_local  # noqa: E402  (registers run, replay)
 cli_local.register(main)
 
 
+from goldfive import cli_demo  # noqa: E402  (registers demo)
+
+cli_demo.register(main)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -93,7 +93,10 @@ def agent_turn(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | Non
         (k.strip(), v.strip()) for k, _, v in (ln.partition(":") for ln in sec.get("current task", "").splitlines())
     )
     task_id, title = task.get("id", ""), task.get("title", "") or "the task"
-    stage = next((s for s in ("research", "outline", "draft", "review", "publish") if s in f"{task_id} {title}".lower()), "")
+    stages = ("research", "outline", "draft", "review", "publish")
+    # The id decides first: "review" is titled "Review the draft".
+    stage = next((s for s in stages if task_id == s or task_id.startswith(s + "_")), "")
+    stage = stage or next((s for s in stages if s in f"{task_id} {title}".lower()), "")
     topic = _topic(sec.get("goals", ""))
 
     calls: list[tuple[str, str]] = []  # (call id, tool name)

@@ -1,0 +1,47 @@
+"""``goldfive demo``: the built-in offline scenario, under the TUI or headless."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import click
+
+__all__ = ["demo_command", "register"]
+
+EXIT_NO_TUI = 2
+
+
+@click.command("demo")
+@click.option("--speed", type=float, default=1.0, show_default=True, help="Pace of the scenario; 2 is twice as fast.")
+@click.option("--headless", is_flag=True, help="No TUI: print one line per event, exit 0 when the run completes.")
+@click.option(
+    "--approvals",
+    type=click.Choice(["approve", "reject", "wait"]),
+    default="approve",
+    show_default=True,
+    help="Headless: how approval requests are answered (wait leaves them pending).",
+)
+@click.option("--base-url", default=None, help="Use an OpenAI-compatible server instead of the offline model.")
+@click.option("--model", default=None, help="Model name on that server.")
+def demo_command(speed: float, headless: bool, approvals: str, base_url: str | None, model: str | None) -> None:
+    """Run the slide-deck demo (offline, no API key needed)."""
+    if speed <= 0:
+        raise click.BadParameter("must be positive", param_hint="--speed")
+    if headless:
+        from goldfive.demo import run_headless
+
+        out = sys.stdout  # read now (not at import), so a redirected stdout is honoured
+        code = asyncio.run(run_headless(speed=speed, approvals=approvals, out=out, base_url=base_url, model=model))  # type: ignore[arg-type]
+        raise click.exceptions.Exit(code)
+    try:
+        from tui.launch import run_demo_tui
+    except ImportError:
+        click.echo("goldfive: the terminal UI is not available here (no tui.launch); try --headless", err=True)
+        raise click.exceptions.Exit(EXIT_NO_TUI) from None
+    code = run_demo_tui(speed=speed, base_url=base_url, model=model)
+    raise click.exceptions.Exit(code if isinstance(code, int) else 0)
+
+
+def register(group: click.Group) -> None:
+    group.add_command(demo_command)

@@ -1,0 +1,168 @@
+"""The built-in demo scenario: headless runs, a STEER that replans visibly, approvals, the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import socket
+import sys
+import time
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from goldfive import events
+from goldfive.adapters.llm_agent import LLMAgentAdapter
+from goldfive.cli import main
+from goldfive.control import ControlChannel, ControlKind, ControlMessage
+from goldfive.demo import AGENT_ANSWER_DELAY_S, DEMO_GOAL, make_demo_runner, publish_deck, run_headless
+from goldfive.results import ExecutionOutcome
+from goldfive.sinks.memory import InMemorySink
+
+FAST = 50.0
+
+
+async def _drive(
+    *, approvals: str = "approve", steer_after: str = "", note: str = "", **kw: Any
+) -> tuple[ExecutionOutcome, list[Any]]:
+    """Run the demo; answer approvals; send a STEER when ``steer_after`` completes."""
+    sink, channel = InMemorySink(), ControlChannel()
+    runner = make_demo_runner(sinks=[sink], control=channel, speed=FAST, **kw)
+    decide = ControlKind.APPROVE if approvals == "approve" else ControlKind.REJECT
+
+    async def react() -> None:
+        async for ev in sink.subscribe():
+            kind = events.kind_of(ev)
+            if kind == "approval_requested":
+                await channel.send(ControlMessage(decide, payload={"target_id": ev.approval_requested.target_id}))
+            elif kind == "task_completed" and ev.task_completed.task_id == steer_after:
+                await channel.send(ControlMessage(ControlKind.STEER, payload={"note": note}))
+
+    watcher = asyncio.create_task(react())
+    try:
+        outcome = await asyncio.wait_for(runner.run(DEMO_GOAL), 20)
+        await watcher
+    finally:
+        watcher.cancel()
+        channel.close()
+        await runner.close()
+    return outcome, sink.events
+
+
+def _of(evs: list[Any], kind: str) -> list[Any]:
+    return [getattr(e, kind) for e in evs if events.kind_of(e) == kind]
+
+
+async def test_a_headless_run_completes_all_five_tasks_and_exits_0() -> None:
+    out = io.StringIO()
+    started = time.monotonic()
+    code = await run_headless(speed=FAST, out=out)
+    elapsed = time.monotonic() - started
+    lines = out.getvalue().splitlines()
+    assert code == 0
+    assert elapsed < 3
+    assert "run_completed" in lines[-1] and "5/5 tasks completed" in lines[-1]
+    done = [ln.split()[2] for ln in lines if ln.split()[1] == "task_completed"]
+    assert done == ["research", "outline", "draft", "review", "publish"]
+    assert any(ln.split()[1] == "task_progress" for ln in lines)
+    assert [ln.split()[1] for ln in lines].count("approval_granted") == 1
+    assert [int(ln.split()[0]) for ln in lines] == list(range(len(lines)))  # one line per event
+
+
+async def test_the_demo_runs_on_the_llm_code_path() -> None:
+    outcome, evs = await _drive()
+    assert outcome.success
+    runner_tasks = [t.id for t in _of(evs, "plan_submitted")[0].plan.tasks]
+    assert runner_tasks == ["research", "outline", "draft", "review", "publish"]
+    assert _of(evs, "goal_derived")[0].goals[0].summary == DEMO_GOAL
+    assert [c.task_id for c in _of(evs, "task_completed")] == runner_tasks
+    assert "collected 5 key facts" in _of(evs, "task_completed")[0].result_summary
+    assert "reviewed the draft" in _of(evs, "task_completed")[3].result_summary
+
+
+async def test_a_steer_after_research_replans_with_the_notes_words_and_completes() -> None:
+    outcome, evs = await _drive(steer_after="research", note="focus on fewer slides")
+    assert outcome.success, outcome.reason
+    [revised] = _of(evs, "plan_revised")
+    titles = [t.title for t in revised.plan.tasks if t.id in set(revised.diff.added_task_ids)]
+    assert titles and all("fewer slides" in t for t in titles)
+    assert revised.plan.revision_index == 1
+    assert "research" in [t.id for t in revised.plan.tasks]  # completed work is kept
+    completed = [c.task_id for c in _of(evs, "task_completed")]
+    assert completed[0] == "research" and len(completed) > 1
+    assert set(completed[1:]) <= set(revised.diff.added_task_ids)
+    assert events.kind_of(evs[-1]) == "run_completed"
+
+
+async def test_approving_publish_deck_publishes() -> None:
+    outcome, evs = await _drive(approvals="approve")
+    assert outcome.success
+    [req] = _of(evs, "approval_requested")
+    assert req.tool_name == "publish_deck" and req.task_id == "publish" and '"slides": 8' in req.args_json
+    assert [g.target_id for g in _of(evs, "approval_granted")] == [req.target_id]
+    assert "https://decks.example.com/eng/" in _of(evs, "task_completed")[-1].result_summary
+
+
+async def test_rejecting_publish_deck_still_completes_saying_publishing_was_rejected() -> None:
+    outcome, evs = await _drive(approvals="reject")
+    assert outcome.success
+    [req] = _of(evs, "approval_requested")
+    assert [r.target_id for r in _of(evs, "approval_rejected")] == [req.target_id]
+    last = _of(evs, "task_completed")[-1]
+    assert last.task_id == "publish" and "publishing was rejected" in last.result_summary
+
+
+async def test_speed_2_halves_the_offline_models_delay() -> None:
+    runner = make_demo_runner(speed=2)
+    model = runner.adapter.model
+    assert model.delay_s * model.speed == pytest.approx(AGENT_ANSWER_DELAY_S / 2)
+    assert isinstance(runner.adapter, LLMAgentAdapter)
+    with pytest.raises(ValueError, match="speed"):
+        make_demo_runner(speed=0)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_with_an_unreachable_model_server_the_run_aborts_naming_the_url() -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    outcome, evs = await _drive(base_url=url, model="some-model")
+    assert not outcome.success
+    assert url in outcome.reason
+    assert events.kind_of(evs[-1]) == "run_aborted"
+
+
+def test_publish_deck_returns_a_url() -> None:
+    assert publish_deck("Slides about Python", 8, "eng") == {
+        "ok": True,
+        "url": "https://decks.example.com/eng/slides-about-python",
+        "slides": 8,
+    }
+
+
+def test_cli_demo_headless_exits_0() -> None:
+    result = CliRunner().invoke(main, ["demo", "--headless", "--speed", "50"])
+    assert result.exit_code == 0, result.output
+    assert "run_completed" in result.output.splitlines()[-1]
+
+
+def test_cli_demo_headless_reject_still_exits_0() -> None:
+    result = CliRunner().invoke(main, ["demo", "--headless", "--speed", "50", "--approvals", "reject"])
+    assert result.exit_code == 0, result.output
+    assert "approval_rejected" in result.output
+
+
+def test_cli_demo_without_the_tui_module_says_so_and_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tui.launch", None)  # import of it raises ImportError
+    result = CliRunner().invoke(main, ["demo"])
+    assert result.exit_code == 2
+    assert "--headless" in result.output
+
+
+def test_cli_demo_rejects_a_non_positive_speed() -> None:
+    result = CliRunner().invoke(main, ["demo", "--headless", "--speed", "0"])
+    assert result.exit_code == 2 and "--speed" in result.output
