@@ -58,3 +58,16 @@ class PlannerError(GoldfiveError):
 
 class GoalDerivationError(GoldfiveError):
     """A goal deriver could not produce goals."""
+
+
+class RemoteError(GoldfiveError):
+    """A gRPC call to a goldfive server failed. ``code`` is the gRPC status name
+    (``"UNAVAILABLE"``, ``"NOT_FOUND"``, ...) and the message is the server's reason."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(f"{code}: {message}" if message else code)
+
+
+class ServeConfigError(GoldfiveError, ValueError):
+    """``goldfive serve`` was configured in a way it refuses to start with."""

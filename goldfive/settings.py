@@ -41,3 +41,9 @@ def data_dir(environ: Mapping[str, str] | None = None) -> str:
 
 def default_db_path(environ: Mapping[str, str] | None = None) -> str:
     return os.path.join(data_dir(environ), "runs.sqlite")
+
+
+def remote_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The bearer token for ``goldfive serve`` / ``ctl`` / ``attach`` (GOLDFIVE_TOKEN), or None."""
+    env = os.environ if environ is None else environ
+    return env.get("GOLDFIVE_TOKEN") or None

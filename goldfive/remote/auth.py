@@ -1,0 +1,107 @@
+"""Who may talk to a goldfive server: the bearer-token interceptor, TLS and the listen check."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import grpc
+
+from goldfive.errors import ServeConfigError
+
+__all__ = ["TokenInterceptor", "bearer_metadata", "check_listen", "is_loopback", "server_credentials"]
+
+_AUTH_KEY = "authorization"
+_SCHEME = "Bearer "
+
+
+def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
+    """The call metadata that carries ``token`` (empty without one)."""
+    return ((_AUTH_KEY, _SCHEME + token),) if token else ()
+
+
+def split_host_port(listen: str) -> tuple[str, str]:
+    host, sep, port = listen.rpartition(":")
+    if not sep or not port:
+        raise ServeConfigError(f"listen address {listen!r} must be HOST:PORT, e.g. 127.0.0.1:7531")
+    return host.strip("[]"), port
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name could resolve anywhere: treat it as exposed
+
+
+def check_listen(listen: str, *, token: str | None, tls: bool) -> None:
+    """Refuse to expose a server beyond loopback with neither a token nor TLS."""
+    host, _ = split_host_port(listen)
+    if not is_loopback(host) and not token and not tls:
+        raise ServeConfigError(
+            f"refusing to listen on {listen}: it is not a loopback address and neither a token "
+            "(--token or GOLDFIVE_TOKEN) nor TLS (--tls-cert/--tls-key) is configured"
+        )
+
+
+def server_credentials(tls_cert: str | Path | None, tls_key: str | Path | None) -> grpc.ServerCredentials | None:
+    if tls_cert is None and tls_key is None:
+        return None
+    if tls_cert is None or tls_key is None:
+        raise ServeConfigError("TLS needs both --tls-cert and --tls-key")
+    try:
+        cert, key = Path(tls_cert).read_bytes(), Path(tls_key).read_bytes()
+    except OSError as exc:
+        raise ServeConfigError(f"cannot read TLS certificate or key: {exc}") from exc
+    return grpc.ssl_server_credentials([(key, cert)])
+
+
+def _denied(handler: grpc.RpcMethodHandler, reason: str) -> grpc.RpcMethodHandler:
+    """A handler of the same shape as ``handler`` that only aborts with UNAUTHENTICATED."""
+
+    async def deny(_request: Any, context: grpc.aio.ServicerContext) -> None:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
+
+    kw: dict[str, Any] = {
+        "request_deserializer": handler.request_deserializer,
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(deny, **kw)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(deny, **kw)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(deny, **kw)
+    return grpc.stream_stream_rpc_method_handler(deny, **kw)
+
+
+class TokenInterceptor(grpc.aio.ServerInterceptor):
+    """Every RPC must carry ``authorization: Bearer <token>``; compared in constant time."""
+
+    def __init__(self, token: str) -> None:
+        if not token:
+            raise ServeConfigError("an empty token would let anyone in; pass None for no token")
+        self._expected = (_SCHEME + token).encode()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        given = b""
+        for key, value in handler_call_details.invocation_metadata or ():
+            if key == _AUTH_KEY:
+                given = value.encode() if isinstance(value, str) else bytes(value)
+                break
+        if not given:
+            return _denied(handler, "missing token: send metadata 'authorization: Bearer <token>'")
+        if not hmac.compare_digest(given, self._expected):
+            return _denied(handler, "wrong token")
+        return handler

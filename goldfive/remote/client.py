@@ -1,0 +1,163 @@
+"""RemoteClient: list, inspect, control and follow runs served by ``goldfive serve``.
+
+Every failed call raises :class:`RemoteError` carrying the gRPC status name. ``follow``
+survives a server that goes away: it reconnects with capped exponential backoff and resumes
+after the last sequence it yielded, so nothing is lost and nothing is yielded twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from goldfive import conv
+from goldfive.control import ControlAck, ControlMessage
+from goldfive.errors import RemoteError
+from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, service_pb2_grpc
+from goldfive.remote.auth import bearer_metadata
+
+__all__ = ["RemoteClient", "StateCallback"]
+
+#: Told about connection changes: ("connecting" | "connected" | "reconnecting" | "ended", detail).
+StateCallback = Callable[[str, str], None]
+
+#: Codes after which a follow reconnects rather than gives up.
+_RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
+
+
+def _error(exc: grpc.aio.AioRpcError) -> RemoteError:
+    code = exc.code()
+    return RemoteError(code.name if code is not None else "UNKNOWN", exc.details() or "")
+
+
+class RemoteClient:
+    """An async client for the ``goldfive.v1.Runs`` service. Use ``async with`` or ``close()``."""
+
+    def __init__(
+        self,
+        addr: str,
+        token: str | None = None,
+        tls_ca: str | Path | bytes | None = None,
+        *,
+        tls_server_name: str | None = None,
+        max_backoff: float = 2.0,
+    ) -> None:
+        self.addr = addr
+        self._metadata = bearer_metadata(token)
+        self.max_backoff = max_backoff
+        # The channel's own reconnect backoff would otherwise grow to minutes while a
+        # server restarts; keep it at the scale of ours.
+        options: list[tuple[str, Any]] = [
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", int(max_backoff * 1000)),
+        ]
+        if tls_ca is not None:
+            ca = tls_ca if isinstance(tls_ca, bytes) else Path(tls_ca).read_bytes()
+            if tls_server_name:
+                options.append(("grpc.ssl_target_name_override", tls_server_name))
+            self._channel = grpc.aio.secure_channel(addr, grpc.ssl_channel_credentials(ca), options=options)
+        else:
+            self._channel = grpc.aio.insecure_channel(addr, options=options)
+        self._stub = service_pb2_grpc.RunsStub(self._channel)
+
+    async def __aenter__(self) -> RemoteClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    # -- unary calls ---------------------------------------------------------------------
+    async def list_runs(self, *, timeout: float | None = 10.0) -> list[service_pb2.RunSummary]:
+        try:
+            resp = await self._stub.ListRuns(service_pb2.ListRunsRequest(), metadata=self._metadata, timeout=timeout)
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+        return list(resp.runs)
+
+    async def get_run(self, run_id: str, *, timeout: float | None = 10.0) -> service_pb2.RunSnapshot:
+        try:
+            return await self._stub.GetRun(
+                service_pb2.GetRunRequest(run_id=run_id), metadata=self._metadata, timeout=timeout
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+
+    async def send_control(self, run_id: str, msg: ControlMessage, *, timeout: float | None = 35.0) -> ControlAck:
+        """Deliver ``msg`` to the run and return the ack the run produced for it."""
+        request = service_pb2.SendControlRequest(run_id=run_id, control=conv.to_pb_control_event(msg))
+        try:
+            ack = await self._stub.SendControl(request, metadata=self._metadata, timeout=timeout)
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+        return conv.from_pb_control_ack(ack)
+
+    # -- streams -------------------------------------------------------------------------
+    async def subscribe(
+        self, run_id: str, after_sequence: int = -1, *, on_open: Callable[[], None] | None = None
+    ) -> AsyncIterator[events_pb2.Event]:
+        """Events with sequence > ``after_sequence`` until the run's stream ends.
+        ``on_open`` runs once the server accepted the subscription. Closing the iterator
+        cancels the call."""
+        call = self._stub.Subscribe(
+            service_pb2.SubscribeRequest(run_id=run_id, after_sequence=after_sequence), metadata=self._metadata
+        )
+        try:
+            if on_open is not None:
+                await call.initial_metadata()
+                if call.done() and (code := await call.code()) != grpc.StatusCode.OK:
+                    raise RemoteError(code.name, await call.details() or "")
+                on_open()
+            async for ev in call:
+                yield ev
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+        finally:
+            call.cancel()
+
+    async def follow(
+        self,
+        run_id: str,
+        after_sequence: int = -1,
+        *,
+        on_state: StateCallback | None = None,
+        initial_backoff: float = 0.1,
+        max_attempts: int | None = None,
+    ) -> AsyncIterator[events_pb2.Event]:
+        """Like ``subscribe``, but a connection lost (UNAVAILABLE) is retried with capped
+        exponential backoff, resuming after the last sequence yielded. Other errors raise;
+        ``max_attempts`` consecutive failures raise the last one."""
+        last = after_sequence
+        failures = 0
+        notify = on_state or (lambda state, detail: None)
+        notify("connecting", self.addr)
+        while True:
+            def opened() -> None:
+                nonlocal failures
+                failures = 0
+                notify("connected", self.addr)
+
+            try:
+                async for ev in self.subscribe(run_id, last, on_open=opened):
+                    if ev.sequence <= last and last >= 0:
+                        continue  # a server that ignored after_sequence: never yield twice
+                    last = ev.sequence
+                    yield ev
+                notify("ended", f"stream of run {run_id} ended")
+                return
+            except RemoteError as exc:
+                if exc.code not in {c.name for c in _RETRYABLE}:
+                    raise
+                failures += 1
+                if max_attempts is not None and failures >= max_attempts:
+                    raise
+                delay = min(initial_backoff * (2 ** (failures - 1)), self.max_backoff)
+                notify("reconnecting", f"{exc}; retry {failures} in {delay:.1f}s from sequence {last + 1}")
+                await asyncio.sleep(delay)

@@ -1,0 +1,231 @@
+"""RunHost: the runs a server hosts, live in this process or recorded in its SQLite file.
+
+A live run is a Runner wired to an InMemorySink (history + live subscriptions), a state sink
+(a RunState folded as events are emitted, so snapshots cost O(plan)), a SQLitePersistenceSink
+(so the run outlives the process) and a ControlChannel whose acks one dispatcher task reads,
+resolving the future of the control each ack answers. A recorded run is its replayed events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from goldfive.control import AckResult, ControlAck, ControlChannel, ControlMessage
+from goldfive.errors import ChannelClosedError, ReplayError
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.runstate import RunState
+from goldfive.sinks.memory import InMemorySink, Missed
+from goldfive.sinks.sqlite import SQLitePersistenceSink, list_runs, replay_from_sqlite
+
+__all__ = ["HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
+
+log = logging.getLogger("goldfive.remote")
+
+RUN_NOT_ACTIVE = "run not active"
+
+#: Builds the Runner of a hosted run: ``factory(sinks=..., control=..., run_id=...)``.
+RunFactory = Callable[..., Any]
+
+
+class _StateSink:
+    """Folds every event into a RunState and keeps the latest plan message."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.plan: Any = None
+
+    async def emit(self, event: Event) -> None:
+        self.state.apply(event)
+        kind = event.WhichOneof("payload")
+        if kind == "plan_submitted":
+            self.plan = event.plan_submitted.plan
+        elif kind == "plan_revised":
+            self.plan = event.plan_revised.plan
+
+    async def close(self) -> None:
+        return None
+
+
+class HostedRun:
+    """One run the server can stream, snapshot and (while live) control."""
+
+    def __init__(self, run_id: str, *, events: list[Event] | None = None) -> None:
+        self.run_id = run_id
+        self._state_sink = _StateSink(RunState())
+        self.memory: InMemorySink | None = None
+        self.channel: ControlChannel | None = None
+        self.runner: Any = None
+        self.task: asyncio.Task[Any] | None = None
+        self._history: list[Event] = list(events or [])
+        self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
+        self._dispatcher: asyncio.Task[None] | None = None
+        for ev in self._history:
+            self._state_sink.state.apply(ev)
+            kind = ev.WhichOneof("payload")
+            if kind in ("plan_submitted", "plan_revised"):
+                self._state_sink.plan = getattr(ev, kind).plan
+
+    # -- views ---------------------------------------------------------------------------
+    @property
+    def state(self) -> RunState:
+        return self._state_sink.state
+
+    @property
+    def plan(self) -> Any:
+        return self._state_sink.plan
+
+    @property
+    def live(self) -> bool:
+        """Hosted by this process with its runner still running."""
+        return self.task is not None and not self.task.done()
+
+    def events_after(self, sequence: int) -> list[Event]:
+        if self.memory is not None:
+            return self.memory.events_after(sequence)
+        return [e for e in self._history if e.sequence > sequence]
+
+    async def stream(self, after_sequence: int) -> AsyncIterator[Event]:
+        """Events with sequence > ``after_sequence``: history, then live until the run's
+        stream ends. Each sequence once, in order, with no gap: a ``Missed`` (this reader fell
+        behind) is refilled from the recorded events. Closing the generator unsubscribes."""
+        last = after_sequence
+        if self.memory is None:
+            for ev in self.events_after(last):
+                yield ev
+            return
+        sub = self.memory.subscribe(after_sequence=last)
+        try:
+            async for item in sub:
+                if isinstance(item, Missed):
+                    for ev in self.memory.events_after(last):
+                        if ev.sequence > item.last_sequence:
+                            break
+                        last = ev.sequence
+                        yield ev
+                    continue
+                if item.sequence <= last:
+                    continue
+                last = item.sequence
+                yield item
+        finally:
+            sub.close()
+
+    # -- controls ------------------------------------------------------------------------
+    async def control(self, msg: ControlMessage, timeout: float) -> ControlAck:
+        """Send ``msg`` on the run's channel and return the ack the run produced for it.
+
+        Raises TimeoutError when no ack came within ``timeout`` seconds. A recorded run (or
+        one whose channel was closed) answers FAILURE "run not active" itself."""
+        channel = self.channel
+        if channel is None or channel.closed:
+            return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
+        if msg.id in self._waiters:
+            raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
+        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
+        self._waiters[msg.id] = fut
+        try:
+            try:
+                channel.send_nowait(msg)
+            except ChannelClosedError:
+                return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self._waiters.pop(msg.id, None)
+
+    async def _dispatch_acks(self, channel: ControlChannel) -> None:
+        async for ack in channel.acks():
+            fut = self._waiters.get(ack.control_id)
+            if fut is not None and not fut.done():
+                fut.set_result(ack)
+            else:
+                log.debug("ack for %s has no waiter (sent in-process or timed out)", ack.control_id)
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self, factory: RunFactory, user_input: Any, db_path: str) -> None:
+        self.memory = InMemorySink()
+        self.channel = ControlChannel()
+        sinks = [self.memory, self._state_sink, SQLitePersistenceSink(db_path)]
+        self.runner = factory(sinks=sinks, control=self.channel, run_id=self.run_id)
+        loop = asyncio.get_running_loop()
+        self._dispatcher = loop.create_task(self._dispatch_acks(self.channel), name=f"acks-{self.run_id}")
+        self.task = loop.create_task(self._run(user_input), name=f"run-{self.run_id}")
+
+    async def _run(self, user_input: Any) -> Any:
+        try:
+            return await self.runner.run(user_input)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # isolation boundary: the run's failure is in its RunAborted event
+            log.exception("hosted run %s raised", self.run_id)
+            return None
+
+    async def close(self) -> None:
+        """Cancel the run if still going, stop answering controls, close its sinks."""
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.task
+        if self.runner is not None:
+            with contextlib.suppress(Exception):
+                await self.runner.close()
+        if self.channel is not None:
+            self.channel.close()
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._dispatcher
+        for fut in self._waiters.values():
+            if not fut.done():
+                fut.set_result(ControlAck("", AckResult.FAILURE, RUN_NOT_ACTIVE))
+
+
+class RunHost:
+    """The runs one server serves: started here, or recorded in ``db_path`` earlier."""
+
+    def __init__(self, db_path: str | os.PathLike[str]) -> None:
+        self.db_path = os.fspath(db_path)
+        if self.db_path != ":memory:":
+            Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
+        self._runs: dict[str, HostedRun] = {}
+        self._loaded = False
+
+    def load_recorded(self) -> int:
+        """Serve the runs recorded in the database (not live); returns how many were added."""
+        self._loaded = True
+        try:
+            infos = list_runs(self.db_path)
+        except ReplayError:
+            return 0  # no database yet: nothing was recorded
+        added = 0
+        for info in infos:
+            if info.run_id in self._runs:
+                continue
+            self._runs[info.run_id] = HostedRun(info.run_id, events=replay_from_sqlite(self.db_path, info.run_id))
+            added += 1
+        return added
+
+    def start_run(self, factory: RunFactory, user_input: Any, *, run_id: str | None = None) -> HostedRun:
+        run_id = run_id or uuid.uuid4().hex
+        if run_id in self._runs:
+            raise ValueError(f"run id {run_id!r} is already hosted")
+        run = HostedRun(run_id)
+        self._runs[run_id] = run
+        run.start(factory, user_input, self.db_path)
+        return run
+
+    def get(self, run_id: str) -> HostedRun | None:
+        return self._runs.get(run_id)
+
+    def runs(self) -> list[HostedRun]:
+        return list(self._runs.values())
+
+    async def close(self) -> None:
+        for run in list(self._runs.values()):
+            await run.close()

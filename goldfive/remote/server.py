@@ -1,0 +1,108 @@
+"""Start a goldfive gRPC server: the Runs service (and optionally the ingest service).
+
+``start_server`` returns a running :class:`RemoteServer` (tests, embedding); ``serve`` hosts
+runs and serves until cancelled (the CLI). The listen address is checked before binding: a
+non-loopback address needs a token or TLS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from goldfive.errors import ServeConfigError
+from goldfive.pb.goldfive.v1 import service_pb2_grpc
+from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
+from goldfive.remote.host import RunFactory, RunHost
+from goldfive.remote.service import RunsService
+
+__all__ = ["DEFAULT_LISTEN", "RemoteServer", "default_db_path", "serve", "start_server"]
+
+DEFAULT_LISTEN = "127.0.0.1:7531"
+
+
+def default_db_path() -> Path:
+    """GOLDFIVE_DATA_DIR or the user data dir, then ``runs.sqlite`` (shared with ``goldfive run``)."""
+    from goldfive.settings import default_db_path as settings_db_path
+
+    return Path(settings_db_path())
+
+
+@dataclass
+class RemoteServer:
+    """A running server. ``port`` is the bound port (useful with port 0)."""
+
+    server: grpc.aio.Server
+    host: RunHost
+    port: int
+    address: str
+    tls: bool
+    extra: list[Any] = field(default_factory=list)
+
+    async def stop(self, grace: float | None = None, *, close_runs: bool = True) -> None:
+        """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs."""
+        await self.server.stop(grace)
+        if close_runs:
+            await self.host.close()
+
+
+async def start_server(
+    host: RunHost,
+    *,
+    listen: str = DEFAULT_LISTEN,
+    token: str | None = None,
+    tls_cert: str | os.PathLike[str] | None = None,
+    tls_key: str | os.PathLike[str] | None = None,
+    ingress: Any = None,
+    ack_timeout: float = 30.0,
+) -> RemoteServer:
+    """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService)."""
+    creds = server_credentials(tls_cert, tls_key)
+    check_listen(listen, token=token, tls=creds is not None)
+    interceptors = [TokenInterceptor(token)] if token else []
+    server = grpc.aio.server(interceptors=interceptors)
+    service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout), server)
+    if ingress is not None:
+        service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
+    try:
+        port = server.add_secure_port(listen, creds) if creds is not None else server.add_insecure_port(listen)
+    except RuntimeError as exc:
+        raise ServeConfigError(f"cannot listen on {listen}: {exc}") from exc
+    if port == 0:
+        raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
+    await server.start()
+    hostname, _ = split_host_port(listen)
+    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None)
+
+
+async def serve(
+    listen: str = DEFAULT_LISTEN,
+    token: str | None = None,
+    tls_cert: str | os.PathLike[str] | None = None,
+    tls_key: str | os.PathLike[str] | None = None,
+    db_path: str | os.PathLike[str] | None = None,
+    runs: Iterable[tuple[RunFactory, Any]] = (),
+    *,
+    ready: asyncio.Future[RemoteServer] | None = None,
+) -> None:
+    """Host ``runs`` (factory, user input) and serve them, and every recorded run in
+    ``db_path``, until cancelled. Finished runs stay served."""
+    host = RunHost(db_path if db_path is not None else default_db_path())
+    host.load_recorded()
+    server = await start_server(host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key)
+    try:
+        for factory, user_input in runs:
+            host.start_run(factory, user_input)
+        if ready is not None and not ready.done():
+            ready.set_result(server)
+        await server.server.wait_for_termination()
+    finally:
+        with contextlib.suppress(Exception):
+            await server.stop(1.0)
