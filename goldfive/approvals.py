@@ -13,6 +13,9 @@ from typing import Any
 from goldfive import events
 from goldfive.runtime import RunContext
 
+#: ApprovalRejected detail when the waiting invocation was cancelled before a decision.
+WITHDRAWN = "withdrawn: the waiting invocation was cancelled"
+
 
 async def request_approval(
     ctx: RunContext,
@@ -62,6 +65,12 @@ async def request_approval(
             session.pending_approvals.pop(target_id, None)
             await ctx.emit(events.approval_rejected, target_id, "timeout")
             return {"decision": "timeout", "detail": f"no decision within {timeout} ms"}
+        except asyncio.CancelledError:
+            # The waiting invocation was cancelled (CANCEL, STEER): close the request on the
+            # stream too, so no UI keeps offering a decision nobody waits for.
+            if session.pending_approvals.pop(target_id, None) is not None:
+                await ctx.emit(events.approval_rejected, target_id, WITHDRAWN)
+            raise
         return {"decision": meta.get("decision", "reject"), "detail": str(meta.get("detail", ""))}
     finally:
         session.pending_approvals.pop(target_id, None)

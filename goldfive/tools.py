@@ -160,13 +160,14 @@ def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
             return {"decision": "unavailable", "detail": "no control channel is bound to this run"}
         session.plan.task(task) if session.plan else None
         await steerer.mark_task_blocked(session, task, "awaiting_approval")
-        try:
-            return await request_approval(
-                ctx, target_id=task, kind="task", prompt=prompt, task_id=task, timeout_ms=timeout_ms
-            )
-        finally:
-            if session.plan and session.plan.task(task).status == TaskStatus.BLOCKED:
-                await steerer.transition(session, task, TaskStatus.RUNNING, reason="approval resolved")
+        # Cancelled while waiting: the task stays BLOCKED until the executor cancels it (no
+        # "approval resolved" for a request that was withdrawn).
+        decision = await request_approval(
+            ctx, target_id=task, kind="task", prompt=prompt, task_id=task, timeout_ms=timeout_ms
+        )
+        if session.plan and session.plan.task(task).status == TaskStatus.BLOCKED:
+            await steerer.transition(session, task, TaskStatus.RUNNING, reason="approval resolved")
+        return decision
 
     specs = [
         ReportingToolSpec("report_task_started", "Report that you started the task.", _schema([], task_id=_TASK_ID), started),

@@ -67,6 +67,7 @@ class ScriptedAgent:
         self._gates: dict[str, asyncio.Event] = {}
         self._bodies: dict[str, Behaviour] = {}
         self._stubborn: set[str] = set()
+        self._ended: dict[str, asyncio.Event] = {}
         self.hold(*hold)
 
     def hold(self, *ids: str) -> None:
@@ -101,8 +102,14 @@ class ScriptedAgent:
         except asyncio.CancelledError:
             self.cancelled.append(task.id)
             raise
+        finally:
+            self._ended.setdefault(task.id, asyncio.Event()).set()
         self.finished.append(task.id)
         return out
+
+    async def finished_event(self, task_id: str) -> None:
+        """Wait until an invocation of ``task_id`` has ended (any way)."""
+        await asyncio.wait_for(self._ended.setdefault(task_id, asyncio.Event()).wait(), 5)
 
     async def _wait(self, task_id: str, gate: asyncio.Event) -> None:
         if task_id not in self._stubborn:
