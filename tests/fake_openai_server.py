@@ -68,6 +68,9 @@ class FakeChatServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, so connection reuse is observable
+            # Headers and body go out in two writes; with Nagle on, each answer stalls ~40 ms
+            # on the client's delayed ACK.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import socket
 import sys
 import time
@@ -166,3 +167,54 @@ def test_cli_demo_without_the_tui_module_says_so_and_exits_2(monkeypatch: pytest
 def test_cli_demo_rejects_a_non_positive_speed() -> None:
     result = CliRunner().invoke(main, ["demo", "--headless", "--speed", "0"])
     assert result.exit_code == 2 and "--speed" in result.output
+
+
+async def test_a_steer_mid_task_cancels_it_and_an_injected_message_reaches_the_next_turn() -> None:
+    sink, channel = InMemorySink(), ControlChannel()
+    runner = make_demo_runner(sinks=[sink], control=channel, speed=FAST)
+
+    async def react() -> None:
+        async for ev in sink.subscribe():
+            kind = events.kind_of(ev)
+            if kind == "task_progress" and ev.task_progress.task_id == "outline":
+                await channel.send(ControlMessage(ControlKind.STEER, payload={"note": "focus on fewer slides"}))
+                await channel.send(ControlMessage(ControlKind.INJECT_MESSAGE, payload={"text": "keep it short"}))
+            elif kind == "approval_requested":
+                await channel.send(ControlMessage(ControlKind.APPROVE, payload={"target_id": ev.approval_requested.target_id}))
+
+    watcher = asyncio.create_task(react())
+    try:
+        outcome = await asyncio.wait_for(runner.run(DEMO_GOAL), 20)
+        await watcher
+    finally:
+        channel.close()
+        await runner.close()
+    evs = sink.events
+    assert outcome.success, outcome.reason
+    assert [(c.task_id, c.reason) for c in _of(evs, "task_cancelled")] == [("outline", "user_steer")]
+    [delivered] = _of(evs, "message_delivered")
+    assert delivered.via == "next_turn"
+    first_after = _of(evs, "task_completed")[1]
+    assert first_after.task_id == delivered.lane and "keep it short" in first_after.result_summary
+    assert "5 slides" in first_after.result_summary  # the steer's "fewer" reached the agent
+
+
+async def test_given_a_base_url_and_model_the_demo_runs_against_that_server() -> None:
+    from tests.fake_openai_server import FakeChatServer, Reply, chat_answer
+
+    goals = {"goals": [{"id": "g1", "summary": DEMO_GOAL}]}
+    ids = ["research", "outline", "draft", "review", "publish"]
+    plan = {
+        "summary": "deck",
+        "tasks": [{"id": i, "title": i.title(), "description": ""} for i in ids],
+        "edges": [{"from_task_id": a, "to_task_id": b} for a, b in zip(ids, ids[1:])],
+    }
+    replies = [Reply(body=chat_answer(json.dumps(goals))), Reply(body=chat_answer(json.dumps(plan)))]
+    with FakeChatServer(replies) as server:  # then every agent turn gets a plain "ok"
+        outcome, evs = await _drive(base_url=server.base_url, model="served-model", api_key="sk-x")
+    assert outcome.success, outcome.reason
+    assert [c.result_summary for c in _of(evs, "task_completed")] == ["ok"] * 5
+    assert len(server.requests) == 7
+    assert {r.body["model"] for r in server.requests} == {"served-model"}
+    agent_tools = {t["function"]["name"] for t in server.requests[2].body["tools"]}
+    assert "publish_deck" in agent_tools and "report_task_completed" in agent_tools
