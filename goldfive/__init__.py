@@ -2,6 +2,7 @@
 and live steering. This module only re-exports."""
 
 from goldfive.adapters.callable import CallableAdapter
+from goldfive.adapters.llm_agent import LLMAgentAdapter
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
 from goldfive.errors import (
     ChannelClosedError,
@@ -69,6 +70,7 @@ __all__ = [
     "InvalidTransitionError",
     "InvocationResult",
     "JSONLPersistenceSink",
+    "LLMAgentAdapter",
     "LLMError",
     "LLMGoalDeriver",
     "LLMPlanner",
