@@ -300,3 +300,22 @@ async def test_a_steer_over_an_agent_ignoring_cancellation_still_replans(executo
     await h.shutdown()
     assert out.success and len(h.of("invocation_abandoned")) == 1
     assert h.statuses() == {"r1_1": S.COMPLETED}
+
+
+async def test_a_message_taken_off_the_channel_as_the_run_is_cancelled_still_gets_its_ack(executor: Any) -> None:
+    agent = ScriptedAgent(hold=["a"])
+    h = Harness(agent, executor, static("a"))
+    run = h.start()
+    await agent.started()
+    msg = goldfive.ControlMessage(ControlKind.STATUS_QUERY)
+    h.channel.send_nowait(msg)  # type: ignore[union-attr]
+    run.cancel()  # same tick: the receive completes, then the run is torn down
+    try:
+        await run
+    except BaseException as exc:  # noqa: BLE001 - the cancellation is what we expect
+        assert type(exc).__name__ == "CancelledError"
+    await h.shutdown()
+    assert [(a.result, a.detail) for a in h.acks[msg.id]] == [
+        (AckResult.FAILURE, "run not active: STATUS_QUERY arrived as the run ended")
+    ]
+    assert h.kinds()[-1] == "run_aborted"

@@ -235,6 +235,7 @@ class ExecutorBase:
         rerun = False
         cancel_reason = ""
         interrupted: list[str] = []
+        settled = False
         try:
             while pending:
                 if recv is None and ctx.control is not None and not (ctx.control.closed and ctx.control.pending() == 0):
@@ -257,6 +258,7 @@ class ExecutorBase:
                             raise RunCancelled(out.cancel_reason)
                         steer = out.steer_message
                         rerun = out.rerun_cancelled
+            settled = True
         finally:
             if pending:
                 # The run is being torn down (cancelled, or a bug escaped): its invocations
@@ -268,8 +270,9 @@ class ExecutorBase:
             late = await _stop_receiving(recv)
             for task in batch:
                 await ends[task.id]()
-            if late is not None and cancel_reason and steer is None:
-                # The run is being cancelled: the Runner acks this one as "run not active".
+            if late is not None and (not settled or cancel_reason and steer is None):
+                # The run is ending (CANCEL, or torn down): the Runner acks this one as
+                # "run not active" rather than losing it with the exception.
                 ctx.late_messages.append(late)
                 late = None
         if late is not None:
