@@ -23,5 +23,10 @@ from goldfive import cli_demo  # noqa: E402  (registers demo)
 cli_demo.register(main)
 
 
+from goldfive import cli_remote  # noqa: E402  (registers serve, attach, ctl)
+
+cli_remote.register(main)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,275 @@
+"""``goldfive ctl ADDR ...``: inspect and control runs served by ``goldfive serve``, for scripts.
+
+Exit codes: 0 when the ack is SUCCESS (or a query succeeded), 1 when the ack is FAILURE or
+UNSUPPORTED, 2 for usage errors and for calls the server refused or could not take
+(unreachable, unauthenticated, unknown run, invalid control): one line on stderr, no traceback.
+RUN is always given explicitly (``goldfive ctl ADDR runs`` lists them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+from google.protobuf import json_format
+
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.errors import GoldfiveError, RemoteError
+from goldfive.remote.client import RemoteClient
+
+__all__ = ["ctl"]
+
+EXIT_FAILURE = 1
+EXIT_ERROR = 2
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class _Opts:
+    addr: str
+    token: str | None
+    tls_ca: str | None
+    as_json: bool
+
+
+def _fail(message: str) -> click.exceptions.Exit:
+    click.echo(f"goldfive ctl: error: {message}", err=True)
+    return click.exceptions.Exit(EXIT_ERROR)
+
+
+def _call(opts: _Opts, fn: Callable[[RemoteClient], Awaitable[T]]) -> T:
+    async def main() -> T:
+        async with RemoteClient(opts.addr, token=opts.token, tls_ca=opts.tls_ca) as client:
+            return await fn(client)
+
+    try:
+        return asyncio.run(main())
+    except RemoteError as exc:
+        raise _fail(f"{opts.addr}: {exc}") from None
+    except (GoldfiveError, OSError) as exc:
+        raise _fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise click.exceptions.Exit(130) from None
+
+
+def _dict(message: Any) -> dict[str, Any]:
+    return json_format.MessageToDict(message, preserving_proto_field_name=True)
+
+
+def _merge(ctx: click.Context, token: str | None, tls_ca: str | None, as_json: bool) -> _Opts:
+    base: _Opts = ctx.obj
+    return _Opts(base.addr, token or base.token, tls_ca or base.tls_ca, as_json or base.as_json)
+
+
+def _options(fn: Callable[..., None]) -> Callable[..., None]:
+    """--token/--tls-ca/--json are accepted after the subcommand too (``ctl ADDR pause --json RUN``)."""
+
+    @click.option("--token", "sub_token", help="Bearer token (default: GOLDFIVE_TOKEN).")
+    @click.option("--tls-ca", "sub_tls_ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM).")
+    @click.option("--json", "sub_json", is_flag=True, help="Print JSON instead of text.")
+    @click.pass_context
+    @functools.wraps(fn)
+    def wrapper(ctx: click.Context, sub_token: str | None, sub_tls_ca: str | None, sub_json: bool, **kw: Any) -> None:
+        fn(_merge(ctx, sub_token, sub_tls_ca, sub_json), **kw)
+
+    return wrapper
+
+
+class _CtlGroup(click.Group):
+    """Accepts the group's options after ADDR too (``ctl ADDR --json runs``): the options
+    between ADDR and the subcommand are moved in front of ADDR before click parses them."""
+
+    _VALUED = ("--token", "--tls-ca")
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        options: list[str] = []
+        positional: list[str] = []
+        i = 0
+        while i < len(args):
+            tok = args[i]
+            if positional and tok in self.commands:
+                break
+            if tok in self._VALUED and i + 1 < len(args):
+                options += args[i : i + 2]
+                i += 2
+                continue
+            (options if tok.startswith("-") else positional).append(tok)
+            i += 1
+        return super().parse_args(ctx, options + positional + args[i:])
+
+
+@click.group("ctl", cls=_CtlGroup)
+@click.argument("addr", metavar="ADDR")
+@click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
+@click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.pass_context
+def ctl(ctx: click.Context, addr: str, token: str | None, tls_ca: str | None, as_json: bool) -> None:
+    """Inspect and control the runs served at ADDR (HOST:PORT)."""
+    from goldfive.settings import remote_token
+
+    ctx.obj = _Opts(addr, token or remote_token(), tls_ca, as_json)
+
+
+# -- queries ------------------------------------------------------------------------------
+
+
+@ctl.command("runs")
+@_options
+def runs_command(opts: _Opts) -> None:
+    """List the runs (live and recorded)."""
+    runs = _call(opts, lambda c: c.list_runs())
+    if opts.as_json:
+        click.echo(json.dumps([_dict(r) for r in runs]))
+        return
+    for r in runs:
+        started = r.started_at.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if r.HasField("started_at") else "-"
+        click.echo(f"{r.run_id}  {r.state:<11} {r.tasks_completed}/{r.tasks_total}  {started}  {r.goal_summary}")
+
+
+@ctl.command("status")
+@click.argument("run_id", metavar="RUN")
+@_options
+def status_command(opts: _Opts, run_id: str) -> None:
+    """A run's snapshot: state, plan with statuses, pending approvals."""
+    snap = _call(opts, lambda c: c.get_run(run_id))
+    if opts.as_json:
+        click.echo(json.dumps(_dict(snap)))
+        return
+    s = snap.summary
+    click.echo(f"run {s.run_id}: {s.state}{' (paused)' if snap.paused else ''}, "
+               f"{s.tasks_completed}/{s.tasks_total} tasks, last sequence {snap.last_sequence}")  # fmt: skip
+    if s.goal_summary:
+        click.echo(f"goal: {s.goal_summary}")
+    from goldfive import conv
+
+    for t in snap.plan.tasks:
+        status = conv.task_status_from_pb(t.status) if t.status else "PENDING"
+        click.echo(f"  {str(status):<10} {t.id}  {t.title}")
+    for a in snap.pending_approvals:
+        click.echo(f"  approval waiting: {a.target_id} ({a.kind}) {a.prompt}")
+
+
+@ctl.command("tail")
+@click.argument("run_id", metavar="RUN")
+@click.option("--after", type=int, default=-1, show_default=True, help="Start after this sequence.")
+@_options
+def tail_command(opts: _Opts, run_id: str, after: int) -> None:
+    """Print the run's events (history, then live) until it ends; reconnects if cut."""
+    from goldfive.event_format import format_event
+
+    def line(ev: Any) -> str:
+        if opts.as_json:
+            return json_format.MessageToJson(ev, preserving_proto_field_name=True, indent=None)
+        return format_event(ev)
+
+    def tell(state: str, detail: str) -> None:
+        if state == "reconnecting":
+            click.echo(f"goldfive ctl: {detail}", err=True)
+
+    async def follow(client: RemoteClient) -> None:
+        await client.get_run(run_id)  # unreachable or unknown: fail now rather than retry forever
+        async for ev in client.follow(run_id, after, on_state=tell):
+            click.echo(line(ev))
+            sys.stdout.flush()
+
+    _call(opts, follow)
+
+
+# -- controls -----------------------------------------------------------------------------
+
+
+def _control(opts: _Opts, run_id: str, kind: ControlKind, payload: dict[str, Any] | None = None) -> None:
+    msg = ControlMessage(kind, payload=dict(payload or {}))
+    ack: ControlAck = _call(opts, lambda c: c.send_control(run_id, msg))
+    result = AckResult(ack.result)
+    if opts.as_json:
+        click.echo(json.dumps({"control_id": ack.control_id, "kind": str(kind), "result": str(result),
+                               "detail": ack.detail, "acked_at_ms": ack.acked_at_ms}))  # fmt: skip
+    else:
+        click.echo(f"{kind} {result}" + (f": {ack.detail}" if ack.detail else ""))
+    if result is not AckResult.SUCCESS:
+        raise click.exceptions.Exit(EXIT_FAILURE)
+
+
+_RUN = click.argument("run_id", metavar="RUN")
+
+
+@ctl.command("pause")
+@_RUN
+@_options
+def pause_command(opts: _Opts, run_id: str) -> None:
+    """PAUSE: the running task finishes, no new task starts."""
+    _control(opts, run_id, ControlKind.PAUSE)
+
+
+@ctl.command("resume")
+@_RUN
+@_options
+def resume_command(opts: _Opts, run_id: str) -> None:
+    """RESUME a paused run."""
+    _control(opts, run_id, ControlKind.RESUME)
+
+
+@ctl.command("cancel")
+@_RUN
+@click.option("--reason", default="", help="Why (recorded with the control).")
+@_options
+def cancel_command(opts: _Opts, run_id: str, reason: str) -> None:
+    """CANCEL the run."""
+    _control(opts, run_id, ControlKind.CANCEL, {"reason": reason})
+
+
+@ctl.command("steer")
+@_RUN
+@click.argument("note")
+@click.option("--author", default="", help="Who is steering.")
+@_options
+def steer_command(opts: _Opts, run_id: str, note: str, author: str) -> None:
+    """STEER the run with NOTE (at most 8 KiB)."""
+    _control(opts, run_id, ControlKind.STEER, {"note": note, "author": author})
+
+
+@ctl.command("rewind")
+@_RUN
+@click.argument("task_id", metavar="TASK")
+@_options
+def rewind_command(opts: _Opts, run_id: str, task_id: str) -> None:
+    """REWIND_TO TASK: it and everything downstream run again."""
+    _control(opts, run_id, ControlKind.REWIND_TO, {"task_id": task_id})
+
+
+@ctl.command("approve")
+@_RUN
+@click.argument("target_id", metavar="ID")
+@click.option("--detail", default="", help="A note for the agent.")
+@_options
+def approve_command(opts: _Opts, run_id: str, target_id: str, detail: str) -> None:
+    """APPROVE the pending approval ID."""
+    _control(opts, run_id, ControlKind.APPROVE, {"target_id": target_id, "detail": detail})
+
+
+@ctl.command("reject")
+@_RUN
+@click.argument("target_id", metavar="ID")
+@click.option("--detail", default="", help="Why.")
+@_options
+def reject_command(opts: _Opts, run_id: str, target_id: str, detail: str) -> None:
+    """REJECT the pending approval ID."""
+    _control(opts, run_id, ControlKind.REJECT, {"target_id": target_id, "detail": detail})
+
+
+@ctl.command("inject")
+@_RUN
+@click.argument("text")
+@click.option("--role", default="user", show_default=True, help="The message's role.")
+@_options
+def inject_command(opts: _Opts, run_id: str, text: str, role: str) -> None:
+    """INJECT_MESSAGE TEXT into the running turn."""
+    _control(opts, run_id, ControlKind.INJECT_MESSAGE, {"role": role, "text": text})

@@ -1,0 +1,187 @@
+"""``goldfive serve`` (host runs headless over gRPC) and ``goldfive attach`` (the TUI on one).
+
+``ctl`` lives in :mod:`goldfive.cli_ctl`; :func:`register` adds all three to the group.
+Bad input is one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from typing import Any
+
+import click
+
+from goldfive.errors import GoldfiveError, RemoteError
+from goldfive.remote.server import DEFAULT_LISTEN
+
+__all__ = ["attach_command", "register", "serve_command"]
+
+EXIT_BAD_INPUT = 2
+
+
+def _fail(command: str, message: str) -> click.exceptions.Exit:
+    click.echo(f"goldfive {command}: error: {message}", err=True)
+    return click.exceptions.Exit(EXIT_BAD_INPUT)
+
+
+def _demo_run(speed: float) -> tuple[Any, str]:
+    from goldfive.demo import DEMO_GOAL, make_demo_runner
+
+    def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
+        return make_demo_runner(sinks=sinks, control=control, speed=speed, run_id=run_id)
+
+    return factory, DEMO_GOAL
+
+
+def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None, model: str | None) -> tuple[Any, str]:
+    from goldfive.cli_inputs import load_agent
+    from goldfive.cli_local import _make_planner  # the same planner choice as `goldfive run`
+
+    agent = load_agent(spec)
+    planner = _make_planner(plan_path, base_url, model, None)
+
+    def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
+        from goldfive.adapters.callable import CallableAdapter
+        from goldfive.goals import PassthroughGoalDeriver
+        from goldfive.runner import Runner
+
+        return Runner(
+            agent=CallableAdapter(agent),
+            planner=planner,
+            goal_deriver=PassthroughGoalDeriver(goal),
+            sinks=sinks,
+            control=control,
+            run_id=run_id,
+        )
+
+    return factory, goal
+
+
+@click.command("serve")
+@click.argument("target", required=False, metavar="[demo | MODULE:FUNCTION]")
+@click.option("--listen", default=DEFAULT_LISTEN, show_default=True, help="HOST:PORT to listen on.")
+@click.option("--token", help="Require this bearer token on every call (default: GOLDFIVE_TOKEN).")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), help="TLS certificate (PEM).")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="TLS private key (PEM).")
+@click.option("--db", "db_path", help="SQLite file runs are recorded to and served from (default: user data dir).")
+@click.option("--speed", type=float, default=1.0, show_default=True, help="demo: pace multiplier.")
+@click.option("--goal", help="MODULE:FUNCTION: what the run should achieve.")
+@click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="MODULE:FUNCTION: a plan JSON file.")
+@click.option("--base-url", help="MODULE:FUNCTION: OpenAI-compatible server for the LLM planner.")
+@click.option("--model", help="MODULE:FUNCTION: model name for the LLM planner.")
+def serve_command(
+    target: str | None,
+    listen: str,
+    token: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    db_path: str | None,
+    speed: float,
+    goal: str | None,
+    plan_path: str | None,
+    base_url: str | None,
+    model: str | None,
+) -> None:
+    """Host a run (the demo, or your async agent MODULE:FUNCTION) headless and serve it, and
+    every run recorded in the database, over gRPC until interrupted."""
+    from goldfive.remote.server import RemoteServer, default_db_path, serve
+    from goldfive.settings import remote_token
+
+    token = token or remote_token()
+    runs: list[tuple[Any, str]] = []
+    try:
+        if target == "demo":
+            if speed <= 0:
+                raise _fail("serve", f"--speed must be positive, got {speed}")
+            runs.append(_demo_run(speed))
+        elif target is not None:
+            if not goal or not goal.strip():
+                raise _fail("serve", "MODULE:FUNCTION needs --goal TEXT: say what the run should achieve")
+            runs.append(_agent_run(target, goal, plan_path, base_url, model))
+    except GoldfiveError as exc:
+        raise _fail("serve", str(exc)) from None
+    db = db_path or str(default_db_path())
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[RemoteServer] = loop.create_future()
+        task = loop.create_task(serve(listen, token, tls_cert, tls_key, db, runs, ready=ready))
+        with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        done, _ = await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        if ready.done():
+            server = ready.result()
+            scheme = "TLS" if server.tls else "plaintext"
+            auth = "token required" if token else "no token"
+            click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {db}", err=True)
+            for run in server.host.runs():
+                click.echo(f"  run {run.run_id}: {'live' if run.live else 'recorded'}", err=True)
+        try:
+            await task
+        except asyncio.CancelledError:
+            click.echo("goldfive serve: stopped", err=True)
+
+    try:
+        asyncio.run(main())
+    except GoldfiveError as exc:
+        raise _fail("serve", str(exc)) from None
+    except KeyboardInterrupt:
+        click.echo("goldfive serve: stopped", err=True)
+
+
+def choose_run(summaries: list[Any], run_id: str | None) -> str:
+    """``run_id`` if served; else the one live run, else the latest started one."""
+    ids = [s.run_id for s in summaries]
+    if run_id is not None:
+        if run_id not in ids:
+            raise GoldfiveError(f"no run {run_id!r} on the server (it has: {', '.join(ids) or 'none'})")
+        return run_id
+    if not summaries:
+        raise GoldfiveError("the server hosts no runs")
+    live = [s for s in summaries if s.state in ("PENDING", "RUNNING", "PAUSED")]
+    if len(live) > 1:
+        raise GoldfiveError(f"several live runs, pick one with --run-id: {', '.join(s.run_id for s in live)}")
+    if live:
+        return live[0].run_id
+    return max(summaries, key=lambda s: s.started_at.ToMilliseconds()).run_id
+
+
+@click.command("attach")
+@click.argument("addr", metavar="ADDR")
+@click.option("--run-id", help="Which run (default: the one live run, else the latest).")
+@click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
+@click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
+def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str | None) -> None:
+    """Open the TUI on a run served at ADDR: every key works, with the run's acks."""
+    from goldfive.remote.client import RemoteClient
+    from goldfive.settings import remote_token
+
+    token = token or remote_token()
+
+    async def pick() -> str:
+        async with RemoteClient(addr, token=token, tls_ca=tls_ca) as client:
+            return choose_run(await client.list_runs(), run_id)
+
+    try:
+        chosen = asyncio.run(pick())
+    except RemoteError as exc:
+        raise _fail("attach", f"{addr}: {exc}") from None
+    except GoldfiveError as exc:
+        raise _fail("attach", str(exc)) from None
+    from tui.app import GoldfiveApp
+    from tui.grpc_source import GrpcRunSource, connection_notifier
+
+    source = GrpcRunSource(addr, chosen, token=token, tls_ca=tls_ca)
+    app = GoldfiveApp(source)
+    source.on_state = connection_notifier(app)
+    app.run()
+
+
+def register(group: click.Group) -> None:
+    from goldfive.cli_ctl import ctl
+
+    group.add_command(serve_command)
+    group.add_command(attach_command)
+    group.add_command(ctl)

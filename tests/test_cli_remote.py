@@ -1,0 +1,148 @@
+"""``goldfive ctl`` exit codes and output, and ``goldfive serve`` refusals, against a real server
+running on its own event loop in a thread (click's CliRunner calls asyncio.run itself)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from goldfive.cli import main
+from goldfive.remote import RemoteServer, RunHost, start_server
+from tests.remote_fixtures import Gate, gated_factory
+
+
+class ServerThread:
+    """A server hosting gated run "r1", on an event loop of its own."""
+
+    def __init__(self, db: Path, token: str | None = None) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.gate: Gate
+        self.server: RemoteServer
+        self.call(self._start(db, token))
+
+    def call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(20)
+
+    async def _start(self, db: Path, token: str | None) -> None:
+        self.gate = Gate()
+        host = RunHost(db)
+        self.server = await start_server(host, listen="127.0.0.1:0", token=token)
+        host.start_run(gated_factory(self.gate), "do three things", run_id="r1")
+        await self.gate.entered.wait()
+
+    async def _finish(self) -> None:
+        self.gate.open()
+        run = self.server.host.get("r1")
+        assert run is not None and run.task is not None
+        await run.task
+
+    def finish_run(self) -> None:
+        self.call(self._finish())
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.gate.open)
+        self.call(self.server.stop(None))
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+    @property
+    def addr(self) -> str:
+        return self.server.address
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[ServerThread]:
+    st = ServerThread(tmp_path / "runs.sqlite")
+    yield st
+    st.stop()
+
+
+def ctl(*args: str) -> Any:
+    return CliRunner().invoke(main, ["ctl", *args], catch_exceptions=False)
+
+
+def test_ctl_exits_0_when_the_ack_is_success(served):
+    result = ctl(served.addr, "pause", "r1")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("PAUSE SUCCESS")
+
+
+def test_ctl_exits_1_when_the_ack_is_failure(served):
+    result = ctl(served.addr, "rewind", "r1", "no-such-task")
+    assert result.exit_code == 1
+    assert "REWIND_TO FAILURE" in result.output and "no-such-task" in result.output
+
+
+def test_ctl_json_prints_the_ack_and_options_may_follow_addr(served):
+    result = ctl(served.addr, "--json", "pause", "r1")
+    assert result.exit_code == 0
+    ack = json.loads(result.output)
+    assert (ack["kind"], ack["result"]) == ("PAUSE", "SUCCESS")
+    result = ctl(served.addr, "runs", "--json")
+    assert [r["run_id"] for r in json.loads(result.output)] == ["r1"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_ctl_exits_2_with_one_line_when_the_server_is_unreachable():
+    result = CliRunner().invoke(main, ["ctl", f"127.0.0.1:{_free_port()}", "pause", "r1"])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "UNAVAILABLE" in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_ctl_exits_2_for_a_refused_call(served):
+    for args, code in (
+        (("steer", "r1", ""), "INVALID_ARGUMENT"),
+        (("status", "nope"), "NOT_FOUND"),
+        (("--token", "t", "pause", "r1"), None),  # a server without a token ignores one
+    ):
+        result = ctl(served.addr, *args)
+        if code is None:
+            assert result.exit_code == 0
+            continue
+        assert result.exit_code == 2 and code in result.output
+        assert len(result.output.strip().splitlines()) == 1
+
+
+def test_ctl_wrong_token_exits_2_unauthenticated(tmp_path):
+    st = ServerThread(tmp_path / "runs.sqlite", token="s3cret")
+    try:
+        assert ctl(st.addr, "--token", "wrong", "runs").exit_code == 2
+        assert "UNAUTHENTICATED" in ctl(st.addr, "runs").output
+        assert ctl(st.addr, "--token", "s3cret", "status", "r1").exit_code == 0
+    finally:
+        st.stop()
+
+
+def test_ctl_tail_prints_every_event_of_a_finished_run(served):
+    served.finish_run()
+    result = ctl(served.addr, "tail", "r1")
+    assert result.exit_code == 0
+    lines = result.output.strip().splitlines()
+    assert [int(line.split()[0]) for line in lines] == list(range(len(lines)))
+    assert "run_completed" in lines[-1]
+    status = json.loads(ctl(served.addr, "--json", "status", "r1").output)
+    assert status["summary"]["state"] == "COMPLETED"
+
+
+def test_serve_refuses_a_non_loopback_address_without_token_or_tls(tmp_path):
+    result = CliRunner().invoke(main, ["serve", "--listen", "0.0.0.0:0", "--db", str(tmp_path / "x.sqlite")])
+    assert result.exit_code == 2
+    assert "not a loopback address" in result.output and "Traceback" not in result.output

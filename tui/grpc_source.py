@@ -1,0 +1,85 @@
+"""GrpcRunSource: the TUI's RunSource for a run served by ``goldfive serve`` (``goldfive attach``).
+
+Events come from ``RemoteClient.follow``: history, then live; a lost connection is retried
+with capped backoff and resumed after the last sequence seen, so the log never shows an event
+twice or skips one. ``connection_state`` says where the link is ("connecting", "connected",
+"reconnecting", "ended", "closed"); ``on_state`` is told on every change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from goldfive.control import ControlAck, ControlMessage
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.remote.client import RemoteClient
+
+__all__ = ["GrpcRunSource", "connection_notifier"]
+
+StateCallback = Callable[[str, str], None]
+
+
+class GrpcRunSource:
+    def __init__(
+        self,
+        addr: str,
+        run_id: str,
+        *,
+        token: str | None = None,
+        tls_ca: str | Path | None = None,
+        on_state: StateCallback | None = None,
+        max_backoff: float = 5.0,
+    ) -> None:
+        self.addr = addr
+        self.run_id = run_id
+        self.title = f"{run_id} @ {addr}"
+        self.on_state = on_state
+        self.connection_state = "disconnected"
+        self.connection_detail = ""
+        self._token = token
+        self._tls_ca = tls_ca
+        self._max_backoff = max_backoff
+        self._client: RemoteClient | None = None
+
+    def _client_or_open(self) -> RemoteClient:
+        if self._client is None:  # created on the app's event loop, where it is used
+            self._client = RemoteClient(
+                self.addr, token=self._token, tls_ca=self._tls_ca, max_backoff=self._max_backoff
+            )
+        return self._client
+
+    def _set_state(self, state: str, detail: str) -> None:
+        self.connection_state, self.connection_detail = state, detail
+        if self.on_state is not None:
+            self.on_state(state, detail)
+
+    async def start(self) -> None:
+        self._client_or_open()
+
+    async def events(self) -> AsyncIterator[Event]:
+        async for ev in self._client_or_open().follow(self.run_id, on_state=self._set_state):
+            yield ev
+
+    async def send(self, msg: ControlMessage) -> ControlAck:
+        return await self._client_or_open().send_control(self.run_id, msg)
+
+    async def stop(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+        self._set_state("closed", "")
+
+
+def connection_notifier(app: Any) -> StateCallback:
+    """Show connection changes on ``app``: a toast per change and the state in its sub-title."""
+    severities = {"connected": "information", "reconnecting": "warning", "ended": "information"}
+
+    def on_state(state: str, detail: str) -> None:
+        app.sub_title = f"{state}"
+        if state in severities:
+            timeout = 8 if state == "reconnecting" else 3
+            app.notify(detail or state, title=f"connection {state}", severity=severities[state], timeout=timeout)
+
+    return on_state
