@@ -23,6 +23,7 @@ from google.protobuf import json_format
 from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._json import message_to_json
+from goldfive.sinks._json_decode import parse_dict
 
 try:  # advisory locking is POSIX-only; elsewhere the sink simply does not lock
     import fcntl
@@ -167,7 +168,7 @@ def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
             obj = json.loads(raw)
             if not isinstance(obj, dict):
                 raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-            events.append(json_format.ParseDict(obj, Event(), ignore_unknown_fields=True))
+            events.append(parse_dict(obj, Event))  # json_format.ParseDict's result, faster
         except (ValueError, json_format.ParseError) as exc:  # JSONDecodeError, UnicodeDecodeError
             prefix = "torn last line (no newline)" if index == torn_index else "corrupt line"
             errors.append(f"line {index + 1}: {prefix}: {exc}")
