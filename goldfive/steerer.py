@@ -234,13 +234,15 @@ class DefaultSteerer:
 
     def _checked_revision(self, old: Plan, new: Plan, drift: DriftEvent, session: Session) -> Plan:
         """Completed work is never redone: a task terminal in the old plan keeps its status;
-        everything new starts PENDING. Revision metadata is stamped when the planner did not."""
+        everything new starts PENDING, and so does a CANCELLED task the planner lists again
+        (spec 5: the replan reintroduces the task a STEER cancelled). Revision metadata is
+        stamped when the planner did not."""
         tasks: list[Task] = []
         for t in new.tasks:
             prev = old.task(t.id) if old.has_task(t.id) else None
             if prev is not None and prev.status == S.COMPLETED:
                 tasks.append(replace(prev))
-            elif prev is not None and prev.status.is_terminal:
+            elif prev is not None and prev.status.is_terminal and prev.status != S.CANCELLED:
                 tasks.append(replace(t, status=prev.status))
             else:
                 tasks.append(replace(t, status=S.PENDING))

@@ -7,6 +7,7 @@ releases it, and the test waits for the control's ack before releasing.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -189,6 +190,57 @@ async def test_steer_between_tasks_revises_without_cancelling_anything(executor:
     assert "task_cancelled" not in h.kinds()
     assert drifts(h)[0].detail == "do it differently"  # no author: the note alone
     assert out.success and agent.runs == ["r1_1", "r1_2"]
+
+
+class EditingPlanner(ReplanningPlanner):
+    """Replans by listing the old plan again: completed tasks as they are, the rest PENDING."""
+
+    async def refine(self, *, plan: Any, drift: Any, goals: Any) -> Any:
+        self.refine_calls.append({"plan": plan, "drift": drift, "goals": goals})
+        tasks = [t if t.status == S.COMPLETED else replace(t, status=S.PENDING) for t in plan.tasks]
+        return goldfive.Plan(tasks=[replace(t) for t in tasks], edges=list(plan.edges), id="p2")
+
+
+async def test_a_replan_that_lists_the_cancelled_task_again_runs_it_again(executor: Any) -> None:
+    agent = ScriptedAgent(hold=["b"])
+    h = Harness(agent, executor, EditingPlanner(linear_plan("a", "b", "c")))
+    h.start()
+    assert [await agent.started(), await agent.started()] == ["a", "b"]
+    await h.control(ControlKind.STEER, note="same tasks, more care")
+    await h.wait_event("plan_revised")
+    agent.release("b")
+    out = await h.finish()
+    assert out.success, out.reason
+    assert agent.runs == ["a", "b", "b", "c"] and agent.cancelled == ["b"]
+    rev = conv.from_pb_plan(h.of("plan_revised")[0].plan)
+    assert [(t.id, t.status) for t in rev.tasks] == [("a", S.COMPLETED), ("b", S.PENDING), ("c", S.PENDING)]
+    assert out.session.completed_results["a"] == "done a" and agent.runs.count("a") == 1
+
+
+async def test_a_steer_whose_replan_fails_reruns_the_interrupted_task_with_the_note(executor: Any) -> None:
+    agent = ScriptedAgent(hold=["b"])
+    read: list[str] = []
+
+    async def body(task: Task, session: Session, tools: dict[str, Any]) -> str:
+        read.extend(await read_injected(session, task.id))
+        return "ok"
+
+    agent.on("b", body)
+    h = Harness(agent, executor, ReplanningPlanner(linear_plan("a", "b", "c"), fail_refines=True))
+    h.start()
+    assert [await agent.started(), await agent.started()] == ["a", "b"]
+    ack = await h.control(ControlKind.STEER, note="be careful")
+    await h.wait_event("message_parked")
+    agent.release("b")
+    out = await h.finish()
+    assert out.success and agent.runs == ["a", "b", "b", "c"] and read == ["[user_steering]be careful[/user_steering]"]
+    assert [conv.drift_kind_from_pb(d.kind) for d in drifts(h)] == [DriftKind.USER_STEER, DriftKind.REFINE_VALIDATION_FAILED]
+    assert is_subsequence(
+        ["task_cancelled", "drift_detected", "drift_detected", "message_parked", "task_transitioned", "task_started",
+         "message_delivered", "task_completed"],
+        after(h, "control_acked", acked(ack.control_id)),
+    )
+    assert "plan_revised" not in h.kinds()
 
 
 async def test_two_steers_increment_the_revision_index_each_time(executor: Any) -> None:
@@ -631,3 +683,29 @@ async def test_every_control_is_recorded_with_its_ack_on_the_stream(executor: An
     assert [r.control.id for r in rec] == [m.id for m in sent] and rec[0].author == "eve"
     results = [conv.from_pb_control_ack(a.ack) for a in h.of("control_acked")]
     assert [(r.control_id, r.result) for r in results] == [(sent[0].id, AckResult.SUCCESS), (sent[1].id, AckResult.FAILURE)]
+
+
+# -- the ladder's own kinds ----------------------------------------------------------------
+
+
+async def test_an_escalation_pause_with_a_deadline_aborts_when_nobody_answers(executor: Any) -> None:
+    agent = ScriptedAgent()
+    h = Harness(agent, executor, static("a"))
+    msg = await h.send(ControlKind.GOLDFIVE_PAUSE_ESCALATE, deadline_s=0.05, reason="stuck")
+    h.start()
+    out = await h.finish()
+    assert h.acks[msg.id][0].detail == "paused for human intervention"
+    assert not out.success and out.reason == "escalation deadline expired without a human decision"
+    assert agent.runs == [] and h.kinds()[-2:] == ["task_cancelled", "run_aborted"]
+
+
+async def test_an_escalation_pause_is_lifted_by_resume(executor: Any) -> None:
+    agent = ScriptedAgent()
+    h = Harness(agent, executor, static("a"))
+    await h.send(ControlKind.GOLDFIVE_PAUSE_ESCALATE, deadline_s=60)
+    h.start()
+    await h.control(ControlKind.STATUS_QUERY)
+    assert agent.runs == []
+    await h.control(ControlKind.RESUME)
+    out = await h.finish()
+    assert out.success and agent.runs == ["a"]
