@@ -1,0 +1,56 @@
+"""IngressService: the collector end of ``GoldfiveIngress.StreamEvents`` (what GRPCSink feeds).
+
+Each received event is emitted to ``sink`` once: an event whose id was already stored (a
+producer resending after a dropped connection) is counted on ``duplicates`` and skipped. The
+response's ``received`` counts every event read from the stream, stored or skipped, so the
+producer knows how many of the events it sent are safe; a storage failure stops the stream
+there and is returned in ``error``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import grpc
+
+from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, service_pb2_grpc
+
+__all__ = ["IngressService"]
+
+log = logging.getLogger("goldfive.remote")
+
+
+def _key(event: events_pb2.Event) -> str:
+    # An event without an id still has a unique (run, sequence) position.
+    return event.event_id or f"{event.run_id}/{event.sequence}"
+
+
+class IngressService(service_pb2_grpc.GoldfiveIngressServicer):
+    def __init__(self, sink: Any, *, known_event_ids: Iterable[str] = ()) -> None:
+        self.sink = sink
+        self._seen: set[str] = set(known_event_ids)
+        self.stored = 0
+        self.duplicates = 0
+
+    async def StreamEvents(
+        self, request_iterator: AsyncIterator[events_pb2.Event], context: grpc.aio.ServicerContext
+    ) -> service_pb2.StreamEventsResponse:
+        received = 0
+        async for event in request_iterator:
+            key = _key(event)
+            if key in self._seen:
+                self.duplicates += 1
+            else:
+                try:
+                    await self.sink.emit(event)
+                except Exception as exc:  # isolation boundary: the producer keeps and resends it
+                    log.error("ingest: storing event %s failed: %s", key, exc)
+                    return service_pb2.StreamEventsResponse(
+                        received=received, error=f"storing event {key} failed: {exc}"
+                    )
+                self._seen.add(key)
+                self.stored += 1
+            received += 1
+        return service_pb2.StreamEventsResponse(received=received)

@@ -1,0 +1,136 @@
+"""GRPCSink against a real GoldfiveIngress server on 127.0.0.1: delivery once, resending across a
+server restart with duplicates dropped by the collector, and loud failure on close."""
+
+from __future__ import annotations
+
+import socket
+
+import grpc
+import pytest
+
+from goldfive.errors import SinkError
+from goldfive.pb.goldfive.v1 import events_pb2, service_pb2_grpc
+from goldfive.remote.ingest import IngressService
+from goldfive.sinks.grpc_sink import GRPCSink
+from goldfive.sinks.memory import InMemorySink
+
+
+def _event(seq: int) -> events_pb2.Event:
+    ev = events_pb2.Event(event_id=f"e{seq}", run_id="r1", sequence=seq)
+    ev.task_progress.task_id = "t1"
+    ev.task_progress.detail = f"step {seq}"
+    return ev
+
+
+async def _start(service: IngressService, listen: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
+    server = grpc.aio.server()
+    service_pb2_grpc.add_GoldfiveIngressServicer_to_server(service, server)
+    port = server.add_insecure_port(listen)
+    await server.start()
+    return server, port
+
+
+async def _received(store: InMemorySink, count: int) -> None:
+    """Returns once ``store`` holds ``count`` events."""
+    if len(store.events) >= count:
+        return
+    async with store.subscribe(after_sequence=-1) as sub:
+        async for _ in sub:
+            if len(store.events) >= count:
+                return
+
+
+async def test_events_arrive_once_in_order():
+    store = InMemorySink()
+    service = IngressService(store)
+    server, port = await _start(service)
+    sink = GRPCSink(f"127.0.0.1:{port}")
+    try:
+        for seq in range(500):
+            await sink.emit(_event(seq))
+        await sink.close()
+    finally:
+        await server.stop(None)
+    assert [e.sequence for e in store.events] == list(range(500))
+    assert (sink.acknowledged, sink.pending, service.duplicates) == (500, 0, 0)
+
+
+async def test_a_server_restart_mid_stream_loses_nothing_and_duplicates_nothing():
+    store = InMemorySink()
+    service = IngressService(store)  # the collector's state outlives its transport
+    server, port = await _start(service)
+    # A long linger keeps the first call open, so the restart cuts it mid-stream.
+    sink = GRPCSink(f"127.0.0.1:{port}", linger=30.0, max_backoff=0.2)
+    for seq in range(200):
+        await sink.emit(_event(seq))
+    await _received(store, 200)
+    assert sink.acknowledged == 0  # stored, but the call was never answered
+    await server.stop(None)
+    for seq in range(200, 400):
+        await sink.emit(_event(seq))  # buffered while the collector is away
+    server, _ = await _start(service, f"127.0.0.1:{port}")
+    try:
+        await sink.close(timeout=15)
+    finally:
+        await server.stop(None)
+    assert [e.sequence for e in store.events] == list(range(400))
+    assert service.duplicates == 200  # the unanswered call was resent whole and dropped
+    assert sink.acknowledged == 400
+
+
+async def test_ingress_drops_duplicates_by_event_id_and_counts_every_event_received():
+    store = InMemorySink()
+    service = IngressService(store, known_event_ids=["e0"])
+    server, port = await _start(service)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = service_pb2_grpc.GoldfiveIngressStub(channel)
+            resp = await stub.StreamEvents(iter([_event(0), _event(1), _event(1), _event(2)]))
+    finally:
+        await server.stop(None)
+    assert (resp.received, resp.error) == (4, "")
+    assert [e.sequence for e in store.events] == [1, 2]
+    assert service.duplicates == 2
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_close_reports_what_could_not_be_delivered():
+    sink = GRPCSink(f"127.0.0.1:{_free_port()}", max_buffer=3, max_backoff=0.05)
+    for seq in range(5):
+        await sink.emit(_event(seq))
+    with pytest.raises(SinkError) as info:
+        await sink.close(timeout=0.3)
+    text = str(info.value)
+    assert "3 events not delivered (sequences 2..4)" in text
+    assert "2 dropped when the buffer was full" in text
+    assert "UNAVAILABLE" in text
+    with pytest.raises(SinkError, match="closed"):
+        await sink.emit(_event(5))
+
+
+async def test_a_collector_that_cannot_store_gets_the_event_again():
+    class FlakyStore(InMemorySink):
+        failed = False
+
+        async def emit(self, event: events_pb2.Event) -> None:
+            if event.sequence == 3 and not self.failed:
+                self.failed = True
+                raise OSError("disk full")
+            await super().emit(event)
+
+    store = FlakyStore()
+    server, port = await _start(IngressService(store))
+    sink = GRPCSink(f"127.0.0.1:{port}", max_backoff=0.05)
+    try:
+        for seq in range(6):
+            await sink.emit(_event(seq))
+        await sink.close(timeout=10)
+    finally:
+        await server.stop(None)
+    assert [e.sequence for e in store.events] == list(range(6))
+    assert any("disk full" in e for e in sink.errors)
