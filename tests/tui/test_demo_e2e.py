@@ -1,0 +1,147 @@
+"""The TUI on the real demo run (LLM code path, offline model, in-process Runner), driven by keys.
+
+Each wait is bounded: the app is given turns with ``pilot.pause`` until the run state it
+folds from the event stream says what we wait for, or the test fails naming what never came.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from textual.pilot import Pilot
+
+from goldfive.control import ControlChannel
+from goldfive.demo import DEMO_GOAL, make_demo_runner
+from goldfive.recording import open_recording
+from goldfive.runner import Runner
+from goldfive.runstate import ControlView, RunPhase
+from goldfive.sinks.sqlite import SQLitePersistenceSink
+from goldfive.types import TaskStatus
+from tests.tui.conftest import screen_text
+from tui.app import GoldfiveApp
+from tui.local_source import LocalRunSource
+from tui.widgets.approvals import ApprovalsView
+from tui.widgets.eventlog import EventLog
+
+SIZE = (120, 40)
+#: The demo at 20x: a task takes ~0.15 s, the whole run ~1.5 s plus our pauses.
+SPEED = 20.0
+WAIT_S = 10.0
+NOTE = "focus on fewer slides"
+
+
+async def wait_until(pilot: Pilot, what: str, cond: Callable[[], bool], timeout: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for: {what}")
+        await pilot.pause(0.01)
+
+
+def demo_app(db: Path) -> tuple[GoldfiveApp, LocalRunSource]:
+    def factory(sinks: list[object], channel: ControlChannel) -> tuple[Runner, str]:
+        return make_demo_runner(sinks=sinks, control=channel, speed=SPEED), DEMO_GOAL
+
+    source = LocalRunSource(factory, extra_sinks=[SQLitePersistenceSink(str(db))])
+    return GoldfiveApp(source, cursor_blink=False), source
+
+
+def controls(app: GoldfiveApp, kind: str) -> list[ControlView]:
+    return [c for c in app.state.controls.values() if c.kind == kind]
+
+
+def acked(app: GoldfiveApp, kind: str) -> bool:
+    return any(c.acked for c in controls(app, kind))
+
+
+def started(app: GoldfiveApp) -> set[str]:
+    return {t.id for t in app.state.tasks.values() if t.started_ms}
+
+
+def log_texts(app: GoldfiveApp) -> list[str]:
+    return [f"{ln.label.strip()} {ln.text}" for ln in app.query_one(EventLog).shown_lines()]
+
+
+async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    app, source = demo_app(db)
+    async with app.run_test(size=SIZE) as pilot:
+        # -- pause while research runs: the running task finishes, nothing new starts ------
+        await wait_until(pilot, "research running", lambda: app.state.tasks.get("research") is not None
+                         and app.state.tasks["research"].status == TaskStatus.RUNNING)
+        await pilot.press("p")
+        await wait_until(pilot, "PAUSE acked", lambda: acked(app, "PAUSE"))
+        [pause] = controls(app, "PAUSE")
+        assert pause.ack_result == "SUCCESS", pause.ack_detail
+        assert app.state.phase == RunPhase.PAUSED
+        await wait_until(pilot, "the running task to finish", lambda: app.state.count_status(TaskStatus.RUNNING) == 0)
+        before = started(app)
+        await pilot.pause(0.5)  # ~3 task lengths at this speed: time for one to start if pause leaked
+        assert started(app) == before
+        assert app.state.phase == RunPhase.PAUSED
+        assert "PAUSED" in screen_text(app).splitlines()[0]
+
+        # -- resume: the next task starts ---------------------------------------------------
+        await pilot.press("p")
+        await wait_until(pilot, "RESUME acked", lambda: acked(app, "RESUME"))
+        assert controls(app, "RESUME")[0].ack_result == "SUCCESS"
+        await wait_until(pilot, "a task after the pause to start", lambda: started(app) > before)
+
+        # -- steer with a note: the plan is revised with the note's words -------------------
+        # Paused again first, so the steer lands before publishing however slowly we type;
+        # an acked STEER ends the pause (CONTROL.md).
+        await pilot.press("p")
+        await wait_until(pilot, "the second PAUSE acked", lambda: app.state.phase == RunPhase.PAUSED)
+        await pilot.press("s", *NOTE, "enter")
+        await wait_until(pilot, "STEER acked", lambda: acked(app, "STEER"))
+        [steer] = controls(app, "STEER")
+        assert steer.ack_result == "SUCCESS", steer.ack_detail
+        assert steer.summary == NOTE
+        assert app.state.phase == RunPhase.RUNNING
+        await wait_until(pilot, "the STEER's plan revision", lambda: steer.revision is not None)
+        assert steer.revision == app.state.revision == 1
+        added = [t for t in app.state.tasks.values() if t.added_revision == 1]
+        assert added and all("fewer slides" in t.title for t in added)
+        await wait_until(pilot, "the revision line in the log", lambda: "ack STEER -> revision 1" in log_texts(app))
+
+        # -- approve publish_deck when it is requested --------------------------------------
+        await wait_until(pilot, "the publish_deck approval", lambda: bool(app.state.approvals))
+        [request] = app.state.approvals.values()
+        assert request.tool_name == "publish_deck"
+        approvals = app.query_one(ApprovalsView)
+        await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
+        await pilot.press("tab", "tab")  # plan -> events -> approvals
+        assert app.focused is approvals
+        await pilot.press("a")
+        await wait_until(pilot, "APPROVE acked", lambda: acked(app, "APPROVE"))
+        [approve] = controls(app, "APPROVE")
+        assert approve.ack_result == "SUCCESS", approve.ack_detail
+        assert approve.summary == request.target_id
+
+        # -- the run completes, and the header says so --------------------------------------
+        await wait_until(pilot, "run COMPLETED", lambda: app.state.phase == RunPhase.COMPLETED)
+        assert app.state.approvals == {}
+        assert all(t.status == TaskStatus.COMPLETED for t in added)
+        app._repaint()
+        await pilot.pause()
+        header = screen_text(app).splitlines()[:2]
+        assert "COMPLETED" in header[0] and "rev 1" in header[0]
+        total = len(app.state.tasks)
+        assert f"{total}/{total} tasks" in header[1]
+    assert source.error is None
+    recorded = open_recording(db)
+    assert recorded.events[-1].WhichOneof("payload") == "run_completed"
+
+
+async def test_keys_typed_into_the_steer_input_control_nothing_on_the_real_run(tmp_path: Path) -> None:
+    app, _ = demo_app(tmp_path / "runs.db")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, "the plan", lambda: bool(app.state.tasks))
+        await pilot.press("s", "a", "p", "c", "x")
+        assert app.screen.query_one("Input").value == "apcx"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await wait_until(pilot, "the publish_deck approval", lambda: bool(app.state.approvals))
+        assert app.state.controls == {}
+        assert app.state.phase == RunPhase.RUNNING
