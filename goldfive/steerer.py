@@ -266,8 +266,10 @@ class DefaultSteerer:
             return
         self._refine_failures.pop(key, None)
         plan = _plan(session)
-        if plan.has_task(drift.task_id):
-            await self.transition(session, drift.task_id, S.FAILED, reason=f"refine failed {n} times for {drift.kind}")
+        # A task that already ended (e.g. completed) keeps its status, and its dependents stay
+        # runnable: only a task this rule actually fails takes its downstream with it.
+        reason = f"refine failed {n} times for {drift.kind}"
+        if plan.has_task(drift.task_id) and await self.transition(session, drift.task_id, S.FAILED, reason=reason):
             await self.cascade_cancel_downstream(session, drift.task_id, f"upstream {drift.task_id} failed")
         await runtime_of(session).emit(
             events.drift_detected,

@@ -289,6 +289,8 @@ class ExecutorBase:
         if session.plan is None or not session.plan.has_task(task.id) or session.plan.task(task.id) is not task:
             return  # the plan was revised under this invocation
         if status.is_terminal:
+            if status == S.FAILED:  # reported by the agent: its dependents cannot run either
+                await steerer.cascade_cancel_downstream(session, task.id, f"upstream {task.id} failed")
             return
         error = ""
         if isinstance(result, BaseException):
