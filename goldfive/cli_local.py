@@ -176,7 +176,8 @@ def replay_command(path: str, run_id: str | None) -> None:
     if recording.note:
         click.echo(recording.note, err=True)
     if recording.skipped:
-        click.echo(f"{recording.skipped} unreadable lines skipped ({recording.errors[0]})", err=True)
+        noun = "line" if recording.skipped == 1 else "lines"
+        click.echo(f"{recording.skipped} unreadable {noun} skipped ({recording.errors[0]})", err=True)
     if not recording.events:
         raise _fail(f"{path!r} holds no readable events")
     from tui.replay import ReplayApp

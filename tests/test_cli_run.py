@@ -152,3 +152,35 @@ def test_a_failing_agent_exits_1(workdir: Path) -> None:
     assert "task_failed" in result.stdout
     assert "run_aborted" in result.stdout
     assert "run_completed" not in result.stdout
+
+
+# -- goldfive replay ------------------------------------------------------------------------
+
+
+def test_replay_of_a_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["replay", str(tmp_path / "nope.jsonl")])
+    assert_one_line_error(result, "no recording", "nope.jsonl")
+
+
+def test_replay_of_a_file_with_nothing_readable_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    junk = write(tmp_path / "junk.jsonl", "not json\n")
+    result = CliRunner().invoke(main, ["replay", junk])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "holds no readable events" in result.stderr
+    assert "1 unreadable line skipped" in result.stderr
+
+
+def test_replay_opens_the_recorded_run_of_a_headless_run(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = workdir / "runs.sqlite"
+    assert invoke("myagents:agent", "--goal", "g", "--plan", "plan.json", "--headless", "--db", str(db)).exit_code == 0
+    opened: list[object] = []
+    import tui.replay
+
+    monkeypatch.setattr(tui.replay.ReplayApp, "run", lambda self: opened.append(self.recording))
+    result = CliRunner().invoke(main, ["replay", str(db)])
+    assert result.exit_code == 0, result.output + result.stderr
+    (recording,) = opened
+    assert recording.format == "sqlite"  # type: ignore[attr-defined]
+    assert recording.events[-1].WhichOneof("payload") in ("run_completed", "conversation_ended")  # type: ignore[attr-defined]
+    bad = CliRunner().invoke(main, ["replay", str(db), "--run-id", "nope"])
+    assert_one_line_error(bad, "no run 'nope'")

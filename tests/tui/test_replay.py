@@ -1,0 +1,188 @@
+"""ReplayApp: a recording read-only, with a cursor; the panes show the run as of the cursor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.recording import Recording, open_recording
+from goldfive.runstate import RunPhase, RunState
+from goldfive.sinks._json import message_to_json
+from goldfive.types import TaskStatus
+from tui.format import describe
+from tui.replay import ReplayApp, ReplayBar
+from tui.scenario import DemoScript, flatten
+from tui.widgets.approvals import ApprovalsView
+from tui.widgets.eventlog import EventLog
+from tui.widgets.plan import PlanView
+
+SIZE = (120, 40)
+
+
+def story() -> list[Event]:
+    """The demo story, deterministic (fixed run id and Session clock)."""
+    script = DemoScript()
+    return flatten(script.opening(), script.to_approval(task="draft"), script.finish())
+
+
+def write_jsonl(path: Path, events: list[Event], torn_tail: str = "") -> Path:
+    path.write_text("".join(message_to_json(ev) + "\n" for ev in events) + torn_tail)
+    return path
+
+
+def index_of(events: list[Event], kind: str, task_id: str = "") -> int:
+    for i, ev in enumerate(events):
+        if ev.WhichOneof("payload") == kind and (not task_id or getattr(ev, kind).task_id == task_id):
+            return i
+    raise AssertionError(f"no {kind} {task_id}")
+
+
+def statuses(app: ReplayApp) -> dict[str, TaskStatus]:
+    return {tid: t.status for tid, t in app.state.tasks.items()}
+
+
+def plan_rows(app: ReplayApp) -> list[str]:
+    return [row.plain for row in app.query_one(PlanView)._rows]
+
+
+async def settle(app: ReplayApp, pilot: Pilot) -> None:
+    await pilot.pause()
+    app._repaint()
+    await pilot.pause()
+
+
+async def test_a_torn_last_line_is_skipped_and_the_count_shown(tmp_path: Path) -> None:
+    events = story()
+    path = write_jsonl(tmp_path / "run.jsonl", events, torn_tail='{"eventId":"x","runId":"3f9c')
+    recording = open_recording(path)
+    assert recording.skipped == 1 and len(recording.events) == len(events)
+    app = ReplayApp(recording, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        bar = str(app.query_one(ReplayBar).render())
+        assert f"replay  event {len(events)}/{len(events)}" in bar
+        assert "(1 line skipped)" in bar
+
+
+async def test_stepping_forward_and_back_changes_the_plan_shown() -> None:
+    events = story()
+    done = index_of(events, "task_completed", "research")  # research completes at done + 1 events
+    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=done, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert statuses(app)["research"] == TaskStatus.RUNNING
+        assert plan_rows(app)[0].lstrip().startswith("◐")
+        await pilot.press("right")
+        await settle(app, pilot)
+        assert app.cursor == done + 1
+        assert statuses(app)["research"] == TaskStatus.COMPLETED
+        assert plan_rows(app)[0].lstrip().startswith("●")
+        assert app.query_one(EventLog).shown_count == done + 1
+        await pilot.press("left", "comma")  # two back: a rebuild from the checkpoint
+        await settle(app, pilot)
+        assert app.cursor == done - 1
+        assert statuses(app)["research"] == TaskStatus.RUNNING
+        assert app.state == RunState.from_events(events[: done - 1])
+        assert app.query_one(EventLog).shown_count == done - 1
+        await pilot.press("full_stop")
+        await settle(app, pilot)
+        assert app.cursor == done
+
+
+async def test_home_shows_the_start_and_end_shows_the_final_state() -> None:
+    events = story()
+    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=5, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("home")
+        await settle(app, pilot)
+        assert app.cursor == 0 and app.state.tasks == {}
+        await pilot.press("end")
+        await settle(app, pilot)
+        assert app.cursor == len(events)
+        assert app.state.phase == RunPhase.COMPLETED
+        assert set(statuses(app).values()) == {TaskStatus.COMPLETED}
+        assert app.state == RunState.from_events(events)
+        assert "COMPLETED" in str(app.query_one("#header").render())
+
+
+async def test_approvals_are_shown_as_of_the_cursor() -> None:
+    events = story()
+    asked = index_of(events, "approval_requested")
+    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=asked + 1, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.query_one(ApprovalsView).selected_key == "publish_deck"
+        await pilot.press("end")
+        await settle(app, pilot)
+        assert app.query_one(ApprovalsView).selected_key is None
+
+
+async def test_control_keys_are_refused_as_read_only() -> None:
+    events = story()
+    asked = index_of(events, "approval_requested")
+    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=asked + 1, cursor_blink=False)
+    said: list[str] = []
+    original = app.notify
+    app.notify = lambda message, **kw: (said.append(message), original(message, **kw))[1]  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        before = statuses(app)
+        for key in ("p", "a", "s", "c", "w", "x", "i"):
+            await pilot.press(key)
+        await settle(app, pilot)
+        assert len(said) == 7 and all("read-only" in m for m in said)
+        assert len(app.screen_stack) == 1  # no steer prompt, no confirmation
+        assert statuses(app) == before and app.cursor == asked + 1
+        assert "publish_deck" in app.state.approvals
+
+
+async def test_space_plays_and_pauses_and_playing_stops_at_the_end() -> None:
+    events = story()
+    # A slow rate: the test drives the ticks itself.
+    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=len(events) - 1, play_rate=0.01, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        assert app.playing
+        assert "▶ playing" in app.status_text()
+        app._tick()  # what the interval does, without waiting for it
+        assert app.cursor == len(events) and not app.playing
+        await pilot.press("space")  # at the end: plays again from the start
+        assert app.playing and app.cursor == 0
+        await pilot.press("space")
+        assert not app.playing and "⏸ paused" in app.status_text()
+
+
+async def test_keys_typed_into_the_filter_do_not_move_the_cursor() -> None:
+    events = story()
+    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=8, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"task", "space", "backspace", "left", "home", "end")
+        await settle(app, pilot)
+        assert isinstance(app.focused, Input)
+        assert app.query_one("#filter", Input).value == "task"
+        assert app.cursor == 8 and not app.playing
+        log = app.query_one(EventLog)
+        expected = [describe(ev) for ev in events[:8]]
+        expected = [d for d in expected if "task" in d[0].lower() or "task" in d[1].lower()]
+        assert 0 < log.shown_count == len(expected) < 8
+        await pilot.press("enter", "right")  # the filter stays; the cursor moves again
+        await settle(app, pilot)
+        assert app.cursor == 9
+        lines = [describe(ev) for ev in events[:9]]
+        assert log.shown_count == sum(1 for d in lines if "task" in d[0].lower() or "task" in d[1].lower())
+
+
+def test_snapshot_replay_at_a_cursor(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    """The story paused at its approval request, with one unreadable line reported."""
+    events = story()
+    asked = index_of(events, "approval_requested")
+    recording = Recording("run.jsonl", "jsonl", events[0].run_id, events, skipped=1, errors=["line 17: torn"])
+    app = ReplayApp(recording, start_at=asked + 1, cursor_blink=False)
+
+    async def run_before(pilot: Pilot) -> None:
+        await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -1,0 +1,238 @@
+"""ReplayApp: a recorded run, read-only, with a cursor over its events.
+
+The main screen is GoldfiveApp's; the plan, approvals, header and event log show the run as
+of the cursor. Stepping forward applies one event; any other move rebuilds the state from
+the Timeline's nearest checkpoint. Log lines are formatted only when drawn (``_LogLines``), so
+a 100,000-event recording opens as fast as it can be read. Every control key is refused.
+"""
+
+from __future__ import annotations
+
+from typing import AsyncIterator, ClassVar, Sequence, overload
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.timer import Timer
+from textual.widgets import Footer, Input, Static
+
+from goldfive.control import AckResult, ControlAck, ControlMessage
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.recording import Recording
+from goldfive.timeline import Timeline
+from tui.app import GoldfiveApp
+from tui.format import LogLine, clock_text, describe
+from tui.widgets.eventlog import EventLog
+
+__all__ = ["ReplayApp"]
+
+PLAY_RATE = 20.0  # events per second while playing
+_CURSOR_ACTIONS = frozenset({"step", "jump", "play"})
+READ_ONLY = "Replay is read-only: {what} does nothing here (use ← → space home end)."
+
+
+class _LogLines(Sequence[LogLine]):
+    """The first ``limit`` event log lines of the recording, each built on first access."""
+
+    def __init__(self, events: Sequence[Event], started_ms: int) -> None:
+        self._events = events
+        self._started_ms = started_ms
+        self._cache: list[LogLine | None] = [None] * len(events)
+        self.limit = len(events)
+
+    def _line(self, i: int) -> LogLine:
+        line = self._cache[i]
+        if line is None:
+            ev = self._events[i]
+            label, text, style = describe(ev)
+            at = clock_text(ev.emitted_at.ToMilliseconds() - self._started_ms) if self._started_ms else "--:--"
+            line = self._cache[i] = LogLine(at, label, text, style)
+        return line
+
+    def __len__(self) -> int:
+        return self.limit
+
+    @overload
+    def __getitem__(self, index: int) -> LogLine: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[LogLine]: ...
+    def __getitem__(self, index: int | slice) -> LogLine | list[LogLine]:
+        if isinstance(index, slice):
+            return [self._line(i) for i in range(self.limit)[index]]
+        if index < 0:
+            index += self.limit
+        if not 0 <= index < self.limit:
+            raise IndexError(index)
+        return self._line(index)
+
+
+class _NoSource:
+    """A recording has no live stream and accepts no controls."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+
+    async def events(self) -> AsyncIterator[Event]:
+        return
+        yield  # pragma: no cover
+
+    async def send(self, msg: ControlMessage) -> ControlAck:
+        return ControlAck(msg.id, AckResult.UNSUPPORTED, "replay is read-only")
+
+    async def start(self) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+
+class ReplayBar(Static):
+    DEFAULT_CSS = """
+    ReplayBar { height: 1; background: $panel; color: $foreground; padding: 0 1; }
+    """
+
+
+class ReplayApp(GoldfiveApp):
+    """``recording`` opens at ``start_at`` events applied (default: the end, the final state)."""
+
+    # Control keys stay bound (so they can be refused with a message) but leave the footer.
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("p", "pause", "Pause", show=False, id="pause"),
+        Binding("s", "steer", "Steer", show=False, id="steer"),
+        Binding("w", "rewind", "Rewind", show=False, id="rewind"),
+        Binding("a", "approve", "Approve", show=False, id="approve"),
+        Binding("x", "reject", "Reject", show=False, id="reject"),
+        Binding("i", "inject", "Inject", show=False, id="inject"),
+        Binding("c", "cancel_run", "Cancel", show=False, id="cancel"),
+        Binding("left,comma", "step(-1)", "Back", key_display="←", priority=True, id="replay.back"),
+        Binding("right,full_stop", "step(1)", "Forward", key_display="→", priority=True, id="replay.forward"),
+        Binding("space", "play", "Play/pause", key_display="space", priority=True, id="replay.play"),
+        Binding("home", "jump(0)", "Start", priority=True, id="replay.start"),
+        Binding("end", "jump(-1)", "End", priority=True, id="replay.end"),
+    ]  # fmt: skip
+
+    def __init__(
+        self,
+        recording: Recording,
+        *,
+        start_at: int | None = None,
+        play_rate: float = PLAY_RATE,
+        cursor_blink: bool = True,
+    ) -> None:
+        super().__init__(_NoSource(recording.path), cursor_blink=cursor_blink)
+        self.recording = recording
+        self.timeline = Timeline(recording.events)
+        self.play_rate = play_rate
+        self.total = len(self.timeline)
+        self.cursor = self.total if start_at is None else max(0, min(start_at, self.total))
+        self.state = self.timeline.state_at(self.cursor)
+        self._lines = _LogLines(recording.events, self.timeline.final.started_ms)
+        self._player: Timer | None = None
+
+    # -- layout ----------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, Footer):
+                yield ReplayBar(id="replay-status")
+            yield widget
+
+    async def _consume(self) -> None:
+        """Nothing streams in a replay: show the cursor's state once."""
+        self._show_cursor()
+
+    # -- the cursor --------------------------------------------------------------------------
+    @property
+    def playing(self) -> bool:
+        return self._player is not None
+
+    def status_text(self) -> str:
+        parts = [f"replay  event {self.cursor}/{self.total}"]
+        if self.recording.skipped:
+            noun = "line" if self.recording.skipped == 1 else "lines"
+            parts.append(f"({self.recording.skipped} {noun} skipped)")
+        parts.append("▶ playing" if self.playing else "⏸ paused")
+        if self.recording.note:
+            parts.append(self.recording.note)
+        return "  ".join(parts)
+
+    def move_to(self, n: int) -> None:
+        """Show the run as of ``n`` events applied (clamped to the recording)."""
+        n = max(0, min(n, self.total))
+        if n == self.cursor:
+            return
+        if n == self.cursor + 1:
+            self.state.apply(self.timeline.events[self.cursor])
+        else:
+            self.state = self.timeline.state_at(n)
+        self.cursor = n
+        self._show_cursor()
+
+    def _show_cursor(self) -> None:
+        self._lines.limit = self.cursor
+        log = self.query_one(EventLog)
+        log.lines = self._lines  # type: ignore[assignment]  # a read-only view, never appended to
+        if log.filter_text:
+            log.watch_filter_text(log.filter_text)  # re-filter the lines now in view
+        log.new_lines = 0
+        log._pending = True
+        self.query_one(ReplayBar).update(Text(self.status_text()))
+        self._dirty = True
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Keys typed into an input (the log filter) are text, never replay moves.
+        if action in _CURSOR_ACTIONS and isinstance(self.focused, Input):
+            return False
+        return super().check_action(action, parameters)
+
+    def action_step(self, delta: int) -> None:
+        self._stop_playing()
+        self.move_to(self.cursor + delta)
+
+    def action_jump(self, where: int) -> None:
+        self._stop_playing()
+        self.move_to(self.total if where < 0 else where)
+
+    def action_play(self) -> None:
+        if self.playing:
+            self._stop_playing()
+            return
+        if self.cursor >= self.total:
+            self.move_to(0)  # play from the start when at the end
+        self._player = self.set_interval(1 / self.play_rate, self._tick)
+        self.query_one(ReplayBar).update(Text(self.status_text()))
+
+    def _tick(self) -> None:
+        self.move_to(self.cursor + 1)
+        if self.cursor >= self.total:
+            self._stop_playing()
+
+    def _stop_playing(self) -> None:
+        if self._player is not None:
+            self._player.stop()
+            self._player = None
+            self.query_one(ReplayBar).update(Text(self.status_text()))
+
+    # -- read-only: every control is refused -----------------------------------------------------
+    def _refuse(self, what: str) -> None:
+        self.notify(READ_ONLY.format(what=what), title="read-only", severity="warning")
+
+    def action_pause(self) -> None:
+        self._refuse("pause/resume")
+
+    def action_steer(self) -> None:
+        self._refuse("steer")
+
+    def action_rewind(self) -> None:
+        self._refuse("rewind")
+
+    def action_approve(self) -> None:
+        self._refuse("approve")
+
+    def action_reject(self) -> None:
+        self._refuse("reject")
+
+    def action_inject(self) -> None:
+        self._refuse("inject")
+
+    def action_cancel_run(self) -> None:
+        self._refuse("cancel")
