@@ -1,0 +1,84 @@
+"""``goldfive attach`` end to end: the TUI on a demo run served over gRPC, steered and approved
+with its keys, every event shown once, connection state visible."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from goldfive.demo import DEMO_GOAL, make_demo_runner
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.remote import RunHost, start_server
+from tui.app import GoldfiveApp
+from tui.grpc_source import GrpcRunSource, connection_notifier
+from tui.widgets.eventlog import EventLog
+
+
+class WatchedSource(GrpcRunSource):
+    """Lets the test wait for the n-th event of a kind (applied by the app when it returns)."""
+
+    def __init__(self, *args: object, **kw: object) -> None:
+        super().__init__(*args, **kw)  # type: ignore[arg-type]
+        self.counts: Counter[str] = Counter()
+        self.sequences: list[int] = []
+        self._changed = asyncio.Condition()
+
+    async def events(self) -> AsyncIterator[Event]:
+        async for ev in super().events():
+            self.sequences.append(ev.sequence)
+            async with self._changed:
+                self.counts[ev.WhichOneof("payload") or ""] += 1
+                self._changed.notify_all()
+            yield ev
+
+    async def wait_for(self, kind: str, n: int = 1) -> None:
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: self.counts[kind] >= n), 30)
+
+
+def _demo(*, sinks: object, control: object, run_id: str) -> object:
+    return make_demo_runner(sinks=sinks, control=control, speed=50, run_id=run_id)  # type: ignore[arg-type]
+
+
+def _log(app: GoldfiveApp) -> list[str]:
+    return [f"{ln.label.strip()} {ln.text}" for ln in app.query_one(EventLog).shown_lines()]
+
+
+async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> None:
+    host = RunHost(tmp_path / "runs.sqlite")
+    server = await start_server(host, listen="127.0.0.1:0")
+    host.start_run(_demo, DEMO_GOAL, run_id="demo1")
+    source = WatchedSource(server.address, "demo1")
+    app = GoldfiveApp(source, cursor_blink=False)
+    states: list[str] = []
+    notify = connection_notifier(app)
+
+    def on_state(state: str, detail: str) -> None:
+        states.append(state)
+        notify(state, detail)
+
+    source.on_state = on_state
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await source.wait_for("approval_requested")
+            assert app.state.approvals and source.connection_state == "connected"
+            assert app.sub_title == "connected"
+            await pilot.press("s", *"keep it short", "enter")
+            await source.wait_for("plan_revised")
+            await source.wait_for("approval_requested", 2)
+            await pilot.pause()
+            await pilot.press("a")
+            await source.wait_for("run_completed")
+            await pilot.pause()
+            log = _log(app)
+            assert any(line.startswith("ack STEER SUCCESS") for line in log)
+            assert "ack STEER -> revision 1" in log
+            assert any(line.startswith("ack APPROVE SUCCESS") for line in log)
+            assert app.state.finished == "COMPLETED"
+            assert any(t.startswith("publish_") for t in app.state.tasks)
+        assert source.sequences == list(range(len(source.sequences)))
+        assert states[:2] == ["connecting", "connected"] and "ended" in states
+    finally:
+        await server.stop(None)
