@@ -104,12 +104,13 @@ class ReplayApp(GoldfiveApp):
         Binding("x", "reject", "Reject", show=False, id="reject"),
         Binding("i", "inject", "Inject", show=False, id="inject"),
         Binding("c", "cancel_run", "Cancel", show=False, id="cancel"),
-        Binding("left,comma", "step(-1)", "Back", key_display="←", priority=True, id="replay.back"),
-        Binding("right,full_stop", "step(1)", "Forward", key_display="→", priority=True, id="replay.forward"),
-        Binding("space", "play", "Play/pause", key_display="space", priority=True, id="replay.play"),
-        Binding("home", "jump(0)", "Start", priority=True, id="replay.start"),
-        Binding("end", "jump(-1)", "End", priority=True, id="replay.end"),
+        Binding("left,comma", "step(-1)", "Back", key_display="←", priority=True, tooltip="Step back one event (← or ,)", id="replay.back"),
+        Binding("right,full_stop", "step(1)", "Forward", key_display="→", priority=True, tooltip="Step forward one event (→ or .)", id="replay.forward"),
+        Binding("space", "play", "Play/pause", key_display="space", priority=True, tooltip="Play the recording at a steady rate; again to pause", id="replay.play"),
+        Binding("home", "jump(0)", "Start", priority=True, tooltip="Jump to the start of the recording", id="replay.start"),
+        Binding("end", "jump(-1)", "End", priority=True, tooltip="Jump to the end of the recording", id="replay.end"),
     ]  # fmt: skip
+    _REPLAY_ACTIONS = ("step(-1)", "step(1)", "play", "jump(0)", "jump(-1)")
 
     def __init__(
         self,
@@ -211,6 +212,12 @@ class ReplayApp(GoldfiveApp):
             self._player.stop()
             self._player = None
             self.query_one(ReplayBar).update(Text(self.status_text()))
+
+    def action_bindings(self) -> list[Binding]:
+        """Help and the command palette offer the replay moves, not the controls."""
+        mine = [b for b in self.BINDINGS if isinstance(b, Binding) and b.action in self._REPLAY_ACTIONS]
+        rest = [b for b in GoldfiveApp.BINDINGS if isinstance(b, Binding) and b.action in ("filter", "help", "quit")]
+        return mine + rest
 
     # -- read-only: every control is refused -----------------------------------------------------
     def _refuse(self, what: str) -> None:

@@ -186,3 +186,15 @@ def test_snapshot_replay_at_a_cursor(snap_compare) -> None:  # type: ignore[no-u
         await settle(app, pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_help_offers_the_replay_moves_and_not_the_controls() -> None:
+    app = ReplayApp(Recording("story", "jsonl", "r", story()), cursor_blink=False)
+    actions = [b.action for b in app.action_bindings()]
+    assert actions[:5] == ["step(-1)", "step(1)", "play", "jump(0)", "jump(-1)"]
+    assert "steer" not in actions and "pause" not in actions
+    assert actions[-2:] == ["help", "quit"]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert len(app.screen_stack) == 2  # the help screen opened
