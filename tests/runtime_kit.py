@@ -68,6 +68,9 @@ class ScriptedAgent:
         self._bodies: dict[str, Behaviour] = {}
         self._stubborn: set[str] = set()
         self._ended: dict[str, asyncio.Event] = {}
+        #: Hold every invocation (until ``open_all``); ``waiting`` lists the held ones in order.
+        self.hold_every = False
+        self.waiting: list[str] = []
         self.hold(*hold)
 
     def hold(self, *ids: str) -> None:
@@ -79,6 +82,11 @@ class ScriptedAgent:
             gate = self._gates.pop(i, None)
             if gate is not None:
                 gate.set()
+
+    def open_all(self) -> None:
+        """Stop holding: release every held task and hold nothing from now on."""
+        self.hold_every = False
+        self.release(*list(self._gates))
 
     def on(self, task_id: str, fn: Behaviour) -> None:
         self._bodies[task_id] = fn
@@ -93,10 +101,16 @@ class ScriptedAgent:
     async def __call__(self, task: Task, session: Session, tools: dict[str, Any]) -> Any:
         self.runs.append(task.id)
         self.starts.put_nowait(task.id)
+        if self.hold_every and task.id not in self._gates:
+            self.hold(task.id)
         try:
             gate = self._gates.get(task.id)
             if gate is not None:
-                await self._wait(task.id, gate)
+                self.waiting.append(task.id)
+                try:
+                    await self._wait(task.id, gate)
+                finally:
+                    self.waiting.remove(task.id)
             body = self._bodies.get(task.id)
             out = await body(task, session, tools) if body is not None else f"done {task.id}"
         except asyncio.CancelledError:
