@@ -249,3 +249,33 @@ async def test_a_restarted_server_still_serves_a_finished_runs_history(tmp_path)
             assert (ack.result, ack.detail) == (AckResult.FAILURE, "run not active")
     finally:
         await server2.stop(None)
+
+
+async def test_a_control_the_run_never_acks_is_deadline_exceeded_and_ids_in_flight_are_unique(tmp_path):
+    from goldfive.control import ControlChannel
+    from goldfive.remote.host import HostedRun
+
+    host = RunHost(tmp_path / "runs.sqlite")
+    stuck = HostedRun("stuck")
+    stuck.channel = channel = ControlChannel()  # nobody receives from it: no ack will ever come
+    queued = asyncio.Event()
+    original = channel.send_nowait
+
+    def send_nowait(m: ControlMessage) -> None:
+        original(m)
+        queued.set()
+
+    channel.send_nowait = send_nowait  # type: ignore[method-assign]
+    host._runs["stuck"] = stuck
+    server = await start_server(host, listen="127.0.0.1:0", ack_timeout=1.0)
+    try:
+        async with RemoteClient(server.address) as client:
+            msg = ControlMessage(ControlKind.PAUSE)
+            first = asyncio.create_task(client.send_control("stuck", msg))
+            await queued.wait()  # the first one is on the channel, waiting for its ack
+            code, text = await _code(client.send_control("stuck", ControlMessage(ControlKind.PAUSE, id=msg.id)))
+            assert code == "INVALID_ARGUMENT" and "already waiting" in text
+            code, text = await _code(first)
+            assert code == "DEADLINE_EXCEEDED" and msg.id in text
+    finally:
+        await server.stop(None)
