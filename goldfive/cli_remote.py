@@ -66,6 +66,7 @@ def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), help="TLS certificate (PEM).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="TLS private key (PEM).")
 @click.option("--db", "db_path", help="SQLite file runs are recorded to and served from (default: user data dir).")
+@click.option("--ingest", is_flag=True, help="Also accept runs pushed by GRPCSink producers (GoldfiveIngress).")
 @click.option("--speed", type=float, default=1.0, show_default=True, help="demo: pace multiplier.")
 @click.option("--goal", help="MODULE:FUNCTION: what the run should achieve.")
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="MODULE:FUNCTION: a plan JSON file.")
@@ -78,6 +79,7 @@ def serve_command(
     tls_cert: str | None,
     tls_key: str | None,
     db_path: str | None,
+    ingest: bool,
     speed: float,
     goal: str | None,
     plan_path: str | None,
@@ -107,7 +109,7 @@ def serve_command(
     async def main() -> None:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[RemoteServer] = loop.create_future()
-        task = loop.create_task(serve(listen, token, tls_cert, tls_key, db, runs, ready=ready))
+        task = loop.create_task(serve(listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready))
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         done, _ = await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)

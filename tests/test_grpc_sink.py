@@ -3,6 +3,7 @@ server restart with duplicates dropped by the collector, and loud failure on clo
 
 from __future__ import annotations
 
+import asyncio
 import socket
 
 import grpc
@@ -134,3 +135,43 @@ async def test_a_collector_that_cannot_store_gets_the_event_again():
         await server.stop(None)
     assert [e.sequence for e in store.events] == list(range(6))
     assert any("disk full" in e for e in sink.errors)
+
+
+async def test_a_run_pushed_by_grpcsink_is_served_live_by_the_host(tmp_path):
+    from goldfive.control import AckResult, ControlKind, ControlMessage
+    from goldfive.remote import RemoteClient, RunHost, start_server
+    from goldfive.remote.ingest import HostIngest
+    from tests.remote_fixtures import Gate, gated_factory
+
+    host = RunHost(tmp_path / "runs.sqlite")
+    server = await start_server(host, listen="127.0.0.1:0", ingress=IngressService(HostIngest(host)))
+    gate = Gate()
+    sink = GRPCSink(server.address, linger=0.01)
+    runner = gated_factory(gate)(sinks=[sink], control=None, run_id="pushed")
+    producer = asyncio.create_task(runner.run("do three things"))
+    try:
+        await gate.entered.wait()
+        await sink.flush(10)
+        async with RemoteClient(server.address) as client:
+            (summary,) = await client.list_runs()
+            assert (summary.run_id, summary.state) == ("pushed", "RUNNING")
+            ack = await client.send_control("pushed", ControlMessage(ControlKind.PAUSE))
+            assert ack.result is AckResult.FAILURE and "remote producer" in ack.detail
+            got = []
+            async for ev in client.follow("pushed"):
+                got.append(ev.sequence)
+                if len(got) == 1:
+                    gate.open()
+        await producer
+        assert got == list(range(len(got))) and len(got) > 8
+        assert (await client_state(server.address)) == "COMPLETED"
+    finally:
+        gate.open()
+        await server.stop(None)
+
+
+async def client_state(addr: str) -> str:
+    from goldfive.remote import RemoteClient
+
+    async with RemoteClient(addr) as client:
+        return (await client.get_run("pushed")).summary.state

@@ -66,6 +66,8 @@ class HostedRun:
         self._history: list[Event] = list(events or [])
         self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
         self._dispatcher: asyncio.Task[None] | None = None
+        #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
+        self.ingest_sinks: list[Any] | None = None
         for ev in self._history:
             self._state_sink.state.apply(ev)
             kind = ev.WhichOneof("payload")
@@ -124,6 +126,8 @@ class HostedRun:
         Raises TimeoutError when no ack came within ``timeout`` seconds. A recorded run (or
         one whose channel was closed) answers FAILURE "run not active" itself."""
         channel = self.channel
+        if self.ingest_sinks is not None:
+            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE} here: its events are pushed by a remote producer")
         if channel is None or channel.closed:
             return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
         if msg.id in self._waiters:
@@ -166,8 +170,31 @@ class HostedRun:
             log.exception("hosted run %s raised", self.run_id)
             return None
 
+    # -- fed by a remote producer ------------------------------------------------------
+    async def begin_ingest(self, db_path: str) -> None:
+        """Serve this run live from events a producer pushes (after any recorded history)."""
+        self.memory = InMemorySink()
+        for ev in self._history:  # the state already holds them: only the stream needs them
+            await self.memory.emit(ev)
+        self._history = []
+        self.ingest_sinks = [self.memory, self._state_sink, SQLitePersistenceSink(db_path)]
+
+    async def ingest(self, event: Event) -> None:
+        assert self.ingest_sinks is not None
+        for sink in self.ingest_sinks:
+            await sink.emit(event)
+        if event.WhichOneof("payload") in ("run_completed", "run_aborted"):
+            await self.end_ingest()
+
+    async def end_ingest(self) -> None:
+        sinks, self.ingest_sinks = self.ingest_sinks, None
+        for sink in sinks or ():
+            await sink.close()
+
     async def close(self) -> None:
         """Cancel the run if still going, stop answering controls, close its sinks."""
+        if self.ingest_sinks is not None:
+            await self.end_ingest()
         if self.task is not None and not self.task.done():
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -225,6 +252,23 @@ class RunHost:
 
     def runs(self) -> list[HostedRun]:
         return list(self._runs.values())
+
+    def event_ids(self) -> set[str]:
+        """The ids of every event recorded here (an ingest server's duplicate filter)."""
+        return {ev.event_id for run in self._runs.values() for ev in run.events_after(-1)}
+
+    async def ingest(self, event: Event) -> None:
+        """Store an event a remote producer pushed (the sink an IngressService feeds)."""
+        run = self._runs.get(event.run_id)
+        if run is None:
+            run = self._runs[event.run_id] = HostedRun(event.run_id)
+        if run.ingest_sinks is None:
+            if run.runner is not None:
+                raise ValueError(f"run {event.run_id!r} is hosted here; it cannot also be pushed")
+            if run.state.finished:
+                raise ValueError(f"run {event.run_id!r} already ended; event {event.sequence} is late")
+            await run.begin_ingest(self.db_path)
+        await run.ingest(event)
 
     async def close(self) -> None:
         for run in list(self._runs.values()):

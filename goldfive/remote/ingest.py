@@ -17,7 +17,7 @@ import grpc
 
 from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, service_pb2_grpc
 
-__all__ = ["IngressService"]
+__all__ = ["HostIngest", "IngressService"]
 
 log = logging.getLogger("goldfive.remote")
 
@@ -54,3 +54,17 @@ class IngressService(service_pb2_grpc.GoldfiveIngressServicer):
                 self.stored += 1
             received += 1
         return service_pb2.StreamEventsResponse(received=received)
+
+
+class HostIngest:
+    """The sink an IngressService feeds when ``goldfive serve --ingest`` hosts pushed runs:
+    each event goes to the run it names, served live like a hosted one."""
+
+    def __init__(self, host: Any) -> None:
+        self.host = host
+
+    async def emit(self, event: events_pb2.Event) -> None:
+        await self.host.ingest(event)
+
+    async def close(self) -> None:
+        return None

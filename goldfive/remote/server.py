@@ -90,13 +90,22 @@ async def serve(
     db_path: str | os.PathLike[str] | None = None,
     runs: Iterable[tuple[RunFactory, Any]] = (),
     *,
+    ingest: bool = False,
     ready: asyncio.Future[RemoteServer] | None = None,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
-    ``db_path``, until cancelled. Finished runs stay served."""
+    ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
+    runs pushed by GRPCSink producers (GoldfiveIngress) and serve them live."""
     host = RunHost(db_path if db_path is not None else default_db_path())
     host.load_recorded()
-    server = await start_server(host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key)
+    ingress = None
+    if ingest:
+        from goldfive.remote.ingest import HostIngest, IngressService
+
+        ingress = IngressService(HostIngest(host), known_event_ids=host.event_ids())
+    server = await start_server(
+        host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key, ingress=ingress
+    )
     try:
         for factory, user_input in runs:
             host.start_run(factory, user_input)

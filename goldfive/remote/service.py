@@ -49,7 +49,8 @@ def control_problem(msg: ControlMessage) -> str:
 def summary(run: HostedRun) -> service_pb2.RunSummary:
     state = run.state
     # Recorded without a terminal event: the process hosting it went away mid-run.
-    label = "INTERRUPTED" if run.channel is None and not state.finished else str(state.phase)
+    recorded = run.channel is None and run.ingest_sinks is None
+    label = "INTERRUPTED" if recorded and not state.finished else str(state.phase)
     out = service_pb2.RunSummary(
         run_id=run.run_id,
         state=label,
