@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 import click
@@ -72,11 +73,18 @@ def _recording_sink(db_path: str | None) -> Any:
     return SQLitePersistenceSink(path)
 
 
-def _make_planner(plan_path: str | None, base_url: str | None, model: str | None, api_key: str | None) -> Any:
+@dataclass(frozen=True)
+class _Planning:
+    planner: Any
+    #: The LLM client to close after the run (None with --plan).
+    client: Any = None
+
+
+def _make_planner(plan_path: str | None, base_url: str | None, model: str | None, api_key: str | None) -> _Planning:
     from goldfive.planner import StaticPlanner
 
     if plan_path is not None:
-        return StaticPlanner(load_plan_file(plan_path))
+        return _Planning(StaticPlanner(load_plan_file(plan_path)))
     from goldfive.llm.openai_compat import OpenAICompatClient
     from goldfive.planners.llm import LLMPlanner
     from goldfive.settings import LLMSettings
@@ -86,7 +94,7 @@ def _make_planner(plan_path: str | None, base_url: str | None, model: str | None
     if not chosen_model:
         raise InputError("no plan and no model: pass --plan FILE, or --model NAME (or set GOLDFIVE_LLM_MODEL) for the LLM planner")
     client = OpenAICompatClient(base_url=base_url or env.base_url, model=chosen_model, api_key=api_key or env.api_key)
-    return LLMPlanner(call_llm=client.call_llm, model=chosen_model)
+    return _Planning(LLMPlanner(call_llm=client.call_llm, model=chosen_model), client)
 
 
 def _runner_factory(agent: Callable[..., Any], planner: Any, goal: str) -> Callable[[list[object], ControlChannel | None], Any]:
@@ -107,7 +115,9 @@ def _runner_factory(agent: Callable[..., Any], planner: Any, goal: str) -> Calla
     return factory
 
 
-async def run_headless(factory: Callable[[list[object], ControlChannel | None], Any], *, db_path: str | None, out: TextIO) -> int:
+async def run_headless(
+    factory: Callable[[list[object], ControlChannel | None], Any], *, db_path: str | None, out: TextIO, client: Any = None
+) -> int:
     """Run with a line per event on ``out``; 0 when the run completed, 1 otherwise."""
     printer = _PrintSink(out)
     recorder = _recording_sink(db_path)
@@ -120,6 +130,8 @@ async def run_headless(factory: Callable[[list[object], ControlChannel | None], 
         click.echo(f"goldfive: run aborted: {type(exc).__name__}: {exc}", err=True)
     finally:
         await runner.close()
+        if client is not None:
+            await client.aclose()
     run_id = runner.session.run_id if runner.session is not None else ""
     click.echo(f"recorded to {recorder.path} (run {run_id}): goldfive replay {recorder.path} --run-id {run_id}", err=True)
     return 0 if printer.terminal == "run_completed" else 1
@@ -149,12 +161,12 @@ def run_command(
         raise _fail("--goal is empty: say what the run should achieve")
     try:
         agent = load_agent(agent_spec)
-        planner = _make_planner(plan_path, base_url, model, api_key)
+        planning = _make_planner(plan_path, base_url, model, api_key)
     except GoldfiveError as exc:
         raise _fail(str(exc)) from None
-    factory = _runner_factory(agent, planner, goal)
+    factory = _runner_factory(agent, planning.planner, goal)
     if headless:
-        code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout))
+        code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client))
     else:
         from tui.launch import run_local_tui
 

@@ -139,7 +139,9 @@ def test_an_agent_taking_tools_gets_them(workdir: Path) -> None:
     db = workdir / "runs.sqlite"
     result = invoke("myagents:agent_with_tools", "--goal", "g", "--plan", "plan.json", "--headless", "--db", str(db))
     assert result.exit_code == 0, result.output + result.stderr
-    assert "halfway" in result.stdout
+    (run,) = list_runs(db)
+    details = [e.task_progress.detail for e in replay_from_sqlite(db, run.run_id) if e.HasField("task_progress")]
+    assert "halfway" in details
 
 
 def test_a_failing_agent_exits_1(workdir: Path) -> None:
@@ -184,3 +186,20 @@ def test_replay_opens_the_recorded_run_of_a_headless_run(workdir: Path, monkeypa
     assert recording.events[-1].WhichOneof("payload") in ("run_completed", "conversation_ended")  # type: ignore[attr-defined]
     bad = CliRunner().invoke(main, ["replay", str(db), "--run-id", "nope"])
     assert_one_line_error(bad, "no run 'nope'")
+
+
+def test_without_a_plan_the_llm_planner_plans_against_the_given_server(workdir: Path) -> None:
+    from tests.fake_openai_server import FakeChatServer, Reply, chat_answer
+
+    with FakeChatServer([Reply(body=chat_answer(json.dumps(PLAN)))]) as server:
+        result = invoke(
+            "myagents:agent", "--goal", "ship it", "--headless", "--db", str(workdir / "r.sqlite"),
+            "--base-url", server.base_url, "--model", "served-model", "--api-key", "sk-test",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output + result.stderr
+    (run,) = list_runs(workdir / "r.sqlite")
+    (submitted,) = [e for e in replay_from_sqlite(workdir / "r.sqlite", run.run_id) if e.HasField("plan_submitted")]
+    assert [t.id for t in submitted.plan_submitted.plan.tasks] == ["fetch", "report"]
+    assert len(server.requests) == 1
+    assert server.requests[0].body["model"] == "served-model"
+    assert server.requests[0].headers["authorization"] == "Bearer sk-test"
