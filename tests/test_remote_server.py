@@ -279,3 +279,21 @@ async def test_a_control_the_run_never_acks_is_deadline_exceeded_and_ids_in_flig
             assert code == "DEADLINE_EXCEEDED" and msg.id in text
     finally:
         await server.stop(None)
+
+
+async def test_a_reader_that_falls_behind_gets_the_gap_refilled_in_order():
+    from goldfive.pb.goldfive.v1 import events_pb2
+    from goldfive.remote.host import HostedRun
+    from goldfive.sinks.memory import InMemorySink
+
+    run = HostedRun("r")
+    run.memory = InMemorySink()
+    await run.memory.emit(events_pb2.Event(run_id="r", sequence=0))
+    stream = run.stream(-1)
+    assert (await anext(stream)).sequence == 0
+    # 12,000 events while the reader is not reading: more than its live buffer holds.
+    for seq in range(1, 12_001):
+        await run.memory.emit(events_pb2.Event(run_id="r", sequence=seq))
+    await run.memory.close()
+    rest = [ev.sequence async for ev in stream]
+    assert rest == list(range(1, 12_001))
