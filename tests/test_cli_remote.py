@@ -146,3 +146,47 @@ def test_serve_refuses_a_non_loopback_address_without_token_or_tls(tmp_path):
     result = CliRunner().invoke(main, ["serve", "--listen", "0.0.0.0:0", "--db", str(tmp_path / "x.sqlite")])
     assert result.exit_code == 2
     assert "not a loopback address" in result.output and "Traceback" not in result.output
+
+
+def test_ctl_usage_errors_exit_2(served):
+    result = CliRunner().invoke(main, ["ctl", served.addr, "steer", "r1"])
+    assert result.exit_code == 2 and "Missing argument 'NOTE'" in result.output
+
+
+def _serve(*args: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "goldfive.cli", "serve", *args],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def test_serve_hosts_the_demo_and_still_serves_it_after_a_restart(tmp_path):
+    import signal
+
+    addr = f"127.0.0.1:{_free_port()}"
+    db = str(tmp_path / "runs.sqlite")
+    proc = _serve("demo", "--speed", "20", "--listen", addr, "--db", db)
+    try:
+        assert "listening on " + addr in proc.stderr.readline()
+        assert "live" in proc.stderr.readline()
+        (run,) = json.loads(ctl(addr, "--json", "runs").output)
+        assert run["state"] in ("RUNNING", "PENDING")
+        assert ctl(addr, "pause", run["run_id"]).exit_code == 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    proc = _serve("--listen", addr, "--db", db)
+    try:
+        assert "listening on " + addr in proc.stderr.readline()
+        (again,) = json.loads(ctl(addr, "--json", "runs").output)
+        assert again["run_id"] == run["run_id"] and again["state"] == "ABORTED"
+        tail = ctl(addr, "tail", run["run_id"])
+        assert tail.exit_code == 0 and "run_aborted" in tail.output.strip().splitlines()[-1]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
