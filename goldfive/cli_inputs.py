@@ -43,7 +43,7 @@ def load_agent(spec: str, *, search_dir: str | None = None) -> Callable[..., Any
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
+        if exc.name == module_name or (exc.name and module_name.startswith(exc.name + ".")):
             raise InputError(f"cannot import module {module_name!r}: no such module (searched {where} and sys.path)") from None
         raise InputError(f"cannot import module {module_name!r}: {_one_line(exc)}") from None
     except Exception as exc:  # isolation boundary: the user's module raised while importing

@@ -81,6 +81,24 @@ def test_a_module_that_raises_while_importing_is_one_line_and_exit_2(workdir: Pa
     assert_one_line_error(invoke("broken_import:agent", "--goal", "g", "--plan", "plan.json"), "RuntimeError", "boom at import")
 
 
+def test_a_module_with_a_syntax_error_names_the_file_and_line(workdir: Path) -> None:
+    (workdir / "syntax_bad.py").write_text("async def agent(task, session)\n    return 1\n")
+    try:
+        result = invoke("syntax_bad:agent", "--goal", "g", "--plan", "plan.json")
+    finally:
+        sys.modules.pop("syntax_bad", None)
+    assert_one_line_error(result, "SyntaxError", "syntax_bad.py", "line 1")
+
+
+def test_a_missing_dependency_of_the_module_is_named(workdir: Path) -> None:
+    (workdir / "needs_dep.py").write_text("import needs_dep_missing_xyz\n")
+    try:
+        result = invoke("needs_dep:agent", "--goal", "g", "--plan", "plan.json")
+    finally:
+        sys.modules.pop("needs_dep", None)
+    assert_one_line_error(result, "cannot import module 'needs_dep'", "needs_dep_missing_xyz")
+
+
 def test_a_missing_function_is_one_line_and_exit_2(workdir: Path) -> None:
     assert_one_line_error(invoke("myagents:nope", "--goal", "g", "--plan", "plan.json"), "has no attribute 'nope'")
 
