@@ -73,13 +73,23 @@ class GrpcRunSource:
 
 
 def connection_notifier(app: Any) -> StateCallback:
-    """Show connection changes on ``app``: a toast per change and the state in its sub-title."""
+    """Show connection changes on ``app``: one toast per change of state (not per retry) and
+    the state in its sub-title; an app method ``set_connection_state(state, detail)``, when
+    it has one, is told every update so it can show the state persistently."""
+    titles = {"connected": "connected", "reconnecting": "connection lost, reconnecting", "ended": "stream ended"}
     severities = {"connected": "information", "reconnecting": "warning", "ended": "information"}
+    last = [""]
 
     def on_state(state: str, detail: str) -> None:
-        app.sub_title = f"{state}"
-        if state in severities:
-            timeout = 8 if state == "reconnecting" else 3
-            app.notify(detail or state, title=f"connection {state}", severity=severities[state], timeout=timeout)
+        app.sub_title = state
+        setter = getattr(app, "set_connection_state", None)
+        if callable(setter):
+            setter(state, detail)
+        if state == last[0] or state not in titles:
+            last[0] = state
+            return
+        last[0] = state
+        text = detail if len(detail) <= 100 else detail[:99] + "…"
+        app.notify(text or state, title=titles[state], severity=severities[state], timeout=6)
 
     return on_state
