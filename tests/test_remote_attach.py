@@ -82,3 +82,25 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
         assert states[:2] == ["connecting", "connected"] and "ended" in states
     finally:
         await server.stop(None)
+
+
+def test_the_notifier_toasts_once_per_state_change_not_per_retry() -> None:
+    class FakeApp:
+        sub_title = ""
+
+        def __init__(self) -> None:
+            self.toasts: list[str] = []
+            self.states: list[str] = []
+
+        def notify(self, text: str, *, title: str, **kw: object) -> None:
+            self.toasts.append(title)
+
+        def set_connection_state(self, state: str, detail: str) -> None:
+            self.states.append(state)
+
+    app = FakeApp()
+    on_state = connection_notifier(app)
+    for state in ("connecting", "connected", "reconnecting", "reconnecting", "reconnecting", "connected", "ended"):
+        on_state(state, "x" * 300)
+    assert app.toasts == ["connected", "connection lost, reconnecting", "connected", "stream ended"]
+    assert len(app.states) == 7 and app.sub_title == "ended"

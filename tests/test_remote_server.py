@@ -297,3 +297,21 @@ async def test_a_reader_that_falls_behind_gets_the_gap_refilled_in_order():
     await run.memory.close()
     rest = [ev.sequence async for ev in stream]
     assert rest == list(range(1, 12_001))
+
+
+async def test_a_hosted_run_that_raises_or_fails_to_close_does_not_take_the_host_down(tmp_path, caplog):
+    class Broken:
+        async def run(self, user_input: str) -> None:
+            raise RuntimeError("agent exploded")
+
+        async def close(self) -> None:
+            raise RuntimeError("close exploded")
+
+    host = RunHost(tmp_path / "runs.sqlite")
+    broken = host.start_run(lambda **kw: Broken(), "x", run_id="broken")
+    fine = host.start_run(gated_factory(Gate()), "y", run_id="fine")
+    assert broken.task is not None
+    assert await broken.task is None
+    await host.close()  # closes "fine" too, despite "broken" failing to close
+    assert fine.channel is not None and fine.channel.closed
+    assert "agent exploded" in caplog.text and "close exploded" in caplog.text

@@ -9,7 +9,6 @@ resolving the future of the control each ack answers. A recorded run is its repl
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import uuid
@@ -195,22 +194,33 @@ class HostedRun:
         """Cancel the run if still going, stop answering controls, close its sinks."""
         if self.ingest_sinks is not None:
             await self.end_ingest()
-        if self.task is not None and not self.task.done():
-            self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
+        if self.task is not None:
+            await reap(self.task)  # _run already logged a failure
         if self.runner is not None:
-            with contextlib.suppress(Exception):
+            try:
                 await self.runner.close()
+            except Exception:  # isolation boundary: one run's teardown must not stop the others'
+                log.exception("closing hosted run %s failed", self.run_id)
         if self.channel is not None:
             self.channel.close()
         if self._dispatcher is not None:
-            self._dispatcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._dispatcher
+            await reap(self._dispatcher)
         for fut in self._waiters.values():
             if not fut.done():
                 fut.set_result(ControlAck("", AckResult.FAILURE, RUN_NOT_ACTIVE))
+
+
+async def reap(task: asyncio.Task[Any]) -> None:
+    """Cancel ``task`` and wait for it to end. Only its own cancellation is absorbed: if the
+    caller is being cancelled too, that propagates."""
+    if not task.done():
+        task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise
 
 
 class RunHost:

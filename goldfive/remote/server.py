@@ -8,7 +8,6 @@ non-loopback address needs a token or TLS.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -113,5 +112,4 @@ async def serve(
             ready.set_result(server)
         await server.server.wait_for_termination()
     finally:
-        with contextlib.suppress(Exception):
-            await server.stop(1.0)
+        await server.stop(1.0)

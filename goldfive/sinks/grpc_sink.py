@@ -14,7 +14,6 @@ SinkError naming what could not be delivered: never silently.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from collections.abc import AsyncIterator
@@ -124,8 +123,12 @@ class GRPCSink:
                 await asyncio.wait_for(asyncio.shield(self._task), self.close_timeout if timeout is None else timeout)
             except TimeoutError:
                 self._task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
+                try:
                     await self._task
+                except asyncio.CancelledError:
+                    current = asyncio.current_task()
+                    if current is not None and current.cancelling():
+                        raise  # our caller is cancelled too
         if self._channel is not None:
             await self._channel.close()
         if self._buffer or self.dropped:
