@@ -226,6 +226,9 @@ class ReplayApp(GoldfiveApp):
     def action_pause(self) -> None:
         self._refuse("pause/resume")
 
+    def action_resume(self) -> None:
+        self._refuse("pause/resume")
+
     def action_steer(self) -> None:
         self._refuse("steer")
 
