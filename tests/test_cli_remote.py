@@ -190,3 +190,39 @@ def test_serve_hosts_the_demo_and_still_serves_it_after_a_restart(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
+
+
+AGENT = "async def agent(task, session):\n    return f'did {task.id}'\n"
+PLAN = {
+    "summary": "two steps",
+    "tasks": [{"id": "fetch", "title": "Fetch"}, {"id": "report", "title": "Report"}],
+    "edges": [{"from_task_id": "fetch", "to_task_id": "report"}],
+}
+
+
+def test_serve_hosts_an_agent_module_function(tmp_path, monkeypatch):
+    import signal
+    import subprocess
+    import sys
+
+    (tmp_path / "myagent.py").write_text(AGENT)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    addr = f"127.0.0.1:{_free_port()}"
+    args = ["myagent:agent", "--goal", "fetch and report", "--plan", "plan.json", "--listen", addr, "--db", "runs.sqlite"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "goldfive.cli", "serve", *args], cwd=tmp_path, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert "listening on " + addr in proc.stderr.readline()
+        run_id = proc.stderr.readline().split()[1].rstrip(":")
+        tail = ctl(addr, "tail", run_id)
+        assert tail.exit_code == 0 and "run_completed" in tail.output.strip().splitlines()[-1]
+        assert json.loads(ctl(addr, "--json", "status", run_id).output)["summary"]["tasks_completed"] == 2
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["serve", "nosuchmod:agent", "--goal", "g", "--plan", "plan.json"])
+    assert result.exit_code == 2 and "nosuchmod" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["serve", "myagent:agent", "--plan", "plan.json"])
+    assert result.exit_code == 2 and "--goal" in result.output
