@@ -307,7 +307,13 @@ async def test_a_hosted_run_that_raises_or_fails_to_close_does_not_take_the_host
         async def close(self) -> None:
             raise RuntimeError("close exploded")
 
+    def bad_factory(**kw: object) -> None:
+        raise ValueError("bad factory")
+
     host = RunHost(tmp_path / "runs.sqlite")
+    with pytest.raises(ValueError, match="bad factory"):
+        host.start_run(bad_factory, "x", run_id="never")
+    assert host.get("never") is None
     broken = host.start_run(lambda **kw: Broken(), "x", run_id="broken")
     fine = host.start_run(gated_factory(Gate()), "y", run_id="fine")
     assert broken.task is not None

@@ -253,8 +253,8 @@ class RunHost:
         if run_id in self._runs:
             raise ValueError(f"run id {run_id!r} is already hosted")
         run = HostedRun(run_id)
+        run.start(factory, user_input, self.db_path)  # a factory that raises leaves no entry
         self._runs[run_id] = run
-        run.start(factory, user_input, self.db_path)
         return run
 
     def get(self, run_id: str) -> HostedRun | None:
