@@ -8,6 +8,7 @@ a 100,000-event recording opens as fast as it can be read. Every control key is 
 
 from __future__ import annotations
 
+import bisect
 from typing import AsyncIterator, ClassVar, Sequence, overload
 
 from rich.text import Text
@@ -22,7 +23,7 @@ from goldfive.recording import Recording
 from goldfive.timeline import Timeline
 from tui.app import GoldfiveApp
 from tui.format import LogLine, clock_text, describe
-from tui.widgets.eventlog import EventLog
+from tui.widgets.eventlog import EventLog, _matches
 
 __all__ = ["ReplayApp"]
 
@@ -64,6 +65,26 @@ class _LogLines(Sequence[LogLine]):
         if not 0 <= index < self.limit:
             raise IndexError(index)
         return self._line(index)
+
+
+def _show_lines(log: EventLog, lines: _LogLines, before: int) -> None:
+    """Point the log at the first ``lines.limit`` lines (``before`` were shown until now).
+
+    EventLog is built for appending; here the view also shrinks, so its filter index is kept
+    in step by hand: extended for new lines, cut at the cursor for removed ones (a step with
+    a filter on 100,000 lines stays O(step), not O(lines)).
+    """
+    log.lines = lines  # type: ignore[assignment]  # a read-only view, never appended to
+    shown = log._shown
+    if shown is not None:
+        after = lines.limit
+        if after >= before:
+            needle = log.filter_text.lower()
+            shown.extend(i for i in range(before, after) if _matches(lines[i], needle))
+        else:
+            del shown[bisect.bisect_left(shown, after) :]
+    log.new_lines = 0
+    log._pending = True  # flushed by the app's throttled repaint
 
 
 class _NoSource:
@@ -169,13 +190,9 @@ class ReplayApp(GoldfiveApp):
         self._show_cursor()
 
     def _show_cursor(self) -> None:
+        shown_before = self._lines.limit
         self._lines.limit = self.cursor
-        log = self.query_one(EventLog)
-        log.lines = self._lines  # type: ignore[assignment]  # a read-only view, never appended to
-        if log.filter_text:
-            log.watch_filter_text(log.filter_text)  # re-filter the lines now in view
-        log.new_lines = 0
-        log._pending = True
+        _show_lines(self.query_one(EventLog), self._lines, shown_before)
         self.query_one(ReplayBar).update(Text(self.status_text()))
         self._dirty = True
 

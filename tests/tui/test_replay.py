@@ -173,6 +173,12 @@ async def test_keys_typed_into_the_filter_do_not_move_the_cursor() -> None:
         assert app.cursor == 9
         lines = [describe(ev) for ev in events[:9]]
         assert log.shown_count == sum(1 for d in lines if "task" in d[0].lower() or "task" in d[1].lower())
+        for key, at in (("left", 8), ("left", 7), ("home", 0), ("end", len(events)), ("comma", len(events) - 1)):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert app.cursor == at
+            wanted = [i for i, ev in enumerate(events[:at]) if any("task" in part.lower() for part in describe(ev)[:2])]
+            assert log.shown_lines() == [log.lines[i] for i in wanted]
 
 
 def test_snapshot_replay_at_a_cursor(snap_compare) -> None:  # type: ignore[no-untyped-def]
