@@ -140,7 +140,7 @@ async def run_headless(
 @click.command("run")
 @click.argument("agent_spec", metavar="MODULE:FUNCTION")
 @click.option("--goal", required=True, help="What the run should achieve.")
-@click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="A plan JSON file (the LLM planner's shape); without it the LLM planner plans.")
+@click.option("--plan", "plan_path", metavar="FILE", help="A plan JSON file (the LLM planner's shape); without it the LLM planner plans.")
 @click.option("--base-url", help="OpenAI-compatible server URL (default: GOLDFIVE_LLM_BASE_URL / OPENAI_BASE_URL).")
 @click.option("--model", help="Model name (default: GOLDFIVE_LLM_MODEL).")
 @click.option("--api-key", help="API key (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")

@@ -221,3 +221,8 @@ def test_without_a_plan_the_llm_planner_plans_against_the_given_server(workdir: 
     assert len(server.requests) == 1
     assert server.requests[0].body["model"] == "served-model"
     assert server.requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+def test_a_directory_given_as_the_plan_is_one_line_and_exit_2(workdir: Path) -> None:
+    (workdir / "plans").mkdir()
+    assert_one_line_error(invoke("myagents:agent", "--goal", "g", "--plan", "plans"), "is not a file")
