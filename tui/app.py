@@ -66,7 +66,9 @@ class GoldfiveApp(App[None]):
     COMMANDS = App.COMMANDS | {GoldfiveCommands}
     # The one binding table: footer, help screen and command palette are all built from it.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("p", "pause", "Pause", tooltip="Pause the run (PAUSE); resume it (RESUME) when paused", id="pause"),
+        Binding("p", "pause", "Pause", tooltip="Pause the run (PAUSE): no new task starts until resumed", id="pause"),
+        # Same key: check_action shows exactly one of the two, so the footer says what p does now.
+        Binding("p", "resume", "Resume", tooltip="Resume the paused run (RESUME)", id="resume"),
         Binding("s", "steer", "Steer", tooltip="Steer: type a note, Enter sends STEER", id="steer"),
         Binding("w", "rewind", "Rewind", tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
         Binding("a", "approve", "Approve", tooltip="Approve the selected pending approval (APPROVE)", id="approve"),
@@ -80,7 +82,7 @@ class GoldfiveApp(App[None]):
         Binding("q", "quit", "Quit", tooltip="Quit the TUI (the run is not cancelled)", id="quit"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="filter.clear"),
     ]  # fmt: skip
-    _PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "help", "quit")
+    _PALETTE_ACTIONS = ("pause", "resume", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "help", "quit")
 
     def __init__(
         self, source: RunSource, *, clock: Callable[[], int] | None = None, cursor_blink: bool = True
@@ -99,6 +101,9 @@ class GoldfiveApp(App[None]):
         # for approvals already answered or flood toasts with old drifts.
         self._new_approvals: list[str] = []
         self._critical: list[str] = []
+        self._binding_paused = False  # the pause state the footer was drawn for
+        # A subclass whose table rebinds p (replay) keeps its own single binding.
+        self._resume_bound = any(b.action == "resume" for b in self._bindings.key_to_bindings.get("p", ()))
 
     # -- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -218,6 +223,9 @@ class GoldfiveApp(App[None]):
     def _repaint(self) -> None:
         self._dirty = False
         self._raise_alerts()
+        if self.state.paused != self._binding_paused:
+            self._binding_paused = self.state.paused
+            self.refresh_bindings()
         now = self.now_ms()
         state = self.state
         self.query_one(RunHeader).show(state, now, self._stream_note)
@@ -276,10 +284,28 @@ class GoldfiveApp(App[None]):
                 out.append(b)
         return out
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """p shows as Pause or as Resume, whichever it would send (when the table has both)."""
+        if action in ("pause", "resume") and self._resume_bound:
+            return self.state.paused == (action == "resume")
+        return True
+
+    def _run_ended(self) -> bool:
+        """Say so, and send nothing, when the run has already ended."""
+        if self.state.finished:
+            self.notify(f"The run has ended ({self.state.finished}): there is nothing to control.", severity="warning")
+        return bool(self.state.finished)
+
     def action_pause(self) -> None:
-        self.send_control(ControlKind.RESUME if self.state.paused else ControlKind.PAUSE)
+        if not self._run_ended():
+            self.send_control(ControlKind.RESUME if self.state.paused else ControlKind.PAUSE)
+
+    def action_resume(self) -> None:
+        self.action_pause()
 
     def action_steer(self) -> None:
+        if self._run_ended():
+            return
         prompt = TextPrompt(
             "Steer the run: what should change?",
             placeholder="e.g. focus on fewer, higher-quality slides",
@@ -293,11 +319,15 @@ class GoldfiveApp(App[None]):
             self.send_control(ControlKind.STEER, {"note": note.strip(), "author": "you"})
 
     def action_rewind(self) -> None:
+        if self._run_ended():
+            return
         task_id = self.query_one(PlanView).selected_key
         if not task_id:
             self.notify("Select a task in the plan first.", severity="warning")
             return
-        question = f"Rewind to {task_id}? It and every task after it run again."
+        task = self.state.tasks.get(task_id)
+        name = f"{task_id} ({task.title})" if task and task.title and task.title != task_id else task_id
+        question = f"Rewind to {name}? It and every task after it run again."
 
         def confirmed(yes: bool | None) -> None:
             if yes:
@@ -324,10 +354,14 @@ class GoldfiveApp(App[None]):
             if reason is not None:
                 self.send_control(ControlKind.REJECT, {"target_id": target, "detail": reason.strip()})
 
-        prompt = TextPrompt(f"Reject {target}: reason (optional)", hint="Enter sends REJECT · Esc cancels")
+        view = self.state.approvals.get(target)
+        name = f"{view.tool_name} ({target})" if view and view.tool_name and view.tool_name != target else target
+        prompt = TextPrompt(f"Reject {name}: reason (optional)", hint="Enter sends REJECT · Esc cancels")
         self.push_screen(prompt, entered)
 
     def action_inject(self) -> None:
+        if self._run_ended():
+            return
         def entered(text: str | None) -> None:
             if text is not None:
                 self.send_control(ControlKind.INJECT_MESSAGE, {"role": "user", "text": text.strip()})
@@ -340,6 +374,8 @@ class GoldfiveApp(App[None]):
         self.push_screen(prompt, entered)
 
     def action_cancel_run(self) -> None:
+        if self._run_ended():
+            return
         def confirmed(yes: bool | None) -> None:
             if yes:
                 self.send_control(ControlKind.CANCEL, {"reason": "cancelled from the TUI"})

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 class GoldfiveCommands(Provider):
     def _commands(self) -> list[tuple[str, str, str]]:
         app = cast("GoldfiveApp", self.app)
-        return [(b.description, b.tooltip, b.action) for b in app.action_bindings()]
+        # Only what the key would do now: Pause or Resume, not both.
+        return [(b.description, b.tooltip, b.action) for b in app.action_bindings() if app.check_action(b.action, ()) is not False]
 
     async def discover(self) -> Hits:
         for name, help_text, action in self._commands():

@@ -81,7 +81,11 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         await pilot.pause(0.5)  # ~3 task lengths at this speed: time for one to start if pause leaked
         assert started(app) == before
         assert app.state.phase == RunPhase.PAUSED
-        assert "PAUSED" in screen_text(app).splitlines()[0]
+        app._repaint()
+        await pilot.pause()
+        screen = screen_text(app).splitlines()
+        assert "PAUSED" in screen[0]
+        assert "p Resume" in screen[-1]  # the footer says what p does now
 
         # -- resume: the next task starts ---------------------------------------------------
         await pilot.press("p")

@@ -1,0 +1,70 @@
+"""Keys that depend on the run's state: p reads Resume while paused; an ended run takes no controls."""
+
+from __future__ import annotations
+
+import re
+
+from goldfive import events as E
+from tests.tui.conftest import make_rig, screen_text, settle
+from tui.app import GoldfiveApp
+
+SIZE = (120, 40)
+
+
+def footer(app: GoldfiveApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+def palette_names(app: GoldfiveApp) -> list[str]:
+    return [b.description for b in app.action_bindings() if app.check_action(b.action, ()) is not False]
+
+
+async def test_the_footer_says_resume_while_paused_and_pause_again_after_resuming() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        assert "p Pause" in footer(rig.app) and "Resume" not in footer(rig.app)
+        await pilot.press("p")
+        await settle(rig, pilot)
+        assert "p Resume" in footer(rig.app) and "Pause" not in footer(rig.app)
+        assert "Resume" in palette_names(rig.app) and "Pause" not in palette_names(rig.app)
+        await pilot.press("p")
+        await settle(rig, pilot)
+        assert [str(m.kind) for m in rig.source.sent] == ["PAUSE", "RESUME"]
+        assert "p Pause" in footer(rig.app)
+
+
+async def test_the_help_lists_p_as_pause_and_as_resume() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(rig.app)
+        assert re.search(r"█  p +Pause the run \(PAUSE\)", text)
+        assert re.search(r"█  p +Resume the paused run \(RESUME\)", text)
+
+
+async def test_after_the_run_ended_control_keys_send_nothing_and_say_why() -> None:
+    rig = make_rig("finished")
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        for key in ("p", "s", "w", "i", "c"):
+            await pilot.press(key)
+            await settle(rig, pilot)
+            assert len(rig.app.screen_stack) == 1, f"{key} opened a dialog on an ended run"
+        assert rig.source.sent == []
+        assert "The run has ended (COMPLETED)" in screen_text(rig.app)
+
+
+async def test_the_reject_prompt_names_the_tool_when_the_target_is_a_call_id() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        rig.source.release([rig.script._at(
+            5, E.approval_requested, target_id="call-1234", kind="tool", prompt="Run publish_deck?",
+            task_id="draft", tool_name="publish_deck", args={"slides": 8}, timeout_ms=0)])
+        await settle(rig, pilot)
+        await pilot.press("x")
+        await pilot.pause()
+        assert "Reject publish_deck (call-1234): reason" in screen_text(rig.app)
