@@ -213,7 +213,7 @@ class GoldfiveApp(App[None]):
         critical = self._critical
         self._new_approvals, self._critical = [], []
         for target in waiting[-3:]:
-            self.notify(f"{target}: {self.state.approvals[target].prompt}", title="Approval needed", severity="warning")
+            self.notify(f"{self._approval_name(target)}: {self.state.approvals[target].prompt}", title="Approval needed", severity="warning")
         if critical:
             title = "CRITICAL drift" if len(critical) == 1 else f"{len(critical)} CRITICAL drifts"
             self.notify(clip(critical[-1], 120), title=title, severity="error")
@@ -341,6 +341,11 @@ class GoldfiveApp(App[None]):
             self.notify("No approval is waiting.", severity="warning")
         return target
 
+    def _approval_name(self, target: str) -> str:
+        """The tool's name first: a target id is often an opaque call id."""
+        view = self.state.approvals.get(target)
+        return f"{view.tool_name} ({target})" if view and view.tool_name and view.tool_name != target else target
+
     def action_approve(self) -> None:
         if target := self._selected_approval():
             self.send_control(ControlKind.APPROVE, {"target_id": target, "detail": ""})
@@ -354,9 +359,7 @@ class GoldfiveApp(App[None]):
             if reason is not None:
                 self.send_control(ControlKind.REJECT, {"target_id": target, "detail": reason.strip()})
 
-        view = self.state.approvals.get(target)
-        name = f"{view.tool_name} ({target})" if view and view.tool_name and view.tool_name != target else target
-        prompt = TextPrompt(f"Reject {name}: reason (optional)", hint="Enter sends REJECT · Esc cancels")
+        prompt = TextPrompt(f"Reject {self._approval_name(target)}: reason (optional)", hint="Enter sends REJECT · Esc cancels")
         self.push_screen(prompt, entered)
 
     def action_inject(self) -> None:

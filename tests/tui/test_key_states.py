@@ -57,14 +57,15 @@ async def test_after_the_run_ended_control_keys_send_nothing_and_say_why() -> No
         assert "The run has ended (COMPLETED)" in screen_text(rig.app)
 
 
-async def test_the_reject_prompt_names_the_tool_when_the_target_is_a_call_id() -> None:
+async def test_the_approval_toast_and_reject_prompt_name_the_tool_behind_a_call_id() -> None:
     rig = make_rig()
-    async with rig.app.run_test(size=SIZE) as pilot:
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(rig, pilot)
         rig.source.release([rig.script._at(
             5, E.approval_requested, target_id="call-1234", kind="tool", prompt="Run publish_deck?",
             task_id="draft", tool_name="publish_deck", args={"slides": 8}, timeout_ms=0)])
         await settle(rig, pilot)
+        assert "publish_deck (call-1234): Run publish_deck?" in screen_text(rig.app)  # the toast
         await pilot.press("x")
         await pilot.pause()
         assert "Reject publish_deck (call-1234): reason" in screen_text(rig.app)
