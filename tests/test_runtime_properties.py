@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 from goldfive import conv
 from goldfive.control import ControlKind, ControlMessage
-from goldfive.types import TaskStatus
+from goldfive.executors._ready import ReadyFrontier
+from goldfive.types import Plan, Task, TaskEdge, TaskStatus, set_task_status
 from tests.runtime_kit import EXECUTORS, Harness, ReplanningPlanner, ScriptedAgent, linear_plan
 
 S = TaskStatus
@@ -164,3 +165,51 @@ def test_the_invariant_checker_catches_a_broken_stream(executor_name: str) -> No
     del h.sink.events[4]
     with pytest.raises(AssertionError):
         check_invariants(h, sent, agent)
+
+
+# -- the ready frontier ----------------------------------------------------------------------
+
+FORWARD = {
+    S.PENDING: [S.RUNNING, S.BLOCKED, S.COMPLETED, S.FAILED, S.CANCELLED, S.NOT_NEEDED],
+    S.RUNNING: [S.COMPLETED, S.FAILED, S.CANCELLED, S.BLOCKED],
+    S.BLOCKED: [S.RUNNING, S.COMPLETED],
+}
+
+
+@st.composite
+def dags_and_moves(draw: Any) -> tuple[Plan, list[tuple[int, int]], int | None]:
+    n = draw(st.integers(1, 9))
+    edges = draw(st.sets(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)).filter(lambda e: e[0] < e[1]), max_size=14))
+    # Plan order is shuffled so topological order differs from plan order.
+    perm = draw(st.permutations(range(n)))
+    plan = Plan(tasks=[Task(f"n{i}", str(i)) for i in perm], edges=[TaskEdge(f"n{a}", f"n{b}") for a, b in sorted(edges)])
+    moves = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, 6)), max_size=30))
+    limit = draw(st.one_of(st.none(), st.integers(1, 4)))
+    return plan, moves, limit
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=dags_and_moves())
+def test_the_ready_frontier_always_agrees_with_plan_is_ready(case: tuple[Plan, list[tuple[int, int]], int | None]) -> None:
+    plan, moves, limit = case
+    frontier = ReadyFrontier()
+    results: dict[str, str] = {}  # stands in for session.completed_results
+
+    def expected() -> list[str]:
+        ids = [t.id for t in plan.topological_order() if plan.is_ready(t.id)]
+        return ids if limit is None else ids[:limit]
+
+    assert [t.id for t in frontier.ready(plan, limit, len(results))] == expected()
+    for node, choice in moves:
+        task = plan.task(f"n{node}")
+        if choice == 6:  # a rewind: the task and its downstream back to PENDING
+            for tid in [task.id, *plan.downstream(task.id)]:
+                set_task_status(plan.task(tid), S.PENDING)
+                results.pop(tid, None)
+            frontier.reset()
+        elif task.status in FORWARD:
+            options = FORWARD[task.status]
+            set_task_status(task, options[choice % len(options)])
+            if task.status == S.COMPLETED:
+                results[task.id] = "r"
+        assert [t.id for t in frontier.ready(plan, limit, len(results))] == expected()

@@ -18,6 +18,7 @@ from typing import Any
 from goldfive import events
 from goldfive.control import ControlMessage
 from goldfive.executors._control import ControlOutcome, can_replan, dispatch_control, drain_controls, publish_ack
+from goldfive.executors._ready import ReadyFrontier
 from goldfive.inbox import InjectedMessage
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.runtime import RunContext, RuntimeConfig
@@ -47,9 +48,7 @@ class ExecutorBase:
     ) -> None:
         self.max_task_invocations = max_task_invocations if max_task_invocations is not None else max_plan_reinvocations
         self.cancel_grace_s = cancel_grace_s
-        self._order_plan: Plan | None = None
-        self._order: list[Task] = []
-        self._cursor = 0
+        self._ready = ReadyFrontier()
 
     # -- the spec's entry point ----------------------------------------------------
     async def run(
@@ -96,27 +95,11 @@ class ExecutorBase:
     def next_batch(self, ctx: RunContext) -> list[Task]:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _ordered(self, plan: Plan) -> list[Task]:
-        if plan is not self._order_plan:
-            self._order_plan = plan
-            self._order = plan.topological_order()
-            self._cursor = 0
-        return self._order
-
     def ready_tasks(self, ctx: RunContext, limit: int | None) -> list[Task]:
-        """Ready tasks in topological order. Terminal tasks at the front are skipped once."""
+        """Up to ``limit`` ready tasks, in topological order."""
         plan = ctx.session.plan
         assert plan is not None
-        order = self._ordered(plan)
-        while self._cursor < len(order) and order[self._cursor].status.is_terminal:
-            self._cursor += 1
-        out: list[Task] = []
-        for task in order[self._cursor :]:
-            if task.status == S.PENDING and plan.is_ready(task.id):
-                out.append(task)
-                if limit is not None and len(out) >= limit:
-                    break
-        return out
+        return self._ready.ready(plan, limit, len(ctx.session.completed_results))
 
     # -- boundaries ------------------------------------------------------------------
     async def _boundary(self, ctx: RunContext) -> None:
@@ -157,7 +140,7 @@ class ExecutorBase:
             task_id = ctx.pending_rewinds.pop(0)
             if ctx.session.plan is not None and ctx.session.plan.has_task(task_id):
                 await ctx.steerer.rewind(ctx.session, task_id)
-                self._cursor = 0
+                self._ready.reset()
 
     async def _handle_deferred_drifts(self, ctx: RunContext) -> None:
         while ctx.deferred_drifts:
@@ -201,7 +184,7 @@ class ExecutorBase:
             drift = DriftEvent(drift.kind, drift.severity, drift.detail, interrupted[0], drift.annotation_id, drift.id, drift.metadata)
         outcome = await ctx.steerer.handle_drift(session, drift)
         if outcome.revised:
-            self._cursor = 0
+            self._ready.reset()
             return
         for tid in interrupted:
             if session.plan is not None and session.plan.has_task(tid):
@@ -228,6 +211,16 @@ class ExecutorBase:
         for task in batch:
             await steerer.transition(session, task.id, S.RUNNING)
             ends[task.id] = await ctx.begin_turn(task.id)
+        if ctx.control is None and len(batch) == 1:
+            # Without a channel nothing can interrupt a lone invocation, so it is awaited
+            # inline rather than raced in its own task (two loop iterations less per task);
+            # cancelling the run still cancels it.
+            task = batch[0]
+            try:
+                await self._settle(ctx, task, await self._invoke(ctx, task))
+            finally:
+                await ends[task.id]()
+            return
         running = {asyncio.create_task(self._invoke(ctx, t), name=f"goldfive-invoke-{t.id}"): t for t in batch}
         pending = set(running)
         recv: asyncio.Task[ControlMessage | None] | None = None
