@@ -100,6 +100,9 @@ def check_invariants(h: Harness, sent: list[ControlMessage], agent: ScriptedAgen
     # Exactly one ack per message; the run's own acks are on the stream, late ones are not.
     assert {m.id: len(h.acks.get(m.id, [])) for m in sent} == {m.id: 1 for m in sent}
     on_stream = Counter(e.control_acked.ack.control_id for e, k in zip(evs, ks) if k == "control_acked")
+    # Handled in send order (the channel is not a scheduler, spec 8).
+    received = [e.control_received.control.id for e, k in zip(evs, ks) if k == "control_received"]
+    assert received == [m.id for m in sent if m.id in set(received)]
     for m in sent:
         if on_stream[m.id] == 0:
             assert h.acks[m.id][0].detail.startswith("run not active"), h.acks[m.id][0]

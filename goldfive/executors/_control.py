@@ -241,8 +241,12 @@ async def drain_controls(executor: Any, ctx: RunContext) -> list[ControlOutcome]
     outcomes = []
     if ctx.control is None:
         return outcomes
+    take = getattr(executor, "_take_received", None)
     while True:
-        msg = await ctx.control.receive(timeout=0)
+        # A message the executor's pending receive already took precedes the queued ones.
+        msg = take(ctx) if take is not None else None
+        if msg is None:
+            msg = await ctx.control.receive(timeout=0)
         if msg is None:
             return outcomes
         outcomes.append(await executor.handle_control(ctx, msg, mid_task=False))

@@ -10,7 +10,6 @@ ParallelDAGExecutor); while it runs, the channel is raced against the agents wit
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from typing import Any
@@ -19,6 +18,7 @@ from goldfive import events
 from goldfive.control import ControlMessage
 from goldfive.executors._control import ControlOutcome, can_replan, dispatch_control, drain_controls, publish_ack
 from goldfive.executors._ready import ReadyFrontier
+from goldfive.executors._receiver import Receiver
 from goldfive.inbox import InjectedMessage
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.runtime import RunContext, RuntimeConfig
@@ -74,6 +74,15 @@ class ExecutorBase:
                 approval_default_timeout_ms=ctx.config.approval_default_timeout_ms,
                 max_note_bytes=ctx.config.max_note_bytes,
             )
+        rx = ctx._receiver = Receiver(ctx.control)  # type: ignore[attr-defined]
+        try:
+            return await self._loop(ctx)
+        finally:
+            late = await rx.stop()
+            if late is not None:  # taken as the run ended: the Runner acks it "run not active"
+                ctx.late_messages.append(late)
+
+    async def _loop(self, ctx: RunContext) -> ExecutionOutcome:
         invocations = 0
         try:
             while True:
@@ -125,7 +134,11 @@ class ExecutorBase:
             timeout = ctx.pause_deadline - time.monotonic()
             if timeout <= 0:
                 raise RunCancelled("escalation deadline expired without a human decision")
-        msg = await ctx.control.receive(timeout=timeout)
+        rx = _receiver(ctx)
+        recv = rx.arm()
+        if recv is not None:
+            await asyncio.wait({recv}, timeout=timeout)
+        msg = rx.take()
         if msg is None and ctx.pause_deadline is not None and time.monotonic() >= ctx.pause_deadline:
             raise RunCancelled("escalation deadline expired without a human decision")
         return msg
@@ -149,6 +162,10 @@ class ExecutorBase:
                 await ctx.steerer.handle_drift(ctx.session, drift, emit=False)
 
     # -- controls ----------------------------------------------------------------------
+    def _take_received(self, ctx: RunContext) -> ControlMessage | None:
+        """A message the run's pending receive already took (``drain_controls`` asks first)."""
+        return _receiver(ctx).take()
+
     async def _handle_custom(self, msg: ControlMessage, *, session: Session, **kw: Any) -> ControlOutcome:
         """Override to add verbs (spec 7.b); fall back to ``dispatch_control``."""
         return await dispatch_control(msg, session=session, **kw)
@@ -223,22 +240,20 @@ class ExecutorBase:
             return
         running = {asyncio.create_task(self._invoke(ctx, t), name=f"goldfive-invoke-{t.id}"): t for t in batch}
         pending = set(running)
-        recv: asyncio.Task[ControlMessage | None] | None = None
+        rx = _receiver(ctx)
         steer: ControlMessage | None = None
         rerun = False
         cancel_reason = ""
         interrupted: list[str] = []
-        settled = False
         try:
             while pending:
-                if recv is None and ctx.control is not None and not (ctx.control.closed and ctx.control.pending() == 0):
-                    recv = asyncio.create_task(ctx.control.receive())
+                recv = rx.arm()
                 done, _ = await asyncio.wait(pending | ({recv} if recv else set()), return_when=asyncio.FIRST_COMPLETED)
                 for fut in [f for f in done if f in pending]:
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
                 if recv is not None and recv in done:
-                    msg, recv = recv.result(), None
+                    msg = rx.take()
                     if msg is None:
                         continue
                     out = await self.handle_control(ctx, msg, mid_task=bool(pending))
@@ -251,7 +266,6 @@ class ExecutorBase:
                             raise RunCancelled(out.cancel_reason)
                         steer = out.steer_message
                         rerun = out.rerun_cancelled
-            settled = True
         finally:
             if pending:
                 # The run is being torn down (cancelled, or a bug escaped): its invocations
@@ -260,16 +274,9 @@ class ExecutorBase:
                     fut.cancel()
                     fut.add_done_callback(_consume)
                 await asyncio.wait(pending, timeout=ctx.config.cancel_grace_s)
-            late = await _stop_receiving(recv)
+            # The receive stays armed: what it takes next is handled at the boundary, first.
             for task in batch:
                 await ends[task.id]()
-            if late is not None and (not settled or cancel_reason and steer is None):
-                # The run is ending (CANCEL, or torn down): the Runner acks this one as
-                # "run not active" rather than losing it with the exception.
-                ctx.late_messages.append(late)
-                late = None
-        if late is not None:
-            await self._raise_if_cancelled([await self.handle_control(ctx, late, mid_task=False)])
         if rerun:
             ctx.pending_rewinds.extend(interrupted)
         if steer is not None:
@@ -364,19 +371,13 @@ class ExecutorBase:
         return ExecutionOutcome(False, ctx.session, reason)
 
 
-async def _stop_receiving(recv: asyncio.Task[ControlMessage | None] | None) -> ControlMessage | None:
-    """Cancel an outstanding receive; a message it already took is returned, not lost."""
-    if recv is None:
-        return None
-    if not recv.done():
-        recv.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await recv
-    if recv.cancelled():
-        return None
-    return recv.result()
-
-
 def _consume(fut: asyncio.Future[Any]) -> None:
     if not fut.cancelled():
         fut.exception()
+
+
+def _receiver(ctx: RunContext) -> Receiver:
+    rx = getattr(ctx, "_receiver", None)
+    if rx is None:  # a subclass driving _run_batch outside run()
+        rx = ctx._receiver = Receiver(ctx.control)  # type: ignore[attr-defined]
+    return rx
