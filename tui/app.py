@@ -17,9 +17,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Input
 
+from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.runstate import ControlView, RunState
+from goldfive.types import DriftKind
 from tui.commands import GoldfiveCommands
 from tui.format import (
     LogLine,
@@ -176,11 +178,17 @@ class GoldfiveApp(App[None]):
         self._log(LogLine(self._at(ev.emitted_at.ToMilliseconds()), label, text, style))
         if kind == "approval_requested":
             self._new_approvals.append(ev.approval_requested.target_id)
-        elif kind == "drift_detected" and style == "drift-critical":
+        elif kind == "drift_detected" and style == "drift-critical" and not self._cancelled_here(ev):
             self._critical.append(ev.drift_detected.detail)
         elif kind == "plan_revised":
             self._announce_revisions()
         self._dirty = True
+
+    def _cancelled_here(self, ev: Event) -> bool:
+        """A USER_CANCEL drift after our own CANCEL: its ack already said so, no alarm."""
+        if conv.drift_kind_from_pb(ev.drift_detected.kind) != DriftKind.USER_CANCEL:
+            return False
+        return any(self.state.controls[c].kind == "CANCEL" for c in self._mine if c in self.state.controls)
 
     def _on_missed(self, missed: object) -> None:
         count = int(getattr(missed, "count", 0))

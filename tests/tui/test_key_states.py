@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from goldfive import events as E
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 from tests.tui.conftest import make_rig, screen_text, settle
 from tui.app import GoldfiveApp
 
@@ -69,3 +70,29 @@ async def test_the_approval_toast_and_reject_prompt_name_the_tool_behind_a_call_
         await pilot.press("x")
         await pilot.pause()
         assert "Reject publish_deck (call-1234): reason" in screen_text(rig.app)
+
+
+def _user_cancel(rig) -> object:  # type: ignore[no-untyped-def]
+    drift = DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, "cancelled from the TUI")
+    return rig.script._at(5, E.drift_detected, drift)
+
+
+async def test_our_own_cancel_raises_no_critical_drift_alarm() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("c", "y")
+        await settle(rig, pilot)
+        rig.source.release([_user_cancel(rig)])
+        await settle(rig, pilot)
+        titles = [n.title for n in rig.app._notifications]
+        assert "ack" in titles and "CRITICAL drift" not in titles
+
+
+async def test_a_cancel_from_elsewhere_still_raises_the_alarm() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        rig.source.release([_user_cancel(rig)])
+        await settle(rig, pilot)
+        assert [n.title for n in rig.app._notifications] == ["CRITICAL drift"]
