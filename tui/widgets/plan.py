@@ -21,7 +21,10 @@ class PlanView(CursorList):
 
     def update_plan(self, state: RunState, now_ms: int) -> None:
         tasks = state.ordered_tasks()
-        title_w = min(22, max((len(t.title or t.id) for t in tasks), default=8))
+        # Titles get the room the pane has beyond ~16 cells for the mark, revision and a
+        # short note: replanned tasks carry long titles ("review: focus on fewer slides").
+        room = max(22, self.scrollable_content_region.width - 16)
+        title_w = min(room, max((len(t.title or t.id) for t in tasks), default=8))
         dim = self.get_component_rich_style("plan--dim", partial=True)
         rev = self.get_component_rich_style("plan--revision", partial=True)
         rows: list[Text] = []
