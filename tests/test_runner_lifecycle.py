@@ -300,3 +300,45 @@ async def test_no_control_channel_runs_end_to_end(executor: Any) -> None:
 def test_control_message_constructor_keeps_the_v1_shape() -> None:
     msg = ControlMessage(kind="steer", payload={"note": "x"})
     assert msg.kind is ControlKind.STEER and msg.id and msg.payload == {"note": "x"}
+
+
+async def test_a_control_queued_before_a_failed_setup_is_acked_run_not_active() -> None:
+    h = Harness(ScriptedAgent(), goldfive.SequentialExecutor(), _NonePlanner(linear_plan("a")))
+    msg = await h.send(ControlKind.STATUS_QUERY)
+    h.start()
+    out = await h.finish()
+    assert not out.success
+    assert [(a.result, a.detail) for a in h.acks[msg.id]] == [(AckResult.FAILURE, "run not active")]
+    assert "control_received" not in h.kinds()
+
+
+async def test_max_task_invocations_aborts_with_tasks_still_pending(executor: Any) -> None:
+    executor.max_task_invocations = 1
+    agent = ScriptedAgent()
+    h = Harness(agent, executor, static("a", "b"))
+    h.start()
+    out = await h.finish()
+    assert not out.success and out.reason == "hit max_task_invocations=1 with tasks still PENDING"
+    assert agent.runs == ["a"] and h.kinds()[-1] == "run_aborted"
+
+
+def test_max_plan_reinvocations_is_an_alias() -> None:
+    assert goldfive.SequentialExecutor(max_plan_reinvocations=3).max_task_invocations == 3
+
+
+async def test_a_failing_sink_is_counted_and_never_starves_the_others(executor: Any) -> None:
+    class Broken:
+        async def emit(self, event: Any) -> None:
+            raise OSError("disk gone")
+
+        async def close(self) -> None:
+            pass
+
+    good = InMemorySink()
+    runner = Runner(agent=ScriptedAgent(), planner=static("a"), executor=executor, sinks=[Broken(), good])
+    out = await runner.run("x")
+    assert out.success and kinds(good.events)[-1] == "run_completed"
+    assert runner.session is not None
+    fanout = runner.session._runtime.fanout  # type: ignore[attr-defined]
+    assert fanout.failures == {"Broken": len(good.events)}
+    await runner.close()
