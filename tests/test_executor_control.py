@@ -709,3 +709,29 @@ async def test_an_escalation_pause_is_lifted_by_resume(executor: Any) -> None:
     await h.control(ControlKind.RESUME)
     out = await h.finish()
     assert out.success and agent.runs == ["a"]
+
+
+async def test_a_handler_that_raises_still_acks_failure_and_the_run_goes_on(executor: Any) -> None:
+    class Broken(type(executor)):  # type: ignore[misc]
+        async def _handle_custom(self, msg: Any, *, session: Session, **kw: Any) -> ControlOutcome:
+            if msg.kind == "EXPLODE":
+                raise ValueError("handler bug")
+            return await dispatch_control(msg, session=session, **kw)
+
+    executor.__class__ = Broken
+    h = Harness(ScriptedAgent(), executor, static("a"))
+    msg = await h.send("EXPLODE")
+    h.start()
+    out = await h.finish()
+    assert (h.acks[msg.id][0].result, h.acks[msg.id][0].detail) == (AckResult.FAILURE, "handler error: handler bug")
+    assert out.success
+
+
+async def test_an_oversized_steer_note_fails_with_the_limit(executor: Any) -> None:
+    planner = ReplanningPlanner(linear_plan("a"))
+    h = Harness(ScriptedAgent(), executor, planner, config=goldfive.RuntimeConfig(max_note_bytes=10))
+    msg = await h.send(ControlKind.STEER, note="é" * 6)
+    h.start()
+    await h.finish()
+    assert (h.acks[msg.id][0].result, h.acks[msg.id][0].detail) == (AckResult.FAILURE, "steer note is 12 bytes; the limit is 10")
+    assert planner.refine_calls == []
