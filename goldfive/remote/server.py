@@ -47,9 +47,13 @@ class RemoteServer:
 
     async def stop(self, grace: float | None = None, *, close_runs: bool = True) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs."""
-        await self.server.stop(grace)
-        if close_runs:
-            await self.host.close()
+        try:
+            # grpc.aio may raise CancelledError here when its termination future was
+            # cancelled under wait_for_termination(); the runs must be closed regardless.
+            await self.server.stop(grace)
+        finally:
+            if close_runs:
+                await self.host.close()
 
 
 async def start_server(
@@ -112,4 +116,6 @@ async def serve(
             ready.set_result(server)
         await server.server.wait_for_termination()
     finally:
-        await server.stop(1.0)
+        # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
+        # cancelled task's cleanup would be cut short at its first await.
+        await asyncio.create_task(server.stop(1.0))
