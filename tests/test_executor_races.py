@@ -319,3 +319,21 @@ async def test_a_message_taken_off_the_channel_as_the_run_is_cancelled_still_get
         (AckResult.FAILURE, "run not active: STATUS_QUERY arrived as the run ended")
     ]
     assert h.kinds()[-1] == "run_aborted"
+
+
+def test_the_cancel_grace_defaults_to_five_seconds() -> None:
+    assert RuntimeConfig().cancel_grace_s == 5.0
+
+
+async def test_the_executor_cancel_grace_overrides_the_runtime_config(executor: Any) -> None:
+    executor.cancel_grace_s = 0.02
+    agent = ScriptedAgent(hold=["a"])
+    agent.stubborn("a")
+    h = Harness(agent, executor, static("a"))
+    h.start()
+    await agent.started()
+    await h.control(ControlKind.CANCEL)
+    await h.finish()
+    agent.release("a")
+    await agent.finished_event("a")
+    assert abs(h.of("invocation_abandoned")[0].grace_s - 0.02) < 1e-9
