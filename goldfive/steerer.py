@@ -38,6 +38,18 @@ _ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
     S.BLOCKED: frozenset({S.RUNNING, S.COMPLETED, S.FAILED, S.CANCELLED}),
 }
 PROCESSED_STEER_IDS = "goldfive.processed_steer_ids"
+_USER_KINDS = frozenset({DriftKind.USER_STEER, DriftKind.USER_CANCEL, DriftKind.USER_PAUSE})
+#: Drifts that are records of a decision already taken, never inputs to the ladder.
+_NOT_LADDERED = _USER_KINDS | {
+    DriftKind.REFINE_VALIDATION_FAILED,
+    DriftKind.HUMAN_INTERVENTION_REQUIRED,
+    DriftKind.REPEATED_FAILURE,
+}
+
+
+def can_replan(planner: Any) -> bool:
+    """Planners say ``can_replan = False`` when refine can never return a plan."""
+    return bool(getattr(planner, "can_replan", True))
 #: session.state key: task id -> the reason it FAILED (the run's abort reason quotes it).
 FAILURE_REASONS = "goldfive.failure_reasons"
 _STEER_ID_MEMORY = 512
@@ -54,6 +66,10 @@ class DriftOutcome:
 class DefaultSteerer:
     #: The ladder is consulted through ``ladder_level``; subclass and override to retune it.
     refine_failure_limit: int = 2
+    #: Refines a run may do on drifts goldfive detected itself (user steers are not counted),
+    #: so an agent that keeps failing cannot make the planner replan forever.
+    max_auto_refines: int = 8
+    _auto_refines: int = 0
     _refine_failures: dict[tuple[str, str], int] = field(default_factory=dict)
     _occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
 
@@ -155,8 +171,13 @@ class DefaultSteerer:
         return None
 
     async def report_drift(self, session: Session, drift: DriftEvent) -> None:
-        """Record a drift on the event stream (no intervention)."""
-        await runtime_of(session).emit(events.drift_detected, drift)
+        """Record a drift on the event stream. One that calls for an intervention (WARNING and
+        above, not a user control's own drift) is queued for the ladder, which runs at the next
+        task boundary so a plan is never swapped under a running invocation."""
+        ctx = runtime_of(session)
+        await ctx.emit(events.drift_detected, drift)
+        if drift.severity >= DriftSeverity.WARNING and drift.kind not in _NOT_LADDERED:
+            ctx.deferred_drifts.append(drift)
 
     async def handle_drift(self, session: Session, drift: DriftEvent, *, emit: bool = True) -> DriftOutcome:
         """Emit the drift, then act on it per the intervention ladder."""
@@ -175,6 +196,13 @@ class DefaultSteerer:
         if level in (InterventionLevel.PAUSE_ESCALATE, InterventionLevel.TERMINATE):
             await self._escalate(ctx, drift, level)
             return out
+        if not can_replan(ctx.planner):
+            return out  # a fixed plan: the drift stays observed
+        if drift.kind not in _USER_KINDS:
+            if self._auto_refines >= self.max_auto_refines:
+                log.warning("not refining on %s: %d automatic refines already", drift.kind, self._auto_refines)
+                return out
+            self._auto_refines += 1
         out.revised, out.error = await self.refine(session, drift)
         if out.revised and level == InterventionLevel.CANCEL_REINVOKE and ctx.control is not None:
             await ctx.control.send(

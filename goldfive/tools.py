@@ -144,13 +144,11 @@ def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
             tid(task_id),
             metadata={"title": title, "description": description},
         )
-        ctx.deferred_drifts.append(drift)
         await steerer.report_drift(session, drift)
         return {"ok": True, "queued_for_replan": True}
 
     async def divergence(detail: str, task_id: str | None = None) -> dict[str, Any]:
         drift = DriftEvent(DriftKind.PLAN_DIVERGENCE, DriftSeverity.WARNING, detail, tid(task_id))
-        ctx.deferred_drifts.append(drift)
         await steerer.report_drift(session, drift)
         return {"ok": True, "queued_for_replan": True}
 

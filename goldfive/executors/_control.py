@@ -15,7 +15,7 @@ from goldfive.approvals import resolve_approval
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.inbox import InjectedMessage
 from goldfive.runtime import RunContext, runtime_of
-from goldfive.steerer import PROCESSED_STEER_IDS
+from goldfive.steerer import PROCESSED_STEER_IDS, can_replan
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, TaskStatus
 
 Effect = Callable[[], Awaitable[None]]
@@ -47,10 +47,6 @@ def _ok(msg: ControlMessage, detail: str, **kw: Any) -> ControlOutcome:
 
 def _fail(msg: ControlMessage, detail: str) -> ControlOutcome:
     return ControlOutcome(ack=ControlAck(msg.id, AckResult.FAILURE, detail))
-
-
-def can_replan(planner: Any) -> bool:
-    return bool(getattr(planner, "can_replan", True))
 
 
 def status_snapshot(session: Session, control_id: str) -> str:

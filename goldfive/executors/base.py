@@ -16,7 +16,7 @@ from typing import Any
 
 from goldfive import events
 from goldfive.control import ControlMessage
-from goldfive.executors._control import ControlOutcome, can_replan, dispatch_control, drain_controls, publish_ack
+from goldfive.executors._control import ControlOutcome, dispatch_control, drain_controls, publish_ack
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.executors._receiver import Receiver
 from goldfive.inbox import InjectedMessage
@@ -158,8 +158,7 @@ class ExecutorBase:
     async def _handle_deferred_drifts(self, ctx: RunContext) -> None:
         while ctx.deferred_drifts:
             drift = ctx.deferred_drifts.pop(0)
-            if can_replan(ctx.planner):
-                await ctx.steerer.handle_drift(ctx.session, drift, emit=False)
+            await ctx.steerer.handle_drift(ctx.session, drift, emit=False)
 
     # -- controls ----------------------------------------------------------------------
     def _take_received(self, ctx: RunContext) -> ControlMessage | None:
