@@ -62,6 +62,10 @@ def _scripted(delay_s: float, speed: float) -> ScriptedModel:
     return ScriptedModel(delay_s=delay_s, speed=1.0 / speed)
 
 
+def _publish_prompt(args: dict[str, Any]) -> str:
+    return f"Publish the {args.get('slides', '?')}-slide deck to the {args.get('audience', 'team')} team site?"
+
+
 def make_demo_runner(
     *,
     sinks: Iterable[Any] = (),
@@ -89,7 +93,7 @@ def make_demo_runner(
     agent = LLMAgentAdapter(
         agent_model,
         model_name=model_name,
-        tools=[UserTool(publish_deck, requires_approval=True)],
+        tools=[UserTool(publish_deck, requires_approval=True, approval_prompt=_publish_prompt)],
         name="deck_agent",
     )
     return Runner(

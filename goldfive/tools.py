@@ -263,6 +263,8 @@ class UserTool:
     name: str = ""
     description: str = ""
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
+    #: What the person approving is asked: text, or a function of the call's arguments.
+    approval_prompt: str | Callable[[dict[str, Any]], str] = ""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -274,6 +276,11 @@ class UserTool:
         rule = self.requires_approval
         return bool(rule(args)) if callable(rule) else bool(rule)
 
+    def prompt_for(self, args: dict[str, Any]) -> str:
+        rule = self.approval_prompt
+        text = rule(args) if callable(rule) else rule
+        return str(text) if text else f"Run {self.name}?"
+
     def bind(self, ctx: RunContext, task_id: str) -> ReportingToolSpec:
         async def call(**kwargs: Any) -> dict[str, Any]:
             if self.needs_approval(kwargs):
@@ -282,7 +289,7 @@ class UserTool:
                     ctx,
                     target_id=call_id,
                     kind="tool",
-                    prompt=f"Run {self.name}?",
+                    prompt=self.prompt_for(kwargs),
                     task_id=task_id,
                     tool_name=self.name,
                     args=kwargs,

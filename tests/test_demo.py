@@ -218,3 +218,26 @@ async def test_given_a_base_url_and_model_the_demo_runs_against_that_server() ->
     assert {r.body["model"] for r in server.requests} == {"served-model"}
     agent_tools = {t["function"]["name"] for t in server.requests[2].body["tools"]}
     assert "publish_deck" in agent_tools and "report_task_completed" in agent_tools
+
+
+async def test_the_publish_approval_asks_a_question_about_the_deck():
+    from goldfive import ControlChannel, InMemorySink
+    from goldfive.demo import DEMO_GOAL, make_demo_runner
+
+    sink, channel = InMemorySink(), ControlChannel()
+    runner = make_demo_runner(sinks=[sink], control=channel, speed=200)
+    sub = sink.subscribe()
+    import asyncio
+
+    run = asyncio.create_task(runner.run(DEMO_GOAL))
+    async for ev in sub:
+        if ev.WhichOneof("payload") == "approval_requested":
+            request = ev.approval_requested
+            break
+    assert request.prompt == "Publish the 8-slide deck to the eng team site?"
+    run.cancel()
+    try:
+        await run
+    except asyncio.CancelledError:
+        pass
+    await runner.close()
