@@ -51,7 +51,8 @@ class TextPrompt(ModalScreen[str | None]):
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """A yes/no question; y or Enter confirms, n or Esc declines."""
+    """A yes/no question; y confirms, n or Esc declines. "No" has the focus, so a stray
+    Enter declines a destructive action rather than confirming it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="dialog.yes"),
