@@ -14,6 +14,7 @@ from goldfive.remote import RunHost, start_server
 from tui.app import GoldfiveApp
 from tui.grpc_source import GrpcRunSource, connection_notifier
 from tui.widgets.eventlog import EventLog
+from tests.tui.conftest import screen_text
 
 
 class WatchedSource(GrpcRunSource):
@@ -65,6 +66,8 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
             await source.wait_for("approval_requested")
             assert app.state.approvals and source.connection_state == "connected"
             assert app.sub_title == "connected"
+            await pilot.pause(0.15)  # one repaint
+            assert "[connected]" in screen_text(app)  # persistently, in the header
             await pilot.press("s", *"keep it short", "enter")
             await source.wait_for("plan_revised")
             await source.wait_for("approval_requested", 2)

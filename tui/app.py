@@ -99,6 +99,7 @@ class GoldfiveApp(App[None]):
         self._mine: set[str] = set()  # ids of controls sent from this TUI
         self._announced: set[str] = set()  # STEERs whose revision was shown
         self._stream_note = ""
+        self._connection_note = ""  # remote sources: where the link is, always visible
         # Alerts are raised at repaint, once per batch, so replaying history does not ring
         # for approvals already answered or flood toasts with old drifts.
         self._new_approvals: list[str] = []
@@ -171,6 +172,12 @@ class GoldfiveApp(App[None]):
                 self._stream_note = "(event stream ended)"
         self._dirty = True
 
+    def set_connection_state(self, state: str, detail: str = "") -> None:
+        """Called by a remote source on every change of its link (connecting, connected,
+        reconnecting, ended); the header shows it until the next change."""
+        self._connection_note = f"[{state}]" if state else ""
+        self._dirty = True
+
     def _on_event(self, ev: Event) -> None:
         self.state.apply(ev)
         kind = ev.WhichOneof("payload")
@@ -236,7 +243,8 @@ class GoldfiveApp(App[None]):
             self.refresh_bindings()
         now = self.now_ms()
         state = self.state
-        self.query_one(RunHeader).show(state, now, self._stream_note)
+        note = " ".join(n for n in (self._connection_note, self._stream_note) if n)
+        self.query_one(RunHeader).show(state, now, note)
         plan = self.query_one(PlanView)
         plan.update_plan(state, now)
         self._show_detail()
