@@ -9,7 +9,6 @@ import click
 
 __all__ = ["demo_command", "register"]
 
-EXIT_NO_TUI = 2
 
 
 @click.command("demo")
@@ -34,12 +33,9 @@ def demo_command(speed: float, headless: bool, approvals: str, base_url: str | N
         out = sys.stdout  # read now (not at import), so a redirected stdout is honoured
         code = asyncio.run(run_headless(speed=speed, approvals=approvals, out=out, base_url=base_url, model=model))  # type: ignore[arg-type]
         raise click.exceptions.Exit(code)
-    try:
-        from tui.launch import run_demo_tui
-    except ImportError:
-        click.echo("goldfive: the terminal UI is not available here (no tui.launch); try --headless", err=True)
-        raise click.exceptions.Exit(EXIT_NO_TUI) from None
-    code = run_demo_tui(speed=speed, base_url=base_url, model=model)
+    from goldfive.cli import frontend
+
+    code = frontend("demo")(speed=speed, base_url=base_url, model=model)
     raise click.exceptions.Exit(code if isinstance(code, int) else 0)
 
 

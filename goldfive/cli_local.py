@@ -168,9 +168,9 @@ def run_command(
     if headless:
         code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client))
     else:
-        from tui.launch import run_local_tui
+        from goldfive.cli import frontend
 
-        code = run_local_tui(factory, db_path=db_path)  # type: ignore[arg-type]
+        code = frontend("run")(factory, db_path=db_path)
     raise click.exceptions.Exit(code)
 
 
@@ -192,9 +192,9 @@ def replay_command(path: str, run_id: str | None) -> None:
         click.echo(f"{recording.skipped} unreadable {noun} skipped ({recording.errors[0]})", err=True)
     if not recording.events:
         raise _fail(f"{path!r} holds no readable events")
-    from tui.replay import ReplayApp
+    from goldfive.cli import frontend
 
-    ReplayApp(recording).run()
+    frontend("replay")(recording)
 
 
 def register(group: click.Group) -> None:

@@ -191,13 +191,9 @@ def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str
         raise _fail("attach", f"{addr}: {exc}") from None
     except GoldfiveError as exc:
         raise _fail("attach", str(exc)) from None
-    from tui.app import GoldfiveApp
-    from tui.grpc_source import GrpcRunSource, connection_notifier
+    from goldfive.cli import frontend
 
-    source = GrpcRunSource(addr, chosen, token=token, tls_ca=tls_ca)
-    app = GoldfiveApp(source)
-    source.on_state = connection_notifier(app)
-    app.run()
+    frontend("attach")(addr, chosen, token=token, tls_ca=tls_ca)
 
 
 def register(group: click.Group) -> None:

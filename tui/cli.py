@@ -1,0 +1,54 @@
+"""The ``goldfive`` console script: the core's command line with the terminal UI plugged in.
+
+``goldfive.cli`` holds every command and never imports the TUI; this module registers the
+front-ends that open it, so ``goldfive demo`` (without --headless) shows the app.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from goldfive.cli import FRONTENDS, main
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def open_demo(**kw: Any) -> int:
+    from tui.launch import run_demo_tui
+
+    return run_demo_tui(**kw)
+
+
+def open_run(factory: Any, *, db_path: str | None = None) -> int:
+    from tui.launch import run_local_tui
+
+    return run_local_tui(factory, db_path=db_path)
+
+
+def open_replay(recording: Any) -> int:
+    from tui.replay import ReplayApp
+
+    ReplayApp(recording).run()
+    return 0
+
+
+def open_attach(addr: str, run_id: str, *, token: str | None = None, tls_ca: str | None = None) -> int:
+    from tui.app import GoldfiveApp
+    from tui.grpc_source import GrpcRunSource, connection_notifier
+
+    source = GrpcRunSource(addr, run_id, token=token, tls_ca=tls_ca)
+    app = GoldfiveApp(source, clock=_wall_ms)
+    source.on_state = connection_notifier(app)
+    app.run()
+    return 0
+
+
+FRONTENDS.update(demo=open_demo, run=open_run, replay=open_replay, attach=open_attach)
+
+__all__ = ["main"]
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
