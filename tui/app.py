@@ -236,6 +236,8 @@ class GoldfiveApp(App[None]):
             self.bell()
 
     def _repaint(self) -> None:
+        if not self.is_running or not self.query(RunHeader):
+            return  # shutting down: an ack that lands now has nothing left to paint on
         self._dirty = False
         self._raise_alerts()
         if self.state.paused != self._binding_paused:
