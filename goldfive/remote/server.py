@@ -8,7 +8,9 @@ non-loopback address needs a token or TLS.
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import socket
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +58,26 @@ class RemoteServer:
                 await self.host.close()
 
 
+def _in_use(listen: str) -> bool:
+    """True when something already listens on ``listen``'s port: said here in one line, before
+    grpc's C core logs its own bind error to stderr."""
+    hostname, port = split_host_port(listen)
+    if not port.isdigit() or int(port) == 0:
+        return False
+    try:
+        infos = socket.getaddrinfo(hostname or None, int(port), type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError:
+        return False  # grpc reports an unresolvable host itself
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is not "in use"
+        try:
+            probe.bind(addr)
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
 async def start_server(
     host: RunHost,
     *,
@@ -70,14 +92,18 @@ async def start_server(
     creds = server_credentials(tls_cert, tls_key)
     check_listen(listen, token=token, tls=creds is not None)
     interceptors = [TokenInterceptor(token)] if token else []
-    server = grpc.aio.server(interceptors=interceptors)
+    # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
+    # too and silently share the connections with the first.
+    server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
     service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
+    if _in_use(listen):
+        raise ServeConfigError(f"cannot listen on {listen}: the address is already in use (another goldfive serve?)")
     try:
         port = server.add_secure_port(listen, creds) if creds is not None else server.add_insecure_port(listen)
-    except RuntimeError as exc:
-        raise ServeConfigError(f"cannot listen on {listen}: {exc}") from exc
+    except RuntimeError as exc:  # grpc's own text only says "Failed to bind"
+        raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not available here") from exc
     if port == 0:
         raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
     await server.start()
