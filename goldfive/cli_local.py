@@ -185,13 +185,16 @@ def replay_command(path: str, run_id: str | None) -> None:
         recording = open_recording(path, run_id)
     except (ReplayError, InputError) as exc:
         raise _fail(str(exc)) from None
-    if recording.note:
-        click.echo(recording.note, err=True)
+    skipped = ""
     if recording.skipped:
         noun = "line" if recording.skipped == 1 else "lines"
-        click.echo(f"{recording.skipped} unreadable {noun} skipped ({recording.errors[0]})", err=True)
-    if not recording.events:
-        raise _fail(f"{path!r} holds no readable events")
+        skipped = f"{recording.skipped} unreadable {noun} skipped ({recording.errors[0]})"
+    if not recording.events:  # one line: not a recording, and the first reason why
+        raise _fail(f"{path!r} holds no readable events" + (f"; {skipped}" if skipped else ""))
+    if recording.note:
+        click.echo(recording.note, err=True)
+    if skipped:
+        click.echo(skipped, err=True)
     from goldfive.cli import frontend
 
     frontend("replay")(recording)

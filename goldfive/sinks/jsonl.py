@@ -168,7 +168,10 @@ def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
             obj = json.loads(raw)
             if not isinstance(obj, dict):
                 raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-            events.append(parse_dict(obj, Event))  # json_format.ParseDict's result, faster
+            event = parse_dict(obj, Event)  # json_format.ParseDict's result, faster
+            if event.ByteSize() == 0:  # unknown fields are ignored, so any JSON object parses
+                raise ValueError("not a goldfive event (no event_id, run_id or payload)")
+            events.append(event)
         except (ValueError, json_format.ParseError) as exc:  # JSONDecodeError, UnicodeDecodeError
             prefix = "torn last line (no newline)" if index == torn_index else "corrupt line"
             errors.append(f"line {index + 1}: {prefix}: {exc}")
