@@ -19,7 +19,7 @@ from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 
-__all__ = ["register", "replay_command", "run_command"]
+__all__ = ["recorded_line", "register", "replay_command", "run_command"]
 
 EXIT_BAD_INPUT = 2
 
@@ -115,6 +115,11 @@ def _runner_factory(agent: Callable[..., Any], planner: Any, goal: str) -> Calla
     return factory
 
 
+def recorded_line(path: object, run_id: str) -> str:
+    """Where a run was recorded and the command that replays it."""
+    return f"recorded to {path} (run {run_id}): goldfive replay {path} --run-id {run_id}"
+
+
 async def run_headless(
     factory: Callable[[list[object], ControlChannel | None], Any], *, db_path: str | None, out: TextIO, client: Any = None
 ) -> int:
@@ -133,7 +138,7 @@ async def run_headless(
         if client is not None:
             await client.aclose()
     run_id = runner.session.run_id if runner.session is not None else ""
-    click.echo(f"recorded to {recorder.path} (run {run_id}): goldfive replay {recorder.path} --run-id {run_id}", err=True)
+    click.echo(recorded_line(recorder.path, run_id), err=True)
     return 0 if printer.terminal == "run_completed" else 1
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any, Callable
 
 from goldfive.control import ControlChannel
@@ -26,8 +27,14 @@ def run_local_tui(factory: Callable[[list[object], ControlChannel], tuple[Runner
 
     import time
 
-    source = LocalRunSource(factory, extra_sinks=[_recording_sink(db_path)])
+    recorder = _recording_sink(db_path)
+    source = LocalRunSource(factory, extra_sinks=[recorder])
     GoldfiveApp(source, clock=lambda: time.time_ns() // 1_000_000).run()
+    session = source.runner.session
+    if session is not None:  # after the app gave the terminal back: say how to replay it
+        from goldfive.cli_local import recorded_line
+
+        print(recorded_line(recorder.path, session.run_id), file=sys.stderr)
     return 0
 
 
