@@ -156,7 +156,7 @@ def status_command(opts: _Opts, run_id: str) -> None:
         click.echo(f"  approval waiting: {a.target_id} ({a.kind}) {a.prompt}")
 
 
-@ctl.command("tail")
+@ctl.command("tail", short_help="Print the run's events, history then live.")
 @click.argument("run_id", metavar="RUN")
 @click.option("--after", type=int, default=-1, show_default=True, help="Start after this sequence.")
 @_options

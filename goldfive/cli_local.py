@@ -142,7 +142,7 @@ async def run_headless(
     return 0 if printer.terminal == "run_completed" else 1
 
 
-@click.command("run")
+@click.command("run", short_help="Run your own async agent MODULE:FUNCTION on a goal.")
 @click.argument("agent_spec", metavar="MODULE:FUNCTION")
 @click.option("--goal", required=True, help="What the run should achieve.")
 @click.option("--plan", "plan_path", metavar="FILE", help="A plan JSON file (the LLM planner's shape); without it the LLM planner plans.")

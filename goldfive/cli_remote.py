@@ -78,7 +78,7 @@ def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None
     return factory, goal
 
 
-@click.command("serve")
+@click.command("serve", short_help="Host runs (the demo or your agent) over gRPC.")
 @click.argument("target", required=False, metavar="[demo | MODULE:FUNCTION]")
 @click.option("--listen", default=DEFAULT_LISTEN, show_default=True, help="HOST:PORT to listen on.")
 @click.option("--token", help="Require this bearer token on every call (default: GOLDFIVE_TOKEN).")
@@ -169,7 +169,7 @@ def choose_run(summaries: list[Any], run_id: str | None) -> str:
     return max(summaries, key=lambda s: s.started_at.ToMilliseconds()).run_id
 
 
-@click.command("attach")
+@click.command("attach", short_help="Open the TUI on a run served at ADDR.")
 @click.argument("addr", metavar="ADDR")
 @click.option("--run-id", help="Which run (default: the one live run, else the latest).")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
