@@ -43,7 +43,20 @@ def _fail(message: str) -> click.exceptions.Exit:
     return click.exceptions.Exit(EXIT_ERROR)
 
 
+def addr_problem(addr: str) -> str | None:
+    """Why ``addr`` cannot be a server address, or None; said before gRPC turns a missing
+    port into a name-resolution error."""
+    host, sep, port = addr.rpartition(":")
+    if not sep or not host or not port:
+        return f"ADDR {addr!r} must be HOST:PORT, e.g. 127.0.0.1:7531"
+    return None
+
+
 def _call(opts: _Opts, fn: Callable[[RemoteClient], Awaitable[T]]) -> T:
+    # Checked here, not in the group: "goldfive ctl ADDR status --help" must still show help.
+    problem = addr_problem(opts.addr)
+    if problem is not None:
+        raise _fail(problem)
     async def main() -> T:
         async with RemoteClient(opts.addr, token=opts.token, tls_ca=opts.tls_ca) as client:
             return await fn(client)

@@ -176,8 +176,13 @@ def choose_run(summaries: list[Any], run_id: str | None) -> str:
 @click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
 def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str | None) -> None:
     """Open the TUI on a run served at ADDR: every key works, with the run's acks."""
+    from goldfive.cli_ctl import addr_problem
     from goldfive.remote.client import RemoteClient
     from goldfive.settings import remote_token
+
+    problem = addr_problem(addr)
+    if problem is not None:
+        raise _fail("attach", problem)
 
     token = token or remote_token()
 
