@@ -31,7 +31,13 @@ def demo_command(speed: float, headless: bool, approvals: str, base_url: str | N
         from goldfive.demo import run_headless
 
         out = sys.stdout  # read now (not at import), so a redirected stdout is honoured
-        code = asyncio.run(run_headless(speed=speed, approvals=approvals, out=out, base_url=base_url, model=model))  # type: ignore[arg-type]
+        try:
+            code = asyncio.run(run_headless(speed=speed, approvals=approvals, out=out, base_url=base_url, model=model))  # type: ignore[arg-type]
+        except KeyboardInterrupt:
+            from goldfive.cli_local import EXIT_INTERRUPTED
+
+            click.echo("goldfive: interrupted", err=True)
+            code = EXIT_INTERRUPTED
         raise click.exceptions.Exit(code)
     from goldfive.cli import frontend
 

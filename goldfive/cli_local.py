@@ -22,6 +22,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 __all__ = ["recorded_line", "register", "replay_command", "run_command"]
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # the shell's convention for Ctrl-C
 
 
 def _fail(message: str) -> click.exceptions.Exit:
@@ -137,8 +138,8 @@ async def run_headless(
         await runner.close()
         if client is not None:
             await client.aclose()
-    run_id = runner.session.run_id if runner.session is not None else ""
-    click.echo(recorded_line(recorder.path, run_id), err=True)
+        if runner.session is not None:  # also after Ctrl-C: the part that ran can be replayed
+            click.echo(recorded_line(recorder.path, runner.session.run_id), err=True)
     return 0 if printer.terminal == "run_completed" else 1
 
 
@@ -171,7 +172,11 @@ def run_command(
         raise _fail(str(exc)) from None
     factory = _runner_factory(agent, planning.planner, goal)
     if headless:
-        code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client))
+        try:
+            code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client))
+        except KeyboardInterrupt:
+            click.echo("goldfive: interrupted", err=True)
+            code = EXIT_INTERRUPTED
     else:
         from goldfive.cli import frontend
 

@@ -1,0 +1,46 @@
+"""Ctrl-C on a headless run: exit 130, one line, and (for ``run``) where the partial run is."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def interrupt_after_first_task(args: list[str], data_dir: Path) -> tuple[int, str]:
+    env = dict(os.environ, GOLDFIVE_DATA_DIR=str(data_dir))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "goldfive.cli", *args],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:  # the run is under way once a task has started
+        if "task_started" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    return proc.returncode, err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery to a child is POSIX-only")
+def test_ctrl_c_on_run_headless_exits_130_and_says_where_the_partial_run_is(tmp_path: Path) -> None:
+    code, err = interrupt_after_first_task(
+        ["run", "examples.hello_agent:agent", "--goal", "g", "--plan", "examples/hello_plan.json", "--headless"], tmp_path
+    )
+    assert code == 130, err
+    assert "Traceback" not in err and "Aborted!" not in err
+    assert "goldfive: interrupted" in err
+    assert f"recorded to {tmp_path / 'runs.sqlite'}" in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery to a child is POSIX-only")
+def test_ctrl_c_on_demo_headless_exits_130_with_one_line(tmp_path: Path) -> None:
+    code, err = interrupt_after_first_task(["demo", "--headless"], tmp_path)
+    assert code == 130, err
+    assert [line for line in err.splitlines() if line.strip()] == ["goldfive: interrupted"]
