@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import os
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -57,6 +58,11 @@ def server_credentials(tls_cert: str | Path | None, tls_key: str | Path | None) 
         cert, key = Path(tls_cert).read_bytes(), Path(tls_key).read_bytes()
     except OSError as exc:
         raise ServeConfigError(f"cannot read TLS certificate or key: {exc}") from exc
+    # grpc only fails later, at bind time, with a generic error (and C-core log lines).
+    if b"-----BEGIN CERTIFICATE-----" not in cert:
+        raise ServeConfigError(f"--tls-cert {os.fspath(tls_cert)!r} is not a PEM certificate")
+    if b"-----BEGIN" not in key or b"PRIVATE KEY-----" not in key:
+        raise ServeConfigError(f"--tls-key {os.fspath(tls_key)!r} is not a PEM private key")
     return grpc.ssl_server_credentials([(key, cert)])
 
 

@@ -103,7 +103,8 @@ async def start_server(
     try:
         port = server.add_secure_port(listen, creds) if creds is not None else server.add_insecure_port(listen)
     except RuntimeError as exc:  # grpc's own text only says "Failed to bind"
-        raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not available here") from exc
+        why = "the TLS certificate and key were refused (do they match?)" if creds is not None else "the address is not available here"
+        raise ServeConfigError(f"cannot listen on {listen}: {why}") from exc
     if port == 0:
         raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
     await server.start()
