@@ -171,9 +171,11 @@ class Runner:
         """Close the sinks (if the run did not already) and stop answering late controls."""
         if self._responder is not None:
             self._responder.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._responder
-            self._responder = None
+            # asyncio.wait: a cancel of close() itself propagates instead of being swallowed.
+            await asyncio.wait({self._responder})
+            responder, self._responder = self._responder, None
+            if not responder.cancelled():
+                responder.result()  # a responder that failed still says so
         await self._close_sinks()
 
 

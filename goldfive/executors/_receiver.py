@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 from goldfive.control import ControlChannel, ControlMessage
 
@@ -52,8 +51,9 @@ async def stop_receiving(recv: asyncio.Task[ControlMessage | None] | None) -> Co
         return None
     if not recv.done():
         recv.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await recv
+        # asyncio.wait, not ``await recv``: a cancel of the caller itself must propagate, not
+        # pass for the receive's own cancellation and be swallowed.
+        await asyncio.wait({recv})
     if recv.cancelled():
         return None
     return recv.result()

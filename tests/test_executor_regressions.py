@@ -1,0 +1,71 @@
+"""Regressions found reviewing the runtime against CONTROL.md and DESIGN.md section 4.
+
+Each test pins one bug that was fixed: cancellation that must propagate, a late control that
+must still get its one ack, an injected message that must reach the turn still running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from goldfive import events
+from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
+from goldfive.executors.parallel import ParallelDAGExecutor
+from goldfive.executors.sequential import SequentialExecutor
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.planner import StaticPlanner
+from goldfive.runner import Runner
+from goldfive.runtime import read_injected
+from goldfive.steerer import DefaultSteerer
+from goldfive.types import Plan, Session, Task
+from tests.runtime_kit import Harness, ScriptedAgent, linear_plan, static
+
+
+class _OnTerminal:
+    """A sink that runs ``action`` when the terminal event reaches it (then yields ``yields`` times)."""
+
+    def __init__(self, action: Any = None, yields: int = 0) -> None:
+        self.action = action
+        self.yields = yields
+        self.kinds: list[str] = []
+
+    async def emit(self, ev: Event) -> None:
+        self.kinds.append(events.kind_of(ev))
+        if events.kind_of(ev) in ("run_completed", "run_aborted") and self.action is not None:
+            self.action()
+            for _ in range(self.yields):
+                await asyncio.sleep(0)
+
+    async def close(self) -> None:
+        return None
+
+
+async def _done(task: Task, session: Session) -> str:
+    return f"done {task.id}"
+
+
+async def test_cancelling_the_run_as_it_stops_receiving_controls_propagates() -> None:
+    # The cancel lands while run() waits for its pending receive to stop: it must not be
+    # mistaken for the receive's own cancellation and swallowed (run() would return normally).
+    sink = _OnTerminal()
+    runner = Runner(agent=_done, planner=static("a"), executor=SequentialExecutor(), sinks=[sink], control=ControlChannel())
+    run_task = asyncio.get_running_loop().create_task(runner.run("go"))
+    sink.action = lambda: asyncio.get_running_loop().call_soon(run_task.cancel)
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(asyncio.shield(run_task), 5)
+    assert run_task.cancelled()
+    await runner.close()
+
+
+async def test_cancelling_runner_close_while_it_stops_the_late_control_responder_propagates() -> None:
+    runner = Runner(agent=_done, planner=static("a"), sinks=[], control=ControlChannel())
+    assert (await runner.run("go")).success
+    close_task = asyncio.get_running_loop().create_task(runner.close())
+    await asyncio.sleep(0)  # close() has cancelled the responder and waits for it to stop
+    close_task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await close_task
+    assert close_task.cancelled()
