@@ -69,3 +69,34 @@ async def test_cancelling_runner_close_while_it_stops_the_late_control_responder
     with pytest.raises(asyncio.CancelledError):
         await close_task
     assert close_task.cancelled()
+
+
+async def test_a_control_taken_as_a_directly_driven_executor_ends_is_acked_not_lost() -> None:
+    # Without a Runner there is no late-control responder: the executor itself must answer a
+    # message its pending receive took while the run was ending.
+    channel = ControlChannel()
+    late = ControlMessage(ControlKind.STATUS_QUERY)
+    sink = _OnTerminal(action=lambda: channel.send_nowait(late), yields=2)
+    plan = linear_plan("a")
+    session = Session(run_id="r1")
+    from goldfive.adapters.callable import CallableAdapter
+
+    out = await SequentialExecutor().run(
+        plan=plan,
+        session=session,
+        adapter=CallableAdapter(_done),
+        steerer=DefaultSteerer(),
+        planner=static("a"),
+        sinks=[sink],
+        control=channel,
+    )
+    assert out.success and sink.kinds[-1] == "run_completed"
+    channel.close()
+    async def collect() -> list[ControlAck]:
+        return [a async for a in channel.acks()]
+
+    done, _ = await asyncio.wait({asyncio.ensure_future(collect())}, timeout=2)
+    assert done, "the acks stream never ended: a received control was never acked"
+    acks = done.pop().result()
+    assert [(a.control_id, a.result) for a in acks] == [(late.id, AckResult.FAILURE)]
+    assert acks[0].detail.startswith("run not active")

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from goldfive import events
-from goldfive.control import ControlMessage
+from goldfive.control import AckResult, ControlAck, ControlMessage, kind_name
 from goldfive.executors._control import ControlOutcome, dispatch_control, drain_controls, publish_ack
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.executors._receiver import Receiver
@@ -63,6 +63,7 @@ class ExecutorBase:
         control: Any = None,
     ) -> ExecutionOutcome:
         ctx = getattr(session, "_runtime", None)
+        direct = ctx is None
         if ctx is None:  # used directly, without a Runner
             ctx = RunContext(session, sinks=sinks, steerer=steerer, planner=planner, adapter=adapter, control=control)
             ctx.user_tools = list(getattr(adapter, "user_tools", []) or [])
@@ -79,7 +80,12 @@ class ExecutorBase:
             return await self._loop(ctx)
         finally:
             late = await rx.stop()
-            if late is not None:  # taken as the run ended: the Runner acks it "run not active"
+            if late is not None and direct and ctx.control is not None:
+                # No Runner to answer it: its one ack comes from here.
+                await ctx.control.ack(
+                    ControlAck(late.id, AckResult.FAILURE, f"run not active: {kind_name(late.kind)} arrived as the run ended")
+                )
+            elif late is not None:  # taken as the run ended: the Runner acks it "run not active"
                 ctx.late_messages.append(late)
 
     async def _loop(self, ctx: RunContext) -> ExecutionOutcome:
