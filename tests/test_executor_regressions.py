@@ -100,3 +100,28 @@ async def test_a_control_taken_as_a_directly_driven_executor_ends_is_acked_not_l
     acks = done.pop().result()
     assert [(a.control_id, a.result) for a in acks] == [(late.id, AckResult.FAILURE)]
     assert acks[0].detail.startswith("run not active")
+
+
+async def test_parallel_inject_after_a_batch_mate_finished_reaches_the_turn_still_running() -> None:
+    # a and b run in one batch; a ends first. Its turn is over, so a message injected now
+    # belongs to b's running turn (as in SequentialExecutor), not to a's finished one.
+    agent = ScriptedAgent(hold=["b"])
+    read: list[str] = []
+
+    async def reader(task: Task, session: Session, tools: dict[str, Any]) -> str:
+        read.extend(await read_injected(session, task.id))
+        return "ok"
+
+    agent.on("b", reader)
+    plan = Plan(tasks=[Task("a", "A"), Task("b", "B")], edges=[], id="p1")
+    h = Harness(agent, ParallelDAGExecutor(max_concurrency=4), StaticPlanner(plan))
+    h.start()
+    await h.wait_event("task_completed", lambda p: p.task_id == "a")
+    ack = await h.control(ControlKind.INJECT_MESSAGE, text="use metric units")
+    agent.release("b")
+    out = await h.finish()
+    assert out.success
+    assert (ack.result, ack.detail) == (AckResult.SUCCESS, "parked on the running turn b")
+    assert read == ["[user_steering]use metric units[/user_steering]"]
+    assert h.of("message_parked")[0].lane == "b" and h.of("message_delivered")[0].via == "boundary"
+    assert "message_returned" not in h.kinds()

@@ -257,6 +257,9 @@ class ExecutorBase:
                 for fut in [f for f in done if f in pending]:
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
+                    # Its turn is over: a message injected now goes to a batch mate still
+                    # running, not onto this lane.
+                    await ends.pop(running[fut].id)()
                 if recv is not None and recv in done:
                     msg = rx.take()
                     if msg is None:
@@ -280,8 +283,8 @@ class ExecutorBase:
                     fut.add_done_callback(_consume)
                 await asyncio.wait(pending, timeout=ctx.config.cancel_grace_s)
             # The receive stays armed: what it takes next is handled at the boundary, first.
-            for task in batch:
-                await ends[task.id]()
+            for end in ends.values():
+                await end()
         if rerun:
             ctx.pending_rewinds.extend(interrupted)
         if steer is not None:
