@@ -20,8 +20,8 @@ from goldfive.planner import StaticPlanner
 from goldfive.runner import Runner
 from goldfive.runtime import read_injected
 from goldfive.steerer import DefaultSteerer
-from goldfive.types import Plan, Session, Task
-from tests.runtime_kit import Harness, ScriptedAgent, linear_plan, static
+from goldfive.types import Plan, Session, Task, TaskStatus
+from tests.runtime_kit import Harness, ReplanningPlanner, ScriptedAgent, linear_plan, static
 
 
 class _OnTerminal:
@@ -125,3 +125,34 @@ async def test_parallel_inject_after_a_batch_mate_finished_reaches_the_turn_stil
     assert read == ["[user_steering]use metric units[/user_steering]"]
     assert h.of("message_parked")[0].lane == "b" and h.of("message_delivered")[0].via == "boundary"
     assert "message_returned" not in h.kinds()
+
+
+async def test_a_batch_mate_that_finished_while_a_steer_was_handled_keeps_its_result() -> None:
+    # a ends on its own while the STEER that cancels the batch is being recorded (a sink that
+    # awaits): a was no longer in flight, so its result stands and the replan keeps it.
+    agent = ScriptedAgent(hold=["a", "b"])
+    plan = Plan(tasks=[Task("a", "A"), Task("b", "B")], edges=[], id="p1")
+    h = Harness(agent, ParallelDAGExecutor(max_concurrency=4), ReplanningPlanner(plan))
+
+    def release_a() -> None:
+        agent.release("a")
+
+    class _ReleaseOnControl(_OnTerminal):
+        async def emit(self, ev: Event) -> None:
+            if events.kind_of(ev) == "control_received":
+                release_a()
+                await agent.finished_event("a")
+                for _ in range(3):
+                    await asyncio.sleep(0)
+
+    h.runner.sinks.append(_ReleaseOnControl())
+    h.start()
+    await agent.started()
+    await agent.started()
+    ack = await h.control(ControlKind.STEER, note="shorter")
+    out = await h.finish()
+    assert ack.result == AckResult.SUCCESS and out.success
+    assert agent.finished == ["a", "r1_1"]
+    assert [c.task_id for c in h.of("task_cancelled")] == ["b"]
+    assert [c.task_id for c in h.of("task_completed")] == ["a", "r1_1"]
+    assert h.statuses() == {"a": TaskStatus.COMPLETED, "r1_1": TaskStatus.COMPLETED}

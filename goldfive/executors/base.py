@@ -266,6 +266,11 @@ class ExecutorBase:
                         continue
                     out = await self.handle_control(ctx, msg, mid_task=bool(pending))
                     if out.cancel_run or out.cancel_invocation:
+                        for fut in [f for f in pending if f.done()]:
+                            # Ended on its own while the control was handled: not interrupted.
+                            pending.discard(fut)
+                            await self._settle(ctx, running[fut], fut.result())
+                            await ends.pop(running[fut].id)()
                         interrupted = [running[f].id for f in pending]
                         cancel_reason = out.cancel_reason if out.cancel_run else ("user_steer" if out.steer_message else "goldfive_steer")
                         await self._cancel_invocations(ctx, pending, running, cancel_reason)
