@@ -11,6 +11,7 @@ import inspect
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -98,3 +99,29 @@ def load_plan_file(path: str | os.PathLike[str]) -> Plan:
         return build_generated_plan(raw, goals=[], available_agents=[])
     except AnswerError as exc:
         raise InputError(f"{name}: {_one_line(exc)}") from None
+
+
+@dataclass(frozen=True)
+class Planning:
+    planner: Any
+    #: The LLM client to close after the run (None with --plan).
+    client: Any = None
+
+
+def make_planner(plan_path: str | None, base_url: str | None, model: str | None, api_key: str | None) -> Planning:
+    """The plan file as a StaticPlanner, else the LLM planner over an OpenAI-compatible server
+    (flags first, then the environment). Shared by ``goldfive run`` and ``goldfive serve``."""
+    from goldfive.planner import StaticPlanner
+
+    if plan_path is not None:
+        return Planning(StaticPlanner(load_plan_file(plan_path)))
+    from goldfive.llm.openai_compat import OpenAICompatClient
+    from goldfive.planners.llm import LLMPlanner
+    from goldfive.settings import LLMSettings
+
+    env = LLMSettings.from_env()
+    chosen_model = model or env.model
+    if not chosen_model:
+        raise InputError("no plan and no model: pass --plan FILE, or --model NAME (or set GOLDFIVE_LLM_MODEL) for the LLM planner")
+    client = OpenAICompatClient(base_url=base_url or env.base_url, model=chosen_model, api_key=api_key or env.api_key)
+    return Planning(LLMPlanner(call_llm=client.call_llm, model=chosen_model), client)

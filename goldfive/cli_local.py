@@ -9,12 +9,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
 import click
 
-from goldfive.cli_inputs import InputError, load_agent, load_plan_file
+from goldfive.cli_inputs import InputError, load_agent, make_planner
 from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -72,30 +71,6 @@ def _recording_sink(db_path: str | None) -> Any:
     if path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     return SQLitePersistenceSink(path)
-
-
-@dataclass(frozen=True)
-class _Planning:
-    planner: Any
-    #: The LLM client to close after the run (None with --plan).
-    client: Any = None
-
-
-def _make_planner(plan_path: str | None, base_url: str | None, model: str | None, api_key: str | None) -> _Planning:
-    from goldfive.planner import StaticPlanner
-
-    if plan_path is not None:
-        return _Planning(StaticPlanner(load_plan_file(plan_path)))
-    from goldfive.llm.openai_compat import OpenAICompatClient
-    from goldfive.planners.llm import LLMPlanner
-    from goldfive.settings import LLMSettings
-
-    env = LLMSettings.from_env()
-    chosen_model = model or env.model
-    if not chosen_model:
-        raise InputError("no plan and no model: pass --plan FILE, or --model NAME (or set GOLDFIVE_LLM_MODEL) for the LLM planner")
-    client = OpenAICompatClient(base_url=base_url or env.base_url, model=chosen_model, api_key=api_key or env.api_key)
-    return _Planning(LLMPlanner(call_llm=client.call_llm, model=chosen_model), client)
 
 
 def _runner_factory(agent: Callable[..., Any], planner: Any, goal: str) -> Callable[[list[object], ControlChannel | None], Any]:
@@ -167,7 +142,7 @@ def run_command(
         raise _fail("--goal is empty: say what the run should achieve")
     try:
         agent = load_agent(agent_spec)
-        planning = _make_planner(plan_path, base_url, model, api_key)
+        planning = make_planner(plan_path, base_url, model, api_key)
     except GoldfiveError as exc:
         raise _fail(str(exc)) from None
     factory = _runner_factory(agent, planning.planner, goal)

@@ -35,31 +35,13 @@ def _demo_run(speed: float) -> tuple[Any, str]:
     return factory, DEMO_GOAL
 
 
-def _planner(plan_path: str | None, base_url: str | None, model: str | None) -> Any:
-    """As ``goldfive run`` chooses: the plan file, else the LLM planner (settings from env)."""
-    from goldfive.cli_inputs import InputError, load_plan_file
-
-    if plan_path is not None:
-        from goldfive.planner import StaticPlanner
-
-        return StaticPlanner(load_plan_file(plan_path))
-    from goldfive.llm.openai_compat import OpenAICompatClient
-    from goldfive.planners.llm import LLMPlanner
-    from goldfive.settings import LLMSettings
-
-    env = LLMSettings.from_env()
-    chosen = model or env.model
-    if not chosen:
-        raise InputError("no plan and no model: pass --plan FILE, or --model NAME (or set GOLDFIVE_LLM_MODEL)")
-    client = OpenAICompatClient(base_url=base_url or env.base_url, model=chosen, api_key=env.api_key)
-    return LLMPlanner(call_llm=client.call_llm, model=chosen)
-
-
 def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None, model: str | None) -> tuple[Any, str]:
     from goldfive.cli_inputs import load_agent
 
     agent = load_agent(spec)
-    planner = _planner(plan_path, base_url, model)
+    from goldfive.cli_inputs import make_planner
+
+    planner = make_planner(plan_path, base_url, model, None).planner
 
     def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
         from goldfive.adapters.callable import CallableAdapter
