@@ -204,7 +204,7 @@ class DefaultSteerer:
                 return out
             self._auto_refines += 1
         out.revised, out.error = await self.refine(session, drift)
-        if out.revised and level == InterventionLevel.CANCEL_REINVOKE and ctx.control is not None:
+        if out.revised and level == InterventionLevel.CANCEL_REINVOKE and _can_signal(ctx):
             await ctx.control.send(
                 ControlMessage(ControlKind.GOLDFIVE_STEER, payload={"note": _corrective(drift), "drift_id": drift.id})
             )
@@ -221,7 +221,7 @@ class DefaultSteerer:
             task_id=drift.task_id,
         )
         await ctx.emit(events.drift_detected, human)
-        if ctx.control is None:
+        if not _can_signal(ctx):
             return
         payload: dict[str, Any] = {"drift_id": drift.id, "reason": human.detail}
         if level == InterventionLevel.TERMINATE:
@@ -314,6 +314,12 @@ def _plan(session: Session) -> Plan:
     if session.plan is None:
         raise InvalidTransitionError("the session has no plan yet")
     return session.plan
+
+
+def _can_signal(ctx: RunContext) -> bool:
+    """The ladder signals the executor on the run's channel; a closed one (the UI left) cannot
+    carry it, and the run goes on as with no channel rather than crash on the send."""
+    return ctx.control is not None and not ctx.control.closed
 
 
 def _corrective(drift: DriftEvent) -> str:

@@ -11,17 +11,18 @@ from typing import Any
 
 import pytest
 
-from goldfive import events
+from goldfive import conv, events
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
 from goldfive.executors.parallel import ParallelDAGExecutor
+from goldfive.ladder import InterventionLevel
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.planner import StaticPlanner
 from goldfive.runner import Runner
 from goldfive.runtime import read_injected
 from goldfive.steerer import DefaultSteerer
-from goldfive.types import Plan, Session, Task, TaskStatus
-from tests.runtime_kit import Harness, ReplanningPlanner, ScriptedAgent, linear_plan, static
+from goldfive.types import DriftEvent, DriftKind, Plan, Session, Task, TaskStatus
+from tests.runtime_kit import Harness, ReplanningPlanner, ScriptedAgent, executor, linear_plan, static  # noqa: F401
 
 
 class _OnTerminal:
@@ -156,3 +157,40 @@ async def test_a_batch_mate_that_finished_while_a_steer_was_handled_keeps_its_re
     assert [c.task_id for c in h.of("task_cancelled")] == ["b"]
     assert [c.task_id for c in h.of("task_completed")] == ["a", "r1_1"]
     assert h.statuses() == {"a": TaskStatus.COMPLETED, "r1_1": TaskStatus.COMPLETED}
+
+
+class _EscalatingSteerer(DefaultSteerer):
+    """Retuned ladder (the documented override point): a recoverable failure goes to ``level``."""
+
+    level: InterventionLevel = InterventionLevel.PAUSE_ESCALATE
+
+    def ladder_level_for(self, drift: DriftEvent, occurrences: int) -> InterventionLevel:
+        if drift.kind == DriftKind.TASK_FAILED_RECOVERABLE:
+            return self.level
+        return super().ladder_level_for(drift, occurrences)
+
+
+@pytest.mark.parametrize("level", [InterventionLevel.PAUSE_ESCALATE, InterventionLevel.CANCEL_REINVOKE])
+async def test_a_ladder_intervention_after_the_ui_closed_the_channel_does_not_crash_the_run(
+    executor: Any, level: InterventionLevel
+) -> None:
+    agent = ScriptedAgent()
+    steerer = _EscalatingSteerer()
+    steerer.level = level
+    h = Harness(agent, executor, ReplanningPlanner(linear_plan("a")), extra={"steerer": steerer})
+
+    async def fail_after_detach(task: Task, session: Session, tools: dict[str, Any]) -> str:
+        assert h.channel is not None
+        h.channel.close()  # the UI went away mid-task
+        await tools["report_task_failed"](reason="flaky upstream", recoverable=True)
+        return "gave up"
+
+    agent.on("a", fail_after_detach)
+    h.start()
+    out = await h.finish()
+    assert h.kinds()[-1] == ("run_aborted" if level == InterventionLevel.PAUSE_ESCALATE else "run_completed")
+    kinds_seen = [conv.drift_kind_from_pb(d.kind) for d in h.of("drift_detected")]
+    if level == InterventionLevel.PAUSE_ESCALATE:
+        assert not out.success and DriftKind.HUMAN_INTERVENTION_REQUIRED in kinds_seen
+    else:  # the refine still happened; only the restart signal had nowhere to go
+        assert out.success and len(h.of("plan_revised")) == 1
