@@ -22,7 +22,7 @@ from goldfive.planner import PassthroughPlanner
 from goldfive.results import ExecutionOutcome
 from goldfive.runtime import RunContext, RuntimeConfig
 from goldfive.steerer import DefaultSteerer
-from goldfive.types import Goal, Session
+from goldfive.types import Goal, Plan, Session
 
 log = logging.getLogger("goldfive.runner")
 
@@ -135,6 +135,8 @@ class Runner:
             return await self._abort(ctx, f"planner failed: {exc}")
         if plan is None:
             return await self._abort(ctx, "planner returned no plan")
+        if not isinstance(plan, Plan):
+            return await self._abort(ctx, f"planner returned {type(plan).__name__}, not a Plan")
         try:
             plan.validate()
         except GoldfiveError as exc:

@@ -194,3 +194,18 @@ async def test_a_ladder_intervention_after_the_ui_closed_the_channel_does_not_cr
         assert not out.success and DriftKind.HUMAN_INTERVENTION_REQUIRED in kinds_seen
     else:  # the refine still happened; only the restart signal had nowhere to go
         assert out.success and len(h.of("plan_revised")) == 1
+
+
+class _NotAPlanPlanner(ReplanningPlanner):
+    async def generate(self, **kw: Any) -> Any:  # type: ignore[override]
+        return {"tasks": [{"id": "a"}]}  # a planner bug: JSON instead of a Plan
+
+
+async def test_a_planner_returning_something_other_than_a_plan_aborts_the_run_with_a_reason() -> None:
+    # As with refine (where it becomes a drift), a planner's bad answer ends the run with a
+    # reason on the stream instead of raising AttributeError out of run().
+    h = Harness(ScriptedAgent(), SequentialExecutor(), _NotAPlanPlanner(linear_plan("a")))
+    h.start()
+    out = await h.finish()
+    assert not out.success and out.reason == "planner returned dict, not a Plan"
+    assert h.kinds() == ["run_started", "goal_derived", "run_aborted"]
