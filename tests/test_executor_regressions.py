@@ -13,6 +13,7 @@ import pytest
 
 from goldfive import conv, events
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
+from goldfive.executors._control import ControlOutcome, dispatch_control
 from goldfive.executors.parallel import ParallelDAGExecutor
 from goldfive.ladder import InterventionLevel
 from goldfive.executors.sequential import SequentialExecutor
@@ -209,3 +210,26 @@ async def test_a_planner_returning_something_other_than_a_plan_aborts_the_run_wi
     out = await h.finish()
     assert not out.success and out.reason == "planner returned dict, not a Plan"
     assert h.kinds() == ["run_started", "goal_derived", "run_aborted"]
+
+
+async def test_an_effect_that_raises_after_its_ack_becomes_an_event_and_the_run_goes_on(executor: Any) -> None:
+    # CONTROL.md 2.b: errors after the ack surface as events, not late acks (nor a crashed run).
+    class Checkpointing(type(executor)):  # type: ignore[misc]
+        async def _handle_custom(self, msg: Any, *, session: Session, **kw: Any) -> ControlOutcome:
+            if msg.kind == "CHECKPOINT":
+
+                async def effect() -> None:
+                    raise ValueError("disk full")
+
+                return ControlOutcome(ack=ControlAck(msg.id, AckResult.SUCCESS, "checkpointing"), effect=effect)
+            return await dispatch_control(msg, session=session, **kw)
+
+    executor.__class__ = Checkpointing
+    h = Harness(ScriptedAgent(), executor, static("a", "b"))
+    msg = await h.send("CHECKPOINT")
+    h.start()
+    out = await h.finish()
+    assert out.success and [a.result for a in h.acks[msg.id]] == [AckResult.SUCCESS]
+    failed = [d for d in h.of("drift_detected") if "disk full" in d.detail]
+    assert len(failed) == 1 and msg.id in failed[0].detail and "CHECKPOINT" in failed[0].detail
+    assert h.kinds()[-1] == "run_completed"

@@ -188,7 +188,16 @@ class ExecutorBase:
 
             outcome = ControlOutcome(ack=ControlAck(msg.id, AckResult.FAILURE, f"handler error: {exc}"))
         await publish_ack(ctx, msg, outcome.ack)
-        await outcome.apply()
+        try:
+            await outcome.apply()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: the ack is out, so the failure is an event
+            log.exception("control effect failed")
+            detail = f"effect of {kind_name(msg.kind)} {msg.id} failed after its ack: {type(exc).__name__}: {exc}"
+            await ctx.emit(
+                events.drift_detected, DriftEvent(DriftKind.CUSTOM, DriftSeverity.WARNING, detail, ctx.session.current_task_id)
+            )
         if outcome.steer_message is not None and not outcome.cancel_invocation:
             await self._apply_steer(ctx, outcome.steer_message, interrupted=[])
         return outcome
