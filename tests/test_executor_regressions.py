@@ -233,3 +233,19 @@ async def test_an_effect_that_raises_after_its_ack_becomes_an_event_and_the_run_
     failed = [d for d in h.of("drift_detected") if "disk full" in d.detail]
     assert len(failed) == 1 and msg.id in failed[0].detail and "CHECKPOINT" in failed[0].detail
     assert h.kinds()[-1] == "run_completed"
+
+
+async def test_controls_queued_behind_a_cancel_at_a_boundary_are_not_applied_to_the_ending_run(executor: Any) -> None:
+    # As mid-task, where the CANCEL ends the run at once: a STEER queued after it must not
+    # make the planner replan (and revise the plan of) a run that is being aborted.
+    planner = ReplanningPlanner(linear_plan("a"))
+    h = Harness(ScriptedAgent(), executor, planner)
+    cancel = await h.send(ControlKind.CANCEL, reason="stop")
+    steer = await h.send(ControlKind.STEER, note="do something else")
+    h.start()
+    out = await h.finish()
+    assert not out.success and out.reason == "stop"
+    assert planner.refine_calls == [] and "plan_revised" not in h.kinds()
+    assert h.acks[cancel.id][0].result == AckResult.SUCCESS
+    assert [(a.result, a.detail) for a in h.acks[steer.id]] == [(AckResult.FAILURE, "run not active")]
+    assert h.kinds()[-1] == "run_aborted"

@@ -246,3 +246,5 @@ async def drain_controls(executor: Any, ctx: RunContext) -> list[ControlOutcome]
         if msg is None:
             return outcomes
         outcomes.append(await executor.handle_control(ctx, msg, mid_task=False))
+        if outcomes[-1].cancel_run:
+            return outcomes  # the run ends now; what is queued behind it is not applied to it
