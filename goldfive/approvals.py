@@ -30,11 +30,14 @@ async def request_approval(
 ) -> dict[str, str]:
     """Wait for a decision. Returns {"decision": approve|reject|timeout|unavailable, "detail"}.
 
-    With no control channel nobody could answer: "unavailable" at once, nothing registered.
+    With no control channel, or a closed one with nothing left in it, nobody could answer:
+    "unavailable" at once, nothing registered.
     Cancelling the caller withdraws the request (no waiter is left behind)."""
     session = ctx.session
     if ctx.control is None:
         return {"decision": "unavailable", "detail": "no control channel is bound to this run"}
+    if ctx.control.closed and ctx.control.pending() == 0:
+        return {"decision": "unavailable", "detail": "the control channel is closed; nobody can answer"}
     if target_id in session.pending_approvals:
         return {"decision": "unavailable", "detail": f"an approval for {target_id} is already pending"}
     timeout = ctx.config.approval_default_timeout_ms if timeout_ms is None else int(timeout_ms)

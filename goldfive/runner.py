@@ -69,6 +69,13 @@ class Runner:
         self.session: Session | None = None
 
     async def run(self, user_input: str | list[Goal]) -> ExecutionOutcome:
+        """One run, end to end. A Runner runs once: its sinks are closed when the run ends and
+        it keeps answering late controls on its channel until ``close()``."""
+        if self.session is not None:
+            raise GoldfiveError(
+                "this Runner already ran (its sinks are closed and its channel answers the ended run); "
+                "build a new Runner for another run"
+            )
         run_id = self._run_id or uuid.uuid4().hex
         kw: dict[str, Any] = {"clock": self._clock} if self._clock else {}
         session = Session(run_id=run_id, session_id=self._session_id, **kw)

@@ -82,7 +82,8 @@ class RunContext:
         After the terminal event nothing more is written into the run."""
         async with self._emit_lock:
             if self.ended:
-                log.debug("dropping %s after the run ended", getattr(factory, "__name__", factory))
+                # Guarantee: nothing is written into an ended run. Say so, never silently.
+                log.warning("not recording %s: the run already ended", getattr(factory, "__name__", factory))
                 return None
             ev = factory(self.session, *args, **kwargs)
             if events.kind_of(ev) in ("run_completed", "run_aborted"):

@@ -1,0 +1,61 @@
+"""Edges of the Runner's contract: it runs once; approvals on a closed channel do not hang;
+nothing is written into an ended run without a word."""
+
+import asyncio
+import logging
+
+import pytest
+
+import goldfive
+from goldfive import ControlChannel, GoldfiveError, InMemorySink, Plan, Runner, StaticPlanner, Task
+from goldfive.runtime import runtime_of
+from goldfive import events
+
+
+def _plan() -> Plan:
+    return Plan(tasks=[Task("t1", "one")])
+
+
+async def test_a_runner_runs_once_and_says_so_the_second_time():
+    async def agent(task, session):
+        return "ok"
+
+    runner = Runner(agent=agent, planner=StaticPlanner(_plan()), sinks=[InMemorySink()])
+    assert (await runner.run("go")).success
+    with pytest.raises(GoldfiveError, match="already ran"):
+        await runner.run("again")
+    await runner.close()
+
+
+async def test_an_approval_asked_on_a_closed_channel_is_unavailable_at_once():
+    channel = ControlChannel()
+    decisions = []
+
+    async def agent(task, session, tools):
+        channel.close()  # the UI went away
+        decisions.append(await tools["report_awaiting_approval"](prompt="ship it?", timeout_ms=60_000))
+        return "done"
+
+    sink = InMemorySink()
+    runner = Runner(agent=agent, planner=StaticPlanner(_plan()), sinks=[sink], control=channel)
+    outcome = await asyncio.wait_for(runner.run("go"), 5)
+    await runner.close()
+    assert outcome.success
+    assert decisions[0]["decision"] == "unavailable"
+    assert not [e for e in sink.events if e.WhichOneof("payload") == "approval_requested"]
+
+
+async def test_an_event_after_the_terminal_event_is_refused_with_a_warning(caplog):
+    async def agent(task, session):
+        return "ok"
+
+    sink = InMemorySink()
+    runner = Runner(agent=agent, planner=StaticPlanner(_plan()), sinks=[sink])
+    await runner.run("go")
+    n = len(sink.events)
+    ctx = runtime_of(runner.session)
+    with caplog.at_level(logging.WARNING, logger="goldfive.runtime"):
+        assert await ctx.emit(events.task_progress, "t1", detail="late") is None
+    assert len(sink.events) == n and sink.events[-1].WhichOneof("payload") == "run_completed"
+    assert "already ended" in caplog.text
+    await runner.close()
