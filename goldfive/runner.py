@@ -22,7 +22,7 @@ from goldfive.planner import PassthroughPlanner
 from goldfive.results import ExecutionOutcome
 from goldfive.runtime import RunContext, RuntimeConfig
 from goldfive.steerer import DefaultSteerer
-from goldfive.types import Goal, Plan, Session
+from goldfive.types import Goal, Plan, Session, TaskStatus
 
 log = logging.getLogger("goldfive.runner")
 
@@ -111,6 +111,7 @@ class Runner:
                 # The sinks still learn how the run ended before the exception propagates.
                 reason = "run cancelled" if isinstance(exc, asyncio.CancelledError) else f"{type(exc).__name__}: {exc}"
                 with contextlib.suppress(Exception):
+                    await self._abandon(ctx, reason)
                     await ctx.emit(events.run_aborted, reason)
                 raise
         finally:
@@ -156,6 +157,17 @@ class Runner:
         session.state["goldfive.current_plan_id"] = plan.id
         await ctx.emit(events.plan_submitted, plan)
         return None
+
+    async def _abandon(self, ctx: RunContext, reason: str) -> None:
+        """The run is ending by an exception: unfinished tasks are CANCELLED and undelivered
+        injected messages reported, as a CANCEL control would do."""
+        plan = ctx.session.plan
+        if ctx.ended or plan is None:
+            return
+        for task in plan.tasks:
+            if not task.status.is_terminal:
+                await self.steerer.transition(ctx.session, task.id, TaskStatus.CANCELLED, reason=reason)
+        await ctx.finish_messages()
 
     async def _abort(self, ctx: RunContext, reason: str) -> ExecutionOutcome:
         await ctx.emit(events.run_aborted, reason)

@@ -59,3 +59,42 @@ async def test_an_event_after_the_terminal_event_is_refused_with_a_warning(caplo
     assert len(sink.events) == n and sink.events[-1].WhichOneof("payload") == "run_completed"
     assert "already ended" in caplog.text
     await runner.close()
+
+
+async def test_cancelling_run_from_outside_cancels_the_running_task_on_the_stream():
+    started = asyncio.Event()
+
+    async def agent(task, session):
+        started.set()
+        await asyncio.Event().wait()
+
+    sink = InMemorySink()
+    runner = Runner(agent=agent, planner=StaticPlanner(Plan(tasks=[Task("t1", "one"), Task("t2", "two")])), sinks=[sink])
+    run = asyncio.create_task(runner.run("go"))
+    await started.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    kinds = [e.WhichOneof("payload") for e in sink.events]
+    cancelled = [e.task_cancelled.task_id for e in sink.events if e.WhichOneof("payload") == "task_cancelled"]
+    assert cancelled == ["t1", "t2"]
+    assert kinds[-1] == "run_aborted" and sink.events[-1].run_aborted.reason == "run cancelled"
+    await runner.close()
+
+
+async def test_paused_when_the_channel_closes_the_run_resumes_and_says_so():
+    from tests.runtime_kit import Harness, ScriptedAgent, static
+    from goldfive import ControlKind, SequentialExecutor
+
+    agent = ScriptedAgent(hold=["a"])
+    h = Harness(agent=agent, executor=SequentialExecutor(), planner=static("a", "b"))
+    h.start()
+    await agent.started()
+    await h.control(ControlKind.PAUSE)
+    agent.release("a")
+    await h.wait_event("task_completed")
+    h.channel.close()
+    outcome = await h.finish()
+    assert outcome.success
+    details = [d.detail for d in h.of("drift_detected")]
+    assert "control channel closed while paused; resuming" in details

@@ -132,8 +132,14 @@ class ExecutorBase:
 
     async def _receive_while_paused(self, ctx: RunContext) -> ControlMessage | None:
         if ctx.control is None or ctx.control.closed and ctx.control.pending() == 0:
-            # Nobody can resume a run whose channel is gone: carry on rather than wedge.
+            if ctx.pause_deadline is not None:
+                raise RunCancelled("escalated for a human decision, but the control channel is closed")
+            # Nobody can resume a run whose channel is gone: carry on rather than wedge, and say so.
             ctx.paused = ctx.session.paused = False
+            await ctx.steerer.report_drift(
+                ctx.session,
+                DriftEvent(DriftKind.CUSTOM, DriftSeverity.INFO, "control channel closed while paused; resuming"),
+            )
             return None
         timeout = None
         if ctx.pause_deadline is not None:
