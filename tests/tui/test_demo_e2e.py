@@ -85,7 +85,7 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         await pilot.pause()
         screen = screen_text(app).splitlines()
         assert "PAUSED" in screen[0]
-        assert "p Resume" in screen[-1]  # the footer says what p does now
+        assert "p Pause/Resume" in screen[-1]
 
         # -- resume: the next task starts ---------------------------------------------------
         await pilot.press("p")

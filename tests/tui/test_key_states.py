@@ -1,4 +1,4 @@
-"""Keys that depend on the run's state: p reads Resume while paused; an ended run takes no controls."""
+"""Keys that depend on the run's state: p pauses or resumes; an ended run takes no controls."""
 
 from __future__ import annotations
 
@@ -20,30 +20,29 @@ def palette_names(app: GoldfiveApp) -> list[str]:
     return [b.description for b in app.action_bindings() if app.check_action(b.action, ()) is not False]
 
 
-async def test_the_footer_says_resume_while_paused_and_pause_again_after_resuming() -> None:
+async def test_p_pauses_then_resumes_and_the_header_says_which() -> None:
     rig = make_rig()
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
-        assert "p Pause" in footer(rig.app) and "Resume" not in footer(rig.app)
+        assert "p Pause/Resume" in footer(rig.app)
+        assert "Pause/Resume" in palette_names(rig.app)
         await pilot.press("p")
         await settle(rig, pilot)
-        assert "p Resume" in footer(rig.app) and "Pause" not in footer(rig.app)
-        assert "Resume" in palette_names(rig.app) and "Pause" not in palette_names(rig.app)
+        assert "PAUSED" in screen_text(rig.app).splitlines()[0]
         await pilot.press("p")
         await settle(rig, pilot)
         assert [str(m.kind) for m in rig.source.sent] == ["PAUSE", "RESUME"]
-        assert "p Pause" in footer(rig.app)
+        assert "PAUSED" not in screen_text(rig.app).splitlines()[0]
 
 
-async def test_the_help_lists_p_as_pause_and_as_resume() -> None:
+async def test_the_help_says_p_pauses_and_resumes() -> None:
     rig = make_rig()
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
         await pilot.press("question_mark")
         await pilot.pause()
         text = screen_text(rig.app)
-        assert re.search(r"█  p +Pause the run \(PAUSE\)", text)
-        assert re.search(r"█  p +Resume the paused run \(RESUME\)", text)
+        assert re.search(r"█  p +Pause the run \(PAUSE\), or resume it when paused \(RESUME\)", text)
 
 
 async def test_after_the_run_ended_control_keys_send_nothing_and_say_why() -> None:
