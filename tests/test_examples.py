@@ -15,3 +15,13 @@ def test_the_readme_run_example_completes(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "run_completed" in result.output
     assert "3/3 tasks completed" in result.output
+
+
+def test_the_readme_library_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    (code,) = re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    assert capsys.readouterr().out.strip() == "True 2/2 tasks completed"
