@@ -3,7 +3,8 @@
 Exit codes: 0 when the ack is SUCCESS (or a query succeeded), 1 when the ack is FAILURE or
 UNSUPPORTED, 2 for usage errors and for calls the server refused or could not take
 (unreachable, unauthenticated, unknown run, invalid control): one line on stderr, no traceback.
-RUN is always given explicitly (``goldfive ctl ADDR runs`` lists them).
+RUN is always given explicitly: the full id or a unique prefix of at least 4 characters
+(``goldfive ctl ADDR runs`` lists them).
 """
 
 from __future__ import annotations

@@ -260,6 +260,20 @@ class RunHost:
     def get(self, run_id: str) -> HostedRun | None:
         return self._runs.get(run_id)
 
+    def resolve(self, run_id: str) -> HostedRun:
+        """The run with this id, or the one run whose id starts with it (at least 4
+        characters, as people copy a short prefix). LookupError says why not."""
+        run = self._runs.get(run_id)
+        if run is not None:
+            return run
+        matches = [r for rid, r in self._runs.items() if len(run_id) >= 4 and rid.startswith(run_id)]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            ids = ", ".join(sorted(r.run_id for r in matches)[:5])
+            raise LookupError(f"run id prefix {run_id!r} matches {len(matches)} runs: {ids}")
+        raise LookupError(f"unknown run {run_id!r}")
+
     def runs(self) -> list[HostedRun]:
         return list(self._runs.values())
 

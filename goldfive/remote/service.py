@@ -99,11 +99,11 @@ class RunsService(service_pb2_grpc.RunsServicer):
         self.ack_timeout = ack_timeout
 
     async def _run(self, run_id: str, context: grpc.aio.ServicerContext) -> HostedRun:
-        run = self.host.get(run_id)
-        if run is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND, f"unknown run {run_id!r}")
-        assert run is not None
-        return run
+        try:
+            return self.host.resolve(run_id)
+        except LookupError as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc.args[0]))
+            raise  # abort() raises; this keeps the type checker honest
 
     async def Subscribe(
         self, request: service_pb2.SubscribeRequest, context: grpc.aio.ServicerContext
