@@ -17,11 +17,19 @@ def test_the_readme_run_example_completes(tmp_path, monkeypatch):
     assert "3/3 tasks completed" in result.output
 
 
-def test_the_readme_library_example_runs(capsys):
+README_OUTPUTS = [
+    "True 2/2 tasks completed",
+    "told: [user_steering]use the canary[/user_steering]\nTrue {'deployed': 'api@1.2'}",
+]
+
+
+def test_the_readme_library_examples_run_as_written(capsys):
     import re
     from pathlib import Path
 
     readme = Path(__file__).resolve().parent.parent / "README.md"
-    (code,) = re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
-    assert capsys.readouterr().out.strip() == "True 2/2 tasks completed"
+    blocks = re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)
+    assert len(blocks) == len(README_OUTPUTS)
+    for code, expected in zip(blocks, README_OUTPUTS):
+        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+        assert capsys.readouterr().out.strip() == expected
