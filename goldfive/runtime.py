@@ -112,6 +112,7 @@ class RunContext:
                 self.inbox.park(lane, m)
 
         async def end_turn() -> None:
+            self._tools.pop(lane, None)  # built per turn; a long run must not keep them all
             leftover = close()
             for m in leftover:
                 await self.emit(events.message_returned, message_id=m.id, lane=lane)

@@ -98,3 +98,15 @@ async def test_paused_when_the_channel_closes_the_run_resumes_and_says_so():
     assert outcome.success
     details = [d.detail for d in h.of("drift_detected")]
     assert "control channel closed while paused; resuming" in details
+
+
+async def test_tools_built_for_a_turn_are_dropped_when_it_ends():
+    async def agent(task, session, tools):
+        await tools["report_task_progress"](detail="x")
+        return "ok"
+
+    plan = Plan(tasks=[Task(f"t{i}", "t") for i in range(20)])
+    runner = Runner(agent=agent, planner=StaticPlanner(plan))
+    assert (await runner.run("go")).success
+    assert runtime_of(runner.session)._tools == {}
+    await runner.close()
