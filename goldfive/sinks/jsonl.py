@@ -10,9 +10,7 @@ two sinks cannot interleave lines in one file.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +20,7 @@ from google.protobuf import json_format
 
 from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.sinks._batching import BatchingSink
 from goldfive.sinks._json import message_to_json
 from goldfive.sinks._json_decode import parse_dict
 
@@ -32,11 +31,10 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["JSONLPersistenceSink", "ReplayResult", "replay_from_jsonl"]
 
-log = logging.getLogger("goldfive.sinks")
 _MODES = {"append": "ab", "write": "wb"}
 
 
-class JSONLPersistenceSink:
+class JSONLPersistenceSink(BatchingSink[str]):
     """Appends (``mode="append"``) or rewrites (``mode="write"``) a JSON Lines recording."""
 
     def __init__(
@@ -49,16 +47,9 @@ class JSONLPersistenceSink:
     ) -> None:
         if mode not in _MODES:
             raise ValueError(f"JSONLPersistenceSink mode {mode!r} is not one of {sorted(_MODES)}")
+        super().__init__(flush_interval=flush_interval, batch_size=flush_lines)
         self.path = Path(path)
         self.mode = mode
-        self.flush_interval = flush_interval
-        self.flush_lines = flush_lines
-        self.errors: list[str] = []
-        self.written = 0  # lines handed to the OS
-        self._pending: list[str] = []
-        self._timer: asyncio.TimerHandle | None = None
-        self._failure: SinkError | None = None
-        self._closed = False
         try:
             self._file: BinaryIO = open(self.path, _MODES[mode])  # noqa: SIM115 - lives until close
         except OSError as exc:
@@ -70,73 +61,29 @@ class JSONLPersistenceSink:
                 self._file.close()
                 raise SinkError(f"{self.path} is locked by another writer: {exc}") from exc
 
+    def __str__(self) -> str:
+        return f"JSONLPersistenceSink({self.path})"
+
     async def emit(self, event: Event) -> None:
-        if self._closed:
-            raise SinkError(f"JSONLPersistenceSink({self.path}) is closed")
-        self._raise_failure()
-        self._pending.append(message_to_json(event))
-        if len(self._pending) >= self.flush_lines:
-            self._write_pending()
-            self._raise_failure()
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self.flush_interval, self._on_timer)
+        self._add(message_to_json(event))
 
-    async def flush(self) -> None:
-        """Write every pending line to the OS now."""
-        self._write_pending()
-        self._raise_failure()
+    def _can_write(self) -> bool:
+        return not self._file.closed
 
-    async def close(self) -> None:
-        """Flush, release the lock and close the file. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._write_pending()
-        finally:
-            try:
-                self._file.close()  # closing the descriptor releases the flock
-            except OSError as exc:  # data left from a failed write could not be flushed
-                self._record_failure(f"closing {self.path} failed: {exc}")
-        self._raise_failure()
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    @property
-    def pending(self) -> int:
-        return len(self._pending)
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._write_pending()  # a failure is recorded and raised from the next call
-
-    def _write_pending(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self._pending or self._file.closed:
-            return
-        lines, self._pending = self._pending, []
+    def _write_batch(self, lines: list[str]) -> None:
         try:
             self._file.write(("\n".join(lines) + "\n").encode("utf-8"))
             self._file.flush()
         except OSError as exc:
-            self._record_failure(f"writing {len(lines)} events to {self.path} failed: {exc}")
+            self._fail(SinkError(f"writing {len(lines)} events to {self.path} failed: {exc}"))
             return
         self.written += len(lines)
 
-    def _record_failure(self, message: str) -> None:
-        log.error("JSONLPersistenceSink: %s", message)
-        self.errors.append(message)
-        if self._failure is None:  # the first failure is the one raised
-            self._failure = SinkError(message)
-
-    def _raise_failure(self) -> None:
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise failure
+    def _release(self) -> None:
+        try:
+            self._file.close()  # closing the descriptor releases the flock
+        except OSError as exc:  # data left from a failed write could not be flushed
+            self._fail(SinkError(f"closing {self.path} failed: {exc}"))
 
 
 @dataclass(frozen=True)

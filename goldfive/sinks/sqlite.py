@@ -15,7 +15,6 @@ the next ``emit``/``flush``/``close``. Other write failures are handled the same
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import re
@@ -27,6 +26,7 @@ from google.protobuf.message import DecodeError
 
 from goldfive.errors import DuplicateEventError, ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.sinks._batching import BatchingSink
 
 __all__ = ["RunInfo", "SQLitePersistenceSink", "list_runs", "replay_from_sqlite"]
 
@@ -52,7 +52,7 @@ class RunInfo:
     last_sequence: int
 
 
-class SQLitePersistenceSink:
+class SQLitePersistenceSink(BatchingSink[_Row]):
     """Persists events to ``path`` (a file, WAL mode) or ``":memory:"`` in table ``table``."""
 
     def __init__(
@@ -64,16 +64,9 @@ class SQLitePersistenceSink:
         batch_size: int = 1000,
     ) -> None:
         self.table = _check_table(table)
+        super().__init__(flush_interval=flush_interval, batch_size=batch_size)
         self.path = os.fspath(path)
-        self.flush_interval = flush_interval
-        self.batch_size = batch_size
         self.duplicates = 0
-        self.errors: list[str] = []
-        self.written = 0
-        self._batch: list[_Row] = []
-        self._timer: asyncio.TimerHandle | None = None
-        self._failure: SinkError | None = None
-        self._closed = False
         try:
             self._conn = sqlite3.connect(self.path, isolation_level=None)  # explicit transactions
         except sqlite3.Error as exc:
@@ -93,12 +86,12 @@ class SQLitePersistenceSink:
             raise SinkError(f"cannot use SQLite database {self.path!r}: {exc}") from exc
         self._insert = f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?)"
 
+    def __str__(self) -> str:
+        return f"SQLitePersistenceSink({self.path})"
+
     async def emit(self, event: Event) -> None:
-        if self._closed:
-            raise SinkError(f"SQLitePersistenceSink({self.path}) is closed")
-        self._raise_failure()
         ts = event.emitted_at
-        self._batch.append(
+        self._add(
             (
                 event.run_id,
                 event.sequence,
@@ -108,35 +101,6 @@ class SQLitePersistenceSink:
                 event.SerializeToString(),
             )
         )
-        if len(self._batch) >= self.batch_size:
-            self._flush_batch()
-            self._raise_failure()
-        elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self.flush_interval, self._on_timer)
-
-    async def flush(self) -> None:
-        """Commit the pending batch now."""
-        self._flush_batch()
-        self._raise_failure()
-
-    async def close(self) -> None:
-        """Commit the pending batch and close the database. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
-        try:
-            self._flush_batch()
-        finally:
-            self._conn.close()
-        self._raise_failure()
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    @property
-    def pending(self) -> int:
-        return len(self._batch)
 
     def list_runs(self) -> list[RunInfo]:
         """The runs in this sink's own database (committed rows; works for ``:memory:``)."""
@@ -148,21 +112,14 @@ class SQLitePersistenceSink:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._flush_batch()  # a failure is recorded and raised from the next call
+    def _release(self) -> None:
+        self._conn.close()
 
-    def _flush_batch(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self._batch:
-            return
-        batch, self._batch = self._batch, []
+    def _write_batch(self, batch: list[_Row]) -> None:
         try:
             duplicates = self._write(batch)
         except sqlite3.Error as exc:
-            self._batch[:0] = batch  # keep for the next flush: persistence never drops
+            self._pending[:0] = batch  # keep for the next flush: persistence never drops
             self._fail(SinkError(f"writing {len(batch)} events to {self.path} failed: {exc}"))
             return
         self.written += len(batch) - len(duplicates)
@@ -171,7 +128,7 @@ class SQLitePersistenceSink:
             for run_id, seq in duplicates:
                 log.warning("SQLitePersistenceSink: duplicate event run_id=%s sequence=%d not stored", run_id, seq)
             keys = ", ".join(f"({run_id!r}, {seq})" for run_id, seq in duplicates)
-            self._fail(DuplicateEventError(f"{self.path}:{self.table} already holds (run_id, sequence) {keys}"))
+            self._fail(DuplicateEventError(f"{self.path}:{self.table} already holds (run_id, sequence) {keys}"), quiet=True)
 
     def _write(self, batch: list[_Row]) -> list[tuple[str, int]]:
         """Commit ``batch``; return the (run_id, sequence) keys refused as duplicates."""
@@ -200,18 +157,6 @@ class SQLitePersistenceSink:
             raise
         conn.execute("COMMIT")
         return []
-
-    def _fail(self, error: SinkError) -> None:
-        if not isinstance(error, DuplicateEventError):
-            log.error("SQLitePersistenceSink: %s", error)
-        self.errors.append(str(error))
-        if self._failure is None:  # the first failure is the one raised
-            self._failure = error
-
-    def _raise_failure(self) -> None:
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise failure
 
 
 # -- reading ------------------------------------------------------------------------------
