@@ -125,28 +125,20 @@ class RunContext:
         """Park on the running turn (the given lane, or the only/first running one); with no
         turn running, keep it for the next turn. Returns the lane it went to ("" = next turn)."""
         lanes = [lane] if lane else self.inbox.running()
-        for ln in lanes:
-            if self.inbox.park(ln, message):
-                await self.emit(
-                    events.message_parked,
-                    message_id=message.id,
-                    lane=ln,
-                    role=message.role,
-                    text=message.text,
-                    control_id=message.control_id,
-                )
-                return ln
-        self.carryover.append(message)
-        self._carried.add(message.id)
+        where = next((ln for ln in lanes if self.inbox.park(ln, message)), None)
+        if where is None:
+            where = NEXT_TURN_LANE
+            self.carryover.append(message)
+            self._carried.add(message.id)
         await self.emit(
             events.message_parked,
             message_id=message.id,
-            lane=NEXT_TURN_LANE,
+            lane=where,
             role=message.role,
             text=message.text,
             control_id=message.control_id,
         )
-        return NEXT_TURN_LANE
+        return where
 
     async def drain_messages(self, lane: str) -> list[InjectedMessage]:
         """What the turn on ``lane`` should read now; each is recorded as delivered."""

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from textual.pilot import Pilot  # noqa: E402
 
 from tui.app import GoldfiveApp  # noqa: E402
-from tui.scenario import DemoScript, flatten  # noqa: E402
+from tui.scenario import DemoScript, story_source  # noqa: E402
 from tui.source import ScriptedSource  # noqa: E402
 
 SIZE = (120, 40)
@@ -48,19 +48,7 @@ SHOTS = (
 
 
 def build(stage: str) -> tuple[GoldfiveApp, ScriptedSource]:
-    script = DemoScript()
-    steps = [script.opening()]
-    if stage in ("approval", "finished"):
-        steps.append(script.to_approval(task="draft"))
-    if stage == "finished":
-        steps.append(script.finish())
-    source = ScriptedSource(
-        flatten(*steps),
-        live=True,
-        title="demo",
-        react=lambda msg, ack: script.control(msg, ack.result, ack.detail),
-        clock=script.clock,
-    )
+    source = story_source(DemoScript(), stage)
     return GoldfiveApp(source, clock=None, cursor_blink=False), source
 
 

@@ -7,12 +7,15 @@ the same calls always give the same events (up to the random event-id suffix, ne
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from goldfive import events as E
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskEdge, TaskStatus
+
+if TYPE_CHECKING:
+    from tui.source import ScriptedSource
 
 #: 2026-01-01T00:00:00Z: a fixed epoch so every run of the script gives the same times.
 T0_MS = 1_767_225_600_000
@@ -166,3 +169,29 @@ class DemoScript:
 
 def flatten(*steps: Iterable[Event]) -> list[Event]:
     return [ev for step in steps for ev in step]
+
+
+def story_source(
+    script: DemoScript,
+    stage: str = "opening",
+    *,
+    live: bool = True,
+    acks: dict[ControlKind | str, tuple[AckResult, str]] | None = None,
+) -> ScriptedSource:
+    """The story up to ``stage`` ("opening", "approval", "finished") as a source whose
+    controls get the runtime's reaction events. Tests, snapshots and screenshots share it."""
+    from tui.source import ScriptedSource
+
+    steps: list[list[Event]] = [script.opening()]
+    if stage in ("approval", "finished"):
+        steps.append(script.to_approval(task="draft"))
+    if stage == "finished":
+        steps.append(script.finish())
+    return ScriptedSource(
+        flatten(*steps),
+        live=live,
+        title="demo",
+        acks=acks,
+        react=lambda msg, ack: script.control(msg, ack.result, ack.detail),
+        clock=script.clock,
+    )

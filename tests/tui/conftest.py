@@ -8,9 +8,8 @@ from dataclasses import dataclass
 import pytest
 from rich.console import Console
 
-from goldfive.pb.goldfive.v1.events_pb2 import Event
 from tui.app import GoldfiveApp
-from tui.scenario import DemoScript, flatten
+from tui.scenario import DemoScript, story_source
 from tui.source import ScriptedSource
 
 STAGES = ("opening", "approval", "finished")
@@ -28,19 +27,7 @@ def make_rig(
 ) -> Rig:
     """The demo story up to ``stage``; controls get the runtime's reaction events."""
     script = DemoScript()
-    steps: list[list[Event]] = [script.opening()]
-    if stage in ("approval", "finished"):
-        steps.append(script.to_approval(task="draft"))
-    if stage == "finished":
-        steps.append(script.finish())
-    source = ScriptedSource(
-        flatten(*steps),
-        live=live,
-        title="demo",
-        acks=acks,
-        react=lambda msg, ack: script.control(msg, ack.result, ack.detail),
-        clock=script.clock,
-    )
+    source = story_source(script, stage, live=live, acks=acks)
     app = GoldfiveApp(source, clock=None, cursor_blink=cursor_blink)
     return Rig(app, source, script)
 
