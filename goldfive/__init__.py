@@ -24,7 +24,7 @@ from goldfive.planner import PassthroughPlanner, StaticPlanner
 from goldfive.quick import quickstart, wrap
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.runner import Runner
-from goldfive.runtime import RuntimeConfig, read_injected
+from goldfive.run import RuntimeConfig, read_injected
 from goldfive.sinks import (
     GRPCSink,
     InMemorySink,
@@ -35,7 +35,8 @@ from goldfive.sinks import (
     replay_from_sqlite,
 )
 from goldfive.steerer import DefaultSteerer
-from goldfive.tools import ReportingToolSpec, UserTool
+from goldfive.run.tools import ReportingToolSpec
+from goldfive.run.user_tools import UserTool
 from goldfive.types import (
     DriftEvent,
     DriftKind,

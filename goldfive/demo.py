@@ -26,7 +26,7 @@ from goldfive.planners.goals import LLMGoalDeriver
 from goldfive.planners.llm import LLMPlanner
 from goldfive.runner import Runner
 from goldfive.sinks.memory import InMemorySink, Missed
-from goldfive.tools import UserTool
+from goldfive.run.user_tools import UserTool
 
 __all__ = [
     "DEMO_GOAL",

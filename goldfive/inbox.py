@@ -1,7 +1,7 @@
 """Injected messages: park a user's mid-turn message on the running turn (spec 003).
 
 ``Inbox`` is the lane-level primitive (Begin / Park / Drain and the close handoff);
-``render`` wraps a message whole in the steering tags. The runtime (``goldfive.runtime``)
+``render`` wraps a message whole in the steering tags. The run (``goldfive.run.messages``)
 adds events and the carry-over to the next turn on top.
 """
 

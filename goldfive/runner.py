@@ -8,19 +8,22 @@ Lifecycle (spec ARCHITECTURE.md "The full lifecycle"): setup (RunStarted), goal 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
+from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from goldfive import events
-from goldfive.control import AckResult, ControlAck, ControlChannel, kind_name
+from goldfive.aio import cancel_and_wait
+from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError
+from goldfive.executors.base import ExecutorBase
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.goals import PassthroughGoalDeriver
 from goldfive.planner import PassthroughPlanner
 from goldfive.results import ExecutionOutcome
-from goldfive.runtime import RunContext, RuntimeConfig
+from goldfive.run.config import RuntimeConfig
+from goldfive.run.context import RunContext
 from goldfive.steerer import DefaultSteerer
 from goldfive.types import Goal, Plan, Session, TaskStatus
 
@@ -89,7 +92,6 @@ class Runner:
             control=self.control,
             config=self.config,
         )
-        ctx.user_tools = list(getattr(self.adapter, "user_tools", []) or [])
         text = user_input if isinstance(user_input, str) else "; ".join(g.summary for g in user_input)
         session.user_input = text
         try:
@@ -97,22 +99,15 @@ class Runner:
                 await ctx.emit(events.run_started, goal_summary=text, user_input=text)
                 outcome = await self._setup(ctx, user_input)
                 if outcome is None:
-                    assert session.plan is not None
-                    outcome = await self.executor.run(
-                        plan=session.plan,
-                        session=session,
-                        adapter=self.adapter,
-                        steerer=self.steerer,
-                        planner=self.planner,
-                        sinks=self.sinks,
-                        control=self.control,
-                    )
+                    outcome = await self._execute(ctx)
             except BaseException as exc:
                 # The sinks still learn how the run ended before the exception propagates.
                 reason = "run cancelled" if isinstance(exc, asyncio.CancelledError) else f"{type(exc).__name__}: {exc}"
-                with contextlib.suppress(Exception):
+                try:
                     await self._abandon(ctx, reason)
                     await ctx.emit(events.run_aborted, reason)
+                except Exception:  # the original exception is the one to raise; say this one
+                    log.exception("could not record the end of run %s (%s)", session.run_id, reason)
                 raise
         finally:
             self._start_responder(ctx)
@@ -150,13 +145,27 @@ class Runner:
         except GoldfiveError as exc:
             return await self._abort(ctx, f"planner returned an invalid plan: {exc}")
         if not plan.run_id:
-            from dataclasses import replace
-
             plan = replace(plan, run_id=session.run_id)
         session.plan = plan
         session.state["goldfive.current_plan_id"] = plan.id
         await ctx.emit(events.plan_submitted, plan)
         return None
+
+    async def _execute(self, ctx: RunContext) -> ExecutionOutcome:
+        if isinstance(self.executor, ExecutorBase):
+            return await self.executor.run(ctx)
+        # A user's own executor implements the spec's Executor protocol (keywords); it finds
+        # the same RunContext through ``session.context``.
+        result: ExecutionOutcome = await self.executor.run(
+            plan=ctx.session.plan,
+            session=ctx.session,
+            adapter=self.adapter,
+            steerer=self.steerer,
+            planner=self.planner,
+            sinks=self.sinks,
+            control=self.control,
+        )
+        return result
 
     async def _abandon(self, ctx: RunContext, reason: str) -> None:
         """The run is ending by an exception: unfinished tasks are CANCELLED and undelivered
@@ -167,7 +176,7 @@ class Runner:
         for task in plan.tasks:
             if not task.status.is_terminal:
                 await self.steerer.transition(ctx.session, task.id, TaskStatus.CANCELLED, reason=reason)
-        await ctx.finish_messages()
+        await ctx.messages.finish()
 
     async def _abort(self, ctx: RunContext, reason: str) -> ExecutionOutcome:
         await ctx.emit(events.run_aborted, reason)
@@ -178,7 +187,7 @@ class Runner:
         """Controls that arrive after the run ended still get their one ack (FAILURE)."""
         if self.control is None or (self._responder is not None and not self._responder.done()):
             return
-        self._responder = asyncio.get_running_loop().create_task(_answer_after_end(self.control, ctx))
+        self._responder = asyncio.get_running_loop().create_task(ctx.controls.answer_after_end())
 
     async def _close_sinks(self) -> None:
         if self._sinks_closed:
@@ -191,21 +200,9 @@ class Runner:
     async def close(self) -> None:
         """Close the sinks (if the run did not already) and stop answering late controls."""
         if self._responder is not None:
-            self._responder.cancel()
-            # asyncio.wait: a cancel of close() itself propagates instead of being swallowed.
-            await asyncio.wait({self._responder})
+            await cancel_and_wait([self._responder])
             responder, self._responder = self._responder, None
             if not responder.cancelled():
                 responder.result()  # a responder that failed still says so
         await self._close_sinks()
 
-
-async def _answer_after_end(control: ControlChannel, ctx: RunContext) -> None:
-    for msg in ctx.late_messages:
-        await control.ack(ControlAck(msg.id, AckResult.FAILURE, f"run not active: {kind_name(msg.kind)} arrived as the run ended"))
-    ctx.late_messages.clear()
-    while True:
-        msg = await control.receive()
-        if msg is None:
-            return
-        await control.ack(ControlAck(msg.id, AckResult.FAILURE, "run not active"))

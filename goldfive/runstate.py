@@ -22,8 +22,11 @@ from goldfive.types import DriftKind, TaskStatus
 
 __all__ = ["ApprovalView", "ControlView", "DriftView", "RunPhase", "RunState", "TaskView"]
 
-#: Acked controls of these kinds end a pause (CONTROL.md: they resume the run).
-_UNPAUSING = frozenset({"RESUME", "STEER", "REWIND_TO", "CANCEL"})
+#: Acked controls of these kinds start a pause; of the second kind, end it. A STEER or a
+#: REWIND_TO is applied while paused and the run stays paused until RESUME.
+_PAUSING = frozenset({"PAUSE", "GOLDFIVE_PAUSE_ESCALATE"})
+_UNPAUSING = frozenset({"RESUME", "CANCEL"})
+_BUSY = frozenset({TaskStatus.RUNNING, TaskStatus.BLOCKED})
 _RECENT_DRIFTS = 50
 _RATE_WINDOW_S = 5
 
@@ -31,6 +34,8 @@ _RATE_WINDOW_S = 5
 class RunPhase(StrEnum):
     PENDING = "PENDING"
     RUNNING = "RUNNING"
+    #: Paused while a task still runs: it finishes, no new task starts.
+    PAUSING = "PAUSING"
     PAUSED = "PAUSED"
     COMPLETED = "COMPLETED"
     ABORTED = "ABORTED"
@@ -168,7 +173,10 @@ class RunState:
             return RunPhase(self.finished)
         if not self.started_ms and not self.events:
             return RunPhase.PENDING
-        return RunPhase.PAUSED if self.paused else RunPhase.RUNNING
+        if not self.paused:
+            return RunPhase.RUNNING
+        busy = any(t.status in _BUSY for t in self.tasks.values())
+        return RunPhase.PAUSING if busy else RunPhase.PAUSED
 
     def ordered_tasks(self) -> list[TaskView]:
         return [self.tasks[tid] for tid in self.task_order]
@@ -208,7 +216,7 @@ class RunState:
         view.ack_detail = ack.detail
         view.acked_ms = ack.acked_at_ms
         if view.ack_result == AckResult.SUCCESS:
-            if view.kind == "PAUSE":
+            if view.kind in _PAUSING:
                 self.paused = True
             elif view.kind in _UNPAUSING:
                 self.paused = False

@@ -17,7 +17,7 @@ from goldfive.control import ControlKind, ControlMessage
 from goldfive.errors import InvalidTransitionError
 from goldfive.inbox import InjectedMessage
 from goldfive.ladder import InterventionLevel, ladder_level
-from goldfive.runtime import RunContext, runtime_of
+from goldfive.run.context import RunContext, context_of
 from goldfive.types import (
     DriftEvent,
     DriftKind,
@@ -57,9 +57,14 @@ _STEER_ID_MEMORY = 512
 
 @dataclass
 class DriftOutcome:
+    """What the ladder decided for one drift. ``intervention`` is a control for the run's
+    ControlLoop to apply (GOLDFIVE_STEER, GOLDFIVE_PAUSE_ESCALATE): a policy decides, the loop
+    that owns the run acts, and the person's channel never carries it."""
+
     level: InterventionLevel
     revised: bool = False
     error: str = ""
+    intervention: ControlMessage | None = None
 
 
 @dataclass
@@ -80,7 +85,7 @@ class DefaultSteerer:
         """Move ``task_id`` to ``to`` and emit the event. Returns False when nothing changed
         (same status, or the task is already terminal). Raises InvalidTransitionError for a
         move the machine forbids (e.g. RUNNING -> PENDING) and UnknownTaskError."""
-        ctx = runtime_of(session)
+        ctx = context_of(session)
         task = _plan(session).task(task_id)
         frm = task.status
         if frm == to or frm.is_terminal:
@@ -121,7 +126,7 @@ class DefaultSteerer:
 
     async def rewind(self, session: Session, task_id: str) -> list[str]:
         """Reset ``task_id`` and every task downstream of it to PENDING and drop their results."""
-        ctx = runtime_of(session)
+        ctx = context_of(session)
         plan = _plan(session)
         plan.task(task_id)
         reset = []
@@ -174,14 +179,14 @@ class DefaultSteerer:
         """Record a drift on the event stream. One that calls for an intervention (WARNING and
         above, not a user control's own drift) is queued for the ladder, which runs at the next
         task boundary so a plan is never swapped under a running invocation."""
-        ctx = runtime_of(session)
+        ctx = context_of(session)
         await ctx.emit(events.drift_detected, drift)
         if drift.severity >= DriftSeverity.WARNING and drift.kind not in _NOT_LADDERED:
             ctx.deferred_drifts.append(drift)
 
     async def handle_drift(self, session: Session, drift: DriftEvent, *, emit: bool = True) -> DriftOutcome:
         """Emit the drift, then act on it per the intervention ladder."""
-        ctx = runtime_of(session)
+        ctx = context_of(session)
         if emit:
             await ctx.emit(events.drift_detected, drift)
         key = (str(drift.kind), drift.task_id)
@@ -191,10 +196,10 @@ class DefaultSteerer:
         if level == InterventionLevel.OBSERVE:
             return out
         if level == InterventionLevel.NUDGE:
-            await ctx.inject(InjectedMessage(text=_corrective(drift), role="user"))
+            await ctx.messages.inject(InjectedMessage(text=_corrective(drift), role="user"))
             return out
         if level in (InterventionLevel.PAUSE_ESCALATE, InterventionLevel.TERMINATE):
-            await self._escalate(ctx, drift, level)
+            out.intervention = await self._escalate(ctx, drift, level)
             return out
         if not can_replan(ctx.planner):
             return out  # a fixed plan: the drift stays observed
@@ -204,16 +209,15 @@ class DefaultSteerer:
                 return out
             self._auto_refines += 1
         out.revised, out.error = await self.refine(session, drift)
-        if out.revised and level == InterventionLevel.CANCEL_REINVOKE and _can_signal(ctx):
-            await ctx.control.send(
-                ControlMessage(ControlKind.GOLDFIVE_STEER, payload={"note": _corrective(drift), "drift_id": drift.id})
-            )
+        if out.revised and level == InterventionLevel.CANCEL_REINVOKE:
+            payload = {"note": _corrective(drift), "drift_id": drift.id}
+            out.intervention = ControlMessage(ControlKind.GOLDFIVE_STEER, payload=payload)
         return out
 
     def ladder_level_for(self, drift: DriftEvent, occurrences: int) -> InterventionLevel:
         return ladder_level(DriftKind(drift.kind), DriftSeverity(drift.severity), occurrences)
 
-    async def _escalate(self, ctx: RunContext, drift: DriftEvent, level: InterventionLevel) -> None:
+    async def _escalate(self, ctx: RunContext, drift: DriftEvent, level: InterventionLevel) -> ControlMessage:
         human = DriftEvent(
             DriftKind.HUMAN_INTERVENTION_REQUIRED,
             DriftSeverity.CRITICAL,
@@ -221,16 +225,14 @@ class DefaultSteerer:
             task_id=drift.task_id,
         )
         await ctx.emit(events.drift_detected, human)
-        if not _can_signal(ctx):
-            return
         payload: dict[str, Any] = {"drift_id": drift.id, "reason": human.detail}
         if level == InterventionLevel.TERMINATE:
             payload["deadline_s"] = 600
-        await ctx.control.send(ControlMessage(ControlKind.GOLDFIVE_PAUSE_ESCALATE, payload=payload))
+        return ControlMessage(ControlKind.GOLDFIVE_PAUSE_ESCALATE, payload=payload)
 
     async def refine(self, session: Session, drift: DriftEvent) -> tuple[bool, str]:
         """Ask the planner for a revision and install it. Returns (revised, error)."""
-        ctx = runtime_of(session)
+        ctx = context_of(session)
         old = _plan(session)
         metadata = dict(drift.metadata)
         metadata.setdefault("completed_results", dict(session.completed_results))
@@ -299,7 +301,7 @@ class DefaultSteerer:
         reason = f"refine failed {n} times for {drift.kind}"
         if plan.has_task(drift.task_id) and await self.transition(session, drift.task_id, S.FAILED, reason=reason):
             await self.cascade_cancel_downstream(session, drift.task_id, f"upstream {drift.task_id} failed")
-        await runtime_of(session).emit(
+        await context_of(session).emit(
             events.drift_detected,
             DriftEvent(
                 DriftKind.REPEATED_FAILURE,
@@ -314,12 +316,6 @@ def _plan(session: Session) -> Plan:
     if session.plan is None:
         raise InvalidTransitionError("the session has no plan yet")
     return session.plan
-
-
-def _can_signal(ctx: RunContext) -> bool:
-    """The ladder signals the executor on the run's channel; a closed one (the UI left) cannot
-    carry it, and the run goes on as with no channel rather than crash on the send."""
-    return ctx.control is not None and not ctx.control.closed
 
 
 def _corrective(drift: DriftEvent) -> str:

@@ -8,9 +8,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from goldfive.errors import PlanValidationError, UnknownTaskError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.run.context import RunContext
 
 
 class TaskStatus(StrEnum):
@@ -123,10 +126,10 @@ class TaskEdge:
     to_task_id: str
 
 
-@dataclass(frozen=True)
+@dataclass
 class Task:
-    """One unit of work. ``status`` is the only field that changes after creation,
-    and only through the steerer's state machine (``set_task_status``)."""
+    """One unit of work. ``status`` is the one field that changes after creation, and only
+    through the steerer's state machine (``set_task_status``); the other fields are set once."""
 
     id: str
     title: str
@@ -139,7 +142,7 @@ class Task:
 
 def set_task_status(task: Task, status: TaskStatus) -> None:
     """The single writer of Task.status. Callers other than the steerer should not use it."""
-    object.__setattr__(task, "status", status)
+    task.status = status
 
 
 @dataclass(frozen=True)
@@ -327,11 +330,12 @@ class Session:
     state: dict[str, Any] = field(default_factory=dict)
     agent_notes: dict[str, Any] = field(default_factory=dict)
     current_task_id: str = ""
-    paused: bool = False
     user_input: str = ""
     #: Milliseconds since the epoch; injectable so tests and snapshots are deterministic.
     clock: Callable[[], int] = field(default=_wall_ms, repr=False)
-    _intercept_transfer: bool = False
+    #: The run this session belongs to, while it runs (set by ``RunContext``). Agents and
+    #: tools reach the run through it: ``read_injected(session, ...)``, ``tools_for``.
+    context: RunContext | None = field(default=None, repr=False, compare=False)
     _seq: int = field(default=0, repr=False)
     _seq_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -24,7 +24,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.planner import StaticPlanner
 from goldfive.results import ExecutionOutcome
 from goldfive.runner import Runner
-from goldfive.runtime import RuntimeConfig
+from goldfive.run import RuntimeConfig
 from goldfive.sinks.memory import InMemorySink
 from goldfive.types import DriftEvent, DriftKind, Goal, Plan, Session, Task, TaskEdge, TaskStatus
 

@@ -3,7 +3,7 @@ planner refines on WARNING and above at the next task boundary; a fixed plan onl
 
 from goldfive import DefaultSteerer, DriftKind
 from goldfive.adapters.callable import CallableAdapter
-from goldfive.tools import UserTool
+from goldfive.run.user_tools import UserTool
 
 from goldfive.conv import drift_kind_from_pb
 from tests.runtime_kit import Harness, ReplanningPlanner, executor, linear_plan, static  # noqa: F401

@@ -18,8 +18,8 @@ from goldfive.adapters.callable import CallableAdapter
 from goldfive.control import AckResult, ControlKind
 from goldfive.executors._control import ControlOutcome, dispatch_control
 from goldfive.control import ControlAck
-from goldfive.runtime import read_injected
-from goldfive.tools import UserTool
+from goldfive.run import ControlLimits, read_injected
+from goldfive.run.user_tools import UserTool
 from goldfive.types import DriftKind, DriftSeverity, Session, Task, TaskStatus
 from tests.runtime_kit import (  # noqa: F401
     Harness,
@@ -87,7 +87,7 @@ async def test_pause_mid_task_lets_the_task_finish_and_starts_nothing_until_resu
     h.start()
     await agent.started()
     ack = await h.control(ControlKind.PAUSE)
-    assert ack.detail == "paused; the running task finishes, no new task starts"
+    assert ack.detail == "pausing: the running task finishes, no new task starts"
     agent.release("a")
     await h.wait_event("task_completed", lambda p: p.task_id == "a")
     status = await h.control(ControlKind.STATUS_QUERY)
@@ -96,7 +96,7 @@ async def test_pause_mid_task_lets_the_task_finish_and_starts_nothing_until_resu
     await h.control(ControlKind.RESUME)
     out = await h.finish()
     assert out.success and agent.runs == ["a", "b", "c"]
-    tail = after(h, "control_acked", lambda p: p.ack.detail.startswith("paused"))
+    tail = after(h, "control_acked", lambda p: p.ack.detail.startswith("pausing"))
     assert tail[:2] == ["drift_detected", "task_completed"]
     assert tail.index("task_started") > tail.index("control_acked")  # nothing before RESUME's ack
     assert [k for k in tail[: tail.index("task_started")] if k == "control_acked"] == ["control_acked"] * 2
@@ -272,7 +272,7 @@ async def test_steer_with_a_planner_that_cannot_replan_injects_the_note(executor
     ack = await h.control(ControlKind.STEER, note="be brief", author="bob")
     agent.release("a")
     out = await h.finish()
-    assert ack.detail == "steer accepted: the planner cannot replan; note injected into the running agent"
+    assert ack.detail == "steer accepted: the planner cannot replan; note injected into the running task a"
     assert read == ["[user_steering]be brief[/user_steering]"]
     assert out.success and agent.cancelled == [] and "plan_revised" not in h.kinds()
     assert after(h, "control_acked", acked(ack.control_id))[:2] == ["drift_detected", "message_parked"]
@@ -341,17 +341,34 @@ async def test_rewind_between_tasks_resets_the_target_and_downstream_and_reruns_
     await h.control(ControlKind.STATUS_QUERY)  # handled at the paused boundary
     agent.hold("a")
     ack = await h.control(ControlKind.REWIND_TO, task_id="a")
-    assert (ack.result, ack.detail) == (AckResult.SUCCESS, "rewinding a and 2 downstream task(s) now")
-    assert await agent.started() == "a"
+    assert (ack.result, ack.detail) == (
+        AckResult.SUCCESS,
+        "rewinding a and 2 downstream task(s) now; the run stays paused until RESUME",
+    )
+    await h.control(ControlKind.STATUS_QUERY)  # the rewind is applied; the run stays paused
     session = h.runner.session
     assert session is not None and session.completed_results == {}
-    assert h.statuses() == {"a": S.RUNNING, "b": S.PENDING, "c": S.PENDING}
+    assert h.statuses() == {"a": S.PENDING, "b": S.PENDING, "c": S.PENDING}
+    assert after(h, "control_acked", acked(ack.control_id))[:2] == ["task_transitioned", "task_transitioned"]
+    await h.control(ControlKind.RESUME)
+    assert await agent.started() == "a"
     agent.release("a")
     out = await h.finish()
     assert out.success and agent.runs == ["a", "b", "a", "b", "c"]
     moves = [(p.task_id, p.reason) for p in h.of("task_transitioned")]
     assert moves == [("a", "rewind"), ("b", "rewind")]
-    assert after(h, "control_acked", acked(ack.control_id))[:3] == ["task_transitioned", "task_transitioned", "task_started"]
+
+
+async def test_rewind_to_a_task_that_has_not_run_yet_fails_and_changes_nothing(executor: Any) -> None:
+    agent = ScriptedAgent(hold=["a"])
+    h = Harness(agent, executor, static("a", "b", "c"))
+    h.start()
+    await agent.started()
+    ack = await h.control(ControlKind.REWIND_TO, task_id="c")
+    assert (ack.result, ack.detail) == (AckResult.FAILURE, "task 'c' has not run yet; there is nothing to rewind")
+    agent.release("a")
+    out = await h.finish()
+    assert out.success and agent.runs == ["a", "b", "c"] and h.of("task_transitioned") == []
 
 
 async def test_rewind_mid_task_applies_at_the_boundary_after_the_running_task_ends(executor: Any) -> None:
@@ -395,7 +412,7 @@ async def test_status_query_acks_the_snapshot_and_records_it_as_custom_info_drif
     ack = await h.control(ControlKind.STATUS_QUERY)
     agent.release("b")
     await h.finish()
-    expected = f"status_query control_id={ack.control_id} current_task=b completed=1/3 pending=c"
+    expected = f"status_query control_id={ack.control_id} current_task=b completed=1/3 pending=c state=RUNNING"
     assert (ack.result, ack.detail) == (AckResult.SUCCESS, expected)
     assert after(h, "control_acked", acked(ack.control_id))[0] == "drift_detected"
     (d,) = drifts(h, DriftKind.CUSTOM)
@@ -404,13 +421,26 @@ async def test_status_query_acks_the_snapshot_and_records_it_as_custom_info_drif
 
 
 @pytest.mark.parametrize(("payload", "flag", "detail"), [({}, True, "on"), ({"enabled": False}, False, "off")])
-async def test_intercept_transfer_sets_the_session_flag(executor: Any, payload: dict[str, bool], flag: bool, detail: str) -> None:
-    h = Harness(ScriptedAgent(), executor, static("a"))
+async def test_intercept_transfer_sets_the_flag_when_the_adapter_can_honour_it(
+    executor: Any, payload: dict[str, bool], flag: bool, detail: str
+) -> None:
+    adapter = goldfive.CallableAdapter(ScriptedAgent())
+    adapter.supports_intercept_transfer = True  # type: ignore[attr-defined]  # an adapter that hands work between agents
+    h = Harness(adapter, executor, static("a"))
     msg = await h.send(ControlKind.INTERCEPT_TRANSFER, **payload)
     h.start()
     out = await h.finish()
-    assert h.acks[msg.id][0].detail == f"intercept_transfer={detail}"
-    assert out.session._intercept_transfer is flag
+    assert (h.acks[msg.id][0].result, h.acks[msg.id][0].detail) == (AckResult.SUCCESS, f"intercept_transfer={detail}")
+    assert out.session.context is not None and out.session.context.intercept_transfer is flag
+
+
+async def test_intercept_transfer_is_unsupported_when_no_adapter_reads_it(executor: Any) -> None:
+    h = Harness(ScriptedAgent(), executor, static("a"))
+    msg = await h.send(ControlKind.INTERCEPT_TRANSFER, enabled=False)
+    h.start()
+    out = await h.finish()
+    assert h.acks[msg.id][0].result == AckResult.UNSUPPORTED and "does not hand work" in h.acks[msg.id][0].detail
+    assert out.success and out.session.context is not None and out.session.context.intercept_transfer is True
 
 
 # -- APPROVE / REJECT: flow A ----------------------------------------------------------------
@@ -729,9 +759,9 @@ async def test_a_handler_that_raises_still_acks_failure_and_the_run_goes_on(exec
 
 async def test_an_oversized_steer_note_fails_with_the_limit(executor: Any) -> None:
     planner = ReplanningPlanner(linear_plan("a"))
-    h = Harness(ScriptedAgent(), executor, planner, config=goldfive.RuntimeConfig(max_note_bytes=10))
+    h = Harness(ScriptedAgent(), executor, planner, config=goldfive.RuntimeConfig(limits=ControlLimits(max_note_bytes=10)))
     msg = await h.send(ControlKind.STEER, note="é" * 6)
     h.start()
     await h.finish()
-    assert (h.acks[msg.id][0].result, h.acks[msg.id][0].detail) == (AckResult.FAILURE, "steer note is 12 bytes; the limit is 10")
+    assert (h.acks[msg.id][0].result, h.acks[msg.id][0].detail) == (AckResult.FAILURE, "steer note is 12 bytes; the limit is 10 bytes")
     assert planner.refine_calls == []

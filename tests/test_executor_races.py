@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import goldfive
-from goldfive.approvals import WITHDRAWN
+from goldfive.run.approvals import WITHDRAWN
 from goldfive.control import AckResult, ControlKind
-from goldfive.runtime import RuntimeConfig
+from goldfive.run import RuntimeConfig
 from goldfive.types import Plan, Session, Task, TaskEdge, TaskStatus
 from tests.runtime_kit import (  # noqa: F401
     Harness,
@@ -195,21 +195,23 @@ async def test_steer_while_an_approval_is_pending_withdraws_it_and_replans(execu
     assert h.kinds().index("approval_rejected") < h.kinds().index("plan_revised")
 
 
-async def test_steer_while_paused_replans_and_resumes_the_run(executor: Any) -> None:
+async def test_steer_while_paused_replans_and_the_run_stays_paused_until_resume(executor: Any) -> None:
     agent = ScriptedAgent()
     h = Harness(agent, executor, ReplanningPlanner(linear_plan("a", "b")))
     await h.send(ControlKind.PAUSE)
     h.start()
     await h.control(ControlKind.STATUS_QUERY)
     ack = await h.control(ControlKind.STEER, note="new direction")
+    assert ack.result == AckResult.SUCCESS and ack.detail.endswith("the run stays paused until RESUME")
+    status = await h.control(ControlKind.STATUS_QUERY)  # handled only after the replan
+    assert len(h.of("plan_revised")) == 1 and "state=PAUSED" in status.detail
+    assert agent.runs == [] and "task_started" not in h.kinds()
+    await h.control(ControlKind.RESUME)
     out = await h.finish()
-    assert ack.result == AckResult.SUCCESS
     assert out.success and agent.runs == ["r1_1"]
-    assert len(h.of("plan_revised")) == 1 and "control_acked" in h.kinds()
-    assert out.session.paused is False
 
 
-async def test_steer_while_paused_with_a_static_planner_injects_and_resumes(executor: Any) -> None:
+async def test_steer_while_paused_with_a_static_planner_injects_into_the_next_task_and_stays_paused(executor: Any) -> None:
     agent = ScriptedAgent()
     read: list[str] = []
 
@@ -223,8 +225,13 @@ async def test_steer_while_paused_with_a_static_planner_injects_and_resumes(exec
     h.start()
     await h.control(ControlKind.STATUS_QUERY)
     ack = await h.control(ControlKind.STEER, note="hurry")
+    assert ack.detail == (
+        "steer accepted: the planner cannot replan; note injected into the next task a; the run stays paused until RESUME"
+    )
+    await h.control(ControlKind.STATUS_QUERY)
+    assert "task_started" not in h.kinds()
+    await h.control(ControlKind.RESUME)
     out = await h.finish()
-    assert ack.detail == "steer accepted: the planner cannot replan; note injected into the next task's agent"
     assert out.success and read == ["[user_steering]hurry[/user_steering]"]
 
 

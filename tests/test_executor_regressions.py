@@ -20,7 +20,7 @@ from goldfive.executors.sequential import SequentialExecutor
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.planner import StaticPlanner
 from goldfive.runner import Runner
-from goldfive.runtime import read_injected
+from goldfive.run import read_injected
 from goldfive.steerer import DefaultSteerer
 from goldfive.types import DriftEvent, DriftKind, Plan, Session, Task, TaskStatus
 from tests.runtime_kit import Harness, ReplanningPlanner, ScriptedAgent, executor, linear_plan, static  # noqa: F401

@@ -21,7 +21,8 @@ from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.results import ExecutionOutcome
 from goldfive.runner import Runner
 from goldfive.sinks.memory import InMemorySink
-from goldfive.tools import REPORTING_TOOL_NAMES, UserTool
+from goldfive.run.tools import REPORTING_TOOL_NAMES
+from goldfive.run.user_tools import UserTool
 from goldfive.types import Plan, Task
 from tests.fake_openai_server import FakeChatServer, Reply, chat_answer, tool_call
 

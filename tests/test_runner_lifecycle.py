@@ -186,7 +186,7 @@ async def test_tools_are_the_third_agent_argument_and_invocation_result_is_honou
     h = Harness(agent, executor, static("a", "b", "c"))
     h.start()
     out = await h.finish()
-    assert got["a"] == sorted(goldfive.tools.REPORTING_TOOL_NAMES)
+    assert got["a"] == sorted(goldfive.run.tools.REPORTING_TOOL_NAMES)
     assert not out.success and out.reason.startswith("task(s) failed: b")
     assert out.session.completed_results == {"a": "result a"}
     assert h.of("task_failed")[0].reason == "disk full"
@@ -339,6 +339,7 @@ async def test_a_failing_sink_is_counted_and_never_starves_the_others(executor: 
     out = await runner.run("x")
     assert out.success and kinds(good.events)[-1] == "run_completed"
     assert runner.session is not None
-    fanout = runner.session._runtime.fanout  # type: ignore[attr-defined]
+    assert runner.session.context is not None
+    fanout = runner.session.context.fanout
     assert fanout.failures == {"Broken": len(good.events)}
     await runner.close()

@@ -155,9 +155,15 @@ def test_a_user_steer_revision_without_a_drift_link_goes_to_the_oldest_open_stee
     assert state.controls["s1"].revision == 1
 
 
-def test_pause_ack_sets_paused_and_resume_steer_rewind_or_cancel_clear_it(session: Session) -> None:
+def test_pause_ack_sets_paused_and_only_resume_or_cancel_clear_it(session: Session) -> None:
     state = started(session)
-    for kind in ("RESUME", "STEER", "REWIND_TO", "CANCEL"):
+    for kind in ("STEER", "REWIND_TO"):  # applied while paused: the run stays paused
+        pause = ControlMessage(kind=ControlKind.PAUSE)
+        state.apply(E.control_acked(session, ControlAck(pause.id, AckResult.SUCCESS), "PAUSE"))
+        other = ControlMessage(kind=kind)
+        state.apply(E.control_acked(session, ControlAck(other.id, AckResult.SUCCESS), kind))
+        assert state.phase == RunPhase.PAUSED, kind
+    for kind in ("RESUME", "CANCEL"):
         pause = ControlMessage(kind=ControlKind.PAUSE)
         state.apply(E.control_received(session, pause))
         state.apply(E.control_acked(session, ControlAck(pause.id, AckResult.SUCCESS), "PAUSE"))
@@ -254,3 +260,13 @@ def test_the_core_reducer_does_not_import_textual() -> None:
     code = "import sys, goldfive.runstate; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_pause_acked_while_a_task_runs_reads_pausing_until_the_task_ends(session: Session) -> None:
+    state = started(session)
+    state.apply(E.task_started(session, "a"))
+    pause = ControlMessage(kind=ControlKind.PAUSE)
+    state.apply(E.control_acked(session, ControlAck(pause.id, AckResult.SUCCESS), "PAUSE"))
+    assert state.phase == RunPhase.PAUSING
+    state.apply(E.task_completed(session, "a", "done"))
+    assert state.phase == RunPhase.PAUSED

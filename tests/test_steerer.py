@@ -12,10 +12,10 @@ from goldfive.control import ControlChannel, ControlKind, ControlMessage
 from goldfive.errors import InvalidTransitionError, UnknownTaskError
 from goldfive.ladder import LADDER, InterventionLevel, ladder_level
 from goldfive.planner import PassthroughPlanner
-from goldfive.runtime import RunContext
+from goldfive.run.context import RunContext
 from goldfive.sinks.memory import InMemorySink
 from goldfive.steerer import DefaultSteerer
-from goldfive.tools import REPORTING_TOOL_NAMES
+from goldfive.run.tools import REPORTING_TOOL_NAMES
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskEdge, TaskStatus
 from tests.runtime_kit import Harness, ReplanningPlanner, ScriptedAgent, executor, kinds, linear_plan, static  # noqa: F401
 
@@ -277,17 +277,18 @@ async def test_nudge_level_queues_a_corrective_message() -> None:
     rig = Rig(linear_plan("a"))
     out = await rig.steerer.handle_drift(rig.session, DriftEvent(K.LOOPING_REASONING, DriftSeverity.CRITICAL, "again", "a"))
     assert out.level == L.NUDGE and rig.kinds() == ["drift_detected", "message_parked"]
-    assert "LOOPING_REASONING: again" in rig.ctx.carryover[0].text
+    assert "LOOPING_REASONING: again" in rig.ctx.messages.carryover[0].text
 
 
-async def test_cancel_reinvoke_level_refines_and_sends_goldfive_steer() -> None:
+async def test_cancel_reinvoke_level_refines_and_returns_a_goldfive_steer_without_touching_the_channel() -> None:
     ch = ControlChannel()
     rig = Rig(linear_plan("a"), planner=ReplanningPlanner(linear_plan("a")), control=ch)
     drift = DriftEvent(K.RUNAWAY_DELEGATION, DriftSeverity.CRITICAL, "spawned 40 agents", "a")
     out = await rig.steerer.handle_drift(rig.session, drift)
     assert out.level == L.CANCEL_REINVOKE and out.revised
-    msg = await ch.receive(timeout=0)
+    msg = out.intervention
     assert msg is not None and msg.kind is ControlKind.GOLDFIVE_STEER and msg.payload["drift_id"] == drift.id
+    assert ch.pending() == 0  # the person's channel never carries the ladder's signal
 
 
 async def test_repeated_escalation_pauses_then_terminates_with_a_deadline() -> None:
@@ -298,7 +299,8 @@ async def test_repeated_escalation_pauses_then_terminates_with_a_deadline() -> N
     second = await rig.steerer.handle_drift(rig.session, drift)
     assert (first.level, second.level) == (L.PAUSE_ESCALATE, L.TERMINATE)
     assert rig.drift_kinds() == [K.REPEATED_FAILURE, K.HUMAN_INTERVENTION_REQUIRED] * 2
-    m1, m2 = await ch.receive(timeout=0), await ch.receive(timeout=0)
+    assert ch.pending() == 0
+    m1, m2 = first.intervention, second.intervention
     assert m1 is not None and m2 is not None
     assert m1.kind is m2.kind is ControlKind.GOLDFIVE_PAUSE_ESCALATE
     assert "deadline_s" not in m1.payload and m2.payload["deadline_s"] == 600

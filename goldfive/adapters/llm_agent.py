@@ -21,8 +21,9 @@ from goldfive.errors import LLMError
 from goldfive.llm.base import ChatModel, ChatResult, ToolCall
 from goldfive.llm.prompts import render_prompt
 from goldfive.results import InvocationResult
-from goldfive.runtime import RunContext, read_injected, runtime_of
-from goldfive.tools import ReportingToolSpec, UserTool
+from goldfive.run.context import RunContext, context_of, read_injected
+from goldfive.run.tools import ReportingToolSpec
+from goldfive.run.user_tools import UserTool
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 _RESULT_CHARS = 600  # completed outputs are context for the model, not the whole artifact
@@ -57,7 +58,7 @@ class LLMAgentAdapter:
         return [self.name]
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
-        ctx = runtime_of(session)
+        ctx = context_of(session)
         specs = ctx.tools_for(task.id)
         schemas = [spec.openai_schema() for spec in specs.values()]
         messages: list[dict[str, Any]] = [

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from goldfive.executors.base import ExecutorBase
-from goldfive.runtime import RunContext
+from goldfive.run.context import RunContext
 from goldfive.types import Task
 
 

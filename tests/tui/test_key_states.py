@@ -20,7 +20,7 @@ def palette_names(app: GoldfiveApp) -> list[str]:
     return [b.description for b in app.action_bindings() if app.check_action(b.action, ()) is not False]
 
 
-async def test_p_pauses_then_resumes_and_the_header_says_which() -> None:
+async def test_p_pauses_then_resumes_and_the_header_says_pausing_while_a_task_still_runs() -> None:
     rig = make_rig()
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
@@ -28,11 +28,11 @@ async def test_p_pauses_then_resumes_and_the_header_says_which() -> None:
         assert "Pause/Resume" in palette_names(rig.app)
         await pilot.press("p")
         await settle(rig, pilot)
-        assert "PAUSED" in screen_text(rig.app).splitlines()[0]
+        assert "PAUSING" in screen_text(rig.app).splitlines()[0]
         await pilot.press("p")
         await settle(rig, pilot)
         assert [str(m.kind) for m in rig.source.sent] == ["PAUSE", "RESUME"]
-        assert "PAUSED" not in screen_text(rig.app).splitlines()[0]
+        assert "PAUS" not in screen_text(rig.app).splitlines()[0]
 
 
 async def test_the_help_says_p_pauses_and_resumes() -> None:

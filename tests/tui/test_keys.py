@@ -37,8 +37,8 @@ async def test_p_sends_pause_then_resume_and_shows_each_ack() -> None:
         assert sent(rig) == [("PAUSE", {})]
         assert "control PAUSE sent" in log_texts(rig.app)
         assert "ack PAUSE SUCCESS" in log_texts(rig.app)
-        assert rig.app.state.phase == RunPhase.PAUSED
-        assert "PAUSED" in screen_text(rig.app).splitlines()[0]
+        assert rig.app.state.phase == RunPhase.PAUSING  # the rig's task is still running
+        assert "PAUSING" in screen_text(rig.app).splitlines()[0]
         await pilot.press("p")
         await settle(rig, pilot)
         assert sent(rig)[1] == ("RESUME", {})

@@ -11,7 +11,10 @@ import asyncio
 from typing import Any
 
 from goldfive import events
-from goldfive.runtime import RunContext
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.run.context import RunContext
 
 #: ApprovalRejected detail when the waiting invocation was cancelled before a decision.
 WITHDRAWN = "withdrawn: the waiting invocation was cancelled"
@@ -36,7 +39,7 @@ async def request_approval(
     session = ctx.session
     if ctx.control is None:
         return {"decision": "unavailable", "detail": "no control channel is bound to this run"}
-    if ctx.control.closed and ctx.control.pending() == 0:
+    if not ctx.controls.usable():
         return {"decision": "unavailable", "detail": "the control channel is closed; nobody can answer"}
     if target_id in session.pending_approvals:
         return {"decision": "unavailable", "detail": f"an approval for {target_id} is already pending"}

@@ -1,0 +1,38 @@
+"""One helper for ending asyncio tasks: cancel, then wait for them to finish.
+
+Waiting uses ``asyncio.wait`` rather than awaiting the task itself, so a cancel of the
+*caller* propagates instead of passing for the task's own cancellation and being swallowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Collection
+from typing import Any
+
+log = logging.getLogger("goldfive.aio")
+
+
+async def cancel_and_wait(
+    tasks: Collection[asyncio.Future[Any]], *, timeout: float | None = None
+) -> set[asyncio.Future[Any]]:
+    """Cancel every unfinished task and wait up to ``timeout`` seconds for them to end.
+
+    Returns the tasks still running after the timeout (an agent that ignores its
+    cancellation). Each task's eventual exception is retrieved when it ends, so nothing is
+    reported as "never retrieved". The caller decides what to say about them."""
+    live = [t for t in tasks if not t.done()]
+    for t in live:
+        t.cancel()
+        t.add_done_callback(retrieve)
+    if not live:
+        return set()
+    _, stuck = await asyncio.wait(live, timeout=timeout)
+    return set(stuck)
+
+
+def retrieve(fut: asyncio.Future[Any]) -> None:
+    """Done-callback: take a finished task's exception so asyncio does not warn about it."""
+    if not fut.cancelled() and fut.exception() is not None:
+        log.debug("abandoned task ended with %r", fut.exception())

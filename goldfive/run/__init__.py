@@ -1,0 +1,27 @@
+"""One run's life: its context, its control loop, approvals and tools.
+
+``RunContext`` holds every per-run field; ``ControlLoop`` is the only reader and acker of the
+run's ControlChannel; ``validate_control`` is the one check every boundary imports.
+"""
+
+from goldfive.run.config import DEFAULT_LIMITS, ControlLimits, RuntimeConfig
+from goldfive.run.context import PauseState, RunContext, context_of, read_injected
+from goldfive.run.control_loop import ControlLoop, RunCancelled
+from goldfive.run.handlers import ControlOutcome, dispatch_control
+from goldfive.run.validate import LADDER_KINDS, validate_control
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "LADDER_KINDS",
+    "ControlLimits",
+    "ControlLoop",
+    "ControlOutcome",
+    "PauseState",
+    "RunCancelled",
+    "RunContext",
+    "RuntimeConfig",
+    "context_of",
+    "dispatch_control",
+    "read_injected",
+    "validate_control",
+]

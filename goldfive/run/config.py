@@ -1,0 +1,37 @@
+"""Per-run settings and the limits every boundary checks a control against.
+
+The limits are defined here once; the run's ControlLoop, the gRPC service and the TUI all
+check a control with ``validate_control`` (``goldfive.run.validate``), which reads them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ControlLimits:
+    #: Largest STEER note / injected message accepted, in UTF-8 bytes.
+    max_note_bytes: int = 8192
+    #: Largest control accepted as a whole: its payload encoded as JSON, in UTF-8 bytes.
+    max_control_bytes: int = 64 * 1024
+    #: Longest id a control may carry or name (its own id, a task id, an approval target).
+    max_id_chars: int = 256
+
+
+#: The limits in force when nobody passes others.
+DEFAULT_LIMITS = ControlLimits()
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    #: Seconds a cancelled agent invocation gets to stop before it is abandoned.
+    cancel_grace_s: float = 5.0
+    #: Default wait for an approval when the agent gives no timeout.
+    approval_default_timeout_ms: int = 600_000
+    #: What a control may carry; see ControlLimits.
+    limits: ControlLimits = DEFAULT_LIMITS
+
+    @property
+    def max_note_bytes(self) -> int:
+        return self.limits.max_note_bytes

@@ -1,0 +1,162 @@
+"""RunContext: everything one run holds while it runs, declared in one place.
+
+The Runner (or an executor driven directly) builds it with ``RunContext.create``; the
+executor, the ControlLoop, the steerer, the tools and the adapters reach it through
+``context_of(session)``. Events go out through ``emit`` only, which builds and fans out each
+event under one lock, so every sink sees sequences in order even when tasks run concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Callable
+
+from goldfive import events
+from goldfive.errors import GoldfiveError
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.run.config import RuntimeConfig
+from goldfive.run.messages import InjectedMessages
+from goldfive.types import DriftEvent, Session
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.control import ControlChannel
+    from goldfive.run.control_loop import ControlLoop
+    from goldfive.run.tools import ReportingToolSpec
+    from goldfive.run.user_tools import UserTool
+    from goldfive.sinks.fanout import FanOut
+
+log = logging.getLogger("goldfive.run")
+
+
+class PauseState(StrEnum):
+    RUNNING = "RUNNING"
+    #: A PAUSE was acked while a task runs: no new task starts, the running one finishes.
+    PAUSING = "PAUSING"
+    PAUSED = "PAUSED"
+
+
+class RunContext:
+    session: Session
+    fanout: FanOut
+    steerer: Any
+    planner: Any
+    adapter: Any
+    control: ControlChannel | None
+    config: RuntimeConfig
+    messages: InjectedMessages
+    controls: ControlLoop
+    #: The adapter's own tools (UserTool), offered to every turn.
+    user_tools: list[UserTool]
+    #: True once the terminal event (RunCompleted / RunAborted) was emitted.
+    ended: bool
+    #: Drifts reported mid-task; the executor hands them to the ladder at the next boundary,
+    #: so a plan is never swapped under a running invocation.
+    deferred_drifts: list[DriftEvent]
+    #: Tasks to reset to PENDING at the next boundary (REWIND_TO, a ladder re-invoke).
+    pending_rewinds: list[str]
+    paused: bool
+    #: monotonic() deadline of an escalation pause (TERMINATE); None when it has none.
+    pause_deadline: float | None
+    #: Whether the agent may hand work to another agent (INTERCEPT_TRANSFER).
+    intercept_transfer: bool
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        sinks: list[Any],
+        steerer: Any,
+        planner: Any,
+        adapter: Any = None,
+        control: ControlChannel | None = None,
+        config: RuntimeConfig | None = None,
+    ) -> None:
+        from goldfive.run.control_loop import ControlLoop
+        from goldfive.sinks.fanout import FanOut
+
+        self.session = session
+        self.fanout = FanOut(list(sinks))
+        self.steerer = steerer
+        self.planner = planner
+        self.adapter = adapter
+        self.control = control
+        self.config = config or RuntimeConfig()
+        self.messages = InjectedMessages(self.emit)
+        self.user_tools = list(getattr(adapter, "user_tools", []) or [])
+        self.ended = False
+        self.deferred_drifts = []
+        self.pending_rewinds = []
+        self.paused = False
+        self.pause_deadline = None
+        self.intercept_transfer = True
+        self._emit_lock = asyncio.Lock()
+        self._tools: dict[str, dict[str, ReportingToolSpec]] = {}
+        self.controls = ControlLoop(self)
+        session.context = self
+
+    # -- events ------------------------------------------------------------------
+    async def emit(self, factory: Callable[..., Event], *args: Any, **kwargs: Any) -> Event | None:
+        """Build the event (stamping the next sequence) and hand it to every sink, in order.
+
+        After the terminal event nothing more is written into the run."""
+        async with self._emit_lock:
+            if self.ended:
+                # Guarantee: nothing is written into an ended run. Say so, never silently.
+                log.warning("not recording %s: the run already ended", getattr(factory, "__name__", factory))
+                return None
+            ev = factory(self.session, *args, **kwargs)
+            if factory is events.run_completed or factory is events.run_aborted:
+                self.ended = True
+            await self.fanout.emit(ev)
+            return ev
+
+    # -- pause -------------------------------------------------------------------
+    @property
+    def pause_state(self) -> PauseState:
+        if not self.paused:
+            return PauseState.RUNNING
+        return PauseState.PAUSING if self.messages.running() else PauseState.PAUSED
+
+    def pause(self, deadline_s: float | None = None) -> None:
+        self.paused = True
+        self.pause_deadline = time.monotonic() + deadline_s if deadline_s else None
+
+    def unpause(self) -> None:
+        self.paused = False
+        self.pause_deadline = None
+
+    # -- tools -------------------------------------------------------------------
+    def tools_for(self, task_id: str) -> dict[str, ReportingToolSpec]:
+        """The reporting tools (plus the adapter's user tools) bound to ``task_id``; built
+        once per turn and dropped when the turn ends."""
+        tools = self._tools.get(task_id)
+        if tools is None:
+            from goldfive.run.tools import build_tools
+
+            tools = build_tools(self, task_id)
+            self._tools[task_id] = tools
+        return tools
+
+    async def begin_turn(self, task_id: str) -> Callable[[], Any]:
+        """Open the turn of ``task_id`` for injected messages; the returned coroutine function
+        ends it (its tools are dropped: a long run must not keep them all)."""
+        return await self.messages.begin_turn(task_id, on_end=lambda: self._tools.pop(task_id, None))
+
+
+def context_of(session: Session) -> RunContext:
+    """The run ``session`` belongs to. Raises GoldfiveError outside a running run."""
+    ctx = session.context
+    if ctx is None:
+        raise GoldfiveError("this session has no running goldfive run")
+    return ctx
+
+
+async def read_injected(session: Session, task_id: str) -> list[str]:
+    """For agents: the injected messages waiting for the turn on ``task_id``, each rendered
+    whole inside ``[user_steering]`` tags."""
+    from goldfive.inbox import render
+
+    return [render(m) for m in await context_of(session).messages.drain(task_id)]

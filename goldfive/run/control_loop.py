@@ -1,0 +1,245 @@
+"""ControlLoop: the only reader and the only acker of a run's ControlChannel.
+
+One message's life: ``handle`` records it (ControlReceived), checks it with
+``validate_control``, decides its ack through the handler table (``goldfive.run.handlers``)
+or an executor's ``_handle_custom`` hook (spec 7.b), publishes the ack (to the sender and as
+ControlAcked), then applies the effect. Interventions of the ladder come in through
+``submit`` instead of the person's channel, and go through the same steps; their ack goes on
+the event stream only.
+
+The executor keeps the scheduling: it races ``arm()`` against the running agents, calls
+``drain()`` at task boundaries and ``receive_while_paused()`` while paused, and acts on the
+outcome (cancel the invocations, abort the run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from goldfive import events
+from goldfive.aio import cancel_and_wait
+from goldfive.control import AckResult, ControlAck, ControlMessage, kind_name
+from goldfive.inbox import InjectedMessage
+from goldfive.run.handlers import ControlOutcome, decide
+from goldfive.run.validate import validate_control
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.run.context import RunContext
+
+log = logging.getLogger("goldfive.run.control")
+
+#: An executor's spec 7.b hook: ``async def _handle_custom(msg, *, session, **kw)``.
+CustomHandler = Callable[..., Awaitable[ControlOutcome]]
+
+
+class RunCancelled(Exception):
+    """Internal: a CANCEL (or an escalation nobody answered) ends the run."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ControlLoop:
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.channel = ctx.control
+        #: Set by an executor that overrides ``_handle_custom``.
+        self.custom: CustomHandler | None = None
+        self._recv: asyncio.Task[ControlMessage | None] | None = None
+        self._interventions: deque[ControlMessage] = deque()
+        #: Messages taken off the channel as the run ended; answered by ``answer_after_end``.
+        self._late: list[ControlMessage] = []
+
+    # -- reading the channel ---------------------------------------------------------
+    def usable(self) -> bool:
+        ch = self.channel
+        return ch is not None and not (ch.closed and ch.pending() == 0)
+
+    def arm(self) -> asyncio.Task[ControlMessage | None] | None:
+        """The one pending receive, started if needed; None when the channel can give nothing.
+        It stays armed across task boundaries: what it takes comes before anything queued."""
+        if self._recv is None and self.usable():
+            assert self.channel is not None
+            self._recv = asyncio.get_running_loop().create_task(self.channel.receive())
+        return self._recv
+
+    def take(self) -> ControlMessage | None:
+        """The message the pending receive took, if it finished; it is then disarmed."""
+        recv = self._recv
+        if recv is None or not recv.done():
+            return None
+        self._recv = None
+        return None if recv.cancelled() else recv.result()
+
+    async def stop(self) -> None:
+        """Disarm; a message the receive already took is kept for its "run not active" ack."""
+        recv, self._recv = self._recv, None
+        if recv is None:
+            return
+        await cancel_and_wait([recv])
+        if not recv.cancelled() and recv.result() is not None:
+            self._late.append(recv.result())  # type: ignore[arg-type]
+
+    def submit(self, intervention: ControlMessage) -> None:
+        """The ladder's intervention: handled at the next boundary, after what is queued."""
+        self._interventions.append(intervention)
+
+    # -- one message -------------------------------------------------------------------
+    async def handle(self, msg: ControlMessage, *, mid_task: bool, from_ladder: bool = False) -> ControlOutcome:
+        """Record, check, decide, ack, then apply the effect. Exactly one ack per message."""
+        ctx = self.ctx
+        problem = validate_control(msg, ctx.config.limits)
+        await self._record_received(msg, problem)
+        if problem:
+            outcome = ControlOutcome(ack=ControlAck(msg.id, AckResult.FAILURE, problem))
+        else:
+            outcome = await self._decide(msg, mid_task)
+        await self._publish_ack(msg, outcome.ack, to_sender=not from_ladder)
+        try:
+            await outcome.apply()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: the ack is out, so the failure is an event
+            log.exception("control effect failed")
+            detail = f"effect of {kind_name(msg.kind)} {msg.id} failed after its ack: {type(exc).__name__}: {exc}"
+            drift = DriftEvent(DriftKind.CUSTOM, DriftSeverity.WARNING, detail, ctx.session.current_task_id)
+            await ctx.emit(events.drift_detected, drift)
+        if outcome.steer_message is not None and not outcome.cancel_invocation:
+            await self.apply_steer(outcome.steer_message, interrupted=[])
+        return outcome
+
+    async def _decide(self, msg: ControlMessage, mid_task: bool) -> ControlOutcome:
+        try:
+            if self.custom is not None:
+                return await self.custom(msg, session=self.ctx.session, mid_task=mid_task, ctx=self.ctx)
+            return await decide(self.ctx, msg, mid_task=mid_task)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: a broken handler still acks
+            log.exception("control handler failed")
+            return ControlOutcome(ack=ControlAck(msg.id, AckResult.FAILURE, f"handler error: {exc}"))
+
+    async def _record_received(self, msg: ControlMessage, problem: str) -> None:
+        try:
+            await self.ctx.emit(events.control_received, msg)
+        except (TypeError, ValueError) as exc:
+            if not problem:
+                raise
+            # A payload that cannot be recorded is recorded without it: its kind and id, and
+            # the FAILURE ack that follows says what was wrong.
+            log.info("recording control %s without its payload: %s", msg.id, exc)
+            await self.ctx.emit(events.control_received, ControlMessage(msg.kind, id=msg.id))
+
+    async def _publish_ack(self, msg: ControlMessage, ack: ControlAck, *, to_sender: bool) -> None:
+        """The ack goes to the sender and onto the event stream (the audit trail)."""
+        if to_sender and self.channel is not None:
+            await self.channel.ack(ack)
+        await self.ctx.emit(events.control_acked, ack, kind_name(msg.kind))
+
+    # -- boundaries --------------------------------------------------------------------
+    async def drain(self) -> list[ControlOutcome]:
+        """Handle every message already queued, then the ladder's interventions, without
+        waiting. Stops at a CANCEL: what is queued behind it is not applied to the run."""
+        outcomes: list[ControlOutcome] = []
+        while True:
+            msg = self.take()  # what the pending receive took precedes the queued ones
+            if msg is None and self.channel is not None:
+                msg = await self.channel.receive(timeout=0)
+            from_ladder = False
+            if msg is None and self._interventions:
+                msg, from_ladder = self._interventions.popleft(), True
+            if msg is None:
+                return outcomes
+            outcomes.append(await self.handle(msg, mid_task=False, from_ladder=from_ladder))
+            if outcomes[-1].cancel_run:
+                return outcomes
+
+    async def receive_while_paused(self) -> ControlMessage | None:
+        """The next message while the run is paused, or None (the pause may have ended).
+        Raises RunCancelled when an escalation's deadline passes or nobody can answer it."""
+        ctx = self.ctx
+        if not self.usable():
+            if ctx.pause_deadline is not None:
+                raise RunCancelled("escalated for a human decision, but the control channel is closed")
+            # Nobody can resume a run whose channel is gone: carry on rather than wedge, and say so.
+            ctx.unpause()
+            drift = DriftEvent(DriftKind.CUSTOM, DriftSeverity.INFO, "control channel closed while paused; resuming")
+            await ctx.steerer.report_drift(ctx.session, drift)
+            return None
+        timeout = None
+        if ctx.pause_deadline is not None:
+            timeout = ctx.pause_deadline - time.monotonic()
+            if timeout <= 0:
+                raise RunCancelled("escalation deadline expired without a human decision")
+        recv = self.arm()
+        if recv is not None:
+            await asyncio.wait({recv}, timeout=timeout)
+        msg = self.take()
+        if msg is None and ctx.pause_deadline is not None and time.monotonic() >= ctx.pause_deadline:
+            raise RunCancelled("escalation deadline expired without a human decision")
+        return msg
+
+    async def run_ladder(self) -> None:
+        """Drifts reported mid-task go through the ladder now, at the boundary."""
+        ctx = self.ctx
+        while ctx.deferred_drifts:
+            drift = ctx.deferred_drifts.pop(0)
+            outcome = await ctx.steerer.handle_drift(ctx.session, drift, emit=False)
+            self._take_intervention(outcome)
+
+    def _take_intervention(self, outcome: Any) -> None:
+        intervention = getattr(outcome, "intervention", None)
+        if intervention is not None:
+            self.submit(intervention)
+
+    async def apply_steer(self, msg: ControlMessage, interrupted: list[str]) -> bool:
+        """USER_STEER: drift, then delete-and-replan. If the planner fails, the interrupted
+        tasks run again and the note reaches their agent as an injected message. A paused
+        run stays paused. Returns True when the plan was revised."""
+        ctx = self.ctx
+        session = ctx.session
+        ctx.pause_deadline = None  # a person decided: an escalation's deadline no longer runs
+        drift = await ctx.steerer.observe(msg, session)
+        if drift is None:
+            return False
+        if interrupted and not drift.task_id:
+            drift = DriftEvent(drift.kind, drift.severity, drift.detail, interrupted[0], drift.annotation_id, drift.id, drift.metadata)
+        outcome = await ctx.steerer.handle_drift(session, drift)
+        self._take_intervention(outcome)
+        if outcome.revised:
+            return True
+        for tid in interrupted:
+            if session.plan is not None and session.plan.has_task(tid):
+                ctx.pending_rewinds.append(tid)
+        note = str(msg.payload.get("note", ""))
+        await ctx.messages.inject(InjectedMessage(text=note, role="user", control_id=msg.id))
+        return False
+
+    # -- after the run -----------------------------------------------------------------
+    async def answer_late(self) -> None:
+        """Ack the messages taken off the channel as the run ended: FAILURE, run not active."""
+        late, self._late = self._late, []
+        for msg in late:
+            detail = f"run not active: {kind_name(msg.kind)} arrived as the run ended"
+            assert self.channel is not None
+            await self.channel.ack(ControlAck(msg.id, AckResult.FAILURE, detail))
+
+    async def answer_after_end(self) -> None:
+        """Controls that arrive after the run ended still get their one ack (FAILURE).
+        Runs until the channel closes or the task is cancelled (``Runner.close``)."""
+        ch = self.channel
+        if ch is None:
+            return
+        await self.answer_late()
+        while True:
+            msg = await ch.receive()
+            if msg is None:
+                return
+            await ch.ack(ControlAck(msg.id, AckResult.FAILURE, "run not active"))

@@ -1,0 +1,85 @@
+"""Injected messages of one run: park on the running turn, deliver, hand back (spec 003).
+
+``Inbox`` (goldfive.inbox) is the lane primitive; this adds what a run needs on top: the
+carry-over to the next turn, and an event for every step so a message is never lost unseen.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable
+
+from goldfive import events
+from goldfive.inbox import Inbox, InjectedMessage
+
+#: Carried-over messages wait on this lane for the next turn.
+NEXT_TURN_LANE = ""
+
+Emit = Callable[..., Awaitable[Any]]
+EndTurn = Callable[[], Awaitable[None]]
+
+
+class InjectedMessages:
+    def __init__(self, emit: Emit) -> None:
+        self._emit = emit
+        self.inbox = Inbox()
+        #: Messages handed back by a closed turn (or sent with no turn running), in order.
+        self.carryover: list[InjectedMessage] = []
+        #: id -> the lane it was last handed back from, so a message never read is reported
+        #: against the task it was meant for.
+        self._returned_from: dict[str, str] = {}
+
+    def running(self) -> list[str]:
+        return self.inbox.running()
+
+    async def begin_turn(self, lane: str, on_end: Callable[[], None] | None = None) -> EndTurn:
+        """Open ``lane`` for parking and move carried-over messages onto it."""
+        close = self.inbox.begin(lane)
+        if self.carryover:
+            pending, self.carryover = self.carryover, []
+            for m in pending:
+                self.inbox.park(lane, m)
+
+        async def end_turn() -> None:
+            if on_end is not None:
+                on_end()
+            leftover = close()
+            for m in leftover:
+                await self._emit(events.message_returned, message_id=m.id, lane=lane)
+                self._returned_from[m.id] = lane
+            self.carryover.extend(leftover)
+
+        return end_turn
+
+    async def inject(self, message: InjectedMessage, lane: str | None = None) -> str:
+        """Park on the running turn (the given lane, or the first running one); with no turn
+        running, keep it for the next turn. Returns the lane it went to ("" = next turn)."""
+        lanes = [lane] if lane else self.inbox.running()
+        where = next((ln for ln in lanes if self.inbox.park(ln, message)), None)
+        if where is None:
+            where = NEXT_TURN_LANE
+            self.carryover.append(message)
+            self._returned_from.setdefault(message.id, NEXT_TURN_LANE)
+        await self._emit(
+            events.message_parked,
+            message_id=message.id,
+            lane=where,
+            role=message.role,
+            text=message.text,
+            control_id=message.control_id,
+        )
+        return where
+
+    async def drain(self, lane: str) -> list[InjectedMessage]:
+        """What the turn on ``lane`` should read now; each is recorded as delivered."""
+        out = self.inbox.drain(lane)
+        for m in out:
+            via = "next_turn" if self._returned_from.pop(m.id, None) is not None else "boundary"
+            await self._emit(events.message_delivered, message_id=m.id, lane=lane, via=via)
+        return out
+
+    async def finish(self) -> None:
+        """At run end: anything never delivered is reported, not silently dropped."""
+        leftover, self.carryover = self.carryover, []
+        for m in leftover:
+            lane = self._returned_from.pop(m.id, NEXT_TURN_LANE)
+            await self._emit(events.message_returned, message_id=m.id, lane=lane)

@@ -1,0 +1,109 @@
+"""User tools: a plain Python function offered to the agent, optionally behind an approval
+(flow B of spec CONTROL.md section 6)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, get_type_hints
+
+from goldfive.run.approvals import request_approval
+from goldfive.run.tools import ReportingToolSpec
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.run.context import RunContext
+
+_PY_TO_JSON = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "array"}
+
+
+def schema_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
+    """A JSON schema of ``fn``'s parameters from its signature and type hints."""
+    sig = inspect.signature(fn)
+    try:
+        hints = get_type_hints(fn)
+    except Exception:  # unresolvable forward references: fall back to untyped
+        hints = {}
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for name, p in sig.parameters.items():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        hint = hints.get(name)
+        origin = getattr(hint, "__origin__", hint)
+        props[name] = {"type": _PY_TO_JSON.get(origin, "string")} if hint is not None else {}
+        if p.default is inspect.Parameter.empty:
+            required.append(name)
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
+@dataclass(frozen=True)
+class UserTool:
+    """A plain Python function offered to the agent. ``requires_approval`` is a bool or a
+    predicate over the call's arguments; when it holds, the call waits for APPROVE/REJECT."""
+
+    fn: Callable[..., Any]
+    name: str = ""
+    description: str = ""
+    requires_approval: bool | Callable[[dict[str, Any]], bool] = False
+    #: What the person approving is asked: text, or a function of the call's arguments.
+    approval_prompt: str | Callable[[dict[str, Any]], str] = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", self.fn.__name__)
+        if not self.description:
+            object.__setattr__(self, "description", (inspect.getdoc(self.fn) or self.name).strip())
+
+    def needs_approval(self, args: dict[str, Any]) -> bool:
+        rule = self.requires_approval
+        return bool(rule(args)) if callable(rule) else bool(rule)
+
+    def prompt_for(self, args: dict[str, Any]) -> str:
+        rule = self.approval_prompt
+        text = rule(args) if callable(rule) else rule
+        return str(text) if text else f"Run {self.name}?"
+
+    def bind(self, ctx: RunContext, task_id: str) -> ReportingToolSpec:
+        async def call(**kwargs: Any) -> dict[str, Any]:
+            if self.needs_approval(kwargs):
+                call_id = f"call-{uuid.uuid4().hex[:12]}"
+                decision = await request_approval(
+                    ctx,
+                    target_id=call_id,
+                    kind="tool",
+                    prompt=self.prompt_for(kwargs),
+                    task_id=task_id,
+                    tool_name=self.name,
+                    args=kwargs,
+                )
+                if decision["decision"] == "reject":
+                    return {"skipped": True, "reason": "user_rejected", "detail": decision.get("detail", "")}
+                if decision["decision"] != "approve":
+                    return {"skipped": True, "reason": f"approval_{decision['decision']}", "detail": decision.get("detail", "")}
+            try:
+                value = self.fn(**kwargs)
+                if inspect.isawaitable(value):
+                    value = await value
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # isolation boundary: the tool's failure goes back to the agent
+                await ctx.steerer.report_drift(
+                    ctx.session,
+                    DriftEvent(DriftKind.TOOL_ERROR, DriftSeverity.WARNING, f"{self.name}: {exc}", task_id),
+                )
+                return {"ok": False, "error": f"{self.name} raised {type(exc).__name__}: {exc}"}
+            return value if isinstance(value, dict) else {"ok": True, "result": _jsonable(value)}
+
+        return ReportingToolSpec(self.name, self.description, schema_from_signature(self.fn), call)
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return str(value)
