@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from goldfive.cli_local import _runner_factory
+from goldfive.cli.local import _runner_factory
 from goldfive.planner import StaticPlanner
 from goldfive.runstate import RunPhase
 from goldfive.sinks import SQLitePersistenceSink, list_runs
