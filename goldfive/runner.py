@@ -18,7 +18,7 @@ from goldfive.control import AckResult, ControlAck, ControlChannel, kind_name
 from goldfive.errors import GoldfiveError
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.goals import PassthroughGoalDeriver
-from goldfive.planner import PassthroughPlanner
+from goldfive.planners.static import PassthroughPlanner
 from goldfive.results import ExecutionOutcome
 from goldfive.runtime import RunContext, RuntimeConfig
 from goldfive.steerer import DefaultSteerer
