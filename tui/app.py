@@ -164,7 +164,7 @@ class GoldfiveApp(App[None]):
             raise
         except Exception as exc:  # isolation boundary: a broken stream is shown, the UI stays up
             self._stream_note = f"(event stream failed: {exc})"
-            self._log(LogLine(self._at(), "stream", f"failed: {exc}", "fail"))
+            self._append_log_line(LogLine(self._at(), "stream", f"failed: {exc}", "fail"))
         else:
             if not self.state.finished:
                 self._stream_note = "(event stream ended)"
@@ -180,7 +180,7 @@ class GoldfiveApp(App[None]):
         self.state.apply(ev)
         kind = ev.WhichOneof("payload")
         label, text, style = describe(ev)
-        self._log(LogLine(self._at(ev.emitted_at.ToMilliseconds()), label, text, style))
+        self._append_log_line(LogLine(self._at(ev.emitted_at.ToMilliseconds()), label, text, style))
         if kind == "approval_requested":
             self._new_approvals.append(ev.approval_requested.target_id)
         elif kind == "drift_detected" and style == "drift-critical" and not self._cancelled_here(ev):
@@ -199,7 +199,7 @@ class GoldfiveApp(App[None]):
         count = int(getattr(missed, "count", 0))
         first, last = getattr(missed, "first_sequence", "?"), getattr(missed, "last_sequence", "?")
         self.state.apply_missed(count)
-        self._log(LogLine(self._at(), "missed", f"{count} events ({first}..{last}) were dropped", "fail"))
+        self._append_log_line(LogLine(self._at(), "missed", f"{count} events ({first}..{last}) were dropped", "fail"))
         self._dirty = True
 
     def _announce_revisions(self) -> None:
@@ -207,10 +207,10 @@ class GoldfiveApp(App[None]):
             view = self.state.controls.get(cid)
             if view is not None and view.revision is not None:
                 self._announced.add(cid)
-                self._log(control_revision_line(view, self._at()))
+                self._append_log_line(control_revision_line(view, self._at()))
                 self.notify(f"STEER produced plan revision {view.revision}", title="Plan revised")
 
-    def _log(self, line: LogLine) -> None:
+    def _append_log_line(self, line: LogLine) -> None:
         self.query_one(EventLog).add((line,))
 
     # -- repaint (throttled) ---------------------------------------------------------------
@@ -266,7 +266,7 @@ class GoldfiveApp(App[None]):
         msg.issued_at_ms = self.now_ms()
         view = self.state.control_sent(msg, msg.issued_at_ms)
         self._mine.add(msg.id)
-        self._log(control_sent_line(view, self._at()))
+        self._append_log_line(control_sent_line(view, self._at()))
         self.run_worker(self._deliver(msg, view.kind), group="controls")
         self._dirty = True
         return msg
@@ -282,7 +282,7 @@ class GoldfiveApp(App[None]):
         self._show_ack(view)
 
     def _show_ack(self, view: ControlView) -> None:
-        self._log(control_ack_line(view, self._at()))
+        self._append_log_line(control_ack_line(view, self._at()))
         detail = f": {view.ack_detail}" if view.ack_detail else ""
         severity = {"SUCCESS": "information", "UNSUPPORTED": "warning"}.get(view.ack_result, "error")
         self.notify(f"{view.kind} {view.ack_result}{detail}", title="ack", severity=severity, timeout=4)  # type: ignore[arg-type]
