@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from goldfive.adapters.llm_agent import LLMAgentAdapter  # noqa: E402
 from goldfive.control import ControlChannel  # noqa: E402
 from goldfive.llm.openai_compat import OpenAICompatClient  # noqa: E402
-from goldfive.planner import StaticPlanner  # noqa: E402
+from goldfive.planners.static import StaticPlanner  # noqa: E402
 from goldfive.runner import Runner  # noqa: E402
 from goldfive.sinks.memory import InMemorySink  # noqa: E402
 from goldfive.types import Plan, Task  # noqa: E402

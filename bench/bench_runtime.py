@@ -35,7 +35,7 @@ from goldfive import events
 from goldfive.control import ControlChannel, ControlKind, ControlMessage
 from goldfive.executors.parallel import ParallelDAGExecutor
 from goldfive.executors.sequential import SequentialExecutor
-from goldfive.planner import StaticPlanner
+from goldfive.planners.static import StaticPlanner
 from goldfive.runner import Runner
 from goldfive.sinks import InMemorySink, SQLitePersistenceSink
 from goldfive.types import DriftEvent, Goal, Plan, Session, Task, TaskEdge, TaskStatus

@@ -19,8 +19,7 @@ from goldfive.errors import (
 from goldfive.executors import ParallelDAGExecutor, SequentialExecutor
 from goldfive.goals import LiteralGoalDeriver, PassthroughGoalDeriver
 from goldfive.llm import CallLLM, ChatModel, ChatResult, OpenAICompatClient, ScriptedModel, ToolCall
-from goldfive.planners import LLMGoalDeriver, LLMPlanner
-from goldfive.planner import PassthroughPlanner, StaticPlanner
+from goldfive.planners import LLMGoalDeriver, LLMPlanner, PassthroughPlanner, StaticPlanner
 from goldfive.quick import quickstart, wrap
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.runner import Runner

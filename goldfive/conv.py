@@ -131,8 +131,8 @@ def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
     elif kind in _ONEOF_FIELD:
         # A typed kind sent without its payload: expose the fields as empty strings.
         payload.update({k: "" for k in _TYPED_KEYS[kind]})
-    if kind is ControlKind.CANCEL or ev.cancel_reason:
-        # Like the oneof kinds' fields: always present, "" when none was given.
+    if ev.cancel_reason:
+        # goldfive v1 decodes a CANCEL without a reason as {}; proto3 cannot tell "" from unset.
         payload["reason"] = ev.cancel_reason
     if ev.HasField("intercept_enabled"):
         payload["enabled"] = ev.intercept_enabled

@@ -1,59 +1,8 @@
-"""Planners that need no model: passthrough (one task per goal) and static (a fixed plan)."""
+"""The spec's path for the planners (``from goldfive.planner import StaticPlanner``).
 
-from __future__ import annotations
+They live in :mod:`goldfive.planners`; this module only re-exports them.
+"""
 
-import copy
-from typing import Any
+from goldfive.planners import LLMPlanner, PassthroughPlanner, StaticPlanner
 
-from goldfive.types import DriftEvent, Goal, Plan, Task, TaskEdge
-
-
-class PassthroughPlanner:
-    """One task per goal, in order, each depending on the previous. Cannot replan."""
-
-    can_replan = False
-
-    async def generate(
-        self, *, goals: list[Goal], available_agents: list[str], context: dict[str, Any] | None = None
-    ) -> Plan | None:
-        if not goals:
-            return None
-        tasks = [Task(id=f"t{i + 1}", title=g.summary, description=g.summary) for i, g in enumerate(goals)]
-        edges = [TaskEdge(tasks[i].id, tasks[i + 1].id) for i in range(len(tasks) - 1)]
-        return Plan(tasks=tasks, edges=edges, goal_ids=[g.id for g in goals], summary="one task per goal")
-
-    async def refine(self, *, plan: Plan, drift: DriftEvent, goals: list[Goal]) -> Plan | None:
-        return None
-
-
-class StaticPlanner:
-    """Always the plan it was given (a fresh copy per run). Cannot replan."""
-
-    can_replan = False
-
-    def __init__(self, plan: Plan) -> None:
-        plan.validate()
-        self._plan = plan
-
-    async def generate(
-        self, *, goals: list[Goal], available_agents: list[str], context: dict[str, Any] | None = None
-    ) -> Plan | None:
-        return Plan(
-            tasks=[copy.copy(t) for t in self._plan.tasks],
-            edges=list(self._plan.edges),
-            id=self._plan.id,
-            goal_ids=list(self._plan.goal_ids) or [g.id for g in goals],
-            summary=self._plan.summary,
-        )
-
-    async def refine(self, *, plan: Plan, drift: DriftEvent, goals: list[Goal]) -> Plan | None:
-        return None
-
-
-def __getattr__(name: str) -> object:
-    # The spec names goldfive.planner.LLMPlanner; it lives in goldfive.planners.
-    if name == "LLMPlanner":
-        from goldfive.planners.llm import LLMPlanner
-
-        return LLMPlanner
-    raise AttributeError(f"module 'goldfive.planner' has no attribute {name!r}")
+__all__ = ["LLMPlanner", "PassthroughPlanner", "StaticPlanner"]

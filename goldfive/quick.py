@@ -7,7 +7,7 @@ from typing import Any, Iterable
 from goldfive.control import ControlChannel
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.goals import LiteralGoalDeriver
-from goldfive.planner import PassthroughPlanner, StaticPlanner
+from goldfive.planners.static import PassthroughPlanner, StaticPlanner
 from goldfive.runner import Runner
 from goldfive.types import Goal, Plan, Task, TaskEdge
 

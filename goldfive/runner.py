@@ -20,7 +20,7 @@ from goldfive.errors import GoldfiveError
 from goldfive.executors.base import ExecutorBase
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.goals import PassthroughGoalDeriver
-from goldfive.planner import PassthroughPlanner
+from goldfive.planners.static import PassthroughPlanner
 from goldfive.results import ExecutionOutcome
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.context import RunContext

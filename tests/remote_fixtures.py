@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from goldfive.planner import StaticPlanner
+from goldfive.planners.static import StaticPlanner
 from goldfive.runner import Runner
 from goldfive.types import Plan, Task, TaskEdge
 

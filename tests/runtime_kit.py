@@ -21,7 +21,7 @@ from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind,
 from goldfive.executors.parallel import ParallelDAGExecutor
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.planner import StaticPlanner
+from goldfive.planners.static import StaticPlanner
 from goldfive.results import ExecutionOutcome
 from goldfive.runner import Runner
 from goldfive.run import RuntimeConfig

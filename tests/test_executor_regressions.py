@@ -18,7 +18,7 @@ from goldfive.executors.parallel import ParallelDAGExecutor
 from goldfive.ladder import InterventionLevel
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.planner import StaticPlanner
+from goldfive.planners.static import StaticPlanner
 from goldfive.runner import Runner
 from goldfive.run import read_injected
 from goldfive.steerer import DefaultSteerer

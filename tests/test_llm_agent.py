@@ -16,7 +16,7 @@ from goldfive.adapters.llm_agent import LLMAgentAdapter
 from goldfive.control import ControlChannel, ControlKind, ControlMessage
 from goldfive.goals import PassthroughGoalDeriver
 from goldfive.llm.openai_compat import OpenAICompatClient
-from goldfive.planner import StaticPlanner
+from goldfive.planners.static import StaticPlanner
 from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.results import ExecutionOutcome
 from goldfive.runner import Runner

@@ -48,3 +48,12 @@ def test_every_error_derives_from_goldfive_error():
     classes = [v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, Exception)]
     assert len(classes) > 5
     assert all(issubclass(c, goldfive.GoldfiveError) for c in classes)
+
+
+def test_spec_planner_path_reexports_the_same_classes_as_the_root():
+    import goldfive.planner
+    import goldfive.planners.static
+
+    assert goldfive.planner.StaticPlanner is goldfive.planners.static.StaticPlanner is goldfive.StaticPlanner
+    assert goldfive.planner.PassthroughPlanner is goldfive.planners.static.PassthroughPlanner
+    assert goldfive.planner.LLMPlanner is goldfive.LLMPlanner

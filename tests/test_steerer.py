@@ -11,7 +11,7 @@ from goldfive import conv
 from goldfive.control import ControlChannel, ControlKind, ControlMessage
 from goldfive.errors import InvalidTransitionError, UnknownTaskError
 from goldfive.ladder import LADDER, InterventionLevel, ladder_level
-from goldfive.planner import PassthroughPlanner
+from goldfive.planners.static import PassthroughPlanner
 from goldfive.run.context import RunContext
 from goldfive.sinks.memory import InMemorySink
 from goldfive.steerer import DefaultSteerer

@@ -32,6 +32,7 @@ from tui.format import (
     control_sent_line,
     describe,
 )
+from tui.keys import KEY_DISPLAY, KEYS, help_rows, palette_bindings
 from tui.screens.dialogs import ConfirmScreen, TextPrompt
 from tui.screens.help import HelpScreen
 from tui.source import RunSource
@@ -45,7 +46,6 @@ REPAINT_S = 0.05
 STEER_NOTE_LIMIT = 8192  # bytes of UTF-8
 #: Events applied between yields to the message loop while a backlog is drained.
 _BATCH = 256
-KEY_DISPLAY = {"slash": "/", "question_mark": "?", "ctrl+p": "^p", "shift+tab": "shift+tab"}
 
 
 def validate_steer_note(note: str) -> str | None:
@@ -66,26 +66,7 @@ class GoldfiveApp(App[None]):
     TITLE = "goldfive"
     CSS_PATH = "styles/app.tcss"
     COMMANDS = App.COMMANDS | {GoldfiveCommands}
-    # The one binding table: footer, help screen and command palette are all built from it.
-    BINDINGS: ClassVar[list[BindingType]] = [
-        # One label for both directions: a label that followed the state would rebuild the
-        # footer on every toggle (tens of ms, measured), delaying the ack the person waits for.
-        # The header says PAUSED.
-        Binding("p", "pause", "Pause/Resume", tooltip="Pause the run (PAUSE), or resume it when paused (RESUME)", id="pause"),
-        Binding("s", "steer", "Steer", tooltip="Steer: type a note, Enter sends STEER", id="steer"),
-        Binding("w", "rewind", "Rewind", tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
-        Binding("a", "approve", "Approve", tooltip="Approve the selected pending approval (APPROVE)", id="approve"),
-        Binding("x", "reject", "Reject", tooltip="Reject the selected approval, with an optional reason (REJECT)", id="reject"),
-        Binding("i", "inject", "Inject", tooltip="Inject a message into the running turn (INJECT_MESSAGE)", id="inject"),
-        Binding("c", "cancel_run", "Cancel", tooltip="Cancel the run, after a confirmation (CANCEL)", id="cancel"),
-        Binding("slash", "filter", "Filter", tooltip="Filter the event log by text or kind (Esc clears)", id="filter"),
-        Binding("tab", "focus_next", "Next pane", show=False, tooltip="Move to the next pane", id="focus.next"),
-        Binding("shift+tab", "focus_previous", "Previous pane", show=False, tooltip="Move to the previous pane", id="focus.previous"),
-        Binding("question_mark", "help", "Help", tooltip="Show the keys", id="help"),
-        Binding("q", "quit", "Quit", tooltip="Quit the TUI (the run is not cancelled)", id="quit"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="filter.clear"),
-    ]  # fmt: skip
-    _PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "help", "quit")
+    BINDINGS: ClassVar[list[BindingType]] = KEYS  # the one table (tui.keys)
 
     def __init__(
         self, source: RunSource, *, clock: Callable[[], int] | None = None, cursor_blink: bool = True
@@ -164,7 +145,7 @@ class GoldfiveApp(App[None]):
             raise
         except Exception as exc:  # isolation boundary: a broken stream is shown, the UI stays up
             self._stream_note = f"(event stream failed: {exc})"
-            self._log(LogLine(self._at(), "stream", f"failed: {exc}", "fail"))
+            self._append_log_line(LogLine(self._at(), "stream", f"failed: {exc}", "fail"))
         else:
             if not self.state.finished:
                 self._stream_note = "(event stream ended)"
@@ -180,7 +161,7 @@ class GoldfiveApp(App[None]):
         self.state.apply(ev)
         kind = ev.WhichOneof("payload")
         label, text, style = describe(ev)
-        self._log(LogLine(self._at(ev.emitted_at.ToMilliseconds()), label, text, style))
+        self._append_log_line(LogLine(self._at(ev.emitted_at.ToMilliseconds()), label, text, style))
         if kind == "approval_requested":
             self._new_approvals.append(ev.approval_requested.target_id)
         elif kind == "drift_detected" and style == "drift-critical" and not self._cancelled_here(ev):
@@ -199,7 +180,7 @@ class GoldfiveApp(App[None]):
         count = int(getattr(missed, "count", 0))
         first, last = getattr(missed, "first_sequence", "?"), getattr(missed, "last_sequence", "?")
         self.state.apply_missed(count)
-        self._log(LogLine(self._at(), "missed", f"{count} events ({first}..{last}) were dropped", "fail"))
+        self._append_log_line(LogLine(self._at(), "missed", f"{count} events ({first}..{last}) were dropped", "fail"))
         self._dirty = True
 
     def _announce_revisions(self) -> None:
@@ -207,10 +188,10 @@ class GoldfiveApp(App[None]):
             view = self.state.controls.get(cid)
             if view is not None and view.revision is not None:
                 self._announced.add(cid)
-                self._log(control_revision_line(view, self._at()))
+                self._append_log_line(control_revision_line(view, self._at()))
                 self.notify(f"STEER produced plan revision {view.revision}", title="Plan revised")
 
-    def _log(self, line: LogLine) -> None:
+    def _append_log_line(self, line: LogLine) -> None:
         self.query_one(EventLog).add((line,))
 
     # -- repaint (throttled) ---------------------------------------------------------------
@@ -266,7 +247,7 @@ class GoldfiveApp(App[None]):
         msg.issued_at_ms = self.now_ms()
         view = self.state.control_sent(msg, msg.issued_at_ms)
         self._mine.add(msg.id)
-        self._log(control_sent_line(view, self._at()))
+        self._append_log_line(control_sent_line(view, self._at()))
         self.run_worker(self._deliver(msg, view.kind), group="controls")
         self._dirty = True
         return msg
@@ -282,7 +263,7 @@ class GoldfiveApp(App[None]):
         self._show_ack(view)
 
     def _show_ack(self, view: ControlView) -> None:
-        self._log(control_ack_line(view, self._at()))
+        self._append_log_line(control_ack_line(view, self._at()))
         detail = f": {view.ack_detail}" if view.ack_detail else ""
         severity = {"SUCCESS": "information", "UNSUPPORTED": "warning"}.get(view.ack_result, "error")
         self.notify(f"{view.kind} {view.ack_result}{detail}", title="ack", severity=severity, timeout=4)  # type: ignore[arg-type]
@@ -291,11 +272,7 @@ class GoldfiveApp(App[None]):
     # -- actions -------------------------------------------------------------------------------
     def action_bindings(self) -> list[Binding]:
         """The bindings offered by help and the command palette."""
-        out = []
-        for b in self.BINDINGS:
-            if isinstance(b, Binding) and b.action in self._PALETTE_ACTIONS:
-                out.append(b)
-        return out
+        return palette_bindings(self.BINDINGS)
 
     def _run_ended(self) -> bool:
         """Say so, and send nothing, when the run has already ended."""
@@ -417,9 +394,4 @@ class GoldfiveApp(App[None]):
             self.query_one(EventLog).focus()
 
     def action_help(self) -> None:
-        rows = self.action_bindings()[:-2] + [
-            b for b in self.BINDINGS if isinstance(b, Binding) and b.action.startswith("focus_")
-        ]
-        rows.append(Binding("ctrl+p", "command_palette", "Command palette", tooltip="Command palette: the same actions by name"))
-        rows += self.action_bindings()[-2:]
-        self.push_screen(HelpScreen(rows, KEY_DISPLAY))
+        self.push_screen(HelpScreen(help_rows(self.action_bindings(), self.BINDINGS), KEY_DISPLAY))

@@ -32,7 +32,7 @@ def run_local_tui(factory: Callable[[list[object], ControlChannel], tuple[Runner
     GoldfiveApp(source, clock=lambda: time.time_ns() // 1_000_000).run()
     session = source.runner.session
     if session is not None:  # after the app gave the terminal back: say how to replay it
-        from goldfive.cli_local import recorded_line
+        from goldfive.cli.local import recorded_line
 
         print(recorded_line(recorder.path, session.run_id), file=sys.stderr)
     return 0

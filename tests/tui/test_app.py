@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import AsyncIterator
+
+from textual._log import LogGroup, LogVerbosity
+from textual.app import App
 
 from goldfive.control import ControlAck, ControlMessage
 from tests.tui.conftest import make_rig, screen_text, settle
@@ -79,3 +83,12 @@ async def test_the_event_log_draws_100000_lines_by_the_visible_rows_only() -> No
         log.filter_text = "line 4242"
         await pilot.pause()
         assert [ln.text for ln in log.shown_lines()] == [f"line {n}" for n in (4242, *range(42420, 42430))]
+
+
+def test_textual_logging_calls_reach_app_log_with_textuals_signature() -> None:
+    # Textual's logger calls App._log(group, verbosity, frame, *objects) when devtools are
+    # attached, so an override with another signature crashes the app at start.
+    app = make_rig().app
+    frame = inspect.getframeinfo(inspect.currentframe())  # type: ignore[arg-type]
+    app._log(LogGroup.INFO, LogVerbosity.NORMAL, frame, "hello")  # no devtools: a no-op
+    assert type(app)._log is App._log

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from goldfive.cli_local import _runner_factory
-from goldfive.planner import StaticPlanner
+from goldfive.cli.local import _runner_factory
+from goldfive.planners.static import StaticPlanner
 from goldfive.runstate import RunPhase
 from goldfive.sinks import SQLitePersistenceSink, list_runs
 from goldfive.types import Plan, Task, TaskEdge, TaskStatus

@@ -34,7 +34,7 @@ def demo_command(speed: float, headless: bool, approvals: str, base_url: str | N
         try:
             code = asyncio.run(run_headless(speed=speed, approvals=approvals, out=out, base_url=base_url, model=model))  # type: ignore[arg-type]
         except KeyboardInterrupt:
-            from goldfive.cli_local import EXIT_INTERRUPTED
+            from goldfive.cli.local import EXIT_INTERRUPTED
 
             click.echo("goldfive: interrupted", err=True)
             code = EXIT_INTERRUPTED

@@ -30,20 +30,10 @@ def main() -> None:
     """Steer an LLM agent while it runs."""
 
 
-from goldfive import cli_local  # noqa: E402  (registers run, replay)
+# The subcommand modules import nothing from here at import time (``frontend`` is looked up
+# when a command runs), so registering them after ``main`` exists cannot cycle.
+from goldfive.cli import demo, local, remote  # noqa: E402
 
-cli_local.register(main)
-
-
-from goldfive import cli_demo  # noqa: E402  (registers demo)
-
-cli_demo.register(main)
-
-
-from goldfive import cli_remote  # noqa: E402  (registers serve, attach, ctl)
-
-cli_remote.register(main)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
+local.register(main)  # run, replay
+demo.register(main)  # demo
+remote.register(main)  # serve, attach, ctl

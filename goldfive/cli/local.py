@@ -13,7 +13,7 @@ from typing import Any, Callable, TextIO
 
 import click
 
-from goldfive.cli_inputs import InputError, load_agent, make_planner
+from goldfive.cli.inputs import InputError, load_agent, make_planner
 from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event

@@ -1,6 +1,6 @@
 """``goldfive serve`` (host runs headless over gRPC) and ``goldfive attach`` (the TUI on one).
 
-``ctl`` lives in :mod:`goldfive.cli_ctl`; :func:`register` adds all three to the group.
+``ctl`` lives in :mod:`goldfive.cli.ctl`; :func:`register` adds all three to the group.
 Bad input is one line on stderr and exit code 2, never a traceback.
 """
 
@@ -36,10 +36,10 @@ def _demo_run(speed: float) -> tuple[Any, str]:
 
 
 def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None, model: str | None) -> tuple[Any, str]:
-    from goldfive.cli_inputs import load_agent
+    from goldfive.cli.inputs import load_agent
 
     agent = load_agent(spec)
-    from goldfive.cli_inputs import make_planner
+    from goldfive.cli.inputs import make_planner
 
     planner = make_planner(plan_path, base_url, model, None).planner
 
@@ -158,7 +158,7 @@ def choose_run(summaries: list[Any], run_id: str | None) -> str:
 @click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
 def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str | None) -> None:
     """Open the TUI on a run served at ADDR: every key works, with the run's acks."""
-    from goldfive.cli_ctl import addr_problem
+    from goldfive.cli.ctl import addr_problem
     from goldfive.remote.client import RemoteClient
     from goldfive.settings import remote_token
 
@@ -184,7 +184,7 @@ def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str
 
 
 def register(group: click.Group) -> None:
-    from goldfive.cli_ctl import ctl
+    from goldfive.cli.ctl import ctl
 
     group.add_command(serve_command)
     group.add_command(attach_command)

@@ -111,7 +111,7 @@ class Planning:
 def make_planner(plan_path: str | None, base_url: str | None, model: str | None, api_key: str | None) -> Planning:
     """The plan file as a StaticPlanner, else the LLM planner over an OpenAI-compatible server
     (flags first, then the environment). Shared by ``goldfive run`` and ``goldfive serve``."""
-    from goldfive.planner import StaticPlanner
+    from goldfive.planners.static import StaticPlanner
 
     if plan_path is not None:
         return Planning(StaticPlanner(load_plan_file(plan_path)))
