@@ -205,3 +205,38 @@ def test_plan_diff_without_an_old_plan_adds_everything() -> None:
     assert list(diff.added_task_ids) == ["a", "b"]
     assert [(e.from_task_id, e.to_task_id) for e in diff.added_edges] == [("a", "b")]
     assert not diff.removed_task_ids and not diff.modified_task_ids and not diff.removed_edges
+
+
+# -- a failed build leaves no gap -----------------------------------------------------------
+
+FAILING_BUILDS: list[tuple[str, Callable[[Session], Any]]] = [
+    ("non-numeric fraction", lambda s: events.task_progress(s, "a", detail="x", fraction="half")),  # type: ignore[arg-type]
+    ("non-string result", lambda s: events.task_completed(s, "a", None)),  # type: ignore[arg-type]
+    ("unknown status", lambda s: events.task_transitioned(s, "a", "NOPE", TaskStatus.COMPLETED)),  # type: ignore[arg-type]
+    ("unsortable args", lambda s: events.approval_requested(s, target_id="t", kind="tool", args={1: "a", "b": 2})),
+    ("control payload that is not JSON",
+     lambda s: events.control_received(s, ControlMessage(ControlKind.STEER, payload={"x": object()}))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("build", [b for _, b in FAILING_BUILDS], ids=[n for n, _ in FAILING_BUILDS])
+def test_an_event_that_fails_to_build_consumes_no_sequence(build: Callable[[Session], Any]) -> None:
+    s = _session()
+    events.run_started(s, goal_summary="g")
+    with pytest.raises(Exception):
+        build(s)
+    assert s.last_sequence == 0
+    assert events.task_started(s, "a").sequence == 1  # gap-free: the failed build took no number
+
+
+def test_a_clock_outside_the_timestamp_range_is_refused_without_consuming_a_sequence() -> None:
+    s = Session(run_id="r", clock=lambda: 10**16)  # year ~318857
+    with pytest.raises(ValueError, match="Timestamp"):
+        events.task_started(s, "a")
+    assert s.last_sequence == -1
+
+
+def test_emitted_at_before_1970_round_trips_to_the_same_milliseconds() -> None:
+    ev = events.task_started(Session(run_id="r", clock=lambda: -1_001), "a")
+    assert (ev.emitted_at.seconds, ev.emitted_at.nanos) == (-2, 999_000_000)
+    assert ev.emitted_at.ToMilliseconds() == -1_001
