@@ -1,33 +1,157 @@
 """Typed factories for the proto event stream.
 
-Every factory takes the Session first, stamps the envelope (event_id, run_id, sequence,
-session_id, emitted_at) and returns a ``goldfive.v1.Event``. ``event.WhichOneof("payload")``
-names the kind. Sequences come from ``session.next_sequence()``: gap-free from 0 per run.
+Every factory takes the Session first, builds its payload, then stamps the envelope
+(event_id, run_id, sequence, session_id, emitted_at) and returns a ``goldfive.v1.Event``.
+``event.WhichOneof("payload")`` names the kind. Sequences come from
+``session.next_sequence()``: gap-free from 0 per run, because a sequence is taken only once
+the event was built (a payload that fails to build consumes none).
+
+Text that arrives from agents, tools and people goes through ``clean_text`` first, so a string
+protobuf cannot encode (a lone surrogate) is repaired rather than failing the event.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+import threading
+from dataclasses import replace
+from typing import Any, Callable, Iterable, TypeVar
 
 from goldfive import conv
-from goldfive.control import ControlAck, ControlMessage, kind_name
+from goldfive.control import ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.pb.goldfive.v1 import types_pb2
-from goldfive.types import DriftEvent, Goal, Plan, Session, TaskStatus
+from goldfive.types import DriftEvent, Goal, Plan, Session, Task, TaskEdge, TaskStatus
 
 Event = pb.Event
 
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
-def _envelope(session: Session) -> pb.Event:
-    seq = session.next_sequence()
-    ev = pb.Event(
-        event_id=session.event_id(seq),
-        run_id=session.run_id,
-        sequence=seq,
-        session_id=session.session_id,
+# google.protobuf.Timestamp's valid range (0001-01-01 .. 9999-12-31), in milliseconds.
+_MIN_MS = -62_135_596_800_000
+_MAX_MS = 253_402_300_799_999
+
+
+# -- text from outside -------------------------------------------------------------------
+
+_replaced = 0
+_replaced_lock = threading.Lock()
+
+
+def clean_text(text: str) -> str:
+    """``text`` made encodable as UTF-8: each lone surrogate becomes U+FFFD.
+
+    A surrogate pair (text that was UTF-16 once) becomes the character it spells. Every
+    replacement is counted in ``text_replacements()``. Valid text is returned as is."""
+    try:
+        if text.isascii():  # O(1) in CPython: the common case costs one call
+            return text
+    except AttributeError:
+        pass
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _replace_surrogates(text)
+    return text
+
+
+def _replace_surrogates(text: str) -> str:
+    global _replaced
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    with _replaced_lock:
+        _replaced += fixed.count("\ufffd") - text.count("\ufffd")
+    return fixed
+
+
+def text_replacements() -> int:
+    """Code points ``clean_text`` replaced with U+FFFD in this process so far."""
+    return _replaced
+
+
+def _clean_json(value: Any) -> Any:
+    """A JSON-like value with every string in it (keys included) cleaned."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {_clean_json(k): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean_json(v) for v in value]
+    return value
+
+
+def _clean_map(values: dict[str, str] | None) -> dict[str, str]:
+    return {clean_text(k): clean_text(v) for k, v in values.items()} if values else {}
+
+
+def _encodable(build: Callable[[_T], _R], value: _T, clean: Callable[[_T], _T]) -> _R:
+    """``build(value)``, or ``build(clean(value))`` when some text in it cannot be encoded.
+
+    For values converted by ``conv``: valid input (nearly all of it) pays nothing."""
+    try:
+        return build(value)
+    except UnicodeEncodeError:
+        return build(clean(value))
+
+
+def _clean_goal(goal: Goal) -> Goal:
+    return replace(
+        goal, id=clean_text(goal.id), summary=clean_text(goal.summary), metadata=_clean_map(goal.metadata)
     )
-    ev.emitted_at.FromMilliseconds(session.clock())
+
+
+def _clean_task(task: Task) -> Task:
+    return replace(
+        task,
+        id=clean_text(task.id),
+        title=clean_text(task.title),
+        description=clean_text(task.description),
+        assignee_agent_id=clean_text(task.assignee_agent_id),
+    )
+
+
+def _clean_plan(plan: Plan) -> Plan:
+    return replace(
+        plan,
+        tasks=[_clean_task(t) for t in plan.tasks],
+        edges=[TaskEdge(clean_text(e.from_task_id), clean_text(e.to_task_id)) for e in plan.edges],
+        id=clean_text(plan.id),
+        run_id=clean_text(plan.run_id),
+        goal_ids=[clean_text(g) for g in plan.goal_ids],
+        summary=clean_text(plan.summary),
+        revision_reason=clean_text(plan.revision_reason),
+    )
+
+
+def _clean_control(msg: ControlMessage) -> ControlMessage:
+    kind = msg.kind if isinstance(msg.kind, ControlKind) else clean_text(msg.kind)
+    payload = _clean_json(msg.payload)
+    return ControlMessage(kind, id=clean_text(msg.id), payload=payload, issued_at_ms=msg.issued_at_ms)
+
+
+def _clean_ack(ack: ControlAck) -> ControlAck:
+    return replace(ack, control_id=clean_text(ack.control_id), detail=clean_text(ack.detail))
+
+
+# -- envelope ----------------------------------------------------------------------------
+
+
+def _stamp(session: Session, ev: pb.Event) -> pb.Event:
+    """Fill the envelope of a built event. The sequence is taken last, after everything that
+    can fail, so an event that fails to build leaves no gap in the stream."""
+    ms = session.clock()
+    if not _MIN_MS <= ms <= _MAX_MS:
+        raise ValueError(f"clock reading {ms} ms is outside the range of a protobuf Timestamp")
+    ts = ev.emitted_at
+    ts.seconds = ms // 1000
+    ts.nanos = ms % 1000 * 1_000_000
+    ev.run_id = session.run_id
+    ev.session_id = session.session_id
+    seq = session.next_sequence()
+    ev.sequence = seq
+    ev.event_id = session.event_id(seq)
     return ev
 
 
@@ -40,116 +164,130 @@ def kind_of(event: pb.Event) -> str:
 
 
 def run_started(session: Session, *, goal_summary: str, user_input: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.run_started.goal_summary = goal_summary
-    ev.run_started.user_input = user_input
-    return ev
+    ev = pb.Event()
+    p = ev.run_started
+    p.goal_summary = clean_text(goal_summary)
+    p.user_input = clean_text(user_input)
+    return _stamp(session, ev)
 
 
 def goal_derived(session: Session, goals: Iterable[Goal]) -> pb.Event:
-    ev = _envelope(session)
-    ev.goal_derived.goals.extend(conv.to_pb_goal(g) for g in goals)
-    return ev
+    ev = pb.Event()
+    ev.goal_derived.goals.extend(_encodable(conv.to_pb_goal, g, _clean_goal) for g in goals)
+    return _stamp(session, ev)
 
 
 def plan_submitted(session: Session, plan: Plan) -> pb.Event:
-    ev = _envelope(session)
-    ev.plan_submitted.plan.CopyFrom(conv.to_pb_plan(plan))
-    return ev
+    ev = pb.Event()
+    ev.plan_submitted.plan.CopyFrom(_encodable(conv.to_pb_plan, plan, _clean_plan))
+    return _stamp(session, ev)
 
 
 def plan_revised(session: Session, old: Plan | None, new: Plan, *, drift_id: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.plan_revised.plan.CopyFrom(conv.to_pb_plan(new))
-    ev.plan_revised.diff.CopyFrom(plan_diff(old, new))
-    ev.plan_revised.drift_id = drift_id
-    return ev
+    ev = pb.Event()
+    p = ev.plan_revised
+    p.plan.CopyFrom(_encodable(conv.to_pb_plan, new, _clean_plan))
+    p.diff.CopyFrom(
+        _encodable(
+            lambda plans: plan_diff(*plans),
+            (old, new),
+            lambda plans: (plans[0] and _clean_plan(plans[0]), _clean_plan(plans[1])),
+        )
+    )
+    p.drift_id = clean_text(drift_id)
+    return _stamp(session, ev)
 
 
 def run_completed(session: Session, outcome_summary: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.run_completed.outcome_summary = outcome_summary
-    return ev
+    ev = pb.Event()
+    ev.run_completed.outcome_summary = clean_text(outcome_summary)
+    return _stamp(session, ev)
 
 
 def run_aborted(session: Session, reason: str) -> pb.Event:
-    ev = _envelope(session)
-    ev.run_aborted.reason = reason
-    return ev
+    ev = pb.Event()
+    ev.run_aborted.reason = clean_text(reason)
+    return _stamp(session, ev)
 
 
 # -- tasks ---------------------------------------------------------------------------
 
 
 def task_started(session: Session, task_id: str, assignee_agent_id: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.task_started.task_id = task_id
-    ev.task_started.assignee_agent_id = assignee_agent_id
-    return ev
+    ev = pb.Event()
+    p = ev.task_started
+    p.task_id = clean_text(task_id)
+    p.assignee_agent_id = clean_text(assignee_agent_id)
+    return _stamp(session, ev)
 
 
 def task_progress(session: Session, task_id: str, *, detail: str = "", fraction: float = -1.0) -> pb.Event:
-    ev = _envelope(session)
-    ev.task_progress.task_id = task_id
-    ev.task_progress.detail = detail
-    ev.task_progress.fraction = fraction
-    return ev
+    ev = pb.Event()
+    p = ev.task_progress
+    p.task_id = clean_text(task_id)
+    p.detail = clean_text(detail)
+    p.fraction = fraction
+    return _stamp(session, ev)
 
 
 def task_completed(session: Session, task_id: str, result_summary: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.task_completed.task_id = task_id
-    ev.task_completed.result_summary = result_summary
-    return ev
+    ev = pb.Event()
+    p = ev.task_completed
+    p.task_id = clean_text(task_id)
+    p.result_summary = clean_text(result_summary)
+    return _stamp(session, ev)
 
 
 def task_failed(session: Session, task_id: str, reason: str, *, recoverable: bool = False) -> pb.Event:
-    ev = _envelope(session)
-    ev.task_failed.task_id = task_id
-    ev.task_failed.reason = reason
-    ev.task_failed.recoverable = recoverable
-    return ev
+    ev = pb.Event()
+    p = ev.task_failed
+    p.task_id = clean_text(task_id)
+    p.reason = clean_text(reason)
+    p.recoverable = recoverable
+    return _stamp(session, ev)
 
 
 def task_blocked(session: Session, task_id: str, blocker: str) -> pb.Event:
-    ev = _envelope(session)
-    ev.task_blocked.task_id = task_id
-    ev.task_blocked.blocker = blocker
-    return ev
+    ev = pb.Event()
+    p = ev.task_blocked
+    p.task_id = clean_text(task_id)
+    p.blocker = clean_text(blocker)
+    return _stamp(session, ev)
 
 
 def task_cancelled(session: Session, task_id: str, reason: str) -> pb.Event:
-    ev = _envelope(session)
-    ev.task_cancelled.task_id = task_id
-    ev.task_cancelled.reason = reason
-    return ev
+    ev = pb.Event()
+    p = ev.task_cancelled
+    p.task_id = clean_text(task_id)
+    p.reason = clean_text(reason)
+    return _stamp(session, ev)
 
 
 def task_transitioned(
     session: Session, task_id: str, from_status: TaskStatus, to_status: TaskStatus, reason: str = ""
 ) -> pb.Event:
-    ev = _envelope(session)
+    ev = pb.Event()
     t = ev.task_transitioned
-    t.task_id = task_id
+    t.task_id = clean_text(task_id)
     t.from_status = conv.task_status_to_pb(from_status)
     t.to_status = conv.task_status_to_pb(to_status)
-    t.reason = reason
-    return ev
+    t.reason = clean_text(reason)
+    return _stamp(session, ev)
 
 
 # -- drift and approvals ---------------------------------------------------------------
 
 
 def drift_detected(session: Session, drift: DriftEvent) -> pb.Event:
-    ev = _envelope(session)
+    ev = pb.Event()
     d = ev.drift_detected
-    d.id = drift.id
+    d.id = clean_text(drift.id)
     d.kind = conv.drift_kind_to_pb(drift.kind)
     d.severity = conv.drift_severity_to_pb(drift.severity)
-    d.detail = drift.detail
-    d.current_task_id = drift.task_id or session.current_task_id
-    d.annotation_id = drift.annotation_id
-    return ev
+    d.detail = clean_text(drift.detail)
+    d.current_task_id = clean_text(drift.task_id or session.current_task_id)
+    d.annotation_id = clean_text(drift.annotation_id)
+    return _stamp(session, ev)
 
 
 def approval_requested(
@@ -164,98 +302,119 @@ def approval_requested(
     timeout_ms: int = 0,
     metadata: dict[str, str] | None = None,
 ) -> pb.Event:
-    ev = _envelope(session)
+    ev = pb.Event()
     a = ev.approval_requested
-    a.target_id = target_id
-    a.kind = kind
-    a.prompt = prompt
-    a.task_id = task_id
-    a.tool_name = tool_name
+    a.target_id = clean_text(target_id)
+    a.kind = clean_text(kind)
+    a.prompt = clean_text(prompt)
+    a.task_id = clean_text(task_id)
+    a.tool_name = clean_text(tool_name)
     if args is not None:
-        a.args_json = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+        # Cleaned after encoding: with ensure_ascii=False a surrogate sits raw inside a JSON
+        # string and becomes U+FFFD there. (ensure_ascii=True would write it as a "\ud800"
+        # escape, which strict JSON readers refuse and lenient ones turn back into a surrogate.)
+        a.args_json = clean_text(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str))
     a.timeout_ms = timeout_ms
-    a.metadata.update(metadata or {})
-    return ev
+    if metadata:
+        a.metadata.update(_clean_map(metadata))
+    return _stamp(session, ev)
 
 
 def approval_granted(session: Session, target_id: str, detail: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.approval_granted.target_id = target_id
-    ev.approval_granted.detail = detail
-    return ev
+    ev = pb.Event()
+    p = ev.approval_granted
+    p.target_id = clean_text(target_id)
+    p.detail = clean_text(detail)
+    return _stamp(session, ev)
 
 
 def approval_rejected(session: Session, target_id: str, detail: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.approval_rejected.target_id = target_id
-    ev.approval_rejected.detail = detail
-    return ev
+    ev = pb.Event()
+    p = ev.approval_rejected
+    p.target_id = clean_text(target_id)
+    p.detail = clean_text(detail)
+    return _stamp(session, ev)
 
 
 # -- turns and injected messages ---------------------------------------------------------
 
 
 def conversation_started(session: Session, lane: str, input_text: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.conversation_started.lane = lane
-    ev.conversation_started.input = input_text
-    return ev
+    ev = pb.Event()
+    p = ev.conversation_started
+    p.lane = clean_text(lane)
+    p.input = clean_text(input_text)
+    return _stamp(session, ev)
 
 
 def conversation_ended(session: Session, lane: str, reason: str = "") -> pb.Event:
-    ev = _envelope(session)
-    ev.conversation_ended.lane = lane
-    ev.conversation_ended.reason = reason
-    return ev
+    ev = pb.Event()
+    p = ev.conversation_ended
+    p.lane = clean_text(lane)
+    p.reason = clean_text(reason)
+    return _stamp(session, ev)
 
 
 def message_parked(
     session: Session, *, message_id: str, lane: str, role: str, text: str, control_id: str = ""
 ) -> pb.Event:
-    ev = _envelope(session)
+    ev = pb.Event()
     m = ev.message_parked
-    m.message_id, m.lane, m.role, m.text, m.control_id = message_id, lane, role, text, control_id
-    return ev
+    m.message_id = clean_text(message_id)
+    m.lane = clean_text(lane)
+    m.role = clean_text(role)
+    m.text = clean_text(text)
+    m.control_id = clean_text(control_id)
+    return _stamp(session, ev)
 
 
 def message_delivered(session: Session, *, message_id: str, lane: str, via: str) -> pb.Event:
-    ev = _envelope(session)
+    ev = pb.Event()
     m = ev.message_delivered
-    m.message_id, m.lane, m.via = message_id, lane, via
-    return ev
+    m.message_id = clean_text(message_id)
+    m.lane = clean_text(lane)
+    m.via = clean_text(via)
+    return _stamp(session, ev)
 
 
 def message_returned(session: Session, *, message_id: str, lane: str) -> pb.Event:
-    ev = _envelope(session)
-    ev.message_returned.message_id = message_id
-    ev.message_returned.lane = lane
-    return ev
+    ev = pb.Event()
+    m = ev.message_returned
+    m.message_id = clean_text(message_id)
+    m.lane = clean_text(lane)
+    return _stamp(session, ev)
 
 
 def invocation_abandoned(session: Session, task_id: str, grace_s: float, reason: str) -> pb.Event:
-    ev = _envelope(session)
+    ev = pb.Event()
     a = ev.invocation_abandoned
-    a.task_id, a.grace_s, a.reason = task_id, grace_s, reason
-    return ev
+    a.task_id = clean_text(task_id)
+    a.grace_s = grace_s
+    a.reason = clean_text(reason)
+    return _stamp(session, ev)
 
 
 # -- control audit trail ------------------------------------------------------------------
 
+# kind_name() of each known kind, computed once: reading an enum member's value is slow.
+_KIND_NAMES: dict[ControlKind | str, str] = {k: kind_name(k) for k in ControlKind}
+
 
 def control_received(session: Session, msg: ControlMessage) -> pb.Event:
-    ev = _envelope(session)
+    ev = pb.Event()
     r = ev.control_received
-    r.control.CopyFrom(conv.to_pb_control_event(msg))
-    r.kind = kind_name(msg.kind)
-    r.author = str((msg.payload or {}).get("author", "") or "")
-    return ev
+    r.control.CopyFrom(_encodable(conv.to_pb_control_event, msg, _clean_control))
+    r.kind = _KIND_NAMES.get(msg.kind) or clean_text(kind_name(msg.kind))
+    r.author = clean_text(str((msg.payload or {}).get("author", "") or ""))
+    return _stamp(session, ev)
 
 
 def control_acked(session: Session, ack: ControlAck, kind: str) -> pb.Event:
-    ev = _envelope(session)
-    ev.control_acked.ack.CopyFrom(conv.to_pb_control_ack(ack))
-    ev.control_acked.kind = kind
-    return ev
+    ev = pb.Event()
+    p = ev.control_acked
+    p.ack.CopyFrom(_encodable(conv.to_pb_control_ack, ack, _clean_ack))
+    p.kind = clean_text(kind)
+    return _stamp(session, ev)
 
 
 # -- plan diff ----------------------------------------------------------------------------

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from goldfive.errors import PlanValidationError, UnknownTaskError
 
@@ -315,6 +317,35 @@ def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+class _LockedCounter:
+    """``itertools.count()`` behind a lock, for interpreters without a GIL."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> Iterator[int]:
+        return self
+
+    def __next__(self) -> int:
+        with self._lock:
+            n = self._next
+            self._next = n + 1
+        return n
+
+    def __repr__(self) -> str:
+        return f"count({self._next})"
+
+
+def _sequence_counter() -> Iterator[int]:
+    # next() on itertools.count runs in C without releasing the GIL, so it is atomic and
+    # gap-free across threads at a quarter of a lock's cost. A free-threaded build has no GIL
+    # to lean on and gets the lock.
+    if getattr(sys, "_is_gil_enabled", lambda: True)():
+        return itertools.count()
+    return _LockedCounter()
+
+
 @dataclass(eq=False)
 class Session:
     """All live state of one run. Only goldfive's runtime mutates it."""
@@ -336,8 +367,10 @@ class Session:
     #: The run this session belongs to, while it runs (set by ``RunContext``). Agents and
     #: tools reach the run through it: ``read_injected(session, ...)``, ``tools_for``.
     context: RunContext | None = field(default=None, repr=False, compare=False)
-    _seq: int = field(default=0, repr=False)
-    _seq_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _counter: Iterator[int] = field(default_factory=_sequence_counter, repr=False)
+    # Drawn once: the sequence already tells this session's events apart, and the suffix tells
+    # this session from any other that shares its run_id (a rerun, another process).
+    _id_suffix: str = field(default_factory=lambda: secrets.token_hex(4), repr=False)
 
     def __post_init__(self) -> None:
         if not self.session_id:
@@ -345,15 +378,14 @@ class Session:
 
     def next_sequence(self) -> int:
         """Gap-free from 0, unique under concurrent callers (threads included)."""
-        with self._seq_lock:
-            seq = self._seq
-            self._seq = seq + 1
-        return seq
+        return next(self._counter)
 
     @property
     def last_sequence(self) -> int:
         """The last sequence handed out, -1 before the first."""
-        return self._seq - 1
+        # A count's repr is "count(<next value>)": the only way to read it without drawing.
+        return int(repr(self._counter)[6:-1]) - 1
 
     def event_id(self, sequence: int) -> str:
-        return f"{self.run_id}:{sequence}:{secrets.token_hex(4)}"
+        """``run_id:sequence:suffix``, the suffix 8 hex digits drawn once per session."""
+        return f"{self.run_id}:{sequence}:{self._id_suffix}"

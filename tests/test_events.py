@@ -205,3 +205,124 @@ def test_plan_diff_without_an_old_plan_adds_everything() -> None:
     assert list(diff.added_task_ids) == ["a", "b"]
     assert [(e.from_task_id, e.to_task_id) for e in diff.added_edges] == [("a", "b")]
     assert not diff.removed_task_ids and not diff.modified_task_ids and not diff.removed_edges
+
+
+# -- a failed build leaves no gap -----------------------------------------------------------
+
+FAILING_BUILDS: list[tuple[str, Callable[[Session], Any]]] = [
+    ("non-numeric fraction", lambda s: events.task_progress(s, "a", detail="x", fraction="half")),  # type: ignore[arg-type]
+    ("non-string result", lambda s: events.task_completed(s, "a", None)),  # type: ignore[arg-type]
+    ("unknown status", lambda s: events.task_transitioned(s, "a", "NOPE", TaskStatus.COMPLETED)),  # type: ignore[arg-type]
+    ("unsortable args", lambda s: events.approval_requested(s, target_id="t", kind="tool", args={1: "a", "b": 2})),
+    ("control payload that is not JSON",
+     lambda s: events.control_received(s, ControlMessage(ControlKind.STEER, payload={"x": object()}))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("build", [b for _, b in FAILING_BUILDS], ids=[n for n, _ in FAILING_BUILDS])
+def test_an_event_that_fails_to_build_consumes_no_sequence(build: Callable[[Session], Any]) -> None:
+    s = _session()
+    events.run_started(s, goal_summary="g")
+    with pytest.raises(Exception):
+        build(s)
+    assert s.last_sequence == 0
+    assert events.task_started(s, "a").sequence == 1  # gap-free: the failed build took no number
+
+
+def test_a_clock_outside_the_timestamp_range_is_refused_without_consuming_a_sequence() -> None:
+    s = Session(run_id="r", clock=lambda: 10**16)  # year ~318857
+    with pytest.raises(ValueError, match="Timestamp"):
+        events.task_started(s, "a")
+    assert s.last_sequence == -1
+
+
+def test_emitted_at_before_1970_round_trips_to_the_same_milliseconds() -> None:
+    ev = events.task_started(Session(run_id="r", clock=lambda: -1_001), "a")
+    assert (ev.emitted_at.seconds, ev.emitted_at.nanos) == (-2, 999_000_000)
+    assert ev.emitted_at.ToMilliseconds() == -1_001
+
+
+def test_text_with_a_lone_surrogate_builds_and_leaves_no_gap() -> None:
+    s = _session()
+    first = events.task_completed(s, "a", "half a pair: \ud800")
+    second = events.task_started(s, "b")
+    assert [first.sequence, second.sequence] == [0, 1]
+    assert first.task_completed.result_summary == "half a pair: \ufffd"
+
+
+# -- text from outside is made encodable ----------------------------------------------------
+
+LONE = "\udc80"  # what surrogateescape makes of a stray 0x80 byte
+
+
+def _steer(note: str) -> ControlMessage:
+    return ControlMessage(ControlKind.STEER, id="ctl-1", payload={"note": note, "author": "ana", "why": note})
+
+
+DIRTY: list[tuple[str, Callable[[Session], Any], Callable[[Any], str], int]] = [
+    ("task result", lambda s: events.task_completed(s, "a", f"ok {LONE}"),
+     lambda e: e.task_completed.result_summary, 1),
+    ("progress detail", lambda s: events.task_progress(s, "a", detail=f"step {LONE}"),
+     lambda e: e.task_progress.detail, 1),
+    ("failure reason", lambda s: events.task_failed(s, "a", f"boom {LONE}"), lambda e: e.task_failed.reason, 1),
+    ("drift detail", lambda s: events.drift_detected(s, DriftEvent(DriftKind.TOOL_ERROR, DriftSeverity.INFO, LONE)),
+     lambda e: e.drift_detected.detail, 1),
+    ("approval tool name and args",
+     lambda s: events.approval_requested(s, target_id="t", kind="tool", tool_name=f"pay{LONE}",
+                                         args={"memo": f"a{LONE}b", LONE: [LONE]}),
+     lambda e: e.approval_requested.tool_name + e.approval_requested.args_json, 4),
+    ("approval metadata", lambda s: events.approval_requested(s, target_id="t", kind="tool", metadata={LONE: LONE}),
+     lambda e: "".join(f"{k}{v}" for k, v in e.approval_requested.metadata.items()), 2),
+    ("parked message text", lambda s: events.message_parked(s, message_id="m", lane="a", role="user", text=LONE),
+     lambda e: e.message_parked.text, 1),
+    ("control payload texts", lambda s: events.control_received(s, _steer(f"note {LONE}")),
+     lambda e: e.control_received.control.steer.note + e.control_received.control.extra_json, 2),
+    ("control ack detail",
+     lambda s: events.control_acked(s, ControlAck("c", AckResult.FAILURE, f"no {LONE}"), "PAUSE"),
+     lambda e: e.control_acked.ack.detail, 1),
+    ("planned task title", lambda s: events.plan_submitted(s, Plan(tasks=[Task("a", f"A {LONE}")])),
+     lambda e: e.plan_submitted.plan.tasks[0].title, 1),
+    ("revised plan and its diff",
+     lambda s: events.plan_revised(s, PLAN, Plan(tasks=[Task(f"c{LONE}", "C")]), drift_id="d"),
+     lambda e: e.plan_revised.plan.tasks[0].id + e.plan_revised.diff.added_task_ids[0], 2),
+    ("derived goal", lambda s: events.goal_derived(s, [Goal("g", f"sum {LONE}", metadata={"k": LONE})]),
+     lambda e: e.goal_derived.goals[0].summary + e.goal_derived.goals[0].metadata["k"], 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("build", "text", "n"), [d[1:] for d in DIRTY], ids=[d[0] for d in DIRTY])
+def test_a_lone_surrogate_from_outside_becomes_a_replacement_character_and_is_counted(
+    build: Callable[[Session], Any], text: Callable[[Any], str], n: int
+) -> None:
+    before = events.text_replacements()
+    ev = build(_session())
+    ev.SerializeToString()  # the whole event is encodable
+    assert LONE not in text(ev)
+    assert text(ev).count("\ufffd") == n
+    assert events.text_replacements() - before == n
+
+
+def test_args_with_a_lone_surrogate_are_still_valid_json_with_the_replacement_inside() -> None:
+    ev = events.approval_requested(_session(), target_id="t", kind="tool", args={"memo": f"a{LONE}b", LONE: 1})
+    assert json.loads(ev.approval_requested.args_json) == {"memo": "a\ufffdb", "\ufffd": 1}
+    ev.approval_requested.args_json.encode("utf-8")  # strict: no surrogate escapes left
+
+
+def test_clean_text_returns_valid_text_unchanged_and_uncounted() -> None:
+    before = events.text_replacements()
+    for text in ("plain", "", "résumé — ✓ 🐍", "already \ufffd"):
+        assert events.clean_text(text) is text
+    assert events.text_replacements() == before
+
+
+def test_clean_text_joins_a_surrogate_pair_and_replaces_each_lone_one() -> None:
+    before = events.text_replacements()
+    assert events.clean_text("\ud83d\ude00 \ud83d x\ude00") == "\U0001f600 \ufffd x\ufffd"
+    assert events.text_replacements() - before == 2
+
+
+def test_clean_text_refuses_what_is_not_a_string() -> None:
+    with pytest.raises(TypeError, match="expected str, got int"):
+        events.clean_text(7)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="expected str, got bytes"):
+        events.clean_text("é".encode())  # type: ignore[arg-type]

@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterator
 
 import pytest
 
@@ -17,6 +20,8 @@ from goldfive.types import (
     Task,
     TaskEdge,
     TaskStatus,
+    _LockedCounter,
+    _sequence_counter,
     set_task_status,
 )
 
@@ -212,19 +217,28 @@ def test_next_sequence_is_gap_free_from_zero() -> None:
     assert s.last_sequence == 4
 
 
-def test_next_sequence_is_unique_and_gap_free_across_threads() -> None:
-    s = Session(run_id="r")
-    n_workers, per_worker = 8, 2_000
+@pytest.mark.parametrize("counter", [_sequence_counter, _LockedCounter], ids=["this-interpreter", "locked"])
+def test_next_sequence_is_unique_and_gap_free_across_threads(counter: Callable[[], Iterator[int]]) -> None:
+    s = Session(run_id="r", _counter=counter())
+    n_workers, per_worker = 8, 10_000
+    barrier = threading.Barrier(n_workers)
 
     def draw(_: int) -> list[int]:
+        barrier.wait()  # start together so the draws interleave
         return [s.next_sequence() for _ in range(per_worker)]
 
-    with ThreadPoolExecutor(max_workers=n_workers) as pool:
-        chunks = list(pool.map(draw, range(n_workers)))
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show up, if any
+    try:
+        with ThreadPoolExecutor(max_workers=n_workers) as pool:
+            chunks = list(pool.map(draw, range(n_workers)))
+    finally:
+        sys.setswitchinterval(interval)
     seqs = [x for chunk in chunks for x in chunk]
     assert sorted(seqs) == list(range(n_workers * per_worker))
     # Each thread sees its own draws in increasing order.
     assert all(chunk == sorted(chunk) for chunk in chunks)
+    assert s.last_sequence == n_workers * per_worker - 1
 
 
 async def test_next_sequence_is_unique_and_gap_free_across_asyncio_tasks() -> None:
@@ -246,10 +260,19 @@ async def test_next_sequence_is_unique_and_gap_free_across_asyncio_tasks() -> No
 
 def test_event_id_has_run_id_sequence_and_eight_hex_digits() -> None:
     s = Session(run_id="run-7")
-    pattern = re.compile(r"^run-7:42:[0-9a-f]{8}$")
-    ids = {s.event_id(42) for _ in range(20)}
-    assert all(pattern.match(i) for i in ids), ids
-    assert len(ids) > 1  # the suffix is random, not a constant
+    assert re.fullmatch(r"run-7:42:[0-9a-f]{8}", s.event_id(42)), s.event_id(42)
+
+
+def test_event_ids_differ_between_sessions_that_share_a_run_id() -> None:
+    # The collector dedupes by event id: a rerun (or another process) under the same run_id
+    # must not have its events dropped as duplicates of the first run's.
+    ids = {Session(run_id="run-7").event_id(0) for _ in range(20)}
+    assert len(ids) == 20, ids
+
+
+def test_event_ids_within_a_session_differ_by_sequence() -> None:
+    s = Session(run_id="run-7")
+    assert len({s.event_id(s.next_sequence()) for _ in range(1_000)}) == 1_000
 
 
 def test_session_id_defaults_to_run_id() -> None:
