@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from goldfive import events
 from goldfive.errors import ConversionError
 from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+
+if TYPE_CHECKING:
+    from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 _CLIP = 100
 
@@ -21,9 +25,9 @@ def _q(text: str, limit: int = _CLIP) -> str:
     return f'"{_clip(text, limit)}"' if text else '""'
 
 
-def _enum(enum: object, value: int, prefix: str) -> str:
+def _enum(enum: EnumTypeWrapper, value: int, prefix: str) -> str:
     try:
-        name = enum.Name(value)  # type: ignore[attr-defined]
+        name = enum.Name(value)
     except ValueError:
         return str(value)
     return name.removeprefix(prefix)

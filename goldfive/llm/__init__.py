@@ -5,18 +5,17 @@ from goldfive.llm.openai_compat import OpenAICompatClient
 from goldfive.llm.prompts import load_prompt, render_prompt
 from goldfive.llm.scripted import ScriptedCall, ScriptedModel
 
-__all__ = sorted(
-    [
-        "CallLLM",
-        "ChatModel",
-        "ChatResult",
-        "OpenAICompatClient",
-        "PROMPT_MARKER",
-        "ScriptedCall",
-        "ScriptedModel",
-        "ToolCall",
-        "load_prompt",
-        "prompt_kind",
-        "render_prompt",
-    ]
-)
+# A literal list (kept sorted) so type checkers see the re-exports.
+__all__ = [
+    "CallLLM",
+    "ChatModel",
+    "ChatResult",
+    "OpenAICompatClient",
+    "PROMPT_MARKER",
+    "ScriptedCall",
+    "ScriptedModel",
+    "ToolCall",
+    "load_prompt",
+    "prompt_kind",
+    "render_prompt",
+]

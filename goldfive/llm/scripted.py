@@ -56,7 +56,8 @@ class ScriptedModel:
         if delay > 0:
             await asyncio.sleep(delay)
 
-    def _fault(self) -> Fault | None:
+    def _fault(self) -> str | ChatResult | None:
+        """The next fault to answer with; an exception fault is raised here."""
         if not self.faults:
             return None
         fault = self.faults.popleft()

@@ -47,7 +47,9 @@ def _fill_args(schema: dict[str, Any], candidates: dict[str, Any], fallback: str
     for name in schema.get("required") or ():
         if name not in args:
             kind = (props.get(name) or {}).get("type")
-            args[name] = {"integer": 6, "number": 1.0, "boolean": True}.get(kind, fallback)
+            # "type" may also be a list (["integer", "null"]); anything but a plain name gets the fallback.
+            typed: dict[str, object] = {"integer": 6, "number": 1.0, "boolean": True}
+            args[name] = typed.get(kind, fallback) if isinstance(kind, str) else fallback
     return args
 
 

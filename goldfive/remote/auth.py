@@ -6,7 +6,7 @@ import hmac
 import ipaddress
 import os
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 import grpc
 
@@ -16,6 +16,8 @@ __all__ = ["TokenInterceptor", "bearer_metadata", "check_listen", "is_loopback",
 
 _AUTH_KEY = "authorization"
 _SCHEME = "Bearer "
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 
 def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
@@ -49,7 +51,9 @@ def check_listen(listen: str, *, token: str | None, tls: bool) -> None:
         )
 
 
-def server_credentials(tls_cert: str | Path | None, tls_key: str | Path | None) -> grpc.ServerCredentials | None:
+def server_credentials(
+    tls_cert: str | os.PathLike[str] | None, tls_key: str | os.PathLike[str] | None
+) -> grpc.ServerCredentials | None:
     if tls_cert is None and tls_key is None:
         return None
     if tls_cert is None or tls_key is None:
@@ -66,23 +70,20 @@ def server_credentials(tls_cert: str | Path | None, tls_key: str | Path | None) 
     return grpc.ssl_server_credentials([(key, cert)])
 
 
-def _denied(handler: grpc.RpcMethodHandler, reason: str) -> grpc.RpcMethodHandler:
+def _denied(handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str) -> grpc.RpcMethodHandler[_Req, _Resp]:
     """A handler of the same shape as ``handler`` that only aborts with UNAUTHENTICATED."""
 
-    async def deny(_request: Any, context: grpc.aio.ServicerContext) -> None:
+    async def deny(_request: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
 
-    kw: dict[str, Any] = {
-        "request_deserializer": handler.request_deserializer,
-        "response_serializer": handler.response_serializer,
-    }
+    de, ser = handler.request_deserializer, handler.response_serializer
     if handler.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(deny, **kw)
+        return grpc.unary_unary_rpc_method_handler(deny, request_deserializer=de, response_serializer=ser)
     if handler.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(deny, **kw)
+        return grpc.unary_stream_rpc_method_handler(deny, request_deserializer=de, response_serializer=ser)
     if handler.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(deny, **kw)
-    return grpc.stream_stream_rpc_method_handler(deny, **kw)
+        return grpc.stream_unary_rpc_method_handler(deny, request_deserializer=de, response_serializer=ser)
+    return grpc.stream_stream_rpc_method_handler(deny, request_deserializer=de, response_serializer=ser)
 
 
 class TokenInterceptor(grpc.aio.ServerInterceptor):
@@ -95,9 +96,9 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[_Req, _Resp] | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[_Req, _Resp] | None:
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler

@@ -17,7 +17,7 @@ import grpc
 from goldfive import conv
 from goldfive.control import ControlAck, ControlMessage
 from goldfive.errors import RemoteError
-from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, service_pb2_grpc
+from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, service_pb2, service_pb2_grpc
 from goldfive.remote.auth import bearer_metadata
 
 __all__ = ["RemoteClient", "StateCallback"]
@@ -77,24 +77,25 @@ class RemoteClient:
     # -- unary calls ---------------------------------------------------------------------
     async def list_runs(self, *, timeout: float | None = 10.0) -> list[service_pb2.RunSummary]:
         try:
-            resp = await self._stub.ListRuns(service_pb2.ListRunsRequest(), metadata=self._metadata, timeout=timeout)
+            resp: service_pb2.ListRunsResponse = await self._stub.ListRuns(service_pb2.ListRunsRequest(), metadata=self._metadata, timeout=timeout)
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from None
         return list(resp.runs)
 
     async def get_run(self, run_id: str, *, timeout: float | None = 10.0) -> service_pb2.RunSnapshot:
         try:
-            return await self._stub.GetRun(
+            snap: service_pb2.RunSnapshot = await self._stub.GetRun(
                 service_pb2.GetRunRequest(run_id=run_id), metadata=self._metadata, timeout=timeout
             )
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from None
+        return snap
 
     async def send_control(self, run_id: str, msg: ControlMessage, *, timeout: float | None = 35.0) -> ControlAck:
         """Deliver ``msg`` to the run and return the ack the run produced for it."""
         request = service_pb2.SendControlRequest(run_id=run_id, control=conv.to_pb_control_event(msg))
         try:
-            ack = await self._stub.SendControl(request, metadata=self._metadata, timeout=timeout)
+            ack: control_pb2.ControlAck = await self._stub.SendControl(request, metadata=self._metadata, timeout=timeout)
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from None
         return conv.from_pb_control_ack(ack)

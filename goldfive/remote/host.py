@@ -12,7 +12,7 @@ import asyncio
 import logging
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,7 @@ class HostedRun:
             return self.memory.events_after(sequence)
         return [e for e in self._history if e.sequence > sequence]
 
-    async def stream(self, after_sequence: int) -> AsyncIterator[Event]:
+    async def stream(self, after_sequence: int) -> AsyncGenerator[Event, None]:
         """Events with sequence > ``after_sequence``: history, then live until the run's
         stream ends. Each sequence once, in order, with no gap: a ``Missed`` (this reader fell
         behind) is refilled from the recorded events. Closing the generator unsubscribes."""

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import grpc
 
 from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, service_pb2_grpc
+from goldfive.protocols import EventSink
+
+if TYPE_CHECKING:
+    from goldfive.remote.host import RunHost
 
 __all__ = ["HostIngest", "IngressService"]
 
@@ -28,14 +32,16 @@ def _key(event: events_pb2.Event) -> str:
 
 
 class IngressService(service_pb2_grpc.GoldfiveIngressServicer):
-    def __init__(self, sink: Any, *, known_event_ids: Iterable[str] = ()) -> None:
+    def __init__(self, sink: EventSink, *, known_event_ids: Iterable[str] = ()) -> None:
         self.sink = sink
         self._seen: set[str] = set(known_event_ids)
         self.stored = 0
         self.duplicates = 0
 
     async def StreamEvents(
-        self, request_iterator: AsyncIterator[events_pb2.Event], context: grpc.aio.ServicerContext
+        self,
+        request_iterator: AsyncIterator[events_pb2.Event],
+        context: grpc.aio.ServicerContext[events_pb2.Event, service_pb2.StreamEventsResponse],
     ) -> service_pb2.StreamEventsResponse:
         received = 0
         async for event in request_iterator:
@@ -60,7 +66,7 @@ class HostIngest:
     """The sink an IngressService feeds when ``goldfive serve --ingest`` hosts pushed runs:
     each event goes to the run it names, served live like a hosted one."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: RunHost) -> None:
         self.host = host
 
     async def emit(self, event: events_pb2.Event) -> None:

@@ -22,6 +22,7 @@ from goldfive.errors import ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
 from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
 from goldfive.remote.host import RunFactory, RunHost
+from goldfive.remote.ingest import IngressService
 from goldfive.remote.service import RunsService
 
 __all__ = ["DEFAULT_LISTEN", "RemoteServer", "default_db_path", "serve", "start_server"]
@@ -85,7 +86,7 @@ async def start_server(
     token: str | None = None,
     tls_cert: str | os.PathLike[str] | None = None,
     tls_key: str | os.PathLike[str] | None = None,
-    ingress: Any = None,
+    ingress: IngressService | None = None,
     ack_timeout: float = 30.0,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService)."""
@@ -130,7 +131,7 @@ async def serve(
     host.load_recorded()
     ingress = None
     if ingest:
-        from goldfive.remote.ingest import HostIngest, IngressService
+        from goldfive.remote.ingest import HostIngest
 
         ingress = IngressService(HostIngest(host), known_event_ids=host.event_ids())
     server = await start_server(

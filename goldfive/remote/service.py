@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from typing import AsyncIterator
+from typing import Any
+from collections.abc import AsyncIterator
 
 import grpc
 
 from goldfive import conv
 from goldfive.control import ControlKind, ControlMessage
 from goldfive.errors import ConversionError
-from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, service_pb2_grpc, types_pb2
+from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, service_pb2, service_pb2_grpc, types_pb2
 from goldfive.remote.host import HostedRun, RunHost
 from goldfive.types import TaskStatus
 
@@ -71,7 +72,8 @@ def snapshot(run: HostedRun) -> service_pb2.RunSnapshot:
         for task in plan.tasks:  # the plan as emitted, with the statuses as they are now
             view = state.tasks.get(task.id)
             if view is not None:
-                task.status = conv.task_status_to_pb(view.status)
+                # conv.task_status_to_pb is annotated int; its values are types_pb2.TaskStatus.
+                task.status = conv.task_status_to_pb(view.status)  # type: ignore[assignment]
     approvals = [
         events_pb2.ApprovalRequested(
             target_id=a.target_id,
@@ -98,7 +100,7 @@ class RunsService(service_pb2_grpc.RunsServicer):
         self.host = host
         self.ack_timeout = ack_timeout
 
-    async def _run(self, run_id: str, context: grpc.aio.ServicerContext) -> HostedRun:
+    async def _run(self, run_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> HostedRun:
         try:
             return self.host.resolve(run_id)
         except LookupError as exc:
@@ -106,7 +108,9 @@ class RunsService(service_pb2_grpc.RunsServicer):
             raise  # abort() raises; this keeps the type checker honest
 
     async def Subscribe(
-        self, request: service_pb2.SubscribeRequest, context: grpc.aio.ServicerContext
+        self,
+        request: service_pb2.SubscribeRequest,
+        context: grpc.aio.ServicerContext[service_pb2.SubscribeRequest, events_pb2.Event],
     ) -> AsyncIterator[events_pb2.Event]:
         run = await self._run(request.run_id, context)
         after = max(request.after_sequence, -1)
@@ -119,8 +123,10 @@ class RunsService(service_pb2_grpc.RunsServicer):
             await stream.aclose()  # a client gone mid-stream leaves no subscription behind
 
     async def SendControl(
-        self, request: service_pb2.SendControlRequest, context: grpc.aio.ServicerContext
-    ) -> object:
+        self,
+        request: service_pb2.SendControlRequest,
+        context: grpc.aio.ServicerContext[service_pb2.SendControlRequest, control_pb2.ControlAck],
+    ) -> control_pb2.ControlAck:
         run = await self._run(request.run_id, context)
         if not request.HasField("control"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "no control in the request")
@@ -149,9 +155,15 @@ class RunsService(service_pb2_grpc.RunsServicer):
         return conv.to_pb_control_ack(ack)
 
     async def ListRuns(
-        self, request: service_pb2.ListRunsRequest, context: grpc.aio.ServicerContext
+        self,
+        request: service_pb2.ListRunsRequest,
+        context: grpc.aio.ServicerContext[service_pb2.ListRunsRequest, service_pb2.ListRunsResponse],
     ) -> service_pb2.ListRunsResponse:
         return service_pb2.ListRunsResponse(runs=[summary(r) for r in self.host.runs()])
 
-    async def GetRun(self, request: service_pb2.GetRunRequest, context: grpc.aio.ServicerContext) -> object:
+    async def GetRun(
+        self,
+        request: service_pb2.GetRunRequest,
+        context: grpc.aio.ServicerContext[service_pb2.GetRunRequest, service_pb2.RunSnapshot],
+    ) -> service_pb2.RunSnapshot:
         return snapshot(await self._run(request.run_id, context))

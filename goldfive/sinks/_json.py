@@ -14,12 +14,16 @@ import base64
 import json
 import math
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.internal import type_checkers
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+if TYPE_CHECKING:
+    from google._upb._message import Descriptor as _UpbDescriptor
 
 __all__ = ["message_to_dict", "message_to_json", "parse_event_json"]
 
@@ -27,6 +31,7 @@ _Conv = Callable[[Any], Any]
 _FD = FieldDescriptor
 _INT64 = {_FD.CPPTYPE_INT64, _FD.CPPTYPE_UINT64}
 _WKT_PREFIX = "google.protobuf."
+_M = TypeVar("_M", bound=Message)
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
@@ -35,7 +40,7 @@ def message_to_json(message: Message) -> str:
     return _dumps(message_to_dict(message))
 
 
-def parse_event_json(line: str | bytes, event_cls: type[Message]) -> Message:
+def parse_event_json(line: str | bytes, event_cls: type[_M]) -> _M:
     """Inverse of :func:`message_to_json`; unknown fields are ignored (forward compatible)."""
     return json_format.Parse(line, event_cls(), ignore_unknown_fields=True)
 
@@ -72,8 +77,12 @@ _plans: dict[str, list[_Step]] = {}
 _FLOATS = {_FD.CPPTYPE_FLOAT, _FD.CPPTYPE_DOUBLE}
 
 
-def _plan(desc: Descriptor) -> list[_Step]:
+def _plan(desc: Descriptor | _UpbDescriptor) -> list[_Step]:
     """Steps in field-number order; a oneof is one step, at the place of its first member."""
+    # upb's descriptors are instances of descriptor.Descriptor at run time (metaclass check);
+    # the stubs type them apart.
+    if not isinstance(desc, Descriptor):
+        raise TypeError(f"not a protobuf message descriptor: {desc!r}")
     steps: list[_Step] = []
     oneofs: dict[str, dict[str, tuple[str, _Conv]]] = {}
     for fd in sorted(desc.fields, key=lambda f: f.number):
@@ -122,6 +131,7 @@ def _identity(value: Any) -> Any:
 def _scalar_conv(fd: FieldDescriptor) -> _Conv:
     cpp = fd.cpp_type
     if cpp == _FD.CPPTYPE_MESSAGE:
+        assert fd.message_type is not None  # always set on message fields
         return _message_conv(fd.message_type)
     if cpp == _FD.CPPTYPE_ENUM:
         return _enum_conv(fd)
@@ -150,6 +160,7 @@ def _message_conv(desc: Descriptor) -> _Conv:
 
 def _enum_conv(fd: FieldDescriptor) -> _Conv:
     enum = fd.enum_type
+    assert enum is not None  # always set on enum fields
     if enum.full_name == "google.protobuf.NullValue":
         return lambda v: None
     names = {v.number: v.name for v in enum.values}
@@ -175,12 +186,12 @@ def _float(value: float) -> Any:
 _last_seconds, _last_base = -1, ""
 
 
-def _timestamp(ts: Message) -> str:
-    seconds, nanos = ts.seconds, ts.nanos  # type: ignore[attr-defined]
+def _timestamp(ts: Timestamp) -> str:
+    seconds, nanos = ts.seconds, ts.nanos
     if not (-62135596800 <= seconds <= 253402300799) or not (0 <= nanos < 1_000_000_000):
-        return ts.ToJsonString()  # type: ignore[attr-defined]  # out of range: protobuf raises
+        return ts.ToJsonString()  # out of range: protobuf raises
     if seconds < 0:  # gmtime of negative values is platform-dependent
-        return ts.ToJsonString()  # type: ignore[attr-defined]
+        return ts.ToJsonString()
     global _last_seconds, _last_base
     if seconds == _last_seconds:  # events come in bursts within one second
         base = _last_base

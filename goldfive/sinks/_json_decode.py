@@ -14,11 +14,14 @@ from __future__ import annotations
 import base64
 import calendar
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
+
+if TYPE_CHECKING:
+    from google._upb._message import Descriptor as _UpbDescriptor
 
 __all__ = ["parse_dict"]
 
@@ -27,13 +30,14 @@ _Conv = Callable[[Any], Any]
 # json name or proto name -> (proto field name, converter or None for strings, oneof name or "")
 _Plan = dict[str, tuple[str, _Conv | None, str]]
 _plans: dict[str, _Plan] = {}
+_M = TypeVar("_M", bound=Message)
 
 
 class _Fallback(Exception):
     """This value needs json_format's full treatment."""
 
 
-def parse_dict(obj: dict[str, Any], message_cls: type[Message]) -> Message:
+def parse_dict(obj: dict[str, Any], message_cls: type[_M]) -> _M:
     """``json_format.ParseDict(obj, message_cls(), ignore_unknown_fields=True)``, faster."""
     try:
         return message_cls(**_kwargs(obj, message_cls.DESCRIPTOR))
@@ -41,7 +45,7 @@ def parse_dict(obj: dict[str, Any], message_cls: type[Message]) -> Message:
         return json_format.ParseDict(obj, message_cls(), ignore_unknown_fields=True)
 
 
-def _kwargs(obj: Any, desc: Descriptor) -> dict[str, Any]:
+def _kwargs(obj: Any, desc: Descriptor | _UpbDescriptor) -> dict[str, Any]:
     if type(obj) is not dict:
         raise _Fallback
     plan = _plans.get(desc.full_name)
@@ -78,7 +82,11 @@ def _oneof_clash(obj: dict[str, Any], plan: _Plan) -> bool:
     return len(groups) != len(set(groups))
 
 
-def _plan(desc: Descriptor) -> _Plan:
+def _plan(desc: Descriptor | _UpbDescriptor) -> _Plan:
+    # upb's descriptors are instances of descriptor.Descriptor at run time (metaclass check);
+    # the stubs type them apart.
+    if not isinstance(desc, Descriptor):
+        raise TypeError(f"not a protobuf message descriptor: {desc!r}")
     plan: _Plan = {}
     for fd in desc.fields:
         oneof = fd.containing_oneof.name if fd.containing_oneof is not None else ""
@@ -122,12 +130,14 @@ def _scalar_conv(fd: FieldDescriptor) -> _Conv:
     cpp = fd.cpp_type
     if cpp == _FD.CPPTYPE_MESSAGE:
         sub = fd.message_type
+        assert sub is not None  # always set on message fields
         if sub.full_name == "google.protobuf.Timestamp":
             return _timestamp
         if sub.full_name.startswith("google.protobuf."):
             return _always_fallback
         return lambda v: _kwargs(v, sub)
     if cpp == _FD.CPPTYPE_ENUM:
+        assert fd.enum_type is not None  # always set on enum fields
         by_name = {v.name: v.number for v in fd.enum_type.values}
         return lambda v: _enum(v, by_name)
     if cpp == _FD.CPPTYPE_STRING:

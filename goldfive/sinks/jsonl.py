@@ -14,7 +14,8 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Literal
+from io import BufferedWriter
+from typing import Literal
 
 from google.protobuf import json_format
 
@@ -31,7 +32,7 @@ except ImportError:  # pragma: no cover
 
 __all__ = ["JSONLPersistenceSink", "ReplayResult", "replay_from_jsonl"]
 
-_MODES = {"append": "ab", "write": "wb"}
+_MODES: dict[str, Literal["ab", "wb"]] = {"append": "ab", "write": "wb"}
 
 
 class JSONLPersistenceSink(BatchingSink[str]):
@@ -51,7 +52,7 @@ class JSONLPersistenceSink(BatchingSink[str]):
         self.path = Path(path)
         self.mode = mode
         try:
-            self._file: BinaryIO = open(self.path, _MODES[mode])  # noqa: SIM115 - lives until close
+            self._file: BufferedWriter = open(self.path, _MODES[mode])  # noqa: SIM115 - lives until close
         except OSError as exc:
             raise SinkError(f"cannot open JSONL recording {os.fspath(self.path)!r}: {exc.strerror or exc}") from exc
         if fcntl is not None:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from rich.segment import Segment
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -112,9 +113,10 @@ class CursorList(ScrollView, can_focus=True):
             strip = Strip(list(Segment.apply_style(strip, post_style=cursor)), width)
         return strip
 
-    def _on_focus(self) -> None:
+    # Widget's own _on_focus/_on_blur still run: Textual calls the handler of every class in the MRO.
+    def _on_focus(self, event: events.Focus) -> None:
         self.refresh()
 
-    def _on_blur(self) -> None:
+    def _on_blur(self, event: events.Blur) -> None:
         self.refresh()
 
