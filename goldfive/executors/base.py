@@ -161,8 +161,10 @@ class ExecutorBase:
             finally:
                 await ends[task.id]()
             return
-        running = {asyncio.create_task(self._invoke(ctx, t), name=f"goldfive-invoke-{t.id}"): t for t in batch}
-        pending = set(running)
+        running: dict[asyncio.Future[Any], Task] = {
+            asyncio.create_task(self._invoke(ctx, t), name=f"goldfive-invoke-{t.id}"): t for t in batch
+        }
+        pending: set[asyncio.Future[Any]] = set(running)
         controls = ctx.controls
         steer: ControlMessage | None = None
         rerun = False
@@ -170,7 +172,8 @@ class ExecutorBase:
         try:
             while pending:
                 recv = controls.arm()
-                done, _ = await asyncio.wait(pending | ({recv} if recv else set()), return_when=asyncio.FIRST_COMPLETED)
+                waiting: set[asyncio.Future[Any]] = pending | ({recv} if recv else set())
+                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                 for fut in [f for f in done if f in pending]:
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
@@ -233,7 +236,7 @@ class ExecutorBase:
         await steerer.cascade_cancel_downstream(session, task.id, f"upstream {task.id} failed")
 
     async def _cancel_invocations(
-        self, ctx: RunContext, pending: set[asyncio.Task[Any]], running: dict[asyncio.Task[Any], Task], reason: str
+        self, ctx: RunContext, pending: set[asyncio.Future[Any]], running: dict[asyncio.Future[Any], Task], reason: str
     ) -> None:
         """Cancel, give the agents a grace period, abandon the ones that ignore it."""
         grace = ctx.config.cancel_grace_s

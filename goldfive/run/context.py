@@ -18,7 +18,7 @@ from goldfive import events
 from goldfive.errors import GoldfiveError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
-from goldfive.run.messages import InjectedMessages
+from goldfive.run.messages import EndTurn, InjectedMessages
 from goldfive.types import DriftEvent, Session
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -140,10 +140,14 @@ class RunContext:
             self._tools[task_id] = tools
         return tools
 
-    async def begin_turn(self, task_id: str) -> Callable[[], Any]:
+    async def begin_turn(self, task_id: str) -> EndTurn:
         """Open the turn of ``task_id`` for injected messages; the returned coroutine function
         ends it (its tools are dropped: a long run must not keep them all)."""
-        return await self.messages.begin_turn(task_id, on_end=lambda: self._tools.pop(task_id, None))
+
+        def drop_tools() -> None:
+            self._tools.pop(task_id, None)
+
+        return await self.messages.begin_turn(task_id, on_end=drop_tools)
 
 
 def context_of(session: Session) -> RunContext:

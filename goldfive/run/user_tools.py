@@ -17,7 +17,7 @@ from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
 
-_PY_TO_JSON = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "array"}
+_PY_TO_JSON: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "array"}
 
 
 def schema_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
