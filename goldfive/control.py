@@ -4,6 +4,9 @@ Two queues. Senders (a UI, a script, a test, a gRPC bridge) ``send`` ControlMess
 inbox; the runner ``receive``s them in send order, dispatches, and ``ack``s each one into the
 outbox, which senders read with ``acks()``. Both sides await; nothing polls.
 
+``request(msg)`` sends and awaits the ack of that one message (the ack still reaches ``acks()``
+too); it is how a front-end waits for the answer to a key it sent.
+
 Closing: ``close()`` is idempotent. After it, ``send`` raises ChannelClosedError; ``receive``
 still returns the messages queued before the close, then None (a receive already blocked is
 woken). ``acks()`` yields every ack published before the close, and ends once the inbox has
@@ -99,6 +102,8 @@ class ControlChannel:
         self._acks_ended = False
         self._received = 0
         self._acked = 0
+        #: control id -> the future ``request`` awaits.
+        self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
 
     @property
     def closed(self) -> bool:
@@ -117,6 +122,23 @@ class ControlChannel:
         if not msg.issued_at_ms:
             msg.issued_at_ms = _now_ms()
         self._inbox.put_nowait(msg)
+
+    async def request(self, msg: ControlMessage, timeout: float | None = None) -> ControlAck:
+        """Send ``msg`` and return its ack. Raises ChannelClosedError after ``close()``,
+        ValueError when a request with the same id is already waiting, and TimeoutError when no
+        ack came within ``timeout`` seconds (the message stays sent: its ack may come later and
+        is then in ``acks()``). Cancelling the caller stops the wait, not the control."""
+        if msg.id in self._waiters:
+            raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
+        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
+        self.send_nowait(msg)
+        self._waiters[msg.id] = fut
+        try:
+            if timeout is None:
+                return await fut
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self._waiters.pop(msg.id, None)
 
     async def acks(self) -> AsyncIterator[ControlAck]:
         """Every ack in publish order; ends after close once all received messages are acked."""
@@ -166,7 +188,19 @@ class ControlChannel:
             ack.acked_at_ms = _now_ms()
         self._acked += 1
         self._outbox.put_nowait(ack)
+        waiter = self._waiters.pop(ack.control_id, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(ack)
         self._maybe_end_acks()
+
+    async def refuse_pending(self, detail: str) -> int:
+        """Ack every message still queued FAILURE with ``detail``; for the owner of a run that
+        ended without reading them, so each still gets its one ack. Returns how many."""
+        n = 0
+        while (msg := await self.receive(timeout=0)) is not None:
+            await self.ack(ControlAck(msg.id, AckResult.FAILURE, detail))
+            n += 1
+        return n
 
     # -- lifecycle ---------------------------------------------------------------
     def close(self) -> None:

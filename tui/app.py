@@ -32,6 +32,7 @@ from tui.format import (
     control_sent_line,
     describe,
 )
+from tui.inputs import validate_message, validate_steer_note
 from tui.keys import KEY_DISPLAY, KEYS, help_rows, palette_bindings
 from tui.screens.dialogs import ConfirmScreen, TextPrompt
 from tui.screens.help import HelpScreen
@@ -43,23 +44,8 @@ from tui.widgets.header import RunHeader
 from tui.widgets.plan import PlanView, TaskDetail
 
 REPAINT_S = 0.05
-STEER_NOTE_LIMIT = 8192  # bytes of UTF-8
 #: Events applied between yields to the message loop while a backlog is drained.
 _BATCH = 256
-
-
-def validate_steer_note(note: str) -> str | None:
-    """Why a steer note must not be sent, or None."""
-    if not note.strip():
-        return "An empty note cannot steer the run: type what should change."
-    size = len(note.encode("utf-8"))
-    if size > STEER_NOTE_LIMIT:
-        return f"The note is {size:,} bytes; the limit is 8 KiB ({STEER_NOTE_LIMIT:,} bytes)."
-    return None
-
-
-def _not_empty(text: str) -> str | None:
-    return None if text.strip() else "Type a message first (Esc cancels)."
 
 
 class GoldfiveApp(App[None]):
@@ -356,7 +342,7 @@ class GoldfiveApp(App[None]):
         prompt = TextPrompt(
             "Inject a message into the running turn",
             hint="Enter sends INJECT_MESSAGE · Esc cancels",
-            validate=_not_empty,
+            validate=validate_message,
         )
         self.push_screen(prompt, entered)
 

@@ -3,11 +3,10 @@
 from goldfive.remote.client import RemoteClient
 from goldfive.remote.host import HostedRun, RunHost
 from goldfive.remote.server import DEFAULT_LISTEN, RemoteServer, default_db_path, serve, start_server
-from goldfive.remote.service import MAX_NOTE_BYTES, RunsService
+from goldfive.remote.service import RunsService
 
 __all__ = [
     "DEFAULT_LISTEN",
-    "MAX_NOTE_BYTES",
     "HostedRun",
     "RemoteClient",
     "RemoteServer",

@@ -2,8 +2,8 @@
 
 A live run is a Runner wired to an InMemorySink (history + live subscriptions), a state sink
 (a RunState folded as events are emitted, so snapshots cost O(plan)), a SQLitePersistenceSink
-(so the run outlives the process) and a ControlChannel whose acks one dispatcher task reads,
-resolving the future of the control each ack answers. A recorded run is its replayed events.
+(so the run outlives the process) and a ControlChannel; a client's control is sent with
+``ControlChannel.request``, which returns the run's own ack. A recorded run is its replayed events.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any
 
+from goldfive.aio import cancel_and_wait
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlMessage
 from goldfive.errors import ChannelClosedError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -63,8 +64,6 @@ class HostedRun:
         self.runner: Any = None
         self.task: asyncio.Task[Any] | None = None
         self._history: list[Event] = list(events or [])
-        self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
-        self._dispatcher: asyncio.Task[None] | None = None
         #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
         self.ingest_sinks: list[Any] | None = None
         for ev in self._history:
@@ -129,26 +128,10 @@ class HostedRun:
             return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE} here: its events are pushed by a remote producer")
         if channel is None or channel.closed:
             return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
-        if msg.id in self._waiters:
-            raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
-        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
-        self._waiters[msg.id] = fut
         try:
-            try:
-                channel.send_nowait(msg)
-            except ChannelClosedError:
-                return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
-            return await asyncio.wait_for(fut, timeout)
-        finally:
-            self._waiters.pop(msg.id, None)
-
-    async def _dispatch_acks(self, channel: ControlChannel) -> None:
-        async for ack in channel.acks():
-            fut = self._waiters.get(ack.control_id)
-            if fut is not None and not fut.done():
-                fut.set_result(ack)
-            else:
-                log.debug("ack for %s has no waiter (sent in-process or timed out)", ack.control_id)
+            return await channel.request(msg, timeout)
+        except ChannelClosedError:
+            return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, factory: RunFactory, user_input: Any, db_path: str) -> None:
@@ -157,7 +140,6 @@ class HostedRun:
         sinks = [self.memory, self._state_sink, SQLitePersistenceSink(db_path)]
         self.runner = factory(sinks=sinks, control=self.channel, run_id=self.run_id)
         loop = asyncio.get_running_loop()
-        self._dispatcher = loop.create_task(self._dispatch_acks(self.channel), name=f"acks-{self.run_id}")
         self.task = loop.create_task(self._run(user_input), name=f"run-{self.run_id}")
 
     async def _run(self, user_input: Any) -> Any:
@@ -195,7 +177,7 @@ class HostedRun:
         if self.ingest_sinks is not None:
             await self.end_ingest()
         if self.task is not None:
-            await reap(self.task)  # _run already logged a failure
+            await cancel_and_wait([self.task])  # _run already logged a failure
         if self.runner is not None:
             try:
                 await self.runner.close()
@@ -203,24 +185,7 @@ class HostedRun:
                 log.exception("closing hosted run %s failed", self.run_id)
         if self.channel is not None:
             self.channel.close()
-        if self._dispatcher is not None:
-            await reap(self._dispatcher)
-        for fut in self._waiters.values():
-            if not fut.done():
-                fut.set_result(ControlAck("", AckResult.FAILURE, RUN_NOT_ACTIVE))
-
-
-async def reap(task: asyncio.Task[Any]) -> None:
-    """Cancel ``task`` and wait for it to end. Only its own cancellation is absorbed: if the
-    caller is being cancelled too, that propagates."""
-    if not task.done():
-        task.cancel()
-    try:
-        await task
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is not None and current.cancelling():
-            raise
+            await self.channel.refuse_pending(RUN_NOT_ACTIVE)  # nobody reads it any more
 
 
 class RunHost:

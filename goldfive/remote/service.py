@@ -9,43 +9,13 @@ from collections.abc import AsyncIterator
 import grpc
 
 from goldfive import conv
-from goldfive.control import ControlKind, ControlMessage
 from goldfive.errors import ConversionError
 from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, service_pb2, service_pb2_grpc, types_pb2
 from goldfive.remote.host import HostedRun, RunHost
+from goldfive.run.validate import validate_control
 from goldfive.types import TaskStatus
 
-__all__ = ["MAX_NOTE_BYTES", "RunsService", "control_problem", "snapshot", "summary"]
-
-#: Largest STEER note accepted, in UTF-8 bytes (8 KiB).
-MAX_NOTE_BYTES = 8192
-_LADDER_ONLY = frozenset({ControlKind.GOLDFIVE_STEER, ControlKind.GOLDFIVE_PAUSE_ESCALATE})
-#: Payload keys a control of this kind cannot do without.
-_REQUIRED = {
-    ControlKind.REWIND_TO: "task_id",
-    ControlKind.APPROVE: "target_id",
-    ControlKind.REJECT: "target_id",
-    ControlKind.INJECT_MESSAGE: "text",
-}
-
-
-def control_problem(msg: ControlMessage) -> str:
-    """Why ``msg`` is not a control a client may send ("" when it is fine)."""
-    kind = msg.kind
-    if kind in _LADDER_ONLY:
-        return f"{kind} is sent by the intervention ladder only"
-    if kind is ControlKind.STEER:
-        note = str(msg.payload.get("note", "") or "")
-        if not note.strip():
-            return "STEER note is empty"
-        size = len(note.encode("utf-8"))
-        if size > MAX_NOTE_BYTES:
-            return f"STEER note is {size} bytes; the limit is {MAX_NOTE_BYTES} bytes (8 KiB)"
-    key = _REQUIRED.get(kind) if isinstance(kind, ControlKind) else None
-    if key is not None and not str(msg.payload.get(key, "") or "").strip():
-        return f"{kind} needs a non-empty {key}"
-    return ""
-
+__all__ = ["RunsService", "snapshot", "summary"]
 
 def summary(run: HostedRun) -> service_pb2.RunSummary:
     state = run.state
@@ -135,11 +105,11 @@ class RunsService(service_pb2_grpc.RunsServicer):
         except ConversionError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed control: {exc}")
             raise  # unreachable: abort raises
-        problem = control_problem(msg)
-        if problem:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         if not msg.id:
             msg.id = uuid.uuid4().hex
+        problem = validate_control(msg, allow_ladder_kinds=False)  # the run's own limits
+        if problem:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         remaining = context.time_remaining()
         timeout = self.ack_timeout if remaining is None else min(self.ack_timeout, remaining)
         try:
