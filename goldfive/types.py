@@ -246,7 +246,12 @@ class Plan:
 
     # -- validation ------------------------------------------------------------
     def validate(self) -> "Plan":
-        """Raise PlanValidationError naming the rule and the ids; return self when valid."""
+        """Raise PlanValidationError naming the rule and the ids; return self when valid.
+
+        The checks are structural (ids, edges, cycles) and a Plan's structure never changes,
+        so a plan found valid once is not walked again."""
+        if self.__dict__.get("_valid"):
+            return self
         if not self.tasks:
             raise PlanValidationError("plan has no tasks")
         empty = [str(i) for i, t in enumerate(self.tasks) if not t.id or not t.id.strip()]
@@ -273,6 +278,7 @@ class Plan:
         cycle = _find_cycle(self)
         if cycle:
             raise PlanValidationError("cycle", cycle, "cycle: " + " -> ".join(cycle + [cycle[0]]))
+        object.__setattr__(self, "_valid", True)
         return self
 
 

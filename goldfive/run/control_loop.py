@@ -148,6 +148,8 @@ class ControlLoop:
         """Handle every message already queued, then the ladder's interventions, without
         waiting. Stops at a CANCEL: what is queued behind it is not applied to the run."""
         outcomes: list[ControlOutcome] = []
+        if self._idle():
+            return outcomes
         while True:
             msg = self.take()  # what the pending receive took precedes the queued ones
             if msg is None and self.channel is not None:
@@ -160,6 +162,15 @@ class ControlLoop:
             outcomes.append(await self.handle(msg, mid_task=False, from_ladder=from_ladder))
             if outcomes[-1].cancel_run:
                 return outcomes
+
+    def _idle(self) -> bool:
+        """Nothing to handle: the common case at a boundary, answered without an await."""
+        recv, ch = self._recv, self.channel
+        return (
+            not self._interventions
+            and (recv is None or not recv.done())
+            and (ch is None or ch.pending() == 0)
+        )
 
     async def receive_while_paused(self) -> ControlMessage | None:
         """The next message while the run is paused, or None (the pause may have ended).
