@@ -6,7 +6,10 @@ Each ``to_pb_*`` has a ``from_pb_*`` partner; ``tests/test_conv.py`` round-trips
 from __future__ import annotations
 
 import json
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar, cast
+
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.errors import ConversionError
@@ -15,9 +18,17 @@ from goldfive.types import DriftKind, DriftSeverity, Goal, Plan, Task, TaskEdge,
 
 # -- enums -------------------------------------------------------------------------
 
+_PyEnum = TypeVar("_PyEnum", bound=StrEnum)
+_PbEnum = TypeVar("_PbEnum", bound=int)
 
-def _enum_maps(py_enum: Any, pb_enum: Any, prefix: str) -> tuple[dict[Any, int], dict[int, Any]]:
-    to_pb = {m: pb_enum.Value(prefix + m.name) for m in py_enum}
+
+def _enum_maps(
+    py_enum: type[_PyEnum], pb_enum: type[_PbEnum], prefix: str
+) -> tuple[dict[_PyEnum, _PbEnum], dict[int, _PyEnum]]:
+    # A generated enum is a class only in the stubs (at runtime it is an EnumTypeWrapper), and
+    # the stubs type its Value() as int although the numbers are that enum's values.
+    wrapper = cast(EnumTypeWrapper, pb_enum)
+    to_pb = {m: cast(_PbEnum, wrapper.Value(prefix + m.name)) for m in py_enum}
     return to_pb, {v: k for k, v in to_pb.items()}
 
 
@@ -27,8 +38,11 @@ _STATUS_TO_PB, _STATUS_FROM_PB = _enum_maps(TaskStatus, types_pb2.TaskStatus, "T
 _DRIFT_TO_PB, _DRIFT_FROM_PB = _enum_maps(DriftKind, types_pb2.DriftKind, "DRIFT_KIND_")
 _SEV_TO_PB, _SEV_FROM_PB = _enum_maps(DriftSeverity, types_pb2.DriftSeverity, "DRIFT_SEVERITY_")
 
+# The *_from_pb converters take any int: a field decoded from a newer peer may hold a number
+# this version's enum does not know, which they reject or map to "".
 
-def task_status_to_pb(status: TaskStatus | str) -> int:
+
+def task_status_to_pb(status: TaskStatus | str) -> types_pb2.TaskStatus:
     return _STATUS_TO_PB[TaskStatus(status)]
 
 
@@ -39,9 +53,9 @@ def task_status_from_pb(value: int) -> TaskStatus:
         raise ConversionError(f"unknown task status value {value}") from None
 
 
-def drift_kind_to_pb(kind: DriftKind | str) -> int:
+def drift_kind_to_pb(kind: DriftKind | str) -> types_pb2.DriftKind:
     if not kind:
-        return 0
+        return types_pb2.DRIFT_KIND_UNSPECIFIED
     return _DRIFT_TO_PB[DriftKind(kind)]
 
 
@@ -49,9 +63,9 @@ def drift_kind_from_pb(value: int) -> DriftKind | str:
     return _DRIFT_FROM_PB.get(value, "")
 
 
-def drift_severity_to_pb(sev: DriftSeverity | str) -> int:
+def drift_severity_to_pb(sev: DriftSeverity | str) -> types_pb2.DriftSeverity:
     if not sev:
-        return 0
+        return types_pb2.DRIFT_SEVERITY_UNSPECIFIED
     return _SEV_TO_PB[DriftSeverity(sev)]
 
 
@@ -129,8 +143,10 @@ def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
         sub = getattr(ev, which)
         payload.update({f.name: getattr(sub, f.name) for f in sub.DESCRIPTOR.fields})
     elif kind in _ONEOF_FIELD:
-        # A typed kind sent without its payload: expose the fields as empty strings.
-        payload.update({k: "" for k in _TYPED_KEYS[kind]})
+        # A typed kind sent without its payload: expose the fields as empty strings. kind may
+        # still be a custom_kind string equal to a known kind's value (ControlMessage normalises
+        # it below); ControlKind(kind) is then that kind.
+        payload.update({k: "" for k in _TYPED_KEYS[ControlKind(kind)]})
     if ev.cancel_reason:
         # goldfive v1 decodes a CANCEL without a reason as {}; proto3 cannot tell "" from unset.
         payload["reason"] = ev.cancel_reason

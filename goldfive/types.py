@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from goldfive.errors import PlanValidationError, UnknownTaskError
 
@@ -46,22 +46,22 @@ class DriftSeverity(StrEnum):
     def rank(self) -> int:
         return _SEVERITY_RANK[self]
 
-    def __ge__(self, other: object) -> bool:  # type: ignore[override]
+    def __ge__(self, other: object) -> bool:
         if isinstance(other, DriftSeverity):
             return self.rank >= other.rank
         return NotImplemented
 
-    def __gt__(self, other: object) -> bool:  # type: ignore[override]
+    def __gt__(self, other: object) -> bool:
         if isinstance(other, DriftSeverity):
             return self.rank > other.rank
         return NotImplemented
 
-    def __le__(self, other: object) -> bool:  # type: ignore[override]
+    def __le__(self, other: object) -> bool:
         if isinstance(other, DriftSeverity):
             return self.rank <= other.rank
         return NotImplemented
 
-    def __lt__(self, other: object) -> bool:  # type: ignore[override]
+    def __lt__(self, other: object) -> bool:
         if isinstance(other, DriftSeverity):
             return self.rank < other.rank
         return NotImplemented
@@ -288,7 +288,7 @@ def _find_cycle(plan: Plan) -> list[str]:
     for root in colour:
         if colour[root] != WHITE:
             continue
-        stack: list[tuple[str, Iterable[str]]] = [(root, iter(plan.successors(root)))]
+        stack: list[tuple[str, Iterator[str]]] = [(root, iter(plan.successors(root)))]
         path = [root]
         colour[root] = GREY
         while stack:

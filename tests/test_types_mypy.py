@@ -7,12 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.skip(reason="enabled once the control-plane rebuild lands")
 def test_mypy_reports_no_errors_on_goldfive_and_tui() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "goldfive", "tui"],

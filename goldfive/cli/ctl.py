@@ -89,7 +89,8 @@ def _options(fn: Callable[..., None]) -> Callable[..., None]:
     @click.option("--json", "sub_json", is_flag=True, help="Print JSON instead of text.")
     @click.pass_context
     @functools.wraps(fn)
-    def wrapper(ctx: click.Context, sub_token: str | None, sub_tls_ca: str | None, sub_json: bool, **kw: Any) -> None:
+    # ctx positional-only: pass_context's Concatenate[Context, P] passes it positionally.
+    def wrapper(ctx: click.Context, /, sub_token: str | None, sub_tls_ca: str | None, sub_json: bool, **kw: Any) -> None:
         fn(_merge(ctx, sub_token, sub_tls_ca, sub_json), **kw)
 
     return wrapper

@@ -9,12 +9,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.server import DEFAULT_LISTEN
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.pb.goldfive.v1 import service_pb2
 
 __all__ = ["attach_command", "register", "serve_command"]
 
@@ -113,7 +117,8 @@ def serve_command(
         task = loop.create_task(serve(listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready))
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
-        done, _ = await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        first: set[asyncio.Future[Any]] = {task, ready}
+        done, _ = await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
         if ready.done():
             server = ready.result()
             scheme = "TLS" if server.tls else "plaintext"
@@ -134,7 +139,7 @@ def serve_command(
         click.echo("goldfive serve: stopped", err=True)
 
 
-def choose_run(summaries: list[Any], run_id: str | None) -> str:
+def choose_run(summaries: Sequence[service_pb2.RunSummary], run_id: str | None) -> str:
     """``run_id`` if served; else the one live run, else the latest started one."""
     ids = [s.run_id for s in summaries]
     if run_id is not None:

@@ -42,8 +42,7 @@ def snapshot(run: HostedRun) -> service_pb2.RunSnapshot:
         for task in plan.tasks:  # the plan as emitted, with the statuses as they are now
             view = state.tasks.get(task.id)
             if view is not None:
-                # conv.task_status_to_pb is annotated int; its values are types_pb2.TaskStatus.
-                task.status = conv.task_status_to_pb(view.status)  # type: ignore[assignment]
+                task.status = conv.task_status_to_pb(view.status)
     approvals = [
         events_pb2.ApprovalRequested(
             target_id=a.target_id,
