@@ -10,7 +10,7 @@ import copy
 from typing import Sequence
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.runstate import RunState
+from goldfive.view import RunState
 
 __all__ = ["Timeline"]
 

@@ -8,7 +8,7 @@ import pytest
 
 from goldfive import events as E
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
-from goldfive.runstate import RunPhase, RunState
+from goldfive.view import RunPhase, RunState
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskEdge, TaskStatus
 
 T0 = 1_767_225_600_000
@@ -257,7 +257,7 @@ def test_the_core_reducer_does_not_import_textual() -> None:
     import subprocess
     import sys
 
-    code = "import sys, goldfive.runstate; print('textual' in sys.modules)"
+    code = "import sys, goldfive.view; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

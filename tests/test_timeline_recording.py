@@ -9,7 +9,7 @@ import pytest
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.recording import detect_format, open_recording
-from goldfive.runstate import RunState
+from goldfive.view import RunState
 from goldfive.sinks import SQLitePersistenceSink
 from goldfive.sinks._json import message_to_json
 from goldfive.timeline import Timeline

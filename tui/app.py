@@ -20,7 +20,7 @@ from textual.widgets import Footer, Input
 from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.runstate import ControlView, RunState
+from goldfive.view import ControlView, RunState
 from goldfive.types import DriftKind
 from tui.commands import GoldfiveCommands
 from tui.format import (

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from goldfive import conv
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.runstate import ControlView, TaskView
+from goldfive.view import ControlView, TaskView
 from goldfive.types import TaskStatus
 
 STATUS_MARK: dict[TaskStatus, str] = {

@@ -20,7 +20,7 @@ from goldfive.aio import cancel_and_wait
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlMessage
 from goldfive.errors import ChannelClosedError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.runstate import RunState
+from goldfive.view import RunState
 from goldfive.sinks.memory import InMemorySink, Missed
 from goldfive.sinks.sqlite import SQLitePersistenceSink, list_runs, replay_from_sqlite
 

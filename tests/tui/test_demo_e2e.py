@@ -16,7 +16,7 @@ from goldfive.control import ControlChannel
 from goldfive.demo import DEMO_GOAL, make_demo_runner
 from goldfive.recording import open_recording
 from goldfive.runner import Runner
-from goldfive.runstate import ControlView, RunPhase
+from goldfive.view import ControlView, RunPhase
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 from goldfive.types import TaskStatus
 from tests.tui.conftest import screen_text

@@ -7,7 +7,7 @@ from textual.widgets import Input, Label
 
 from goldfive import events as E
 from goldfive.control import AckResult, ControlKind
-from goldfive.runstate import RunPhase
+from goldfive.view import RunPhase
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 from goldfive.sinks.memory import Missed
 from tests.tui.conftest import Rig, make_rig, screen_text, settle

@@ -9,7 +9,7 @@ from textual.widgets import Input
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.recording import Recording, open_recording
-from goldfive.runstate import RunPhase, RunState
+from goldfive.view import RunPhase, RunState
 from goldfive.sinks._json import message_to_json
 from goldfive.types import TaskStatus
 from tui.format import describe

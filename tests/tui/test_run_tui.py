@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from goldfive.cli.local import _runner_factory
 from goldfive.planners.static import StaticPlanner
-from goldfive.runstate import RunPhase
+from goldfive.view import RunPhase
 from goldfive.sinks import SQLitePersistenceSink, list_runs
 from goldfive.types import Plan, Task, TaskEdge, TaskStatus
 from tui.app import GoldfiveApp

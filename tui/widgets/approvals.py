@@ -6,7 +6,7 @@ from typing import ClassVar
 
 from rich.text import Text
 
-from goldfive.runstate import RunState
+from goldfive.view import RunState
 from tui.format import age_text, clip, compact_json
 from tui.widgets.cursorlist import CursorList
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from goldfive.runstate import RunPhase, RunState
+from goldfive.view import RunPhase, RunState
 from goldfive.types import TaskStatus
 from tui.format import clip, clock_text
 

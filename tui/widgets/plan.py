@@ -8,7 +8,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
-from goldfive.runstate import RunState, TaskView
+from goldfive.view import RunState, TaskView
 from goldfive.types import TaskStatus
 from tui.format import STATUS_MARK, clip, clock_text, duration_text, task_note
 from tui.widgets.cursorlist import CursorList

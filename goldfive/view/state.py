@@ -8,10 +8,8 @@ Controls a client sends itself can be recorded with ``control_sent`` / ``control
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Callable, Iterable
 
 from goldfive import conv
@@ -19,8 +17,17 @@ from goldfive.control import AckResult, ControlAck, ControlMessage, kind_name
 from goldfive.errors import ConversionError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.types import DriftKind, TaskStatus
+from goldfive.view.models import (
+    ApprovalView,
+    ControlView,
+    DriftView,
+    RunPhase,
+    TaskView,
+    parse_args,
+    summarize_payload,
+)
 
-__all__ = ["ApprovalView", "ControlView", "DriftView", "RunPhase", "RunState", "TaskView"]
+__all__ = ["RunState"]
 
 #: Acked controls of these kinds start a pause; of the second kind, end it. A STEER or a
 #: REWIND_TO is applied while paused and the run stays paused until RESUME.
@@ -29,107 +36,6 @@ _UNPAUSING = frozenset({"RESUME", "CANCEL"})
 _BUSY = frozenset({TaskStatus.RUNNING, TaskStatus.BLOCKED})
 _RECENT_DRIFTS = 50
 _RATE_WINDOW_S = 5
-
-
-class RunPhase(StrEnum):
-    PENDING = "PENDING"
-    RUNNING = "RUNNING"
-    #: Paused while a task still runs: it finishes, no new task starts.
-    PAUSING = "PAUSING"
-    PAUSED = "PAUSED"
-    COMPLETED = "COMPLETED"
-    ABORTED = "ABORTED"
-
-
-@dataclass(slots=True)
-class TaskView:
-    id: str
-    title: str
-    description: str = ""
-    status: TaskStatus = TaskStatus.PENDING
-    deps: tuple[str, ...] = ()
-    started_ms: int = 0
-    ended_ms: int = 0
-    progress: str = ""
-    fraction: float = -1.0
-    result: str = ""
-    #: Why it was cancelled, failed, blocked or changed status.
-    reason: str = ""
-    #: The plan revision in which the task first appeared (0: the submitted plan).
-    added_revision: int = 0
-
-    @property
-    def duration_ms(self) -> int | None:
-        if self.started_ms and self.ended_ms >= self.started_ms:
-            return self.ended_ms - self.started_ms
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalView:
-    target_id: str
-    kind: str
-    prompt: str
-    task_id: str
-    tool_name: str
-    args: Any
-    args_json: str
-    requested_ms: int
-    timeout_ms: int
-
-
-@dataclass(slots=True)
-class ControlView:
-    id: str
-    kind: str
-    summary: str
-    sent_ms: int = 0
-    author: str = ""
-    ack_result: str = ""
-    ack_detail: str = ""
-    acked_ms: int = 0
-    #: For STEER: the plan revision it produced, once plan_revised arrived.
-    revision: int | None = None
-
-    @property
-    def acked(self) -> bool:
-        return bool(self.ack_result)
-
-
-@dataclass(frozen=True, slots=True)
-class DriftView:
-    id: str
-    kind: str
-    severity: str
-    detail: str
-    task_id: str
-    at_ms: int
-
-
-def summarize_payload(kind: str, payload: dict[str, Any]) -> str:
-    """A one-line human summary of a control's payload."""
-    if kind == "STEER":
-        return str(payload.get("note", ""))
-    if kind == "REWIND_TO":
-        return str(payload.get("task_id", ""))
-    if kind in ("APPROVE", "REJECT"):
-        detail = str(payload.get("detail", "") or "")
-        target = str(payload.get("target_id", ""))
-        return f"{target}: {detail}" if detail else target
-    if kind == "INJECT_MESSAGE":
-        return str(payload.get("text", ""))
-    if kind == "CANCEL":
-        return str(payload.get("reason", ""))
-    return ", ".join(f"{k}={v}" for k, v in sorted(payload.items())) if payload else ""
-
-
-def _parse_args(args_json: str) -> Any:
-    if not args_json:
-        return None
-    try:
-        return json.loads(args_json)
-    except ValueError:
-        return args_json  # shown verbatim rather than dropped
 
 
 @dataclass
@@ -386,7 +292,7 @@ class RunState:
             prompt=p.prompt,
             task_id=p.task_id,
             tool_name=p.tool_name,
-            args=_parse_args(p.args_json),
+            args=parse_args(p.args_json),
             args_json=p.args_json,
             requested_ms=ms,
             timeout_ms=p.timeout_ms,

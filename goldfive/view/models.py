@@ -1,0 +1,114 @@
+"""The views a run's event stream folds into (``goldfive.view.state.RunState`` holds them):
+the run's phase, each task, approval, control and drift as a watcher sees it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from goldfive.types import TaskStatus
+
+
+class RunPhase(StrEnum):
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    #: Paused while a task still runs: it finishes, no new task starts.
+    PAUSING = "PAUSING"
+    PAUSED = "PAUSED"
+    COMPLETED = "COMPLETED"
+    ABORTED = "ABORTED"
+
+
+@dataclass(slots=True)
+class TaskView:
+    id: str
+    title: str
+    description: str = ""
+    status: TaskStatus = TaskStatus.PENDING
+    deps: tuple[str, ...] = ()
+    started_ms: int = 0
+    ended_ms: int = 0
+    progress: str = ""
+    fraction: float = -1.0
+    result: str = ""
+    #: Why it was cancelled, failed, blocked or changed status.
+    reason: str = ""
+    #: The plan revision in which the task first appeared (0: the submitted plan).
+    added_revision: int = 0
+
+    @property
+    def duration_ms(self) -> int | None:
+        if self.started_ms and self.ended_ms >= self.started_ms:
+            return self.ended_ms - self.started_ms
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalView:
+    target_id: str
+    kind: str
+    prompt: str
+    task_id: str
+    tool_name: str
+    args: Any
+    args_json: str
+    requested_ms: int
+    timeout_ms: int
+
+
+@dataclass(slots=True)
+class ControlView:
+    id: str
+    kind: str
+    summary: str
+    sent_ms: int = 0
+    author: str = ""
+    ack_result: str = ""
+    ack_detail: str = ""
+    acked_ms: int = 0
+    #: For STEER: the plan revision it produced, once plan_revised arrived.
+    revision: int | None = None
+
+    @property
+    def acked(self) -> bool:
+        return bool(self.ack_result)
+
+
+@dataclass(frozen=True, slots=True)
+class DriftView:
+    id: str
+    kind: str
+    severity: str
+    detail: str
+    task_id: str
+    at_ms: int
+
+
+def summarize_payload(kind: str, payload: dict[str, Any]) -> str:
+    """A one-line human summary of a control's payload."""
+    if kind == "STEER":
+        return str(payload.get("note", ""))
+    if kind == "REWIND_TO":
+        return str(payload.get("task_id", ""))
+    if kind in ("APPROVE", "REJECT"):
+        detail = str(payload.get("detail", "") or "")
+        target = str(payload.get("target_id", ""))
+        return f"{target}: {detail}" if detail else target
+    if kind == "INJECT_MESSAGE":
+        return str(payload.get("text", ""))
+    if kind == "CANCEL":
+        return str(payload.get("reason", ""))
+    return ", ".join(f"{k}={v}" for k, v in sorted(payload.items())) if payload else ""
+
+
+def parse_args(args_json: str) -> Any:
+    if not args_json:
+        return None
+    try:
+        return json.loads(args_json)
+    except ValueError:
+        return args_json  # shown verbatim rather than dropped
+
+
