@@ -36,3 +36,27 @@ def retrieve(fut: asyncio.Future[Any]) -> None:
     """Done-callback: take a finished task's exception so asyncio does not warn about it."""
     if not fut.cancelled() and fut.exception() is not None:
         log.debug("abandoned task ended with %r", fut.exception())
+
+
+async def first_done(futures: Collection[asyncio.Future[Any]]) -> set[asyncio.Future[Any]]:
+    """Wait until at least one of ``futures`` is done; return the ones that are.
+
+    ``asyncio.wait(..., FIRST_COMPLETED)`` without its bookkeeping: this runs once per task
+    of a run, so its cost is the run's. Cancelling the caller leaves the futures untouched."""
+    done = {f for f in futures if f.done()}
+    if done:
+        return done
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def wake(_: asyncio.Future[Any]) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    for f in futures:
+        f.add_done_callback(wake)
+    try:
+        await waiter
+    finally:
+        for f in futures:
+            f.remove_done_callback(wake)
+    return {f for f in futures if f.done()}

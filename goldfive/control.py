@@ -102,6 +102,8 @@ class ControlChannel:
         self._acks_ended = False
         self._received = 0
         self._acked = 0
+        #: Done when a message is queued (``ready``).
+        self._ready: asyncio.Future[None] | None = None
         #: control id -> the future ``request`` awaits.
         self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
 
@@ -122,6 +124,7 @@ class ControlChannel:
         if not msg.issued_at_ms:
             msg.issued_at_ms = _now_ms()
         self._inbox.put_nowait(msg)
+        self._wake_reader()
 
     async def request(self, msg: ControlMessage, timeout: float | None = None) -> ControlAck:
         """Send ``msg`` and return its ack. Raises ChannelClosedError after ``close()``,
@@ -156,17 +159,40 @@ class ControlChannel:
         Cancelling the caller leaves the channel unchanged (no message is consumed)."""
         if self._inbox_drained:
             return None
+        if timeout is not None and timeout <= 0:
+            return self.receive_nowait()
         try:
             if timeout is None:
                 item = await self._inbox.get()
-            elif timeout <= 0:
-                if self._inbox.empty():
-                    return None
-                item = self._inbox.get_nowait()
             else:
                 item = await asyncio.wait_for(self._inbox.get(), timeout)
         except TimeoutError:
             return None
+        return self._took(item)
+
+    def receive_nowait(self) -> ControlMessage | None:
+        """The next message if one is queued, else None (also once closed and drained)."""
+        if self._inbox_drained or self._inbox.empty():
+            return None
+        return self._took(self._inbox.get_nowait())
+
+    def ready(self) -> asyncio.Future[None]:
+        """A future that is done once a message is queued or the channel is closed: a reader
+        awaits it among other things and then takes what is there with ``receive_nowait``.
+        Unlike a pending ``receive()`` it consumes nothing, so dropping it loses nothing."""
+        fut = self._ready
+        if fut is None or fut.done():
+            fut = self._ready = asyncio.get_running_loop().create_future()
+            if not self._inbox.empty():
+                fut.set_result(None)
+        return fut
+
+    def _wake_reader(self) -> None:
+        fut = self._ready
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def _took(self, item: ControlMessage | _Closed) -> ControlMessage | None:
         if isinstance(item, _Closed):
             self._inbox_drained = True
             self._inbox.put_nowait(item)  # wake any other receiver
@@ -209,6 +235,7 @@ class ControlChannel:
             return
         self._closed = True
         self._inbox.put_nowait(_CLOSED)
+        self._wake_reader()
         if self._inbox.qsize() == 1:
             # Nothing was queued: the inbox is drained already.
             self._inbox_drained = True

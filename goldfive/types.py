@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import secrets
 import sys
@@ -10,7 +11,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from goldfive.errors import PlanValidationError, UnknownTaskError
 
@@ -178,6 +179,25 @@ class Plan:
         object.__setattr__(self, "_by_id", by_id)
         object.__setattr__(self, "_succ", succ)
         object.__setattr__(self, "_pred", pred)
+
+    def fresh_copy(self, *, goal_ids: Iterable[str] | None = None) -> "Plan":
+        """The same plan with new Task objects (statuses copied), for one run to move on.
+
+        The edge structure is shared, and a plan found valid stays valid: copying a 100k-task
+        plan costs one pass over its tasks, not a rebuild and a second validation."""
+        new = copy.copy(self)
+        tasks = tuple(
+            Task(t.id, t.title, t.description, t.assignee_agent_id, t.status, t.predicted_start_ms, t.predicted_duration_ms)
+            for t in self.tasks
+        )
+        by_id: dict[str, Task] = {}
+        for t in tasks:
+            by_id.setdefault(t.id, t)
+        object.__setattr__(new, "tasks", tasks)
+        object.__setattr__(new, "_by_id", by_id)
+        if goal_ids is not None:
+            object.__setattr__(new, "goal_ids", tuple(goal_ids))
+        return new
 
     # -- lookups ---------------------------------------------------------------
     def task(self, task_id: str) -> Task:

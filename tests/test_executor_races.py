@@ -309,7 +309,7 @@ async def test_a_steer_over_an_agent_ignoring_cancellation_still_replans(executo
     assert h.statuses() == {"r1_1": S.COMPLETED}
 
 
-async def test_a_message_taken_off_the_channel_as_the_run_is_cancelled_still_gets_its_ack(executor: Any) -> None:
+async def test_a_message_sent_as_the_run_is_cancelled_still_gets_its_one_ack(executor: Any) -> None:
     agent = ScriptedAgent(hold=["a"])
     h = Harness(agent, executor, static("a"))
     run = h.start()
@@ -322,9 +322,8 @@ async def test_a_message_taken_off_the_channel_as_the_run_is_cancelled_still_get
     except BaseException as exc:  # noqa: BLE001 - the cancellation is what we expect
         assert type(exc).__name__ == "CancelledError"
     await h.shutdown()
-    assert [(a.result, a.detail) for a in h.acks[msg.id]] == [
-        (AckResult.FAILURE, "run not active: STATUS_QUERY arrived as the run ended")
-    ]
+    [ack] = h.acks[msg.id]
+    assert ack.result == AckResult.FAILURE and ack.detail.startswith("run not active")
     assert h.kinds()[-1] == "run_aborted"
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from goldfive import events
-from goldfive.aio import cancel_and_wait
+from goldfive.aio import cancel_and_wait, first_done
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.run.context import RunContext
@@ -74,9 +74,8 @@ class ExecutorBase:
         try:
             return await self._loop(ctx)
         finally:
-            await ctx.controls.stop()
-            if direct:  # no Runner will answer what the run took off the channel as it ended
-                await ctx.controls.answer_late()
+            if direct:  # no Runner will answer what was sent as the run ended
+                await ctx.controls.answer_queued()
 
     async def _handle_custom(self, msg: ControlMessage, *, session: Session, **kw: Any) -> ControlOutcome:
         """Override to add verbs (spec 7.b); fall back to ``dispatch_control``."""
@@ -173,7 +172,7 @@ class ExecutorBase:
             while pending:
                 recv = controls.arm()
                 waiting: set[asyncio.Future[Any]] = pending | ({recv} if recv else set())
-                done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                done = await first_done(waiting)
                 for fut in [f for f in done if f in pending]:
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
@@ -204,7 +203,7 @@ class ExecutorBase:
             # The run is being torn down (cancelled, or a bug escaped): its invocations end
             # with it instead of being orphaned.
             await cancel_and_wait(pending, timeout=ctx.config.cancel_grace_s)
-            # The receive stays armed: what it takes next is handled at the boundary, first.
+            # A control queued now stays queued: the boundary handles it first.
             for end in ends.values():
                 await end()
         if rerun:

@@ -52,40 +52,24 @@ class ControlLoop:
         self.channel = ctx.control
         #: Set by an executor that overrides ``_handle_custom``.
         self.custom: CustomHandler | None = None
-        self._recv: asyncio.Task[ControlMessage | None] | None = None
         self._interventions: deque[ControlMessage] = deque()
-        #: Messages taken off the channel as the run ended; answered by ``answer_after_end``.
-        self._late: list[ControlMessage] = []
 
     # -- reading the channel ---------------------------------------------------------
     def usable(self) -> bool:
         ch = self.channel
         return ch is not None and not (ch.closed and ch.pending() == 0)
 
-    def arm(self) -> asyncio.Task[ControlMessage | None] | None:
-        """The one pending receive, started if needed; None when the channel can give nothing.
-        It stays armed across task boundaries: what it takes comes before anything queued."""
-        if self._recv is None and self.usable():
-            assert self.channel is not None
-            self._recv = asyncio.get_running_loop().create_task(self.channel.receive())
-        return self._recv
+    def arm(self) -> asyncio.Future[None] | None:
+        """A future done once a control is queued, to race against the running agents; None
+        when the channel can give nothing. It consumes nothing: ``take`` reads the message."""
+        if not self.usable():
+            return None
+        assert self.channel is not None
+        return self.channel.ready()
 
     def take(self) -> ControlMessage | None:
-        """The message the pending receive took, if it finished; it is then disarmed."""
-        recv = self._recv
-        if recv is None or not recv.done():
-            return None
-        self._recv = None
-        return None if recv.cancelled() else recv.result()
-
-    async def stop(self) -> None:
-        """Disarm; a message the receive already took is kept for its "run not active" ack."""
-        recv, self._recv = self._recv, None
-        if recv is None:
-            return
-        await cancel_and_wait([recv])
-        if not recv.cancelled() and recv.result() is not None:
-            self._late.append(recv.result())  # type: ignore[arg-type]
+        """The next queued control, if any, in send order."""
+        return None if self.channel is None else self.channel.receive_nowait()
 
     def submit(self, intervention: ControlMessage) -> None:
         """The ladder's intervention: handled at the next boundary, after what is queued."""
@@ -151,9 +135,7 @@ class ControlLoop:
         if self._idle():
             return outcomes
         while True:
-            msg = self.take()  # what the pending receive took precedes the queued ones
-            if msg is None and self.channel is not None:
-                msg = await self.channel.receive(timeout=0)
+            msg = self.take()
             from_ladder = False
             if msg is None and self._interventions:
                 msg, from_ladder = self._interventions.popleft(), True
@@ -165,12 +147,8 @@ class ControlLoop:
 
     def _idle(self) -> bool:
         """Nothing to handle: the common case at a boundary, answered without an await."""
-        recv, ch = self._recv, self.channel
-        return (
-            not self._interventions
-            and (recv is None or not recv.done())
-            and (ch is None or ch.pending() == 0)
-        )
+        ch = self.channel
+        return not self._interventions and (ch is None or ch.pending() == 0)
 
     async def receive_while_paused(self) -> ControlMessage | None:
         """The next message while the run is paused, or None (the pause may have ended).
@@ -234,12 +212,12 @@ class ControlLoop:
         return False
 
     # -- after the run -----------------------------------------------------------------
-    async def answer_late(self) -> None:
-        """Ack the messages taken off the channel as the run ended: FAILURE, run not active."""
-        late, self._late = self._late, []
-        for msg in late:
-            detail = f"run not active: {kind_name(msg.kind)} arrived as the run ended"
+    async def answer_queued(self) -> None:
+        """Ack what is queued now FAILURE "run not active": for an executor driven without a
+        Runner, which has no responder to answer controls after the run."""
+        while (msg := self.take()) is not None:
             assert self.channel is not None
+            detail = f"run not active: {kind_name(msg.kind)} arrived as the run ended"
             await self.channel.ack(ControlAck(msg.id, AckResult.FAILURE, detail))
 
     async def answer_after_end(self) -> None:
@@ -248,7 +226,6 @@ class ControlLoop:
         ch = self.channel
         if ch is None:
             return
-        await self.answer_late()
         while True:
             msg = await ch.receive()
             if msg is None:

@@ -64,7 +64,7 @@ def validate_control(
     if not allow_ladder_kinds and kind in LADDER_KINDS:
         return f"{kind_name(kind)} is sent by the intervention ladder only"
     try:
-        size = payload_size(msg)
+        size = payload_size(msg) if msg.payload else 2  # "{}"
     except (TypeError, ValueError) as exc:
         return f"payload is not JSON-serialisable UTF-8: {_why(exc)}"
     if size > limits.max_control_bytes:
