@@ -13,126 +13,31 @@ protobuf cannot encode (a lone surrogate) is repaired rather than failing the ev
 from __future__ import annotations
 
 import json
-import threading
-from dataclasses import replace
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, Iterable
 
 from goldfive import conv
+from goldfive.clean import (
+    clean_ack,
+    clean_control,
+    clean_goal,
+    clean_json,
+    clean_map,
+    clean_plan,
+    clean_task,
+    clean_text,
+    encodable,
+    text_replacements,  # re-exported: events.text_replacements() is how a caller reads the count
+)
 from goldfive.control import ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.pb.goldfive.v1 import types_pb2
-from goldfive.types import DriftEvent, Goal, Plan, Session, Task, TaskEdge, TaskStatus
+from goldfive.types import DriftEvent, Goal, Plan, Session, TaskStatus
 
 Event = pb.Event
-
-_T = TypeVar("_T")
-_R = TypeVar("_R")
 
 # google.protobuf.Timestamp's valid range (0001-01-01 .. 9999-12-31), in milliseconds.
 _MIN_MS = -62_135_596_800_000
 _MAX_MS = 253_402_300_799_999
-
-
-# -- text from outside -------------------------------------------------------------------
-
-_replaced = 0
-_replaced_lock = threading.Lock()
-
-
-def clean_text(text: str) -> str:
-    """``text`` made encodable as UTF-8: each lone surrogate becomes U+FFFD.
-
-    A surrogate pair (text that was UTF-16 once) becomes the character it spells. Every
-    replacement is counted in ``text_replacements()``. Valid text is returned as is."""
-    try:
-        if text.isascii():  # O(1) in CPython: the common case costs one call
-            return text
-    except AttributeError:
-        pass
-    if not isinstance(text, str):
-        raise TypeError(f"expected str, got {type(text).__name__}")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _replace_surrogates(text)
-    return text
-
-
-def _replace_surrogates(text: str) -> str:
-    global _replaced
-    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    with _replaced_lock:
-        _replaced += fixed.count("\ufffd") - text.count("\ufffd")
-    return fixed
-
-
-def text_replacements() -> int:
-    """Code points ``clean_text`` replaced with U+FFFD in this process so far."""
-    return _replaced
-
-
-def _clean_json(value: Any) -> Any:
-    """A JSON-like value with every string in it (keys included) cleaned."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {_clean_json(k): _clean_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean_json(v) for v in value]
-    return value
-
-
-def _clean_map(values: dict[str, str] | None) -> dict[str, str]:
-    return {clean_text(k): clean_text(v) for k, v in values.items()} if values else {}
-
-
-def _encodable(build: Callable[[_T], _R], value: _T, clean: Callable[[_T], _T]) -> _R:
-    """``build(value)``, or ``build(clean(value))`` when some text in it cannot be encoded.
-
-    For values converted by ``conv``: valid input (nearly all of it) pays nothing."""
-    try:
-        return build(value)
-    except UnicodeEncodeError:
-        return build(clean(value))
-
-
-def _clean_goal(goal: Goal) -> Goal:
-    return replace(
-        goal, id=clean_text(goal.id), summary=clean_text(goal.summary), metadata=_clean_map(goal.metadata)
-    )
-
-
-def _clean_task(task: Task) -> Task:
-    return replace(
-        task,
-        id=clean_text(task.id),
-        title=clean_text(task.title),
-        description=clean_text(task.description),
-        assignee_agent_id=clean_text(task.assignee_agent_id),
-    )
-
-
-def _clean_plan(plan: Plan) -> Plan:
-    return replace(
-        plan,
-        tasks=[_clean_task(t) for t in plan.tasks],
-        edges=[TaskEdge(clean_text(e.from_task_id), clean_text(e.to_task_id)) for e in plan.edges],
-        id=clean_text(plan.id),
-        run_id=clean_text(plan.run_id),
-        goal_ids=[clean_text(g) for g in plan.goal_ids],
-        summary=clean_text(plan.summary),
-        revision_reason=clean_text(plan.revision_reason),
-    )
-
-
-def _clean_control(msg: ControlMessage) -> ControlMessage:
-    kind = msg.kind if isinstance(msg.kind, ControlKind) else clean_text(msg.kind)
-    payload = _clean_json(msg.payload)
-    return ControlMessage(kind, id=clean_text(msg.id), payload=payload, issued_at_ms=msg.issued_at_ms)
-
-
-def _clean_ack(ack: ControlAck) -> ControlAck:
-    return replace(ack, control_id=clean_text(ack.control_id), detail=clean_text(ack.detail))
 
 
 # -- envelope ----------------------------------------------------------------------------
@@ -173,25 +78,25 @@ def run_started(session: Session, *, goal_summary: str, user_input: str = "") ->
 
 def goal_derived(session: Session, goals: Iterable[Goal]) -> pb.Event:
     ev = pb.Event()
-    ev.goal_derived.goals.extend(_encodable(conv.to_pb_goal, g, _clean_goal) for g in goals)
+    ev.goal_derived.goals.extend(encodable(conv.to_pb_goal, g, clean_goal) for g in goals)
     return _stamp(session, ev)
 
 
 def plan_submitted(session: Session, plan: Plan) -> pb.Event:
     ev = pb.Event()
-    ev.plan_submitted.plan.CopyFrom(_encodable(conv.to_pb_plan, plan, _clean_plan))
+    ev.plan_submitted.plan.CopyFrom(encodable(conv.to_pb_plan, plan, clean_plan))
     return _stamp(session, ev)
 
 
 def plan_revised(session: Session, old: Plan | None, new: Plan, *, drift_id: str = "") -> pb.Event:
     ev = pb.Event()
     p = ev.plan_revised
-    p.plan.CopyFrom(_encodable(conv.to_pb_plan, new, _clean_plan))
+    p.plan.CopyFrom(encodable(conv.to_pb_plan, new, clean_plan))
     p.diff.CopyFrom(
-        _encodable(
+        encodable(
             lambda plans: plan_diff(*plans),
             (old, new),
-            lambda plans: (plans[0] and _clean_plan(plans[0]), _clean_plan(plans[1])),
+            lambda plans: (plans[0] and clean_plan(plans[0]), clean_plan(plans[1])),
         )
     )
     p.drift_id = clean_text(drift_id)
@@ -316,7 +221,7 @@ def approval_requested(
         a.args_json = clean_text(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str))
     a.timeout_ms = timeout_ms
     if metadata:
-        a.metadata.update(_clean_map(metadata))
+        a.metadata.update(clean_map(metadata))
     return _stamp(session, ev)
 
 
@@ -403,7 +308,7 @@ _KIND_NAMES: dict[ControlKind | str, str] = {k: kind_name(k) for k in ControlKin
 def control_received(session: Session, msg: ControlMessage) -> pb.Event:
     ev = pb.Event()
     r = ev.control_received
-    r.control.CopyFrom(_encodable(conv.to_pb_control_event, msg, _clean_control))
+    r.control.CopyFrom(encodable(conv.to_pb_control_event, msg, clean_control))
     r.kind = _KIND_NAMES.get(msg.kind) or clean_text(kind_name(msg.kind))
     r.author = clean_text(str((msg.payload or {}).get("author", "") or ""))
     return _stamp(session, ev)
@@ -412,7 +317,7 @@ def control_received(session: Session, msg: ControlMessage) -> pb.Event:
 def control_acked(session: Session, ack: ControlAck, kind: str) -> pb.Event:
     ev = pb.Event()
     p = ev.control_acked
-    p.ack.CopyFrom(_encodable(conv.to_pb_control_ack, ack, _clean_ack))
+    p.ack.CopyFrom(encodable(conv.to_pb_control_ack, ack, clean_ack))
     p.kind = clean_text(kind)
     return _stamp(session, ev)
 

@@ -17,29 +17,29 @@ class InterventionLevel(IntEnum):
 
 
 L = InterventionLevel
-S = DriftSeverity
+Sev = DriftSeverity  # S means TaskStatus elsewhere: one meaning per short alias
 
 #: (kind, severity) -> level. Kinds not listed fall back to DEFAULT_BY_SEVERITY.
 LADDER: dict[tuple[DriftKind, DriftSeverity], InterventionLevel] = {
-    (DriftKind.USER_STEER, S.WARNING): L.ABSORB,
-    (DriftKind.USER_PAUSE, S.INFO): L.OBSERVE,
-    (DriftKind.USER_CANCEL, S.CRITICAL): L.OBSERVE,  # the executor aborts; the drift is audit only
-    (DriftKind.CUSTOM, S.INFO): L.OBSERVE,
-    (DriftKind.LOOPING_REASONING, S.CRITICAL): L.NUDGE,
-    (DriftKind.GOAL_DRIFT, S.WARNING): L.NUDGE,
-    (DriftKind.GOAL_DRIFT, S.CRITICAL): L.NUDGE,
-    (DriftKind.TASK_TIMEOUT, S.WARNING): L.NUDGE,
-    (DriftKind.CONTEXT_PRESSURE, S.WARNING): L.NUDGE,
-    (DriftKind.HUMAN_INTERVENTION_REQUIRED, S.CRITICAL): L.OBSERVE,
-    (DriftKind.REFINE_VALIDATION_FAILED, S.CRITICAL): L.OBSERVE,  # never refine on it (loop risk)
-    (DriftKind.REPEATED_FAILURE, S.CRITICAL): L.PAUSE_ESCALATE,
-    (DriftKind.RUNAWAY_DELEGATION, S.CRITICAL): L.CANCEL_REINVOKE,
+    (DriftKind.USER_STEER, Sev.WARNING): L.ABSORB,
+    (DriftKind.USER_PAUSE, Sev.INFO): L.OBSERVE,
+    (DriftKind.USER_CANCEL, Sev.CRITICAL): L.OBSERVE,  # the executor aborts; the drift is audit only
+    (DriftKind.CUSTOM, Sev.INFO): L.OBSERVE,
+    (DriftKind.LOOPING_REASONING, Sev.CRITICAL): L.NUDGE,
+    (DriftKind.GOAL_DRIFT, Sev.WARNING): L.NUDGE,
+    (DriftKind.GOAL_DRIFT, Sev.CRITICAL): L.NUDGE,
+    (DriftKind.TASK_TIMEOUT, Sev.WARNING): L.NUDGE,
+    (DriftKind.CONTEXT_PRESSURE, Sev.WARNING): L.NUDGE,
+    (DriftKind.HUMAN_INTERVENTION_REQUIRED, Sev.CRITICAL): L.OBSERVE,
+    (DriftKind.REFINE_VALIDATION_FAILED, Sev.CRITICAL): L.OBSERVE,  # never refine on it (loop risk)
+    (DriftKind.REPEATED_FAILURE, Sev.CRITICAL): L.PAUSE_ESCALATE,
+    (DriftKind.RUNAWAY_DELEGATION, Sev.CRITICAL): L.CANCEL_REINVOKE,
 }
 
 DEFAULT_BY_SEVERITY: dict[DriftSeverity, InterventionLevel] = {
-    S.INFO: L.OBSERVE,
-    S.WARNING: L.ABSORB,
-    S.CRITICAL: L.ABSORB,
+    Sev.INFO: L.OBSERVE,
+    Sev.WARNING: L.ABSORB,
+    Sev.CRITICAL: L.ABSORB,
 }
 
 
