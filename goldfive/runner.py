@@ -24,6 +24,7 @@ from goldfive.planners.static import PassthroughPlanner
 from goldfive.results import ExecutionOutcome
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.context import RunContext
+from goldfive.run.control_loop import RunCancelled
 from goldfive.steerer import DefaultSteerer
 from goldfive.types import Goal, Plan, Session, TaskStatus
 
@@ -92,12 +93,18 @@ class Runner:
             control=self.control,
             config=self.config,
         )
+        if isinstance(self.executor, ExecutorBase):  # its spec 7.b verbs work from the start
+            ctx.controls.custom = self.executor.custom_handler()
         text = user_input if isinstance(user_input, str) else "; ".join(g.summary for g in user_input)
         session.user_input = text
         try:
             try:
                 await ctx.emit(events.run_started, goal_summary=text, user_input=text)
-                outcome = await self._setup(ctx, user_input)
+                try:
+                    outcome = await self._setup(ctx, user_input)
+                except RunCancelled as exc:  # a CANCEL while the goals or the plan were made
+                    await self._abandon(ctx, exc.reason)
+                    outcome = await self._abort(ctx, exc.reason)
                 if outcome is None:
                     outcome = await self._execute(ctx)
             except BaseException as exc:
@@ -120,7 +127,10 @@ class Runner:
             if isinstance(user_input, list):
                 goals = list(user_input)
             else:
-                goals = list(await self.goal_deriver.derive(user_input, context={"run_id": session.run_id}))
+                derived = self.goal_deriver.derive(user_input, context={"run_id": session.run_id})
+                goals = list(await ctx.controls.responsive(derived, "goal derivation"))
+        except RunCancelled:
+            raise
         except GoldfiveError as exc:
             return await self._abort(ctx, f"goal derivation failed: {exc}")
         except Exception as exc:  # isolation boundary: a deriver bug ends the run with a reason
@@ -129,11 +139,14 @@ class Runner:
         session.state["goldfive.goals_summary"] = "; ".join(g.summary for g in goals)
         await ctx.emit(events.goal_derived, goals)
         try:
-            plan = await self.planner.generate(
+            made = self.planner.generate(
                 goals=goals,
                 available_agents=list(self.adapter.available_agents),
                 context={"run_id": session.run_id, "user_input": session.user_input},
             )
+            plan = await ctx.controls.responsive(made, "planning")
+        except RunCancelled:
+            raise
         except Exception as exc:  # isolation boundary: planner failure ends the run with a reason
             return await self._abort(ctx, f"planner failed: {exc}")
         if plan is None:
@@ -149,6 +162,7 @@ class Runner:
         session.plan = plan
         session.state["goldfive.current_plan_id"] = plan.id
         await ctx.emit(events.plan_submitted, plan)
+        await ctx.controls.apply_deferred_steers()
         return None
 
     async def _execute(self, ctx: RunContext) -> ExecutionOutcome:

@@ -18,6 +18,7 @@ from goldfive.errors import InvalidTransitionError
 from goldfive.inbox import InjectedMessage
 from goldfive.ladder import InterventionLevel, ladder_level
 from goldfive.run.context import RunContext, context_of
+from goldfive.run.control_loop import RunCancelled
 from goldfive.types import (
     DriftEvent,
     DriftKind,
@@ -239,7 +240,9 @@ class DefaultSteerer:
         drift = replace(drift, metadata=metadata)
         error = ""
         try:
-            new = await ctx.planner.refine(plan=old, drift=drift, goals=session.goals)
+            new = await ctx.controls.responsive(ctx.planner.refine(plan=old, drift=drift, goals=session.goals), "replanning")
+        except RunCancelled:
+            raise
         except Exception as exc:  # isolation boundary: a planner bug becomes a drift, not a crash
             log.warning("planner.refine raised", exc_info=True)
             new, error = None, f"planner.refine raised {type(exc).__name__}: {exc}"

@@ -19,7 +19,7 @@ from goldfive.aio import cancel_and_wait, first_done
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.run.context import RunContext
-from goldfive.run.control_loop import RunCancelled
+from goldfive.run.control_loop import CustomHandler, RunCancelled
 from goldfive.run.handlers import ControlOutcome, dispatch_control
 from goldfive.control import ControlMessage
 from goldfive.steerer import FAILURE_REASONS
@@ -69,13 +69,16 @@ class ExecutorBase:
             ctx.session.plan = plan
         if self.cancel_grace_s is not None:
             ctx.config = replace(ctx.config, cancel_grace_s=self.cancel_grace_s)
-        if type(self)._handle_custom is not ExecutorBase._handle_custom:
-            ctx.controls.custom = self._handle_custom
+        ctx.controls.custom = self.custom_handler()
         try:
             return await self._loop(ctx)
         finally:
             if direct:  # no Runner will answer what was sent as the run ended
                 await ctx.controls.answer_queued()
+
+    def custom_handler(self) -> CustomHandler | None:
+        """This executor's ``_handle_custom`` when a subclass overrides it (spec 7.b), else None."""
+        return self._handle_custom if type(self)._handle_custom is not ExecutorBase._handle_custom else None
 
     async def _handle_custom(self, msg: ControlMessage, *, session: Session, **kw: Any) -> ControlOutcome:
         """Override to add verbs (spec 7.b); fall back to ``dispatch_control``."""

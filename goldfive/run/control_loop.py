@@ -19,10 +19,10 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from goldfive import events
-from goldfive.aio import cancel_and_wait
+from goldfive.aio import cancel_and_wait, first_done
 from goldfive.control import AckResult, ControlAck, ControlMessage, kind_name
 from goldfive.inbox import InjectedMessage
 from goldfive.run.handlers import ControlOutcome, decide
@@ -33,6 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
 
 log = logging.getLogger("goldfive.run.control")
+
+T = TypeVar("T")
 
 #: An executor's spec 7.b hook: ``async def _handle_custom(msg, *, session, **kw)``.
 CustomHandler = Callable[..., Awaitable[ControlOutcome]]
@@ -53,6 +55,11 @@ class ControlLoop:
         #: Set by an executor that overrides ``_handle_custom``.
         self.custom: CustomHandler | None = None
         self._interventions: deque[ControlMessage] = deque()
+        #: What the run is busy with outside a task ("planning", "replanning"), while
+        #: ``responsive`` runs it; handlers word their acks by it.
+        self.busy_with = ""
+        #: STEERs acked while planning: applied to the plan once it exists.
+        self._deferred_steers: list[ControlMessage] = []
 
     # -- reading the channel ---------------------------------------------------------
     def usable(self) -> bool:
@@ -70,6 +77,42 @@ class ControlLoop:
     def take(self) -> ControlMessage | None:
         """The next queued control, if any, in send order."""
         return None if self.channel is None else self.channel.receive_nowait()
+
+    async def responsive(self, work: Awaitable[T], busy_with: str) -> T:
+        """Await ``work`` (a goal derivation, a plan, a replan) while controls keep being
+        handled: a CANCEL cancels the work and raises RunCancelled; PAUSE takes effect when
+        the work ends; a STEER is acked at once and applied to the plan once the work ends
+        (``apply_deferred_steers``). Nested calls just await the work: the outer one handles."""
+        if self.busy_with or not self.usable():
+            return await work
+        job: asyncio.Future[T] = asyncio.ensure_future(work)
+        # The work gets the first turn: a planner that answers at once (a static plan) is done
+        # before any control is looked at, so queued controls meet the first task boundary.
+        await asyncio.sleep(0)
+        if job.done():
+            return job.result()
+        self.busy_with = busy_with
+        try:
+            while not job.done():
+                ready = self.arm()
+                await first_done({job} if ready is None else {job, ready})
+                while not job.done() and (msg := self.take()) is not None:
+                    out = await self.handle(msg, mid_task=True)
+                    if out.cancel_run:
+                        await cancel_and_wait([job])
+                        raise RunCancelled(out.cancel_reason)
+                    if out.steer_message is not None:
+                        self._deferred_steers.append(out.steer_message)
+        finally:
+            self.busy_with = ""
+            if not job.done():  # the caller itself was cancelled
+                await cancel_and_wait([job])
+        return job.result()
+
+    async def apply_deferred_steers(self) -> None:
+        """The STEERs acked while the plan was being made, applied to it in order."""
+        while self._deferred_steers and self.ctx.session.plan is not None:
+            await self.apply_steer(self._deferred_steers.pop(0), interrupted=[])
 
     def submit(self, intervention: ControlMessage) -> None:
         """The ladder's intervention: handled at the next boundary, after what is queued."""
@@ -132,6 +175,7 @@ class ControlLoop:
         """Handle every message already queued, then the ladder's interventions, without
         waiting. Stops at a CANCEL: what is queued behind it is not applied to the run."""
         outcomes: list[ControlOutcome] = []
+        await self.apply_deferred_steers()
         if self._idle():
             return outcomes
         while True:

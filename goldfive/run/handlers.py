@@ -60,7 +60,7 @@ def unsupported(msg: ControlMessage, detail: str = "") -> ControlOutcome:
 def status_snapshot(ctx: RunContext, control_id: str) -> str:
     session = ctx.session
     plan = session.plan
-    state = f" state={ctx.pause_state}"
+    state = f" state={ctx.pause_state}" + (f" busy={ctx.controls.busy_with}" if ctx.controls.busy_with else "")
     if plan is None:
         return f"status_query control_id={control_id} current_task= completed=0/0 pending={state}"
     done = sum(1 for t in plan.tasks if t.status == TaskStatus.COMPLETED)
@@ -89,7 +89,11 @@ async def _pause(ctx: RunContext, msg: ControlMessage, mid_task: bool) -> Contro
         drift = _drift(ctx.session, DriftKind.USER_PAUSE, DriftSeverity.INFO, "paused by control")
         await ctx.steerer.report_drift(ctx.session, drift)
 
-    detail = "pausing: the running task finishes, no new task starts" if mid_task else "paused"
+    busy = ctx.controls.busy_with
+    if busy:
+        detail = f"pausing: {busy} finishes, then no task starts"
+    else:
+        detail = "pausing: the running task finishes, no new task starts" if mid_task else "paused"
     return ok(msg, detail, effect=pause)
 
 
@@ -122,6 +126,9 @@ async def _steer(ctx: RunContext, msg: ControlMessage, mid_task: bool) -> Contro
     dedupe = str(msg.payload.get("annotation_id") or msg.id)
     if dedupe in session.state.get(PROCESSED_STEER_IDS, ()):
         return ok(msg, f"duplicate steer {dedupe} ignored (already applied)")
+    if can_replan(ctx.planner) and ctx.controls.busy_with:
+        detail = f"steer accepted: applied to the plan once {ctx.controls.busy_with} ends"
+        return ok(msg, detail + _paused_note(ctx), steer_message=msg, cancel_invocation=True)
     if can_replan(ctx.planner):
         detail = "steer accepted: delete-and-replan" + (" after cancelling the running task" if mid_task else "")
         return ok(msg, detail + _paused_note(ctx), steer_message=msg, cancel_invocation=mid_task)
