@@ -39,9 +39,9 @@ class _Opts:
     as_json: bool
 
 
-def _fail(message: str) -> click.exceptions.Exit:
+def _fail(message: str, code: int = EXIT_ERROR) -> click.exceptions.Exit:
     click.echo(f"goldfive ctl: error: {message}", err=True)
-    return click.exceptions.Exit(EXIT_ERROR)
+    return click.exceptions.Exit(code)
 
 
 def addr_problem(addr: str) -> str | None:
@@ -202,7 +202,25 @@ def tail_command(opts: _Opts, run_id: str, after: int) -> None:
 
 def _control(opts: _Opts, run_id: str, kind: ControlKind, payload: dict[str, Any] | None = None) -> None:
     msg = ControlMessage(kind, payload=dict(payload or {}))
-    ack: ControlAck = _call(opts, lambda c: c.send_control(run_id, msg))
+
+    async def send(client: RemoteClient) -> ControlAck:
+        try:
+            return await client.send_control(run_id, msg)
+        except RemoteError as exc:
+            if exc.code != "DEADLINE_EXCEEDED":
+                raise
+            # The control is queued for the run and will be applied: resending would apply it
+            # twice. Say how to look its ack up instead.
+            raise _fail(
+                f"{kind} sent, not yet acked (control {msg.id}); the run applies it when it gets to it. "
+                f"Look its ack up with: goldfive ctl {opts.addr} ack {run_id} {msg.id}"
+            ) from None
+
+    ack: ControlAck = _call(opts, send)
+    _print_ack(opts, str(kind), ack)
+
+
+def _print_ack(opts: _Opts, kind: str, ack: ControlAck) -> None:
     result = AckResult(ack.result)
     if opts.as_json:
         click.echo(json.dumps({"control_id": ack.control_id, "kind": str(kind), "result": str(result),
@@ -214,6 +232,37 @@ def _control(opts: _Opts, run_id: str, kind: ControlKind, payload: dict[str, Any
 
 
 _RUN = click.argument("run_id", metavar="RUN")
+
+
+@ctl.command("ack", short_help="A control's ack, looked up by its id in the run's history.")
+@_RUN
+@click.argument("control_id", metavar="CONTROL_ID")
+@_options
+def ack_command(opts: _Opts, run_id: str, control_id: str) -> None:
+    """The ack a run recorded for CONTROL_ID (as printed by a control that was sent, not yet
+    acked). Exit 0 on SUCCESS, 1 on FAILURE / UNSUPPORTED / no ack yet."""
+    from goldfive import conv
+
+    async def look_up(client: RemoteClient) -> tuple[bool, ControlAck | None, str]:
+        last = (await client.get_run(run_id)).last_sequence
+        received, kind = False, ""
+        if last < 0:
+            return received, None, kind
+        async for ev in client.subscribe(run_id, -1):
+            which = ev.WhichOneof("payload")
+            if which == "control_received" and ev.control_received.control.id == control_id:
+                received, kind = True, ev.control_received.kind
+            elif which == "control_acked" and ev.control_acked.ack.control_id == control_id:
+                return True, conv.from_pb_control_ack(ev.control_acked.ack), ev.control_acked.kind
+            if ev.sequence >= last:
+                break
+        return received, None, kind
+
+    received, ack, kind = _call(opts, look_up)
+    if ack is None:
+        state = "received, not yet acked" if received else "not received yet (still queued, or unknown)"
+        raise _fail(f"control {control_id} on run {run_id}: {state}", code=EXIT_FAILURE)
+    _print_ack(opts, kind or "control", ack)
 
 
 @ctl.command("pause")

@@ -118,7 +118,8 @@ class RunsService(service_pb2_grpc.RunsServicer):
             raise
         except TimeoutError:
             await context.abort(
-                grpc.StatusCode.DEADLINE_EXCEEDED, f"no ack for control {msg.id} within {timeout:.1f}s"
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"sent, not yet acked: control {msg.id} had no ack within {timeout:.1f}s; it stays queued for the run",
             )
             raise
         return conv.to_pb_control_ack(ack)
