@@ -212,11 +212,18 @@ class Runner:
         await close_all(self.sinks)
 
     async def close(self) -> None:
-        """Close the sinks (if the run did not already) and stop answering late controls."""
+        """Close the sinks (if the run did not already) and stop answering late controls.
+
+        The control channel is closed too: nobody reads it any more, so a later ``send``
+        raises ChannelClosedError instead of waiting forever, anything still queued is acked
+        FAILURE, and ``acks()`` ends."""
         if self._responder is not None:
             await cancel_and_wait([self._responder])
             responder, self._responder = self._responder, None
             if not responder.cancelled():
                 responder.result()  # a responder that failed still says so
+        if self.control is not None and self.session is not None:
+            self.control.close()
+            await self.control.refuse_pending("run not active: the runner was closed")
         await self._close_sinks()
 

@@ -110,3 +110,32 @@ async def test_tools_built_for_a_turn_are_dropped_when_it_ends():
     assert (await runner.run("go")).success
     assert context_of(runner.session)._tools == {}
     await runner.close()
+
+
+async def test_a_control_sent_after_close_is_refused_and_the_acks_stream_ends() -> None:
+    from goldfive.errors import ChannelClosedError
+
+    channel = goldfive.ControlChannel()
+    runner = goldfive.Runner(agent=_ok, planner=goldfive.StaticPlanner(_one()), control=channel)
+    assert (await runner.run("go")).success
+    queued = goldfive.ControlMessage(goldfive.ControlKind.PAUSE)
+    waiting = asyncio.ensure_future(channel.request(queued))
+    await runner.close()
+    ack = await asyncio.wait_for(waiting, 2)
+    assert ack.result == goldfive.AckResult.FAILURE and ack.detail.startswith("run not active")
+    with pytest.raises(ChannelClosedError):
+        await channel.send(goldfive.ControlMessage(goldfive.ControlKind.RESUME))
+    acks = await asyncio.wait_for(_collect(channel), 2)  # ends: every received control was acked
+    assert [a.control_id for a in acks] == [queued.id]
+
+
+async def _collect(channel: goldfive.ControlChannel) -> list[goldfive.ControlAck]:
+    return [a async for a in channel.acks()]
+
+
+async def _ok(task: goldfive.Task, session: goldfive.Session) -> str:
+    return "ok"
+
+
+def _one() -> goldfive.Plan:
+    return goldfive.Plan(tasks=[goldfive.Task("a", "A")])
