@@ -129,6 +129,7 @@ _FIELDS: dict[str, Callable[[Event], str]] = {
     "message_delivered": lambda e: f"{e.message_delivered.message_id} -> {e.message_delivered.lane} via {e.message_delivered.via}",
     "message_returned": lambda e: f"{e.message_returned.message_id} from {e.message_returned.lane or '(next turn)'}",
     "invocation_abandoned": lambda e: f"{e.invocation_abandoned.task_id} {_q(e.invocation_abandoned.reason)}",
+    "run_resumed": lambda e: f"#{e.run_resumed.resume_count} {_q(e.run_resumed.detail, 200)}",
 }
 
 

@@ -68,11 +68,37 @@ def kind_of(event: pb.Event) -> str:
 # -- run lifecycle -------------------------------------------------------------------
 
 
-def run_started(session: Session, *, goal_summary: str, user_input: str = "") -> pb.Event:
+def run_started(session: Session, *, goal_summary: str, user_input: str = "", launch_json: str = "") -> pb.Event:
     ev = pb.Event()
     p = ev.run_started
     p.goal_summary = clean_text(goal_summary)
     p.user_input = clean_text(user_input)
+    p.launch_json = clean_text(launch_json)
+    return _stamp(session, ev)
+
+
+def run_resumed(
+    session: Session,
+    *,
+    resumed_after_sequence: int,
+    resume_count: int,
+    interrupted_task_ids: Iterable[str] = (),
+    pending_approval_ids: Iterable[str] = (),
+    paused: bool = False,
+    undelivered_message_ids: Iterable[str] = (),
+    unreadable_rows: int = 0,
+    detail: str = "",
+) -> pb.Event:
+    ev = pb.Event()
+    p = ev.run_resumed
+    p.resumed_after_sequence = resumed_after_sequence
+    p.resume_count = resume_count
+    p.interrupted_task_ids.extend(clean_text(t) for t in interrupted_task_ids)
+    p.pending_approval_ids.extend(clean_text(a) for a in pending_approval_ids)
+    p.paused = paused
+    p.undelivered_message_ids.extend(clean_text(m) for m in undelivered_message_ids)
+    p.unreadable_rows = unreadable_rows
+    p.detail = clean_text(detail)
     return _stamp(session, ev)
 
 

@@ -95,6 +95,7 @@ class DefaultSteerer:
             raise InvalidTransitionError(f"task {task_id}: {frm} -> {to} is not allowed")
         set_task_status(task, to)
         if to == S.RUNNING and frm == S.PENDING:
+            task.attempt += 1
             session.current_task_id = task_id
             await ctx.emit(events.task_started, task_id, task.assignee_agent_id)
         elif to == S.COMPLETED:

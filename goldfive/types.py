@@ -141,6 +141,9 @@ class Task:
     status: TaskStatus = TaskStatus.PENDING
     predicted_start_ms: int = 0
     predicted_duration_ms: int = 0
+    #: How many times this task has started in its run, this time included (1 on the first
+    #: run; more after a rewind, or when a resumed run starts again a task the crash cut off).
+    attempt: int = field(default=0, compare=False)
 
 
 def set_task_status(task: Task, status: TaskStatus) -> None:
@@ -346,8 +349,8 @@ def _wall_ms() -> int:
 class _LockedCounter:
     """``itertools.count()`` behind a lock, for interpreters without a GIL."""
 
-    def __init__(self) -> None:
-        self._next = 0
+    def __init__(self, start: int = 0) -> None:
+        self._next = start
         self._lock = threading.Lock()
 
     def __iter__(self) -> Iterator[int]:
@@ -363,13 +366,13 @@ class _LockedCounter:
         return f"count({self._next})"
 
 
-def _sequence_counter() -> Iterator[int]:
+def _sequence_counter(start: int = 0) -> Iterator[int]:
     # next() on itertools.count runs in C without releasing the GIL, so it is atomic and
     # gap-free across threads at a quarter of a lock's cost. A free-threaded build has no GIL
     # to lean on and gets the lock.
     if getattr(sys, "_is_gil_enabled", lambda: True)():
-        return itertools.count()
-    return _LockedCounter()
+        return itertools.count(start)
+    return _LockedCounter(start)
 
 
 @dataclass(eq=False)
@@ -405,6 +408,10 @@ class Session:
     def next_sequence(self) -> int:
         """Gap-free from 0, unique under concurrent callers (threads included)."""
         return next(self._counter)
+
+    def continue_after(self, last_sequence: int) -> None:
+        """A resumed run's sequences go on from its recording's last one, gap-free."""
+        self._counter = _sequence_counter(last_sequence + 1)
 
     @property
     def last_sequence(self) -> int:

@@ -31,6 +31,27 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("goldfive.run")
 
 
+#: The events that change what a resumed run would do: each is committed by durable sinks
+#: before the run goes on (durable runs, ``goldfive resume``).
+STATE_CHANGES = frozenset(
+    {
+        events.plan_submitted,
+        events.plan_revised,
+        events.task_completed,
+        events.task_failed,
+        events.task_cancelled,
+        events.task_transitioned,
+        events.approval_granted,
+        events.approval_rejected,
+        events.control_acked,
+        events.message_parked,
+        events.run_resumed,
+        events.run_completed,
+        events.run_aborted,
+    }
+)
+
+
 class PauseState(StrEnum):
     RUNNING = "RUNNING"
     #: A PAUSE was acked while a task runs: no new task starts, the running one finishes.
@@ -93,6 +114,8 @@ class RunContext:
         self.pause_deadline = None
         self.intercept_transfer = True
         self._emit_lock = asyncio.Lock()
+        #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
+        self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
         self._tools: dict[str, dict[str, ReportingToolSpec]] = {}
         self.controls = ControlLoop(self)
         session.context = self
@@ -111,7 +134,17 @@ class RunContext:
             if factory is events.run_completed or factory is events.run_aborted:
                 self.ended = True
             await self.fanout.emit(ev)
+            if self._syncs and factory in STATE_CHANGES:
+                await self._sync(ev)
             return ev
+
+    async def _sync(self, ev: Event) -> None:
+        """A state change is on disk before the run goes on (the next task, the ack)."""
+        for sync in self._syncs:
+            try:
+                await sync()
+            except Exception:  # isolation boundary: a sink's failure is its own, reported
+                log.exception("could not commit %s (sequence %d) durably", events.kind_of(ev), ev.sequence)
 
     # -- pause -------------------------------------------------------------------
     @property

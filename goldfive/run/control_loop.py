@@ -165,10 +165,11 @@ class ControlLoop:
             await self.ctx.emit(events.control_received, ControlMessage(msg.kind, id=msg.id))
 
     async def _publish_ack(self, msg: ControlMessage, ack: ControlAck, *, to_sender: bool) -> None:
-        """The ack goes to the sender and onto the event stream (the audit trail)."""
+        """The ack goes onto the event stream (the audit trail, committed by a durable store),
+        then to the sender: an ack a person saw is never undone by a crash."""
+        await self.ctx.emit(events.control_acked, ack, kind_name(msg.kind))
         if to_sender and self.channel is not None:
             await self.channel.ack(ack)
-        await self.ctx.emit(events.control_acked, ack, kind_name(msg.kind))
 
     # -- boundaries --------------------------------------------------------------------
     async def drain(self) -> list[ControlOutcome]:

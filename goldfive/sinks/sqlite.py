@@ -24,11 +24,14 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
+from goldfive.durable import lock
 from goldfive.errors import DuplicateEventError, ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._batching import BatchingSink
 
-__all__ = ["RunInfo", "SQLitePersistenceSink", "list_runs", "replay_from_sqlite"]
+__all__ = ["DURABILITY", "RunInfo", "SQLitePersistenceSink", "list_runs", "replay_from_sqlite"]
+
+DURABILITY = ("batched", "normal", "full")
 
 log = logging.getLogger("goldfive.sinks")
 _TABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -62,7 +65,17 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         *,
         flush_interval: float = 0.05,
         batch_size: int = 1000,
+        durability: str = "batched",
     ) -> None:
+        if durability not in DURABILITY:
+            raise ValueError(f"durability must be one of {', '.join(DURABILITY)}, got {durability!r}")
+        #: "batched": rows are committed by size or timer. "normal": a run's state changes are
+        #: committed before the run goes on (WAL, synchronous=NORMAL: survives a killed
+        #: process, not a power cut), and the run holds a lock row while it runs. "full": the
+        #: same with synchronous=FULL (an fsync per commit: survives a power cut too).
+        self.durability = durability
+        self._locked: set[str] = set()
+        self._ended: set[str] = set()
         self.table = _check_table(table)
         super().__init__(flush_interval=flush_interval, batch_size=batch_size)
         self.path = os.fspath(path)
@@ -74,7 +87,8 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         try:
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute("PRAGMA synchronous=NORMAL")  # durable at checkpoints, safe in WAL
+                sync = "FULL" if durability == "full" else "NORMAL"  # NORMAL: durable at checkpoints, safe in WAL
+                self._conn.execute(f"PRAGMA synchronous={sync}")
             self._conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {table} ("
                 "run_id TEXT NOT NULL, sequence INTEGER NOT NULL, event_id TEXT NOT NULL,"
@@ -91,6 +105,8 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
 
     async def emit(self, event: Event) -> None:
         ts = event.emitted_at
+        if self.durability != "batched":
+            self._track_lock(event)
         self._add(
             (
                 event.run_id,
@@ -101,6 +117,23 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                 event.SerializeToString(),
             )
         )
+
+    async def sync(self) -> None:
+        """Commit what is batched now, when this sink is durable (a run's state change)."""
+        if self.durability != "batched":
+            await self.flush()
+        for run_id in self._ended:
+            lock.drop(self._conn, run_id)
+            self._locked.discard(run_id)
+        self._ended.clear()
+
+    def _track_lock(self, event: Event) -> None:
+        kind = event.WhichOneof("payload")
+        if kind in ("run_started", "run_resumed") and event.run_id not in self._locked:
+            lock.take(self._conn, event.run_id)
+            self._locked.add(event.run_id)
+        elif kind in ("run_completed", "run_aborted"):
+            self._ended.add(event.run_id)  # dropped once the terminal event is committed
 
     def list_runs(self) -> list[RunInfo]:
         """The runs in this sink's own database (committed rows; works for ``:memory:``)."""
@@ -113,6 +146,8 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
     # -- internals --------------------------------------------------------------------------
 
     def _release(self) -> None:
+        for run_id in self._locked:  # closed with the run still going: the next start resumes it
+            lock.drop(self._conn, run_id)
         self._conn.close()
 
     def _write_batch(self, batch: list[_Row]) -> None:

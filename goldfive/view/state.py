@@ -55,6 +55,8 @@ class RunState:
     tasks: dict[str, TaskView] = field(default_factory=dict)
     task_order: list[str] = field(default_factory=list)
     approvals: dict[str, ApprovalView] = field(default_factory=dict)
+    #: How many times the run was resumed after its process stopped (RunResumed).
+    resumes: int = 0
     controls: dict[str, ControlView] = field(default_factory=dict)
     drifts: deque[DriftView] = field(default_factory=lambda: deque(maxlen=_RECENT_DRIFTS))
     events: int = 0
@@ -161,6 +163,17 @@ class RunState:
     def _run_started(self, p: pb.RunStarted, ms: int) -> None:
         self.goal_summary = p.goal_summary or self.goal_summary
         self.started_ms = ms
+
+    def _run_resumed(self, p: pb.RunResumed, ms: int) -> None:
+        # The tasks the crash cut off run again; what they were waiting on is asked again.
+        for tid in p.interrupted_task_ids:
+            t = self.tasks.get(tid)
+            if t is not None:
+                t.status, t.reason, t.ended_ms = TaskStatus.PENDING, "interrupted: runs again", 0
+        for target in p.pending_approval_ids:
+            self.approvals.pop(target, None)
+        self.paused = p.paused
+        self.resumes = p.resume_count
 
     def _goal_derived(self, p: pb.GoalDerived, ms: int) -> None:
         self.goals = [g.summary for g in p.goals]
@@ -316,6 +329,7 @@ class RunState:
 
 
 _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
+    "run_resumed": RunState._run_resumed,
     "run_started": RunState._run_started,
     "goal_derived": RunState._goal_derived,
     "run_completed": RunState._run_completed,

@@ -1,0 +1,1 @@
+"""Durable runs: continue a run from its recording after its process stopped."""

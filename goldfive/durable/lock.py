@@ -1,0 +1,74 @@
+"""A per-run lock in the recording's database: one process continues a run at a time.
+
+A row ``(run_id, pid, host)`` in table ``run_locks`` says which process is running the run.
+The durable SQLite sink takes it when the run starts or resumes and drops it when the run
+ends. A lock whose process is gone (same host, no such pid) is stale and is taken over.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import time
+from dataclasses import dataclass
+
+_CREATE = (
+    "CREATE TABLE IF NOT EXISTS run_locks ("
+    "run_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, acquired_at_ms INTEGER NOT NULL)"
+)
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    run_id: str
+    pid: int
+    host: str
+    acquired_at_ms: int
+
+    def alive(self) -> bool:
+        """Whether the holding process still runs. On another host nobody can tell: alive."""
+        if self.host != socket.gethostname():
+            return True
+        if self.pid == os.getpid():
+            return True
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # exists, owned by someone else
+            return True
+        return True
+
+    def describe(self) -> str:
+        return f"process {self.pid} on {self.host}"
+
+
+def ensure_table(conn: sqlite3.Connection) -> None:
+    conn.execute(_CREATE)
+
+
+def holder(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
+    """Who holds ``run_id``'s lock, or None."""
+    try:
+        row = conn.execute("SELECT run_id, pid, host, acquired_at_ms FROM run_locks WHERE run_id = ?", (run_id,)).fetchone()
+    except sqlite3.OperationalError:  # no table: nobody ever locked a run here
+        return None
+    return None if row is None else LockHolder(*row)
+
+
+def take(conn: sqlite3.Connection, run_id: str) -> None:
+    """This process holds ``run_id`` now (a stale holder's row is replaced)."""
+    ensure_table(conn)
+    conn.execute(
+        "INSERT OR REPLACE INTO run_locks VALUES (?, ?, ?, ?)",
+        (run_id, os.getpid(), socket.gethostname(), time.time_ns() // 1_000_000),
+    )
+
+
+def drop(conn: sqlite3.Connection, run_id: str) -> None:
+    """Release ``run_id`` if this process holds it."""
+    try:
+        conn.execute("DELETE FROM run_locks WHERE run_id = ? AND pid = ? AND host = ?", (run_id, os.getpid(), socket.gethostname()))
+    except sqlite3.OperationalError:
+        pass  # no table: nothing was held
