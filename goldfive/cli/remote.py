@@ -66,6 +66,11 @@ def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None
 @click.option("--token", help="Require this bearer token on every call (default: GOLDFIVE_TOKEN).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), help="TLS certificate (PEM).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="TLS private key (PEM).")
+@click.option(
+    "--tls-client-ca",
+    type=click.Path(exists=True, dir_okay=False),
+    help="CA certificate (PEM): require every client to present a certificate it signed.",
+)
 @click.option("--db", "db_path", help="SQLite file runs are recorded to and served from (default: user data dir).")
 @click.option("--ingest", is_flag=True, help="Also accept runs pushed by GRPCSink producers (GoldfiveIngress).")
 @click.option("--speed", type=float, default=1.0, show_default=True, help="demo: pace multiplier.")
@@ -79,6 +84,7 @@ def serve_command(
     token: str | None,
     tls_cert: str | None,
     tls_key: str | None,
+    tls_client_ca: str | None,
     db_path: str | None,
     ingest: bool,
     speed: float,
@@ -110,14 +116,18 @@ def serve_command(
     async def main() -> None:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[RemoteServer] = loop.create_future()
-        task = loop.create_task(serve(listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready))
+        task = loop.create_task(
+            serve(listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready, tls_client_ca=tls_client_ca)
+        )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
-        done, _ = await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
+        first: set[asyncio.Future[Any]] = {task, ready}
+        await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
         if ready.done():
             server = ready.result()
             scheme = "TLS" if server.tls else "plaintext"
-            auth = "token required" if token else "no token"
+            needs = (["token"] if token else []) + (["client certificate"] if server.client_certs else [])
+            auth = " and ".join(needs) + " required" if needs else "no token"
             click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {db}", err=True)
             for run in server.host.runs():
                 click.echo(f"  run {run.run_id}: {'live' if run.live else 'recorded'}", err=True)
