@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.server import DEFAULT_LISTEN
+
+if TYPE_CHECKING:
+    from goldfive.pb.goldfive.v1.service_pb2 import RunSummary
 
 __all__ = ["attach_command", "register", "serve_command"]
 
@@ -144,13 +147,8 @@ def serve_command(
         click.echo("goldfive serve: stopped", err=True)
 
 
-def choose_run(summaries: list[Any], run_id: str | None) -> str:
-    """``run_id`` if served; else the one live run, else the latest started one."""
-    ids = [s.run_id for s in summaries]
-    if run_id is not None:
-        if run_id not in ids:
-            raise GoldfiveError(f"no run {run_id!r} on the server (it has: {', '.join(ids) or 'none'})")
-        return run_id
+def choose_run(summaries: list[RunSummary]) -> str:
+    """The one live run, else the latest started one."""
     if not summaries:
         raise GoldfiveError("the server hosts no runs")
     live = [s for s in summaries if s.state in ("PENDING", "RUNNING", "PAUSED")]
@@ -163,7 +161,7 @@ def choose_run(summaries: list[Any], run_id: str | None) -> str:
 
 @click.command("attach", short_help="Open the TUI on a run served at ADDR.")
 @click.argument("addr", metavar="ADDR")
-@click.option("--run-id", help="Which run (default: the one live run, else the latest).")
+@click.option("--run-id", help="Which run: its id or a unique prefix of 4+ characters (default: the one live run, else the latest).")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
 @click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
 def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str | None) -> None:
@@ -180,7 +178,9 @@ def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str
 
     async def pick() -> str:
         async with RemoteClient(addr, token=token, tls_ca=tls_ca) as client:
-            return choose_run(await client.list_runs(), run_id)
+            if run_id is not None:  # the server resolves a unique prefix, as it does for ctl
+                return (await client.get_run(run_id)).summary.run_id
+            return choose_run(await client.list_runs())
 
     try:
         chosen = asyncio.run(pick())
