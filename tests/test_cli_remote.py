@@ -22,8 +22,9 @@ from tests.remote_fixtures import Gate, gated_factory
 class ServerThread:
     """A server hosting gated run ``run_id`` ("r1"), on an event loop of its own."""
 
-    def __init__(self, db: Path, token: str | None = None, run_id: str = "r1") -> None:
+    def __init__(self, db: Path, token: str | None = None, run_id: str = "r1", **server_kw: Any) -> None:
         self.run_id = run_id
+        self.server_kw = server_kw
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -37,7 +38,7 @@ class ServerThread:
     async def _start(self, db: Path, token: str | None) -> None:
         self.gate = Gate()
         host = RunHost(db)
-        self.server = await start_server(host, listen="127.0.0.1:0", token=token)
+        self.server = await start_server(host, listen="127.0.0.1:0", token=token, **self.server_kw)
         host.start_run(gated_factory(self.gate), "do three things", run_id=self.run_id)
         await self.gate.entered.wait()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +93,32 @@ async def test_client_certificates_let_a_non_loopback_server_start_and_admit_onl
                 assert caught.value.code == "UNAVAILABLE"  # the handshake fails: no call gets through
     finally:
         await server.stop(None)
+
+
+def test_ctl_and_attach_present_a_client_certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from goldfive.cli import FRONTENDS, main
+    from tests.test_cli_remote import ServerThread
+
+    server_cert, server_key = self_signed_cert(tmp_path)
+    ca, cert, key = ca_signed_client_cert(tmp_path / "client")
+    st = ServerThread(tmp_path / "runs.sqlite", tls_cert=server_cert, tls_key=server_key, tls_client_ca=ca)
+    opened: list[dict[str, Any]] = []
+    monkeypatch.setitem(FRONTENDS, "attach", lambda addr, run_id, **kw: opened.append(kw) or 0)
+    tls = ["--tls-ca", str(server_cert), "--tls-cert", str(cert), "--tls-key", str(key)]
+    try:
+        runs = CliRunner().invoke(main, ["ctl", st.addr, *tls, "runs"])
+        assert runs.exit_code == 0 and runs.output.startswith("r1"), runs.output
+        paused = CliRunner().invoke(main, ["ctl", st.addr, "pause", *tls, "r1"])  # options after the subcommand
+        assert paused.exit_code == 0, paused.output
+        refused = CliRunner().invoke(main, ["ctl", st.addr, "--tls-ca", str(server_cert), "runs"])
+        assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1
+        half = CliRunner().invoke(main, ["ctl", st.addr, "--tls-ca", str(server_cert), "--tls-cert", str(cert), "runs"])
+        assert half.exit_code == 2
+        assert half.output.strip() == "goldfive ctl: error: --tls-cert and --tls-key go together: give this client's certificate and its key"
+        attached = CliRunner().invoke(main, ["attach", st.addr, *tls])
+        assert attached.exit_code == 0, attached.output
+        assert opened == [{"token": None, "tls_ca": str(server_cert), "tls_client_cert": str(cert), "tls_client_key": str(key)}]
+    finally:
+        st.stop()

@@ -164,20 +164,32 @@ def choose_run(summaries: list[RunSummary]) -> str:
 @click.option("--run-id", help="Which run: its id or a unique prefix of 4+ characters (default: the one live run, else the latest).")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
 @click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
-def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str | None) -> None:
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False),
+    help="This client's certificate (PEM), for a server that requires one.",
+)
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="The private key (PEM) of --tls-cert.")
+def attach_command(
+    addr: str, run_id: str | None, token: str | None, tls_ca: str | None, tls_cert: str | None, tls_key: str | None
+) -> None:
     """Open the TUI on a run served at ADDR: every key works, with the run's acks."""
-    from goldfive.cli.ctl import addr_problem
+    from goldfive.cli.ctl import addr_problem, client_cert_problem
     from goldfive.remote.client import RemoteClient
     from goldfive.settings import remote_token
 
-    problem = addr_problem(addr)
+    problem = addr_problem(addr) or client_cert_problem(tls_cert, tls_key)
     if problem is not None:
         raise _fail("attach", problem)
 
     token = token or remote_token()
+    tls: dict[str, str | None] = {"tls_ca": tls_ca}
+    if tls_cert is not None:  # only then: a front-end without client certificates still opens
+        tls.update(tls_client_cert=tls_cert, tls_client_key=tls_key)
 
     async def pick() -> str:
-        async with RemoteClient(addr, token=token, tls_ca=tls_ca) as client:
+        client = RemoteClient(addr, token=token, tls_ca=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key)
+        async with client:
             if run_id is not None:  # the server resolves a unique prefix, as it does for ctl
                 return (await client.get_run(run_id)).summary.run_id
             return choose_run(await client.list_runs())
@@ -186,11 +198,11 @@ def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str
         chosen = asyncio.run(pick())
     except RemoteError as exc:
         raise _fail("attach", f"{addr}: {exc}") from None
-    except GoldfiveError as exc:
+    except (GoldfiveError, OSError) as exc:  # OSError: a certificate file that cannot be read
         raise _fail("attach", str(exc)) from None
     from goldfive.cli import frontend
 
-    frontend("attach")(addr, chosen, token=token, tls_ca=tls_ca)
+    frontend("attach")(addr, chosen, token=token, **tls)
 
 
 def register(group: click.Group) -> None:

@@ -43,7 +43,8 @@ def _pem(source: str | Path | bytes | None) -> bytes | None:
 class RemoteClient:
     """An async client for the ``goldfive.v1.Runs`` service. Use ``async with`` or ``close()``.
     ``tls_ca`` turns TLS on; ``tls_client_cert`` / ``tls_client_key`` present a client
-    certificate to a server that requires one."""
+    certificate to a server that requires one (with TLS, trusting the system's roots when
+    there is no ``tls_ca``)."""
 
     def __init__(
         self,
@@ -66,7 +67,7 @@ class RemoteClient:
             ("grpc.min_reconnect_backoff_ms", 100),
             ("grpc.max_reconnect_backoff_ms", int(max_backoff * 1000)),
         ]
-        if tls_ca is not None:
+        if tls_ca is not None or tls_client_cert is not None:  # no CA: the system's roots
             if tls_server_name:
                 options.append(("grpc.ssl_target_name_override", tls_server_name))
             creds = grpc.ssl_channel_credentials(
