@@ -105,3 +105,24 @@ def _cryptography_cert(directory: Path) -> tuple[Path, Path]:
         )
     )
     return cert_path, key_path
+
+
+def ca_signed_client_cert(directory: Path, name: str = "client") -> tuple[Path, Path, Path]:
+    """A CA certificate and a client certificate + key it signed (PEM files), made with the
+    ``openssl`` command; skips when it is missing."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("client-certificate test needs an 'openssl' binary")
+    directory.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = directory / f"{name}-ca.pem", directory / f"{name}-ca.key"
+    cert, key, csr = directory / f"{name}.pem", directory / f"{name}.key", directory / f"{name}.csr"
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    for args in (
+        ["req", "-x509", *ec, "-keyout", str(ca_key), "-out", str(ca), "-days", "1", "-subj", f"/CN={name} test CA",
+         "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"],
+        ["req", *ec, "-keyout", str(key), "-out", str(csr), "-subj", f"/CN={name}"],
+        ["x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
+         "-out", str(cert), "-days", "1"],
+    ):
+        subprocess.run([openssl, *args], check=True, capture_output=True)
+    return ca, cert, key

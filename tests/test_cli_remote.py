@@ -20,9 +20,11 @@ from tests.remote_fixtures import Gate, gated_factory
 
 
 class ServerThread:
-    """A server hosting gated run "r1", on an event loop of its own."""
+    """A server hosting gated run ``run_id`` ("r1"), on an event loop of its own."""
 
-    def __init__(self, db: Path, token: str | None = None) -> None:
+    def __init__(self, db: Path, token: str | None = None, run_id: str = "r1", **server_kw: Any) -> None:
+        self.run_id = run_id
+        self.server_kw = server_kw
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -36,13 +38,13 @@ class ServerThread:
     async def _start(self, db: Path, token: str | None) -> None:
         self.gate = Gate()
         host = RunHost(db)
-        self.server = await start_server(host, listen="127.0.0.1:0", token=token)
-        host.start_run(gated_factory(self.gate), "do three things", run_id="r1")
+        self.server = await start_server(host, listen="127.0.0.1:0", token=token, **self.server_kw)
+        host.start_run(gated_factory(self.gate), "do three things", run_id=self.run_id)
         await self.gate.entered.wait()
 
     async def _finish(self) -> None:
         self.gate.open()
-        run = self.server.host.get("r1")
+        run = self.server.host.get(self.run_id)
         assert run is not None and run.task is not None
         await run.task
 
@@ -226,3 +228,21 @@ def test_serve_hosts_an_agent_module_function(tmp_path, monkeypatch):
     assert result.exit_code == 2 and "nosuchmod" in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(main, ["serve", "myagent:agent", "--plan", "plan.json"])
     assert result.exit_code == 2 and "--goal" in result.output
+
+
+def test_attach_accepts_a_unique_run_id_prefix_as_ctl_does(tmp_path, monkeypatch):
+    from goldfive.cli import FRONTENDS
+
+    opened: list[tuple[str, str]] = []
+    monkeypatch.setitem(FRONTENDS, "attach", lambda addr, run_id, **kw: opened.append((addr, run_id)) or 0)
+    st = ServerThread(tmp_path / "runs.sqlite", run_id="abcd1234")
+    try:
+        assert ctl(st.addr, "status", "abcd").exit_code == 0
+        result = CliRunner().invoke(main, ["attach", st.addr, "--run-id", "abcd"])
+        assert result.exit_code == 0, result.output
+        assert opened == [(st.addr, "abcd1234")]  # the TUI gets the full id
+        result = CliRunner().invoke(main, ["attach", st.addr, "--run-id", "nope"])
+        assert result.exit_code == 2
+        assert result.output.strip().splitlines() == [f"goldfive attach: error: {st.addr}: NOT_FOUND: unknown run 'nope'"]
+    finally:
+        st.stop()

@@ -231,3 +231,19 @@ def test_without_a_plan_the_llm_planner_plans_against_the_given_server(workdir: 
 def test_a_directory_given_as_the_plan_is_one_line_and_exit_2(workdir: Path) -> None:
     (workdir / "plans").mkdir()
     assert_one_line_error(invoke("myagents:agent", "--goal", "g", "--plan", "plans"), "is not a file")
+
+
+def test_replay_skips_a_deeply_nested_line_and_opens_the_good_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    good = [json.dumps({"eventId": f"r1:{i}", "runId": "r1", "sequence": i, "runStarted": {}}) for i in range(2)]
+    path = write(tmp_path / "deep.jsonl", "\n".join([good[0], "[" * 100_000, good[1]]) + "\n")
+    opened: list[object] = []
+    import tui.cli  # noqa: F401  (registers the replay front-end)
+    import tui.replay
+
+    monkeypatch.setattr(tui.replay.ReplayApp, "run", lambda self: opened.append(self.recording))
+    result = CliRunner().invoke(main, ["replay", path])
+    assert result.exit_code == 0, result.output
+    (recording,) = opened
+    assert [e.sequence for e in recording.events] == [0, 1]  # type: ignore[attr-defined]
+    assert recording.skipped == 1  # type: ignore[attr-defined]
+    assert result.stderr.strip() == "1 unreadable line skipped (line 2: corrupt line: nested too deeply to read)"

@@ -175,3 +175,33 @@ async def client_state(addr: str) -> str:
 
     async with RemoteClient(addr) as client:
         return (await client.get_run("pushed")).summary.state
+
+
+async def test_grpcsink_presents_a_client_certificate_to_a_collector_that_requires_one(tmp_path):
+    from goldfive.remote import RunHost, start_server
+    from tests.remote_fixtures import ca_signed_client_cert, self_signed_cert
+
+    server_cert, server_key = self_signed_cert(tmp_path)
+    ca, cert, key = ca_signed_client_cert(tmp_path / "producer")
+    store = InMemorySink()
+    server = await start_server(
+        RunHost(tmp_path / "runs.sqlite"),
+        listen="127.0.0.1:0",
+        tls_cert=server_cert,
+        tls_key=server_key,
+        tls_client_ca=ca,
+        ingress=IngressService(store),
+    )
+    try:
+        sink = GRPCSink(server.address, tls_ca=server_cert, tls_client_cert=cert, tls_client_key=key, linger=0.01)
+        for seq in range(3):
+            await sink.emit(_event(seq))
+        await sink.close()
+        assert sink.acknowledged == 3 and [e.sequence for e in store.events] == [0, 1, 2]
+        stranger = GRPCSink(server.address, tls_ca=server_cert, close_timeout=1.0, linger=0.01)
+        await stranger.emit(_event(3))
+        with pytest.raises(SinkError):
+            await stranger.close()  # no certificate: the handshake fails, nothing is delivered
+        assert stranger.acknowledged == 0 and len(store.events) == 3
+    finally:
+        await server.stop(None)

@@ -157,3 +157,19 @@ async def test_write_failure_is_logged_recorded_and_raised_from_the_next_call(
 def test_unopenable_path_raises_sink_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(SinkError, match="no-such-dir"):
         JSONLPersistenceSink(tmp_path / "no-such-dir" / "run.jsonl")
+
+
+async def test_a_deeply_nested_line_is_skipped_and_counted_between_good_events(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    evs = await _record(path, 3)
+    lines = path.read_bytes().split(b"\n")
+    lines.insert(1, b"[" * 100_000)
+    lines.insert(2, b'{"runId": ' * 50_000)
+    path.write_bytes(b"\n".join(lines))
+    result = replay_from_jsonl(path)
+    assert result.events == evs
+    assert result.skipped == 2
+    assert result.errors == [
+        "line 2: corrupt line: nested too deeply to read",
+        "line 3: corrupt line: nested too deeply to read",
+    ]

@@ -35,11 +35,21 @@ def open_replay(recording: Any) -> int:
     return 0
 
 
-def open_attach(addr: str, run_id: str, *, token: str | None = None, tls_ca: str | None = None) -> int:
+def open_attach(
+    addr: str,
+    run_id: str,
+    *,
+    token: str | None = None,
+    tls_ca: str | None = None,
+    tls_client_cert: str | None = None,
+    tls_client_key: str | None = None,
+) -> int:
     from tui.app import GoldfiveApp
     from tui.grpc_source import GrpcRunSource, connection_notifier
 
-    source = GrpcRunSource(addr, run_id, token=token, tls_ca=tls_ca)
+    source = GrpcRunSource(
+        addr, run_id, token=token, tls_ca=tls_ca, tls_client_cert=tls_client_cert, tls_client_key=tls_client_key
+    )
     app = GoldfiveApp(source, clock=_wall_ms)
     source.on_state = connection_notifier(app)
     app.run()

@@ -29,6 +29,8 @@ class GrpcRunSource:
         *,
         token: str | None = None,
         tls_ca: str | Path | None = None,
+        tls_client_cert: str | Path | None = None,
+        tls_client_key: str | Path | None = None,
         on_state: StateCallback | None = None,
         max_backoff: float = 5.0,
     ) -> None:
@@ -40,13 +42,20 @@ class GrpcRunSource:
         self.connection_detail = ""
         self._token = token
         self._tls_ca = tls_ca
+        self._tls_client = (tls_client_cert, tls_client_key)
         self._max_backoff = max_backoff
         self._client: RemoteClient | None = None
 
     def _client_or_open(self) -> RemoteClient:
         if self._client is None:  # created on the app's event loop, where it is used
+            cert, key = self._tls_client
             self._client = RemoteClient(
-                self.addr, token=self._token, tls_ca=self._tls_ca, max_backoff=self._max_backoff
+                self.addr,
+                token=self._token,
+                tls_ca=self._tls_ca,
+                tls_client_cert=cert,
+                tls_client_key=key,
+                max_backoff=self._max_backoff,
             )
         return self._client
 

@@ -10,7 +10,6 @@ RUN is always given explicitly: the full id or a unique prefix of at least 4 cha
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -37,6 +36,9 @@ class _Opts:
     token: str | None
     tls_ca: str | None
     as_json: bool
+    #: This client's certificate and key, for a server started with --tls-client-ca.
+    tls_cert: str | None = None
+    tls_key: str | None = None
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> click.exceptions.Exit:
@@ -53,13 +55,23 @@ def addr_problem(addr: str) -> str | None:
     return None
 
 
+def client_cert_problem(tls_cert: str | None, tls_key: str | None) -> str | None:
+    """Why a client certificate and key cannot be used as given, or None."""
+    if (tls_cert is None) != (tls_key is None):
+        return "--tls-cert and --tls-key go together: give this client's certificate and its key"
+    return None
+
+
 def _call(opts: _Opts, fn: Callable[[RemoteClient], Awaitable[T]]) -> T:
     # Checked here, not in the group: "goldfive ctl ADDR status --help" must still show help.
-    problem = addr_problem(opts.addr)
+    problem = addr_problem(opts.addr) or client_cert_problem(opts.tls_cert, opts.tls_key)
     if problem is not None:
         raise _fail(problem)
     async def main() -> T:
-        async with RemoteClient(opts.addr, token=opts.token, tls_ca=opts.tls_ca) as client:
+        client = RemoteClient(
+            opts.addr, token=opts.token, tls_ca=opts.tls_ca, tls_client_cert=opts.tls_cert, tls_client_key=opts.tls_key
+        )
+        async with client:
             return await fn(client)
 
     try:
@@ -76,31 +88,59 @@ def _dict(message: Any) -> dict[str, Any]:
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
 
-def _merge(ctx: click.Context, token: str | None, tls_ca: str | None, as_json: bool) -> _Opts:
+def _merge(ctx: click.Context, sub: _Opts) -> _Opts:
     base: _Opts = ctx.obj
-    return _Opts(base.addr, token or base.token, tls_ca or base.tls_ca, as_json or base.as_json)
+    return _Opts(
+        base.addr,
+        sub.token or base.token,
+        sub.tls_ca or base.tls_ca,
+        sub.as_json or base.as_json,
+        sub.tls_cert or base.tls_cert,
+        sub.tls_key or base.tls_key,
+    )
+
+
+_PEM = click.Path(exists=True, dir_okay=False)
+_CERT_HELP = "This client's certificate (PEM), for a server that requires one."
+_KEY_HELP = "The private key (PEM) of --tls-cert."
 
 
 def _options(fn: Callable[..., None]) -> Callable[..., None]:
-    """--token/--tls-ca/--json are accepted after the subcommand too (``ctl ADDR pause --json RUN``)."""
+    """The group's options are accepted after the subcommand too (``ctl ADDR pause --json RUN``)."""
 
-    @click.option("--token", "sub_token", help="Bearer token (default: GOLDFIVE_TOKEN).")
-    @click.option("--tls-ca", "sub_tls_ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM).")
-    @click.option("--json", "sub_json", is_flag=True, help="Print JSON instead of text.")
-    @click.pass_context
-    @functools.wraps(fn)
-    # ctx positional-only: pass_context's Concatenate[Context, P] passes it positionally.
-    def wrapper(ctx: click.Context, /, sub_token: str | None, sub_tls_ca: str | None, sub_json: bool, **kw: Any) -> None:
-        fn(_merge(ctx, sub_token, sub_tls_ca, sub_json), **kw)
+    def wrapper(
+        ctx: click.Context,
+        sub_token: str | None,
+        sub_tls_ca: str | None,
+        sub_tls_cert: str | None,
+        sub_tls_key: str | None,
+        sub_json: bool,
+        **kw: Any,
+    ) -> None:
+        fn(_merge(ctx, _Opts("", sub_token, sub_tls_ca, sub_json, sub_tls_cert, sub_tls_key)), **kw)
 
-    return wrapper
+    # click reads the command's name and help from these; set by hand (not functools.wraps)
+    # so the wrapper keeps its own signature for click.pass_context's type.
+    wrapper.__name__, wrapper.__doc__ = fn.__name__, fn.__doc__
+    command: Callable[..., None] = click.pass_context(wrapper)
+    for option in reversed(
+        (
+            click.option("--token", "sub_token", help="Bearer token (default: GOLDFIVE_TOKEN)."),
+            click.option("--tls-ca", "sub_tls_ca", type=_PEM, help="CA certificate (PEM)."),
+            click.option("--tls-cert", "sub_tls_cert", type=_PEM, help=_CERT_HELP),
+            click.option("--tls-key", "sub_tls_key", type=_PEM, help=_KEY_HELP),
+            click.option("--json", "sub_json", is_flag=True, help="Print JSON instead of text."),
+        )
+    ):
+        command = option(command)
+    return command
 
 
 class _CtlGroup(click.Group):
     """Accepts the group's options after ADDR too (``ctl ADDR --json runs``): the options
     between ADDR and the subcommand are moved in front of ADDR before click parses them."""
 
-    _VALUED = ("--token", "--tls-ca")
+    _VALUED = ("--token", "--tls-ca", "--tls-cert", "--tls-key")
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         options: list[str] = []
@@ -122,14 +162,24 @@ class _CtlGroup(click.Group):
 @click.group("ctl", cls=_CtlGroup)
 @click.argument("addr", metavar="ADDR")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
-@click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
+@click.option("--tls-ca", type=_PEM, help="CA certificate (PEM): use TLS.")
+@click.option("--tls-cert", type=_PEM, help=_CERT_HELP)
+@click.option("--tls-key", type=_PEM, help=_KEY_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_context
-def ctl(ctx: click.Context, addr: str, token: str | None, tls_ca: str | None, as_json: bool) -> None:
+def ctl(
+    ctx: click.Context,
+    addr: str,
+    token: str | None,
+    tls_ca: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    as_json: bool,
+) -> None:
     """Inspect and control the runs served at ADDR (HOST:PORT)."""
     from goldfive.settings import remote_token
 
-    ctx.obj = _Opts(addr, token or remote_token(), tls_ca, as_json)
+    ctx.obj = _Opts(addr, token or remote_token(), tls_ca, as_json, tls_cert, tls_key)
 
 
 # -- queries ------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -17,8 +16,8 @@ import click
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.server import DEFAULT_LISTEN
 
-if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.pb.goldfive.v1 import service_pb2
+if TYPE_CHECKING:
+    from goldfive.pb.goldfive.v1.service_pb2 import RunSummary
 
 __all__ = ["attach_command", "register", "serve_command"]
 
@@ -70,6 +69,11 @@ def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None
 @click.option("--token", help="Require this bearer token on every call (default: GOLDFIVE_TOKEN).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), help="TLS certificate (PEM).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="TLS private key (PEM).")
+@click.option(
+    "--tls-client-ca",
+    type=click.Path(exists=True, dir_okay=False),
+    help="CA certificate (PEM): require every client to present a certificate it signed.",
+)
 @click.option("--db", "db_path", help="SQLite file runs are recorded to and served from (default: user data dir).")
 @click.option("--ingest", is_flag=True, help="Also accept runs pushed by GRPCSink producers (GoldfiveIngress).")
 @click.option("--speed", type=float, default=1.0, show_default=True, help="demo: pace multiplier.")
@@ -83,6 +87,7 @@ def serve_command(
     token: str | None,
     tls_cert: str | None,
     tls_key: str | None,
+    tls_client_ca: str | None,
     db_path: str | None,
     ingest: bool,
     speed: float,
@@ -114,15 +119,18 @@ def serve_command(
     async def main() -> None:
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[RemoteServer] = loop.create_future()
-        task = loop.create_task(serve(listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready))
+        task = loop.create_task(
+            serve(listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready, tls_client_ca=tls_client_ca)
+        )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
             loop.add_signal_handler(signal.SIGTERM, task.cancel)
         first: set[asyncio.Future[Any]] = {task, ready}
-        done, _ = await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
         if ready.done():
             server = ready.result()
             scheme = "TLS" if server.tls else "plaintext"
-            auth = "token required" if token else "no token"
+            needs = (["token"] if token else []) + (["client certificate"] if server.client_certs else [])
+            auth = " and ".join(needs) + " required" if needs else "no token"
             click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {db}", err=True)
             for run in server.host.runs():
                 click.echo(f"  run {run.run_id}: {'live' if run.live else 'recorded'}", err=True)
@@ -139,13 +147,8 @@ def serve_command(
         click.echo("goldfive serve: stopped", err=True)
 
 
-def choose_run(summaries: Sequence[service_pb2.RunSummary], run_id: str | None) -> str:
-    """``run_id`` if served; else the one live run, else the latest started one."""
-    ids = [s.run_id for s in summaries]
-    if run_id is not None:
-        if run_id not in ids:
-            raise GoldfiveError(f"no run {run_id!r} on the server (it has: {', '.join(ids) or 'none'})")
-        return run_id
+def choose_run(summaries: list[RunSummary]) -> str:
+    """The one live run, else the latest started one."""
     if not summaries:
         raise GoldfiveError("the server hosts no runs")
     live = [s for s in summaries if s.state in ("PENDING", "RUNNING", "PAUSED")]
@@ -158,34 +161,48 @@ def choose_run(summaries: Sequence[service_pb2.RunSummary], run_id: str | None) 
 
 @click.command("attach", short_help="Open the TUI on a run served at ADDR.")
 @click.argument("addr", metavar="ADDR")
-@click.option("--run-id", help="Which run (default: the one live run, else the latest).")
+@click.option("--run-id", help="Which run: its id or a unique prefix of 4+ characters (default: the one live run, else the latest).")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
 @click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
-def attach_command(addr: str, run_id: str | None, token: str | None, tls_ca: str | None) -> None:
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False),
+    help="This client's certificate (PEM), for a server that requires one.",
+)
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="The private key (PEM) of --tls-cert.")
+def attach_command(
+    addr: str, run_id: str | None, token: str | None, tls_ca: str | None, tls_cert: str | None, tls_key: str | None
+) -> None:
     """Open the TUI on a run served at ADDR: every key works, with the run's acks."""
-    from goldfive.cli.ctl import addr_problem
+    from goldfive.cli.ctl import addr_problem, client_cert_problem
     from goldfive.remote.client import RemoteClient
     from goldfive.settings import remote_token
 
-    problem = addr_problem(addr)
+    problem = addr_problem(addr) or client_cert_problem(tls_cert, tls_key)
     if problem is not None:
         raise _fail("attach", problem)
 
     token = token or remote_token()
+    tls: dict[str, str | None] = {"tls_ca": tls_ca}
+    if tls_cert is not None:  # only then: a front-end without client certificates still opens
+        tls.update(tls_client_cert=tls_cert, tls_client_key=tls_key)
 
     async def pick() -> str:
-        async with RemoteClient(addr, token=token, tls_ca=tls_ca) as client:
-            return choose_run(await client.list_runs(), run_id)
+        client = RemoteClient(addr, token=token, tls_ca=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key)
+        async with client:
+            if run_id is not None:  # the server resolves a unique prefix, as it does for ctl
+                return (await client.get_run(run_id)).summary.run_id
+            return choose_run(await client.list_runs())
 
     try:
         chosen = asyncio.run(pick())
     except RemoteError as exc:
         raise _fail("attach", f"{addr}: {exc}") from None
-    except GoldfiveError as exc:
+    except (GoldfiveError, OSError) as exc:  # OSError: a certificate file that cannot be read
         raise _fail("attach", str(exc)) from None
     from goldfive.cli import frontend
 
-    frontend("attach")(addr, chosen, token=token, tls_ca=tls_ca)
+    frontend("attach")(addr, chosen, token=token, **tls)
 
 
 def register(group: click.Group) -> None:

@@ -1,4 +1,9 @@
-"""Who may talk to a goldfive server: the bearer-token interceptor, TLS and the listen check."""
+"""Who may talk to a goldfive server: the bearer-token interceptor, TLS and the listen check.
+
+TLS alone encrypts but does not say who the client is, so a server reachable beyond loopback
+needs a way to authenticate its clients: a bearer token of at least :data:`MIN_TOKEN_CHARS`
+characters, or client certificates signed by a CA it was given (``--tls-client-ca``).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,17 @@ import grpc
 
 from goldfive.errors import ServeConfigError
 
-__all__ = ["TokenInterceptor", "bearer_metadata", "check_listen", "is_loopback", "server_credentials"]
+__all__ = [
+    "MIN_TOKEN_CHARS",
+    "TokenInterceptor",
+    "bearer_metadata",
+    "check_listen",
+    "is_loopback",
+    "server_credentials",
+]
+
+#: Shortest bearer token a server beyond loopback accepts.
+MIN_TOKEN_CHARS = 16
 
 _AUTH_KEY = "authorization"
 _SCHEME = "Bearer "
@@ -41,33 +56,57 @@ def is_loopback(host: str) -> bool:
         return False  # a host name could resolve anywhere: treat it as exposed
 
 
-def check_listen(listen: str, *, token: str | None, tls: bool) -> None:
-    """Refuse to expose a server beyond loopback with neither a token nor TLS."""
+def check_listen(listen: str, *, token: str | None, client_certs: bool) -> None:
+    """Refuse to expose a server beyond loopback unless its clients must authenticate: with a
+    token of at least MIN_TOKEN_CHARS characters, or with client certificates."""
     host, _ = split_host_port(listen)
-    if not is_loopback(host) and not token and not tls:
+    if is_loopback(host) or client_certs:
+        return
+    if not token:
         raise ServeConfigError(
-            f"refusing to listen on {listen}: it is not a loopback address and neither a token "
-            "(--token or GOLDFIVE_TOKEN) nor TLS (--tls-cert/--tls-key) is configured"
+            f"refusing to listen on {listen}: it is not a loopback address, so clients must "
+            f"authenticate; give a token of {MIN_TOKEN_CHARS}+ characters (--token or GOLDFIVE_TOKEN) "
+            "or require client certificates (--tls-client-ca with --tls-cert/--tls-key)"
+        )
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ServeConfigError(
+            f"refusing to listen on {listen}: the token has {len(token)} characters; "
+            f"a non-loopback address needs at least {MIN_TOKEN_CHARS}"
         )
 
 
+def _read_pem(path: str | os.PathLike[str], flag: str, marker: bytes, what: str) -> bytes:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ServeConfigError(f"cannot read {flag} {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+    # grpc only fails later, at bind time, with a generic error (and C-core log lines).
+    if marker not in data:
+        raise ServeConfigError(f"{flag} {os.fspath(path)!r} is not a PEM {what}")
+    return data
+
+
 def server_credentials(
-    tls_cert: str | os.PathLike[str] | None, tls_key: str | os.PathLike[str] | None
+    tls_cert: str | os.PathLike[str] | None,
+    tls_key: str | os.PathLike[str] | None,
+    tls_client_ca: str | os.PathLike[str] | None = None,
 ) -> grpc.ServerCredentials | None:
+    """TLS credentials from PEM files, or None without them. With ``tls_client_ca`` every
+    client must present a certificate that CA signed."""
     if tls_cert is None and tls_key is None:
+        if tls_client_ca is not None:
+            raise ServeConfigError("--tls-client-ca needs TLS: give --tls-cert and --tls-key too")
         return None
     if tls_cert is None or tls_key is None:
         raise ServeConfigError("TLS needs both --tls-cert and --tls-key")
-    try:
-        cert, key = Path(tls_cert).read_bytes(), Path(tls_key).read_bytes()
-    except OSError as exc:
-        raise ServeConfigError(f"cannot read TLS certificate or key: {exc}") from exc
-    # grpc only fails later, at bind time, with a generic error (and C-core log lines).
-    if b"-----BEGIN CERTIFICATE-----" not in cert:
-        raise ServeConfigError(f"--tls-cert {os.fspath(tls_cert)!r} is not a PEM certificate")
-    if b"-----BEGIN" not in key or b"PRIVATE KEY-----" not in key:
+    cert = _read_pem(tls_cert, "--tls-cert", b"-----BEGIN CERTIFICATE-----", "certificate")
+    key = _read_pem(tls_key, "--tls-key", b"PRIVATE KEY-----", "private key")
+    if b"-----BEGIN" not in key:
         raise ServeConfigError(f"--tls-key {os.fspath(tls_key)!r} is not a PEM private key")
-    return grpc.ssl_server_credentials([(key, cert)])
+    if tls_client_ca is None:
+        return grpc.ssl_server_credentials([(key, cert)])
+    ca = _read_pem(tls_client_ca, "--tls-client-ca", b"-----BEGIN CERTIFICATE-----", "certificate")
+    return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=True)
 
 
 def _denied(handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str) -> grpc.RpcMethodHandler[_Req, _Resp]:

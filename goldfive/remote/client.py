@@ -34,8 +34,17 @@ def _error(exc: grpc.aio.AioRpcError) -> RemoteError:
     return RemoteError(code.name if code is not None else "UNKNOWN", exc.details() or "")
 
 
+def _pem(source: str | Path | bytes | None) -> bytes | None:
+    if source is None or isinstance(source, bytes):
+        return source
+    return Path(source).read_bytes()
+
+
 class RemoteClient:
-    """An async client for the ``goldfive.v1.Runs`` service. Use ``async with`` or ``close()``."""
+    """An async client for the ``goldfive.v1.Runs`` service. Use ``async with`` or ``close()``.
+    ``tls_ca`` turns TLS on; ``tls_client_cert`` / ``tls_client_key`` present a client
+    certificate to a server that requires one (with TLS, trusting the system's roots when
+    there is no ``tls_ca``)."""
 
     def __init__(
         self,
@@ -44,6 +53,8 @@ class RemoteClient:
         tls_ca: str | Path | bytes | None = None,
         *,
         tls_server_name: str | None = None,
+        tls_client_cert: str | Path | bytes | None = None,
+        tls_client_key: str | Path | bytes | None = None,
         max_backoff: float = 2.0,
     ) -> None:
         self.addr = addr
@@ -56,11 +67,13 @@ class RemoteClient:
             ("grpc.min_reconnect_backoff_ms", 100),
             ("grpc.max_reconnect_backoff_ms", int(max_backoff * 1000)),
         ]
-        if tls_ca is not None:
-            ca = tls_ca if isinstance(tls_ca, bytes) else Path(tls_ca).read_bytes()
+        if tls_ca is not None or tls_client_cert is not None:  # no CA: the system's roots
             if tls_server_name:
                 options.append(("grpc.ssl_target_name_override", tls_server_name))
-            self._channel = grpc.aio.secure_channel(addr, grpc.ssl_channel_credentials(ca), options=options)
+            creds = grpc.ssl_channel_credentials(
+                _pem(tls_ca), private_key=_pem(tls_client_key), certificate_chain=_pem(tls_client_cert)
+            )
+            self._channel = grpc.aio.secure_channel(addr, creds, options=options)
         else:
             self._channel = grpc.aio.insecure_channel(addr, options=options)
         self._stub = service_pb2_grpc.RunsStub(self._channel)

@@ -2,7 +2,7 @@
 
 ``start_server`` returns a running :class:`RemoteServer` (tests, embedding); ``serve`` hosts
 runs and serves until cancelled (the CLI). The listen address is checked before binding: a
-non-loopback address needs a token or TLS.
+non-loopback address needs a token or client certificates (see :mod:`goldfive.remote.auth`).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ class RemoteServer:
     port: int
     address: str
     tls: bool
+    #: Clients must present a certificate signed by the configured CA.
+    client_certs: bool = False
     extra: list[Any] = field(default_factory=list)
 
     async def stop(self, grace: float | None = None, *, close_runs: bool = True) -> None:
@@ -88,10 +90,13 @@ async def start_server(
     tls_key: str | os.PathLike[str] | None = None,
     ingress: IngressService | None = None,
     ack_timeout: float = 30.0,
+    tls_client_ca: str | os.PathLike[str] | None = None,
 ) -> RemoteServer:
-    """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService)."""
-    creds = server_credentials(tls_cert, tls_key)
-    check_listen(listen, token=token, tls=creds is not None)
+    """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
+    With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed."""
+    creds = server_credentials(tls_cert, tls_key, tls_client_ca)
+    client_certs = creds is not None and tls_client_ca is not None
+    check_listen(listen, token=token, client_certs=client_certs)
     interceptors = [TokenInterceptor(token)] if token else []
     # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
     # too and silently share the connections with the first.
@@ -110,7 +115,7 @@ async def start_server(
         raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
     await server.start()
     hostname, _ = split_host_port(listen)
-    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None)
+    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs)
 
 
 async def serve(
@@ -123,6 +128,7 @@ async def serve(
     *,
     ingest: bool = False,
     ready: asyncio.Future[RemoteServer] | None = None,
+    tls_client_ca: str | os.PathLike[str] | None = None,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -135,7 +141,13 @@ async def serve(
 
         ingress = IngressService(HostIngest(host), known_event_ids=host.event_ids())
     server = await start_server(
-        host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key, ingress=ingress
+        host,
+        listen=listen,
+        token=token,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        ingress=ingress,
+        tls_client_ca=tls_client_ca,
     )
     try:
         for factory, user_input in runs:

@@ -1,10 +1,17 @@
-"""RunsService: the gRPC face of a RunHost (Subscribe, SendControl, ListRuns, GetRun)."""
+"""RunsService: the gRPC face of a RunHost (Subscribe, SendControl, ListRuns, GetRun).
+
+A refusal the service means (unknown run, invalid control, no ack in time) has its own status;
+any other failure is a bug on this side: the client gets INTERNAL and a sentence saying what
+was being done, and the traceback goes to the ``goldfive.remote`` log.
+"""
 
 from __future__ import annotations
 
+import functools
+import logging
 import uuid
-from typing import Any
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any, TypeVar
 
 import grpc
 
@@ -16,6 +23,14 @@ from goldfive.run.validate import validate_control
 from goldfive.types import TaskStatus
 
 __all__ = ["RunsService", "snapshot", "summary"]
+
+log = logging.getLogger("goldfive.remote")
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
+_Ctx = grpc.aio.ServicerContext[Any, Any]
+_Unary = Callable[[Any, _Req, _Ctx], Awaitable[_Resp]]
+_Stream = Callable[[Any, _Req, _Ctx], AsyncGenerator[_Resp, None]]
+
 
 def summary(run: HostedRun) -> service_pb2.RunSummary:
     state = run.state
@@ -64,6 +79,69 @@ def snapshot(run: HostedRun) -> service_pb2.RunSnapshot:
     )
 
 
+async def _internal(context: _Ctx, doing: str) -> None:
+    """Log the exception being handled and end the call with INTERNAL, said in words."""
+    log.exception("unexpected failure while %s", doing)
+    await context.abort(grpc.StatusCode.INTERNAL, f"the server failed while {doing}; its log has the details")
+
+
+def _unary(doing: Callable[[Any], str]) -> Callable[[_Unary[_Req, _Resp]], _Unary[_Req, _Resp]]:
+    """Turn an unexpected exception of a unary call into INTERNAL; ``doing(request)`` says what
+    the call was doing. Statuses set with ``context.abort`` pass through."""
+
+    def wrap(method: _Unary[_Req, _Resp]) -> _Unary[_Req, _Resp]:
+        @functools.wraps(method)
+        async def guarded(self: Any, request: _Req, context: _Ctx) -> _Resp:
+            try:
+                return await method(self, request, context)
+            except grpc.aio.AbortError:
+                raise
+            except Exception:  # isolation boundary: a bug here must not leak Python names to the client
+                await _internal(context, doing(request))
+                raise  # unreachable: abort raises
+
+        return guarded
+
+    return wrap
+
+
+def _stream(doing: Callable[[Any], str]) -> Callable[[_Stream[_Req, _Resp]], _Stream[_Req, _Resp]]:
+    """:func:`_unary` for a server-streaming call."""
+
+    def wrap(method: _Stream[_Req, _Resp]) -> _Stream[_Req, _Resp]:
+        @functools.wraps(method)
+        async def guarded(self: Any, request: _Req, context: _Ctx) -> AsyncGenerator[_Resp, None]:
+            inner = method(self, request, context)
+            try:
+                async for item in inner:
+                    yield item
+            except grpc.aio.AbortError:
+                raise
+            except Exception:  # isolation boundary, as in _unary
+                await _internal(context, doing(request))
+            finally:
+                await inner.aclose()
+
+        return guarded
+
+    return wrap
+
+
+def _run_name(request: Any) -> str:
+    """``run 'ID'``, the id cut short: it is the client's text, echoed in a status."""
+    rid = str(request.run_id)
+    return f"run {rid if len(rid) <= 64 else rid[:63] + '…'!r}"
+
+
+def _control_phrase(control: control_pb2.ControlEvent) -> str:
+    """'a PAUSE control', 'an APPROVE control', or 'a control' when the kind has no name."""
+    kinds = control_pb2.ControlKind
+    name = kinds.Name(control.kind).removeprefix("CONTROL_KIND_") if control.kind in kinds.values() else ""
+    if not name or name == "UNSPECIFIED":
+        return "a control"
+    return f"{'an' if name[0] in 'AEIOU' else 'a'} {name} control"
+
+
 class RunsService(service_pb2_grpc.RunsServicer):
     def __init__(self, host: RunHost, *, ack_timeout: float = 30.0) -> None:
         self.host = host
@@ -76,11 +154,12 @@ class RunsService(service_pb2_grpc.RunsServicer):
             await context.abort(grpc.StatusCode.NOT_FOUND, str(exc.args[0]))
             raise  # abort() raises; this keeps the type checker honest
 
+    @_stream(lambda request: f"streaming the events of {_run_name(request)}")
     async def Subscribe(
         self,
         request: service_pb2.SubscribeRequest,
         context: grpc.aio.ServicerContext[service_pb2.SubscribeRequest, events_pb2.Event],
-    ) -> AsyncIterator[events_pb2.Event]:
+    ) -> AsyncGenerator[events_pb2.Event, None]:
         run = await self._run(request.run_id, context)
         after = max(request.after_sequence, -1)
         await context.send_initial_metadata(())  # tells the client it is subscribed
@@ -91,6 +170,7 @@ class RunsService(service_pb2_grpc.RunsServicer):
         finally:
             await stream.aclose()  # a client gone mid-stream leaves no subscription behind
 
+    @_unary(lambda request: f"sending {_control_phrase(request.control)} to {_run_name(request)}")
     async def SendControl(
         self,
         request: service_pb2.SendControlRequest,
@@ -104,6 +184,9 @@ class RunsService(service_pb2_grpc.RunsServicer):
         except ConversionError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed control: {exc}")
             raise  # unreachable: abort raises
+        except RecursionError:  # json.loads of an extra_json like '[' * 100000
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "malformed control: extra_json is nested too deeply")
+            raise
         if not msg.id:
             msg.id = uuid.uuid4().hex
         problem = validate_control(msg, allow_ladder_kinds=False)  # the run's own limits
@@ -124,6 +207,7 @@ class RunsService(service_pb2_grpc.RunsServicer):
             raise
         return conv.to_pb_control_ack(ack)
 
+    @_unary(lambda request: "listing the runs")
     async def ListRuns(
         self,
         request: service_pb2.ListRunsRequest,
@@ -131,6 +215,7 @@ class RunsService(service_pb2_grpc.RunsServicer):
     ) -> service_pb2.ListRunsResponse:
         return service_pb2.ListRunsResponse(runs=[summary(r) for r in self.host.runs()])
 
+    @_unary(lambda request: f"reading {_run_name(request)}")
     async def GetRun(
         self,
         request: service_pb2.GetRunRequest,

@@ -31,6 +31,10 @@ __all__ = ["GRPCSink"]
 log = logging.getLogger("goldfive.sinks")
 
 
+def _read(path: str | Path | None) -> bytes | None:
+    return None if path is None else Path(path).read_bytes()
+
+
 class _Refused(Exception):
     """The collector answered with an error (it could not store an event)."""
 
@@ -53,6 +57,8 @@ class GRPCSink:
         *,
         token: str | None = None,
         tls_ca: str | Path | None = None,
+        tls_client_cert: str | Path | None = None,
+        tls_client_key: str | Path | None = None,
         max_buffer: int = 100_000,
         close_timeout: float = 5.0,
         max_backoff: float = 2.0,
@@ -74,6 +80,8 @@ class GRPCSink:
         self.errors: list[str] = []
         self._token = token
         self._tls_ca = tls_ca
+        #: This producer's certificate and key, for a collector that requires one.
+        self._tls_client = (tls_client_cert, tls_client_key)
         self._buffer: deque[Event] = deque()  # unacknowledged, in emit order
         self._seg: _Segment | None = None
         self._wake = asyncio.Event()
@@ -151,8 +159,9 @@ class GRPCSink:
             ("grpc.min_reconnect_backoff_ms", 100),
             ("grpc.max_reconnect_backoff_ms", int(self.max_backoff * 1000)),
         ]
-        if self._tls_ca is not None:
-            creds = grpc.ssl_channel_credentials(Path(self._tls_ca).read_bytes())
+        cert, key = self._tls_client
+        if self._tls_ca is not None or cert is not None:  # no CA: the system's roots
+            creds = grpc.ssl_channel_credentials(_read(self._tls_ca), private_key=_read(key), certificate_chain=_read(cert))
             self._channel = grpc.aio.secure_channel(self.endpoint, creds, options=options)
         else:
             self._channel = grpc.aio.insecure_channel(self.endpoint, options=options)

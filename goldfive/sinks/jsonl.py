@@ -120,7 +120,9 @@ def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
             if event.ByteSize() == 0:  # unknown fields are ignored, so any JSON object parses
                 raise ValueError("not a goldfive event (no event_id, run_id or payload)")
             events.append(event)
-        except (ValueError, json_format.ParseError) as exc:  # JSONDecodeError, UnicodeDecodeError
+        except (ValueError, json_format.ParseError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
+            # The decoders recurse per nesting level: '[' * 100000 exhausts the stack.
+            reason = "nested too deeply to read" if isinstance(exc, RecursionError) else str(exc)
             prefix = "torn last line (no newline)" if index == torn_index else "corrupt line"
-            errors.append(f"line {index + 1}: {prefix}: {exc}")
+            errors.append(f"line {index + 1}: {prefix}: {reason}")
     return ReplayResult(events=events, skipped=len(errors), errors=errors)
