@@ -8,10 +8,12 @@ Lifecycle (spec ARCHITECTURE.md "The full lifecycle"): setup (RunStarted), goal 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import uuid
 from dataclasses import replace
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from goldfive import events
 from goldfive.aio import cancel_and_wait
@@ -27,6 +29,9 @@ from goldfive.run.context import RunContext
 from goldfive.run.control_loop import RunCancelled
 from goldfive.steerer import DefaultSteerer
 from goldfive.types import Goal, Plan, Session, TaskStatus
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.durable.recover import Recovered
 
 log = logging.getLogger("goldfive.runner")
 
@@ -56,6 +61,7 @@ class Runner:
         session_id: str = "",
         run_id: str | None = None,
         clock: Callable[[], int] | None = None,
+        launch: dict[str, Any] | None = None,
     ) -> None:
         self.adapter = _as_adapter(agent)
         self.planner = planner if planner is not None else PassthroughPlanner()
@@ -68,13 +74,58 @@ class Runner:
         self._session_id = session_id
         self._run_id = run_id
         self._clock = clock
+        #: How this run was launched, recorded in RunStarted so ``goldfive resume`` can build
+        #: it again (JSON-serialisable: the agent's MODULE:FUNCTION, the plan file, ...).
+        self.launch = dict(launch or {})
+        #: Set by ``Runner.resuming``: the recorded state this run continues from.
+        self._recovered: Recovered | None = None
         self._sinks_closed = False
         self._responder: asyncio.Task[None] | None = None
         self.session: Session | None = None
 
-    async def run(self, user_input: str | list[Goal]) -> ExecutionOutcome:
+    @classmethod
+    def resuming(
+        cls,
+        run_id: str,
+        *,
+        store: str | os.PathLike[str],
+        durability: str = "normal",
+        sinks: Iterable[Any] | None = None,
+        **kwargs: Any,
+    ) -> Runner:
+        """A Runner that continues run ``run_id`` (an id or a unique prefix) recorded in the
+        SQLite file ``store``; ``await runner.run()`` goes on where the recording stops.
+
+        Takes the same agent, planner and other arguments as ``Runner(...)``. Raises
+        ResumeRefused (one line, nothing written) for a run that ended, a plan or agent that
+        does not match the recording, or a run another live process is running."""
+        from goldfive.durable.resume import check_matches, load_for_resume
+        from goldfive.sinks.sqlite import SQLitePersistenceSink
+
+        rec = load_for_resume(store, run_id)
+        recorder = SQLitePersistenceSink(store, durability=durability)
+        runner = cls(sinks=[recorder, *(sinks or [])], run_id=rec.run_id, session_id=rec.session_id, **kwargs)
+        try:
+            check_matches(rec, runner.planner, runner.adapter)
+        except GoldfiveError:
+            recorder._release()
+            raise
+        runner._recovered = rec
+        return runner
+
+    @classmethod
+    async def resume(cls, run_id: str, *, store: str | os.PathLike[str], **kwargs: Any) -> ExecutionOutcome:
+        """Continue run ``run_id`` from ``store`` to its end (see ``resuming``), then close."""
+        runner = cls.resuming(run_id, store=store, **kwargs)
+        try:
+            return await runner.run()
+        finally:
+            await runner.close()
+
+    async def run(self, user_input: str | list[Goal] | None = None) -> ExecutionOutcome:
         """One run, end to end. A Runner runs once: its sinks are closed when the run ends and
-        it keeps answering late controls on its channel until ``close()``."""
+        it keeps answering late controls on its channel until ``close()``. A resuming Runner
+        takes no input: it goes on from its recording."""
         if self.session is not None:
             raise GoldfiveError(
                 "this Runner already ran (its sinks are closed and its channel answers the ended run); "
@@ -95,13 +146,19 @@ class Runner:
         )
         if isinstance(self.executor, ExecutorBase):  # its spec 7.b verbs work from the start
             ctx.controls.custom = self.executor.custom_handler()
-        text = user_input if isinstance(user_input, str) else "; ".join(g.summary for g in user_input)
+        if self._recovered is None and user_input is None:
+            raise GoldfiveError("run() needs the user's input (a resuming Runner is made with Runner.resuming)")
+        text = "" if user_input is None else user_input if isinstance(user_input, str) else "; ".join(g.summary for g in user_input)
         session.user_input = text
         try:
             try:
-                await ctx.emit(events.run_started, goal_summary=text, user_input=text)
                 try:
-                    outcome = await self._setup(ctx, user_input)
+                    if self._recovered is not None:
+                        outcome = await self._continue(ctx, self._recovered)
+                    else:
+                        await ctx.emit(events.run_started, goal_summary=text, user_input=text, launch_json=self._launch_json())
+                        assert user_input is not None
+                        outcome = await self._setup(ctx, user_input)
                 except RunCancelled as exc:  # a CANCEL while the goals or the plan were made
                     await self._abandon(ctx, exc.reason)
                     outcome = await self._abort(ctx, exc.reason)
@@ -163,6 +220,18 @@ class Runner:
         session.state["goldfive.current_plan_id"] = plan.id
         await ctx.emit(events.plan_submitted, plan)
         await ctx.controls.apply_deferred_steers()
+        return None
+
+    def _launch_json(self) -> str:
+        return json.dumps(self.launch, sort_keys=True) if self.launch else ""
+
+    async def _continue(self, ctx: RunContext, rec: Recovered) -> ExecutionOutcome | None:
+        """Resume: the recorded state goes back in, RunResumed marks it, the run goes on."""
+        from goldfive.durable.resume import install
+
+        await install(ctx, rec)
+        if rec.cancel_reason:  # a CANCEL was acked before the stop: it still holds
+            raise RunCancelled(rec.cancel_reason)
         return None
 
     async def _execute(self, ctx: RunContext) -> ExecutionOutcome:

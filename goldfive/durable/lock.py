@@ -26,12 +26,13 @@ class LockHolder:
     host: str
     acquired_at_ms: int
 
-    def alive(self) -> bool:
-        """Whether the holding process still runs. On another host nobody can tell: alive."""
+    def alive(self, path: str) -> bool:
+        """Whether the holding process still runs. On another host nobody can tell: alive.
+        This process holds it only while one of its sinks does (a copied file does not count)."""
         if self.host != socket.gethostname():
             return True
         if self.pid == os.getpid():
-            return True
+            return (_key(path), self.run_id) in _HELD
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
@@ -42,6 +43,14 @@ class LockHolder:
 
     def describe(self) -> str:
         return f"process {self.pid} on {self.host}"
+
+
+#: (database, run id) pairs this process holds through a live sink.
+_HELD: set[tuple[str, str]] = set()
+
+
+def _key(path: str) -> str:
+    return os.path.realpath(path)
 
 
 def ensure_table(conn: sqlite3.Connection) -> None:
@@ -57,8 +66,9 @@ def holder(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
     return None if row is None else LockHolder(*row)
 
 
-def take(conn: sqlite3.Connection, run_id: str) -> None:
+def take(conn: sqlite3.Connection, run_id: str, path: str) -> None:
     """This process holds ``run_id`` now (a stale holder's row is replaced)."""
+    _HELD.add((_key(path), run_id))
     ensure_table(conn)
     conn.execute(
         "INSERT OR REPLACE INTO run_locks VALUES (?, ?, ?, ?)",
@@ -66,8 +76,9 @@ def take(conn: sqlite3.Connection, run_id: str) -> None:
     )
 
 
-def drop(conn: sqlite3.Connection, run_id: str) -> None:
+def drop(conn: sqlite3.Connection, run_id: str, path: str) -> None:
     """Release ``run_id`` if this process holds it."""
+    _HELD.discard((_key(path), run_id))
     try:
         conn.execute("DELETE FROM run_locks WHERE run_id = ? AND pid = ? AND host = ?", (run_id, os.getpid(), socket.gethostname()))
     except sqlite3.OperationalError:

@@ -35,6 +35,11 @@ class StaticPlanner:
         plan.validate()
         self._plan = plan
 
+    @property
+    def fixed_plan(self) -> Plan:
+        """The plan every run gets (a resumed run is checked against it)."""
+        return self._plan
+
     async def generate(
         self, *, goals: list[Goal], available_agents: list[str], context: dict[str, Any] | None = None
     ) -> Plan | None:

@@ -37,10 +37,12 @@ STATE_CHANGES = frozenset(
     {
         events.plan_submitted,
         events.plan_revised,
+        events.task_started,  # so a task the stop cut off is known to run again (its attempt)
         events.task_completed,
         events.task_failed,
         events.task_cancelled,
         events.task_transitioned,
+        events.approval_requested,
         events.approval_granted,
         events.approval_rejected,
         events.control_acked,

@@ -123,14 +123,14 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         if self.durability != "batched":
             await self.flush()
         for run_id in self._ended:
-            lock.drop(self._conn, run_id)
+            lock.drop(self._conn, run_id, self.path)
             self._locked.discard(run_id)
         self._ended.clear()
 
     def _track_lock(self, event: Event) -> None:
         kind = event.WhichOneof("payload")
         if kind in ("run_started", "run_resumed") and event.run_id not in self._locked:
-            lock.take(self._conn, event.run_id)
+            lock.take(self._conn, event.run_id, self.path)
             self._locked.add(event.run_id)
         elif kind in ("run_completed", "run_aborted"):
             self._ended.add(event.run_id)  # dropped once the terminal event is committed
@@ -147,7 +147,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
 
     def _release(self) -> None:
         for run_id in self._locked:  # closed with the run still going: the next start resumes it
-            lock.drop(self._conn, run_id)
+            lock.drop(self._conn, run_id, self.path)
         self._conn.close()
 
     def _write_batch(self, batch: list[_Row]) -> None:

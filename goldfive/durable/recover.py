@@ -1,0 +1,224 @@
+"""What a run needs to continue, folded from its recording.
+
+``recover(events)`` reads a run's events in sequence order and returns a ``Recovered``: the
+goals, the plan at its latest revision with every status, each completed task's result, the
+approvals that were waiting, the pause, the injected messages not yet delivered, the controls
+that were acked but whose effect the crash cut off, the steerer's counters and the last
+sequence. It is a pure fold: nothing is written, nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from goldfive import conv
+from goldfive.control import AckResult, ControlKind, ControlMessage
+from goldfive.errors import ConversionError
+from goldfive.inbox import InjectedMessage
+from goldfive.pb.goldfive.v1 import events_pb2 as pb
+from goldfive.types import DriftKind, Goal, Plan, TaskStatus
+
+_STATUS_EVENTS = {
+    "task_started": TaskStatus.RUNNING,
+    "task_completed": TaskStatus.COMPLETED,
+    "task_failed": TaskStatus.FAILED,
+    "task_cancelled": TaskStatus.CANCELLED,
+    "task_blocked": TaskStatus.BLOCKED,
+}
+_USER_DRIFTS = {DriftKind.USER_STEER, DriftKind.USER_CANCEL, DriftKind.USER_PAUSE}
+
+
+@dataclass
+class Recovered:
+    run_id: str
+    session_id: str = ""
+    user_input: str = ""
+    goal_summary: str = ""
+    #: How the run was launched (RunStarted.launch_json), for ``goldfive resume``.
+    launch: dict[str, Any] = field(default_factory=dict)
+    goals: list[Goal] = field(default_factory=list)
+    #: The plan as first submitted (to check a resumed run's planner against) and as it is.
+    first_plan: Plan | None = None
+    plan: Plan | None = None
+    results: dict[str, str] = field(default_factory=dict)
+    #: task id -> how many times it started.
+    starts: dict[str, int] = field(default_factory=dict)
+    #: approval target id -> its task, for approvals requested and never decided.
+    pending_approvals: dict[str, str] = field(default_factory=dict)
+    paused: bool = False
+    #: Injected messages parked and never delivered, in the order they were parked.
+    undelivered: list[InjectedMessage] = field(default_factory=list)
+    #: Acked SUCCESS but their effect not in the recording: applied again on resume.
+    steers_to_apply: list[ControlMessage] = field(default_factory=list)
+    rewinds_to_apply: list[str] = field(default_factory=list)
+    messages_to_inject: list[InjectedMessage] = field(default_factory=list)
+    #: A CANCEL acked before the run could end: the resumed run ends cancelled at once.
+    cancel_reason: str = ""
+    processed_steer_ids: list[str] = field(default_factory=list)
+    auto_refines: int = 0
+    resume_count: int = 0
+    #: "run_completed" / "run_aborted" when the run already ended, with its reason.
+    ended: str = ""
+    end_reason: str = ""
+    last_sequence: int = -1
+    #: Rows of the recording that could not be read: ignored and counted, never guessed.
+    unreadable: int = 0
+
+    @property
+    def interrupted(self) -> list[str]:
+        """Tasks the stop cut off (running or blocked at the last event): they run again."""
+        if self.plan is None:
+            return []
+        return [t.id for t in self.plan.tasks if t.status in (TaskStatus.RUNNING, TaskStatus.BLOCKED)]
+
+
+class _Fold:
+    def __init__(self, run_id: str) -> None:
+        self.r = Recovered(run_id)
+        self.controls: dict[str, ControlMessage] = {}
+        self.parked: dict[str, InjectedMessage] = {}
+        #: Acked STEERs / REWIND_TOs waiting for the event that shows they were applied.
+        self.steers: deque[ControlMessage] = deque()
+        self.rewinds: deque[str] = deque()
+        self.injects: dict[str, ControlMessage] = {}
+
+    def apply(self, ev: pb.Event) -> None:
+        r = self.r
+        kind = ev.WhichOneof("payload") or ""
+        r.last_sequence = ev.sequence
+        r.session_id = r.session_id or ev.session_id
+        handler = getattr(self, "_" + kind, None)
+        if kind in _STATUS_EVENTS:
+            self._status(getattr(ev, kind).task_id, _STATUS_EVENTS[kind], ev)
+        elif handler is not None:
+            handler(getattr(ev, kind))
+
+    # -- the run -------------------------------------------------------------------------
+    def _run_started(self, p: pb.RunStarted) -> None:
+        self.r.user_input, self.r.goal_summary = p.user_input, p.goal_summary
+        if p.launch_json:
+            try:
+                launch = json.loads(p.launch_json)
+            except ValueError:
+                launch = {}
+            self.r.launch = launch if isinstance(launch, dict) else {}
+
+    def _run_resumed(self, p: pb.RunResumed) -> None:
+        self.r.resume_count = p.resume_count
+
+    def _goal_derived(self, p: pb.GoalDerived) -> None:
+        self.r.goals = [conv.from_pb_goal(g) for g in p.goals]
+
+    def _plan_submitted(self, p: pb.PlanSubmitted) -> None:
+        self.r.plan = conv.from_pb_plan(p.plan)
+        self.r.first_plan = self.r.first_plan or conv.from_pb_plan(p.plan)
+
+    def _plan_revised(self, p: pb.PlanRevised) -> None:
+        self.r.plan = conv.from_pb_plan(p.plan)
+        if p.plan.revision_kind and conv.drift_kind_from_pb(p.plan.revision_kind) not in _USER_DRIFTS:
+            self.r.auto_refines += 1
+
+    def _run_completed(self, p: pb.RunCompleted) -> None:
+        self.r.ended, self.r.end_reason = "run_completed", p.outcome_summary
+
+    def _run_aborted(self, p: pb.RunAborted) -> None:
+        self.r.ended, self.r.end_reason = "run_aborted", p.reason
+
+    # -- tasks ----------------------------------------------------------------------------
+    def _status(self, task_id: str, status: TaskStatus, ev: pb.Event) -> None:
+        r = self.r
+        if status is TaskStatus.RUNNING:
+            r.starts[task_id] = r.starts.get(task_id, 0) + 1
+        if status is TaskStatus.COMPLETED:
+            r.results[task_id] = ev.task_completed.result_summary
+        self._set(task_id, status)
+
+    def _task_transitioned(self, p: pb.TaskTransitioned) -> None:
+        to = conv.task_status_from_pb(p.to_status)
+        if to is TaskStatus.PENDING:
+            self.r.results.pop(p.task_id, None)
+        if p.reason == "rewind" and self.rewinds and self.rewinds[0] == p.task_id:
+            self.rewinds.popleft()
+        self._set(p.task_id, to)
+
+    def _set(self, task_id: str, status: TaskStatus) -> None:
+        plan = self.r.plan
+        if plan is not None and plan.has_task(task_id):
+            plan.task(task_id).status = status
+
+    # -- approvals, controls, messages ------------------------------------------------------
+    def _approval_requested(self, p: pb.ApprovalRequested) -> None:
+        self.r.pending_approvals[p.target_id] = p.task_id
+
+    def _approval_granted(self, p: pb.ApprovalGranted) -> None:
+        self.r.pending_approvals.pop(p.target_id, None)
+
+    def _approval_rejected(self, p: pb.ApprovalRejected) -> None:
+        self.r.pending_approvals.pop(p.target_id, None)
+
+    def _control_received(self, p: pb.ControlReceived) -> None:
+        try:
+            self.controls[p.control.id] = conv.from_pb_control_event(p.control)
+        except ConversionError:
+            pass  # its ack was FAILURE: nothing to carry over
+
+    def _control_acked(self, p: pb.ControlAcked) -> None:
+        ack = conv.from_pb_control_ack(p.ack)
+        msg = self.controls.pop(ack.control_id, None)
+        if msg is None or ack.result != AckResult.SUCCESS:
+            return
+        kind = msg.kind
+        if kind in (ControlKind.PAUSE, ControlKind.GOLDFIVE_PAUSE_ESCALATE):
+            self.r.paused = True
+        elif kind is ControlKind.RESUME:
+            self.r.paused = False
+        elif kind is ControlKind.CANCEL:
+            self.r.cancel_reason = str(msg.payload.get("reason", "") or "cancelled by control")
+        elif kind is ControlKind.STEER and not ack.detail.startswith("duplicate"):
+            self.r.processed_steer_ids.append(str(msg.payload.get("annotation_id") or msg.id))
+            if "planner cannot replan" in ack.detail:
+                self.injects[msg.id] = msg
+            else:
+                self.steers.append(msg)
+        elif kind is ControlKind.REWIND_TO:
+            self.rewinds.append(str(msg.payload.get("task_id", "")))
+        elif kind is ControlKind.INJECT_MESSAGE:
+            self.injects[msg.id] = msg
+
+    def _drift_detected(self, p: pb.DriftDetected) -> None:
+        if conv.drift_kind_from_pb(p.kind) is DriftKind.USER_STEER and self.steers:
+            self.steers.popleft()  # the acked STEER it stands for was applied
+
+    def _message_parked(self, p: pb.MessageParked) -> None:
+        self.parked[p.message_id] = InjectedMessage(text=p.text, role=p.role or "user", id=p.message_id, control_id=p.control_id)
+        self.injects.pop(p.control_id, None)
+
+    def _message_delivered(self, p: pb.MessageDelivered) -> None:
+        self.parked.pop(p.message_id, None)
+
+    def finish(self) -> Recovered:
+        r = self.r
+        r.undelivered = list(self.parked.values())
+        r.steers_to_apply = list(self.steers)
+        r.rewinds_to_apply = [t for t in self.rewinds if t]
+        r.messages_to_inject = [
+            InjectedMessage(text=str(m.payload.get("text") or m.payload.get("note") or ""), role=str(m.payload.get("role") or "user"), control_id=m.id)
+            for m in self.injects.values()
+        ]
+        if r.plan is not None:
+            for task in r.plan.tasks:
+                task.attempt = r.starts.get(task.id, 0)
+        return r
+
+
+def recover(run_id: str, events: Iterable[pb.Event], *, unreadable: int = 0) -> Recovered:
+    """Fold ``events`` (one run's, in sequence order, gap-free) into what it needs to go on."""
+    fold = _Fold(run_id)
+    for ev in events:
+        fold.apply(ev)
+    out = fold.finish()
+    out.unreadable = unreadable
+    return out

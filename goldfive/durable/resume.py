@@ -1,0 +1,125 @@
+"""Continuing a run from its recording: the checks that refuse an unsafe resume, and putting a
+``Recovered`` state back into a fresh RunContext."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from typing import Any
+
+from goldfive import events
+from goldfive.durable import lock
+from goldfive.durable.recover import Recovered, recover
+from goldfive.durable.store import ResumeRefused, open_store, read_run, resolve_run
+from goldfive.run.context import RunContext
+from goldfive.steerer import PROCESSED_STEER_IDS
+from goldfive.types import TaskStatus
+
+__all__ = ["ResumeRefused", "install", "load_for_resume"]
+
+
+def load_for_resume(path: str | os.PathLike[str], ref: str) -> Recovered:
+    """The run ``ref`` (an id or a unique prefix) of recording ``path``, folded; refuses a run
+    that ended, that never got a plan, or that a live process still runs. Writes nothing."""
+    shown = os.fspath(path)
+    conn = open_store(path)
+    try:
+        run_id = resolve_run(conn, ref, shown)
+        held = lock.holder(conn, run_id)
+        if held is not None and held.alive(shown):
+            raise ResumeRefused(f"run {run_id} is still running in {held.describe()}")
+        evs, left_out = read_run(conn, run_id)
+    finally:
+        conn.close()
+    rec = recover(run_id, evs, unreadable=left_out)
+    if rec.ended == "run_completed":
+        raise ResumeRefused(f"run {run_id} completed ({rec.end_reason}); there is nothing to resume")
+    if rec.ended:
+        raise ResumeRefused(f"run {run_id} ended: {rec.end_reason}; there is nothing to resume")
+    if rec.plan is None:
+        raise ResumeRefused(f"run {run_id} stopped before it had a plan; start it again instead")
+    return rec
+
+
+def check_matches(rec: Recovered, planner: Any, adapter: Any) -> None:
+    """Refuse a planner whose fixed plan or an agent whose names do not fit the recording."""
+    fixed = getattr(planner, "fixed_plan", None)
+    if fixed is not None and rec.first_plan is not None:
+        want = [t.id for t in rec.first_plan.tasks]
+        have = [t.id for t in fixed.tasks]
+        if want != have:
+            raise ResumeRefused(
+                f"the plan's tasks ({_ids(have)}) do not match the recording's ({_ids(want)}): not the same run"
+            )
+    agents = set(getattr(adapter, "available_agents", []) or [])
+    assert rec.plan is not None
+    named = {t.assignee_agent_id for t in rec.plan.tasks if t.assignee_agent_id and not t.status.is_terminal}
+    if agents and named - agents:
+        raise ResumeRefused(
+            f"the recording assigns tasks to {_ids(sorted(named - agents))}, which this agent does not offer ({_ids(sorted(agents))})"
+        )
+
+
+def _ids(ids: list[str]) -> str:
+    return ", ".join(ids[:6]) + (", ..." if len(ids) > 6 else "")
+
+
+async def install(ctx: RunContext, rec: Recovered) -> None:
+    """Put the recovered state into ``ctx`` and record the RunResumed event."""
+    session = ctx.session
+    assert rec.plan is not None
+    interrupted = rec.interrupted
+    for tid in interrupted:  # cut off mid-task: it runs again (its attempt says so)
+        rec.plan.task(tid).status = TaskStatus.PENDING
+    session.continue_after(rec.last_sequence)
+    session.user_input = rec.user_input
+    session.goals = list(rec.goals)
+    session.plan = rec.plan
+    session.state["goldfive.current_plan_id"] = rec.plan.id
+    session.state["goldfive.goals_summary"] = "; ".join(g.summary for g in rec.goals)
+    session.completed_results.update(rec.results)
+    seen = session.state.setdefault(PROCESSED_STEER_IDS, deque(maxlen=512))
+    seen.extend(rec.processed_steer_ids)
+    if hasattr(ctx.steerer, "_auto_refines"):
+        ctx.steerer._auto_refines = rec.auto_refines
+    if rec.paused:
+        ctx.pause()
+    ctx.messages.carryover.extend(rec.undelivered)
+    ctx.pending_rewinds.extend(rec.rewinds_to_apply)
+    what = _what_was_interrupted(rec, interrupted)
+    await ctx.emit(
+        events.run_resumed,
+        resumed_after_sequence=rec.last_sequence,
+        resume_count=rec.resume_count + 1,
+        interrupted_task_ids=interrupted,
+        pending_approval_ids=list(rec.pending_approvals),
+        paused=rec.paused,
+        undelivered_message_ids=[m.id for m in rec.undelivered],
+        unreadable_rows=rec.unreadable,
+        detail=what,
+    )
+    for message in rec.messages_to_inject:
+        await ctx.messages.inject(message)
+    for steer in rec.steers_to_apply:
+        await ctx.controls.apply_steer(steer, interrupted=[])
+
+
+def _what_was_interrupted(rec: Recovered, interrupted: list[str]) -> str:
+    parts = []
+    done = sum(1 for t in rec.plan.tasks if t.status is TaskStatus.COMPLETED) if rec.plan else 0
+    total = len(rec.plan.tasks) if rec.plan else 0
+    parts.append(f"{done}/{total} tasks done")
+    if interrupted:
+        parts.append("running again: " + _ids(interrupted))
+    if rec.pending_approvals:
+        parts.append(f"{len(rec.pending_approvals)} approval(s) asked again")
+    if rec.paused:
+        parts.append("paused")
+    if rec.undelivered:
+        parts.append(f"{len(rec.undelivered)} undelivered message(s) kept")
+    if rec.steers_to_apply or rec.rewinds_to_apply or rec.messages_to_inject:
+        n = len(rec.steers_to_apply) + len(rec.rewinds_to_apply) + len(rec.messages_to_inject)
+        parts.append(f"{n} acked control(s) applied again")
+    if rec.unreadable:
+        parts.append(f"{rec.unreadable} unreadable row(s) ignored")
+    return "; ".join(parts)

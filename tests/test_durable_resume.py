@@ -1,0 +1,231 @@
+"""Durable runs: a run continues from its recording after its process stopped.
+
+A stop is made the way a crash leaves the disk: while the run is in the middle of something,
+the SQLite file is copied with SQLite's backup API (what is committed, nothing else), and the
+copy is resumed by a new Runner."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goldfive.control import AckResult, ControlChannel, ControlKind, ControlMessage
+from goldfive.durable.store import ResumeRefused
+from goldfive.planners.static import StaticPlanner
+from goldfive.run.user_tools import UserTool
+from goldfive.adapters.callable import CallableAdapter
+from goldfive.runner import Runner
+from goldfive.sinks.memory import InMemorySink
+from goldfive.sinks.sqlite import SQLitePersistenceSink, replay_from_sqlite
+from goldfive.types import Plan, Session, Task, TaskEdge, TaskStatus
+from tests.runtime_kit import executor, kinds  # noqa: F401
+
+RUN = "run-durable-1"
+
+
+def plan(*ids: str) -> Plan:
+    return Plan([Task(i, i) for i in ids], [TaskEdge(a, b) for a, b in zip(ids, ids[1:])], id="p")
+
+
+def crash_copy(db: Path, to: Path) -> Path:
+    """What a killed process leaves on disk: the committed rows, no more."""
+    src, dst = sqlite3.connect(db), sqlite3.connect(to)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    return to
+
+
+class Agent:
+    """Records ``(task id, attempt)`` for each task it finishes; ``hold`` blocks a task."""
+
+    def __init__(self, hold: str = "") -> None:
+        self.done: list[tuple[str, int]] = []
+        self.hold = hold
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def __call__(self, task: Task, session: Session) -> str:
+        if task.id == self.hold:
+            self.entered.set()
+            await self.gate.wait()
+        self.done.append((task.id, task.attempt))
+        return f"{task.id} full result text, attempt {task.attempt}"
+
+
+async def run_until_held(tmp_path: Path, executor: Any, ids: tuple[str, ...], hold: str, *, before_crash: Any = None) -> Path:
+    """Run ``ids`` recording durably, copy the file while ``hold`` runs, let it finish."""
+    db = tmp_path / "runs.sqlite"
+    agent = Agent(hold=hold)
+    channel = ControlChannel()
+    runner = Runner(
+        agent=agent, planner=StaticPlanner(plan(*ids)), executor=executor, run_id=RUN,
+        sinks=[SQLitePersistenceSink(db, durability="normal")], control=channel,
+    )  # fmt: skip
+    task = asyncio.ensure_future(runner.run("do the things"))
+    await agent.entered.wait()
+    if before_crash is not None:
+        await before_crash(channel)
+    copy = crash_copy(db, tmp_path / "crashed.sqlite")
+    agent.gate.set()
+    channel.send_nowait(ControlMessage(ControlKind.RESUME))  # the original, if paused, finishes too
+    await task
+    await runner.close()
+    return copy
+
+
+def sequences_of(db: Path) -> list[int]:
+    return [e.sequence for e in replay_from_sqlite(db, RUN)]
+
+
+async def test_a_resumed_run_skips_completed_tasks_and_reruns_the_interrupted_one(tmp_path: Path, executor: Any) -> None:
+    crashed = await run_until_held(tmp_path, executor, ("a", "b", "c"), hold="b")
+    agent = Agent()
+    out = await Runner.resume(RUN, store=crashed, agent=agent, planner=StaticPlanner(plan("a", "b", "c")), executor=type(executor)())
+    assert out.success, out.reason
+    assert agent.done == [("b", 2), ("c", 1)]  # a is not run again; b knows it is a second attempt
+    assert out.session.completed_results["a"] == "a full result text, attempt 1"
+    evs = replay_from_sqlite(crashed, RUN)
+    assert [e.sequence for e in evs] == list(range(len(evs)))
+    resumed = [e.run_resumed for e in evs if e.WhichOneof("payload") == "run_resumed"]
+    assert len(resumed) == 1 and list(resumed[0].interrupted_task_ids) == ["b"] and resumed[0].resume_count == 1
+    assert "running again: b" in resumed[0].detail and kinds(evs)[-1] == "run_completed"
+
+
+async def test_a_paused_run_comes_back_paused(tmp_path: Path, executor: Any) -> None:
+    async def pause(channel: ControlChannel) -> None:
+        ack = await channel.request(ControlMessage(ControlKind.PAUSE))
+        assert ack.result == AckResult.SUCCESS
+
+    crashed = await run_until_held(tmp_path, executor, ("a", "b", "c"), hold="b", before_crash=pause)
+    agent, channel, sink = Agent(), ControlChannel(), InMemorySink()
+    runner = Runner.resuming(
+        RUN, store=crashed, agent=agent, planner=StaticPlanner(plan("a", "b", "c")), executor=type(executor)(),
+        control=channel, sinks=[sink],
+    )  # fmt: skip
+    task = asyncio.ensure_future(runner.run())
+    status = await channel.request(ControlMessage(ControlKind.STATUS_QUERY))
+    assert "state=PAUSED" in status.detail and agent.done == []
+    await channel.request(ControlMessage(ControlKind.RESUME))
+    out = await task
+    await runner.close()
+    assert out.success and agent.done == [("b", 2), ("c", 1)]
+    assert sink.events[0].WhichOneof("payload") == "run_resumed" and sink.events[0].run_resumed.paused
+
+
+async def test_an_undelivered_injected_message_reaches_the_task_that_runs_again(tmp_path: Path, executor: Any) -> None:
+    async def inject(channel: ControlChannel) -> None:
+        await channel.request(ControlMessage(ControlKind.INJECT_MESSAGE, payload={"text": "use the canary"}))
+
+    crashed = await run_until_held(tmp_path, executor, ("a", "b"), hold="b", before_crash=inject)
+    read: list[str] = []
+
+    async def reader(task: Task, session: Session) -> str:
+        import goldfive
+
+        read.extend(await goldfive.read_injected(session, task.id))
+        return "ok"
+
+    out = await Runner.resume(RUN, store=crashed, agent=reader, planner=StaticPlanner(plan("a", "b")), executor=type(executor)())
+    assert out.success and read == ["[user_steering]use the canary[/user_steering]"]
+
+
+async def test_a_pending_approval_is_asked_again_when_its_task_runs_again(tmp_path: Path, executor: Any) -> None:
+    db = tmp_path / "runs.sqlite"
+    asked = asyncio.Event()
+
+    def deploy() -> dict[str, Any]:
+        return {"deployed": True}
+
+    async def agent(task: Task, session: Session, tools: dict[str, Any]) -> str:
+        result = await tools["deploy"]()
+        return str(result)
+
+    channel, sink = ControlChannel(), InMemorySink()
+    adapter = CallableAdapter(agent, tools=[UserTool(deploy, requires_approval=True)])
+    runner = Runner(agent=adapter, planner=StaticPlanner(plan("a")), executor=executor, run_id=RUN,
+                    sinks=[SQLitePersistenceSink(db, durability="normal"), sink], control=channel)  # fmt: skip
+    task = asyncio.ensure_future(runner.run("ship"))
+    async for ev in sink.subscribe():
+        if not hasattr(ev, "WhichOneof") or ev.WhichOneof("payload") != "approval_requested":
+            continue
+        asked.set()
+        break
+    crashed = crash_copy(db, tmp_path / "crashed.sqlite")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await runner.close()
+
+    channel2, sink2 = ControlChannel(), InMemorySink()
+    adapter2 = CallableAdapter(agent, tools=[UserTool(deploy, requires_approval=True)])
+    resumed = Runner.resuming(RUN, store=crashed, agent=adapter2, planner=StaticPlanner(plan("a")),
+                              executor=type(executor)(), control=channel2, sinks=[sink2])  # fmt: skip
+    run2 = asyncio.ensure_future(resumed.run())
+    async for ev in sink2.subscribe():
+        if hasattr(ev, "WhichOneof") and ev.WhichOneof("payload") == "approval_requested":
+            target = ev.approval_requested.target_id
+            break
+    first = sink2.events[0].run_resumed
+    assert len(first.pending_approval_ids) == 1 and "1 approval(s) asked again" in first.detail
+    await channel2.request(ControlMessage(ControlKind.APPROVE, payload={"target_id": target}))
+    out = await run2
+    await resumed.close()
+    assert out.success and "deployed" in out.session.completed_results["a"]
+
+
+# -- refusals: one clear line, nothing written ---------------------------------------------------
+
+
+async def test_resume_refuses_a_completed_run_and_writes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    runner = Runner(agent=Agent(), planner=StaticPlanner(plan("a")), run_id=RUN, sinks=[SQLitePersistenceSink(db, durability="normal")])
+    assert (await runner.run("go")).success
+    await runner.close()
+    before = sequences_of(db)
+    with pytest.raises(ResumeRefused, match=f"run {RUN} completed"):
+        Runner.resuming(RUN, store=db, agent=Agent(), planner=StaticPlanner(plan("a")))
+    assert sequences_of(db) == before
+
+
+async def test_resume_refuses_a_plan_that_does_not_match_the_recording(tmp_path: Path, executor: Any) -> None:
+    crashed = await run_until_held(tmp_path, executor, ("a", "b"), hold="b")
+    before = sequences_of(crashed)
+    with pytest.raises(ResumeRefused, match=r"the plan's tasks \(a, x\) do not match the recording's \(a, b\)"):
+        Runner.resuming(RUN, store=crashed, agent=Agent(), planner=StaticPlanner(plan("a", "x")))
+    assert sequences_of(crashed) == before
+
+
+async def test_resume_refuses_a_run_a_live_process_holds_and_takes_over_a_stale_lock(tmp_path: Path, executor: Any) -> None:
+    crashed = await run_until_held(tmp_path, executor, ("a", "b"), hold="b")
+    conn = sqlite3.connect(crashed)
+    conn.execute("UPDATE run_locks SET pid = ?", (os.getppid(),))  # a live process that is not us
+    conn.commit()
+    with pytest.raises(ResumeRefused, match=f"run {RUN} is still running in process {os.getppid()}"):
+        Runner.resuming(RUN, store=crashed, agent=Agent(), planner=StaticPlanner(plan("a", "b")))
+    conn.execute("UPDATE run_locks SET pid = ?", (2**22 + 12345,))  # no such process: stale
+    conn.commit()
+    conn.close()
+    out = await Runner.resume(RUN, store=crashed, agent=Agent(), planner=StaticPlanner(plan("a", "b")))
+    assert out.success
+
+
+async def test_resume_names_an_unknown_or_ambiguous_run(tmp_path: Path, executor: Any) -> None:
+    crashed = await run_until_held(tmp_path, executor, ("a", "b"), hold="b")
+    with pytest.raises(ResumeRefused, match="no run 'nope'"):
+        Runner.resuming("nope", store=crashed, agent=Agent(), planner=StaticPlanner(plan("a", "b")))
+    out = await Runner.resume(RUN[:8], store=crashed, agent=Agent(), planner=StaticPlanner(plan("a", "b")))
+    assert out.success  # a unique prefix names the run
+
+
+async def test_the_lock_row_lives_while_the_run_does_and_goes_when_it_ends(tmp_path: Path, executor: Any) -> None:
+    crashed = await run_until_held(tmp_path, executor, ("a", "b"), hold="b")
+    rows = sqlite3.connect(crashed).execute("SELECT run_id, pid FROM run_locks").fetchall()
+    assert rows == [(RUN, os.getpid())]  # the crashed run held it (we are that process)
+    db = tmp_path / "runs.sqlite"
+    assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM run_locks").fetchone() == (0,)  # ended: dropped
