@@ -89,6 +89,8 @@ class Timeline:
         """A fresh RunState with the first ``n`` events applied (0 <= n <= len)."""
         if not 0 <= n <= self._length:
             raise IndexError(f"event position {n} is outside 0..{self._length}")
+        if n == self._length:
+            return fork(self.final)  # the end, where a replay opens: no event applied again
         i = bisect.bisect_right(self._positions, n) - 1
         state = fork(self._checkpoints[i])
         for ev in self.events[self._positions[i] : n]:

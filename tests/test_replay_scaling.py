@@ -69,3 +69,19 @@ def test_a_sqlite_recording_is_read_on_demand_and_a_damaged_row_keeps_its_place(
     timeline = Timeline(rec.events)
     assert timeline.final.tasks == RunState.from_events(intact).tasks
     assert timeline.state_at(1500).tasks["t1"].progress == "step 1496"
+
+
+def test_the_state_at_the_end_is_a_copy_of_the_final_state_not_a_replay(monkeypatch) -> None:
+    events = big_run(tasks=10, events=3000)
+    timeline = Timeline(events)
+    applied = 0
+    real = RunState.apply
+
+    def counting(self: RunState, ev: pb.Event) -> None:
+        nonlocal applied
+        applied += 1
+        real(self, ev)
+
+    monkeypatch.setattr(RunState, "apply", counting)
+    end = timeline.state_at(len(events))
+    assert applied == 0 and end == timeline.final and end is not timeline.final
