@@ -72,7 +72,7 @@ def test_a_sqlite_recording_is_read_on_demand_and_a_damaged_row_keeps_its_place(
 
 
 def test_the_state_at_the_end_is_a_copy_of_the_final_state_not_a_replay(monkeypatch) -> None:
-    events = big_run(tasks=10, events=3000)
+    events = big_run(tasks=10, events=3500)
     timeline = Timeline(events)
     applied = 0
     real = RunState.apply
