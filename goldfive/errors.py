@@ -71,3 +71,7 @@ class RemoteError(GoldfiveError):
 
 class ServeConfigError(GoldfiveError, ValueError):
     """``goldfive serve`` was configured in a way it refuses to start with."""
+
+
+class DamagedStoreError(GoldfiveError):
+    """A recording database failed its integrity check (``PRAGMA quick_check``)."""

@@ -7,6 +7,7 @@ a renamed file still opens. A SQLite file with several runs and no run id opens 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,8 +24,10 @@ class Recording:
     path: str
     format: str  # "jsonl" or "sqlite"
     run_id: str
-    events: list[Event] = field(default_factory=list)
-    #: Lines that could not be read (JSONL only), each described in ``errors``.
+    #: A SQLite recording's events are read from the file on demand (``StoredEvents``).
+    events: Sequence[Event] = field(default_factory=list)
+    #: Lines that could not be read (JSONL only), each described in ``errors``; a SQLite
+    #: recording counts its undecodable rows on ``events.damaged`` as they are read.
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
     #: A sentence for the person, e.g. which of several runs was chosen.
@@ -41,8 +44,11 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> Recording:
-    """Read the whole recording. Missing file, unknown run id, empty SQLite -> ReplayError."""
-    from goldfive.sinks import list_runs, replay_from_jsonl, replay_from_sqlite
+    """Open a recording: a JSONL file is read whole; a SQLite one is read on demand.
+    Missing file, unknown run id, empty SQLite -> ReplayError."""
+    from goldfive.sinks import list_runs, replay_from_jsonl
+    from goldfive.store.events import StoredEvents
+    from goldfive.store.history import RunHistory
 
     name = os.fspath(path)
     p = Path(path)
@@ -65,7 +71,7 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
                 known = ", ".join(r.run_id for r in runs[-5:])
                 raise ReplayError(f"no run {run_id!r} in {name!r}; recorded runs include {known}")
             chosen = matches[0]
-        return Recording(name, "sqlite", chosen.run_id, replay_from_sqlite(p, chosen.run_id), note=note)
+        return Recording(name, "sqlite", chosen.run_id, StoredEvents(RunHistory(p, chosen.run_id)), note=note)
     result = replay_from_jsonl(p)
     events = result.events
     found = run_id or (events[0].run_id if events else "")

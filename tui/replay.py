@@ -172,6 +172,9 @@ class ReplayApp(GoldfiveApp):
         if self.recording.skipped:
             noun = "line" if self.recording.skipped == 1 else "lines"
             parts.append(f"({self.recording.skipped} {noun} skipped)")
+        damaged = getattr(self.recording.events, "damaged", 0)
+        if damaged:
+            parts.append(f"({damaged} damaged {'event' if damaged == 1 else 'events'} shown empty)")
         parts.append("▶ playing" if self.playing else "⏸ paused")
         if self.recording.note:
             parts.append(self.recording.note)

@@ -193,9 +193,13 @@ def runs_command(opts: _Opts) -> None:
     if opts.as_json:
         click.echo(json.dumps([_dict(r) for r in runs]))
         return
+    from goldfive.remote.health import health_note
+
     for r in runs:
         started = r.started_at.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if r.HasField("started_at") else "-"
-        click.echo(f"{r.run_id}  {r.state:<11} {r.tasks_completed}/{r.tasks_total}  {started}  {r.goal_summary}")
+        note = health_note(r)
+        click.echo(f"{r.run_id}  {r.state:<11} {r.tasks_completed}/{r.tasks_total}  {started}  {r.goal_summary}"
+                   + (f"  [{note}]" if note else ""))  # fmt: skip
 
 
 @ctl.command("status")
@@ -212,6 +216,10 @@ def status_command(opts: _Opts, run_id: str) -> None:
                f"{s.tasks_completed}/{s.tasks_total} tasks, last sequence {snap.last_sequence}")  # fmt: skip
     if s.goal_summary:
         click.echo(f"goal: {s.goal_summary}")
+    from goldfive.remote.health import health_note
+
+    if note := health_note(s):
+        click.echo(f"recording: {note}")
     from goldfive import conv
 
     for t in snap.plan.tasks:

@@ -76,6 +76,9 @@ def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None
 )
 @click.option("--db", "db_path", help="SQLite file runs are recorded to and served from (default: user data dir).")
 @click.option("--ingest", is_flag=True, help="Also accept runs pushed by GRPCSink producers (GoldfiveIngress).")
+@click.option(
+    "--allow-damaged-db", is_flag=True, help="Serve what a damaged database still holds instead of refusing to start."
+)
 @click.option("--speed", type=float, default=1.0, show_default=True, help="demo: pace multiplier.")
 @click.option("--goal", help="MODULE:FUNCTION: what the run should achieve.")
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="MODULE:FUNCTION: a plan JSON file.")
@@ -90,6 +93,7 @@ def serve_command(
     tls_client_ca: str | None,
     db_path: str | None,
     ingest: bool,
+    allow_damaged_db: bool,
     speed: float,
     goal: str | None,
     plan_path: str | None,
@@ -120,7 +124,10 @@ def serve_command(
         loop = asyncio.get_running_loop()
         ready: asyncio.Future[RemoteServer] = loop.create_future()
         task = loop.create_task(
-            serve(listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready, tls_client_ca=tls_client_ca)
+            serve(
+                listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready,
+                tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
+            )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
             loop.add_signal_handler(signal.SIGTERM, task.cancel)

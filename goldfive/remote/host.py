@@ -3,7 +3,11 @@
 A live run is a Runner wired to an InMemorySink (history + live subscriptions), a state sink
 (a RunState folded as events are emitted, so snapshots cost O(plan)), a SQLitePersistenceSink
 (so the run outlives the process) and a ControlChannel; a client's control is sent with
-``ControlChannel.request``, which returns the run's own ack. A recorded run is its replayed events.
+``ControlChannel.request``, which returns the run's own ack.
+
+A recorded run is read from the database on demand: at start only the events that shape its
+summary are folded (``SUMMARY_KINDS``: no progress reports), and its history is streamed from
+SQLite by sequence range, a chunk at a time, whenever a client asks for it.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sqlite3
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
@@ -22,7 +27,8 @@ from goldfive.errors import ChannelClosedError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.view import RunState
 from goldfive.sinks.memory import InMemorySink, Missed
-from goldfive.sinks.sqlite import SQLitePersistenceSink, list_runs, replay_from_sqlite
+from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, recorded_runs
+from goldfive.store.recorder import RunRecorder
 
 __all__ = ["HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
 
@@ -56,7 +62,7 @@ class _StateSink:
 class HostedRun:
     """One run the server can stream, snapshot and (while live) control."""
 
-    def __init__(self, run_id: str, *, events: list[Event] | None = None) -> None:
+    def __init__(self, run_id: str, *, events: list[Event] | None = None, history: RunHistory | None = None) -> None:
         self.run_id = run_id
         self._state_sink = _StateSink(RunState())
         self.memory: InMemorySink | None = None
@@ -64,13 +70,54 @@ class HostedRun:
         self.runner: Any = None
         self.task: asyncio.Task[Any] | None = None
         self._history: list[Event] = list(events or [])
+        #: The recorded history in the database, read on demand (a run served after a restart).
+        self.history = history
+        #: The live run's recording (None for a recorded run).
+        self.recorder: RunRecorder | None = None
         #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
         self.ingest_sinks: list[Any] | None = None
         for ev in self._history:
-            self._state_sink.state.apply(ev)
-            kind = ev.WhichOneof("payload")
-            if kind in ("plan_submitted", "plan_revised"):
-                self._state_sink.plan = getattr(ev, kind).plan
+            self._fold(ev)
+
+    def _fold(self, ev: Event) -> None:
+        self._state_sink.state.apply(ev)
+        kind = ev.WhichOneof("payload")
+        if kind in ("plan_submitted", "plan_revised"):
+            self._state_sink.plan = getattr(ev, kind).plan
+
+    @classmethod
+    def recorded(cls, history: RunHistory, event_count: int, last_sequence: int) -> HostedRun:
+        """A run served from the database: its summary folded from the few events that
+        shape it, its history left on disk."""
+        run = cls(history.run_id, history=history)
+        for ev in history.events(kinds=SUMMARY_KINDS):
+            run._fold(ev)
+        state = run.state
+        state.events = event_count
+        state.last_sequence = max(state.last_sequence, last_sequence)
+        return run
+
+    # -- health of the recording ---------------------------------------------------------
+    @property
+    def damaged(self) -> int:
+        """Stored events skipped as unreadable (found so far)."""
+        return self.history.damaged if self.history is not None else 0
+
+    @property
+    def history_error(self) -> str:
+        return self.history.history_error if self.history is not None else ""
+
+    @property
+    def write_error(self) -> str:
+        return self.recorder.write_error if self.recorder is not None else ""
+
+    @property
+    def unwritten(self) -> int:
+        return self.recorder.unwritten if self.recorder is not None else 0
+
+    @property
+    def dropped(self) -> int:
+        return self.recorder.dropped if self.recorder is not None else 0
 
     # -- views ---------------------------------------------------------------------------
     @property
@@ -89,6 +136,8 @@ class HostedRun:
     def events_after(self, sequence: int) -> list[Event]:
         if self.memory is not None:
             return self.memory.events_after(sequence)
+        if self.history is not None:
+            return list(self.history.events(sequence))
         return [e for e in self._history if e.sequence > sequence]
 
     async def stream(self, after_sequence: int) -> AsyncGenerator[Event, None]:
@@ -97,6 +146,14 @@ class HostedRun:
         behind) is refilled from the recorded events. Closing the generator unsubscribes."""
         last = after_sequence
         if self.memory is None:
+            if self.history is not None:
+                events = self.history.events(last)
+                try:
+                    for ev in events:
+                        yield ev
+                finally:
+                    events.close()  # now, not when the generator is collected
+                return
             for ev in self.events_after(last):
                 yield ev
             return
@@ -137,7 +194,8 @@ class HostedRun:
     def start(self, factory: RunFactory, user_input: Any, db_path: str) -> None:
         self.memory = InMemorySink()
         self.channel = ControlChannel()
-        sinks = [self.memory, self._state_sink, SQLitePersistenceSink(db_path)]
+        self.recorder = RunRecorder(db_path)
+        sinks = [self.memory, self._state_sink, self.recorder]
         self.runner = factory(sinks=sinks, control=self.channel, run_id=self.run_id)
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._run(user_input), name=f"run-{self.run_id}")
@@ -155,10 +213,11 @@ class HostedRun:
     async def begin_ingest(self, db_path: str) -> None:
         """Serve this run live from events a producer pushes (after any recorded history)."""
         self.memory = InMemorySink()
-        for ev in self._history:  # the state already holds them: only the stream needs them
+        for ev in self.events_after(-1):  # the state already holds them: only the stream needs them
             await self.memory.emit(ev)
         self._history = []
-        self.ingest_sinks = [self.memory, self._state_sink, SQLitePersistenceSink(db_path)]
+        self.recorder = RunRecorder(db_path)
+        self.ingest_sinks = [self.memory, self._state_sink, self.recorder]
 
     async def ingest(self, event: Event) -> None:
         assert self.ingest_sinks is not None
@@ -199,17 +258,28 @@ class RunHost:
         self._loaded = False
 
     def load_recorded(self) -> int:
-        """Serve the runs recorded in the database (not live); returns how many were added."""
+        """Serve the runs recorded in the database (not live); returns how many were added.
+        Only a summary of each is read now; an unreadable row or page is skipped and shown
+        on that run's summary, never a reason to serve nothing."""
         self._loaded = True
         try:
-            infos = list_runs(self.db_path)
+            conn = connect_read_only(self.db_path)
         except ReplayError:
             return 0  # no database yet: nothing was recorded
+        try:
+            records = recorded_runs(conn)
+        except sqlite3.OperationalError:
+            return 0  # no events table yet
+        finally:
+            conn.close()
         added = 0
-        for info in infos:
-            if info.run_id in self._runs:
+        for rec in records:
+            if rec.run_id in self._runs:
                 continue
-            self._runs[info.run_id] = HostedRun(info.run_id, events=replay_from_sqlite(self.db_path, info.run_id))
+            history = RunHistory(self.db_path, rec.run_id)
+            if rec.error:
+                history.history_error = rec.error
+            self._runs[rec.run_id] = HostedRun.recorded(history, rec.event_count, rec.last_sequence)
             added += 1
         return added
 
@@ -244,7 +314,13 @@ class RunHost:
 
     def event_ids(self) -> set[str]:
         """The ids of every event recorded here (an ingest server's duplicate filter)."""
-        return {ev.event_id for run in self._runs.values() for ev in run.events_after(-1)}
+        ids: set[str] = set()
+        for run in self._runs.values():
+            if run.memory is None and run.history is not None:
+                ids.update(run.history.event_ids())  # from the column: nothing decoded
+            else:
+                ids.update(ev.event_id for ev in run.events_after(-1))
+        return ids
 
     async def ingest(self, event: Event) -> None:
         """Store an event a remote producer pushed (the sink an IngressService feeds)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 import os
 import socket
 from collections.abc import Iterable
@@ -18,16 +19,18 @@ from typing import Any
 
 import grpc
 
-from goldfive.errors import ServeConfigError
+from goldfive.errors import DamagedStoreError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
 from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
 from goldfive.remote.host import RunFactory, RunHost
 from goldfive.remote.ingest import IngressService
 from goldfive.remote.service import RunsService
+from goldfive.store.history import check_database
 
 __all__ = ["DEFAULT_LISTEN", "RemoteServer", "default_db_path", "serve", "start_server"]
 
 DEFAULT_LISTEN = "127.0.0.1:7531"
+log = logging.getLogger("goldfive.remote")
 
 
 def default_db_path() -> Path:
@@ -129,11 +132,24 @@ async def serve(
     ingest: bool = False,
     ready: asyncio.Future[RemoteServer] | None = None,
     tls_client_ca: str | os.PathLike[str] | None = None,
+    allow_damaged_db: bool = False,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
-    runs pushed by GRPCSink producers (GoldfiveIngress) and serve them live."""
+    runs pushed by GRPCSink producers (GoldfiveIngress) and serve them live.
+
+    A database that fails SQLite's quick_check raises DamagedStoreError naming the finding,
+    unless ``allow_damaged_db``: then what is readable is served and the rest is reported on
+    each run's summary."""
     host = RunHost(db_path if db_path is not None else default_db_path())
+    problem = check_database(host.db_path) if host.db_path != ":memory:" else None
+    if problem is not None:
+        if not allow_damaged_db:
+            raise DamagedStoreError(
+                f"database {host.db_path} is damaged ({problem}); "
+                "--allow-damaged-db serves what is readable, or restore it from a backup"
+            )
+        log.error("database %s is damaged (%s); serving what is readable", host.db_path, problem)
     host.load_recorded()
     ingress = None
     if ingest:

@@ -43,6 +43,11 @@ def summary(run: HostedRun) -> service_pb2.RunSummary:
         tasks_completed=state.count_status(TaskStatus.COMPLETED),
         tasks_total=len(state.tasks),
         goal_summary=state.goal_summary,
+        damaged_events=run.damaged,
+        history_error=run.history_error,
+        write_error=run.write_error,
+        unwritten_events=run.unwritten,
+        dropped_events=run.dropped,
     )
     if state.started_ms:
         out.started_at.FromMilliseconds(state.started_ms)

@@ -9,8 +9,9 @@ Duplicates: a row whose (run_id, sequence) is already stored is not written (the
 stays). Each is counted on ``duplicates``, logged as a warning naming run_id and sequence,
 described on ``errors``, and the flush that found them raises :class:`DuplicateEventError`
 after storing the rest of the batch. A timer flush has no caller, so its error is raised by
-the next ``emit``/``flush``/``close``. Other write failures are handled the same way as
-:class:`SinkError` (the batch is kept and retried by the next flush).
+the next ``emit``/``flush``/``close``. Other write failures are raised the same way as
+:class:`SinkError`; the batch is kept and retried by the next flush, up to ``max_pending``
+events (then the oldest are dropped and counted on ``dropped``; see ``_batching``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from google.protobuf.message import DecodeError
 from goldfive.durable import lock
 from goldfive.errors import DuplicateEventError, ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.sinks._batching import BatchingSink
+from goldfive.sinks._batching import MAX_PENDING, BatchingSink
 
 __all__ = ["DURABILITY", "RunInfo", "SQLitePersistenceSink", "list_runs", "replay_from_sqlite"]
 
@@ -66,6 +67,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         flush_interval: float = 0.05,
         batch_size: int = 1000,
         durability: str = "batched",
+        max_pending: int = MAX_PENDING,
     ) -> None:
         if durability not in DURABILITY:
             raise ValueError(f"durability must be one of {', '.join(DURABILITY)}, got {durability!r}")
@@ -77,7 +79,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         self._locked: set[str] = set()
         self._ended: set[str] = set()
         self.table = _check_table(table)
-        super().__init__(flush_interval=flush_interval, batch_size=batch_size)
+        super().__init__(flush_interval=flush_interval, batch_size=batch_size, max_pending=max_pending)
         self.path = os.fspath(path)
         self.duplicates = 0
         try:
@@ -154,9 +156,9 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         try:
             duplicates = self._write(batch)
         except sqlite3.Error as exc:
-            self._pending[:0] = batch  # keep for the next flush: persistence never drops
-            self._fail(SinkError(f"writing {len(batch)} events to {self.path} failed: {exc}"))
+            self._write_failed(batch, SinkError(f"writing {len(batch)} events to {self.path} failed: {exc}"))
             return
+        self._write_succeeded()
         self.written += len(batch) - len(duplicates)
         if duplicates:
             self.duplicates += len(duplicates)

@@ -28,7 +28,7 @@ from goldfive.pb.goldfive.v1 import events_pb2 as goldfive_dot_v1_dot_events__pb
 from goldfive.pb.goldfive.v1 import types_pb2 as goldfive_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goldfive/v1/service.proto\x12\x0bgoldfive.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19goldfive/v1/control.proto\x1a\x18goldfive/v1/events.proto\x1a\x17goldfive/v1/types.proto\"7\n\x14StreamEventsResponse\x12\x10\n\x08received\x18\x01 \x01(\x04\x12\r\n\x05\x65rror\x18\x02 \x01(\t\":\n\x10SubscribeRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"P\n\x12SendControlRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12*\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEvent\"\x11\n\x0fListRunsRequest\"\x9f\x01\n\nRunSummary\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x17\n\x0ftasks_completed\x18\x03 \x01(\r\x12\x13\n\x0btasks_total\x18\x04 \x01(\r\x12.\n\nstarted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cgoal_summary\x18\x06 \x01(\t\"9\n\x10ListRunsResponse\x12%\n\x04runs\x18\x01 \x03(\x0b\x32\x17.goldfive.v1.RunSummary\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xba\x01\n\x0bRunSnapshot\x12(\n\x07summary\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.RunSummary\x12\x1f\n\x04plan\x18\x02 \x01(\x0b\x32\x11.goldfive.v1.Plan\x12\x39\n\x11pending_approvals\x18\x03 \x03(\x0b\x32\x1e.goldfive.v1.ApprovalRequested\x12\x0e\n\x06paused\x18\x04 \x01(\x08\x12\x15\n\rlast_sequence\x18\x05 \x01(\x03\x32Z\n\x0fGoldfiveIngress\x12G\n\x0cStreamEvents\x12\x12.goldfive.v1.Event\x1a!.goldfive.v1.StreamEventsResponse(\x01\x32\x9a\x02\n\x04Runs\x12@\n\tSubscribe\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x12.goldfive.v1.Event0\x01\x12G\n\x0bSendControl\x12\x1f.goldfive.v1.SendControlRequest\x1a\x17.goldfive.v1.ControlAck\x12G\n\x08ListRuns\x12\x1c.goldfive.v1.ListRunsRequest\x1a\x1d.goldfive.v1.ListRunsResponse\x12>\n\x06GetRun\x12\x1a.goldfive.v1.GetRunRequest\x1a\x18.goldfive.v1.RunSnapshotb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goldfive/v1/service.proto\x12\x0bgoldfive.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19goldfive/v1/control.proto\x1a\x18goldfive/v1/events.proto\x1a\x17goldfive/v1/types.proto\"7\n\x14StreamEventsResponse\x12\x10\n\x08received\x18\x01 \x01(\x04\x12\r\n\x05\x65rror\x18\x02 \x01(\t\":\n\x10SubscribeRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"P\n\x12SendControlRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12*\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEvent\"\x11\n\x0fListRunsRequest\"\x95\x02\n\nRunSummary\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x17\n\x0ftasks_completed\x18\x03 \x01(\r\x12\x13\n\x0btasks_total\x18\x04 \x01(\r\x12.\n\nstarted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cgoal_summary\x18\x06 \x01(\t\x12\x16\n\x0e\x64\x61maged_events\x18\x64 \x01(\x04\x12\x15\n\rhistory_error\x18\x65 \x01(\t\x12\x13\n\x0bwrite_error\x18\x66 \x01(\t\x12\x18\n\x10unwritten_events\x18g \x01(\x04\x12\x16\n\x0e\x64ropped_events\x18h \x01(\x04\"9\n\x10ListRunsResponse\x12%\n\x04runs\x18\x01 \x03(\x0b\x32\x17.goldfive.v1.RunSummary\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xba\x01\n\x0bRunSnapshot\x12(\n\x07summary\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.RunSummary\x12\x1f\n\x04plan\x18\x02 \x01(\x0b\x32\x11.goldfive.v1.Plan\x12\x39\n\x11pending_approvals\x18\x03 \x03(\x0b\x32\x1e.goldfive.v1.ApprovalRequested\x12\x0e\n\x06paused\x18\x04 \x01(\x08\x12\x15\n\rlast_sequence\x18\x05 \x01(\x03\x32Z\n\x0fGoldfiveIngress\x12G\n\x0cStreamEvents\x12\x12.goldfive.v1.Event\x1a!.goldfive.v1.StreamEventsResponse(\x01\x32\x9a\x02\n\x04Runs\x12@\n\tSubscribe\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x12.goldfive.v1.Event0\x01\x12G\n\x0bSendControl\x12\x1f.goldfive.v1.SendControlRequest\x1a\x17.goldfive.v1.ControlAck\x12G\n\x08ListRuns\x12\x1c.goldfive.v1.ListRunsRequest\x1a\x1d.goldfive.v1.ListRunsResponse\x12>\n\x06GetRun\x12\x1a.goldfive.v1.GetRunRequest\x1a\x18.goldfive.v1.RunSnapshotb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -44,15 +44,15 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTRUNSREQUEST']._serialized_start=352
   _globals['_LISTRUNSREQUEST']._serialized_end=369
   _globals['_RUNSUMMARY']._serialized_start=372
-  _globals['_RUNSUMMARY']._serialized_end=531
-  _globals['_LISTRUNSRESPONSE']._serialized_start=533
-  _globals['_LISTRUNSRESPONSE']._serialized_end=590
-  _globals['_GETRUNREQUEST']._serialized_start=592
-  _globals['_GETRUNREQUEST']._serialized_end=623
-  _globals['_RUNSNAPSHOT']._serialized_start=626
-  _globals['_RUNSNAPSHOT']._serialized_end=812
-  _globals['_GOLDFIVEINGRESS']._serialized_start=814
-  _globals['_GOLDFIVEINGRESS']._serialized_end=904
-  _globals['_RUNS']._serialized_start=907
-  _globals['_RUNS']._serialized_end=1189
+  _globals['_RUNSUMMARY']._serialized_end=649
+  _globals['_LISTRUNSRESPONSE']._serialized_start=651
+  _globals['_LISTRUNSRESPONSE']._serialized_end=708
+  _globals['_GETRUNREQUEST']._serialized_start=710
+  _globals['_GETRUNREQUEST']._serialized_end=741
+  _globals['_RUNSNAPSHOT']._serialized_start=744
+  _globals['_RUNSNAPSHOT']._serialized_end=930
+  _globals['_GOLDFIVEINGRESS']._serialized_start=932
+  _globals['_GOLDFIVEINGRESS']._serialized_end=1022
+  _globals['_RUNS']._serialized_start=1025
+  _globals['_RUNS']._serialized_end=1307
 # @@protoc_insertion_point(module_scope)

@@ -1,0 +1,189 @@
+"""RunHistory: one recorded run's events read from SQLite by sequence range, in chunks.
+
+Nothing is held between reads, so serving a run costs one chunk of memory per reader however
+long its history is. A row whose payload does not decode to the Event its (run_id, sequence)
+key names is skipped and counted on ``damaged`` (each sequence once, however often it is read).
+A read the database itself refuses (a corrupted page) ends the readable history there and says
+so on ``history_error``; the events before it are still served.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+from collections.abc import Collection, Generator
+from dataclasses import dataclass
+from pathlib import Path
+
+from google.protobuf.message import DecodeError
+
+from goldfive.errors import ReplayError
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+
+__all__ = ["SUMMARY_KINDS", "RunHistory", "RunRecord", "check_database", "recorded_runs"]
+
+log = logging.getLogger("goldfive.store")
+
+CHUNK = 1000
+#: The event kinds that shape a run's summary and snapshot (phase, task statuses, plan, goal,
+#: pending approvals, pause). Progress and drift reports, the bulk of a long run, do not.
+SUMMARY_KINDS: frozenset[str] = frozenset(
+    {
+        "run_started", "goal_derived", "run_completed", "run_aborted", "plan_submitted", "plan_revised",
+        "task_started", "task_completed", "task_failed", "task_cancelled", "task_blocked", "task_transitioned",
+        "approval_requested", "approval_granted", "approval_rejected", "control_received", "control_acked",
+    }
+)  # fmt: skip
+
+
+def connect_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    p = Path(path)
+    if not p.is_file():
+        raise ReplayError(f"no SQLite recording at {os.fspath(path)!r}")
+    try:
+        return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise ReplayError(f"cannot open SQLite recording {os.fspath(path)!r}: {exc}") from exc
+
+
+def check_database(path: str | os.PathLike[str]) -> str | None:
+    """None when SQLite's ``PRAGMA quick_check`` finds nothing wrong (or there is no file
+    yet), else its findings in one line."""
+    if not Path(path).is_file():
+        return None
+    try:
+        conn = connect_read_only(path)
+        try:
+            rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(5)")]
+        finally:
+            conn.close()
+    except (sqlite3.Error, ReplayError) as exc:
+        return str(exc)
+    if rows == ["ok"]:
+        return None
+    return "; ".join(rows) or "the check returned nothing"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """What the database says about one run without decoding it (``error``: why not all)."""
+
+    run_id: str
+    event_count: int
+    last_sequence: int
+    error: str = ""
+
+
+def recorded_runs(conn: sqlite3.Connection, table: str = "events") -> list[RunRecord]:
+    """Every run in ``table``. On a damaged file each run is asked for on its own, so one
+    unreadable run does not hide the others."""
+    try:
+        rows = conn.execute(
+            f"SELECT run_id, COUNT(*), MAX(sequence) FROM {table} GROUP BY run_id ORDER BY MIN(emitted_at_ms), run_id"
+        ).fetchall()
+        return [RunRecord(r, n, last) for r, n, last in rows]
+    except sqlite3.OperationalError:
+        raise  # no such table: not damage
+    except sqlite3.DatabaseError as exc:
+        log.warning("listing runs in one pass failed (%s); reading them one by one", exc)
+    out: list[RunRecord] = []
+    after = ""
+    while True:
+        try:
+            row = conn.execute(f"SELECT run_id FROM {table} WHERE run_id > ? ORDER BY run_id LIMIT 1", (after,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            log.error("run ids after %r are unreadable: %s", after, exc)
+            return out
+        if row is None:
+            return out
+        after = row[0]
+        try:
+            n, last = conn.execute(f"SELECT COUNT(*), MAX(sequence) FROM {table} WHERE run_id = ?", (after,)).fetchone()
+            out.append(RunRecord(after, n, last))
+        except sqlite3.DatabaseError as exc:
+            out.append(RunRecord(after, 0, -1, f"part of its history is unreadable: {exc}"))
+
+
+class RunHistory:
+    """The stored events of ``run_id`` in the SQLite file ``path``, read on demand."""
+
+    def __init__(self, path: str | os.PathLike[str], run_id: str, table: str = "events") -> None:
+        self.path = os.fspath(path)
+        self.run_id = run_id
+        self.table = table
+        self.history_error = ""
+        self._bad: set[int] = set()
+
+    @property
+    def damaged(self) -> int:
+        """Rows skipped as undecodable, so far."""
+        return len(self._bad)
+
+    def events(self, after: int = -1, *, kinds: Collection[str] | None = None, chunk: int = CHUNK) -> Generator[Event, None, None]:
+        """Events with sequence > ``after`` (of the ``kinds`` given, else all), in sequence
+        order, read ``chunk`` rows at a time. Closing the iterator releases the connection."""
+        try:
+            conn = connect_read_only(self.path)
+        except ReplayError as exc:
+            self._unreadable(after, str(exc))
+            return
+        where = "run_id = ? AND sequence > ?"
+        extra: tuple[str, ...] = ()
+        if kinds is not None:
+            where += f" AND kind IN ({', '.join('?' * len(kinds))})"
+            extra = tuple(kinds)
+        query = f"SELECT sequence, payload FROM {self.table} WHERE {where} ORDER BY sequence LIMIT ?"
+        last = after
+        try:
+            while True:
+                try:
+                    rows = conn.execute(query, (self.run_id, last, *extra, chunk)).fetchall()
+                except sqlite3.DatabaseError as exc:
+                    if chunk > 1:
+                        chunk = 1  # damaged pages ahead: read row by row up to them
+                        continue
+                    self._unreadable(last, str(exc))
+                    return
+                for sequence, payload in rows:
+                    last = sequence
+                    ev = self._decode(sequence, payload)
+                    if ev is not None:
+                        yield ev
+                if len(rows) < chunk:
+                    return
+        finally:
+            conn.close()
+
+    def event_ids(self) -> list[str]:
+        """The stored event ids of this run (read from their column, nothing decoded)."""
+        try:
+            conn = connect_read_only(self.path)
+        except ReplayError:
+            return []
+        try:
+            return [r[0] for r in conn.execute(f"SELECT event_id FROM {self.table} WHERE run_id = ?", (self.run_id,))]
+        except sqlite3.DatabaseError as exc:
+            self._unreadable(-1, str(exc))
+            return []
+        finally:
+            conn.close()
+
+    def _decode(self, sequence: int, payload: bytes) -> Event | None:
+        try:
+            ev = Event.FromString(payload)
+        except DecodeError as exc:
+            problem = f"payload is not an Event ({exc})"
+        else:
+            if ev.sequence == sequence and ev.run_id == self.run_id:
+                return ev
+            problem = f"payload is event {ev.run_id!r}/{ev.sequence}, not this row's"
+        if sequence not in self._bad:
+            self._bad.add(sequence)
+            log.warning("run %s sequence %d skipped: %s", self.run_id, sequence, problem)
+        return None
+
+    def _unreadable(self, after: int, why: str) -> None:
+        if not self.history_error:
+            log.error("run %s: history after sequence %d is unreadable: %s", self.run_id, after, why)
+        self.history_error = f"history after sequence {after} is unreadable: {why}"

@@ -1,0 +1,63 @@
+"""RunRecorder: a hosted run's SQLite sink, with its health readable and its failures contained.
+
+A server must keep serving a run whose recording fails (disk full, a damaged file): the sink
+already keeps what it could not write (up to its bound, then drops the oldest and counts them)
+and logs when writing starts and stops failing, so the error it would raise on the next emit is
+absorbed here instead of reaching the runner as a traceback per batch. What is wrong stays
+visible: ``write_error``, ``unwritten`` and ``dropped`` feed the run's summary.
+"""
+
+from __future__ import annotations
+
+import os
+
+from goldfive.errors import SinkError
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.sinks._batching import MAX_PENDING
+from goldfive.sinks.sqlite import SQLitePersistenceSink
+
+__all__ = ["RunRecorder"]
+
+
+class RunRecorder:
+    """An EventSink writing to ``path`` that never raises a storage failure to its caller."""
+
+    def __init__(self, path: str | os.PathLike[str], *, max_pending: int = MAX_PENDING, batch_size: int = 1000) -> None:
+        self.sink: SQLitePersistenceSink | None = None
+        self.open_error = ""
+        try:
+            self.sink = SQLitePersistenceSink(path, max_pending=max_pending, batch_size=batch_size)
+        except SinkError as exc:
+            self.open_error = str(exc)
+        self._lost = 0  # emitted while the database could not even be opened
+
+    @property
+    def write_error(self) -> str:
+        if self.sink is None:
+            return self.open_error
+        return self.sink.write_error
+
+    @property
+    def unwritten(self) -> int:
+        return self.sink.pending if self.sink is not None else 0
+
+    @property
+    def dropped(self) -> int:
+        return self.sink.dropped + self._lost if self.sink is not None else self._lost
+
+    async def emit(self, event: Event) -> None:
+        if self.sink is None:
+            self._lost += 1
+            return
+        try:
+            await self.sink.emit(event)
+        except SinkError:
+            pass  # recorded on the sink (write_error, errors, dropped) and logged there
+
+    async def close(self) -> None:
+        if self.sink is None:
+            return
+        try:
+            await self.sink.close()
+        except SinkError:
+            pass  # as in emit; the events still pending are counted on unwritten
