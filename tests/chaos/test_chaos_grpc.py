@@ -275,3 +275,118 @@ async def test_a_huge_id_is_refused_with_a_bounded_detail(tmp_path: Path, where:
         expected = grpc.StatusCode.NOT_FOUND
     code, detail = await _one_call(tmp_path, send)
     assert code == expected and len(detail) < 1000, (code, detail[:200])
+
+
+# -- the subscribe storm ----------------------------------------------------------------------
+
+#: What "back to the baseline" allows after the settle: grpc keeps a few descriptors of its
+#: own (epoll, wakeup fds) whose number varies by a couple; memory is measured as RSS, which
+#: the allocator does not always give back, so the bound is loose and the figure is printed.
+FD_TOLERANCE = 4
+TASK_TOLERANCE = 2
+RSS_TOLERANCE_KIB = 40 * 1024
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+async def _storm(addr: str, rng: random.Random, clients: int) -> None:
+    """``clients`` subscribers, each killed mid-stream: its call cancelled, or its channel closed."""
+    shared = grpc.aio.insecure_channel(addr)
+    own: list[grpc.aio.Channel] = []
+    streams_open = asyncio.Semaphore(0)
+
+    async def subscriber(i: int) -> None:
+        channel = shared if i % 3 == 0 else grpc.aio.insecure_channel(addr)
+        if channel is not shared:
+            own.append(channel)
+        call = service_pb2_grpc.RunsStub(channel).Subscribe(
+            service_pb2.SubscribeRequest(run_id=RUN_IDS[i % len(RUN_IDS)], after_sequence=rng.choice([-1, 2, 5])), timeout=60
+        )
+        try:
+            async for _ in call:  # history, then the live stream (the run is held)
+                streams_open.release()
+                await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            raise
+        except grpc.aio.AioRpcError:
+            pass
+
+    tasks = [asyncio.create_task(subscriber(i)) for i in range(clients)]
+    for _ in range(clients):  # every subscriber got at least one event: it is mid-stream
+        await asyncio.wait_for(streams_open.acquire(), 30)
+    rng.shuffle(tasks)
+    for n, t in enumerate(tasks):
+        if n % 2 == 0:
+            t.cancel()  # the client task dies mid-stream
+    for ch in own[: len(own) // 2]:
+        await ch.close(grace=None)  # the connection goes away under the rest
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for ch in own:
+        await ch.close(grace=None)
+    await shared.close(grace=None)
+
+
+def _subscriptions(server: RemoteServer) -> int:
+    total = 0
+    for run in server.host.runs():
+        if run.memory is not None:
+            total += run.memory.subscriber_count
+    return total
+
+
+async def _settle(server: RemoteServer, baseline_fds: int, bound_s: float = 10.0) -> None:
+    """Give the server time to see the dead streams: bounded, ends as soon as every server-side
+    subscription is gone and the descriptors are back (the figures are judged after)."""
+    end = time.monotonic() + bound_s
+    while time.monotonic() < end:
+        gc.collect()
+        if _subscriptions(server) == 0 and _fds() <= baseline_fds + FD_TOLERANCE:
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.2)
+    gc.collect()
+
+
+async def test_a_subscribe_storm_leaves_no_descriptors_tasks_or_subscriptions_behind(tmp_path: Path, chaos: Chaos) -> None:
+    started = time.monotonic()
+    gate = Gate(random.Random(chaos.rng.random()))
+    server = await serve_runs(tmp_path / "storm.sqlite", gate)
+    try:
+        await _storm(server.address, chaos.rng, 10)  # warm-up: grpc's own pools and caches
+        await _settle(server, _fds())
+        fds, tasks, rss = _fds(), len(asyncio.all_tasks()), _rss_kib()
+        rounds, per_round = chaos.n(2, 10), chaos.n(40, 200)
+        for _ in range(rounds):
+            await _storm(server.address, chaos.rng, per_round)
+        await _settle(server, fds)
+        d_fds, d_tasks, d_rss, left = _fds() - fds, len(asyncio.all_tasks()) - tasks, _rss_kib() - rss, _subscriptions(server)
+        TALLY.add(storm_clients=rounds * per_round, storm_rounds=rounds, storm_fd_delta=d_fds, storm_task_delta=d_tasks, storm_rss_kib_delta=d_rss, storm_subs_left=left)
+        print(f"storm: fds {fds}{d_fds:+d}, tasks {tasks}{d_tasks:+d}, RSS {rss} KiB{d_rss:+d}, subscriptions left {left}")
+        assert left == 0
+        assert d_fds <= FD_TOLERANCE, f"{d_fds} descriptors more than before the storm"
+        assert d_tasks <= TASK_TOLERANCE, [t.get_name() for t in asyncio.all_tasks()]
+        assert d_rss <= RSS_TOLERANCE_KIB, f"RSS grew {d_rss} KiB"
+        # The server still serves: the held runs finish, gap-free.
+        gate.opened.set()
+        for run_id in RUN_IDS:
+            run = server.host.get(run_id)
+            assert run is not None and run.task is not None
+            await asyncio.wait_for(asyncio.shield(run.task), 20)
+            seqs = [e.sequence for e in run.events_after(-1)]
+            assert seqs == list(range(len(seqs)))
+    finally:
+        gate.opened.set()
+        await server.stop(None)
+        TALLY.time("subscribe storm", started)
