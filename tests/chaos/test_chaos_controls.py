@@ -283,7 +283,7 @@ def judge_injections(rec: RunRecord, evs: list[Any], ks: list[str], problems: li
 async def test_random_controls_at_random_moments_are_each_acked_exactly_once(executor_name: str, chaos: Chaos, request: pytest.FixtureRequest) -> None:
     started = time.monotonic()
     runs = chaos.n(100, 10_000)
-    deadline = chaos.deadline(8, 150)
+    deadline = chaos.deadline(8, 120)
     TALLY.executors.add(executor_name)
     problems: list[str] = []
     done = 0
@@ -307,7 +307,7 @@ async def test_injected_messages_are_delivered_or_returned_never_lost(chaos: Cha
     """A run per executor with mostly INJECT_MESSAGE: the parked/delivered/returned ledger."""
     started = time.monotonic()
     problems: list[str] = []
-    deadline = chaos.deadline(6, 60)
+    deadline = chaos.deadline(6, 45)
     for i in range(chaos.n(60, 4000)):
         if time.monotonic() > deadline:
             break

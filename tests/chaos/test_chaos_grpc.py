@@ -154,7 +154,7 @@ async def test_fuzzed_grpc_calls_get_actionable_statuses_and_runs_still_finish(t
     started = time.monotonic()
     judge = Judge()
     rounds = chaos.n(1, 12)
-    deadline = chaos.deadline(20, 180)
+    deadline = chaos.deadline(20, 90)
     calls = 0
     for r in range(rounds):
         if time.monotonic() > deadline:

@@ -111,7 +111,7 @@ def test_sigkill_at_random_moments_leaves_a_sound_recording_and_the_next_start_w
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     kills = chaos.n(3, 30)
-    deadline = chaos.deadline(60, 420)
+    deadline = chaos.deadline(60, 180)
     moments: list[str] = []
     for k in range(kills):
         if time.monotonic() > deadline:
