@@ -127,16 +127,21 @@ def to_pb_control_event(msg: ControlMessage) -> control_pb2.ControlEvent:
     return ev
 
 
+def _shown(text: str, limit: int = 64) -> str:
+    """A client's string quoted in an error, clipped: an error must not grow with the input."""
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
 def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
     if ev.kind == 0:
         if not ev.custom_kind:
-            raise ConversionError(f"control {ev.id!r} has no kind")
+            raise ConversionError(f"control {_shown(ev.id)} has no kind")
         kind: ControlKind | str = ev.custom_kind
     else:
         try:
             kind = _KIND_FROM_PB[ev.kind]
         except KeyError:
-            raise ConversionError(f"control {ev.id!r} has unknown kind value {ev.kind}") from None
+            raise ConversionError(f"control {_shown(ev.id)} has unknown kind value {ev.kind}") from None
     payload: dict[str, Any] = {}
     which = ev.WhichOneof("payload")
     if which is not None:
@@ -156,11 +161,14 @@ def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
         try:
             extra = json.loads(ev.extra_json)
         except ValueError as exc:
-            raise ConversionError(f"control {ev.id!r} has malformed extra_json: {exc}") from exc
+            raise ConversionError(f"control {_shown(ev.id)} has malformed extra_json: {exc}") from exc
         if not isinstance(extra, dict):
-            raise ConversionError(f"control {ev.id!r}: extra_json is not a JSON object")
+            raise ConversionError(f"control {_shown(ev.id)}: extra_json is not a JSON object")
         payload.update(extra)
-    issued = ev.issued_at.ToMilliseconds() if ev.HasField("issued_at") else 0
+    try:
+        issued = ev.issued_at.ToMilliseconds() if ev.HasField("issued_at") else 0
+    except ValueError:  # seconds / nanos outside what a Timestamp may hold
+        raise ConversionError(f"control {_shown(ev.id)} has an issued_at that is not a valid time") from None
     return ControlMessage(kind=kind, id=ev.id, payload=payload, issued_at_ms=issued)
 
 

@@ -62,7 +62,7 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
             raise ReplayError(f"{name!r} holds no recorded runs")
         note = ""
         if run_id is None:
-            chosen = max(runs, key=lambda r: (r.last_emitted_at_ms, r.first_emitted_at_ms))
+            chosen = max(runs, key=lambda r: (_ms(r.last_emitted_at_ms), _ms(r.first_emitted_at_ms)))
             if len(runs) > 1:
                 note = f"{len(runs)} runs in {p.name}; showing the latest, {chosen.run_id} (--run-id picks another)"
         else:
@@ -88,3 +88,8 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
             events = [e for e in events if e.run_id == found]
             note = f"{len(ids)} runs in {p.name}; showing the last, {found} (--run-id picks another)"
     return Recording(name, "jsonl", found, events, result.skipped, result.errors, note)
+
+
+def _ms(value: object) -> int:
+    """A time column as a number; a damaged row can hold text there (SQLite allows it)."""
+    return value if isinstance(value, int) else -1

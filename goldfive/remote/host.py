@@ -307,7 +307,8 @@ class RunHost:
         if matches:
             ids = ", ".join(sorted(r.run_id for r in matches)[:5])
             raise LookupError(f"run id prefix {run_id!r} matches {len(matches)} runs: {ids}")
-        raise LookupError(f"unknown run {run_id!r}")
+        shown = run_id if len(run_id) <= 64 else run_id[:64] + "..."  # a detail must not grow with the input
+        raise LookupError(f"unknown run {shown!r}")
 
     def runs(self) -> list[HostedRun]:
         return list(self._runs.values())

@@ -59,6 +59,8 @@ def validate_control(
         return "a control needs an id"
     if len(msg.id) > limits.max_id_chars:
         return f"control id is {len(msg.id)} characters; the limit is {limits.max_id_chars}"
+    if not _encodable(msg.id):
+        return "control id is not valid Unicode text (it holds a lone surrogate)"
     if not isinstance(msg.payload, dict):
         return f"payload must be a JSON object, got {type(msg.payload).__name__}"
     if not allow_ladder_kinds and kind in LADDER_KINDS:
@@ -85,6 +87,14 @@ def validate_control(
     if required is not None and not str(msg.payload.get(required, "") or "").strip():
         return f"{kind_name(kind)} needs payload.{required}"
     return ""
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _why(exc: Exception) -> str:

@@ -210,11 +210,6 @@ def _refused_cleanly(code: grpc.StatusCode, detail: str) -> bool:
     return code == grpc.StatusCode.INVALID_ARGUMENT and not leaks_python(detail)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: conv.from_pb_control_event calls Timestamp.ToMilliseconds on a client's issued_at "
-    "without a range check; an out-of-range Timestamp raises ValueError -> UNKNOWN \"Unexpected <class 'ValueError'>\"",
-)
 @pytest.mark.parametrize("seconds,nanos", BAD_TIMESTAMPS)
 async def test_a_control_with_an_out_of_range_issued_at_is_invalid_argument(tmp_path: Path, seconds: int, nanos: int) -> None:
     ev = control_pb2.ControlEvent(id="c", kind=control_pb2.CONTROL_KIND_STATUS_QUERY)
@@ -250,13 +245,6 @@ async def test_a_request_that_does_not_parse_is_invalid_argument(tmp_path: Path,
     assert _refused_cleanly(code, detail), (code, detail)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: status details echo client strings unbounded (ConversionError quotes the whole control id); "
-    "a long control id or run id (10,000+ characters) makes the detail exceed grpc's metadata limit "
-    "(8 KiB soft, 16 KiB hard) and the client sees RESOURCE_EXHAUSTED 'Stream removed' instead of "
-    "INVALID_ARGUMENT / NOT_FOUND",
-)
 @pytest.mark.parametrize("where", ["control id", "run id"])
 async def test_a_huge_id_is_refused_with_a_bounded_detail(tmp_path: Path, where: str) -> None:
     if where == "control id":

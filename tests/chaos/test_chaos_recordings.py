@@ -183,22 +183,11 @@ def test_sqlite_recordings_with_corrupted_pages_give_one_clear_error(real: tuple
             continue
         try:
             judge_load(path)
-        except TypeError as exc:
-            if "not supported between instances" not in str(exc):
-                raise
-            # The defect pinned by the xfail test below: counted, not failed twice.
-            TALLY.add(recording_xfail=1)
         except Exception as exc:
             failures.append(f"{name}: {type(exc).__name__}: {exc}")
     assert not failures, "\n".join(failures) + "\n" + chaos.why("tests/chaos/test_chaos_recordings.py")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: open_recording picks the latest run with max(key=(last_emitted_at_ms, first_emitted_at_ms)); "
-    "a damaged row whose emitted_at_ms is not an integer (SQLite keeps text in an INTEGER column) makes it "
-    "raise TypeError ('>' not supported between 'int' and 'str'/'NoneType') instead of ReplayError",
-)
 def test_a_damaged_emitted_at_in_a_two_run_recording_gives_one_clear_error(real: tuple[Path, Path], tmp_path: Path) -> None:
     db = tmp_path / "two.sqlite"
     shutil.copy(real[0], db)
@@ -207,7 +196,6 @@ def test_a_damaged_emitted_at_in_a_two_run_recording_gives_one_clear_error(real:
         conn.execute("INSERT INTO events SELECT 'other', sequence, event_id || 'x', kind, emitted_at_ms, payload FROM events")
         conn.execute("UPDATE events SET emitted_at_ms = 'garbled' WHERE run_id = 'other' AND sequence = 0")
     conn.close()
-    TALLY.add(recording_xfail=1)
     assert judge_load(db).startswith(("refused", "read"))
 
 
