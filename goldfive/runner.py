@@ -36,6 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("goldfive.runner")
 
 
+def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def _as_adapter(agent: Any) -> Any:
     if hasattr(agent, "invoke") and hasattr(agent, "available_agents"):
         return agent
@@ -103,8 +107,14 @@ class Runner:
         from goldfive.sinks.sqlite import SQLitePersistenceSink
 
         rec = load_for_resume(store, run_id)
-        recorder = SQLitePersistenceSink(store, durability=durability)
-        runner = cls(sinks=[recorder, *(sinks or [])], run_id=rec.run_id, session_id=rec.session_id, **kwargs)
+        given = list(sinks or [])
+        # A recorder for the same file among ``sinks`` (a front-end's) becomes the store's one.
+        same = [s for s in given if isinstance(s, SQLitePersistenceSink) and _same_file(s.path, store)]
+        recorder = same[0] if same else SQLitePersistenceSink(store, durability=durability)
+        if recorder.durability == "batched":
+            recorder.durability = durability
+        others = [s for s in given if s is not recorder]
+        runner = cls(sinks=[recorder, *others], run_id=rec.run_id, session_id=rec.session_id, **kwargs)
         try:
             check_matches(rec, runner.planner, runner.adapter)
         except GoldfiveError:

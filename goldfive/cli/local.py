@@ -70,10 +70,12 @@ def _recording_sink(db_path: str | None) -> Any:
     path = db_path or default_db_path()
     if path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    return SQLitePersistenceSink(path)
+    return SQLitePersistenceSink(path, durability="normal")  # a killed run can be resumed
 
 
-def _runner_factory(agent: Callable[..., Any], planner: Any, goal: str) -> Callable[[list[object], ControlChannel | None], Any]:
+def _runner_factory(
+    agent: Callable[..., Any], planner: Any, goal: str, launch: dict[str, Any] | None = None
+) -> Callable[[list[object], ControlChannel | None], Any]:
     def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
         from goldfive.adapters.callable import CallableAdapter
         from goldfive.goals import PassthroughGoalDeriver
@@ -85,6 +87,7 @@ def _runner_factory(agent: Callable[..., Any], planner: Any, goal: str) -> Calla
             goal_deriver=PassthroughGoalDeriver(goal),
             sinks=sinks,
             control=channel,
+            launch=launch,
         )
         return runner, goal
 
@@ -145,7 +148,18 @@ def run_command(
         planning = make_planner(plan_path, base_url, model, api_key)
     except GoldfiveError as exc:
         raise _fail(str(exc)) from None
-    factory = _runner_factory(agent, planning.planner, goal)
+    # What `goldfive resume` needs to build this run again (never the API key: it stays in the
+    # environment or on the command line).
+    launch = {
+        "command": "run",
+        "agent": agent_spec,
+        "goal": goal,
+        "plan": os.path.abspath(plan_path) if plan_path else None,
+        "base_url": base_url,
+        "model": model,
+        "cwd": os.getcwd(),
+    }
+    factory = _runner_factory(agent, planning.planner, goal, launch)
     if headless:
         try:
             code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client))

@@ -1,0 +1,107 @@
+"""``goldfive resume RUN``: continue a run started with ``goldfive run`` whose process stopped.
+
+The run's recording says how it was launched (RunStarted.launch_json): the agent's
+MODULE:FUNCTION, the plan file or the LLM planner's server and model. The API key is never
+recorded: it comes from ``--api-key`` or the environment, as for ``goldfive run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+import click
+
+from goldfive.cli.inputs import load_agent, make_planner
+from goldfive.cli.local import EXIT_BAD_INPUT, EXIT_INTERRUPTED, _PrintSink, recorded_line
+from goldfive.control import ControlChannel
+from goldfive.errors import GoldfiveError
+
+__all__ = ["register", "resume_command"]
+
+
+def _fail(message: str) -> click.exceptions.Exit:
+    click.echo(f"goldfive resume: {message}", err=True)
+    return click.exceptions.Exit(EXIT_BAD_INPUT)
+
+
+@click.command("resume", short_help="Continue a run whose process stopped (goldfive run ...).")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--db", "db_path", help="The SQLite recording (default: the user data directory's).")
+@click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
+@click.option("--api-key", help="API key for the LLM planner (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
+def resume_command(run_ref: str, db_path: str | None, headless: bool, api_key: str | None) -> None:
+    """Continue run RUN (its id or a unique prefix) where its recording stops: completed tasks
+    are not run again, the task the stop cut off runs again, a paused run comes back paused."""
+    from goldfive.durable.resume import load_for_resume
+    from goldfive.settings import default_db_path
+
+    path = db_path or default_db_path()
+    try:
+        rec = load_for_resume(path, run_ref)
+    except GoldfiveError as exc:
+        raise _fail(str(exc)) from None
+    launch = rec.launch
+    if launch.get("command") != "run":
+        raise _fail(
+            f"run {rec.run_id} was not started by 'goldfive run' (its recording does not say how to build it "
+            "again); continue it from your program with Runner.resume"
+        )
+    try:
+        agent = load_agent(str(launch["agent"]), search_dir=launch.get("cwd"))
+        planning = make_planner(launch.get("plan"), launch.get("base_url"), launch.get("model"), api_key)
+    except GoldfiveError as exc:
+        raise _fail(f"cannot build run {rec.run_id} again: {exc}") from None
+    factory = _factory(rec.run_id, path, agent, planning.planner, launch)
+    if headless:
+        try:
+            code = asyncio.run(_headless(factory, path, planning.client))
+        except KeyboardInterrupt:
+            click.echo("goldfive: interrupted", err=True)
+            code = EXIT_INTERRUPTED
+    else:
+        from goldfive.cli import frontend
+
+        code = frontend("run")(factory, db_path=path)
+    raise click.exceptions.Exit(code)
+
+
+def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str, Any]) -> Any:
+    def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
+        from goldfive.adapters.callable import CallableAdapter
+        from goldfive.runner import Runner
+
+        runner = Runner.resuming(
+            run_id, store=store, agent=CallableAdapter(agent), planner=planner, sinks=sinks, control=channel, launch=launch
+        )
+        return runner, str(launch.get("goal", ""))
+
+    return factory
+
+
+async def _headless(factory: Any, path: str, client: Any) -> int:
+    printer = _PrintSink(sys.stdout)
+    try:
+        runner, _ = factory([printer], None)
+    except GoldfiveError as exc:
+        click.echo(f"goldfive resume: {exc}", err=True)
+        return EXIT_BAD_INPUT
+    try:
+        await runner.run()
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the sinks already saw RunAborted; say why in one line
+        click.echo(f"goldfive: run aborted: {type(exc).__name__}: {exc}", err=True)
+    finally:
+        await runner.close()
+        if client is not None:
+            await client.aclose()
+        if runner.session is not None:
+            click.echo(recorded_line(os.path.abspath(path), runner.session.run_id), err=True)
+    return 0 if printer.terminal == "run_completed" else 1
+
+
+def register(group: click.Group) -> None:
+    group.add_command(resume_command)
