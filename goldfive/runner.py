@@ -36,8 +36,10 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("goldfive.runner")
 
 
-def _same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    return os.path.realpath(a) == os.path.realpath(b)
+def _records_to(sink: Any, store: str | os.PathLike[str]) -> bool:
+    """Whether ``sink`` is a durable-capable recorder writing to the file ``store``."""
+    path = getattr(sink, "path", None)
+    return isinstance(path, str) and callable(getattr(sink, "sync", None)) and os.path.realpath(path) == os.path.realpath(store)
 
 
 def _as_adapter(agent: Any) -> Any:
@@ -103,25 +105,42 @@ class Runner:
         Takes the same agent, planner and other arguments as ``Runner(...)``. Raises
         ResumeRefused (one line, nothing written) for a run that ended, a plan or agent that
         does not match the recording, or a run another live process is running."""
-        from goldfive.durable.resume import check_matches, load_for_resume
+        from goldfive.durable.resume import load_for_resume
         from goldfive.sinks.sqlite import SQLitePersistenceSink
 
-        rec = load_for_resume(store, run_id)
         given = list(sinks or [])
-        # A recorder for the same file among ``sinks`` (a front-end's) becomes the store's one.
-        same = [s for s in given if isinstance(s, SQLitePersistenceSink) and _same_file(s.path, store)]
-        recorder = same[0] if same else SQLitePersistenceSink(store, durability=durability)
-        if recorder.durability == "batched":
-            recorder.durability = durability
-        others = [s for s in given if s is not recorder]
-        runner = cls(sinks=[recorder, *others], run_id=rec.run_id, session_id=rec.session_id, **kwargs)
+        recorder = next((x for x in given if _records_to(x, store)), None)
+        if recorder is None:
+            if not os.path.isfile(store):  # a sink would create it
+                load_for_resume(store, run_id)
+            recorder = SQLitePersistenceSink(store, durability=durability)
+        others = [x for x in given if x is not recorder]
+        runner = cls(sinks=[recorder, *others], **kwargs)
         try:
-            check_matches(rec, runner.planner, runner.adapter)
+            runner.continue_from(store, run_id, durability=durability)
         except GoldfiveError:
-            recorder._release()
+            if isinstance(recorder, SQLitePersistenceSink) and recorder not in given:
+                recorder._release()
             raise
-        runner._recovered = rec
         return runner
+
+    def continue_from(self, store: str | os.PathLike[str], run_id: str, *, durability: str = "normal") -> None:
+        """Make this (not yet run) Runner continue run ``run_id`` from ``store`` instead of
+        starting anew; its sinks must include a recorder for ``store``. For front-ends that
+        build a Runner with a factory (``goldfive serve`` resuming its runs after a restart)."""
+        from goldfive.durable.resume import check_matches, load_for_resume
+
+        if self.session is not None:
+            raise GoldfiveError("this Runner already ran; continue_from goes before run()")
+        recorder = next((x for x in self.sinks if _records_to(x, store)), None)
+        if recorder is None:
+            raise GoldfiveError(f"none of this Runner's sinks records to {os.fspath(store)}: the resumed run would not be kept")
+        rec = load_for_resume(store, run_id)
+        check_matches(rec, self.planner, self.adapter)
+        if getattr(recorder, "durability", "") == "batched":
+            recorder.durability = durability
+        self._run_id, self._session_id = rec.run_id, rec.session_id
+        self._recovered = rec
 
     @classmethod
     async def resume(cls, run_id: str, *, store: str | os.PathLike[str], **kwargs: Any) -> ExecutionOutcome:

@@ -33,15 +33,39 @@ def _demo_run(speed: float) -> tuple[Any, str]:
     from goldfive.demo import DEMO_GOAL, make_demo_runner
 
     def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
-        return make_demo_runner(sinks=sinks, control=control, speed=speed, run_id=run_id)
+        runner = make_demo_runner(sinks=sinks, control=control, speed=speed, run_id=run_id)
+        runner.launch = {"command": "serve", "target": "demo", "speed": speed}  # to resume it after a restart
+        return runner
 
     return factory, DEMO_GOAL
 
 
-def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None, model: str | None) -> tuple[Any, str]:
+def _resume_with(launch: dict[str, Any]) -> Any:
+    """The factory that builds a hosted run again from its recorded launch; None for runs
+    serve did not start (``goldfive run`` ones are resumed with ``goldfive resume``)."""
+    if launch.get("command") != "serve":
+        return None
+    if launch.get("target") == "demo":
+        return _demo_run(float(launch.get("speed", 1.0)))[0]
+    target = str(launch.get("target", ""))
+    return _agent_run(
+        target, str(launch.get("goal", "")), launch.get("plan"), launch.get("base_url"), launch.get("model"),
+        search_dir=launch.get("cwd"),
+    )[0]  # fmt: skip
+
+
+def _agent_run(
+    spec: str, goal: str, plan_path: str | None, base_url: str | None, model: str | None, *, search_dir: str | None = None
+) -> tuple[Any, str]:
+    import os
+
     from goldfive.cli.inputs import load_agent
 
-    agent = load_agent(spec)
+    agent = load_agent(spec, search_dir=search_dir)
+    launch = {
+        "command": "serve", "target": spec, "goal": goal, "plan": os.path.abspath(plan_path) if plan_path else None,
+        "base_url": base_url, "model": model, "cwd": os.path.abspath(search_dir or os.getcwd()),
+    }  # fmt: skip
     from goldfive.cli.inputs import make_planner
 
     planner = make_planner(plan_path, base_url, model, None).planner
@@ -58,6 +82,7 @@ def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None
             sinks=sinks,
             control=control,
             run_id=run_id,
+            launch=launch,
         )
 
     return factory, goal
@@ -79,6 +104,7 @@ def _agent_run(spec: str, goal: str, plan_path: str | None, base_url: str | None
 @click.option(
     "--allow-damaged-db", is_flag=True, help="Serve what a damaged database still holds instead of refusing to start."
 )
+@click.option("--no-resume", is_flag=True, help="Leave runs this server hosted and that a stop interrupted as they are.")
 @click.option("--speed", type=float, default=1.0, show_default=True, help="demo: pace multiplier.")
 @click.option("--goal", help="MODULE:FUNCTION: what the run should achieve.")
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="MODULE:FUNCTION: a plan JSON file.")
@@ -94,6 +120,7 @@ def serve_command(
     db_path: str | None,
     ingest: bool,
     allow_damaged_db: bool,
+    no_resume: bool,
     speed: float,
     goal: str | None,
     plan_path: str | None,
@@ -127,6 +154,7 @@ def serve_command(
             serve(
                 listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready,
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
+                resume_with=None if no_resume else _resume_with,
             )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C

@@ -74,10 +74,24 @@ class HostedRun:
         self.history = history
         #: The live run's recording (None for a recorded run).
         self.recorder: RunRecorder | None = None
+        #: A recorded run resumed here: its events up to this sequence are in ``history``.
+        self._resumed_after = -1
         #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
         self.ingest_sinks: list[Any] | None = None
         for ev in self._history:
             self._fold(ev)
+
+    def _fold_history(self) -> None:
+        """The whole recorded history folded, for a recorded run about to go on live."""
+        assert self.history is not None
+        self._state_sink.state = RunState()  # the same sink object: the runner already holds it
+        events = self.history.events(-1)
+        try:
+            for ev in events:
+                self._fold(ev)
+        finally:
+            events.close()
+        self._resumed_after = self.state.last_sequence
 
     def _fold(self, ev: Event) -> None:
         self._state_sink.state.apply(ev)
@@ -134,6 +148,9 @@ class HostedRun:
         return self.task is not None and not self.task.done()
 
     def events_after(self, sequence: int) -> list[Event]:
+        if self.memory is not None and self.history is not None:  # resumed: recorded, then live
+            older = [e for e in self.history.events(sequence) if e.sequence <= self._resumed_after]
+            return older + self.memory.events_after(max(sequence, self._resumed_after))
         if self.memory is not None:
             return self.memory.events_after(sequence)
         if self.history is not None:
@@ -145,6 +162,17 @@ class HostedRun:
         stream ends. Each sequence once, in order, with no gap: a ``Missed`` (this reader fell
         behind) is refilled from the recorded events. Closing the generator unsubscribes."""
         last = after_sequence
+        if self.memory is not None and self.history is not None and last < self._resumed_after:
+            older = self.history.events(last)  # a resumed run: its recorded part first
+            try:
+                for ev in older:
+                    if ev.sequence > self._resumed_after:
+                        break
+                    last = ev.sequence
+                    yield ev
+            finally:
+                older.close()
+            last = max(last, self._resumed_after)
         if self.memory is None:
             if self.history is not None:
                 events = self.history.events(last)
@@ -191,12 +219,20 @@ class HostedRun:
             return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
 
     # -- lifecycle -----------------------------------------------------------------------
-    def start(self, factory: RunFactory, user_input: Any, db_path: str) -> None:
-        self.memory = InMemorySink()
-        self.channel = ControlChannel()
-        self.recorder = RunRecorder(db_path)
-        sinks = [self.memory, self._state_sink, self.recorder]
-        self.runner = factory(sinks=sinks, control=self.channel, run_id=self.run_id)
+    def start(self, factory: RunFactory, user_input: Any, db_path: str, *, resume: bool = False) -> None:
+        """Run it here. With ``resume``, a recorded run goes on from its recording
+        (``Runner.continue_from``); a refusal raises and leaves it recorded."""
+        memory, channel, recorder = InMemorySink(), ControlChannel(), RunRecorder(db_path)
+        sinks = [memory, self._state_sink, recorder]
+        runner = factory(sinks=sinks, control=channel, run_id=self.run_id)
+        if resume:
+            try:
+                runner.continue_from(db_path, self.run_id)
+            except BaseException:
+                asyncio.get_running_loop().create_task(recorder.close())
+                raise
+            self._fold_history()
+        self.memory, self.channel, self.recorder, self.runner = memory, channel, recorder, runner
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._run(user_input), name=f"run-{self.run_id}")
 
@@ -290,6 +326,13 @@ class RunHost:
         run = HostedRun(run_id)
         run.start(factory, user_input, self.db_path)  # a factory that raises leaves no entry
         self._runs[run_id] = run
+        return run
+
+    def resume_run(self, factory: RunFactory, run_id: str) -> HostedRun:
+        """Continue recorded run ``run_id`` live here (``serve`` after a restart). Raises
+        GoldfiveError (ResumeRefused) and leaves it recorded when it cannot go on safely."""
+        run = self._runs[run_id]
+        run.start(factory, None, self.db_path, resume=True)
         return run
 
     def get(self, run_id: str) -> HostedRun | None:

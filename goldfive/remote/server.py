@@ -12,14 +12,14 @@ import errno
 import logging
 import os
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from goldfive.errors import DamagedStoreError, ServeConfigError
+from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
 from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
 from goldfive.remote.host import RunFactory, RunHost
@@ -121,6 +121,29 @@ async def start_server(
     return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs)
 
 
+def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], RunFactory | None]) -> list[str]:
+    """Continue the host's interrupted recorded runs whose launch ``resume_with`` can build;
+    each is logged, and one that cannot go on stays interrupted with its reason logged."""
+    from goldfive.durable.resume import load_for_resume
+
+    resumed = []
+    for run in host.runs():
+        if run.live or run.history is None or run.state.finished:
+            continue
+        try:
+            launch = load_for_resume(host.db_path, run.run_id).launch
+            factory = resume_with(launch)
+            if factory is None:
+                continue
+            host.resume_run(factory, run.run_id)
+        except GoldfiveError as exc:
+            log.warning("run %s stays interrupted: %s", run.run_id, exc)
+            continue
+        log.info("run %s resumed from its recording", run.run_id)
+        resumed.append(run.run_id)
+    return resumed
+
+
 async def serve(
     listen: str = DEFAULT_LISTEN,
     token: str | None = None,
@@ -133,6 +156,7 @@ async def serve(
     ready: asyncio.Future[RemoteServer] | None = None,
     tls_client_ca: str | os.PathLike[str] | None = None,
     allow_damaged_db: bool = False,
+    resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -140,7 +164,11 @@ async def serve(
 
     A database that fails SQLite's quick_check raises DamagedStoreError naming the finding,
     unless ``allow_damaged_db``: then what is readable is served and the rest is reported on
-    each run's summary."""
+    each run's summary.
+
+    ``resume_with(launch)`` gives the factory that builds an interrupted run again from its
+    recorded launch (None: it is not ours to resume); those runs go on live here. Without it,
+    interrupted runs stay as they are."""
     host = RunHost(db_path if db_path is not None else default_db_path())
     problem = check_database(host.db_path) if host.db_path != ":memory:" else None
     if problem is not None:
@@ -151,6 +179,8 @@ async def serve(
             )
         log.error("database %s is damaged (%s); serving what is readable", host.db_path, problem)
     host.load_recorded()
+    if resume_with is not None:
+        resume_interrupted(host, resume_with)
     ingress = None
     if ingest:
         from goldfive.remote.ingest import HostIngest

@@ -132,7 +132,11 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
     def _track_lock(self, event: Event) -> None:
         kind = event.WhichOneof("payload")
         if kind in ("run_started", "run_resumed") and event.run_id not in self._locked:
-            lock.take(self._conn, event.run_id, self.path)
+            try:
+                lock.take(self._conn, event.run_id, self.path)
+            except sqlite3.Error as exc:  # the write that follows fails the same way, and says so
+                log.warning("cannot lock run %s in %s: %s", event.run_id, self.path, exc)
+                return
             self._locked.add(event.run_id)
         elif kind in ("run_completed", "run_aborted"):
             self._ended.add(event.run_id)  # dropped once the terminal event is committed
@@ -204,9 +208,11 @@ def _open_for_read(path: str | os.PathLike[str]) -> sqlite3.Connection:
     if not p.is_file():
         raise ReplayError(f"no SQLite recording at {os.fspath(path)!r}")
     try:
-        return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise ReplayError(f"cannot open SQLite recording {os.fspath(path)!r}: {exc}") from exc
+    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")  # a damaged page: replaced, not raised
+    return conn
 
 
 def _list_runs(conn: sqlite3.Connection, table: str) -> list[RunInfo]:
@@ -236,8 +242,8 @@ def list_runs(path: str | os.PathLike[str], table: str = "events") -> list[RunIn
     conn = _open_for_read(path)
     try:
         return _list_runs(conn, table)
-    except sqlite3.Error as exc:
-        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {exc}") from exc
+    except (sqlite3.Error, ValueError) as exc:  # ValueError: bytes of a damaged page that are not text
+        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {_one_line(exc)}") from exc
     finally:
         conn.close()
 
@@ -248,7 +254,14 @@ def replay_from_sqlite(path: str | os.PathLike[str], run_id: str, table: str = "
     conn = _open_for_read(path)
     try:
         return _replay(conn, table, run_id)
-    except sqlite3.Error as exc:
-        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {exc}") from exc
+    except (sqlite3.Error, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
+        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {_one_line(exc)}") from exc
     finally:
         conn.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    """SQLite's message, made one printable line (a damaged page can put any bytes in it)."""
+    text = " ".join(str(exc).split())
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= 200 else text[:200] + "..."

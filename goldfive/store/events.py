@@ -34,7 +34,9 @@ class StoredEvents(Sequence[Event]):
                 f"SELECT sequence FROM {history.table} WHERE run_id = ? ORDER BY sequence", (history.run_id,)
             )
             while rows := cursor.fetchmany(10_000):
-                self._sequences.extend(r[0] for r in rows)
+                # a damaged row can hold something other than a number: left out (its events
+                # are read by range, so nothing else is lost)
+                self._sequences.extend(r[0] for r in rows if isinstance(r[0], int))
         except sqlite3.DatabaseError as exc:
             raise ReplayError(f"cannot read run {history.run_id!r} of {history.path!r}: {exc}") from exc
         finally:

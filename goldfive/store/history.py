@@ -42,9 +42,13 @@ def connect_read_only(path: str | os.PathLike[str]) -> sqlite3.Connection:
     if not p.is_file():
         raise ReplayError(f"no SQLite recording at {os.fspath(path)!r}")
     try:
-        return sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise ReplayError(f"cannot open SQLite recording {os.fspath(path)!r}: {exc}") from exc
+    # A damaged page can hold bytes that are not UTF-8 in a text column: read them replaced
+    # (a run id that no longer matches is then a run of its own), never a UnicodeDecodeError.
+    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")
+    return conn
 
 
 def check_database(path: str | os.PathLike[str]) -> str | None:
@@ -82,7 +86,7 @@ def recorded_runs(conn: sqlite3.Connection, table: str = "events") -> list[RunRe
         rows = conn.execute(
             f"SELECT run_id, COUNT(*), MAX(sequence) FROM {table} GROUP BY run_id ORDER BY MIN(emitted_at_ms), run_id"
         ).fetchall()
-        return [RunRecord(r, n, last) for r, n, last in rows]
+        return [RunRecord(r, n, last if isinstance(last, int) else -1) for r, n, last in rows]
     except sqlite3.OperationalError:
         raise  # no such table: not damage
     except sqlite3.DatabaseError as exc:
@@ -100,7 +104,7 @@ def recorded_runs(conn: sqlite3.Connection, table: str = "events") -> list[RunRe
         after = row[0]
         try:
             n, last = conn.execute(f"SELECT COUNT(*), MAX(sequence) FROM {table} WHERE run_id = ?", (after,)).fetchone()
-            out.append(RunRecord(after, n, last))
+            out.append(RunRecord(after, n, last if isinstance(last, int) else -1))
         except sqlite3.DatabaseError as exc:
             out.append(RunRecord(after, 0, -1, f"part of its history is unreadable: {exc}"))
 
@@ -146,6 +150,9 @@ class RunHistory:
                     self._unreadable(last, str(exc))
                     return
                 for sequence, payload in rows:
+                    if not isinstance(sequence, int) or not isinstance(payload, bytes):
+                        self._bad.add(-len(self._bad) - 1)  # a damaged row: counted, never guessed
+                        continue
                     last = sequence
                     ev = self._decode(sequence, payload)
                     if ev is not None:

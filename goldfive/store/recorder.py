@@ -22,11 +22,14 @@ __all__ = ["RunRecorder"]
 class RunRecorder:
     """An EventSink writing to ``path`` that never raises a storage failure to its caller."""
 
-    def __init__(self, path: str | os.PathLike[str], *, max_pending: int = MAX_PENDING, batch_size: int = 1000) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, max_pending: int = MAX_PENDING, batch_size: int = 1000, durability: str = "normal"
+    ) -> None:
         self.sink: SQLitePersistenceSink | None = None
+        self.path = os.fspath(path)
         self.open_error = ""
         try:
-            self.sink = SQLitePersistenceSink(path, max_pending=max_pending, batch_size=batch_size)
+            self.sink = SQLitePersistenceSink(path, max_pending=max_pending, batch_size=batch_size, durability=durability)
         except SinkError as exc:
             self.open_error = str(exc)
         self._lost = 0  # emitted while the database could not even be opened
@@ -53,6 +56,24 @@ class RunRecorder:
             await self.sink.emit(event)
         except SinkError:
             pass  # recorded on the sink (write_error, errors, dropped) and logged there
+
+    @property
+    def durability(self) -> str:
+        return self.sink.durability if self.sink is not None else "batched"
+
+    @durability.setter
+    def durability(self, value: str) -> None:
+        if self.sink is not None:
+            self.sink.durability = value
+
+    async def sync(self) -> None:
+        """Commit a run's state change now (a durable run); a failure is recorded, not raised."""
+        if self.sink is None:
+            return
+        try:
+            await self.sink.sync()
+        except SinkError:
+            pass  # as in emit
 
     async def close(self) -> None:
         if self.sink is None:

@@ -12,12 +12,19 @@ import pytest
 from tests.chaos.tally import TALLY
 
 _SESSION_SEED: list[int] = []
+SHORT_PASS_SEED = 20261130
 
 
 def chaos_seed(config: pytest.Config) -> int:
     if not _SESSION_SEED:
         given = config.getoption("--chaos-seed", default=None)
-        _SESSION_SEED.append(int(given) if given is not None else int.from_bytes(os.urandom(4), "big"))
+        if given is not None:
+            seed = int(given)
+        elif config.getoption("--chaos-long", default=False):
+            seed = int.from_bytes(os.urandom(4), "big")  # the long pass explores new ground
+        else:
+            seed = SHORT_PASS_SEED  # CI's short pass is the same every run: a red CI is a real one
+        _SESSION_SEED.append(seed)
     return _SESSION_SEED[0]
 
 
