@@ -231,3 +231,11 @@ def test_without_a_plan_the_llm_planner_plans_against_the_given_server(workdir: 
 def test_a_directory_given_as_the_plan_is_one_line_and_exit_2(workdir: Path) -> None:
     (workdir / "plans").mkdir()
     assert_one_line_error(invoke("myagents:agent", "--goal", "g", "--plan", "plans"), "is not a file")
+
+
+def test_a_non_callable_agent_is_named_with_the_right_article(workdir: Path) -> None:
+    from goldfive.cli.inputs import InputError, load_agent
+
+    with pytest.raises(InputError) as info:
+        load_agent("myagents:not_callable", search_dir=str(workdir))
+    assert str(info.value) == "myagents:not_callable is an int (42), not an async function"
