@@ -17,27 +17,27 @@ def _wall_ms() -> int:
 
 
 def open_demo(**kw: Any) -> int:
-    from tui.launch import run_demo_tui
+    from .launch import run_demo_tui
 
     return run_demo_tui(**kw)
 
 
 def open_run(factory: Any, *, db_path: str | None = None) -> int:
-    from tui.launch import run_local_tui
+    from .launch import run_local_tui
 
     return run_local_tui(factory, db_path=db_path)
 
 
 def open_replay(recording: Any) -> int:
-    from tui.replay import ReplayApp
+    from .replay import ReplayApp
 
     ReplayApp(recording).run()
     return 0
 
 
 def open_attach(addr: str, run_id: str, *, token: str | None = None, tls_ca: str | None = None) -> int:
-    from tui.app import GoldfiveApp
-    from tui.grpc_source import GrpcRunSource, connection_notifier
+    from .app import GoldfiveApp
+    from .grpc_source import GrpcRunSource, connection_notifier
 
     source = GrpcRunSource(addr, run_id, token=token, tls_ca=tls_ca)
     app = GoldfiveApp(source, clock=_wall_ms)
