@@ -66,6 +66,8 @@ async def _run(app: Any, source: Any, out: TextIO, err: TextIO) -> None:
             where = source.recorded_at()
             recorded = f"; it is recorded to {where}" if where else ""
             print(f"goldfive: the TUI closed; run {source.run_id} goes on headless until it ends{recorded}. Ctrl+C cancels it.", file=err, flush=True)
+            for view in app.state.approvals.values():  # nobody can answer these now
+                print(f"goldfive: {view.tool_name or view.target_id} still waits for approval; it times out on its own", file=err, flush=True)
             await source.follow(out)
     finally:
         await source.stop()  # the app left the run alive only when it was kept running
