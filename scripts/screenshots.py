@@ -1,75 +1,152 @@
 """Write the README screenshots: ``python scripts/screenshots.py [--out screenshots]``.
 
-Each picture is the TUI at 120x40 on the scripted slide-deck story (``tui.scenario``), with
-a fixed clock and no cursor blink, so the same code gives the same pictures. SVGs always;
-PNGs too when ``rsvg-convert`` is on PATH.
+Each picture is the TUI at 120x40 on the real demo (``goldfive demo``: the LLM planner and
+agent answered by the offline ScriptedModel), driven key by key the way a person would. The
+run's clock is a counter that moves 250 ms per reading and the app reads the same clock, so
+times in the pictures do not depend on the machine. SVGs always; PNGs too when
+``rsvg-convert`` is on PATH.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.pilot import Pilot  # noqa: E402
 
+from goldfive.control import ControlChannel  # noqa: E402
+from goldfive.demo import DEMO_GOAL, make_demo_runner  # noqa: E402
+from goldfive.view import RunPhase  # noqa: E402
 from tui.app import GoldfiveApp  # noqa: E402
-from tui.scenario import DemoScript, story_source  # noqa: E402
-from tui.source import ScriptedSource  # noqa: E402
+from tui.local_source import LocalRunSource  # noqa: E402
 
 SIZE = (120, 40)
-NOTE = "focus on fewer, higher-quality slides"
+NOTE = "only 3 slides, fewer words"
 #: PNGs at 3/4 scale: still readable, and the committed pictures stay well under 2 MB.
 PNG_ZOOM = 0.75
+#: The demo's pace: answers come every ~0.3 s, so a picture taken when its moment arrives is
+#: taken well before the next event.
+SPEED = 4.0
+T0_MS = 1_767_225_600_000
+
+
+class StepClock:
+    """Moves 250 ms each time the run reads it; ``peek`` (the app's clock) does not move it."""
+
+    def __init__(self) -> None:
+        self.now = T0_MS
+
+    def __call__(self) -> int:
+        self.now += 250
+        return self.now
+
+    def peek(self) -> int:
+        return self.now
+
+
+Moment = Callable[[GoldfiveApp], bool]
+
+
+def drafting(app: GoldfiveApp) -> bool:
+    draft = app.state.tasks.get("draft")
+    return draft is not None and bool(draft.progress) and app.state.tasks["outline"].result != ""
+
+
+def researched(app: GoldfiveApp) -> bool:
+    research = app.state.tasks.get("research")
+    return research is not None and research.result != ""
+
+
+def approval(app: GoldfiveApp) -> bool:
+    return bool(app.state.approvals)
+
+
+def finished(app: GoldfiveApp) -> bool:
+    return bool(app.state.finished)
+
+
+def paused(app: GoldfiveApp) -> bool:
+    return app.state.phase in (RunPhase.PAUSING, RunPhase.PAUSED) and all(c.acked for c in app.state.controls.values())
+
+
+def steered(app: GoldfiveApp) -> bool:
+    return any(t.added_revision == 1 and t.progress for t in app.state.tasks.values())
 
 
 @dataclass(frozen=True)
 class Shot:
     name: str
     what: str
-    stage: str  # how far the story has run: opening, approval or finished
-    keys: tuple[str, ...] = ()
+    steps: tuple[tuple[Moment | None, tuple[str, ...]], ...]  # wait for the moment, then press the keys
 
 
 SHOTS = (
-    Shot("running", "a run in progress: plan, live event log, approvals", "opening"),
-    Shot("paused", "after p: PAUSE acked, the footer offers Resume", "opening", ("p",)),
-    Shot("steer-input", "s opens the steer input", "opening", ("s", *NOTE)),
-    Shot("steered", "after the steer: plan revision 1 with the new task (+r1)", "opening", ("s", *NOTE, "enter")),
-    Shot("approval", "publish_deck waits for approval (a approves, x rejects)", "approval", ("tab", "tab")),
-    Shot("help", "? lists every key", "opening", ("question_mark",)),
+    Shot("running", "the demo running: the plan, the live event log, the selected task", ((drafting, ()),)),
+    Shot("paused", "after p: the PAUSE line with its ack; the header says PAUSING", ((drafting, ("p",)), (paused, ()))),
+    Shot("steer-input", "s opens the steer input", ((researched, ("s", *NOTE)),)),
+    Shot("steered", "after the steer: plan revision 1 (+r1 tasks named after the note)", ((researched, ("s", *NOTE)), (drafting, ("enter",)), (steered, ()))),
+    Shot("approval", "Enter on the waiting publish_deck approval: prompt, task, age, every argument; a / x answer it", ((approval, ("tab", "tab", "tab", "enter")),)),
+    Shot("rejected", "after x: the run completes, with the rejected call on its task and in the summary", ((approval, ("x", *"not this week", "enter")), (finished, ("end",)))),
+    Shot("help", "? lists every key", ((drafting, ("question_mark",)),)),
 )
 
 
-def build(stage: str) -> tuple[GoldfiveApp, ScriptedSource]:
-    source = story_source(DemoScript(), stage)
-    return GoldfiveApp(source, clock=None, cursor_blink=False), source
-
-
-async def settle(app: GoldfiveApp, source: ScriptedSource, pilot: Pilot) -> None:
-    """Every released event applied and the screen repainted."""
-    await pilot.pause()
-    await source.wait_idle()
+async def wait_for(app: GoldfiveApp, pilot: Pilot, moment: Moment, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not moment(app):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the demo never reached {moment.__name__}")
+        await asyncio.sleep(0.01)
     await pilot.pause()
     app._repaint()
     await pilot.pause()
 
 
+def build() -> GoldfiveApp:
+    clock = StepClock()
+
+    def factory(sinks: list[object], channel: ControlChannel):  # type: ignore[no-untyped-def]
+        runner = make_demo_runner(sinks=sinks, control=channel, speed=SPEED, run_id="3f9c2a7b41d04e5f", clock=clock)
+        return runner, DEMO_GOAL
+
+    return GoldfiveApp(LocalRunSource(factory), clock=clock.peek, cursor_blink=False)
+
+
+def plain_spaces(svg: Path) -> None:
+    """Textual writes spaces as &#160;, which rsvg (and some viewers) draw with no width at
+    the start of a span: "● research" came out "●research". Plain spaces, preserved, do not."""
+    text = svg.read_text()
+    text = text.replace("&#160;", " ")
+    text = re.sub(r"<svg ", '<svg xml:space="preserve" ', text, count=1)
+    svg.write_text(text)
+
+
 async def take(shot: Shot, out: Path) -> Path:
-    app, source = build(shot.stage)
+    app = build()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await settle(app, source, pilot)
-        for key in shot.keys:
-            await pilot.press(key)
-            await settle(app, source, pilot)
-        path = app.save_screenshot(f"{shot.name}.svg", str(out))
-    return Path(path)
+        for moment, keys in shot.steps:
+            if moment is not None:
+                await wait_for(app, pilot, moment)
+            for key in keys:
+                await pilot.press(key)
+            await pilot.pause()
+        if shot.name != "approval":  # the "Approval needed" toast would hide the log
+            app.clear_notifications()
+        app._repaint()
+        await pilot.pause()
+        path = Path(app.save_screenshot(f"{shot.name}.svg", str(out)))
+    plain_spaces(path)
+    return path
 
 
 def to_png(svg: Path) -> Path | None:

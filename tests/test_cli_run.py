@@ -247,3 +247,11 @@ def test_replay_skips_a_deeply_nested_line_and_opens_the_good_events(tmp_path: P
     assert [e.sequence for e in recording.events] == [0, 1]  # type: ignore[attr-defined]
     assert recording.skipped == 1  # type: ignore[attr-defined]
     assert result.stderr.strip() == "1 unreadable line skipped (line 2: corrupt line: nested too deeply to read)"
+
+
+def test_a_non_callable_agent_is_named_with_the_right_article(workdir: Path) -> None:
+    from goldfive.cli.inputs import InputError, load_agent
+
+    with pytest.raises(InputError) as info:
+        load_agent("myagents:not_callable", search_dir=str(workdir))
+    assert str(info.value) == "myagents:not_callable is an int (42), not an async function"

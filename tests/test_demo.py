@@ -243,3 +243,20 @@ async def test_the_publish_approval_asks_a_question_about_the_deck():
     except asyncio.CancelledError:
         pass
     await runner.close()
+
+
+@pytest.mark.parametrize(("note", "slides"), [("only 3 slides", 3), ("make it three slides", 3), ("focus on fewer slides", 5)])
+async def test_after_a_steer_naming_a_slide_count_the_publish_approval_asks_for_that_deck(note: str, slides: int) -> None:
+    outcome, evs = await _drive(steer_after="research", note=note)
+    assert outcome.success, outcome.reason
+    [req] = _of(evs, "approval_requested")
+    assert req.prompt == f"Publish the {slides}-slide deck to the eng team site?"
+    assert json.loads(req.args_json)["slides"] == slides
+    assert f"published the {slides}-slide deck" in _of(evs, "task_completed")[-1].result_summary
+
+
+def test_cli_demo_headless_with_approvals_wait_is_refused_with_the_way_to_answer() -> None:
+    result = CliRunner().invoke(main, ["demo", "--headless", "--approvals", "wait"])
+    assert result.exit_code == 2
+    assert "would wait forever" in result.output and "goldfive serve demo" in result.output
+    assert "goldfive ctl 127.0.0.1:7531 approve RUN ID" in " ".join(result.output.split())

@@ -76,9 +76,8 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
             await source.wait_for("run_completed")
             await pilot.pause()
             log = _log(app)
-            assert any(line.startswith("ack STEER SUCCESS") for line in log)
-            assert "ack STEER -> revision 1" in log
-            assert any(line.startswith("ack APPROVE SUCCESS") for line in log)
+            assert any(line.startswith("control STEER") and "→ SUCCESS" in line and line.endswith("→ plan revision 1") for line in log)
+            assert any(line.startswith("control APPROVE") and "→ SUCCESS" in line for line in log)
             assert app.state.finished == "COMPLETED"
             assert any(t.startswith("publish_") for t in app.state.tasks)
         assert source.sequences == list(range(len(source.sequences)))

@@ -3,52 +3,51 @@
 Data flow: a worker reads ``source.events()`` and folds each event into one ``RunState``
 (the same reducer replay and the server use); widgets repaint from it at most every
 ``REPAINT_S`` seconds, so a flood of events never starves key handling. Keys build
-ControlMessages that a worker hands to ``source.send``; the log shows each one as sent,
-then its ack, and for STEER the plan revision it produced.
+ControlMessages that a worker hands to ``source.send`` (``tui.actions``); each shows as one
+log line, rewritten when its ack (and for STEER the plan revision) arrives.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Callable, ClassVar
+from typing import Callable, ClassVar, Iterable
 
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from goldfive import conv
-from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.control import ControlKind
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.view import ControlView, RunState
 from goldfive.types import DriftKind
-from tui.commands import GoldfiveCommands
-from tui.format import (
-    LogLine,
-    clip,
-    clock_text,
-    control_ack_line,
-    control_revision_line,
-    control_sent_line,
-    describe,
-)
-from tui.inputs import validate_message, validate_steer_note
-from tui.keys import KEY_DISPLAY, KEYS, help_rows, palette_bindings
-from tui.screens.dialogs import ConfirmScreen, TextPrompt
-from tui.screens.help import HelpScreen
-from tui.source import RunSource
-from tui.widgets.approvals import ApprovalsView
-from tui.widgets.cursorlist import CursorList
-from tui.widgets.eventlog import EventLog
-from tui.widgets.header import RunHeader
-from tui.widgets.plan import PlanView, TaskDetail
+from goldfive.view import RunState
+
+from .actions import ControlActions
+from .commands import GoldfiveCommands
+from .format import LogLine, clip, clock_text, describe
+from .keys import KEY_DISPLAY, KEYS, help_rows, palette_bindings
+from .screens.detail import ApprovalScreen, EventScreen
+from .screens.dialogs import DETACH, QuitScreen
+from .screens.help import HelpScreen
+from .source import RunSource
+from .widgets.approvals import ApprovalsView
+from .widgets.cursorlist import CursorList
+from .widgets.eventlog import EventLog
+from .widgets.header import RunHeader
+from .widgets.plan import PlanView, TaskDetail, task_detail
 
 REPAINT_S = 0.05
 #: Events applied between yields to the message loop while a backlog is drained.
 _BATCH = 256
+#: Runtime events about a control; for a control sent from here its one line says it all.
+_CONTROL_EVENTS = ("control_received", "control_acked")
 
 
-class GoldfiveApp(App[None]):
+class GoldfiveApp(ControlActions):
+    """Returns DETACH when the person chose to keep a local run going without the TUI."""
+
     TITLE = "goldfive"
     CSS_PATH = "styles/app.tcss"
     COMMANDS = App.COMMANDS | {GoldfiveCommands}
@@ -65,7 +64,11 @@ class GoldfiveApp(App[None]):
         self._clock = clock
         self._dirty = True
         self._mine: set[str] = set()  # ids of controls sent from this TUI
-        self._announced: set[str] = set()  # STEERs whose revision was shown
+        self._control_lines: dict[str, int] = {}  # their log line
+        self._acked: set[str] = set()  # those whose ack was shown
+        #: task id -> the tool calls rejected in it ("publish_deck: too early"); the reducer
+        #: forgets an approval once answered, so the TUI keeps what a REJECT did to a task.
+        self.rejected: dict[str, list[str]] = {}
         self._stream_note = ""
         self._connection_note = ""  # remote sources: where the link is, always visible
         # Alerts are raised at repaint, once per batch, so replaying history does not ring
@@ -79,12 +82,13 @@ class GoldfiveApp(App[None]):
         with Horizontal(id="panes"):
             with Vertical(id="plan-pane"):
                 yield PlanView(id="plan")
-                yield TaskDetail(id="detail")
+                with VerticalScroll(id="detail-scroll", can_focus=True):
+                    yield TaskDetail(id="detail")
             with Vertical(id="events-pane"):
                 yield EventLog(id="events")
                 yield Input(placeholder="filter the log by text or kind; Enter keeps it, Esc clears", id="filter")
         yield ApprovalsView(id="approvals")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(PlanView).border_title = "Plan"
@@ -92,7 +96,8 @@ class GoldfiveApp(App[None]):
         self.query_one(EventLog).border_subtitle = "/ filter"
         self.query_one(ApprovalsView).border_title = "Approvals (0)"
         self.query_one(ApprovalsView).empty_text = "no approvals waiting"
-        self.query_one(TaskDetail).border_title = "Task"
+        self.query_one("#detail-scroll").border_title = "Task"
+        self.query_one(ApprovalsView).border_subtitle = "Enter details · a approve · x reject"
         self.query_one(PlanView).focus()
         self.query_one("#filter", Input).cursor_blink = self.cursor_blink
         self.set_interval(REPAINT_S, self._repaint_if_dirty)
@@ -102,7 +107,8 @@ class GoldfiveApp(App[None]):
         self._repaint()
 
     async def on_unmount(self) -> None:
-        await self.source.stop()
+        if self.return_value != DETACH:  # kept running: whoever ran the app stops it at the end
+            await self.source.stop()
 
     # -- time ----------------------------------------------------------------------------
     def now_ms(self) -> int:
@@ -144,10 +150,19 @@ class GoldfiveApp(App[None]):
         self._dirty = True
 
     def _on_event(self, ev: Event) -> None:
-        self.state.apply(ev)
         kind = ev.WhichOneof("payload")
+        if kind == "approval_rejected":
+            self._note_rejection(ev)
+        self.state.apply(ev)
+        control_id = self._control_id(ev, kind)
+        if control_id in self._mine:  # folded into the control's own line
+            if kind == "control_acked":
+                self._refresh_control_line(control_id)
+                self._acked.add(control_id)
+            self._dirty = True
+            return
         label, text, style = describe(ev)
-        self._append_log_line(LogLine(self._at(ev.emitted_at.ToMilliseconds()), label, text, style))
+        self._append_log_line(LogLine(self._at(ev.emitted_at.ToMilliseconds()), label, text, style, ev))
         if kind == "approval_requested":
             self._new_approvals.append(ev.approval_requested.target_id)
         elif kind == "drift_detected" and style == "drift-critical" and not self._cancelled_here(ev):
@@ -155,6 +170,24 @@ class GoldfiveApp(App[None]):
         elif kind == "plan_revised":
             self._announce_revisions()
         self._dirty = True
+
+    @staticmethod
+    def _control_id(ev: Event, kind: str | None) -> str:
+        if kind == "control_received":
+            return ev.control_received.control.id
+        if kind == "control_acked":
+            return ev.control_acked.ack.control_id
+        return ""
+
+    def _note_rejection(self, ev: Event) -> None:
+        p = ev.approval_rejected
+        view = self.state.approvals.get(p.target_id)
+        if view is not None and view.task_id:
+            name = view.tool_name or p.target_id
+            self.rejected.setdefault(view.task_id, []).append(f"{name}: {p.detail}" if p.detail else name)
+
+    def _task_notes(self, task_id: str) -> list[str]:
+        return self.rejected.get(task_id, [])
 
     def _cancelled_here(self, ev: Event) -> bool:
         """A USER_CANCEL drift after our own CANCEL: its ack already said so, no alarm."""
@@ -170,12 +203,10 @@ class GoldfiveApp(App[None]):
         self._dirty = True
 
     def _announce_revisions(self) -> None:
-        for cid in self._mine - self._announced:
+        for cid in self._mine:
             view = self.state.controls.get(cid)
             if view is not None and view.revision is not None:
-                self._announced.add(cid)
-                self._append_log_line(control_revision_line(view, self._at()))
-                self.notify(f"STEER produced plan revision {view.revision}", title="Plan revised")
+                self._refresh_control_line(cid)
 
     def _append_log_line(self, line: LogLine) -> None:
         self.query_one(EventLog).add((line,))
@@ -208,152 +239,100 @@ class GoldfiveApp(App[None]):
         now = self.now_ms()
         state = self.state
         note = " ".join(n for n in (self._connection_note, self._stream_note) if n)
-        self.query_one(RunHeader).show(state, now, note)
+        # A rate needs a wall clock (live apps pass one); after the end there is no rate.
+        live = self._clock is not None and not state.finished
+        rejected = sum(len(v) for v in self.rejected.values())
+        self.query_one(RunHeader).show(state, now, note, rate=live, rejected=rejected)
         plan = self.query_one(PlanView)
-        plan.update_plan(state, now)
+        plan.update_plan(state, now, self.rejected)
         self._show_detail()
         approvals = self.query_one(ApprovalsView)
         approvals.update_approvals(state, now)
         approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
         self.query_one(EventLog).flush()
+        if isinstance(self.screen, ApprovalScreen):
+            self.screen.refresh_from(state, now)
 
     def _show_detail(self) -> None:
         key = self.query_one(PlanView).selected_key
         task = self.state.tasks.get(key) if key else None
-        self.query_one(TaskDetail).show(task, self.state, self.now_ms())
+        tracebacks = getattr(self.source, "tracebacks", {})
+        trace = tracebacks.get(task.id, "") if task is not None else ""
+        notes = self._task_notes(task.id) if task is not None else []
+        self.query_one(TaskDetail).show(task, self.state, self.now_ms(), notes, trace)
 
     def on_cursor_list_highlighted(self, event: CursorList.Highlighted) -> None:
         if isinstance(event.list, PlanView):
             self._show_detail()
+            self.query_one("#detail-scroll", VerticalScroll).scroll_home(animate=False)
 
-    # -- sending controls --------------------------------------------------------------------
-    def send_control(self, kind: ControlKind, payload: dict[str, object] | None = None) -> ControlMessage:
-        """Show the control as sent at once and deliver it from a worker."""
-        msg = ControlMessage(kind=kind, payload=dict(payload or {}))
-        msg.issued_at_ms = self.now_ms()
-        view = self.state.control_sent(msg, msg.issued_at_ms)
-        self._mine.add(msg.id)
-        self._append_log_line(control_sent_line(view, self._at()))
-        self.run_worker(self._deliver(msg, view.kind), group="controls")
-        self._dirty = True
-        return msg
-
-    async def _deliver(self, msg: ControlMessage, kind: str) -> None:
-        try:
-            ack = await self.source.send(msg)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # isolation boundary: a broken transport is shown as a FAILURE
-            ack = ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
-        view = self.state.control_ack(ack, kind)
-        self._show_ack(view)
-
-    def _show_ack(self, view: ControlView) -> None:
-        self._append_log_line(control_ack_line(view, self._at()))
-        detail = f": {view.ack_detail}" if view.ack_detail else ""
-        severity = {"SUCCESS": "information", "UNSUPPORTED": "warning"}.get(view.ack_result, "error")
-        self.notify(f"{view.kind} {view.ack_result}{detail}", title="ack", severity=severity, timeout=4)  # type: ignore[arg-type]
-        self._repaint()  # acks are rare and the person is waiting for this one: no throttle
-
-    # -- actions -------------------------------------------------------------------------------
+    # -- quitting, opening, copying -------------------------------------------------------------
     def action_bindings(self) -> list[Binding]:
         """The bindings offered by help and the command palette."""
         return palette_bindings(self.BINDINGS)
 
-    def _run_ended(self) -> bool:
-        """Say so, and send nothing, when the run has already ended."""
-        if self.state.finished:
-            self.notify(f"The run has ended ({self.state.finished}): there is nothing to control.", severity="warning")
-        return bool(self.state.finished)
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        # The palette's Quit is the q key's (which asks first while a run is live), not a second one.
+        return (c for c in super().get_system_commands(screen) if c.title != "Quit")
 
-    def action_pause(self) -> None:
-        if not self._run_ended():
-            self.send_control(ControlKind.RESUME if self.state.paused else ControlKind.PAUSE)
+    def owns_live_run(self) -> bool:
+        """A run in this process that is still going: quitting would end it."""
+        return bool(getattr(self.source, "owns_run", False)) and not self.state.finished
 
-    def action_resume(self) -> None:
-        self.action_pause()
-
-    def action_steer(self) -> None:
-        if self._run_ended():
-            return
-        prompt = TextPrompt(
-            "Steer the run: what should change?",
-            placeholder="e.g. focus on fewer, higher-quality slides",
-            hint="Enter sends STEER · Esc cancels · at most 8 KiB",
-            validate=validate_steer_note,
-        )
-        self.push_screen(prompt, self._steer_entered)
-
-    def _steer_entered(self, note: str | None) -> None:
-        if note is not None:
-            self.send_control(ControlKind.STEER, {"note": note.strip(), "author": "you"})
-
-    def action_rewind(self) -> None:
-        if self._run_ended():
-            return
-        task_id = self.query_one(PlanView).selected_key
-        if not task_id:
-            self.notify("Select a task in the plan first.", severity="warning")
-            return
-        task = self.state.tasks.get(task_id)
-        name = f"{task_id} ({task.title})" if task and task.title and task.title != task_id else task_id
-        question = f"Rewind to {name}? It and every task after it run again."
-
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.send_control(ControlKind.REWIND_TO, {"task_id": task_id})
-
-        self.push_screen(ConfirmScreen(question, yes="Rewind"), confirmed)
-
-    def _selected_approval(self) -> str | None:
-        target = self.query_one(ApprovalsView).selected_key
-        if not target:
-            self.notify("No approval is waiting.", severity="warning")
-        return target
-
-    def _approval_name(self, target: str) -> str:
-        """The tool's name first: a target id is often an opaque call id."""
-        view = self.state.approvals.get(target)
-        return f"{view.tool_name} ({target})" if view and view.tool_name and view.tool_name != target else target
-
-    def action_approve(self) -> None:
-        if target := self._selected_approval():
-            self.send_control(ControlKind.APPROVE, {"target_id": target, "detail": ""})
-
-    def action_reject(self) -> None:
-        target = self._selected_approval()
-        if not target:
+    async def action_quit(self) -> None:
+        if not self.owns_live_run():
+            self.exit()
             return
 
-        def entered(reason: str | None) -> None:
-            if reason is not None:
-                self.send_control(ControlKind.REJECT, {"target_id": target, "detail": reason.strip()})
+        def chosen(choice: str | None) -> None:
+            if choice == "cancel":
+                self.run_worker(self._cancel_and_exit(), group="quit", exclusive=True)
+            elif choice == "detach":
+                self.exit(DETACH)
 
-        prompt = TextPrompt(f"Reject {self._approval_name(target)}: reason (optional)", hint="Enter sends REJECT · Esc cancels")
-        self.push_screen(prompt, entered)
+        self.push_screen(QuitScreen(self._recorded_where()), chosen)
 
-    def action_inject(self) -> None:
-        if self._run_ended():
-            return
-        def entered(text: str | None) -> None:
-            if text is not None:
-                self.send_control(ControlKind.INJECT_MESSAGE, {"role": "user", "text": text.strip()})
+    def _recorded_where(self) -> str:
+        where = getattr(self.source, "recorded_at", None)
+        return where() if callable(where) else ""
 
-        prompt = TextPrompt(
-            "Inject a message into the running turn",
-            hint="Enter sends INJECT_MESSAGE · Esc cancels",
-            validate=validate_message,
-        )
-        self.push_screen(prompt, entered)
+    async def _cancel_and_exit(self) -> None:
+        """CANCEL the run and give it a moment to record how it ended, then quit."""
+        self.send_control(ControlKind.CANCEL, {"reason": "cancelled: the TUI quit"})
+        finished = getattr(self.source, "wait_finished", None)
+        if finished is not None:
+            try:
+                await asyncio.wait_for(finished(), timeout=5)
+            except asyncio.TimeoutError:
+                pass  # stop() cancels what is left
+        self.exit()
 
-    def action_cancel_run(self) -> None:
-        if self._run_ended():
-            return
-        def confirmed(yes: bool | None) -> None:
-            if yes:
-                self.send_control(ControlKind.CANCEL, {"reason": "cancelled from the TUI"})
+    def on_cursor_list_selected(self, event: CursorList.Selected) -> None:
+        if isinstance(event.list, ApprovalsView):
+            self.open_approval(event.key)
+        elif isinstance(event.list, PlanView):
+            self.query_one("#detail-scroll").focus()  # read (and scroll) the whole task
 
-        self.push_screen(ConfirmScreen("Cancel the whole run?", yes="Cancel run"), confirmed)
+    def on_event_log_opened(self, event: EventLog.Opened) -> None:
+        self.push_screen(EventScreen(event.line, event.line.event))
+
+    def action_copy(self) -> None:
+        """y: the selected event in the log, else the selected task's result (OSC 52)."""
+        if isinstance(self.focused, EventLog):
+            line = self.focused.selected_line
+            if line is None:
+                self.notify("The log is empty: nothing to copy.", severity="warning")
+                return
+            text, what = EventScreen(line, line.event).copy_text, "event"
+        else:
+            key = self.query_one(PlanView).selected_key
+            task = self.state.tasks.get(key) if key else None
+            if task is None:
+                self.notify("Select a task or an event first.", severity="warning")
+                return
+            text, what = task.result or task_detail(task, self.state, self.now_ms(), self._task_notes(task.id)).plain, "task's result" if task.result else "task"
+        self.copy_to_clipboard(text)
+        self.notify(f"Copied the {what} ({len(text):,} characters).", timeout=3)
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

@@ -17,19 +17,19 @@ def _wall_ms() -> int:
 
 
 def open_demo(**kw: Any) -> int:
-    from tui.launch import run_demo_tui
+    from .launch import run_demo_tui
 
     return run_demo_tui(**kw)
 
 
 def open_run(factory: Any, *, db_path: str | None = None) -> int:
-    from tui.launch import run_local_tui
+    from .launch import run_local_tui
 
     return run_local_tui(factory, db_path=db_path)
 
 
 def open_replay(recording: Any) -> int:
-    from tui.replay import ReplayApp
+    from .replay import ReplayApp
 
     ReplayApp(recording).run()
     return 0
@@ -44,8 +44,8 @@ def open_attach(
     tls_client_cert: str | None = None,
     tls_client_key: str | None = None,
 ) -> int:
-    from tui.app import GoldfiveApp
-    from tui.grpc_source import GrpcRunSource, connection_notifier
+    from .app import GoldfiveApp
+    from .grpc_source import GrpcRunSource, connection_notifier
 
     source = GrpcRunSource(
         addr, run_id, token=token, tls_ca=tls_ca, tls_client_cert=tls_client_cert, tls_client_key=tls_client_key

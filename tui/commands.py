@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from tui.app import GoldfiveApp
+    from .app import GoldfiveApp
 
 
 class GoldfiveCommands(Provider):

@@ -16,18 +16,22 @@ STATUS_MARK: dict[TaskStatus, str] = {
     TaskStatus.COMPLETED: "●",
     TaskStatus.FAILED: "✗",
     TaskStatus.CANCELLED: "⊘",
-    TaskStatus.BLOCKED: "⏸",
+    # Not ⏸ (U+23F8): many terminals draw it as a double-width emoji and common monospace
+    # fonts lack it (a blank box in the screenshots).
+    TaskStatus.BLOCKED: "‖",
     TaskStatus.NOT_NEEDED: "–",
 }
 
 
 class LogLine(NamedTuple):
-    """One event log line. ``style`` names an EventLog component class suffix."""
+    """One event log line. ``style`` names an EventLog component class suffix; ``event`` is
+    the event it shows (None for a control sent from here), opened whole by Enter."""
 
     at: str
     label: str
     text: str
     style: str
+    event: Event | None = None
 
 
 def clock_text(ms: int) -> str:
@@ -80,19 +84,16 @@ def task_note(task: TaskView, now_ms: int) -> str:
     return ""
 
 
-def control_sent_line(view: ControlView, at: str) -> LogLine:
+def control_line(view: ControlView, at: str) -> LogLine:
+    """The one line of a control sent from here, rewritten as its ack (and, for STEER, the
+    plan revision it produced) arrives: ``PAUSE sent → SUCCESS``."""
     summary = f' "{clip(view.summary, 60)}"' if view.summary else ""
-    return LogLine(at, "control", f"{view.kind}{summary} sent", "control")
-
-
-def control_ack_line(view: ControlView, at: str) -> LogLine:
-    detail = f" {view.ack_detail}" if view.ack_detail else ""
+    if not view.acked:
+        return LogLine(at, "control", f"{view.kind}{summary} sent, waiting for the ack", "control")
+    detail = f": {view.ack_detail}" if view.ack_detail else ""
+    revision = f" → plan revision {view.revision}" if view.revision is not None else ""
     style = "ack-ok" if view.ack_result == "SUCCESS" else "ack-fail"
-    return LogLine(at, "  ack", f"{view.kind} {view.ack_result}{detail}", style)
-
-
-def control_revision_line(view: ControlView, at: str) -> LogLine:
-    return LogLine(at, "  ack", f"{view.kind} -> revision {view.revision}", "ack-ok")
+    return LogLine(at, "control", f"{view.kind}{summary} → {view.ack_result}{detail}{revision}", style)
 
 
 def describe(ev: Event) -> tuple[str, str, str]:

@@ -16,21 +16,25 @@ KEYS: list[BindingType] = [
     # The header says PAUSED.
     Binding("p", "pause", "Pause/Resume", tooltip="Pause the run (PAUSE), or resume it when paused (RESUME)", id="pause"),
     Binding("s", "steer", "Steer", tooltip="Steer: type a note, Enter sends STEER", id="steer"),
-    Binding("w", "rewind", "Rewind", tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
+    # w and i stay out of the footer (help and the palette list them) so that at 80 columns
+    # it still shows Cancel, Help and Quit.
+    Binding("w", "rewind", "Rewind", show=False, tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
     Binding("a", "approve", "Approve", tooltip="Approve the selected pending approval (APPROVE)", id="approve"),
     Binding("x", "reject", "Reject", tooltip="Reject the selected approval, with an optional reason (REJECT)", id="reject"),
-    Binding("i", "inject", "Inject", tooltip="Inject a message into the running turn (INJECT_MESSAGE)", id="inject"),
+    Binding("i", "inject", "Inject", show=False, tooltip="Inject a message into the running turn (INJECT_MESSAGE)", id="inject"),
     Binding("c", "cancel_run", "Cancel", tooltip="Cancel the run, after a confirmation (CANCEL)", id="cancel"),
-    Binding("slash", "filter", "Filter", tooltip="Filter the event log by text or kind (Esc clears)", id="filter"),
+    # The log's border says "/ filter"; y is in help.
+    Binding("slash", "filter", "Filter", show=False, tooltip="Filter the event log by text or kind (Esc clears)", id="filter"),
+    Binding("y", "copy", "Copy", show=False, tooltip="Copy the selected event, or the selected task's result", id="copy"),
     Binding("tab", "focus_next", "Next pane", show=False, tooltip="Move to the next pane", id="focus.next"),
     Binding("shift+tab", "focus_previous", "Previous pane", show=False, tooltip="Move to the previous pane", id="focus.previous"),
     Binding("question_mark", "help", "Help", tooltip="Show the keys", id="help"),
-    Binding("q", "quit", "Quit", tooltip="Quit the TUI (the run is not cancelled)", id="quit"),
+    Binding("q", "quit", "Quit", tooltip="Quit; while a run started here is live, asks what to do with it", id="quit"),
     Binding("escape", "clear_filter", "Clear filter", show=False, id="filter.clear"),
 ]  # fmt: skip
 
 #: Actions that help and the command palette offer; pane moves and Esc are keys only.
-PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "help", "quit")
+PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "copy", "help", "quit")
 
 
 def palette_bindings(bindings: Iterable[BindingType]) -> list[Binding]:
@@ -42,4 +46,6 @@ def help_rows(offered: list[Binding], bindings: Iterable[BindingType]) -> list[B
     """Help's rows: the offered keys, then pane moves and the palette, with help and quit last."""
     panes = [b for b in bindings if isinstance(b, Binding) and b.action.startswith("focus_")]
     palette = Binding("ctrl+p", "command_palette", "Command palette", tooltip="Command palette: the same actions by name")
-    return offered[:-2] + panes + [palette] + offered[-2:]
+    # Enter belongs to the panes (each opens its own selection), so it is not in KEYS.
+    enter = Binding("enter", "open", "Open", tooltip="Open the selection: an approval (then a / x), an event, a task")
+    return offered[:-2] + [enter] + panes + [palette] + offered[-2:]

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
-from typing import Any, Callable
+import time
+from typing import Any, Callable, TextIO
 
 from goldfive.control import ControlChannel
 from goldfive.runner import Runner
 from goldfive.settings import default_db_path
+
+EXIT_INTERRUPTED = 130  # the shell's convention for Ctrl-C
 
 
 def _recording_sink(db_path: str | None) -> Any:
@@ -20,22 +24,66 @@ def _recording_sink(db_path: str | None) -> Any:
     return SQLitePersistenceSink(path)
 
 
-def run_local_tui(factory: Callable[[list[object], ControlChannel], tuple[Runner, str]], *, db_path: str | None = None) -> int:
-    """Run ``factory``'s Runner in-process under the TUI, recording it to SQLite."""
-    from tui.app import GoldfiveApp
-    from tui.local_source import LocalRunSource
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
 
-    import time
 
+def run_local_tui(
+    factory: Callable[[list[object], ControlChannel], tuple[Runner, str]],
+    *,
+    db_path: str | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run ``factory``'s Runner in-process under the TUI, recording it to SQLite.
+
+    Returns 0 when the run completed, 1 when it aborted or failed (as ``run --headless``).
+    If the person chose "keep running" on quit, the process follows the run headless (one
+    line per event on ``out``) until it ends. Agent tracebacks and the replay command go to
+    ``err`` once the terminal is back.
+    """
+    from .app import GoldfiveApp
+    from .local_source import LocalRunSource
+
+    out, err = out or sys.stdout, err or sys.stderr
     recorder = _recording_sink(db_path)
     source = LocalRunSource(factory, extra_sinks=[recorder])
-    GoldfiveApp(source, clock=lambda: time.time_ns() // 1_000_000).run()
-    session = source.runner.session
-    if session is not None:  # after the app gave the terminal back: say how to replay it
+    app = GoldfiveApp(source, clock=_wall_ms)
+    try:
+        asyncio.run(_run(app, source, out, err))
+    except KeyboardInterrupt:  # Ctrl+C while following headless: the run was cancelled
+        print("goldfive: interrupted: the run was cancelled", file=err)
+        _report(source, err)
+        return EXIT_INTERRUPTED
+    return _report(source, err)
+
+
+async def _run(app: Any, source: Any, out: TextIO, err: TextIO) -> None:
+    from .screens.dialogs import DETACH
+
+    try:
+        if await app.run_async() == DETACH:
+            where = source.recorded_at()
+            recorded = f"; it is recorded to {where}" if where else ""
+            print(f"goldfive: the TUI closed; run {source.run_id} goes on headless until it ends{recorded}. Ctrl+C cancels it.", file=err, flush=True)
+            for view in app.state.approvals.values():  # nobody can answer these now
+                print(f"goldfive: {view.tool_name or view.target_id} still waits for approval; it times out on its own", file=err, flush=True)
+            await source.follow(out)
+    finally:
+        await source.stop()  # the app left the run alive only when it was kept running
+
+
+def _report(source: Any, err: TextIO) -> int:
+    """After the terminal is back: the agent's tracebacks, how it ended, how to replay it."""
+    for task_id, trace in source.tracebacks.items():
+        print(f"goldfive: the agent raised on task {task_id}:\n{trace.rstrip()}", file=err)
+    if source.error is not None:
+        print(f"goldfive: run aborted: {type(source.error).__name__}: {source.error}", file=err)
+    if source.runner.session is not None:
         from goldfive.cli.local import recorded_line
 
-        print(recorded_line(recorder.path, session.run_id), file=sys.stderr)
-    return 0
+        print(recorded_line(source.recorder.path, source.run_id), file=err)
+    return 0 if source.succeeded else 1
 
 
 def run_demo_tui(*, speed: float = 1.0, base_url: str | None = None, model: str | None = None, db_path: str | None = None) -> int:

@@ -2,14 +2,18 @@
 
 The run executes in the app's event loop (started by ``start``); the app reads the run's
 InMemorySink through ``events()`` and sends each control with ``ControlChannel.request``,
-which returns that control's ack.
+which returns that control's ack. An agent that raises fails its task (the executor's
+isolation boundary keeps only "agent raised X: msg"); the source keeps the traceback of each
+such crash in ``tracebacks`` so the TUI can show it and print it on quit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from typing import AsyncIterator, Callable
+import traceback
+from typing import Any, AsyncIterator, Callable, TextIO
 
 from goldfive.aio import cancel_and_wait
 from goldfive.control import ControlAck, ControlChannel, ControlMessage
@@ -17,24 +21,72 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.runner import Runner
 from goldfive.sinks.memory import InMemorySink, Missed
 
-log = logging.getLogger("tui.local_source")
+log = logging.getLogger("goldfive_tui.local_source")
 
 #: Builds the run: given the sinks and the channel, return the Runner and its input.
 RunnerFactory = Callable[[list[object], ControlChannel], tuple[Runner, str]]
 
 
 class LocalRunSource:
+    #: The run lives in this process: quitting the TUI ends it unless it is kept running.
+    owns_run = True
+
     def __init__(self, factory: RunnerFactory, *, title: str = "", extra_sinks: list[object] | None = None) -> None:
         self.title = title
         self.sink = InMemorySink()
         self.channel = ControlChannel()
         self.runner, self.user_input = factory([self.sink, *(extra_sinks or [])], self.channel)
+        self.recorder = next((s for s in extra_sinks or () if hasattr(s, "path")), None)
         if not self.title:
             self.title = self.user_input
         self._run_task: asyncio.Task[object] | None = None
         self.outcome: object | None = None
         self.error: BaseException | None = None
+        #: task id -> the formatted traceback of the agent's exception on that task.
+        self.tracebacks: dict[str, str] = {}
+        #: The sequence of the last event handed to the app (a headless follow resumes after it).
+        self.last_sequence = -1
+        self._keep_tracebacks()
 
+    def _keep_tracebacks(self) -> None:
+        """Wrap the adapter's invoke: record a crash's traceback, then let it propagate to
+        the executor unchanged (it still fails the task there)."""
+        adapter = getattr(self.runner, "adapter", None)
+        invoke = getattr(adapter, "invoke", None)
+        if invoke is None:
+            return
+
+        @functools.wraps(invoke)
+        async def recording_invoke(task: Any, session: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await invoke(task, session, *args, **kwargs)
+            except Exception:
+                self.tracebacks[str(getattr(task, "id", "?"))] = traceback.format_exc()
+                raise
+
+        adapter.invoke = recording_invoke  # type: ignore[union-attr]
+
+    # -- where it is recorded, how it ended -------------------------------------------------
+    @property
+    def run_id(self) -> str:
+        session = self.runner.session
+        return session.run_id if session is not None else ""
+
+    def recorded_at(self) -> str:
+        """The recording's path, or "" when the run is not recorded."""
+        path = getattr(self.recorder, "path", None)
+        return str(path) if path is not None and str(path) != ":memory:" else ""
+
+    @property
+    def succeeded(self) -> bool:
+        return bool(getattr(self.outcome, "success", False)) and self.error is None
+
+    async def wait_finished(self) -> None:
+        """Return once the run has ended (at once if it never started)."""
+        if self._run_task is not None:
+            await asyncio.shield(self._run_task)
+
+    # -- RunSource ------------------------------------------------------------------------------
     async def start(self) -> None:
         if self._run_task is not None:
             return
@@ -48,18 +100,35 @@ class LocalRunSource:
         except Exception as exc:  # the sinks already got RunAborted; keep the app alive
             log.exception("run failed")
             self.error = exc
+            self.tracebacks.setdefault("(run)", traceback.format_exc())
         return self.outcome
 
     async def events(self) -> AsyncIterator[Event | Missed]:
         sub = self.sink.subscribe()
         try:
             async for item in sub:
+                if isinstance(item, Event):
+                    self.last_sequence = item.sequence
                 yield item
         finally:
             sub.close()
 
     async def send(self, msg: ControlMessage) -> ControlAck:
         return await self.channel.request(msg)
+
+    async def follow(self, out: TextIO) -> None:
+        """Print the events the app did not see, one line each, until the run ends."""
+        from goldfive.event_format import format_event
+
+        async with self.sink.subscribe(after_sequence=self.last_sequence) as sub:
+            async for item in sub:
+                if isinstance(item, Missed):
+                    print(f"   … missed {item.count} events", file=out, flush=True)
+                    continue
+                print(format_event(item), file=out, flush=True)
+                if item.WhichOneof("payload") == "approval_requested":
+                    print("   (nobody can answer it now: it waits for its timeout)", file=out, flush=True)
+        await self.wait_finished()
 
     async def stop(self) -> None:
         if self._run_task is not None:

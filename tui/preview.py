@@ -12,9 +12,9 @@ import asyncio
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from tui.app import GoldfiveApp
-from tui.scenario import DemoScript
-from tui.source import ScriptedSource
+from .app import GoldfiveApp
+from .scenario import DemoScript
+from .source import ScriptedSource
 
 
 class PacedDemoSource(ScriptedSource):

@@ -15,7 +15,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskEdge, TaskStatus
 
 if TYPE_CHECKING:
-    from tui.source import ScriptedSource
+    from .source import ScriptedSource
 
 #: 2026-01-01T00:00:00Z: a fixed epoch so every run of the script gives the same times.
 T0_MS = 1_767_225_600_000
@@ -180,7 +180,7 @@ def story_source(
 ) -> ScriptedSource:
     """The story up to ``stage`` ("opening", "approval", "finished") as a source whose
     controls get the runtime's reaction events. Tests, snapshots and screenshots share it."""
-    from tui.source import ScriptedSource
+    from .source import ScriptedSource
 
     steps: list[list[Event]] = [script.opening()]
     if stage in ("approval", "finished"):

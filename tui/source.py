@@ -20,6 +20,10 @@ __all__ = ["RunSource", "ScriptedSource"]
 
 @runtime_checkable
 class RunSource(Protocol):
+    """Optional attributes the app looks for: ``owns_run`` (True when the run lives in this
+    process, so quitting would end it), ``recorded_at()``, ``wait_finished()`` and
+    ``tracebacks`` (task id -> the agent's traceback), all on LocalRunSource."""
+
     title: str
 
     def events(self) -> AsyncIterator[Event | Missed]:
@@ -60,8 +64,11 @@ class ScriptedSource:
         acks: dict[ControlKind | str, tuple[AckResult, str]] | None = None,
         react: Reaction | None = None,
         clock: Callable[[], int] | None = None,
+        owns_run: bool = False,
     ) -> None:
         self.title = title
+        #: As LocalRunSource: the run lives in this process (q asks before ending it).
+        self.owns_run = owns_run
         self.live = live
         self.sent: list[ControlMessage] = []
         self.acks = dict(acks or {})

@@ -9,7 +9,12 @@ import click
 
 __all__ = ["demo_command", "register"]
 
-
+#: ``demo --headless --approvals wait`` has nobody to answer: say how to get someone.
+WAIT_HEADLESS = (
+    "--approvals wait with --headless would wait forever: nothing here can answer the approval. "
+    "Host the run instead and answer it from another shell: `goldfive serve demo`, then "
+    "`goldfive ctl 127.0.0.1:7531 approve RUN ID` (RUN and ID from `goldfive ctl 127.0.0.1:7531 tail RUN`)."
+)
 
 @click.command("demo")
 @click.option("--speed", type=float, default=1.0, show_default=True, help="Pace of the scenario; 2 is twice as fast.")
@@ -19,7 +24,7 @@ __all__ = ["demo_command", "register"]
     type=click.Choice(["approve", "reject", "wait"]),
     default="approve",
     show_default=True,
-    help="Headless: how approval requests are answered (wait leaves them pending).",
+    help="Headless: how approval requests are answered (wait is refused headless: nobody could answer).",
 )
 @click.option("--base-url", default=None, help="Use an OpenAI-compatible server instead of the offline model.")
 @click.option("--model", default=None, help="Model name on that server.")
@@ -27,6 +32,8 @@ def demo_command(speed: float, headless: bool, approvals: str, base_url: str | N
     """Run the slide-deck demo (offline, no API key needed)."""
     if speed <= 0:
         raise click.BadParameter("must be positive", param_hint="--speed")
+    if headless and approvals == "wait":
+        raise click.UsageError(WAIT_HEADLESS)
     if headless:
         from goldfive.demo import run_headless
 

@@ -60,7 +60,9 @@ def load_agent(spec: str, *, search_dir: str | None = None) -> Callable[..., Any
 
 def _check_async_agent(obj: Any, spec: str) -> None:
     if not callable(obj):
-        raise InputError(f"{spec} is a {type(obj).__name__}, not an async function")
+        name = type(obj).__name__
+        article = "an" if name[:1].lower() in "aeiou" else "a"
+        raise InputError(f"{spec} is {article} {name} ({obj!r:.40}), not an async function")
     is_async = inspect.iscoroutinefunction(obj) or inspect.iscoroutinefunction(getattr(obj, "__call__", None))
     if not is_async:
         raise InputError(f"{spec} is not an async function: define it with 'async def {spec.split(':')[1].split('.')[-1]}(task, session)'")

@@ -69,9 +69,25 @@ def _publish_outcome(result: str) -> tuple[bool, str]:
     return True, result
 
 
+_NUMBER_WORDS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_SLIDES_RE = re.compile(r"\b(\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")[- ]slides?\b", re.IGNORECASE)
+
+
+def slide_count(*texts: str) -> int:
+    """How many slides the revised plan asks for: "only 3 slides" -> 3, "fewer" -> 5, else 8.
+    A replanned task's title carries the steer note, so the count follows the steer."""
+    joined = " ".join(texts)
+    found = _SLIDES_RE.findall(joined)
+    if found:
+        word = found[-1].lower()
+        count = int(word) if word.isdigit() else _NUMBER_WORDS[word]
+        if count > 0:
+            return count
+    return 5 if "fewer" in joined.lower() else 8
+
+
 def _summary(stage: str, title: str, topic: str, steer: str, publish: tuple[bool, str] | None) -> str:
-    fewer = "fewer" in (title + " " + steer).lower()
-    slides = 5 if fewer else 8
+    slides = slide_count(title, steer)
     if publish is not None:
         ok, detail = publish
         if not ok:
@@ -127,7 +143,8 @@ def agent_turn(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | Non
         return call("report_task_progress", {"fraction": 0.5, "detail": f"working on {title}{steer_note}"})
     is_publish = stage == "publish"
     if is_publish and "publish_deck" in offered and "publish_deck" not in called:
-        return call("publish_deck", {"title": f"Slides about {topic}", "slides": 5 if "fewer" in title.lower() else 8, "audience": "eng"})
+        slides = slide_count(title, steer)
+        return call("publish_deck", {"title": f"Slides about {topic}", "slides": slides, "audience": "eng"})
     publish = None
     pub_id = next((cid for cid, name in calls if name == "publish_deck"), None)
     if pub_id is not None:

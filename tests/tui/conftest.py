@@ -23,11 +23,13 @@ class Rig:
 
 
 def make_rig(
-    stage: str = "opening", *, live: bool = True, acks: dict | None = None, cursor_blink: bool = True
+    stage: str = "opening", *, live: bool = True, acks: dict | None = None, cursor_blink: bool = True, owns_run: bool = False
 ) -> Rig:
-    """The demo story up to ``stage``; controls get the runtime's reaction events."""
+    """The demo story up to ``stage``; controls get the runtime's reaction events.
+    ``owns_run``: behave like a run in this process (q asks before quitting)."""
     script = DemoScript()
     source = story_source(script, stage, live=live, acks=acks)
+    source.owns_run = owns_run
     app = GoldfiveApp(source, clock=None, cursor_blink=cursor_blink)
     return Rig(app, source, script)
 

@@ -111,7 +111,7 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         assert steer.revision == app.state.revision == 1
         added = [t for t in app.state.tasks.values() if t.added_revision == 1]
         assert added and all("fewer slides" in t.title for t in added)
-        await wait_until(pilot, "the revision line in the log", lambda: "ack STEER -> revision 1" in log_texts(app))
+        await wait_until(pilot, "the revision line in the log", lambda: any(t.endswith("→ plan revision 1") for t in log_texts(app)))
 
         # -- approve publish_deck when it is requested --------------------------------------
         await wait_until(pilot, "the publish_deck approval", lambda: bool(app.state.approvals))
@@ -119,7 +119,7 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         assert request.tool_name == "publish_deck"
         approvals = app.query_one(ApprovalsView)
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
-        await pilot.press("tab", "tab")  # plan -> events -> approvals
+        await pilot.press("tab", "tab", "tab")  # plan -> task detail -> events -> approvals
         assert app.focused is approvals
         await pilot.press("a")
         await wait_until(pilot, "APPROVE acked", lambda: acked(app, "APPROVE"))

@@ -35,8 +35,9 @@ async def test_p_sends_pause_then_resume_and_shows_each_ack() -> None:
         await pilot.press("p")
         await settle(rig, pilot)
         assert sent(rig) == [("PAUSE", {})]
-        assert "control PAUSE sent" in log_texts(rig.app)
-        assert "ack PAUSE SUCCESS" in log_texts(rig.app)
+        # One line per control, its ack folded in: no toast, no control_received / control_acked lines.
+        assert [t for t in log_texts(rig.app) if t.startswith(("control", "ack"))] == ["control PAUSE → SUCCESS"]
+        assert not [n for n in rig.app._notifications if "PAUSE" in n.message]
         assert rig.app.state.phase == RunPhase.PAUSING  # the rig's task is still running
         assert "PAUSING" in screen_text(rig.app).splitlines()[0]
         await pilot.press("p")
@@ -55,8 +56,7 @@ async def test_s_sends_steer_with_the_note_and_shows_the_revision_it_produced() 
         await settle(rig, pilot)
         assert sent(rig) == [("STEER", {"note": "fewer slides", "author": "you"})]
         lines = log_texts(rig.app)
-        assert "ack STEER SUCCESS" in lines
-        assert "ack STEER -> revision 1" in lines
+        assert [t for t in lines if t.startswith(("control", "ack"))] == ['control STEER "fewer slides" → SUCCESS → plan revision 1']
         assert "draft_focused" in rig.app.state.tasks
         assert "+r1" in screen_text(rig.app)
 
@@ -120,7 +120,7 @@ async def test_a_approves_the_selected_approval_and_it_leaves_the_pane() -> None
         await pilot.press("a")
         await settle(rig, pilot)
         assert sent(rig) == [("APPROVE", {"target_id": "publish_deck", "detail": ""})]
-        assert "ack APPROVE SUCCESS" in log_texts(rig.app)
+        assert "control APPROVE \"publish_deck\" → SUCCESS" in log_texts(rig.app)
         assert rig.app.state.approvals == {}
         assert "Approvals (0)" in screen_text(rig.app)
 
@@ -141,7 +141,7 @@ async def test_x_rejects_the_selected_approval_with_the_typed_reason() -> None:
         await pilot.press("x", *"not yet", "enter")
         await settle(rig, pilot)
         assert sent(rig) == [("REJECT", {"target_id": "publish_deck", "detail": "not yet"})]
-        assert "ack REJECT SUCCESS" in log_texts(rig.app)
+        assert "control REJECT \"publish_deck: not yet\" → SUCCESS" in log_texts(rig.app)
 
 
 async def test_w_rewinds_to_the_selected_task_only_after_confirming() -> None:
@@ -156,7 +156,7 @@ async def test_w_rewinds_to_the_selected_task_only_after_confirming() -> None:
         await pilot.press("down", "w", "y")
         await settle(rig, pilot)
         assert sent(rig) == [("REWIND_TO", {"task_id": "draft"})]
-        assert "ack REWIND_TO SUCCESS" in log_texts(rig.app)
+        assert "control REWIND_TO \"draft\" → SUCCESS" in log_texts(rig.app)
 
 
 async def test_i_injects_a_user_message() -> None:
@@ -188,7 +188,8 @@ async def test_a_failed_or_unsupported_ack_is_shown_with_its_detail(result: AckR
         await settle(rig, pilot)
         await pilot.press("p")
         await settle(rig, pilot)
-        assert f"ack PAUSE {result.value} not now" in log_texts(rig.app)
+        assert f"control PAUSE → {result.value}: not now" in log_texts(rig.app)
+        assert [n.title for n in rig.app._notifications] == ["refused"]  # a refusal also toasts
         assert rig.app.state.phase == RunPhase.RUNNING
 
 
@@ -203,7 +204,7 @@ async def test_a_send_that_raises_shows_a_failure_instead_of_crashing() -> None:
         await settle(rig, pilot)
         await pilot.press("p")
         await settle(rig, pilot)
-        assert "ack PAUSE FAILURE not delivered: server went away" in log_texts(rig.app)
+        assert "control PAUSE → FAILURE: not delivered: server went away" in log_texts(rig.app)
 
 
 async def test_slash_filters_the_log_and_escape_clears_it() -> None:

@@ -36,19 +36,14 @@ async def test_the_run_factory_drives_the_tui_to_completed_and_records_it(tmp_pa
 
 
 def test_after_the_tui_closes_the_run_says_where_it_was_recorded_and_how_to_replay_it(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    import asyncio
-
     from tui.launch import run_local_tui
 
-    def headless_app_run(self: GoldfiveApp) -> None:  # drive the run to its end without a terminal
-        async def drive() -> None:
-            await self.source.start()
-            await self.source._run_task  # type: ignore[attr-defined]
-            await self.source.stop()  # type: ignore[attr-defined]
+    async def headless_app_run(self: GoldfiveApp) -> None:  # drive the run to its end without a terminal
+        await self.source.start()
+        await self.source._run_task  # type: ignore[attr-defined]
+        await self.source.stop()  # type: ignore[attr-defined]
 
-        asyncio.run(drive())
-
-    monkeypatch.setattr(GoldfiveApp, "run", headless_app_run)
+    monkeypatch.setattr(GoldfiveApp, "run_async", headless_app_run)
     plan = Plan(tasks=[Task("fetch", "Fetch")])
     db = tmp_path / "runs.sqlite"
     assert run_local_tui(_runner_factory(agent, StaticPlanner(plan), "ship it"), db_path=str(db)) == 0

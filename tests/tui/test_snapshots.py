@@ -42,7 +42,7 @@ def test_after_steer_shows_the_revised_plan(snap_compare) -> None:  # type: igno
 
 
 def test_approval_pending(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap(snap_compare, "approval", ("tab", "tab"))
+    assert snap(snap_compare, "approval", ("tab", "tab", "tab"))
 
 
 def test_after_approving(snap_compare) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""Modal dialogs: a one-line text prompt and a yes/no confirmation."""
+"""Modal dialogs: a one-line text prompt, a yes/no confirmation and the quit choice."""
 
 from __future__ import annotations
 
@@ -80,3 +80,48 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+#: What GoldfiveApp.run() returns when the person chose to keep the run going headless.
+DETACH = "detach"
+
+
+class QuitScreen(ModalScreen[str | None]):
+    """q while a run lives in this process: cancel it and quit, keep it running headless
+    until it ends, or stay. "Stay" has the focus: a stray Enter changes nothing."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "choose('cancel')", "Quit and cancel", id="quit.cancel"),
+        Binding("k", "choose('detach')", "Keep running", id="quit.detach"),
+        Binding("s,escape", "choose(None)", "Stay", id="quit.stay"),
+    ]
+
+    def __init__(self, recorded_at: str = "") -> None:
+        super().__init__(classes="dialog-screen")
+        self._recorded_at = recorded_at
+
+    def compose(self) -> ComposeResult:
+        where = f" It is recorded to {self._recorded_at}." if self._recorded_at else ""
+        with Vertical(classes="dialog"):
+            yield Label("The run is still going. Quit the TUI and…", classes="dialog-title")
+            yield Label(
+                "Keep running: the run goes on without the TUI, printing its events, until it "
+                f"ends; Ctrl+C then cancels it.{where} An approval asked for meanwhile waits "
+                "until it times out.",
+                classes="dialog-hint",
+            )
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Stay (Enter)", id="quit-stay", variant="primary")
+                yield Button("Cancel run (c)", id="quit-cancel", variant="error")
+                yield Button("Keep running (k)", id="quit-detach", variant="warning")
+
+    def on_mount(self) -> None:
+        self.query_one("#quit-stay", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        choice = {"quit-cancel": "cancel", "quit-detach": DETACH}.get(event.button.id or "")
+        self.dismiss(choice)
+
+    def action_choose(self, choice: str | None) -> None:
+        self.dismiss(choice)

@@ -7,8 +7,8 @@ from typing import ClassVar
 from rich.text import Text
 
 from goldfive.view import RunState
-from tui.format import age_text, clip, compact_json
-from tui.widgets.cursorlist import CursorList
+from ..format import age_text, clip, compact_json
+from ..widgets.cursorlist import CursorList
 
 
 class ApprovalsView(CursorList):

@@ -25,12 +25,25 @@ class CursorList(ScrollView, can_focus=True):
         Binding("down", "cursor(1)", "Down", show=False),
         Binding("home", "cursor_to(0)", "First", show=False),
         Binding("end", "cursor_to(-1)", "Last", show=False),
+        Binding("enter", "select", "Open", show=False),
     ]
 
     cursor: reactive[int] = reactive(0, always_update=True, repaint=True)
 
     class Highlighted(Message):
         """The highlighted item changed (``key`` is "" for an empty list)."""
+
+        def __init__(self, sender: CursorList, key: str) -> None:
+            super().__init__()
+            self.list = sender
+            self.key = key
+
+        @property
+        def control(self) -> CursorList:
+            return self.list
+
+    class Selected(Message):
+        """Enter on an item (``key``): the app opens what the item stands for."""
 
         def __init__(self, sender: CursorList, key: str) -> None:
             super().__init__()
@@ -89,6 +102,10 @@ class CursorList(ScrollView, can_focus=True):
     def action_cursor_to(self, index: int) -> None:
         self.cursor = index if index >= 0 else len(self._rows) - 1
         self.post_message(self.Highlighted(self, self.selected_key or ""))
+
+    def action_select(self) -> None:
+        if self.selected_key:
+            self.post_message(self.Selected(self, self.selected_key))
 
     def select_key(self, key: str) -> None:
         if key in self._keys:

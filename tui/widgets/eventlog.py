@@ -1,8 +1,9 @@
-"""The event log: every event, control and ack, drawn with the Line API.
+"""The event log: every event and control (with its ack), drawn with the Line API.
 
 Lines are kept as small tuples and turned into segments only when visible, so 100,000
-lines scroll like 100. Follow mode keeps the newest line in view until the person scrolls
-up; then the border counts the lines that arrived since.
+lines scroll like 100. A cursor marks one line (Enter opens it whole); follow mode keeps
+the cursor on the newest line until the person moves it up; then the border counts the
+lines that arrived since.
 """
 
 from __future__ import annotations
@@ -11,13 +12,15 @@ from typing import ClassVar, Iterable
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.format import LogLine
+from ..format import LogLine
 
 _PLAIN = Style()
 
@@ -28,13 +31,36 @@ STYLES = (
 
 
 class EventLog(ScrollView, can_focus=True):
-    COMPONENT_CLASSES: ClassVar[set[str]] = {f"eventlog--{s}" for s in STYLES}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {f"eventlog--{s}" for s in STYLES} | {
+        "eventlog--cursor",
+        "eventlog--cursor-blur",
+    }
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Up", show=False),
+        Binding("down", "cursor(1)", "Down", show=False),
+        Binding("pageup", "cursor_page(-1)", "Page up", show=False),
+        Binding("pagedown", "cursor_page(1)", "Page down", show=False),
+        Binding("home", "cursor_home", "First", show=False),
         Binding("end", "follow", "Follow", show=False),
+        Binding("enter", "open", "Open", show=False),
     ]
 
     filter_text: reactive[str] = reactive("", init=False)
     follow: reactive[bool] = reactive(True, init=False)
+    #: Index into the shown lines (filter applied) of the marked line.
+    cursor: reactive[int] = reactive(0, init=False, repaint=True)
+
+    class Opened(Message):
+        """Enter (or a double click) on a line: ``line`` is the one to show whole."""
+
+        def __init__(self, log: EventLog, line: LogLine) -> None:
+            super().__init__()
+            self.log = log
+            self.line = line
+
+        @property
+        def control(self) -> EventLog:
+            return self.log
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -62,6 +88,18 @@ class EventLog(ScrollView, can_focus=True):
             self.new_lines += added
         self._pending = True
 
+    def replace(self, index: int, line: LogLine) -> None:
+        """Rewrite line ``index`` in place (a control's line when its ack arrives)."""
+        self.lines[index] = line
+        self._pending = True
+        self.refresh()
+
+    @property
+    def selected_line(self) -> LogLine | None:
+        if 0 <= self.cursor < self.shown_count:
+            return self.lines[self.cursor if self._shown is None else self._shown[self.cursor]]
+        return None
+
     @property
     def shown_count(self) -> int:
         return len(self.lines) if self._shown is None else len(self._shown)
@@ -77,6 +115,7 @@ class EventLog(ScrollView, can_focus=True):
         self._pending = False
         self._resize()
         if self.follow:
+            self.cursor = max(0, self.shown_count - 1)
             self.scroll_to(y=self.max_scroll_y, animate=False, force=True)
         self._update_subtitle()
         self.refresh()
@@ -102,15 +141,54 @@ class EventLog(ScrollView, can_focus=True):
 
     def action_follow(self) -> None:
         self.follow = True
+        self.cursor = max(0, self.shown_count - 1)
         self.scroll_to(y=self.max_scroll_y, animate=False, force=True)
+
+    # -- the cursor ----------------------------------------------------------------------------
+    def validate_cursor(self, value: int) -> int:
+        return max(0, min(value, self.shown_count - 1))
+
+    def watch_cursor(self, value: int) -> None:
+        top, height = round(self.scroll_y), self.scrollable_content_region.height
+        if value < top:
+            self.scroll_to(y=value, animate=False, force=True)
+        elif height and value >= top + height:
+            self.scroll_to(y=value - height + 1, animate=False, force=True)
+
+    def action_cursor(self, delta: int) -> None:
+        last = self.shown_count - 1
+        self.cursor += delta
+        if self.cursor >= last:
+            self.action_follow()
+        else:
+            self.follow = False
+
+    def action_cursor_page(self, pages: int) -> None:
+        self.action_cursor(pages * max(1, self.scrollable_content_region.height - 1))
+
+    def action_cursor_home(self) -> None:
+        self.follow = False
+        self.cursor = 0
+
+    def action_open(self) -> None:
+        line = self.selected_line
+        if line is not None:
+            self.post_message(self.Opened(self, line))
+
+    def on_click(self, event: events.Click) -> None:
+        index = round(self.scroll_y) + event.y
+        if 0 <= index < self.shown_count:
+            self.follow = index == self.shown_count - 1
+            self.cursor = index
+            if event.chain == 2:
+                self.action_open()
 
     def watch_filter_text(self, text: str) -> None:
         needle = text.lower()
         self._shown = None if not needle else [i for i, ln in enumerate(self.lines) if _matches(ln, needle)]
         self.new_lines = 0
         self._resize()
-        self.follow = True
-        self.scroll_to(y=self.max_scroll_y, animate=False, force=True)
+        self.action_follow()
         self._update_subtitle()
         self.refresh()
 
@@ -140,7 +218,17 @@ class EventLog(ScrollView, can_focus=True):
             Segment(f"{line.label} ", base + style(f"eventlog--{line.style}", partial=True)),
             Segment(line.text, base + (style("eventlog--dim", partial=True) if line.style == "dim" else _PLAIN)),
         ]
-        return Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+        strip = Strip(segments).crop_extend(scroll_x, scroll_x + width, base)
+        if index == self.cursor:
+            cursor = style("eventlog--cursor" if self.has_focus else "eventlog--cursor-blur", partial=True)
+            strip = Strip(list(Segment.apply_style(strip, post_style=cursor)), width)
+        return strip
+
+    def _on_focus(self, event: events.Focus) -> None:
+        self.refresh()
+
+    def _on_blur(self, event: events.Blur) -> None:
+        self.refresh()
 
 
 def _width(line: LogLine) -> int:

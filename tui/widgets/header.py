@@ -7,7 +7,7 @@ from textual.widgets import Static
 
 from goldfive.view import RunPhase, RunState
 from goldfive.types import TaskStatus
-from tui.format import clip, clock_text
+from ..format import clip, clock_text
 
 _BAR_WIDTH = 24
 
@@ -21,14 +21,17 @@ class RunHeader(Static):
         "header--approvals",
     } | {f"header--{p.value.lower()}" for p in RunPhase}
 
-    def show(self, state: RunState, now_ms: int, stream_note: str = "") -> None:
+    def show(self, state: RunState, now_ms: int, stream_note: str = "", *, rate: bool = True, rejected: int = 0) -> None:
+        """``rate``: show events per second (a live run); ``rejected``: tool calls a person
+        rejected, part of the run's summary."""
         style = lambda name: self.get_component_rich_style(name, partial=True)  # noqa: E731
         width = max(40, self.size.width or 120)
         phase = state.phase
         right = Text()
         right.append(f" {phase.value} ", style(f"header--{phase.value.lower()}"))
-        right.append(f"  rev {state.revision}  {clock_text(state.elapsed_ms(now_ms))}  ")
-        right.append(f"{state.events_per_second(now_ms):.0f} ev/s ", style("header--dim"))
+        right.append(f"  rev {state.revision}  {clock_text(state.elapsed_ms(now_ms))} ")
+        if rate:
+            right.append(f" {state.events_per_second(now_ms):.0f} ev/s ", style("header--dim"))
         left = Text()
         left.append(" goldfive ", style("header--brand"))
         run = state.run_id[:4] + ".." if len(state.run_id) > 6 else state.run_id
@@ -53,6 +56,9 @@ class RunHeader(Static):
             detail = f"aborted: {state.abort_reason}"
         elif state.finished == "COMPLETED" and state.outcome:
             detail = f"done: {state.outcome}"
+        if rejected:
+            noun = "tool call" if rejected == 1 else "tool calls"
+            detail = f"{detail} · {rejected} {noun} rejected".strip(" ·")
         if stream_note:
             detail = f"{detail}  {stream_note}".strip()
         if detail:

@@ -3,23 +3,25 @@ panel for the task under the cursor."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Mapping, Sequence
 
 from rich.text import Text
 from textual.widgets import Static
 
 from goldfive.view import RunState, TaskView
 from goldfive.types import TaskStatus
-from tui.format import STATUS_MARK, clip, clock_text, duration_text, task_note
-from tui.widgets.cursorlist import CursorList
+from ..format import STATUS_MARK, clip, clock_text, duration_text, task_note
+from .cursorlist import CursorList
 
 
 class PlanView(CursorList):
     COMPONENT_CLASSES: ClassVar[set[str]] = CursorList.COMPONENT_CLASSES | {
         f"plan--{s.value.lower()}" for s in TaskStatus
-    } | {"plan--dim", "plan--revision"}
+    } | {"plan--dim", "plan--revision", "plan--rejected"}
 
-    def update_plan(self, state: RunState, now_ms: int) -> None:
+    def update_plan(self, state: RunState, now_ms: int, rejected: Mapping[str, Sequence[str]] | None = None) -> None:
+        """``rejected``: task id -> the tool calls a person rejected in it (marked ⊗)."""
+        rejected = rejected or {}
         tasks = state.ordered_tasks()
         # Titles get the room the pane has beyond ~16 cells for the mark, revision and a
         # short note: replanned tasks carry long titles ("review: focus on fewer slides").
@@ -38,13 +40,21 @@ class PlanView(CursorList):
             row.append(" ")
             note = clip(task_note(t, now_ms), 28)
             row.append(note, status_style if t.reason and t.reason.startswith(note[:-1]) else dim)
+            calls = rejected.get(t.id, ())
+            if calls:
+                names = ", ".join(c.split(":")[0] for c in calls)
+                row.append(("  " if note else "") + f"⊗ rejected {names}", self.get_component_rich_style("plan--rejected", partial=True))
+                note = note or "x"
             if t.deps:
                 row.append(("  " if note else "") + "← " + ", ".join(t.deps), dim)
             rows.append(row)
         self.set_rows([t.id for t in tasks], rows)
 
 
-def task_detail(task: TaskView | None, state: RunState, now_ms: int) -> Text:
+def task_detail(
+    task: TaskView | None, state: RunState, now_ms: int, rejected: Sequence[str] = (), traceback: str = ""
+) -> Text:
+    """Everything known about a task, nothing clipped: the pane wraps and scrolls."""
     if task is None:
         return Text("no task selected", style="dim")
     out = Text()
@@ -54,7 +64,7 @@ def task_detail(task: TaskView | None, state: RunState, now_ms: int) -> Text:
         out.append(f"  added in rev {task.added_revision}")
     out.append("\n")
     if task.description:
-        out.append(clip(task.description, 300) + "\n")
+        out.append(task.description + "\n")
     if task.deps:
         out.append("after: " + ", ".join(task.deps) + "\n", style="dim")
     timing = []
@@ -66,18 +76,26 @@ def task_detail(task: TaskView | None, state: RunState, now_ms: int) -> Text:
         timing.append(f"running {duration_text(max(0, now_ms - task.started_ms))}")
     if timing:
         out.append("  ".join(timing) + "\n", style="dim")
+    for call in rejected:
+        out.append(f"rejected: {call}\n", style="bold red")
     if task.result:
-        out.append("result: " + clip(task.result, 300) + "\n")
+        out.append("result: " + task.result + "\n")
     if task.reason:
-        out.append("reason: " + clip(task.reason, 300) + "\n")
+        out.append("reason: " + task.reason + "\n")
     if task.progress and task.status == TaskStatus.RUNNING:
-        out.append("progress: " + clip(task.progress, 200) + "\n")
+        out.append("progress: " + task.progress + "\n")
+    if traceback:
+        out.append("traceback:\n", style="bold")
+        out.append(traceback.rstrip() + "\n", style="dim")
     out.rstrip()
     return out
 
 
 class TaskDetail(Static):
-    """The selected task's description, result, reason and timing."""
+    """The selected task's description, result, reason, rejections, timing and (for an
+    agent crash in this process) the traceback. Its parent scrolls it."""
 
-    def show(self, task: TaskView | None, state: RunState, now_ms: int) -> None:
-        self.update(task_detail(task, state, now_ms))
+    def show(
+        self, task: TaskView | None, state: RunState, now_ms: int, rejected: Sequence[str] = (), traceback: str = ""
+    ) -> None:
+        self.update(task_detail(task, state, now_ms, rejected, traceback))

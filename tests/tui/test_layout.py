@@ -1,0 +1,52 @@
+"""The screen at small sizes and what the header claims: the footer keeps Help and Quit at 80
+columns, the plan keeps rows at 60x16, and a rate shows only while a live run runs."""
+
+from __future__ import annotations
+
+from goldfive.recording import open_recording
+from tests.tui.conftest import make_rig, screen_text, settle
+from tests.tui.test_replay import story, write_jsonl
+from tui.app import GoldfiveApp
+from tui.replay import ReplayApp
+from tui.scenario import T0_MS
+from tui.widgets.plan import PlanView
+
+
+async def test_at_80_columns_the_footer_still_shows_cancel_help_and_quit() -> None:
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(80, 24)) as pilot:
+        await settle(rig, pilot)
+        footer = screen_text(rig.app).splitlines()[-1]
+        assert "c Cancel" in footer and "? Help" in footer and "q Quit" in footer and "^p palette" in footer
+
+
+async def test_at_60x16_the_plan_keeps_rows_for_its_tasks() -> None:
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(60, 16)) as pilot:
+        await settle(rig, pilot)
+        assert rig.app.query_one(PlanView).scrollable_content_region.height >= 3
+
+
+async def _header(app: GoldfiveApp, rig) -> str:  # type: ignore[no-untyped-def]
+    async with app.run_test(size=(120, 40)) as pilot:
+        rig.app = app
+        await settle(rig, pilot)
+        return screen_text(app).splitlines()[0]
+
+
+async def test_the_rate_shows_while_a_live_run_runs_and_not_after_it_ended() -> None:
+    rig = make_rig()
+    assert "ev/s" in await _header(GoldfiveApp(rig.source, clock=lambda: T0_MS + 6_000), rig)
+    rig = make_rig("finished")
+    line = await _header(GoldfiveApp(rig.source, clock=lambda: T0_MS + 60_000), rig)
+    assert "COMPLETED" in line and "ev/s" not in line
+
+
+async def test_a_replay_shows_no_rate(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    app = ReplayApp(open_recording(str(write_jsonl(tmp_path / "run.jsonl", story()))), start_at=5)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app._repaint()
+        await pilot.pause()
+        line = screen_text(app).splitlines()[0]
+        assert "RUNNING" in line and "ev/s" not in line

@@ -1,0 +1,140 @@
+"""q while a run lives in this process asks first; a kept run goes on headless; an agent's
+crash keeps its traceback (in the task detail and on quit) and the exit code says it failed."""
+
+from __future__ import annotations
+
+import io
+
+from goldfive.cli.local import _runner_factory
+from goldfive.planners.static import StaticPlanner
+from goldfive.sinks import list_runs
+from goldfive.types import Plan, Task, TaskEdge
+from tests.tui.conftest import make_rig, screen_text, settle
+from tui.app import GoldfiveApp
+from tui.launch import run_local_tui
+from tui.local_source import LocalRunSource
+from tui.screens.dialogs import DETACH, QuitScreen
+
+SIZE = (120, 40)
+
+
+async def test_q_on_a_live_local_run_asks_and_enter_stays() -> None:
+    rig = make_rig(owns_run=True)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(rig.app.screen, QuitScreen)
+        text = screen_text(rig.app)
+        assert "Cancel run (c)" in text and "Keep running (k)" in text and "Stay (Enter)" in text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(rig.app.screen, QuitScreen) and rig.app.is_running
+        assert rig.source.sent == []
+
+
+async def test_q_then_c_cancels_the_run_and_quits() -> None:
+    rig = make_rig(owns_run=True)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("q", "c")
+        await settle(rig, pilot)
+        await rig.app.workers.wait_for_complete()
+        assert [str(m.kind) for m in rig.source.sent] == ["CANCEL"]
+    assert rig.app.return_value is None
+
+
+async def test_q_then_k_quits_and_leaves_the_run_alive() -> None:
+    rig = make_rig(owns_run=True)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("q", "k")
+        await pilot.pause()
+    assert rig.app.return_value == DETACH
+    assert rig.source.sent == [] and not rig.source.stopped  # on_unmount left the run alone
+
+
+async def test_q_quits_at_once_when_the_run_is_not_ours_or_has_ended() -> None:
+    for rig in (make_rig(), make_rig("finished", owns_run=True)):
+        async with rig.app.run_test(size=SIZE) as pilot:
+            await settle(rig, pilot)
+            await pilot.press("q")
+            await pilot.pause()
+            assert not isinstance(rig.app.screen, QuitScreen)
+        assert rig.source.stopped
+
+
+async def test_the_system_commands_leave_quit_to_the_q_key() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        titles = [c.title for c in rig.app.get_system_commands(rig.app.screen)]
+        assert "Quit" not in titles and "Theme" in titles
+        assert [b.description for b in rig.app.action_bindings()].count("Quit") == 1
+
+
+# -- the launcher: keep running headless, crashes, exit codes -------------------------------------
+
+
+async def slow_agent(task, session):  # type: ignore[no-untyped-def]
+    import asyncio
+
+    await asyncio.sleep(0.05)
+    return f"did {task.id}"
+
+
+async def crashing_agent(task, session):  # type: ignore[no-untyped-def]
+    if task.id == "boom":
+        raise RuntimeError("kaboom")
+    return "ok"
+
+
+def _quit_at_once(monkeypatch, result):  # type: ignore[no-untyped-def]
+    """App.run_async replaced: start the run, then quit with ``result`` (no terminal)."""
+
+    async def run_async(self: GoldfiveApp):  # type: ignore[no-untyped-def]
+        await self.source.start()
+        if result != DETACH:
+            await self.source.wait_finished()  # type: ignore[attr-defined]
+            await self.source.stop()  # type: ignore[attr-defined]
+        return result
+
+    monkeypatch.setattr(GoldfiveApp, "run_async", run_async)
+
+
+def test_keep_running_follows_the_run_headless_to_its_end_and_says_where_it_is_recorded(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _quit_at_once(monkeypatch, DETACH)
+    plan = Plan(tasks=[Task("a", "A"), Task("b", "B")], edges=[TaskEdge("a", "b")])
+    db, out, err = tmp_path / "runs.sqlite", io.StringIO(), io.StringIO()
+    code = run_local_tui(_runner_factory(slow_agent, StaticPlanner(plan), "ship it"), db_path=str(db), out=out, err=err)
+    assert code == 0
+    (info,) = list_runs(db)
+    assert "run_completed" in out.getvalue() and "task_completed" in out.getvalue()
+    assert f"goes on headless until it ends; it is recorded to {db}" in err.getvalue()
+    assert f"goldfive replay {db} --run-id {info.run_id}" in err.getvalue()
+
+
+def test_an_agent_crash_prints_its_traceback_on_quit_and_exits_1(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _quit_at_once(monkeypatch, None)
+    plan = Plan(tasks=[Task("boom", "Boom")])
+    err = io.StringIO()
+    code = run_local_tui(_runner_factory(crashing_agent, StaticPlanner(plan), "x"), db_path=str(tmp_path / "r.sqlite"), out=io.StringIO(), err=err)
+    assert code == 1
+    text = err.getvalue()
+    assert "the agent raised on task boom:" in text and "Traceback (most recent call last)" in text
+    assert 'raise RuntimeError("kaboom")' in text and "RuntimeError: kaboom" in text
+
+
+async def test_an_agent_crash_shows_its_traceback_in_the_task_detail() -> None:
+    plan = Plan(tasks=[Task("boom", "Boom")])
+    source = LocalRunSource(_runner_factory(crashing_agent, StaticPlanner(plan), "x"))  # type: ignore[arg-type]
+    app = GoldfiveApp(source)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await source.wait_finished()
+        await pilot.pause()
+        app._repaint()
+        await pilot.pause()
+        assert app.state.finished == "ABORTED"
+        text = screen_text(app)
+        assert "traceback:" in text and "RuntimeError: kaboom" in text

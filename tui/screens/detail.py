@@ -1,0 +1,173 @@
+"""Modal detail views: one pending approval (read its arguments, then a / x) and one event
+log line shown whole. Both scroll; y copies what they show (OSC 52)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from google.protobuf.json_format import MessageToDict
+from rich.highlighter import JSONHighlighter
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.view import ApprovalView, RunState
+
+from ..format import LogLine, age_text
+
+_JSON = JSONHighlighter()
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON of ``value``; a string that is not JSON is returned as it is."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def highlighted(text: str) -> Text:
+    out = Text(text)
+    _JSON.highlight(out)
+    return out
+
+
+def _event_dict(ev: Event) -> dict[str, Any]:
+    return MessageToDict(ev, always_print_fields_with_no_presence=True, preserving_proto_field_name=True)
+
+
+def event_json(ev: Event) -> str:
+    """Every field of an event, as the wire has it (defaults included)."""
+    return json.dumps(_event_dict(ev), indent=2, ensure_ascii=False)
+
+
+def event_text(ev: Event) -> Text:
+    """Every field of an event for reading: the payload's fields first, one ``name: value``
+    each (wrapped by the screen, never clipped), then the envelope, dimmed."""
+    data = _event_dict(ev)
+    kind = ev.WhichOneof("payload") or ""
+    payload = data.pop(kind, {}) if kind else {}
+    out = Text()
+    for name, value in payload.items():
+        out.append(f"{name}: ", style="bold")
+        out.append(value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False))
+        out.append("\n")
+    for name, value in data.items():
+        out.append(f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}\n", style="dim")
+    out.rstrip()
+    return out
+
+
+class _DetailScreen(ModalScreen[str | None]):
+    """A titled, scrolling body with a hint line; y copies ``copy_text``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close", id="detail.close"),
+        Binding("y", "copy", "Copy", id="detail.copy"),
+    ]
+    copy_text = ""
+    copy_what = "text"
+
+    def __init__(self) -> None:
+        super().__init__(classes="dialog-screen")
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(self.copy_text)
+        self.notify(f"Copied the {self.copy_what} ({len(self.copy_text):,} characters).", timeout=3)
+
+
+class ApprovalScreen(_DetailScreen):
+    """A pending approval: prompt, tool, task, age and the full arguments. ``a`` approves,
+    ``x`` rejects (the app asks for the reason), Esc closes without answering."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "answer('approve')", "Approve", id="approval.approve"),
+        Binding("x", "answer('reject')", "Reject", id="approval.reject"),
+    ]
+    copy_what = "arguments"
+
+    def __init__(self, view: ApprovalView, state: RunState, now_ms: int) -> None:
+        super().__init__()
+        self.view = view
+        self.copy_text = pretty_json(view.args if view.args is not None else view.args_json)
+        self._state, self._now = state, now_ms
+        self.gone = ""
+
+    def compose(self) -> ComposeResult:
+        v = self.view
+        with Vertical(classes="dialog detail"):
+            name = v.tool_name or v.target_id
+            yield Label(f"Approval: {name} ({v.kind})", classes="dialog-title")
+            yield Static(Text(v.prompt), id="approval-prompt")
+            yield Static(self._meta(), id="approval-meta", classes="detail-meta")
+            with VerticalScroll(id="approval-args", classes="detail-body", can_focus=True):
+                yield Static(highlighted(self.copy_text or "(no arguments)"))
+            yield Label("a approve · x reject · y copy the arguments · ↑↓ scroll · Esc close", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#approval-args").focus()
+
+    def _meta(self) -> Text:
+        v, state = self.view, self._state
+        task = state.tasks.get(v.task_id)
+        meta = Text(style="dim")
+        if v.task_id:
+            title = f" ({task.title})" if task and task.title and task.title != v.task_id else ""
+            meta.append(f"task: {v.task_id}{title}\n")
+        if v.tool_name:
+            meta.append(f"tool: {v.tool_name}    call: {v.target_id}\n")
+        waited = f"waiting {age_text(self._now - v.requested_ms)}"
+        if v.timeout_ms:
+            waited += f", times out in {age_text(v.timeout_ms - (self._now - v.requested_ms))}"
+        meta.append(waited)
+        if self.gone:
+            meta.append(f"\n{self.gone}", style="bold")
+        return meta
+
+    def refresh_from(self, state: RunState, now_ms: int) -> None:
+        """The app calls this on repaint: the age moves, and an answer from elsewhere shows."""
+        self._state, self._now = state, now_ms
+        if not self.gone and self.view.target_id not in state.approvals:
+            self.gone = "No longer waiting: it was answered or timed out."
+        self.query_one("#approval-meta", Static).update(self._meta())
+
+    def action_answer(self, what: str) -> None:
+        if self.gone:
+            self.notify(self.gone, severity="warning")
+            return
+        self.dismiss(what)
+
+
+class EventScreen(_DetailScreen):
+    """One event log line whole: its text wrapped, then every field of the event."""
+
+    copy_what = "event"
+
+    def __init__(self, line: LogLine, ev: Event | None) -> None:
+        super().__init__()
+        self.line = line
+        self.event = ev
+        # A control sent from here has no event: its line is all there is.
+        self.copy_text = event_json(ev) if ev is not None else f"{line.at} {line.label.strip()} {line.text}"
+
+    def compose(self) -> ComposeResult:
+        line, ev = self.line, self.event
+        title = f"{line.at}  {ev.WhichOneof('payload')}  #{ev.sequence}" if ev is not None else f"{line.at}  {line.label.strip()}"
+        with Vertical(classes="dialog detail"):
+            yield Label(title, classes="dialog-title")
+            with VerticalScroll(id="event-body", classes="detail-body", can_focus=True):
+                yield Static(event_text(ev) if ev is not None else Text(line.text), id="event-text")
+            yield Label("y copy (JSON) · ↑↓ scroll · Esc close", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#event-body").focus()
