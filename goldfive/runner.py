@@ -83,8 +83,10 @@ class Runner:
         #: How this run was launched, recorded in RunStarted so ``goldfive resume`` can build
         #: it again (JSON-serialisable: the agent's MODULE:FUNCTION, the plan file, ...).
         self.launch = dict(launch or {})
-        #: Set by ``Runner.resuming``: the recorded state this run continues from.
+        #: Set by ``Runner.resuming``: the recorded state this run continues from, and the
+        #: sink that records it (the others are shown the recorded history first).
         self._recovered: Recovered | None = None
+        self._recorder: Any = None
         self._sinks_closed = False
         self._responder: asyncio.Task[None] | None = None
         self.session: Session | None = None
@@ -141,6 +143,7 @@ class Runner:
             recorder.durability = durability
         self._run_id, self._session_id = rec.run_id, rec.session_id
         self._recovered = rec
+        self._recorder = recorder
 
     @classmethod
     async def resume(cls, run_id: str, *, store: str | os.PathLike[str], **kwargs: Any) -> ExecutionOutcome:
@@ -258,6 +261,11 @@ class Runner:
         """Resume: the recorded state goes back in, RunResumed marks it, the run goes on."""
         from goldfive.durable.resume import install
 
+        for sink in self.sinks:  # a watcher (a sink people subscribe to) sees the run from its start
+            if sink is not self._recorder and callable(getattr(sink, "subscribe", None)):
+                for ev in rec.history:
+                    await sink.emit(ev)
+        rec.history = []  # not kept for the run's life
         await install(ctx, rec)
         if rec.cancel_reason:  # a CANCEL was acked before the stop: it still holds
             raise RunCancelled(rec.cancel_reason)

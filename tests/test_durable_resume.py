@@ -115,7 +115,10 @@ async def test_a_paused_run_comes_back_paused(tmp_path: Path, executor: Any) -> 
     out = await task
     await runner.close()
     assert out.success and agent.done == [("b", 2), ("c", 1)]
-    assert sink.events[0].WhichOneof("payload") == "run_resumed" and sink.events[0].run_resumed.paused
+    resumed = [e for e in sink.events if e.WhichOneof("payload") == "run_resumed"]
+    assert len(resumed) == 1 and resumed[0].run_resumed.paused
+    assert sink.events[0].WhichOneof("payload") == "run_started"  # a watcher sees the run from its start
+    assert [e.sequence for e in sink.events] == list(range(len(sink.events)))
 
 
 async def test_an_undelivered_injected_message_reaches_the_task_that_runs_again(tmp_path: Path, executor: Any) -> None:
@@ -167,11 +170,14 @@ async def test_a_pending_approval_is_asked_again_when_its_task_runs_again(tmp_pa
     resumed = Runner.resuming(RUN, store=crashed, agent=adapter2, planner=StaticPlanner(plan("a")),
                               executor=type(executor)(), control=channel2, sinks=[sink2])  # fmt: skip
     run2 = asyncio.ensure_future(resumed.run())
-    async for ev in sink2.subscribe():
-        if hasattr(ev, "WhichOneof") and ev.WhichOneof("payload") == "approval_requested":
+    seen_resume = False
+    async for ev in sink2.subscribe():  # the recorded history comes first, then the new run
+        kind = ev.WhichOneof("payload") if hasattr(ev, "WhichOneof") else ""
+        seen_resume = seen_resume or kind == "run_resumed"
+        if seen_resume and kind == "approval_requested":
             target = ev.approval_requested.target_id
             break
-    first = sink2.events[0].run_resumed
+    first = next(e.run_resumed for e in sink2.events if e.WhichOneof("payload") == "run_resumed")
     assert len(first.pending_approval_ids) == 1 and "1 approval(s) asked again" in first.detail
     await channel2.request(ControlMessage(ControlKind.APPROVE, payload={"target_id": target}))
     out = await run2

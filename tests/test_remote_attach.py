@@ -12,6 +12,7 @@ from goldfive.demo import DEMO_GOAL, make_demo_runner
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote import RunHost, start_server
 from tui.app import GoldfiveApp
+from tui.widgets.approvals import ApprovalsView
 from tui.grpc_source import GrpcRunSource, connection_notifier
 from tui.widgets.eventlog import EventLog
 from tests.tui.conftest import screen_text
@@ -71,7 +72,12 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
             await pilot.press("s", *"keep it short", "enter")
             await source.wait_for("plan_revised")
             await source.wait_for("approval_requested", 2)
-            await pilot.pause()
+            approvals = app.query_one(ApprovalsView)
+            for _ in range(500):  # under load the pane may repaint later: 'a' acts on what it selects
+                if approvals.selected_key in app.state.approvals:
+                    break
+                await pilot.pause(0.02)
+            assert approvals.selected_key in app.state.approvals
             await pilot.press("a")
             await source.wait_for("run_completed")
             await pilot.pause()

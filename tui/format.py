@@ -166,6 +166,7 @@ _DESCRIBE: dict[str, Any] = {
     "conversation_started": lambda p: (p.lane, "dim"),
     "conversation_ended": lambda p: (f"{p.lane} {p.reason}".rstrip(), "dim"),
     "invocation_abandoned": lambda p: (f"{p.task_id} after {p.grace_s:g}s: {p.reason}", "fail"),
+    "run_resumed": lambda p: (f"#{p.resume_count}: {clip(p.detail, 100)}", "ok"),
     "run_completed": lambda p: (clip(p.outcome_summary, 80), "ok"),
     "run_aborted": lambda p: (clip(p.reason, 80), "fail"),
 }

@@ -21,7 +21,7 @@ def _recording_sink(db_path: str | None) -> Any:
     path = db_path or default_db_path()
     if path != ":memory:":
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    return SQLitePersistenceSink(path)
+    return SQLitePersistenceSink(path, durability="normal")  # a killed run can be resumed (goldfive resume)
 
 
 def _wall_ms() -> int:

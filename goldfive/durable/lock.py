@@ -39,7 +39,7 @@ class LockHolder:
             return False
         except PermissionError:  # exists, owned by someone else
             return True
-        return True
+        return not _zombie(self.pid)
 
     def describe(self) -> str:
         return f"process {self.pid} on {self.host}"
@@ -51,6 +51,17 @@ _HELD: set[tuple[str, str]] = set()
 
 def _key(path: str) -> str:
     return os.path.realpath(path)
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process its parent has not reaped yet still answers kill(pid, 0): on Linux its
+    /proc state says Z, and it runs nothing."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False  # no /proc (not Linux): trust kill(pid, 0)
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
 
 
 def ensure_table(conn: sqlite3.Connection) -> None:

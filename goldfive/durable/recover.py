@@ -66,6 +66,8 @@ class Recovered:
     last_sequence: int = -1
     #: Rows of the recording that could not be read: ignored and counted, never guessed.
     unreadable: int = 0
+    #: The recorded events themselves, for watchers that join at the resume (a TUI).
+    history: list[pb.Event] = field(default_factory=list, repr=False)
 
     @property
     def interrupted(self) -> list[str]:
@@ -217,8 +219,10 @@ class _Fold:
 def recover(run_id: str, events: Iterable[pb.Event], *, unreadable: int = 0) -> Recovered:
     """Fold ``events`` (one run's, in sequence order, gap-free) into what it needs to go on."""
     fold = _Fold(run_id)
-    for ev in events:
+    history = list(events)
+    for ev in history:
         fold.apply(ev)
     out = fold.finish()
     out.unreadable = unreadable
+    out.history = history
     return out
