@@ -31,17 +31,15 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger("goldfive.run")
 
 
-#: The events that change what a resumed run would do: each is committed by durable sinks
-#: before the run goes on (durable runs, ``goldfive resume``).
+#: The events committed by durable sinks before the run goes on (durable runs, ``goldfive
+#: resume``). A task's end is not on the list: it is committed with the next task's start, which
+#: is before the next task runs, so one commit per task keeps "a state change is on disk before
+#: the next task starts" (a stop in between runs that task again, its attempt saying so).
 STATE_CHANGES = frozenset(
     {
         events.plan_submitted,
         events.plan_revised,
-        events.task_started,  # so a task the stop cut off is known to run again (its attempt)
-        events.task_completed,
-        events.task_failed,
-        events.task_cancelled,
-        events.task_transitioned,
+        events.task_started,
         events.approval_requested,
         events.approval_granted,
         events.approval_rejected,
