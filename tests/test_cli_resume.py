@@ -45,3 +45,32 @@ def test_resume_continues_a_goldfive_run_that_was_killed(tmp_path: Path) -> None
     assert result.output.count("task_completed") == 2  # the rest of the run, not its start again
     again = CliRunner().invoke(main, ["resume", run_id, "--db", str(crashed), "--headless"])
     assert again.exit_code == 2 and f"run {run_id} completed" in again.output
+
+
+def test_resume_without_a_run_takes_the_one_interrupted_run_or_says_why_not(tmp_path: Path) -> None:
+    import asyncio
+
+    from goldfive.planners.static import StaticPlanner
+    from goldfive.runner import Runner
+    from goldfive.sinks.sqlite import SQLitePersistenceSink
+    from goldfive.types import Plan, Task
+
+    db = tmp_path / "runs.sqlite"
+
+    async def ok(task: Task, session: object) -> str:
+        return "ok"
+
+    async def finished() -> None:
+        runner = Runner(agent=ok, planner=StaticPlanner(Plan([Task("a", "a")])), sinks=[SQLitePersistenceSink(db, durability="normal")])
+        await runner.run("done")
+        await runner.close()
+
+    asyncio.run(finished())
+    none = CliRunner().invoke(main, ["resume", "--db", str(db), "--headless"])
+    assert none.exit_code == 2 and "no interrupted run" in none.output
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("DELETE FROM events WHERE kind = 'run_completed'")
+    conn.close()
+    one = CliRunner().invoke(main, ["resume", "--db", str(db), "--headless"])
+    assert one.exit_code == 2 and "was not started by 'goldfive run'" in one.output  # found it; a library run

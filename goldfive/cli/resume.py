@@ -28,17 +28,20 @@ def _fail(message: str) -> click.exceptions.Exit:
 
 
 @click.command("resume", short_help="Continue a run whose process stopped (goldfive run ...).")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_ref", metavar="[RUN]", required=False)
 @click.option("--db", "db_path", help="The SQLite recording (default: the user data directory's).")
 @click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
 @click.option("--api-key", help="API key for the LLM planner (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
-def resume_command(run_ref: str, db_path: str | None, headless: bool, api_key: str | None) -> None:
-    """Continue run RUN (its id or a unique prefix) where its recording stops: completed tasks
-    are not run again, the task the stop cut off runs again, a paused run comes back paused."""
+def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api_key: str | None) -> None:
+    """Continue run RUN (its id or a unique prefix; without it, the one interrupted run) where
+    its recording stops: completed tasks are not run again, the task the stop cut off runs
+    again, a paused run comes back paused."""
     from goldfive.durable.resume import load_for_resume
     from goldfive.settings import default_db_path
 
     path = db_path or default_db_path()
+    if run_ref is None:
+        run_ref = _the_interrupted_run(path)
     try:
         rec = load_for_resume(path, run_ref)
     except GoldfiveError as exc:
@@ -66,6 +69,33 @@ def resume_command(run_ref: str, db_path: str | None, headless: bool, api_key: s
 
         code = frontend("run")(factory, db_path=path)
     raise click.exceptions.Exit(code)
+
+
+def _the_interrupted_run(path: str) -> str:
+    """The one run in ``path`` without a terminal event; a clear line when none or several."""
+    import sqlite3
+
+    from goldfive.durable.store import ResumeRefused, open_store
+
+    try:
+        conn = open_store(path)
+    except ResumeRefused as exc:
+        raise _fail(str(exc)) from None
+    try:
+        rows = conn.execute(
+            "SELECT run_id FROM events GROUP BY run_id"
+            " HAVING SUM(kind IN ('run_completed', 'run_aborted')) = 0 ORDER BY MAX(emitted_at_ms)"
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise _fail(f"{path} is not a goldfive recording: {exc}") from None
+    finally:
+        conn.close()
+    ids = [r[0] for r in rows]
+    if not ids:
+        raise _fail(f"no interrupted run in {path}: every recorded run ended")
+    if len(ids) > 1:
+        raise _fail(f"{len(ids)} interrupted runs in {path}; name one: {', '.join(i[:12] for i in ids[-5:])}")
+    return str(ids[0])
 
 
 def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str, Any]) -> Any:
