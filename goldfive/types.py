@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import itertools
 import secrets
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from goldfive.errors import PlanValidationError, UnknownTaskError
+from goldfive.sequence import sequence_counter
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
@@ -346,35 +344,6 @@ def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class _LockedCounter:
-    """``itertools.count()`` behind a lock, for interpreters without a GIL."""
-
-    def __init__(self, start: int = 0) -> None:
-        self._next = start
-        self._lock = threading.Lock()
-
-    def __iter__(self) -> Iterator[int]:
-        return self
-
-    def __next__(self) -> int:
-        with self._lock:
-            n = self._next
-            self._next = n + 1
-        return n
-
-    def __repr__(self) -> str:
-        return f"count({self._next})"
-
-
-def _sequence_counter(start: int = 0) -> Iterator[int]:
-    # next() on itertools.count runs in C without releasing the GIL, so it is atomic and
-    # gap-free across threads at a quarter of a lock's cost. A free-threaded build has no GIL
-    # to lean on and gets the lock.
-    if getattr(sys, "_is_gil_enabled", lambda: True)():
-        return itertools.count(start)
-    return _LockedCounter(start)
-
-
 @dataclass(eq=False)
 class Session:
     """All live state of one run. Only goldfive's runtime mutates it."""
@@ -396,7 +365,7 @@ class Session:
     #: The run this session belongs to, while it runs (set by ``RunContext``). Agents and
     #: tools reach the run through it: ``read_injected(session, ...)``, ``tools_for``.
     context: RunContext | None = field(default=None, repr=False, compare=False)
-    _counter: Iterator[int] = field(default_factory=_sequence_counter, repr=False)
+    _counter: Iterator[int] = field(default_factory=sequence_counter, repr=False)
     # Drawn once: the sequence already tells this session's events apart, and the suffix tells
     # this session from any other that shares its run_id (a rerun, another process).
     _id_suffix: str = field(default_factory=lambda: secrets.token_hex(4), repr=False)
@@ -411,7 +380,7 @@ class Session:
 
     def continue_after(self, last_sequence: int) -> None:
         """A resumed run's sequences go on from its recording's last one, gap-free."""
-        self._counter = _sequence_counter(last_sequence + 1)
+        self._counter = sequence_counter(last_sequence + 1)
 
     @property
     def last_sequence(self) -> int:

@@ -20,10 +20,10 @@ from goldfive.types import (
     Task,
     TaskEdge,
     TaskStatus,
-    _LockedCounter,
-    _sequence_counter,
     set_task_status,
 )
+from goldfive.sequence import _LockedCounter
+from goldfive.sequence import sequence_counter as _sequence_counter
 
 
 def _plan(ids: list[str], edges: list[tuple[str, str]] = ()) -> Plan:  # type: ignore[assignment]
