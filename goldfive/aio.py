@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from collections.abc import Collection
 from typing import Any
 
@@ -60,3 +61,36 @@ async def first_done(futures: Collection[asyncio.Future[Any]]) -> set[asyncio.Fu
         for f in futures:
             f.remove_done_callback(wake)
     return {f for f in futures if f.done()}
+
+
+class Completions:
+    """The futures of a batch as they complete, in that order, at O(1) per completion.
+
+    ``first_done`` over a batch of N running tasks would register N callbacks for every
+    completion (O(N^2) for a wide stage of a DAG); this registers each task's callback once."""
+
+    def __init__(self, futures: Collection[asyncio.Future[Any]]) -> None:
+        self._done: deque[asyncio.Future[Any]] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        for f in futures:
+            f.add_done_callback(self._on_done)
+
+    def _on_done(self, fut: asyncio.Future[Any]) -> None:
+        self._done.append(fut)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def ready(self) -> asyncio.Future[None]:
+        """Done once a completion is waiting to be taken."""
+        if self._waiter is None or self._waiter.done():
+            self._waiter = asyncio.get_running_loop().create_future()
+            if self._done:
+                self._waiter.set_result(None)
+        return self._waiter
+
+    def take(self) -> list[asyncio.Future[Any]]:
+        """The completions not taken yet, in the order they happened."""
+        out = list(self._done)
+        self._done.clear()
+        return out

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from goldfive import events
-from goldfive.aio import cancel_and_wait, first_done
+from goldfive.aio import Completions, cancel_and_wait, first_done
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.run.context import RunContext
@@ -167,6 +167,7 @@ class ExecutorBase:
             asyncio.create_task(self._invoke(ctx, t), name=f"goldfive-invoke-{t.id}"): t for t in batch
         }
         pending: set[asyncio.Future[Any]] = set(running)
+        completions = Completions(running)
         controls = ctx.controls
         steer: ControlMessage | None = None
         rerun = False
@@ -174,15 +175,15 @@ class ExecutorBase:
         try:
             while pending:
                 recv = controls.arm()
-                waiting: set[asyncio.Future[Any]] = pending | ({recv} if recv else set())
-                done = await first_done(waiting)
-                for fut in [f for f in done if f in pending]:
+                ready = completions.ready()
+                await first_done({ready} if recv is None else {ready, recv})
+                for fut in [f for f in completions.take() if f in pending]:
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
                     # Its turn is over: a message injected now goes to a batch mate still
                     # running, not onto this lane.
                     await ends.pop(running[fut].id)()
-                if recv is None or recv not in done:
+                if recv is None or not recv.done():
                     continue
                 msg = controls.take()
                 if msg is None:
