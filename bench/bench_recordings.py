@@ -104,7 +104,7 @@ def measure(what: str, path: str, extra: str) -> float:
             return float(sum(1 for _ in f))
     if what == "replay":
         from goldfive.recording import open_recording
-        from tui.replay import ReplayApp
+        from goldfive_tui.replay import ReplayApp
 
         app = ReplayApp(open_recording(path), cursor_blink=False)  # read + Timeline + state at the end
         return float(app.total)

@@ -31,8 +31,8 @@ from goldfive.sinks import SQLitePersistenceSink  # noqa: E402
 from goldfive.sinks._json import message_to_json  # noqa: E402
 from goldfive.sinks._json_decode import parse_dict  # noqa: E402
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity  # noqa: E402
-from tui.replay import ReplayApp  # noqa: E402
-from tui.scenario import DemoScript  # noqa: E402
+from goldfive_tui.replay import ReplayApp  # noqa: E402
+from goldfive_tui.scenario import DemoScript  # noqa: E402
 
 BIG = 100_000
 SMALL = 1_000

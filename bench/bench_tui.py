@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from textual import events  # noqa: E402
 
 from goldfive import events as E  # noqa: E402
-from tui.app import GoldfiveApp  # noqa: E402
-from tui.scenario import DemoScript  # noqa: E402
-from tui.source import ScriptedSource  # noqa: E402
-from tui.widgets.eventlog import EventLog  # noqa: E402
+from goldfive_tui.app import GoldfiveApp  # noqa: E402
+from goldfive_tui.scenario import DemoScript  # noqa: E402
+from goldfive_tui.source import ScriptedSource  # noqa: E402
+from goldfive_tui.widgets.eventlog import EventLog  # noqa: E402
 
 PRESSES = 40
 FLOOD_PER_S = 2000

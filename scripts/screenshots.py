@@ -27,8 +27,8 @@ from textual.pilot import Pilot  # noqa: E402
 from goldfive.control import ControlChannel  # noqa: E402
 from goldfive.demo import DEMO_GOAL, make_demo_runner  # noqa: E402
 from goldfive.view import RunPhase  # noqa: E402
-from tui.app import GoldfiveApp  # noqa: E402
-from tui.local_source import LocalRunSource  # noqa: E402
+from goldfive_tui.app import GoldfiveApp  # noqa: E402
+from goldfive_tui.local_source import LocalRunSource  # noqa: E402
 
 SIZE = (120, 40)
 NOTE = "only 3 slides, fewer words"

@@ -1,4 +1,4 @@
-"""The console script is tui.cli:main: the core's commands with the TUI front-ends plugged in.
+"""The console script is goldfive_tui.cli:main: the core's commands with the TUI front-ends plugged in.
 The core CLI module itself never imports the TUI."""
 
 import subprocess
@@ -8,17 +8,17 @@ from click.testing import CliRunner
 
 
 def test_the_core_cli_imports_no_tui():
-    code = "import goldfive.cli, sys; print(sorted(m for m in sys.modules if m == 'tui' or m.startswith(('tui.', 'textual'))))"
+    code = "import goldfive.cli, sys; print(sorted(m for m in sys.modules if m in ('tui', 'goldfive_tui') or m.startswith(('tui.', 'goldfive_tui.', 'textual'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
 def test_the_console_script_registers_every_ui_command():
-    import tui.cli
+    import goldfive_tui.cli
     from goldfive.cli import FRONTENDS
 
     assert set(FRONTENDS) == {"demo", "run", "replay", "attach"}
-    assert tui.cli.main is __import__("goldfive.cli").cli.main
+    assert goldfive_tui.cli.main is __import__("goldfive.cli").cli.main
 
 
 def test_replay_opens_through_the_registered_front_end(tmp_path, monkeypatch):

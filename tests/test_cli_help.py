@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from tui.cli import main
+from goldfive_tui.cli import main
 
 
 @pytest.mark.parametrize("args", [["--help"], ["ctl", "--help"]])

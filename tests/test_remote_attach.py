@@ -11,10 +11,10 @@ from pathlib import Path
 from goldfive.demo import DEMO_GOAL, make_demo_runner
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote import RunHost, start_server
-from tui.app import GoldfiveApp
-from tui.widgets.approvals import ApprovalsView
-from tui.grpc_source import GrpcRunSource, connection_notifier
-from tui.widgets.eventlog import EventLog
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.widgets.approvals import ApprovalsView
+from goldfive_tui.grpc_source import GrpcRunSource, connection_notifier
+from goldfive_tui.widgets.eventlog import EventLog
 from tests.tui.conftest import screen_text
 
 

@@ -21,9 +21,9 @@ from goldfive.control import AckResult, ControlAck, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.recording import Recording
 from goldfive.timeline import Timeline
-from tui.app import GoldfiveApp
-from tui.format import LogLine, clock_text, describe
-from tui.widgets.eventlog import EventLog, _matches
+from .app import GoldfiveApp
+from .format import LogLine, clock_text, describe
+from .widgets.eventlog import EventLog, _matches
 
 __all__ = ["ReplayApp"]
 

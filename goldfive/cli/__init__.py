@@ -9,7 +9,7 @@ import click
 from goldfive import __version__
 
 #: Terminal front-ends for the commands that open a UI (demo, run, replay, attach), by name.
-#: The package that provides a TUI registers them (``tui.cli``, the console script's entry
+#: The package that provides a TUI registers them (``goldfive_tui.cli``, the console script's entry
 #: point); the core never imports it. Without one, those commands say so and --headless works.
 FRONTENDS: dict[str, Callable[..., Any]] = {}
 EXIT_NO_TUI = 2

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pytest
 from rich.console import Console
 
-from tui.app import GoldfiveApp
-from tui.scenario import DemoScript, story_source
-from tui.source import ScriptedSource
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.scenario import DemoScript, story_source
+from goldfive_tui.source import ScriptedSource
 
 STAGES = ("opening", "approval", "finished")
 

@@ -10,11 +10,11 @@ from textual.app import App
 
 from goldfive.control import ControlAck, ControlMessage
 from tests.tui.conftest import make_rig, screen_text, settle
-from tui.app import GoldfiveApp
-from tui.format import LogLine
-from tui.scenario import T0_MS
-from tui.widgets.approvals import ApprovalsView
-from tui.widgets.eventlog import EventLog
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.format import LogLine
+from goldfive_tui.scenario import T0_MS
+from goldfive_tui.widgets.approvals import ApprovalsView
+from goldfive_tui.widgets.eventlog import EventLog
 
 SIZE = (120, 40)
 

@@ -20,10 +20,10 @@ from goldfive.view import ControlView, RunPhase
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 from goldfive.types import TaskStatus
 from tests.tui.conftest import screen_text
-from tui.app import GoldfiveApp
-from tui.local_source import LocalRunSource
-from tui.widgets.approvals import ApprovalsView
-from tui.widgets.eventlog import EventLog
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.local_source import LocalRunSource
+from goldfive_tui.widgets.approvals import ApprovalsView
+from goldfive_tui.widgets.eventlog import EventLog
 
 SIZE = (120, 40)
 #: The demo at 8x: a task takes ~0.3 s, the whole run ~2.5 s plus our pauses; slow enough

@@ -7,12 +7,12 @@ import json
 
 from goldfive import events as E
 from tests.tui.conftest import make_rig, screen_text, settle
-from tui.app import GoldfiveApp
-from tui.screens.detail import ApprovalScreen, EventScreen
-from tui.screens.dialogs import TextPrompt
-from tui.widgets.approvals import ApprovalsView
-from tui.widgets.eventlog import EventLog
-from tui.widgets.plan import PlanView
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.screens.detail import ApprovalScreen, EventScreen
+from goldfive_tui.screens.dialogs import TextPrompt
+from goldfive_tui.widgets.approvals import ApprovalsView
+from goldfive_tui.widgets.eventlog import EventLog
+from goldfive_tui.widgets.plan import PlanView
 
 SMALL = (80, 24)
 SIZE = (120, 40)
@@ -138,7 +138,7 @@ async def test_a_rejected_tool_call_is_marked_on_its_task_and_in_the_final_summa
 
 
 def test_pretty_arguments_are_json_indented_and_sorted() -> None:
-    from tui.screens.detail import pretty_json
+    from goldfive_tui.screens.detail import pretty_json
 
     assert pretty_json({"b": 1, "a": [1, 2]}) == json.dumps({"a": [1, 2], "b": 1}, indent=2)
     assert pretty_json("not json {") == "not json {"

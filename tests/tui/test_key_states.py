@@ -7,7 +7,7 @@ import re
 from goldfive import events as E
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 from tests.tui.conftest import make_rig, screen_text, settle
-from tui.app import GoldfiveApp
+from goldfive_tui.app import GoldfiveApp
 
 SIZE = (120, 40)
 

@@ -11,11 +11,11 @@ from goldfive.view import RunPhase
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 from goldfive.sinks.memory import Missed
 from tests.tui.conftest import Rig, make_rig, screen_text, settle
-from tui.app import GoldfiveApp
-from tui.screens.dialogs import ConfirmScreen, TextPrompt
-from tui.screens.help import HelpScreen
-from tui.widgets.eventlog import EventLog
-from tui.widgets.plan import PlanView
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.screens.dialogs import ConfirmScreen, TextPrompt
+from goldfive_tui.screens.help import HelpScreen
+from goldfive_tui.widgets.eventlog import EventLog
+from goldfive_tui.widgets.plan import PlanView
 
 SIZE = (120, 40)
 

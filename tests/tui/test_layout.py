@@ -6,10 +6,10 @@ from __future__ import annotations
 from goldfive.recording import open_recording
 from tests.tui.conftest import make_rig, screen_text, settle
 from tests.tui.test_replay import story, write_jsonl
-from tui.app import GoldfiveApp
-from tui.replay import ReplayApp
-from tui.scenario import T0_MS
-from tui.widgets.plan import PlanView
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.replay import ReplayApp
+from goldfive_tui.scenario import T0_MS
+from goldfive_tui.widgets.plan import PlanView
 
 
 async def test_at_80_columns_the_footer_still_shows_cancel_help_and_quit() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from goldfive import events as E
 from goldfive.types import Plan, Session, Task, TaskEdge
 from tests.tui.conftest import screen_text
-from tui.app import GoldfiveApp
-from tui.scenario import ScriptClock
-from tui.source import ScriptedSource
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.scenario import ScriptClock
+from goldfive_tui.source import ScriptedSource
 
 LONG = "review (focus on fewer slides)"  # 30 characters, as the demo's replanner names tasks
 

@@ -10,10 +10,10 @@ from goldfive.planners.static import StaticPlanner
 from goldfive.sinks import list_runs
 from goldfive.types import Plan, Task, TaskEdge
 from tests.tui.conftest import make_rig, screen_text, settle
-from tui.app import GoldfiveApp
-from tui.launch import run_local_tui
-from tui.local_source import LocalRunSource
-from tui.screens.dialogs import DETACH, QuitScreen
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.launch import run_local_tui
+from goldfive_tui.local_source import LocalRunSource
+from goldfive_tui.screens.dialogs import DETACH, QuitScreen
 
 SIZE = (120, 40)
 

@@ -12,12 +12,12 @@ from goldfive.recording import Recording, open_recording
 from goldfive.view import RunPhase, RunState
 from goldfive.sinks._json import message_to_json
 from goldfive.types import TaskStatus
-from tui.format import describe
-from tui.replay import ReplayApp, ReplayBar
-from tui.scenario import DemoScript, flatten
-from tui.widgets.approvals import ApprovalsView
-from tui.widgets.eventlog import EventLog
-from tui.widgets.plan import PlanView
+from goldfive_tui.format import describe
+from goldfive_tui.replay import ReplayApp, ReplayBar
+from goldfive_tui.scenario import DemoScript, flatten
+from goldfive_tui.widgets.approvals import ApprovalsView
+from goldfive_tui.widgets.eventlog import EventLog
+from goldfive_tui.widgets.plan import PlanView
 
 SIZE = (120, 40)
 

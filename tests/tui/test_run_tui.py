@@ -7,8 +7,8 @@ from goldfive.planners.static import StaticPlanner
 from goldfive.view import RunPhase
 from goldfive.sinks import SQLitePersistenceSink, list_runs
 from goldfive.types import Plan, Task, TaskEdge, TaskStatus
-from tui.app import GoldfiveApp
-from tui.local_source import LocalRunSource
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.local_source import LocalRunSource
 
 
 async def agent(task, session):  # type: ignore[no-untyped-def]
@@ -36,7 +36,7 @@ async def test_the_run_factory_drives_the_tui_to_completed_and_records_it(tmp_pa
 
 
 def test_after_the_tui_closes_the_run_says_where_it_was_recorded_and_how_to_replay_it(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
-    from tui.launch import run_local_tui
+    from goldfive_tui.launch import run_local_tui
 
     async def headless_app_run(self: GoldfiveApp) -> None:  # drive the run to its end without a terminal
         await self.source.start()

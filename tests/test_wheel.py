@@ -1,0 +1,29 @@
+"""The wheel installs goldfive and goldfive_tui, nothing else at the top level (a top-level
+"tui" would clash with any other project's), and every package of the source tree is in it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_has_only_goldfive_and_goldfive_tui_at_the_top_and_every_package(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    [wheel] = tmp_path.glob("goldfive-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
+    assert top == {"goldfive", "goldfive_tui"}
+    in_wheel = {str(Path(n).parent) for n in names if n.endswith("__init__.py")}
+    in_tree = {str(p.parent.relative_to(ROOT)) for p in (ROOT / "goldfive").rglob("__init__.py")}
+    in_tree |= {str(Path("goldfive_tui") / p.parent.relative_to(ROOT / "tui")) for p in (ROOT / "tui").rglob("__init__.py")}
+    assert in_tree <= in_wheel, f"packages missing from the wheel: {sorted(in_tree - in_wheel)}"
+    assert "goldfive_tui/styles/app.tcss" in names and "goldfive/prompts/plan_generate.system.txt" in names
+    entry = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "goldfive = goldfive_tui.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
