@@ -22,6 +22,7 @@ import grpc
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
 from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
+from goldfive.remote.guard import ParseGuard
 from goldfive.remote.host import RunFactory, RunHost
 from goldfive.remote.ingest import IngressService
 from goldfive.remote.service import RunsService
@@ -100,7 +101,9 @@ async def start_server(
     creds = server_credentials(tls_cert, tls_key, tls_client_ca)
     client_certs = creds is not None and tls_client_ca is not None
     check_listen(listen, token=token, client_certs=client_certs)
-    interceptors = [TokenInterceptor(token)] if token else []
+    interceptors: list[grpc.aio.ServerInterceptor] = [ParseGuard()]
+    if token:
+        interceptors.insert(0, TokenInterceptor(token))  # refuse a stranger before reading their request
     # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
     # too and silently share the connections with the first.
     server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])

@@ -225,11 +225,6 @@ async def test_a_control_with_deeply_nested_extra_json_is_invalid_argument(tmp_p
     assert _refused_cleanly(code, detail), (code, detail[:200])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="defect: a request that does not parse (corrupt wire format, invalid UTF-8 in a string field) "
-    "is answered UNKNOWN \"Unexpected <class 'google.protobuf.message.DecodeError'>\" by grpc's default deserializer",
-)
 @pytest.mark.parametrize("method", ["SendControl", "GetRun", "Subscribe"])
 async def test_a_request_that_does_not_parse_is_invalid_argument(tmp_path: Path, method: str) -> None:
     async def send(channel: grpc.aio.Channel) -> None:
