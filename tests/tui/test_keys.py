@@ -315,3 +315,28 @@ async def test_a_critical_drift_rings_the_bell_and_shows_a_toast() -> None:
         await settle(rig, pilot)
         assert bells == [1]
         assert [n.title for n in rig.app._notifications] == ["CRITICAL drift"]
+
+
+async def test_j_k_g_and_shift_g_move_in_the_plan_and_the_event_log_and_send_nothing() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        plan = rig.app.query_one(PlanView)
+        plan.focus()
+        await pilot.press("g")
+        assert plan.cursor == 0
+        await pilot.press("j", "j")
+        assert plan.cursor == 2
+        await pilot.press("k")
+        assert plan.cursor == 1
+        await pilot.press("G")
+        assert plan.cursor == len(rig.app.state.tasks) - 1
+        log = rig.app.query_one(EventLog)
+        log.focus()
+        await pilot.press("g")
+        top = log.cursor
+        await pilot.press("j")
+        assert log.cursor == top + 1
+        await pilot.press("k")
+        assert log.cursor == top
+        assert rig.source.sent == []  # moving never sends a control

@@ -25,6 +25,11 @@ class CursorList(ScrollView, can_focus=True):
         Binding("down", "cursor(1)", "Down", show=False),
         Binding("home", "cursor_to(0)", "First", show=False),
         Binding("end", "cursor_to(-1)", "Last", show=False),
+        # The habits of less, vim, k9s and lazygit: j / k move, g / G jump to the ends.
+        Binding("j", "cursor(1)", "Down", show=False),
+        Binding("k", "cursor(-1)", "Up", show=False),
+        Binding("g", "cursor_to(0)", "First", show=False),
+        Binding("G", "cursor_to(-1)", "Last", show=False),
         Binding("enter", "select", "Open", show=False),
     ]
 

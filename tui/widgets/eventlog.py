@@ -42,6 +42,10 @@ class EventLog(ScrollView, can_focus=True):
         Binding("pagedown", "cursor_page(1)", "Page down", show=False),
         Binding("home", "cursor_home", "First", show=False),
         Binding("end", "follow", "Follow", show=False),
+        Binding("j", "cursor(1)", "Down", show=False),
+        Binding("k", "cursor(-1)", "Up", show=False),
+        Binding("g", "cursor_home", "First", show=False),
+        Binding("G", "follow", "Follow", show=False),
         Binding("enter", "open", "Open", show=False),
     ]
 
