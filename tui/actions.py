@@ -46,6 +46,14 @@ class ControlActions(App[str | None]):
     def _repaint(self) -> None:
         raise NotImplementedError
 
+    #: The keys that steer a run: gone from the footer and the palette once the run ended.
+    RUN_CONTROLS = frozenset({"pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.RUN_CONTROLS and self.state.finished:
+            return False
+        return super().check_action(action, parameters)
+
     # -- sending -------------------------------------------------------------------------
     def send_control(self, kind: ControlKind, payload: dict[str, object] | None = None) -> ControlMessage:
         """Show the control as sent at once and deliver it from a worker."""

@@ -154,6 +154,8 @@ class GoldfiveApp(ControlActions):
         if kind == "approval_rejected":
             self._note_rejection(ev)
         self.state.apply(ev)
+        if kind in ("run_completed", "run_aborted"):
+            self.refresh_bindings()  # the control keys go: nothing is left to steer
         control_id = self._control_id(ev, kind)
         if control_id in self._mine:  # folded into the control's own line
             if kind == "control_acked":

@@ -45,7 +45,7 @@ async def test_the_help_says_p_pauses_and_resumes() -> None:
         assert re.search(r"│  p +Pause the run \(PAUSE\), or resume it when paused \(RESUME\)", text)
 
 
-async def test_after_the_run_ended_control_keys_send_nothing_and_say_why() -> None:
+async def test_after_the_run_ended_the_control_keys_leave_the_footer_and_send_nothing() -> None:
     rig = make_rig("finished")
     async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(rig, pilot)
@@ -54,7 +54,10 @@ async def test_after_the_run_ended_control_keys_send_nothing_and_say_why() -> No
             await settle(rig, pilot)
             assert len(rig.app.screen_stack) == 1, f"{key} opened a dialog on an ended run"
         assert rig.source.sent == []
-        assert "The run has ended (COMPLETED)" in screen_text(rig.app)
+        shown = footer(rig.app)
+        assert "Pause" not in shown and "Steer" not in shown and "Cancel" not in shown
+        assert "Help" in shown and "Quit" in shown
+        assert "Pause/Resume" not in palette_names(rig.app)
 
 
 async def test_the_approval_toast_and_reject_prompt_name_the_tool_behind_a_call_id() -> None:
