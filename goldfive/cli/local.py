@@ -100,12 +100,23 @@ def recorded_line(path: object, run_id: str) -> str:
 
 
 async def run_headless(
-    factory: Callable[[list[object], ControlChannel | None], Any], *, db_path: str | None, out: TextIO, client: Any = None
+    factory: Callable[[list[object], ControlChannel | None], Any],
+    *,
+    db_path: str | None,
+    out: TextIO,
+    client: Any = None,
+    record: bool = True,
 ) -> int:
-    """Run with a line per event on ``out``; 0 when the run completed, 1 otherwise."""
+    """Run with a line per event on ``out``; 0 when the run completed, 1 otherwise.
+    ``record=False``: the factory's Runner records itself (a resumed run) to ``db_path``."""
     printer = _PrintSink(out)
-    recorder = _recording_sink(db_path)
-    runner, user_input = factory([printer, recorder], None)
+    recorder = _recording_sink(db_path) if record else None
+    where = recorder.path if recorder is not None else os.path.abspath(db_path or "")
+    try:
+        runner, user_input = factory([printer, recorder] if recorder is not None else [printer], None)
+    except GoldfiveError as exc:
+        click.echo(f"goldfive: {exc}", err=True)
+        return EXIT_BAD_INPUT
     try:
         await runner.run(user_input)
     except asyncio.CancelledError:
@@ -117,7 +128,7 @@ async def run_headless(
         if client is not None:
             await client.aclose()
         if runner.session is not None:  # also after Ctrl-C: the part that ran can be replayed
-            click.echo(recorded_line(recorder.path, runner.session.run_id), err=True)
+            click.echo(recorded_line(where, runner.session.run_id), err=True)
     return 0 if printer.terminal == "run_completed" else 1
 
 

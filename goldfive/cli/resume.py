@@ -8,14 +8,13 @@ recorded: it comes from ``--api-key`` or the environment, as for ``goldfive run`
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from typing import Any
 
 import click
 
 from goldfive.cli.inputs import load_agent, make_planner
-from goldfive.cli.local import EXIT_BAD_INPUT, EXIT_INTERRUPTED, _PrintSink, recorded_line
+from goldfive.cli.local import EXIT_BAD_INPUT, EXIT_INTERRUPTED, run_headless
 from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError
 
@@ -60,7 +59,7 @@ def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api
     factory = _factory(rec.run_id, path, agent, planning.planner, launch)
     if headless:
         try:
-            code = asyncio.run(_headless(factory, path, planning.client))
+            code = asyncio.run(run_headless(factory, db_path=path, out=sys.stdout, client=planning.client, record=False))
         except KeyboardInterrupt:
             click.echo("goldfive: interrupted", err=True)
             code = EXIT_INTERRUPTED
@@ -109,28 +108,6 @@ def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str
         return runner, str(launch.get("goal", ""))
 
     return factory
-
-
-async def _headless(factory: Any, path: str, client: Any) -> int:
-    printer = _PrintSink(sys.stdout)
-    try:
-        runner, _ = factory([printer], None)
-    except GoldfiveError as exc:
-        click.echo(f"goldfive resume: {exc}", err=True)
-        return EXIT_BAD_INPUT
-    try:
-        await runner.run()
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # the sinks already saw RunAborted; say why in one line
-        click.echo(f"goldfive: run aborted: {type(exc).__name__}: {exc}", err=True)
-    finally:
-        await runner.close()
-        if client is not None:
-            await client.aclose()
-        if runner.session is not None:
-            click.echo(recorded_line(os.path.abspath(path), runner.session.run_id), err=True)
-    return 0 if printer.terminal == "run_completed" else 1
 
 
 def register(group: click.Group) -> None:
