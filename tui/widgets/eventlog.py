@@ -8,6 +8,8 @@ lines that arrived since.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from typing import ClassVar, Iterable
 
 from rich.segment import Segment
@@ -19,6 +21,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from goldfive import conv
+from goldfive.types import DriftSeverity
 
 from ..format import LogLine
 
@@ -240,5 +245,45 @@ def _width(line: LogLine) -> int:
 
 
 def _matches(line: LogLine, needle: str) -> bool:
-    return needle in line.label.lower() or needle in line.text.lower()
+    """Every term of the filter holds for the line: the plain words, as one phrase in its
+    label or text; ``kind:X`` (the event's kind contains X); ``task:X`` (its task id contains
+    X); ``severity>=S`` (a drift of severity S or worse: info, warning, critical)."""
+    return all(_holds(line, how, what) for how, what in _terms(needle))
+
+
+@lru_cache(maxsize=64)
+def _terms(needle: str) -> tuple[tuple[str, str], ...]:
+    out, plain = [], []
+    for word in needle.split(" "):
+        for prefix, how in (("kind:", "kind"), ("task:", "task"), ("severity>=", "severity")):
+            if word.startswith(prefix):
+                out.append((how, word[len(prefix) :]))
+                break
+        else:
+            plain.append(word)
+    phrase = " ".join(plain).strip()
+    if phrase:
+        out.append(("text", phrase))
+    return tuple(out)
+
+
+def _holds(line: LogLine, how: str, what: str) -> bool:
+    if how == "text":
+        return what in line.label.lower() or what in line.text.lower()
+    ev = line.event
+    kind = (ev.WhichOneof("payload") or "") if ev is not None else line.label.strip().lower()
+    if how == "kind":
+        return what in kind
+    payload = getattr(ev, kind, None) if ev is not None and kind else None
+    if how == "task":
+        task = str(getattr(payload, "task_id", "") or getattr(payload, "current_task_id", "") or "")
+        return bool(what) and what in task.lower()
+    if kind != "drift_detected" or payload is None:  # severity: drifts only
+        return False
+    try:
+        floor = DriftSeverity(what.upper())
+    except ValueError:
+        return False
+    severity = conv.drift_severity_from_pb(payload.severity)
+    return isinstance(severity, DriftSeverity) and severity >= floor
 
