@@ -38,6 +38,8 @@ from goldfive.runner import Runner
 from goldfive.sinks import InMemorySink, JSONLPersistenceSink, SQLitePersistenceSink
 from goldfive.types import Goal, Plan, Session, Task, TaskEdge
 
+from bench_runtime import pct, queue_floor  # the same floor and percentile as bench_runtime
+
 PASSES = 5
 TARGETS_US = {"no sink": 12, "InMemorySink": 15, "SQLite": 25, "JSONL": 30, "InMemorySink + channel": 20}
 
@@ -56,11 +58,6 @@ def fan(n: int) -> Plan:
 
 async def noop(task: Task, session: Session) -> str:
     return "ok"
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
 def median_of(samples: list[float]) -> float:
@@ -150,25 +147,6 @@ async def section_per_task(sizes: list[int]) -> None:
 
 
 # -- 2 and 3. round trips ---------------------------------------------------------------------
-
-
-async def queue_floor(samples: int) -> list[float]:
-    inbox: asyncio.Queue[float] = asyncio.Queue()
-    outbox: asyncio.Queue[float] = asyncio.Queue()
-
-    async def echo() -> None:
-        while True:
-            outbox.put_nowait(await inbox.get())
-
-    task = asyncio.create_task(echo())
-    lat = []
-    for _ in range(samples):
-        t0 = time.perf_counter()
-        inbox.put_nowait(t0)
-        await outbox.get()
-        lat.append(time.perf_counter() - t0)
-    task.cancel()
-    return lat
 
 
 async def control_round_trips(samples: int) -> list[float]:

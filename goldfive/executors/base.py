@@ -3,8 +3,8 @@
 A *boundary* is the moment between tasks: rewinds are applied, the ladder acts on drifts
 reported mid-task, queued controls are handled (by the run's ControlLoop), and a paused run
 waits there. A *batch* is the set of tasks started together (one for SequentialExecutor, a
-topological stage for ParallelDAGExecutor); while it runs, the ControlLoop's pending receive
-is raced against the agents with ``asyncio.wait(..., FIRST_COMPLETED)``.
+topological stage for ParallelDAGExecutor); while it runs, the ControlLoop's ready future
+(``ControlChannel.ready``) is raced against the agents' completions (``aio.first_done``).
 """
 
 from __future__ import annotations

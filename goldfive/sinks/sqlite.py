@@ -21,7 +21,6 @@ import os
 import re
 import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
@@ -204,15 +203,9 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
 
 
 def _open_for_read(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    p = Path(path)
-    if not p.is_file():
-        raise ReplayError(f"no SQLite recording at {os.fspath(path)!r}")
-    try:
-        conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise ReplayError(f"cannot open SQLite recording {os.fspath(path)!r}: {exc}") from exc
-    conn.text_factory = lambda raw: raw.decode("utf-8", "replace")  # a damaged page: replaced, not raised
-    return conn
+    from goldfive.store.history import connect_read_only  # one read-only opener, damage-tolerant text
+
+    return connect_read_only(path)
 
 
 def _list_runs(conn: sqlite3.Connection, table: str) -> list[RunInfo]:
