@@ -43,13 +43,9 @@ def _records_to(sink: Any, store: str | os.PathLike[str]) -> bool:
 
 
 def _as_adapter(agent: Any) -> Any:
-    if hasattr(agent, "invoke") and hasattr(agent, "available_agents"):
-        return agent
-    if callable(agent):
-        from goldfive.adapters.callable import CallableAdapter
+    from goldfive.adapters.frameworks import adapter_for
 
-        return CallableAdapter(agent)
-    raise TypeError(f"agent must be an AgentAdapter or an async callable, got {type(agent).__name__}")
+    return adapter_for(agent)
 
 
 class Runner:

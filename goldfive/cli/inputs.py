@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from goldfive.adapters.frameworks import framework_for_module, framework_of
 from goldfive.errors import GoldfiveError
 from goldfive.planners.assemble import build_generated_plan
 from goldfive.planners.parse import AnswerError, parse_plan_answer
@@ -33,7 +34,8 @@ def _one_line(text: object) -> str:
 
 def load_agent(spec: str, *, search_dir: str | None = None) -> Callable[..., Any]:
     """Import ``MODULE:FUNCTION`` (FUNCTION may be dotted, ``mod:obj.method``) and check that it
-    is an async callable taking ``(task, session)`` or ``(task, session, tools)``.
+    is an async callable taking ``(task, session)`` or ``(task, session, tools)``, an
+    AgentAdapter, or a framework agent (see goldfive.adapters.frameworks).
     ``search_dir`` (default: the current directory) is put first on ``sys.path``."""
     module_name, sep, attr_path = spec.partition(":")
     if not sep or not module_name.strip() or not attr_path.strip() or ":" in attr_path:
@@ -44,6 +46,9 @@ def load_agent(spec: str, *, search_dir: str | None = None) -> Callable[..., Any
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
+        fw = framework_for_module(exc.name or "")
+        if fw is not None:
+            raise InputError(f"module {module_name!r} needs {fw.name}, which is not installed: {fw.install_hint()}") from None
         if exc.name == module_name or (exc.name and module_name.startswith(exc.name + ".")):
             raise InputError(f"cannot import module {module_name!r}: no such module (searched {where} and sys.path)") from None
         raise InputError(f"cannot import module {module_name!r}: {_one_line(exc)}") from None
@@ -54,8 +59,14 @@ def load_agent(spec: str, *, search_dir: str | None = None) -> Callable[..., Any
         if not hasattr(obj, part):
             raise InputError(f"module {module_name!r} has no attribute {attr_path!r}")
         obj = getattr(obj, part)
-    _check_async_agent(obj, spec)
+    if not _is_framework_agent(obj):
+        _check_async_agent(obj, spec)
     return obj  # type: ignore[no-any-return]
+
+
+def _is_framework_agent(obj: Any) -> bool:
+    """An AgentAdapter, or an object of a framework goldfive has an adapter for."""
+    return (hasattr(obj, "invoke") and hasattr(obj, "available_agents")) or framework_of(obj) is not None
 
 
 def _check_async_agent(obj: Any, spec: str) -> None:

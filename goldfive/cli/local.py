@@ -77,12 +77,12 @@ def _runner_factory(
     agent: Callable[..., Any], planner: Any, goal: str, launch: dict[str, Any] | None = None
 ) -> Callable[[list[object], ControlChannel | None], Any]:
     def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
-        from goldfive.adapters.callable import CallableAdapter
+        from goldfive.adapters.frameworks import adapter_for
         from goldfive.goals import PassthroughGoalDeriver
         from goldfive.runner import Runner
 
         runner = Runner(
-            agent=CallableAdapter(agent),
+            agent=adapter_for(agent),
             planner=planner,
             goal_deriver=PassthroughGoalDeriver(goal),
             sinks=sinks,

@@ -71,12 +71,12 @@ def _agent_run(
     planner = make_planner(plan_path, base_url, model, None).planner
 
     def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
-        from goldfive.adapters.callable import CallableAdapter
+        from goldfive.adapters.frameworks import adapter_for
         from goldfive.goals import PassthroughGoalDeriver
         from goldfive.runner import Runner
 
         return Runner(
-            agent=CallableAdapter(agent),
+            agent=adapter_for(agent),
             planner=planner,
             goal_deriver=PassthroughGoalDeriver(goal),
             sinks=sinks,

@@ -99,11 +99,11 @@ def _the_interrupted_run(path: str) -> str:
 
 def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str, Any]) -> Any:
     def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
-        from goldfive.adapters.callable import CallableAdapter
+        from goldfive.adapters.frameworks import adapter_for
         from goldfive.runner import Runner
 
         runner = Runner.resuming(
-            run_id, store=store, agent=CallableAdapter(agent), planner=planner, sinks=sinks, control=channel, launch=launch
+            run_id, store=store, agent=adapter_for(agent), planner=planner, sinks=sinks, control=channel, launch=launch
         )
         return runner, str(launch.get("goal", ""))
 
