@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from goldfive import events
 from goldfive.errors import ConversionError
 from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
-from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.pb.goldfive.v1.events_pb2 import AgentStep, Event
 
 if TYPE_CHECKING:
     from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
@@ -130,7 +130,14 @@ _FIELDS: dict[str, Callable[[Event], str]] = {
     "message_returned": lambda e: f"{e.message_returned.message_id} from {e.message_returned.lane or '(next turn)'}",
     "invocation_abandoned": lambda e: f"{e.invocation_abandoned.task_id} {_q(e.invocation_abandoned.reason)}",
     "run_resumed": lambda e: f"#{e.run_resumed.resume_count} {_q(e.run_resumed.detail, 200)}",
+    "agent_step": lambda e: _agent_step(e.agent_step),
 }
+
+
+def _agent_step(p: AgentStep) -> str:
+    if p.step == "tool_call":
+        return f"{p.task_id} {p.tool_name}({_clip(p.args_json, 120)}) {p.outcome}: {_q(p.text, 120)}"
+    return f"{p.task_id} model {_q(p.text, 160)}"
 
 
 def format_event(event: Event) -> str:

@@ -286,6 +286,35 @@ def conversation_ended(session: Session, lane: str, reason: str = "") -> pb.Even
     return _stamp(session, ev)
 
 
+def agent_step(
+    session: Session,
+    *,
+    task_id: str,
+    step: str,
+    framework: str,
+    tool_name: str = "",
+    call_id: str = "",
+    args: dict[str, Any] | None = None,
+    text: str = "",
+    outcome: str = "",
+) -> pb.Event:
+    """One model turn or tool call inside a task's agent run (framework adapters)."""
+    if step not in ("model_turn", "tool_call"):
+        raise ValueError(f"agent_step step must be 'model_turn' or 'tool_call', got {step!r}")
+    ev = pb.Event()
+    p = ev.agent_step
+    p.task_id = clean_text(task_id)
+    p.step = step
+    p.framework = clean_text(framework)
+    p.tool_name = clean_text(tool_name)
+    p.call_id = clean_text(call_id)
+    if args is not None:
+        p.args_json = clean_text(json.dumps(clean_json(args), ensure_ascii=False, sort_keys=True, default=str))
+    p.text = clean_text(text)
+    p.outcome = clean_text(outcome)
+    return _stamp(session, ev)
+
+
 def message_parked(
     session: Session, *, message_id: str, lane: str, role: str, text: str, control_id: str = ""
 ) -> pb.Event:

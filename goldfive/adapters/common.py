@@ -1,0 +1,133 @@
+"""What every framework adapter shares: the task's input, approvals, and the steps it records.
+
+A framework adapter turns one goldfive task into one run of the framework's agent. This module
+holds the parts that do not depend on the framework, so the four adapters say the same things
+to the model and to the person:
+
+- :func:`task_input` is the text the framework run gets (goals, the plan, completed tasks'
+  results, then the task itself).
+- :func:`ask_tool_approval` turns the framework's native "this call needs approval" into a
+  goldfive approval (ApprovalRequested, the approvals pane, APPROVE / REJECT) and returns a
+  :class:`ToolDecision` the adapter hands back to the framework in its native form.
+- :func:`record_model_turn` / :func:`record_tool_call` put what happened inside the turn on
+  the event stream (``agent_step`` events).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from goldfive import events
+from goldfive.adapters.llm_agent import system_prompt
+from goldfive.run.approvals import request_approval
+from goldfive.run.context import RunContext
+from goldfive.types import Session, Task
+
+__all__ = ["ToolDecision", "ask_tool_approval", "record_model_turn", "record_tool_call", "task_input", "to_text"]
+
+
+def task_input(session: Session, task: Task) -> str:
+    """The input of the framework run for ``task``: the run's context, then the task."""
+    return f"{system_prompt(session, task)}\n\nDo the current task ({task.id}): {task.title}"
+
+
+def to_text(value: Any) -> str:
+    """A tool result or model output as text for the event log and the task result."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+@dataclass(frozen=True)
+class ToolDecision:
+    """What the person decided about one tool call."""
+
+    #: "approve", "reject", "timeout" or "unavailable" (nobody can answer: no control channel).
+    outcome: str
+    #: The person's reason (reject) or the detail of a timeout / unavailability.
+    reason: str = ""
+    #: Arguments the person edited before approving, when they did (else None).
+    arguments: dict[str, Any] | None = None
+
+    @property
+    def approved(self) -> bool:
+        return self.outcome == "approve"
+
+    def denial_for_model(self, tool_name: str) -> str:
+        """The text the model sees instead of the tool's result when the call did not run."""
+        if self.outcome == "reject":
+            why = f": {self.reason}" if self.reason else ""
+            return f"The user rejected the call to {tool_name}{why}. It did not run; do not retry it unchanged."
+        if self.outcome == "timeout":
+            return f"The call to {tool_name} was not approved in time ({self.reason}); it did not run."
+        return f"The call to {tool_name} could not be approved ({self.reason}); it did not run."
+
+
+async def ask_tool_approval(
+    ctx: RunContext,
+    *,
+    task_id: str,
+    tool_name: str,
+    args: dict[str, Any],
+    call_id: str = "",
+    prompt: str = "",
+) -> ToolDecision:
+    """Ask the person about one tool call and wait for the decision.
+
+    ``call_id`` is the framework's id of the call; a fresh one is made when the framework has
+    none (parallel calls each get their own). Cancelling the caller withdraws the request."""
+    target = call_id or f"call-{uuid.uuid4().hex[:12]}"
+    decision = await request_approval(
+        ctx,
+        target_id=target,
+        kind="tool",
+        prompt=prompt or f"Run {tool_name}?",
+        task_id=task_id,
+        tool_name=tool_name,
+        args=args,
+    )
+    edited = decision.get("arguments")
+    return ToolDecision(
+        outcome=str(decision.get("decision", "reject")),
+        reason=str(decision.get("detail", "")),
+        arguments=edited if isinstance(edited, dict) else None,
+    )
+
+
+async def record_model_turn(ctx: RunContext, *, task_id: str, framework: str, text: str = "", tool_calls: list[str] | None = None) -> None:
+    """One model answer: its text and the names of the tools it called."""
+    calls = f" [calls: {', '.join(tool_calls)}]" if tool_calls else ""
+    await ctx.emit(events.agent_step, task_id=task_id, step="model_turn", framework=framework, text=f"{text}{calls}".strip())
+
+
+async def record_tool_call(
+    ctx: RunContext,
+    *,
+    task_id: str,
+    framework: str,
+    tool_name: str,
+    args: dict[str, Any] | None,
+    result: Any = None,
+    outcome: str = "ok",
+    call_id: str = "",
+) -> None:
+    """One tool call: its arguments and its result (or why it did not run)."""
+    await ctx.emit(
+        events.agent_step,
+        task_id=task_id,
+        step="tool_call",
+        framework=framework,
+        tool_name=tool_name,
+        call_id=call_id,
+        args=args or {},
+        text=to_text(result),
+        outcome=outcome,
+    )
