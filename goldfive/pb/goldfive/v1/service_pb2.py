@@ -28,7 +28,7 @@ from goldfive.pb.goldfive.v1 import events_pb2 as goldfive_dot_v1_dot_events__pb
 from goldfive.pb.goldfive.v1 import types_pb2 as goldfive_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goldfive/v1/service.proto\x12\x0bgoldfive.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19goldfive/v1/control.proto\x1a\x18goldfive/v1/events.proto\x1a\x17goldfive/v1/types.proto\"7\n\x14StreamEventsResponse\x12\x10\n\x08received\x18\x01 \x01(\x04\x12\r\n\x05\x65rror\x18\x02 \x01(\t\":\n\x10SubscribeRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"P\n\x12SendControlRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12*\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEvent\"\x11\n\x0fListRunsRequest\"\x95\x02\n\nRunSummary\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x17\n\x0ftasks_completed\x18\x03 \x01(\r\x12\x13\n\x0btasks_total\x18\x04 \x01(\r\x12.\n\nstarted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cgoal_summary\x18\x06 \x01(\t\x12\x16\n\x0e\x64\x61maged_events\x18\x64 \x01(\x04\x12\x15\n\rhistory_error\x18\x65 \x01(\t\x12\x13\n\x0bwrite_error\x18\x66 \x01(\t\x12\x18\n\x10unwritten_events\x18g \x01(\x04\x12\x16\n\x0e\x64ropped_events\x18h \x01(\x04\"9\n\x10ListRunsResponse\x12%\n\x04runs\x18\x01 \x03(\x0b\x32\x17.goldfive.v1.RunSummary\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xba\x01\n\x0bRunSnapshot\x12(\n\x07summary\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.RunSummary\x12\x1f\n\x04plan\x18\x02 \x01(\x0b\x32\x11.goldfive.v1.Plan\x12\x39\n\x11pending_approvals\x18\x03 \x03(\x0b\x32\x1e.goldfive.v1.ApprovalRequested\x12\x0e\n\x06paused\x18\x04 \x01(\x08\x12\x15\n\rlast_sequence\x18\x05 \x01(\x03\x32Z\n\x0fGoldfiveIngress\x12G\n\x0cStreamEvents\x12\x12.goldfive.v1.Event\x1a!.goldfive.v1.StreamEventsResponse(\x01\x32\x9a\x02\n\x04Runs\x12@\n\tSubscribe\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x12.goldfive.v1.Event0\x01\x12G\n\x0bSendControl\x12\x1f.goldfive.v1.SendControlRequest\x1a\x17.goldfive.v1.ControlAck\x12G\n\x08ListRuns\x12\x1c.goldfive.v1.ListRunsRequest\x1a\x1d.goldfive.v1.ListRunsResponse\x12>\n\x06GetRun\x12\x1a.goldfive.v1.GetRunRequest\x1a\x18.goldfive.v1.RunSnapshotb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goldfive/v1/service.proto\x12\x0bgoldfive.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19goldfive/v1/control.proto\x1a\x18goldfive/v1/events.proto\x1a\x17goldfive/v1/types.proto\"7\n\x14StreamEventsResponse\x12\x10\n\x08received\x18\x01 \x01(\x04\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"0\n\nEventBatch\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.goldfive.v1.Event\"P\n\x0fStartRunRequest\x12\r\n\x05\x61gent\x18\x01 \x01(\t\x12\x0c\n\x04goal\x18\x02 \x01(\t\x12\x11\n\tplan_json\x18\x03 \x01(\t\x12\r\n\x05speed\x18\x04 \x01(\x01\"\"\n\x10StartRunResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"$\n\x12ListWaitingRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xc2\x01\n\x0bWaitingItem\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x11\n\ttarget_id\x18\x03 \x01(\t\x12\x0f\n\x07task_id\x18\x04 \x01(\t\x12\x11\n\ttool_name\x18\x05 \x01(\t\x12\x11\n\targs_json\x18\x06 \x01(\t\x12\x0e\n\x06prompt\x18\x07 \x01(\t\x12)\n\x05since\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08sequence\x18\t \x01(\x03\">\n\x13ListWaitingResponse\x12\'\n\x05items\x18\x01 \x03(\x0b\x32\x18.goldfive.v1.WaitingItem\"\x95\x01\n\rRunnerMessage\x12)\n\x05hello\x18\x01 \x01(\x0b\x32\x18.goldfive.v1.RunnerHelloH\x00\x12)\n\x06\x65vents\x18\x02 \x01(\x0b\x32\x17.goldfive.v1.EventBatchH\x00\x12&\n\x03\x61\x63k\x18\x03 \x01(\x0b\x32\x17.goldfive.v1.ControlAckH\x00\x42\x06\n\x04\x62ody\"d\n\x0bRunnerHello\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0b\n\x03pid\x18\x03 \x01(\x05\x12\x14\n\x0cresume_after\x18\x04 \x01(\x03\x12\x14\n\x0cgoal_summary\x18\x05 \x01(\t\"\x9f\x01\n\nHubMessage\x12*\n\x07welcome\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.HubWelcomeH\x00\x12,\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEventH\x00\x12\x1c\n\x12\x63onfirmed_sequence\x18\x03 \x01(\x03H\x00\x12\x11\n\x07goodbye\x18\x04 \x01(\tH\x00\x42\x06\n\x04\x62ody\"$\n\nHubWelcome\x12\x16\n\x0estored_through\x18\x01 \x01(\x03\":\n\x10SubscribeRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"P\n\x12SendControlRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12*\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEvent\"\x11\n\x0fListRunsRequest\"\xcd\x03\n\nRunSummary\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x17\n\x0ftasks_completed\x18\x03 \x01(\r\x12\x13\n\x0btasks_total\x18\x04 \x01(\r\x12.\n\nstarted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cgoal_summary\x18\x06 \x01(\t\x12\x16\n\x0e\x64\x61maged_events\x18\x64 \x01(\x04\x12\x15\n\rhistory_error\x18\x65 \x01(\t\x12\x13\n\x0bwrite_error\x18\x66 \x01(\t\x12\x18\n\x10unwritten_events\x18g \x01(\x04\x12\x16\n\x0e\x64ropped_events\x18h \x01(\x04\x12\x0e\n\x06origin\x18n \x01(\t\x12\x0c\n\x04host\x18o \x01(\t\x12\x0b\n\x03pid\x18p \x01(\x05\x12\x12\n\nconnection\x18q \x01(\t\x12\x11\n\tneeds_you\x18r \x01(\t\x12\x33\n\x0fneeds_you_since\x18s \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63urrent_task\x18t \x01(\t\x12\x19\n\x11waiting_approvals\x18u \x01(\r\"9\n\x10ListRunsResponse\x12%\n\x04runs\x18\x01 \x03(\x0b\x32\x17.goldfive.v1.RunSummary\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xba\x01\n\x0bRunSnapshot\x12(\n\x07summary\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.RunSummary\x12\x1f\n\x04plan\x18\x02 \x01(\x0b\x32\x11.goldfive.v1.Plan\x12\x39\n\x11pending_approvals\x18\x03 \x03(\x0b\x32\x1e.goldfive.v1.ApprovalRequested\x12\x0e\n\x06paused\x18\x04 \x01(\x08\x12\x15\n\rlast_sequence\x18\x05 \x01(\x03\x32Z\n\x0fGoldfiveIngress\x12G\n\x0cStreamEvents\x12\x12.goldfive.v1.Event\x1a!.goldfive.v1.StreamEventsResponse(\x01\x32\x83\x04\n\x04Runs\x12@\n\tSubscribe\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x12.goldfive.v1.Event0\x01\x12G\n\x0bSendControl\x12\x1f.goldfive.v1.SendControlRequest\x1a\x17.goldfive.v1.ControlAck\x12G\n\x08ListRuns\x12\x1c.goldfive.v1.ListRunsRequest\x1a\x1d.goldfive.v1.ListRunsResponse\x12>\n\x06GetRun\x12\x1a.goldfive.v1.GetRunRequest\x1a\x18.goldfive.v1.RunSnapshot\x12G\n\x08StartRun\x12\x1c.goldfive.v1.StartRunRequest\x1a\x1d.goldfive.v1.StartRunResponse\x12P\n\x0bListWaiting\x12\x1f.goldfive.v1.ListWaitingRequest\x1a .goldfive.v1.ListWaitingResponse\x12L\n\x10SubscribeBatches\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x17.goldfive.v1.EventBatch0\x01\x32I\n\x03Hub\x12\x42\n\x07\x43onnect\x12\x1a.goldfive.v1.RunnerMessage\x1a\x17.goldfive.v1.HubMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,22 +37,44 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_STREAMEVENTSRESPONSE']._serialized_start=153
   _globals['_STREAMEVENTSRESPONSE']._serialized_end=208
-  _globals['_SUBSCRIBEREQUEST']._serialized_start=210
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=268
-  _globals['_SENDCONTROLREQUEST']._serialized_start=270
-  _globals['_SENDCONTROLREQUEST']._serialized_end=350
-  _globals['_LISTRUNSREQUEST']._serialized_start=352
-  _globals['_LISTRUNSREQUEST']._serialized_end=369
-  _globals['_RUNSUMMARY']._serialized_start=372
-  _globals['_RUNSUMMARY']._serialized_end=649
-  _globals['_LISTRUNSRESPONSE']._serialized_start=651
-  _globals['_LISTRUNSRESPONSE']._serialized_end=708
-  _globals['_GETRUNREQUEST']._serialized_start=710
-  _globals['_GETRUNREQUEST']._serialized_end=741
-  _globals['_RUNSNAPSHOT']._serialized_start=744
-  _globals['_RUNSNAPSHOT']._serialized_end=930
-  _globals['_GOLDFIVEINGRESS']._serialized_start=932
-  _globals['_GOLDFIVEINGRESS']._serialized_end=1022
-  _globals['_RUNS']._serialized_start=1025
-  _globals['_RUNS']._serialized_end=1307
+  _globals['_EVENTBATCH']._serialized_start=210
+  _globals['_EVENTBATCH']._serialized_end=258
+  _globals['_STARTRUNREQUEST']._serialized_start=260
+  _globals['_STARTRUNREQUEST']._serialized_end=340
+  _globals['_STARTRUNRESPONSE']._serialized_start=342
+  _globals['_STARTRUNRESPONSE']._serialized_end=376
+  _globals['_LISTWAITINGREQUEST']._serialized_start=378
+  _globals['_LISTWAITINGREQUEST']._serialized_end=414
+  _globals['_WAITINGITEM']._serialized_start=417
+  _globals['_WAITINGITEM']._serialized_end=611
+  _globals['_LISTWAITINGRESPONSE']._serialized_start=613
+  _globals['_LISTWAITINGRESPONSE']._serialized_end=675
+  _globals['_RUNNERMESSAGE']._serialized_start=678
+  _globals['_RUNNERMESSAGE']._serialized_end=827
+  _globals['_RUNNERHELLO']._serialized_start=829
+  _globals['_RUNNERHELLO']._serialized_end=929
+  _globals['_HUBMESSAGE']._serialized_start=932
+  _globals['_HUBMESSAGE']._serialized_end=1091
+  _globals['_HUBWELCOME']._serialized_start=1093
+  _globals['_HUBWELCOME']._serialized_end=1129
+  _globals['_SUBSCRIBEREQUEST']._serialized_start=1131
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=1189
+  _globals['_SENDCONTROLREQUEST']._serialized_start=1191
+  _globals['_SENDCONTROLREQUEST']._serialized_end=1271
+  _globals['_LISTRUNSREQUEST']._serialized_start=1273
+  _globals['_LISTRUNSREQUEST']._serialized_end=1290
+  _globals['_RUNSUMMARY']._serialized_start=1293
+  _globals['_RUNSUMMARY']._serialized_end=1754
+  _globals['_LISTRUNSRESPONSE']._serialized_start=1756
+  _globals['_LISTRUNSRESPONSE']._serialized_end=1813
+  _globals['_GETRUNREQUEST']._serialized_start=1815
+  _globals['_GETRUNREQUEST']._serialized_end=1846
+  _globals['_RUNSNAPSHOT']._serialized_start=1849
+  _globals['_RUNSNAPSHOT']._serialized_end=2035
+  _globals['_GOLDFIVEINGRESS']._serialized_start=2037
+  _globals['_GOLDFIVEINGRESS']._serialized_end=2127
+  _globals['_RUNS']._serialized_start=2130
+  _globals['_RUNS']._serialized_end=2645
+  _globals['_HUB']._serialized_start=2647
+  _globals['_HUB']._serialized_end=2720
 # @@protoc_insertion_point(module_scope)

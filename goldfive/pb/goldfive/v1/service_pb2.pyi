@@ -20,6 +20,106 @@ class StreamEventsResponse(_message.Message):
     error: str
     def __init__(self, received: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
+class EventBatch(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]
+    def __init__(self, events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ...) -> None: ...
+
+class StartRunRequest(_message.Message):
+    __slots__ = ("agent", "goal", "plan_json", "speed")
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    GOAL_FIELD_NUMBER: _ClassVar[int]
+    PLAN_JSON_FIELD_NUMBER: _ClassVar[int]
+    SPEED_FIELD_NUMBER: _ClassVar[int]
+    agent: str
+    goal: str
+    plan_json: str
+    speed: float
+    def __init__(self, agent: _Optional[str] = ..., goal: _Optional[str] = ..., plan_json: _Optional[str] = ..., speed: _Optional[float] = ...) -> None: ...
+
+class StartRunResponse(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class ListWaitingRequest(_message.Message):
+    __slots__ = ("run_id",)
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+
+class WaitingItem(_message.Message):
+    __slots__ = ("run_id", "kind", "target_id", "task_id", "tool_name", "args_json", "prompt", "since", "sequence")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    SINCE_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    kind: str
+    target_id: str
+    task_id: str
+    tool_name: str
+    args_json: str
+    prompt: str
+    since: _timestamp_pb2.Timestamp
+    sequence: int
+    def __init__(self, run_id: _Optional[str] = ..., kind: _Optional[str] = ..., target_id: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., prompt: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class ListWaitingResponse(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[WaitingItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[WaitingItem, _Mapping]]] = ...) -> None: ...
+
+class RunnerMessage(_message.Message):
+    __slots__ = ("hello", "events", "ack")
+    HELLO_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    ACK_FIELD_NUMBER: _ClassVar[int]
+    hello: RunnerHello
+    events: EventBatch
+    ack: _control_pb2.ControlAck
+    def __init__(self, hello: _Optional[_Union[RunnerHello, _Mapping]] = ..., events: _Optional[_Union[EventBatch, _Mapping]] = ..., ack: _Optional[_Union[_control_pb2.ControlAck, _Mapping]] = ...) -> None: ...
+
+class RunnerHello(_message.Message):
+    __slots__ = ("run_id", "host", "pid", "resume_after", "goal_summary")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    RESUME_AFTER_FIELD_NUMBER: _ClassVar[int]
+    GOAL_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    host: str
+    pid: int
+    resume_after: int
+    goal_summary: str
+    def __init__(self, run_id: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., resume_after: _Optional[int] = ..., goal_summary: _Optional[str] = ...) -> None: ...
+
+class HubMessage(_message.Message):
+    __slots__ = ("welcome", "control", "confirmed_sequence", "goodbye")
+    WELCOME_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_FIELD_NUMBER: _ClassVar[int]
+    CONFIRMED_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    GOODBYE_FIELD_NUMBER: _ClassVar[int]
+    welcome: HubWelcome
+    control: _control_pb2.ControlEvent
+    confirmed_sequence: int
+    goodbye: str
+    def __init__(self, welcome: _Optional[_Union[HubWelcome, _Mapping]] = ..., control: _Optional[_Union[_control_pb2.ControlEvent, _Mapping]] = ..., confirmed_sequence: _Optional[int] = ..., goodbye: _Optional[str] = ...) -> None: ...
+
+class HubWelcome(_message.Message):
+    __slots__ = ("stored_through",)
+    STORED_THROUGH_FIELD_NUMBER: _ClassVar[int]
+    stored_through: int
+    def __init__(self, stored_through: _Optional[int] = ...) -> None: ...
+
 class SubscribeRequest(_message.Message):
     __slots__ = ("run_id", "after_sequence")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
@@ -41,7 +141,7 @@ class ListRunsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class RunSummary(_message.Message):
-    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events")
+    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TASKS_COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +153,14 @@ class RunSummary(_message.Message):
     WRITE_ERROR_FIELD_NUMBER: _ClassVar[int]
     UNWRITTEN_EVENTS_FIELD_NUMBER: _ClassVar[int]
     DROPPED_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_FIELD_NUMBER: _ClassVar[int]
+    NEEDS_YOU_FIELD_NUMBER: _ClassVar[int]
+    NEEDS_YOU_SINCE_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_TASK_FIELD_NUMBER: _ClassVar[int]
+    WAITING_APPROVALS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     state: str
     tasks_completed: int
@@ -64,7 +172,15 @@ class RunSummary(_message.Message):
     write_error: str
     unwritten_events: int
     dropped_events: int
-    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ...) -> None: ...
+    origin: str
+    host: str
+    pid: int
+    connection: str
+    needs_you: str
+    needs_you_since: _timestamp_pb2.Timestamp
+    current_task: str
+    waiting_approvals: int
+    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs",)

@@ -132,6 +132,21 @@ class RunsStub:
                 request_serializer=goldfive_dot_v1_dot_service__pb2.GetRunRequest.SerializeToString,
                 response_deserializer=goldfive_dot_v1_dot_service__pb2.RunSnapshot.FromString,
                 _registered_method=True)
+        self.StartRun = channel.unary_unary(
+                '/goldfive.v1.Runs/StartRun',
+                request_serializer=goldfive_dot_v1_dot_service__pb2.StartRunRequest.SerializeToString,
+                response_deserializer=goldfive_dot_v1_dot_service__pb2.StartRunResponse.FromString,
+                _registered_method=True)
+        self.ListWaiting = channel.unary_unary(
+                '/goldfive.v1.Runs/ListWaiting',
+                request_serializer=goldfive_dot_v1_dot_service__pb2.ListWaitingRequest.SerializeToString,
+                response_deserializer=goldfive_dot_v1_dot_service__pb2.ListWaitingResponse.FromString,
+                _registered_method=True)
+        self.SubscribeBatches = channel.unary_stream(
+                '/goldfive.v1.Runs/SubscribeBatches',
+                request_serializer=goldfive_dot_v1_dot_service__pb2.SubscribeRequest.SerializeToString,
+                response_deserializer=goldfive_dot_v1_dot_service__pb2.EventBatch.FromString,
+                _registered_method=True)
 
 
 class RunsServicer:
@@ -163,6 +178,28 @@ class RunsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StartRun(self, request, context):
+        """This project (the hub): host a new run in the hub's process.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWaiting(self, request, context):
+        """This project (the hub): everything waiting for a person, across every run, oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SubscribeBatches(self, request, context):
+        """This project (the hub): Subscribe, with events in batches (a batch closes at a size or
+        after a few milliseconds).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RunsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -185,6 +222,21 @@ def add_RunsServicer_to_server(servicer, server):
                     servicer.GetRun,
                     request_deserializer=goldfive_dot_v1_dot_service__pb2.GetRunRequest.FromString,
                     response_serializer=goldfive_dot_v1_dot_service__pb2.RunSnapshot.SerializeToString,
+            ),
+            'StartRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartRun,
+                    request_deserializer=goldfive_dot_v1_dot_service__pb2.StartRunRequest.FromString,
+                    response_serializer=goldfive_dot_v1_dot_service__pb2.StartRunResponse.SerializeToString,
+            ),
+            'ListWaiting': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWaiting,
+                    request_deserializer=goldfive_dot_v1_dot_service__pb2.ListWaitingRequest.FromString,
+                    response_serializer=goldfive_dot_v1_dot_service__pb2.ListWaitingResponse.SerializeToString,
+            ),
+            'SubscribeBatches': grpc.unary_stream_rpc_method_handler(
+                    servicer.SubscribeBatches,
+                    request_deserializer=goldfive_dot_v1_dot_service__pb2.SubscribeRequest.FromString,
+                    response_serializer=goldfive_dot_v1_dot_service__pb2.EventBatch.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -296,6 +348,165 @@ class Runs:
             '/goldfive.v1.Runs/GetRun',
             goldfive_dot_v1_dot_service__pb2.GetRunRequest.SerializeToString,
             goldfive_dot_v1_dot_service__pb2.RunSnapshot.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/goldfive.v1.Runs/StartRun',
+            goldfive_dot_v1_dot_service__pb2.StartRunRequest.SerializeToString,
+            goldfive_dot_v1_dot_service__pb2.StartRunResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWaiting(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/goldfive.v1.Runs/ListWaiting',
+            goldfive_dot_v1_dot_service__pb2.ListWaitingRequest.SerializeToString,
+            goldfive_dot_v1_dot_service__pb2.ListWaitingResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubscribeBatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/goldfive.v1.Runs/SubscribeBatches',
+            goldfive_dot_v1_dot_service__pb2.SubscribeRequest.SerializeToString,
+            goldfive_dot_v1_dot_service__pb2.EventBatch.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class HubStub:
+    """This project (the hub): a run in a person's own process registers with the hub over one
+    bidirectional stream: events go up in batches, controls come down, acks go back up.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Connect = channel.stream_stream(
+                '/goldfive.v1.Hub/Connect',
+                request_serializer=goldfive_dot_v1_dot_service__pb2.RunnerMessage.SerializeToString,
+                response_deserializer=goldfive_dot_v1_dot_service__pb2.HubMessage.FromString,
+                _registered_method=True)
+
+
+class HubServicer:
+    """This project (the hub): a run in a person's own process registers with the hub over one
+    bidirectional stream: events go up in batches, controls come down, acks go back up.
+    """
+
+    def Connect(self, request_iterator, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_HubServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Connect': grpc.stream_stream_rpc_method_handler(
+                    servicer.Connect,
+                    request_deserializer=goldfive_dot_v1_dot_service__pb2.RunnerMessage.FromString,
+                    response_serializer=goldfive_dot_v1_dot_service__pb2.HubMessage.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'goldfive.v1.Hub', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('goldfive.v1.Hub', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Hub:
+    """This project (the hub): a run in a person's own process registers with the hub over one
+    bidirectional stream: events go up in batches, controls come down, acks go back up.
+    """
+
+    @staticmethod
+    def Connect(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/goldfive.v1.Hub/Connect',
+            goldfive_dot_v1_dot_service__pb2.RunnerMessage.SerializeToString,
+            goldfive_dot_v1_dot_service__pb2.HubMessage.FromString,
             options,
             channel_credentials,
             insecure,
