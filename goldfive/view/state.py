@@ -48,6 +48,9 @@ class RunState:
     last_event_ms: int = 0
     finished: str = ""  # "", "COMPLETED" or "ABORTED"
     paused: bool = False
+    #: The kind of the control that paused the run ("PAUSE", "GOLDFIVE_PAUSE_ESCALATE") and when.
+    pause_kind: str = ""
+    paused_ms: int = 0
     abort_reason: str = ""
     outcome: str = ""
     revision: int = 0
@@ -125,9 +128,12 @@ class RunState:
         view.acked_ms = ack.acked_at_ms
         if view.ack_result == AckResult.SUCCESS:
             if view.kind in _PAUSING:
+                if not self.paused or view.kind == "GOLDFIVE_PAUSE_ESCALATE":
+                    self.pause_kind, self.paused_ms = view.kind, ack.acked_at_ms or self.last_event_ms
                 self.paused = True
             elif view.kind in _UNPAUSING:
                 self.paused = False
+                self.pause_kind, self.paused_ms = "", 0
         return view
 
     def apply_missed(self, count: int) -> None:
@@ -173,6 +179,10 @@ class RunState:
         for target in p.pending_approval_ids:
             self.approvals.pop(target, None)
         self.paused = p.paused
+        if p.paused and not self.pause_kind:
+            self.pause_kind, self.paused_ms = "PAUSE", ms
+        elif not p.paused:
+            self.pause_kind, self.paused_ms = "", 0
         self.resumes = p.resume_count
 
     def _goal_derived(self, p: pb.GoalDerived, ms: int) -> None:
@@ -192,6 +202,7 @@ class RunState:
         self.finished = how
         self.ended_ms = ms
         self.paused = False
+        self.pause_kind, self.paused_ms = "", 0
         self.approvals.clear()  # nobody can answer them any more
 
     # plans

@@ -1,0 +1,59 @@
+"""attention(): which runs need a person, why and since when, from the event stream."""
+
+from __future__ import annotations
+
+from goldfive import events
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.types import Session
+from goldfive.view.attention import attention
+from goldfive.view.state import RunState
+
+
+def _session() -> Session:
+    clock = iter(range(1_000, 10_000_000, 1_000))
+    return Session(run_id="r1", clock=lambda: next(clock))
+
+
+def test_a_running_run_needs_nobody_and_an_approval_needs_a_person() -> None:
+    s, st = _session(), RunState()
+    st.apply(events.run_started(s, goal_summary="goal"))
+    assert attention(st) is None
+    st.apply(events.approval_requested(s, target_id="c1", kind="tool", tool_name="publish", args={}))
+    st.apply(events.approval_requested(s, target_id="c2", kind="tool", tool_name="rm", args={}))
+    a = attention(st)
+    assert a is not None and a.kind == "approval" and a.reason == "approval: publish (+1 more)"
+    assert a.since_ms == 2_000
+    st.apply(events.approval_granted(s, "c1"))
+    st.apply(events.approval_rejected(s, "c2", "no"))
+    assert attention(st) is None
+
+
+def _ack(st: RunState, kind: ControlKind, at: int) -> None:
+    msg = ControlMessage(kind=kind)
+    st.control_sent(msg)
+    st.control_ack(ControlAck(control_id=msg.id, result=AckResult.SUCCESS, acked_at_ms=at))
+
+
+def test_escalation_outranks_a_pause_and_resume_clears_it() -> None:
+    s, st = _session(), RunState()
+    st.apply(events.run_started(s, goal_summary="goal"))
+    _ack(st, ControlKind.PAUSE, 5_000)
+    a = attention(st)
+    assert a is not None and (a.kind, a.since_ms) == ("paused", 5_000)
+    _ack(st, ControlKind.GOLDFIVE_PAUSE_ESCALATE, 7_000)
+    a = attention(st)
+    assert a is not None and a.kind == "escalation" and a.since_ms == 7_000
+    _ack(st, ControlKind.RESUME, 9_000)
+    assert attention(st) is None
+
+
+def test_failed_needs_a_person_and_completed_does_not() -> None:
+    s, st = _session(), RunState()
+    st.apply(events.run_started(s, goal_summary="goal"))
+    st.apply(events.run_aborted(s, "agent raised RuntimeError: kaboom"))
+    a = attention(st)
+    assert a is not None and a.kind == "failed" and "kaboom" in a.reason
+    s2, done = _session(), RunState()
+    done.apply(events.run_started(s2, goal_summary="goal"))
+    done.apply(events.run_completed(s2, "all done"))
+    assert attention(done) is None
