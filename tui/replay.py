@@ -27,9 +27,12 @@ from .widgets.eventlog import EventLog, _matches
 
 __all__ = ["ReplayApp"]
 
-PLAY_RATE = 20.0  # events per second while playing
-_CURSOR_ACTIONS = frozenset({"step", "jump", "play"})
-READ_ONLY = "Replay is read-only: {what} does nothing here (use ← → space home end)."
+PLAY_RATE = 20.0  # events per second while playing at 1x
+#: Play speeds, slowest first; ``+`` / ``-`` move along them.
+SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+SCRUB_CELLS = 24
+_CURSOR_ACTIONS = frozenset({"step", "jump", "play", "speed"})
+READ_ONLY = "Replay is read-only: {what} does nothing here (use ← → space + - home end)."
 
 
 class _LogLines(Sequence[LogLine]):
@@ -47,7 +50,7 @@ class _LogLines(Sequence[LogLine]):
             ev = self._events[i]
             label, text, style = describe(ev)
             at = clock_text(ev.emitted_at.ToMilliseconds() - self._started_ms) if self._started_ms else "--:--"
-            line = self._cache[i] = LogLine(at, label, text, style)
+            line = self._cache[i] = LogLine(at, label, text, style, ev)  # Enter opens the event whole
         return line
 
     def __len__(self) -> int:
@@ -130,8 +133,10 @@ class ReplayApp(GoldfiveApp):
         Binding("space", "play", "Play/pause", key_display="space", priority=True, tooltip="Play the recording at a steady rate; again to pause", id="replay.play"),
         Binding("home", "jump(0)", "Start", priority=True, tooltip="Jump to the start of the recording", id="replay.start"),
         Binding("end", "jump(-1)", "End", priority=True, tooltip="Jump to the end of the recording", id="replay.end"),
+        Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+", priority=True, tooltip="Play faster (up to 16x)", id="replay.faster"),
+        Binding("minus", "speed(-1)", "Slower", key_display="-", priority=True, tooltip="Play slower (down to 0.5x)", id="replay.slower"),
     ]  # fmt: skip
-    _REPLAY_ACTIONS = ("step(-1)", "step(1)", "play", "jump(0)", "jump(-1)")
+    _REPLAY_ACTIONS = ("step(-1)", "step(1)", "play", "jump(0)", "jump(-1)", "speed(1)", "speed(-1)")
 
     def __init__(
         self,
@@ -145,6 +150,7 @@ class ReplayApp(GoldfiveApp):
         self.recording = recording
         self.timeline = Timeline(recording.events)
         self.play_rate = play_rate
+        self.speed = 1.0
         self.total = len(self.timeline)
         self.cursor = self.total if start_at is None else max(0, min(start_at, self.total))
         self.state = self.timeline.state_at(self.cursor)
@@ -167,15 +173,21 @@ class ReplayApp(GoldfiveApp):
     def playing(self) -> bool:
         return self._player is not None
 
+    def scrubber(self) -> str:
+        """Where the cursor is in the recording: a bar of SCRUB_CELLS cells and a percentage."""
+        frac = self.cursor / self.total if self.total else 1.0
+        filled = round(frac * SCRUB_CELLS)
+        return f"{'█' * filled}{'░' * (SCRUB_CELLS - filled)} {frac:4.0%}"
+
     def status_text(self) -> str:
-        parts = [f"replay  event {self.cursor}/{self.total}"]
+        parts = [f"replay  {self.scrubber()}  event {self.cursor}/{self.total}"]
         if self.recording.skipped:
             noun = "line" if self.recording.skipped == 1 else "lines"
             parts.append(f"({self.recording.skipped} {noun} skipped)")
         damaged = getattr(self.recording.events, "damaged", 0)
         if damaged:
             parts.append(f"({damaged} damaged {'event' if damaged == 1 else 'events'} shown empty)")
-        parts.append("▶ playing" if self.playing else "⏸ paused")
+        parts.append(f"▶ playing {self.speed:g}x" if self.playing else f"⏸ paused ({self.speed:g}x)")
         if self.recording.note:
             parts.append(self.recording.note)
         return "  ".join(parts)
@@ -219,8 +231,21 @@ class ReplayApp(GoldfiveApp):
             return
         if self.cursor >= self.total:
             self.move_to(0)  # play from the start when at the end
-        self._player = self.set_interval(1 / self.play_rate, self._tick)
+        self._start_player()
+
+    def _start_player(self) -> None:
+        self._player = self.set_interval(1 / (self.play_rate * self.speed), self._tick)
         self.query_one(ReplayBar).update(Text(self.status_text()))
+
+    def action_speed(self, step: int) -> None:
+        """One step faster (+1) or slower (-1) along SPEEDS; a playing replay keeps playing."""
+        i = SPEEDS.index(self.speed) if self.speed in SPEEDS else SPEEDS.index(1.0)
+        self.speed = SPEEDS[max(0, min(len(SPEEDS) - 1, i + step))]
+        if self._player is not None:
+            self._player.stop()
+            self._start_player()
+        else:
+            self.query_one(ReplayBar).update(Text(self.status_text()))
 
     def _tick(self) -> None:
         self.move_to(self.cursor + 1)
