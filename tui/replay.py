@@ -8,6 +8,7 @@ a 100,000-event recording opens as fast as it can be read. Every control key is 
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 from typing import AsyncIterator, ClassVar, Sequence, overload
 
@@ -31,6 +32,10 @@ PLAY_RATE = 20.0  # events per second while playing at 1x
 #: Play speeds, slowest first; ``+`` / ``-`` move along them.
 SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 SCRUB_CELLS = 24
+#: A recording up to this many events is indexed before the app opens; a longer one opens at
+#: once (its first INDEX_STEP events) and is indexed in the background, INDEX_STEP at a time.
+INDEX_NOW = 50_000
+INDEX_STEP = 20_000
 _CURSOR_ACTIONS = frozenset({"step", "jump", "play", "speed"})
 READ_ONLY = "Replay is read-only: {what} does nothing here (use ← → space + - home end)."
 
@@ -148,14 +153,19 @@ class ReplayApp(GoldfiveApp):
     ) -> None:
         super().__init__(_NoSource(recording.path), cursor_blink=cursor_blink)
         self.recording = recording
-        self.timeline = Timeline(recording.events)
+        self.total = len(recording.events)
+        self.timeline = Timeline(recording.events, index_now=self.total <= INDEX_NOW)
+        if not self.timeline.complete:
+            self.timeline.index(INDEX_STEP)
         self.play_rate = play_rate
         self.speed = 1.0
-        self.total = len(self.timeline)
-        self.cursor = self.total if start_at is None else max(0, min(start_at, self.total))
+        #: Where the person asked to be: the end (None) is reached once indexing is done.
+        self._wanted = start_at
+        self.cursor = min(self.timeline.indexed, self.total if start_at is None else max(0, min(start_at, self.total)))
         self.state = self.timeline.state_at(self.cursor)
         self._lines = _LogLines(recording.events, self.timeline.final.started_ms)
         self._player: Timer | None = None
+        self._moved = False
 
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -165,8 +175,20 @@ class ReplayApp(GoldfiveApp):
             yield widget
 
     async def _consume(self) -> None:
-        """Nothing streams in a replay: show the cursor's state once."""
+        """Nothing streams in a replay: show the cursor's state, then index the rest of a long
+        recording a step at a time (the keys work in between), and go where the person asked
+        (the end, by default) unless they moved meanwhile."""
         self._show_cursor()
+        while not self.timeline.complete:
+            await asyncio.sleep(0)
+            self.timeline.index(INDEX_STEP)
+            self.query_one(ReplayBar).update(Text(self.status_text()))
+        self.total = self.timeline.indexed  # what could actually be read
+        if not self._moved:
+            target = self.total if self._wanted is None else min(self._wanted, self.total)
+            self.move_to(target)
+        else:
+            self.query_one(ReplayBar).update(Text(self.status_text()))
 
     # -- the cursor --------------------------------------------------------------------------
     @property
@@ -181,6 +203,8 @@ class ReplayApp(GoldfiveApp):
 
     def status_text(self) -> str:
         parts = [f"replay  {self.scrubber()}  event {self.cursor}/{self.total}"]
+        if not self.timeline.complete:
+            parts.append(f"indexing {self.timeline.indexed / max(1, self.total):.0%}")
         if self.recording.skipped:
             noun = "line" if self.recording.skipped == 1 else "lines"
             parts.append(f"({self.recording.skipped} {noun} skipped)")
@@ -193,8 +217,9 @@ class ReplayApp(GoldfiveApp):
         return "  ".join(parts)
 
     def move_to(self, n: int) -> None:
-        """Show the run as of ``n`` events applied (clamped to the recording)."""
-        n = max(0, min(n, self.total))
+        """Show the run as of ``n`` events applied (clamped to the recording, and to what is
+        indexed so far)."""
+        n = max(0, min(n, self.total, self.timeline.indexed))
         if n == self.cursor:
             return
         if n == self.cursor + 1:
@@ -218,14 +243,20 @@ class ReplayApp(GoldfiveApp):
         return super().check_action(action, parameters)
 
     def action_step(self, delta: int) -> None:
+        self._moved = True
         self._stop_playing()
         self.move_to(self.cursor + delta)
 
     def action_jump(self, where: int) -> None:
+        self._moved = where >= 0 or self._moved  # End while indexing: still "the end"
+        if where < 0 and not self.timeline.complete:
+            self._wanted = None
+            self.notify("Still indexing: the end shows when it is done.", timeout=3)
         self._stop_playing()
         self.move_to(self.total if where < 0 else where)
 
     def action_play(self) -> None:
+        self._moved = True
         if self.playing:
             self._stop_playing()
             return
@@ -249,7 +280,7 @@ class ReplayApp(GoldfiveApp):
 
     def _tick(self) -> None:
         self.move_to(self.cursor + 1)
-        if self.cursor >= self.total:
+        if self.cursor >= min(self.total, self.timeline.indexed):
             self._stop_playing()
 
     def _stop_playing(self) -> None:

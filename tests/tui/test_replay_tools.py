@@ -138,3 +138,46 @@ def test_prefix_rule() -> None:
         match_run(ids, "fff", "f")
     with pytest.raises(ReplayError, match="no run 'zzzz'"):
         match_run(ids, "zzzz", "f")
+
+
+def _long_story(extra: int) -> list:  # type: ignore[type-arg]
+    events = story()
+    session = Session(run_id=events[0].run_id, clock=lambda: 1_767_225_700_000)
+    session.continue_after(len(events) - 1)
+    return events + [E.task_progress(session, "draft", detail=f"step {i}") for i in range(extra)]
+
+
+async def test_a_long_recording_opens_at_once_and_reaches_the_end_when_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import goldfive_tui.replay as replay
+
+    monkeypatch.setattr(replay, "INDEX_NOW", 100)
+    monkeypatch.setattr(replay, "INDEX_STEP", 60)
+    events = _long_story(400)
+    app = ReplayApp(Recording("long", "jsonl", "r", events), cursor_blink=False)
+    assert app.timeline.indexed == 60 and app.cursor == 60  # opened before indexing the rest
+    assert "indexing" in app.status_text()
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(100):
+            await pilot.pause()
+            if app.timeline.complete and app.cursor == len(events):
+                break
+        assert app.timeline.complete and app.cursor == len(events)
+        assert "indexing" not in bar(app)
+        assert app.state.events == len(events)
+
+
+async def test_moving_while_indexing_is_not_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
+    import goldfive_tui.replay as replay
+
+    monkeypatch.setattr(replay, "INDEX_NOW", 100)
+    monkeypatch.setattr(replay, "INDEX_STEP", 60)
+    events = _long_story(400)
+    app = ReplayApp(Recording("long", "jsonl", "r", events), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_jump(0)  # the person went to the start while it indexed
+        for _ in range(100):
+            await pilot.pause()
+            if app.timeline.complete:
+                break
+        await pilot.pause()
+        assert app.timeline.complete and app.cursor == 0
