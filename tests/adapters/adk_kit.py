@@ -12,11 +12,14 @@ from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 from pydantic import PrivateAttr
 
+#: Token counts, as a real model reports them (ADK's metrics warn when they are missing).
+USAGE = types.GenerateContentResponseUsageMetadata(prompt_token_count=1, candidates_token_count=1, total_token_count=2)
+
 Step = LlmResponse | Callable[[LlmRequest], Awaitable[LlmResponse]]
 
 
 def say(text: str) -> LlmResponse:
-    return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]))
+    return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=text)]), usage_metadata=USAGE)
 
 
 def call(name: str, call_id: str | None = None, **args: Any) -> LlmResponse:
@@ -25,7 +28,7 @@ def call(name: str, call_id: str | None = None, **args: Any) -> LlmResponse:
 
 def calls(*items: tuple[str, dict[str, Any], str | None]) -> LlmResponse:
     parts = [types.Part(function_call=types.FunctionCall(name=n, args=a, id=i)) for n, a, i in items]
-    return LlmResponse(content=types.Content(role="model", parts=parts))
+    return LlmResponse(content=types.Content(role="model", parts=parts), usage_metadata=USAGE)
 
 
 def request_text(request: LlmRequest) -> str:
