@@ -306,10 +306,14 @@ def others() -> list[asyncio.Task[Any]]:
     return [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
 
 
-async def test_cancel_mid_model_call_stops_the_adk_run_within_the_grace_period(leak_watch: list[str]) -> None:
+async def test_cancel_mid_model_call_stops_the_adk_run_within_the_grace_period(
+    leak_watch: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="google_adk")
     hold = Hold()
     llm = ScriptedLlm().script(hold)
-    h = harness(make_agent(llm), "a", "b")
+    adapter = ADKAdapter(make_agent(llm))
+    h = harness(adapter, "a", "b")
     h.start()
     await asyncio.wait_for(hold.entered.wait(), 5)
     loop = asyncio.get_running_loop()
@@ -320,6 +324,12 @@ async def test_cancel_mid_model_call_stops_the_adk_run_within_the_grace_period(l
     assert ack.result == AckResult.SUCCESS and not out.success
     assert hold.cancelled  # the model call in flight was cancelled, not left running
     await h.shutdown()
+    # ADK's own abort ran: its root task was cancelled by ADK, the session sealed.
+    assert not [r.getMessage() for r in caplog.records if "external cancellation" in r.getMessage()]
+    listed = await adapter.session_service.list_sessions(app_name=adapter.app_name, user_id=adapter.user_id)
+    [only] = listed.sessions
+    adk_session = await adapter.session_service.get_session(app_name=adapter.app_name, user_id=adapter.user_id, session_id=only.id)
+    assert adk_session is not None and any(e.error_code == "INVOCATION_ABORTED" for e in adk_session.events)
     await asyncio.sleep(0)
     assert others() == []
     assert leak_watch == []
@@ -375,3 +385,19 @@ def test_the_adapter_refuses_what_is_not_an_adk_agent() -> None:
 def test_goldfive_runner_picks_the_adk_adapter_for_an_adk_agent() -> None:
     runner = Runner(agent=make_agent(ScriptedLlm()), planner=static("a"))
     assert isinstance(runner.adapter, ADKAdapter)
+
+
+async def test_after_a_steer_the_runs_adk_session_is_sealed_by_adk_and_kept_for_the_next_task() -> None:
+    tools = Tools()
+    llm = ScriptedLlm().script(call("write_file", path="x.md"), say("after the steer"))
+    adapter = ADKAdapter(make_agent(llm, tools))
+    h = harness(adapter, planner=ReplanningPlanner(linear_plan("a")))
+    h.start()
+    await h.wait_event("approval_requested")  # the invocation paused on write_file's confirmation
+    assert (await h.control(ControlKind.STEER, note="skip the file")).result == AckResult.SUCCESS
+    out = await h.finish()
+    assert out.success, out.reason
+    assert tools.ran == []
+    assert "Do the current task (a)" in llm.seen[-1]  # the new task ran in the same ADK session
+    listed = await adapter.session_service.list_sessions(app_name=adapter.app_name, user_id=adapter.user_id)
+    assert len(listed.sessions) == 1

@@ -17,9 +17,11 @@ calling ``tool_context.request_confirmation()``): the invocation pauses on its
 confirms (parallel calls: one approval each, all asked at once), and the invocation resumes
 with one ``FunctionResponse`` per confirmation carrying ``ToolConfirmation(confirmed=...)``.
 
-Cancelling ``invoke`` (CANCEL, STEER) closes the ``run_async`` generator: ADK cancels and awaits
-its root task, its own cleanup; the ADK session the invocation was cut in is retired (its last
-turn may be half-written) and the run's next task gets a fresh one.
+Cancelling ``invoke`` (CANCEL, STEER) sets the invocation's ``abort_signal``: ADK stops itself
+(cancels and awaits its root task, so the model call in flight is cancelled) and seals the
+calls left unanswered in the session with its INVOCATION_ABORTED responses, so the run's ADK
+session stays consistent for the next task. If ADK has not stopped within half the run's
+cancel grace period, its generator is cancelled outright.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import itertools
 import weakref
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
@@ -91,8 +94,6 @@ class ADKAdapter:
         self._runner: Runner | None = None
         self._runs: dict[int, _RunSessions] = {}
         self._numbers = itertools.count(1)
-        #: ADK sessions left by a cancelled invocation, deleted at the next task.
-        self._retired: list[str] = []
 
     @property
     def available_agents(self) -> list[str]:
@@ -123,32 +124,23 @@ class ADKAdapter:
         sessions.all.add(created.id)
         return created.id
 
-    def _release(self, session: Session, adk_session_id: str, *, reusable: bool) -> None:
+    def _release(self, session: Session, adk_session_id: str) -> None:
         sessions = self._runs.get(id(session))
-        if sessions is None or sessions.run() is not session:
-            return
-        if reusable:
+        if sessions is not None and sessions.run() is session:
             sessions.free.append(adk_session_id)
-        else:
-            sessions.all.discard(adk_session_id)
-            # Not awaited here (we may be cancelled): dropped with the next ended run.
-            self._retired.append(adk_session_id)
 
     async def _forget_ended_runs(self) -> None:
         """Delete the ADK sessions of runs that have ended (their Session is gone)."""
         dead = [key for key, s in self._runs.items() if s.run() is None]
-        doomed = [sid for key in dead for sid in self._runs.pop(key).all]
-        doomed += self._retired
-        self._retired = []
-        for sid in doomed:
+        for sid in [sid for key in dead for sid in self._runs.pop(key).all]:
             await self.session_service.delete_session(app_name=self.app_name, user_id=self.user_id, session_id=sid)
 
     async def aclose(self) -> None:
         """Close the Runner (its plugins and toolsets) and drop every ADK session."""
         for sessions in self._runs.values():
-            self._retired.extend(sessions.all)
+            for sid in sessions.all:
+                await self.session_service.delete_session(app_name=self.app_name, user_id=self.user_id, session_id=sid)
         self._runs.clear()
-        await self._forget_ended_runs()
         if self._runner is not None:
             await self._runner.close()
             self._runner = None
@@ -161,26 +153,25 @@ class ADKAdapter:
         adk_session_id = await self._acquire(session)
         turn = Turn(ctx, session, task.id, specs)
         self._turns[adk_session_id] = turn
-        clean = False
         try:
-            result = await self._drive(runner, adk_session_id, turn, task, session)
-            clean = True
-            return result
+            return await self._drive(runner, adk_session_id, turn, task, session)
         finally:
             self._turns.pop(adk_session_id, None)
-            self._release(session, adk_session_id, reusable=clean)
+            self._release(session, adk_session_id)
 
     async def _drive(self, runner: Runner, adk_session_id: str, turn: Turn, task: Task, session: Session) -> InvocationResult:
         message = types.Content(role="user", parts=[types.Part(text=task_input(session, task))])
         final_text, reported = "", ""
+        drain_s = turn.ctx.config.cancel_grace_s / 2
         while True:
             confirmations: list[types.FunctionCall] = []
+            abort = asyncio.Event()
+            adk_run = runner.run_async(
+                user_id=self.user_id, session_id=adk_session_id, new_message=message,
+                run_config=self.run_config, abort_signal=abort,
+            )
             try:
-                async with aclosing(
-                    runner.run_async(
-                        user_id=self.user_id, session_id=adk_session_id, new_message=message, run_config=self.run_config
-                    )
-                ) as events:
+                async with aclosing(_abortable(adk_run, abort, drain_s)) as events:
                     async for event in events:
                         calls = event.get_function_calls()
                         confirmations += [c for c in calls if c.name == CONFIRMATION_CALL]
@@ -218,6 +209,47 @@ class ADKAdapter:
             payload["arguments"] = decision.arguments
         response = {"confirmed": decision.approved, "payload": {"goldfive": payload}}
         return types.Part(function_response=types.FunctionResponse(id=call.id, name=CONFIRMATION_CALL, response=response))
+
+
+async def _abortable(adk_run: AsyncGenerator[Event, None], abort: asyncio.Event, drain_s: float) -> AsyncGenerator[Event, None]:
+    """The events of ``adk_run``; when the caller is cancelled, ADK's own abort instead.
+
+    Each step runs shielded, so a cancellation (CANCEL, STEER) does not land inside ADK's
+    generator: the invocation's ``abort_signal`` is set and ADK stops itself (cancels its root
+    task, seals the calls left unanswered in the session) within ``drain_s``; then the
+    cancellation goes on. ``aclose`` (the task ended early) closes ADK's generator, which ADK
+    treats as a clean completion."""
+    step: asyncio.Future[Event] | None = None
+    try:
+        while True:
+            step = asyncio.ensure_future(anext(adk_run))
+            try:
+                event = await asyncio.shield(step)
+            except StopAsyncIteration:
+                return
+            step = None
+            yield event
+    except asyncio.CancelledError:
+        abort.set()
+        await _drain(adk_run, step, drain_s)
+        raise
+    finally:
+        await adk_run.aclose()
+
+
+async def _drain(adk_run: AsyncGenerator[Event, None], step: asyncio.Future[Event] | None, budget_s: float) -> None:
+    """Let an aborted ADK run finish within ``budget_s``; past it, cancel it outright."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + budget_s
+    while True:
+        step = step or asyncio.ensure_future(anext(adk_run))
+        done, _ = await asyncio.wait({step}, timeout=max(0.0, deadline - loop.time()))
+        if not done:
+            step.cancel()
+            await asyncio.wait({step})
+        if step.cancelled() or step.exception() is not None:
+            return
+        step = None
 
 
 def _final_text(event: Event) -> str:
