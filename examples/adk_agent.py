@@ -39,10 +39,9 @@ class OfflineModel(BaseLlm):
     """A stand-in for Gemini: for each task, one tool call then a short final answer."""
 
     model: str = "offline-haiku"
-    delay_s: float = DELAY_S
 
     async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> AsyncGenerator[LlmResponse, None]:
-        await asyncio.sleep(self.delay_s)
+        await asyncio.sleep(DELAY_S)
         task_id, title, answered = "", "", []
         for content in llm_request.contents:  # the last "Do the current task" and what followed it
             for part in content.parts or []:
