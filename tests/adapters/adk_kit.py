@@ -73,3 +73,24 @@ class ScriptedLlm(BaseLlm):
         self._tools.append(sorted(llm_request.tools_dict))
         step: Step = self._steps.pop(0) if self._steps else say("done")
         yield step if isinstance(step, LlmResponse) else await step(llm_request)
+
+
+def warm_up_adk() -> None:
+    """One throwaway ADK run: ADK's first run in a process spends a second or more on lazy
+    set-up, which must not count against the tests' 5-second waits on a loaded machine."""
+    import asyncio
+
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+
+    async def run() -> None:
+        service = InMemorySessionService()
+        runner = Runner(agent=LlmAgent(name="warm", model=ScriptedLlm()), app_name="warm", session_service=service)
+        session = await service.create_session(app_name="warm", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="hi")])
+        async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+            pass
+        await runner.close()
+
+    asyncio.run(run())

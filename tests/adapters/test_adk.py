@@ -26,7 +26,7 @@ from goldfive.executors.sequential import SequentialExecutor
 from goldfive.run import RuntimeConfig
 from goldfive.runner import Runner
 from goldfive.types import TaskStatus
-from tests.adapters.adk_kit import ScriptedLlm, call, calls, say
+from tests.adapters.adk_kit import ScriptedLlm, call, calls, say, warm_up_adk
 from tests.runtime_kit import Harness, ReplanningPlanner, linear_plan, static
 
 GRACE_S = 2.0
@@ -94,6 +94,11 @@ def harness(agent: Any, *ids: str, parallel: bool = False, planner: Any = None) 
 
 def tool_steps(h: Harness, name: str) -> list[Any]:
     return [s for s in h.of("agent_step") if s.step == "tool_call" and s.tool_name == name]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _adk_warmed_up() -> None:
+    warm_up_adk()
 
 
 @pytest.fixture

@@ -19,9 +19,15 @@ from goldfive.runner import Runner
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 from goldfive.types import Plan, Task, TaskStatus
 from goldfive.view import RunPhase
+from tests.adapters.adk_kit import warm_up_adk
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.local_source import LocalRunSource
 from goldfive_tui.widgets.approvals import ApprovalsView
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _adk_warmed_up() -> None:
+    warm_up_adk()
 
 
 @pytest.fixture
