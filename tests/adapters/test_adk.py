@@ -406,3 +406,32 @@ async def test_after_a_steer_the_runs_adk_session_is_sealed_by_adk_and_kept_for_
     assert "Do the current task (a)" in llm.seen[-1]  # the new task ran in the same ADK session
     listed = await adapter.session_service.list_sessions(app_name=adapter.app_name, user_id=adapter.user_id)
     assert len(listed.sessions) == 1
+
+
+async def test_a_message_injected_while_a_call_waits_for_approval_reaches_the_model_after_it() -> None:
+    tools = Tools()
+    llm = ScriptedLlm().script(call("write_file", path="n.md"), say("done"))
+    h = harness(make_agent(llm, tools), "a")
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    assert (await h.control(ControlKind.INJECT_MESSAGE, text="also add a title")).result == AckResult.SUCCESS
+    await h.control(ControlKind.APPROVE, target_id=req.target_id)
+    assert (await h.finish()).success
+    assert tools.ran == [("write_file", {"path": "n.md", "text": ""})]
+    assert "{'written': 'n.md'}" in llm.seen[1] and "also add a title" in llm.seen[1]
+
+
+async def test_the_agents_own_tool_callbacks_still_run_and_see_the_denial() -> None:
+    seen: list[Any] = []
+
+    def after_tool(tool: Any, args: dict[str, Any], tool_context: Any, tool_response: Any) -> None:
+        seen.append((tool.name, dict(tool_response)))
+
+    llm = ScriptedLlm().script(call("write_file", path="x"), say("fine"))
+    agent = make_agent(llm).clone(update={"after_tool_callback": after_tool})
+    h = harness(agent, "a")
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    await h.control(ControlKind.REJECT, target_id=req.target_id, detail="not now")
+    assert (await h.finish()).success
+    assert seen[-1][0] == "write_file" and "not now" in seen[-1][1]["error"]
