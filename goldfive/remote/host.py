@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import sqlite3
 import uuid
 from collections.abc import AsyncGenerator, Callable
@@ -35,6 +36,7 @@ __all__ = ["HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
 log = logging.getLogger("goldfive.remote")
 
 RUN_NOT_ACTIVE = "run not active"
+_HOSTNAME = socket.gethostname()
 
 #: Builds the Runner of a hosted run: ``factory(sinks=..., control=..., run_id=...)``.
 RunFactory = Callable[..., Any]
@@ -110,6 +112,26 @@ class HostedRun:
         state.events = event_count
         state.last_sequence = max(state.last_sequence, last_sequence)
         return run
+
+    # -- where it runs (the hub's RunSummary.origin, host, pid) ---------------------------
+    @property
+    def origin(self) -> str:
+        """"hosted" (run in this process), "pushed" (fed by a GRPCSink producer) or
+        "recorded" (only read from the database)."""
+        if self.runner is not None:
+            return "hosted"
+        return "pushed" if self.ingest_sinks is not None else "recorded"
+
+    @property
+    def host(self) -> str:
+        return _HOSTNAME if self.runner is not None else ""
+
+    @property
+    def pid(self) -> int:
+        return os.getpid() if self.runner is not None else 0
+
+    #: Only a hub's connected runs have a connection to report.
+    connection = ""
 
     # -- health of the recording ---------------------------------------------------------
     @property
@@ -284,7 +306,15 @@ class HostedRun:
 
 
 class RunHost:
-    """The runs one server serves: started here, or recorded in ``db_path`` earlier."""
+    """The runs one server serves: started here, or recorded in ``db_path`` earlier.
+
+    The Runs service reads a run duck-typed, so the host may hold other kinds of run next to
+    HostedRun (a hub's connected runs). Such a run needs ``run_id``, ``state`` (RunState),
+    ``plan``, ``live``, ``stream(after_sequence)`` (async generator of events, each sequence
+    once, in order), ``control(msg, timeout) -> ControlAck`` and ``close()``; it may have
+    ``origin``, ``host``, ``pid``, ``connection``, ``label`` (a state word that overrides the
+    phase) and the recording's health (``damaged``, ``history_error``, ``write_error``,
+    ``unwritten``, ``dropped``), see :mod:`goldfive.remote.summaries`."""
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path = os.fspath(db_path)
