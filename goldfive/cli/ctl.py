@@ -184,7 +184,7 @@ def ctl(
 # -- queries ------------------------------------------------------------------------------
 
 
-@ctl.command("runs")
+@ctl.command("runs", short_help="List the runs, those that need a person first.")
 @_options
 def runs_command(opts: _Opts) -> None:
     """List the runs (live and recorded), the ones that need a person first."""

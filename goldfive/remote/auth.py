@@ -75,9 +75,10 @@ def check_listen(listen: str, *, token: str | None, client_certs: bool, others: 
         return
     for cred in others:
         if len(cred.secret) < MIN_TOKEN_CHARS:
+            which = ("" if cred.role == OPERATOR else f"{cred.role} ") + "token" + ("" if cred.name == cred.role else f" {cred.name!r}")
             raise ServeConfigError(
-                f"refusing to listen on {listen}: the {cred.role} token {cred.name!r} has {len(cred.secret)} "
-                f"characters; a non-loopback address needs at least {MIN_TOKEN_CHARS}"
+                f"refusing to listen on {listen}: the {which} has {len(cred.secret)} characters; "
+                f"a non-loopback address needs at least {MIN_TOKEN_CHARS}"
             )
     if client_certs:
         return
