@@ -155,3 +155,23 @@ def test_ctl_tail_prints_every_event_of_a_recorded_run_once(tmp_path: Path) -> N
     assert len(lines) == 3000
     assert [int(line.split()[0]) for line in lines] == list(range(3000))
     assert "run_completed" in lines[-1]
+
+
+async def test_a_damaged_row_in_a_batch_is_skipped_and_counted_and_the_rest_is_served(tmp_path: Path) -> None:
+    import sqlite3
+
+    from goldfive.store.history import RunHistory
+
+    db = tmp_path / "runs.sqlite"
+    await _record(db, "dmg1", 30)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE events SET payload = x'ffffffff' WHERE run_id = 'dmg1' AND sequence = 7")
+    other = events.run_started(Session(run_id="elsewhere"), goal_summary="not this run")  # a valid Event of another run
+    conn.execute("UPDATE events SET payload = ? WHERE run_id = 'dmg1' AND sequence = 12", (other.SerializeToString(),))
+    conn.commit()
+    conn.close()
+    history = RunHistory(db, "dmg1")
+    got = [e.sequence for b in history.batches(chunk=10) for e in b.events]
+    assert got == [s for s in range(30) if s not in (7, 12)]
+    assert history.damaged == 2
+    assert [e.sequence for e in history.events()] == got and history.damaged == 2  # counted once

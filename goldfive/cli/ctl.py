@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -233,10 +234,10 @@ def tail_command(opts: _Opts, run_id: str, after: int) -> None:
     """Print the run's events (history, then live) until it ends; reconnects if cut."""
     from goldfive.event_format import format_event
 
-    def line(ev: Any) -> str:
-        if opts.as_json:
-            return json_format.MessageToJson(ev, preserving_proto_field_name=True, indent=None)
-        return format_event(ev)
+    def as_json(ev: Any) -> str:
+        return json_format.MessageToJson(ev, preserving_proto_field_name=True, indent=None)
+
+    line = as_json if opts.as_json else format_event
 
     def tell(state: str, detail: str) -> None:
         if state == "reconnecting":
@@ -244,11 +245,9 @@ def tail_command(opts: _Opts, run_id: str, after: int) -> None:
 
     async def follow(client: RemoteClient) -> None:
         await client.get_run(run_id)  # unreachable or unknown: fail now rather than retry forever
-        import sys
-
         out = sys.stdout  # read now: a redirected stdout is honoured
         async for batch in client.follow_batches(run_id, after, on_state=tell):
-            out.write("".join([line(ev) + "\n" for ev in batch]))  # one write per batch, not per line
+            out.write("\n".join(map(line, batch)) + "\n")  # one write per batch, not per line
             out.flush()
 
     _call(opts, follow)

@@ -13,7 +13,9 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-__all__ = ["BATCH_BYTES", "BATCH_EVENTS", "BATCH_LINGER_S", "batched"]
+from goldfive.pb.goldfive.v1.service_pb2 import EventBatch
+
+__all__ = ["BATCH_BYTES", "BATCH_EVENTS", "BATCH_LINGER_S", "batched", "run_batches"]
 
 BATCH_EVENTS = 1000
 #: Well under gRPC's default 4 MB message limit; one bigger event still goes, alone.
@@ -79,3 +81,25 @@ async def batched(
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+async def run_batches(run: Any, after_sequence: int) -> AsyncGenerator[EventBatch, None]:
+    """A served run's events after ``after_sequence`` as EventBatch messages. A run only
+    recorded in the database is read a chunk at a time, each chunk decoded in one parse
+    (``RunHistory.batches``); any other run's ``stream`` is grouped by :func:`batched`."""
+    history = getattr(run, "history", None)
+    if history is not None and getattr(run, "memory", None) is None and getattr(run, "ingest_sinks", None) is None:
+        chunks = history.batches(after_sequence)
+        try:
+            for batch in chunks:
+                yield batch
+                await asyncio.sleep(0)  # a long history must not hold the loop between batches
+        finally:
+            chunks.close()
+        return
+    groups = batched(run.stream(after_sequence))
+    try:
+        async for events in groups:
+            yield EventBatch(events=events)
+    finally:
+        await groups.aclose()

@@ -19,7 +19,7 @@ from goldfive.control import ControlMessage
 from goldfive.errors import ConversionError, GoldfiveError
 from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller
-from goldfive.remote.batching import batched
+from goldfive.remote.batching import run_batches
 from goldfive.remote.calls import control_phrase, run_name, stream_call, unary_call
 from goldfive.remote.host import RunHost
 from goldfive.remote.summaries import snapshot, summary, waiting_items
@@ -154,9 +154,9 @@ class RunsService(service_pb2_grpc.RunsServicer):
     ) -> AsyncGenerator[service_pb2.EventBatch, None]:
         run = await self._run(request.run_id, context)
         await context.send_initial_metadata(())  # tells the client it is subscribed
-        batches = batched(run.stream(max(request.after_sequence, -1)))
+        batches = run_batches(run, max(request.after_sequence, -1))
         try:
             async for batch in batches:
-                yield service_pb2.EventBatch(events=batch)
+                yield batch
         finally:
             await batches.aclose()  # a client gone mid-stream leaves no subscription behind
