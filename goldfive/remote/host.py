@@ -116,19 +116,11 @@ class HostedRun:
     # -- where it runs (the hub's RunSummary.origin, host, pid) ---------------------------
     @property
     def origin(self) -> str:
-        """"hosted" (run in this process), "pushed" (fed by a GRPCSink producer) or
-        "recorded" (only read from the database)."""
-        if self.runner is not None:
-            return "hosted"
-        return "pushed" if self.ingest_sinks is not None else "recorded"
+        """"hosted" (run in this process), "pushed" (by a GRPCSink producer) or "recorded"."""
+        return "hosted" if self.runner is not None else "pushed" if self.ingest_sinks is not None else "recorded"
 
-    @property
-    def host(self) -> str:
-        return _HOSTNAME if self.runner is not None else ""
-
-    @property
-    def pid(self) -> int:
-        return os.getpid() if self.runner is not None else 0
+    host = property(lambda self: _HOSTNAME if self.runner is not None else "", doc="This machine, for a run hosted here.")
+    pid = property(lambda self: os.getpid() if self.runner is not None else 0, doc="This process, for a run hosted here.")
 
     #: Only a hub's connected runs have a connection to report.
     connection = ""
@@ -306,15 +298,9 @@ class HostedRun:
 
 
 class RunHost:
-    """The runs one server serves: started here, or recorded in ``db_path`` earlier.
-
-    The Runs service reads a run duck-typed, so the host may hold other kinds of run next to
-    HostedRun (a hub's connected runs). Such a run needs ``run_id``, ``state`` (RunState),
-    ``plan``, ``live``, ``stream(after_sequence)`` (async generator of events, each sequence
-    once, in order), ``control(msg, timeout) -> ControlAck`` and ``close()``; it may have
-    ``origin``, ``host``, ``pid``, ``connection``, ``label`` (a state word that overrides the
-    phase) and the recording's health (``damaged``, ``history_error``, ``write_error``,
-    ``unwritten``, ``dropped``), see :mod:`goldfive.remote.summaries`."""
+    """The runs one server serves: started here, or recorded in ``db_path`` earlier. It may
+    hold other kinds of run next to HostedRun (a hub's connected runs): the Runs service reads
+    them duck-typed, see :mod:`goldfive.remote.summaries` for the attributes."""
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path = os.fspath(db_path)

@@ -1,11 +1,12 @@
 """What the Runs service says about a run: its summary row, its snapshot, what it waits for.
 
-A served run is duck-typed (see :class:`goldfive.remote.host.ServedRun`): a ``HostedRun`` or a
-hub's connected run. Each reads ``run.state`` (a RunState) and ``run.plan``; the rest is read
-with ``getattr`` and a default, so a kind of run supplies only what it knows: ``origin``,
-``host``, ``pid``, ``connection``, ``label`` (a state word that overrides the phase, e.g.
-"INTERRUPTED") and the recording's health (``damaged``, ``history_error``, ``write_error``,
-``unwritten``, ``dropped``). "Needs you" comes from :func:`goldfive.view.attention.attention`,
+A served run is duck-typed: a ``HostedRun`` or a hub's connected run. The service needs
+``run_id``, ``state`` (RunState), ``plan``, ``live``, ``stream(after_sequence)`` (an async
+generator of events, each sequence once, in order), ``control(msg, timeout) -> ControlAck`` and
+``close()``; the rest is read with ``getattr`` and a default, so a kind of run supplies only
+what it knows: ``origin``, ``host``, ``pid``, ``connection``, ``label`` (a state word that
+overrides the phase, e.g. "INTERRUPTED") and the recording's health (``damaged``,
+``history_error``, ``write_error``, ``unwritten``, ``dropped``). "Needs you" comes from :func:`goldfive.view.attention.attention`,
 so every screen gives the same answer.
 """
 
