@@ -6,8 +6,8 @@ generator of events, each sequence once, in order), ``control(msg, timeout) -> C
 ``close()``; the rest is read with ``getattr`` and a default, so a kind of run supplies only
 what it knows: ``origin``, ``host``, ``pid``, ``connection``, ``label`` (a state word that
 overrides the phase, e.g. "INTERRUPTED") and the recording's health (``damaged``,
-``history_error``, ``write_error``, ``unwritten``, ``dropped``). "Needs you" comes from :func:`goldfive.view.attention.attention`,
-so every screen gives the same answer.
+``history_error``, ``write_error``, ``unwritten``, ``dropped``). "Needs you" comes from
+:func:`goldfive.view.attention.attention`, so every screen gives the same answer.
 """
 
 from __future__ import annotations
