@@ -280,12 +280,13 @@ def test_waiting_lists_an_escalation_from_the_ladder_with_its_task_and_since_whe
     from goldfive import events
     from goldfive.control import AckResult, ControlAck
     from goldfive.remote.summaries import summary, waiting_items
-    from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session
+    from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task
     from goldfive.view.state import RunState
 
     clock = iter(range(1_000, 10_000_000, 1_000))
     s, state = Session(run_id="esc1", clock=lambda: next(clock)), RunState()
     state.apply(events.run_started(s, goal_summary="goal"))
+    state.apply(events.plan_submitted(s, Plan(tasks=[Task("t1", "one"), Task("t2", "two")], id="p")))
     state.apply(events.task_started(s, "t2"))
     state.apply(events.drift_detected(s, DriftEvent(DriftKind.OFF_TOPIC, DriftSeverity.CRITICAL, "wandered off", task_id="t2")))
     state.apply(events.approval_requested(s, target_id="c1", kind="tool", tool_name="rm", args={"path": "/"}))
@@ -301,6 +302,6 @@ def test_waiting_lists_an_escalation_from_the_ladder_with_its_task_and_since_whe
     items = waiting_items(run)
     assert [(i.kind, i.target_id, i.task_id) for i in items] == [("approval", "c1", ""), ("escalation", "t2", "t2")]
     assert items[1].prompt == "escalation: wandered off" and items[1].since.ToMilliseconds() == 9_000
-    assert json.loads(items[0].args_json) == {"path": "/"} and items[0].since.ToMilliseconds() == 4_000
+    assert json.loads(items[0].args_json) == {"path": "/"} and items[0].since.ToMilliseconds() == 5_000
     row = summary(run)
     assert (row.needs_you, row.waiting_approvals, row.current_task, row.origin) == ("escalation: wandered off", 1, "t2", "hosted")
