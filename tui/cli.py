@@ -57,6 +57,12 @@ def open_attach(
     return 0
 
 
+def open_pick_run(path: str, choices: Any) -> str | None:
+    from .pick_run import pick_run
+
+    return pick_run(path, choices)
+
+
 def open_web(command: list[str], *, host: str, port: int, token: str | None = None) -> int:
     try:
         from .web import open_web as serve_web
@@ -66,7 +72,7 @@ def open_web(command: list[str], *, host: str, port: int, token: str | None = No
     return serve_web(command, host=host, port=port, token=token)
 
 
-FRONTENDS.update(demo=open_demo, run=open_run, replay=open_replay, attach=open_attach, web=open_web)
+FRONTENDS.update(demo=open_demo, run=open_run, replay=open_replay, attach=open_attach, web=open_web, pick_run=open_pick_run)
 
 __all__ = ["main"]
 
