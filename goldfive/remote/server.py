@@ -21,6 +21,7 @@ import grpc
 
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
+from goldfive.hub.service import DEFAULT_INTERRUPT_AFTER, HubService
 from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
 from goldfive.remote.guard import ParseGuard
 from goldfive.remote.host import RunFactory, RunHost
@@ -63,6 +64,8 @@ class RemoteServer:
         finally:
             if close_runs:
                 await self.host.close()
+            for part in self.extra:  # the hub's shared recording: written out last
+                await part.close()
 
 
 def _in_use(listen: str) -> bool:
@@ -95,6 +98,7 @@ async def start_server(
     ingress: IngressService | None = None,
     ack_timeout: float = 30.0,
     tls_client_ca: str | os.PathLike[str] | None = None,
+    interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
     With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed."""
@@ -110,6 +114,8 @@ async def start_server(
     service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
+    hub = HubService(host, interrupt_after=interrupt_after)  # runs connecting from other processes
+    service_pb2_grpc.add_HubServicer_to_server(hub, server)
     if _in_use(listen):
         raise ServeConfigError(f"cannot listen on {listen}: the address is already in use (another goldfive serve?)")
     try:
@@ -121,7 +127,7 @@ async def start_server(
         raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
     await server.start()
     hostname, _ = split_host_port(listen)
-    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs)
+    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs, extra=[hub])
 
 
 def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], RunFactory | None]) -> list[str]:
@@ -160,6 +166,7 @@ async def serve(
     tls_client_ca: str | os.PathLike[str] | None = None,
     allow_damaged_db: bool = False,
     resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
+    interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -197,6 +204,7 @@ async def serve(
         tls_key=tls_key,
         ingress=ingress,
         tls_client_ca=tls_client_ca,
+        interrupt_after=interrupt_after,
     )
     try:
         for factory, user_input in runs:
