@@ -45,6 +45,8 @@ class RunnerConnection(Protocol):
 
     def goodbye(self, why: str) -> None: ...
 
+    def end(self) -> None: ...
+
 
 class ConnectedRun(HostedRun):
     origin = "connected"
@@ -184,7 +186,7 @@ class ConnectedRun(HostedRun):
             self._interrupt.cancel()
         conn, self.conn = self.conn, None
         if conn is not None:
-            conn.goodbye("the hub is shutting down")
+            conn.end()  # not a goodbye: the runner reconnects when a hub is back
         if self.memory is not None:
             await self.memory.close()
         self.ingest_sinks = None

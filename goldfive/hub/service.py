@@ -24,6 +24,7 @@ import grpc
 
 from goldfive.errors import SinkError
 from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_RUN_ID
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.host import RunHost
 from goldfive.store.recorder import RunRecorder
@@ -32,10 +33,6 @@ __all__ = ["DEFAULT_INTERRUPT_AFTER", "HubService", "MAX_RUN_ID"]
 
 log = logging.getLogger("goldfive.hub")
 
-#: Seconds a runner may be gone before its run shows INTERRUPTED (``serve --interrupt-after``).
-DEFAULT_INTERRUPT_AFTER = 60.0
-#: The longest run id a runner may register.
-MAX_RUN_ID = 128
 _MAX_HOST = 255
 
 
@@ -61,6 +58,12 @@ class _Conn:
     def send(self, msg: service_pb2.HubMessage) -> None:
         if not self.closed:
             self.out.put_nowait(msg)
+
+    def end(self) -> None:
+        """End the stream without a goodbye (the hub is stopping: the runner comes back)."""
+        if not self.closed:
+            self.out.put_nowait(_End())
+            self.closed = True
 
     def goodbye(self, why: str) -> None:
         if not self.closed:
@@ -94,7 +97,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self._recorder: RunRecorder | None = None
         self._dirty: dict[_Conn, ConnectedRun] = {}
         self._ticker: asyncio.Task[None] | None = None
-        self._streams = 0
+        self._conns: set[_Conn] = set()
 
     @property
     def recorder(self) -> RunRecorder:
@@ -121,7 +124,7 @@ class HubService(service_pb2_grpc.HubServicer):
         conn = _Conn(first.hello)
         run.attach(conn, first.hello.goal_summary[:1000])
         conn.received = run.stored_through
-        self._streams += 1
+        self._conns.add(conn)
         self._start_ticker()
         reader = asyncio.get_running_loop().create_task(self._read(conn, run, request_iterator))
         try:
@@ -137,7 +140,7 @@ class HubService(service_pb2_grpc.HubServicer):
                     return
         finally:
             conn.closed = True
-            self._streams -= 1
+            self._conns.discard(conn)
             self._dirty.pop(conn, None)
             reader.cancel()
             try:
@@ -215,7 +218,7 @@ class HubService(service_pb2_grpc.HubServicer):
             self._ticker = asyncio.get_running_loop().create_task(self._tick(), name="hub-confirm")
 
     async def _tick(self) -> None:
-        while self._streams > 0 or self._dirty:
+        while self._conns or self._dirty:
             await asyncio.sleep(self.confirm_interval)
             if not self._dirty:
                 continue
@@ -228,6 +231,12 @@ class HubService(service_pb2_grpc.HubServicer):
                 continue
             for conn, seq in marks:
                 conn.send(service_pb2.HubMessage(confirmed_sequence=seq))
+
+    def end_streams(self) -> None:
+        """End every runner's stream now (before the server stops): they reconnect to the
+        next hub on this address and resend what it has not stored."""
+        for conn in list(self._conns):
+            conn.end()
 
     async def close(self) -> None:
         if self._ticker is not None:

@@ -21,7 +21,7 @@ import grpc
 
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
-from goldfive.hub.service import DEFAULT_INTERRUPT_AFTER, HubService
+from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER
 from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
 from goldfive.remote.guard import ParseGuard
 from goldfive.remote.host import RunFactory, RunHost
@@ -57,6 +57,8 @@ class RemoteServer:
 
     async def stop(self, grace: float | None = None, *, close_runs: bool = True) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs."""
+        for part in self.extra:  # end the hub's runner streams: the runners reconnect later
+            part.end_streams()
         try:
             # grpc.aio may raise CancelledError here when its termination future was
             # cancelled under wait_for_termination(); the runs must be closed regardless.
@@ -114,6 +116,8 @@ async def start_server(
     service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
+    from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
+
     hub = HubService(host, interrupt_after=interrupt_after)  # runs connecting from other processes
     service_pb2_grpc.add_HubServicer_to_server(hub, server)
     if _in_use(listen):
