@@ -35,6 +35,8 @@ async def main(addr: str, run_id: str, n: int, task_s: float) -> int:
 
     adapter = CallableAdapter(agent, tools=[UserTool(publish, requires_approval=True)])
     runner = Runner(agent=adapter, planner=StaticPlanner(plan), run_id=run_id, hub=addr)
+    link = runner.sinks[-1]
+    link.close_timeout = 60.0  # a loaded machine may take long to bring a killed hub back
     print("started", flush=True)
     try:
         outcome = await runner.run(f"{n} tasks")
