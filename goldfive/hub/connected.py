@@ -132,7 +132,8 @@ class ConnectedRun(HostedRun):
             if ev.sequence < expect:
                 return f"sequence goes backwards: event {ev.sequence} after {expect - 1}"
             if ev.sequence > expect:
-                return f"sequence gap: event {ev.sequence} after {expect - 1} (events {expect}..{ev.sequence - 1} missing)"
+                missing = f"event {expect}" if ev.sequence == expect + 1 else f"events {expect}..{ev.sequence - 1}"
+                return f"sequence gap: event {ev.sequence} after {expect - 1} ({missing} missing)"
             if ev.WhichOneof("payload") is None:
                 return f"event {ev.sequence} has no payload"
             expect += 1

@@ -1,0 +1,74 @@
+"""The runner's side: the bounded buffer that spills to disk, and a run that starts before
+its hub is up."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from goldfive import events
+from goldfive.hub import EventBuffer, HubLink
+from goldfive.planners.static import StaticPlanner
+from goldfive.remote import RunHost, start_server
+from goldfive.runner import Runner
+from goldfive.types import Plan, Session, Task, TaskEdge
+from tests.hub.conftest import free_port, until
+
+
+def _events(n: int) -> list:  # type: ignore[type-arg]
+    session = Session(run_id="buf")
+    return [events.task_progress(session, "t1", detail=f"step {i}") for i in range(n)]
+
+
+def test_past_its_memory_bound_the_buffer_keeps_the_oldest_on_disk_and_loses_none(tmp_path: Path) -> None:
+    buf = EventBuffer(max_memory=3, spill_dir=tmp_path)
+    for ev in _events(10):
+        buf.append(ev)
+    assert len(buf) == 10 and buf.spill_path is not None and buf.spill_path.exists()
+    assert [e.sequence for e in buf.after(-1, 100)] == list(range(10))
+    assert [e.sequence for e in buf.after(5, 2)] == [6, 7]
+    buf.forget_through(4)
+    assert len(buf) == 5 and buf.first_sequence == 5
+    assert [e.sequence for e in buf.after(-1, 100)] == [5, 6, 7, 8, 9]
+    spill = buf.spill_path
+    buf.forget_through(9)
+    assert len(buf) == 0 and buf.spill_path is None and not spill.exists()
+
+
+async def test_a_run_that_starts_before_its_hub_delivers_everything_once_the_hub_is_up(tmp_path: Path) -> None:
+    port = free_port()
+    addr = f"127.0.0.1:{port}"
+    released = asyncio.Event()
+
+    async def agent(task: Task, session: object) -> str:
+        await released.wait()
+        return "done"
+
+    ids = [f"t{i}" for i in range(1, 6)]
+    plan = Plan([Task(t, t) for t in ids], [TaskEdge(a, b) for a, b in zip(ids, ids[1:])], id="p")
+    runner = Runner(agent=agent, planner=StaticPlanner(plan), run_id="early", hub=addr)
+    link = runner.sinks[-1]
+    assert isinstance(link, HubLink)
+    link.buffer = EventBuffer(max_memory=4, spill_dir=tmp_path)  # a small bound: this run spills
+    run = asyncio.create_task(runner.run("five things"))
+    released.set()
+
+    async def ended_unheard() -> bool:  # the run reached its end with no hub to hear it
+        return any(e.WhichOneof("payload") == "run_completed" for e in link.buffer.after(-1, 1000))
+
+    await until(ended_unheard, what="the run going on without a hub")
+    assert link.buffer.spilled_total > 0 and link.confirmed == -1 and not run.done()  # close waits for the hub
+    db = tmp_path / "hub.sqlite"
+    server = await start_server(RunHost(db), listen=addr)
+    try:
+        outcome = await asyncio.wait_for(run, 30)
+        assert outcome.success
+        await runner.close()
+        assert link.confirmed == link.buffer.last_sequence and len(link.buffer) == 0
+        assert link.buffer.spill_path is None and not list(tmp_path.glob("*.spill"))
+    finally:
+        await server.stop(None)
+    with sqlite3.connect(db) as conn:
+        seqs = [s for (s,) in conn.execute("SELECT sequence FROM events WHERE run_id = 'early' ORDER BY sequence")]
+    assert seqs == list(range(len(seqs))) and len(seqs) > 12
