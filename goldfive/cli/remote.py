@@ -110,6 +110,14 @@ def _agent_run(
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="MODULE:FUNCTION: a plan JSON file.")
 @click.option("--base-url", help="MODULE:FUNCTION: OpenAI-compatible server for the LLM planner.")
 @click.option("--model", help="MODULE:FUNCTION: model name for the LLM planner.")
+@click.option(
+    "--interrupt-after",
+    type=float,
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A connected run whose runner is gone this long shows INTERRUPTED (DISCONNECTED until then).",
+)
 def serve_command(
     target: str | None,
     listen: str,
@@ -126,6 +134,7 @@ def serve_command(
     plan_path: str | None,
     base_url: str | None,
     model: str | None,
+    interrupt_after: float,
 ) -> None:
     """Host a run (the demo, or your async agent MODULE:FUNCTION) headless and serve it, and
     every run recorded in the database, over gRPC until interrupted."""
@@ -133,6 +142,8 @@ def serve_command(
     from goldfive.settings import remote_token
 
     token = token or remote_token()
+    if not interrupt_after > 0:
+        raise _fail("serve", f"--interrupt-after must be a positive number of seconds, got {interrupt_after}")
     runs: list[tuple[Any, str]] = []
     try:
         if target == "demo":
@@ -154,7 +165,7 @@ def serve_command(
             serve(
                 listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready,
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
-                resume_with=None if no_resume else _resume_with,
+                resume_with=None if no_resume else _resume_with, interrupt_after=interrupt_after,
             )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
