@@ -57,14 +57,17 @@ def rss_kb() -> int:
 
 
 # -- the fleet (a child process) ---------------------------------------------------------
-async def fleet(addr: str, prefix: str, count: int, rate: float, start_at: float, seconds: float) -> None:
+async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: bool) -> None:
+    import grpc
+
     from goldfive.hub.link import HubLink
 
     links: list[tuple[Session, HubLink, ControlChannel]] = []
+    one = grpc.aio.insecure_channel(addr) if shared else None
     for i in range(count):
         session = Session(run_id=f"{prefix}-{i:04d}")
         channel = ControlChannel()
-        link = HubLink(addr, channel, close_timeout=30)
+        link = HubLink(addr, channel, close_timeout=30, grpc_channel=one)
         links.append((session, link, channel))
         await link.emit(events.run_started(session, goal_summary=f"fleet run {i}"))
 
@@ -73,6 +76,7 @@ async def fleet(addr: str, prefix: str, count: int, rate: float, start_at: float
             await channel.ack(ControlAck(msg.id, AckResult.SUCCESS, "ok"))
 
     answerers = [asyncio.create_task(answer(ch)) for _, _, ch in links]
+    start_at = float(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))  # "go" from the bench
     await asyncio.sleep(max(0.0, start_at - time.time()))
     interval = 1.0 / rate
     emitted = 0
@@ -133,7 +137,7 @@ async def watch(addr: str, run_ids: list[str], from_ns: int, seconds: float) -> 
 # -- the hub and the measurements (this process) -----------------------------------------
 def spawn(*args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, __file__, *args], stdout=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
 
 async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float, every: float) -> list[float]:
@@ -155,34 +159,43 @@ async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float,
     return out
 
 
-async def phase(host: Any, addr: str, *, runs: int, procs: int, rate: float, seconds: float, warmup: float, label: str) -> dict[str, Any]:
+async def phase(
+    host: Any, addr: str, *, runs: int, procs: int, rate: float, seconds: float, warmup: float, label: str, shared: bool
+) -> dict[str, Any]:
     from goldfive.hub import ConnectedRun
 
     prefix = f"{label}-{int(time.time() * 1000) % 100000}"
-    connect_s = 3.0 + runs / 150  # time for every stream to connect before the load starts
-    start_at = time.time() + connect_s
     per = [runs // procs + (1 if i < runs % procs else 0) for i in range(procs)]
-    children = [
-        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(start_at), str(seconds)) for i, n in enumerate(per) if n
-    ]
-    ids = [f"{prefix}-p{i}-{j:04d}" for i, n in enumerate(per) for j in range(n)]
-    sample = random.sample(ids, min(50, len(ids)))
-    from_ns = int((start_at + warmup) * 1e9)
-    watcher = spawn("--watch", addr, str(from_ns), str(connect_s + seconds + 1.0), *sample)
-
-    # Idle: every run connected and its first event stored.
     gc.collect()
     before = rss_kb()
+    children = [
+        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(seconds), "1" if shared else "0")
+        for i, n in enumerate(per)
+        if n
+    ]
+    ids = [f"{prefix}-p{i}-{j:04d}" for i, n in enumerate(per) for j in range(n)]
+    # Idle: every run connected and its first event stored (at most 120 s on a loaded machine).
+    t0 = time.monotonic()
     while True:
         mine = [r for r in host.runs() if isinstance(r, ConnectedRun) and r.run_id.startswith(prefix)]
-        if len(mine) == runs and all(r.stored_through >= 0 for r in mine):
+        if len(mine) == runs and all(r.stored_through >= 0 and r.conn is not None for r in mine):
             break
-        if time.time() > start_at + 5:
+        if time.monotonic() - t0 > 120:
             break
         await asyncio.sleep(0.1)
+    connect_s = time.monotonic() - t0
+    await asyncio.sleep(1.0)
     gc.collect()
     idle_kb = (rss_kb() - before) / max(len(mine), 1)
     connected_before_load = len(mine)
+    start_at = time.time() + 2.0
+    sample = random.sample(ids, min(50, len(ids)))
+    from_ns = int((start_at + warmup) * 1e9)
+    watcher = spawn("--watch", addr, str(from_ns), str(2.0 + seconds + 1.0), *sample)
+    for c in children:
+        assert c.stdin is not None
+        c.stdin.write(f"{start_at}\n")
+        c.stdin.flush()
 
     acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
     # Keep-up: what the hub held when the load stopped, against what was offered.
@@ -195,6 +208,7 @@ async def phase(host: Any, addr: str, *, runs: int, procs: int, rate: float, sec
     return {
         "runs": runs,
         "connected_before_load": connected_before_load,
+        "connect_s": connect_s,
         "idle_kb_per_run": idle_kb,
         "offered_eps": runs * rate,
         "emitted": emitted,
@@ -218,13 +232,13 @@ async def main(args: argparse.Namespace) -> None:
         host = RunHost(Path(tmp) / "hub.sqlite")
         server = await start_server(host, listen="127.0.0.1:0")
         try:
-            base = await phase(host, server.address, runs=1, procs=1, rate=args.rate, seconds=args.seconds, warmup=args.warmup, label="base")
-            big = await phase(
-                host, server.address, runs=args.runs, procs=args.procs, rate=args.rate, seconds=args.seconds, warmup=args.warmup, label="fleet"
-            )
+            common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=args.shared_channel)
+            base = await phase(host, server.address, runs=1, procs=1, label="base", **common)  # type: ignore[arg-type]
+            big = await phase(host, server.address, runs=args.runs, procs=args.procs, label="fleet", **common)  # type: ignore[arg-type]
         finally:
             await server.stop(None)
-    print(f"hub fleet: {args.runs} connected runs from {args.procs} processes, {args.rate:g} events/s each, "
+    conns = "one connection per process" if args.shared_channel else "one connection per run"
+    print(f"hub fleet: {args.runs} connected runs from {args.procs} processes ({conns}), {args.rate:g} events/s each, "
           f"{args.seconds:g} s measured after {args.warmup:g} s warm-up; machine load {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(f"{'':36}{'1 run alone':>14}{'fleet':>14}{'ratio':>8}   target")
     rows = [
@@ -238,7 +252,7 @@ async def main(args: argparse.Namespace) -> None:
         print(f"{name:36}{base[key]:>14.2f}{big[key]:>14.2f}{ratio:>7.1f}x   {target}")
     print(f"{'hub memory per idle run (KB)':36}{'':>14}{big['idle_kb_per_run']:>14.1f}{'':>8}   <= 100")
     kept = big["held_at_end"] / big["emitted"] if big["emitted"] else float("nan")
-    print(f"keeping up: {big['connected_before_load']}/{big['runs']} runs connected before the load; offered "
+    print(f"keeping up: {big['connected_before_load']}/{big['runs']} runs connected (in {big['connect_s']:.1f} s) before the load; offered "
           f"{big['offered_eps']:,.0f} events/s; the hub held {kept:.1%} of the {big['emitted']:,} emitted events when the "
           f"load stopped; the rest confirmed within {big['drain_s']:.2f} s ({big['left_unconfirmed']} never); "
           f"{big['late_ticks']} emit ticks ran late in the fleet processes")  # fmt: skip
@@ -249,7 +263,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--fleet":
         a = sys.argv[2:]
-        asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), float(a[5])))
+        asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5] == "1"))
         sys.exit(0)
     if len(sys.argv) > 1 and sys.argv[1] == "--watch":
         a = sys.argv[2:]
@@ -262,6 +276,9 @@ if __name__ == "__main__":
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--quick", action="store_true", help="200 runs, 5 s")
+    parser.add_argument(
+        "--shared-channel", action="store_true", help="the runs of one simulator process share one connection (cheaper simulator)"
+    )
     ns = parser.parse_args()
     if ns.quick:
         ns.runs, ns.seconds = min(ns.runs, 200), 5.0

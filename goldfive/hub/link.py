@@ -71,6 +71,7 @@ class HubLink:
         linger: float = 0.005,
         max_backoff: float = 2.0,
         close_timeout: float = 10.0,
+        grpc_channel: grpc.aio.Channel | None = None,
     ) -> None:
         self.address = address
         self.control = control
@@ -100,6 +101,8 @@ class HubLink:
         self._task: asyncio.Task[None] | None = None
         self._feeders: set[asyncio.Task[None]] = set()
         self._channel: grpc.aio.Channel | None = None
+        #: A connection shared with other links of this process (not closed by this link).
+        self._shared_channel = grpc_channel
 
     # -- the sink API --------------------------------------------------------------------
     async def emit(self, event: Event) -> None:
@@ -160,6 +163,8 @@ class HubLink:
 
     # -- the connection task -------------------------------------------------------------
     def _open(self) -> Any:
+        if self._shared_channel is not None:
+            return service_pb2_grpc.HubStub(self._shared_channel)
         options = [
             ("grpc.initial_reconnect_backoff_ms", 100),
             ("grpc.min_reconnect_backoff_ms", 100),
