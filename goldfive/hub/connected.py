@@ -151,6 +151,13 @@ class ConnectedRun(HostedRun):
         if events and events[-1].WhichOneof("payload") in _TERMINAL:
             await memory.close()  # watchers' streams end with the run, as for a hosted run
 
+    async def begin_ingest(self, db_path: str) -> None:
+        """Events pushed over GoldfiveIngress: refused, this run's events come from its runner."""
+        raise ValueError(f"run {self.run_id!r} is connected over Hub.Connect; its events cannot also be pushed")
+
+    async def ingest(self, event: Event) -> None:
+        await self.begin_ingest("")
+
     # -- controls ------------------------------------------------------------------------
     async def control(self, msg: ControlMessage, timeout: float) -> ControlAck:
         """Send ``msg`` down the runner's stream and return the run's ack. TimeoutError when

@@ -182,3 +182,15 @@ async def test_a_control_for_a_disconnected_run_fails_at_once_saying_why(hub):
     async with RemoteClient(hub.address) as client:
         ack = await client.send_control("gone", ControlMessage(ControlKind.PAUSE))
     assert ack.result is AckResult.FAILURE and "disconnected" in ack.detail
+
+
+async def test_events_of_a_connected_run_pushed_over_the_old_ingest_are_refused(hub):
+    r = _Runner(hub.address)
+    await r.hello("owned")
+    await r.send(_events("owned", 2))
+    await r.read_until("confirmed_sequence")
+    (run,) = hub.host.runs()
+    with pytest.raises(ValueError, match="connected over Hub.Connect"):
+        await hub.host.ingest(_events("owned", 3)[2])
+    assert run.memory is not None and not run.memory.closed and run.stored_through == 1
+    await r.close()
