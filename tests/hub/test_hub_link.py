@@ -72,3 +72,39 @@ async def test_a_run_that_starts_before_its_hub_delivers_everything_once_the_hub
     with sqlite3.connect(db) as conn:
         seqs = [s for (s,) in conn.execute("SELECT sequence FROM events WHERE run_id = 'early' ORDER BY sequence")]
     assert seqs == list(range(len(seqs))) and len(seqs) > 12
+
+
+async def _quick_run(addr: str, run_id: str, **kw: object) -> tuple[Runner, HubLink]:
+    async def agent(task: Task, session: object) -> str:
+        return "done"
+
+    plan = Plan([Task("t1", "t1")], [], id="p")
+    runner = Runner(agent=agent, planner=StaticPlanner(plan), run_id=run_id, hub=addr, **kw)  # type: ignore[arg-type]
+    link = runner.sinks[-1]
+    assert isinstance(link, HubLink)
+    link.close_timeout = 5
+    return runner, link
+
+
+async def test_over_tls_with_a_token_the_run_is_delivered_and_a_wrong_token_is_said_not_dropped(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    from tests.remote_fixtures import self_signed_cert
+
+    cert, key = self_signed_cert(tmp_path)
+    token = "t" * 24
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0", token=token, tls_cert=cert, tls_key=key)
+    addr = f"localhost:{server.port}"
+    try:
+        runner, link = await _quick_run(addr, "secure", hub_token=token, hub_tls_ca=str(cert))
+        assert (await runner.run("one thing")).success
+        await runner.close()
+        assert link.confirmed == link.buffer.last_sequence and not link.stopped
+        assert server.host.get("secure") is not None and server.host.get("secure").state.finished  # type: ignore[union-attr]
+
+        runner, link = await _quick_run(addr, "refused", hub_token="w" * 24, hub_tls_ca=str(cert))
+        assert (await runner.run("one thing")).success  # the run itself is not affected
+        await runner.close()
+        assert "UNAUTHENTICATED" in link.stopped and len(link.buffer) > 0
+        assert any("not confirmed by the hub" in r.getMessage() and "UNAUTHENTICATED" in r.getMessage() for r in caplog.records)
+        assert server.host.get("refused") is None
+    finally:
+        await server.stop(None)
