@@ -230,6 +230,12 @@ class HubLink:
             if first.WhichOneof("body") != "welcome":
                 raise _Stopped(f"the hub answered {first.WhichOneof('body')} instead of a welcome")
             stored = first.welcome.stored_through
+            held = self.buffer.first_sequence if len(self.buffer) else self._emitted + 1
+            if stored < self.confirmed and held > stored + 1:
+                raise _Stopped(
+                    f"the hub holds run {self._run_id} only through {stored} but had confirmed {self.confirmed}; "
+                    f"events {stored + 1}..{held - 1} are no longer held here (was the hub's database replaced?)"
+                )
             self.sessions += 1
             self._confirm(stored)
             reader = asyncio.ensure_future(self._read(call))

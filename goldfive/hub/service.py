@@ -124,6 +124,11 @@ class HubService(service_pb2_grpc.HubServicer):
         conn = _Conn(first.hello)
         run.attach(conn, first.hello.goal_summary[:1000])
         conn.received = run.stored_through
+        if first.hello.resume_after > conn.received:
+            log.warning(
+                "hub: run %s's runner was told events through %d were stored, this hub holds %d (a replaced database?)",
+                run.run_id, first.hello.resume_after, conn.received,
+            )  # fmt: skip
         self._conns.add(conn)
         self._start_ticker()
         reader = asyncio.get_running_loop().create_task(self._read(conn, run, request_iterator))

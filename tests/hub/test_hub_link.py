@@ -108,3 +108,41 @@ async def test_over_tls_with_a_token_the_run_is_delivered_and_a_wrong_token_is_s
         assert server.host.get("refused") is None
     finally:
         await server.stop(None)
+
+
+async def test_a_hub_that_lost_confirmed_events_is_named_not_fed_a_gap(tmp_path: Path) -> None:
+    port = free_port()
+    addr = f"127.0.0.1:{port}"
+    first = await start_server(RunHost(tmp_path / "a.sqlite"), listen=addr)
+    gate = asyncio.Event()
+
+    async def agent(task: Task, session: object) -> str:
+        await gate.wait()
+        return "done"
+
+    runner = Runner(agent=agent, planner=StaticPlanner(Plan([Task("t1", "t1")], [], id="p")), run_id="lost", hub=addr)
+    link = runner.sinks[-1]
+    assert isinstance(link, HubLink)
+    link.close_timeout = 5
+    run = asyncio.create_task(runner.run("one thing"))
+
+    async def confirmed() -> bool:
+        return link.confirmed >= 3
+
+    await until(confirmed, what="the first hub confirmed the start")
+    await first.stop(None)
+    second = await start_server(RunHost(tmp_path / "b.sqlite"), listen=addr)  # another database
+    try:
+
+        async def said() -> bool:
+            return bool(link.stopped)
+
+        await until(said, what="the link names the loss")
+        assert "database replaced" in link.stopped
+        assert second.host.get("lost").stored_through == -1  # type: ignore[union-attr]  # no gap stored
+        gate.set()
+        assert (await asyncio.wait_for(run, 10)).success  # the run itself goes on
+        await runner.close()
+    finally:
+        gate.set()
+        await second.stop(None)
