@@ -236,6 +236,11 @@ class HubLink:
                     f"the hub holds run {self._run_id} only through {stored} but had confirmed {self.confirmed}; "
                     f"events {stored + 1}..{held - 1} are no longer held here (was the hub's database replaced?)"
                 )
+            if stored > self._emitted:
+                raise _Stopped(
+                    f"the hub already holds run {self._run_id} through event {stored}, beyond this runner's last event "
+                    f"{self._emitted}: another run uses this id"
+                )
             self.sessions += 1
             self._confirm(stored)
             reader = asyncio.ensure_future(self._read(call))

@@ -194,3 +194,18 @@ async def test_events_of_a_connected_run_pushed_over_the_old_ingest_are_refused(
         await hub.host.ingest(_events("owned", 3)[2])
     assert run.memory is not None and not run.memory.closed and run.stored_through == 1
     await r.close()
+
+
+async def test_a_runner_whose_run_id_the_hub_already_holds_further_stops_and_says_so(hub):
+    from tests.hub.test_hub_link import _quick_run
+
+    r = _Runner(hub.address)
+    await r.hello("reused")
+    await r.send(_events("reused", 30))
+    await r.read_until("confirmed_sequence")
+    await r.close()
+    runner, link = await _quick_run(hub.address, "reused")
+    assert (await runner.run("one thing")).success
+    await runner.close()
+    assert "another run uses this id" in link.stopped
+    assert _stored(hub, "reused") == list(range(30))  # the first run's history untouched
