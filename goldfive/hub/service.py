@@ -89,7 +89,7 @@ class HubService(service_pb2_grpc.HubServicer):
         host: RunHost,
         *,
         interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
-        confirm_interval: float = 0.2,
+        confirm_interval: float = 0.5,
     ) -> None:
         self.host = host
         self.interrupt_after = interrupt_after
