@@ -119,7 +119,11 @@ async def test_a_killed_runner_shows_disconnected_at_once_then_interrupted(tmp_p
                 runs = await client.list_runs()
                 return bool(runs) and server.host.runs()[0].connection == want
 
-            await until(lambda: connection("connected"), what="connected")
+            async def running() -> bool:  # the hub has the run's start, not only its runner's hello
+                runs = await client.list_runs()
+                return bool(runs) and runs[0].state == "RUNNING" and await connection("connected")
+
+            await until(running, what="connected and running")
             runner.kill()
             await runner.wait()
             await until(lambda: connection("disconnected"), timeout=0.9, what="disconnected at once")
