@@ -146,3 +146,13 @@ async def test_a_hub_that_lost_confirmed_events_is_named_not_fed_a_gap(tmp_path:
     finally:
         gate.set()
         await second.stop(None)
+
+
+def test_the_hub_token_falls_back_to_goldfive_token(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("GOLDFIVE_TOKEN", "from-the-environment-123")
+    runner = Runner(agent=lambda task, session: None, hub="127.0.0.1:1")  # type: ignore[arg-type, return-value]
+    link = runner.sinks[-1]
+    assert isinstance(link, HubLink) and runner.control is link.control
+    assert dict(link._metadata)["authorization"] == "Bearer from-the-environment-123"
+    given = Runner(agent=lambda task, session: None, hub="127.0.0.1:1", hub_token="given-token-4567890")  # type: ignore[arg-type, return-value]
+    assert dict(given.sinks[-1]._metadata)["authorization"] == "Bearer given-token-4567890"
