@@ -223,6 +223,8 @@ class _TaskRun:
         self.rejected: set[str] = set()
         self.final_text = ""
         self.reported = ""
+        #: The graph stopped at a static breakpoint (``interrupt_before/after``), not an interrupt().
+        self.breakpoint = False
 
     async def run(self) -> InvocationResult:
         first: Any = {"messages": [HumanMessage(task_input(self.session, self.task)), *await self._injected()]}
@@ -231,6 +233,13 @@ class _TaskRun:
             interrupts = await self._drain(next_input)
             if self._status().is_terminal:
                 return self._reported_result()
+            if not interrupts and self.breakpoint:
+                return InvocationResult(
+                    self.task.id,
+                    stop_reason="interrupted",
+                    error="the graph stopped at a static breakpoint (interrupt_before/interrupt_after), which goldfive cannot "
+                    "answer; compile it without them and ask with interrupt() (goldfive.adapters.langgraph.ask_first)",
+                )
             if not interrupts:
                 return InvocationResult(self.task.id, text=self.final_text, stop_reason="stop")
             unknown = [i for i in interrupts if _request_of(i.value) is None]
@@ -255,6 +264,7 @@ class _TaskRun:
                 for node, update in chunk.items():
                     if node == "__interrupt__":
                         interrupts.extend(i for i in update if isinstance(i, Interrupt))
+                        self.breakpoint = self.breakpoint or not update
                     elif not node.startswith("__"):
                         await self._record(update)
                 if self._status().is_terminal:

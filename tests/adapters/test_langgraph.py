@@ -224,6 +224,19 @@ async def test_an_interrupt_goldfive_cannot_answer_fails_the_task_with_one_line(
     assert "interrupted with a request goldfive cannot answer: what colour?" in failed.reason
 
 
+async def test_a_static_breakpoint_fails_the_task_saying_what_to_use_instead() -> None:
+    model = ScriptedChatModel(respond=script(call("delete_file", "c1", path="a.txt")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        graph = create_react_agent(model, [delete_file], interrupt_before=["tools"])
+    h = Harness(graph, SequentialExecutor(), static("t1"))
+    h.start()
+    out = await h.finish()
+    assert not out.success and deleted == []
+    [failed] = h.of("task_failed")
+    assert "static breakpoint" in failed.reason and "ask_first" in failed.reason
+
+
 # -- injected messages ------------------------------------------------------------------------
 
 
