@@ -316,7 +316,11 @@ class _TaskRun:
             request = _request_of(i.value)
             assert request is not None
             name, args, call_id = request
-            decision = await ask_tool_approval(self.ctx, task_id=self.task.id, tool_name=name, args=args, call_id=call_id or i.id)
+            about = i.value[0] if isinstance(i.value, list) else i.value
+            prompt = str(about.get("description") or "") if isinstance(about, dict) else ""
+            decision = await ask_tool_approval(
+                self.ctx, task_id=self.task.id, tool_name=name, args=args, call_id=call_id or i.id, prompt=prompt
+            )
             if not decision.approved:
                 self.rejected.add(call_id)
             return i.id, _response(decision, name, i.value)

@@ -31,9 +31,11 @@ from goldfive.adapters.langgraph import (
 )
 from goldfive.cli import main
 from goldfive.control import ControlKind
-from goldfive.types import TaskStatus
+from goldfive.types import Plan, Task, TaskStatus
 from tests.runtime_kit import Harness, ReplanningPlanner, ack_ok, linear_plan, static
+from goldfive.executors.parallel import ParallelDAGExecutor
 from goldfive.executors.sequential import SequentialExecutor
+from goldfive.planners.static import StaticPlanner
 
 
 class HeldModel(ScriptedChatModel):
@@ -222,6 +224,44 @@ async def test_an_interrupt_goldfive_cannot_answer_fails_the_task_with_one_line(
     assert not out.success
     [failed] = h.of("task_failed")
     assert "interrupted with a request goldfive cannot answer: what colour?" in failed.reason
+
+
+async def test_a_hand_written_interrupt_in_the_list_form_is_answered_in_the_same_form() -> None:
+    from langgraph.graph import MessagesState, StateGraph
+    from langgraph.types import interrupt
+
+    def send(state: MessagesState) -> dict[str, Any]:
+        request = {"action_request": {"action": "send_mail", "args": {"to": "ops"}}, "description": "Send the report?"}
+        [answer] = interrupt([request])
+        return {"messages": [AIMessage(f"answer {answer['type']}")]}
+
+    graph = StateGraph(MessagesState).add_node("send", send).set_entry_point("send").compile()
+    h = Harness(graph, SequentialExecutor(), static("t1"))
+    h.start()
+    ev = await h.wait_event("approval_requested")
+    assert (ev.approval_requested.tool_name, ev.approval_requested.prompt) == ("send_mail", "Send the report?")
+    assert ack_ok(await h.control(ControlKind.APPROVE, target_id=ev.approval_requested.target_id))
+    out = await h.finish()
+    assert out.success and out.session.completed_results["t1"] == "answer accept"
+
+
+async def test_parallel_tasks_do_not_share_a_thread_while_both_run() -> None:
+    both = asyncio.Event()
+    arrived: list[int] = []
+
+    async def hold(index: int) -> None:
+        arrived.append(index)
+        if len(arrived) == 2:
+            both.set()
+        await asyncio.wait_for(both.wait(), 5)
+
+    model = HeldModel(respond=lambda msgs: AIMessage(f"saw {len(msgs)}"), hold=hold)
+    plan = Plan(tasks=[Task("a", "A"), Task("b", "B")], id="p")
+    h = Harness(react(model), ParallelDAGExecutor(max_concurrency=2), StaticPlanner(plan))
+    h.start()
+    out = await h.finish()
+    assert out.success
+    assert [len(seen) for seen in model.seen] == [1, 1]  # each saw only its own task input
 
 
 async def test_a_static_breakpoint_fails_the_task_saying_what_to_use_instead() -> None:
