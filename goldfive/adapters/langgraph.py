@@ -9,7 +9,7 @@ own public mechanisms:
   checkpointer is copied with an ``InMemorySaver`` (``Pregel.copy``; the user's object is not
   changed) whose thread is deleted when the run is gone. Tasks that run at the same time
   (parallel executor) cannot share a thread: a task that finds the run's thread busy runs on a
-  thread of its own.
+  thread of its own. ``LangGraphAdapter(graph, memory=False)`` gives every task a fresh thread.
 - **Approvals are ``interrupt()``.** A tool that needs a person interrupts with LangGraph's
   human-in-the-loop request (``{"action_request": {"action": name, "args": {...}}, ...}``);
   :func:`ask_first` is a ``ToolNode`` ``awrap_tool_call`` that does it for the named tools. The
@@ -32,6 +32,7 @@ own public mechanisms:
 from __future__ import annotations
 
 import asyncio
+import uuid
 import weakref
 from collections.abc import Iterable, Sequence
 from contextlib import aclosing
@@ -152,6 +153,8 @@ class _Thread:
         self.busy = False
         #: How many times a cancel left it mid-turn (the run moves on to a fresh thread).
         self.generation = 0
+        #: The thread ids whose deletion at the run's end is arranged.
+        self.registered: set[str] = set()
 
     @property
     def current(self) -> str:
@@ -161,10 +164,13 @@ class _Thread:
 class LangGraphAdapter:
     """An AgentAdapter running a compiled LangGraph graph (state with a ``messages`` key)."""
 
-    def __init__(self, graph: Any, *, name: str = "") -> None:
+    def __init__(self, graph: Any, *, memory: bool = True, name: str = "") -> None:
         if not (hasattr(graph, "astream") and hasattr(graph, "aget_state") and hasattr(graph, "copy")):
             raise TypeError(f"LangGraphAdapter takes a compiled LangGraph graph (graph.compile()), got {type(graph).__name__}")
         self.user_graph = graph
+        #: True: the run's tasks share one thread (the model remembers earlier tasks); False:
+        #: each task starts from an empty thread.
+        self.memory = memory
         self._saver: InMemorySaver | None = None
         if getattr(graph, "checkpointer", None) in (None, False):
             self._saver = InMemorySaver()
@@ -179,36 +185,38 @@ class LangGraphAdapter:
     def available_agents(self) -> list[str]:
         return [self.name]
 
-    def _thread_for(self, ctx: RunContext, session: Session, task: Task) -> tuple[_Thread, bool]:
-        """The run's thread, or a task's own when the run's is in use; and whether it is the run's."""
+    def _run_thread(self, ctx: RunContext, session: Session) -> _Thread:
         thread = self._threads.get(ctx)
         if thread is None:
             thread = _Thread(f"goldfive-{session.run_id}-{id(ctx):x}")
             self._threads[ctx] = thread
-            if self._saver is not None:
-                weakref.finalize(ctx, self._saver.delete_thread, thread.thread_id)
-        if not thread.busy:
-            return thread, True
-        own = _Thread(f"{thread.thread_id}-{task.id}")
-        return own, False
+        return thread
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         ctx = context_of(session)
-        thread, shared = self._thread_for(ctx, session, task)
-        thread_id = thread.current
-        if self._saver is not None and (not shared or thread.generation):
-            weakref.finalize(ctx, self._saver.delete_thread, thread_id)
-        thread.busy = True
+        thread = self._run_thread(ctx, session)
+        if self.memory and not thread.busy:
+            thread_id, own = thread.current, False
+            if self._saver is not None and thread_id not in thread.registered:
+                thread.registered.add(thread_id)
+                weakref.finalize(ctx, self._saver.delete_thread, thread_id)
+        else:  # no memory, or another task of the run is streaming on its thread right now
+            thread_id, own = f"{thread.thread_id}-{task.id}-{uuid.uuid4().hex[:8]}", True
+        if not own:
+            thread.busy = True
         try:
             return await _TaskRun(self.graph, ctx, session, task, thread_id).run()
         except asyncio.CancelledError:
             # The thread stopped mid-turn (a model call, or tool calls waiting for a person)
             # and would resume there; the run's next task starts a fresh thread instead.
-            thread.generation += 1
+            if not own:
+                thread.generation += 1
             raise
         finally:
-            if shared:
+            if not own:
                 thread.busy = False
+            elif self._saver is not None:
+                self._saver.delete_thread(thread_id)
 
 
 class _TaskRun:

@@ -128,6 +128,15 @@ async def test_a_graph_without_goldfive_tools_or_checkpointer_runs_as_it_is() ->
     assert graph.checkpointer is None  # the user's graph is not changed
 
 
+async def test_without_memory_each_task_starts_from_an_empty_thread() -> None:
+    model = ScriptedChatModel(respond=tidy_script)
+    h = Harness(LangGraphAdapter(react(model), memory=False), SequentialExecutor(), static("t1", "t2"))
+    h.start()
+    out = await h.finish()
+    assert out.success
+    assert len(model.seen[1]) == 1 and "t1: T1: done" in inputs_text(model.seen[1])
+
+
 async def test_the_reporting_tools_and_hook_are_harmless_outside_goldfive() -> None:
     [progress] = [t for t in goldfive_tools() if t.name == "report_task_progress"]
     assert "not running under goldfive" in str(await progress.ainvoke({"detail": "x"}))
