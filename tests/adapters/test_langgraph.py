@@ -379,6 +379,21 @@ async def test_cancel_and_steer_stop_a_model_call_in_flight_without_leftovers(ki
     assert not [t for t in texts if "destroyed but it is pending" in t or "never awaited" in t], texts
 
 
+async def test_a_cancel_while_a_call_waits_for_a_person_withdraws_it_and_the_tool_never_runs() -> None:
+    from goldfive.run.approvals import WITHDRAWN
+
+    model = ScriptedChatModel(respond=script(call("delete_file", "c1", path="a.txt")))
+    h = Harness(react(model, delete_file), SequentialExecutor(), static("t1"))
+    h.start()
+    await h.wait_event("approval_requested")
+    assert ack_ok(await h.control(ControlKind.CANCEL, reason="not now"))
+    out = await h.finish()
+    assert not out.success and deleted == []
+    assert [(r.target_id, r.detail) for r in h.of("approval_rejected")] == [("c1", WITHDRAWN)]
+    assert h.runner.session.pending_approvals == {}
+    assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+
 async def test_after_a_cancelled_task_the_run_goes_on_on_a_fresh_thread() -> None:
     h, model, _ = await _stops_cleanly(ControlKind.STEER, note="again")
     out = await h.finish()
