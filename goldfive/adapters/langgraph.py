@@ -329,7 +329,7 @@ class _TaskRun:
             decision = await ask_tool_approval(
                 self.ctx, task_id=self.task.id, tool_name=name, args=args, call_id=call_id or i.id, prompt=prompt
             )
-            if not decision.approved:
+            if not decision.approved and call_id:
                 self.rejected.add(call_id)
             return i.id, _response(decision, name, i.value)
 
