@@ -147,6 +147,16 @@ def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], Ru
     return resumed
 
 
+def notice_hook(tracker: Any, command: Any) -> Callable[[Any], None]:
+    """An event hook that sends each notice ``tracker`` finds in a run's events to ``command``."""
+
+    def hook(event: Any) -> None:
+        for notice in tracker.feed(event):
+            command.send(notice)
+
+    return hook
+
+
 async def serve(
     listen: str = DEFAULT_LISTEN,
     token: str | None = None,
@@ -160,6 +170,7 @@ async def serve(
     tls_client_ca: str | os.PathLike[str] | None = None,
     allow_damaged_db: bool = False,
     resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
+    notify_cmd: str | None = None,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -171,8 +182,15 @@ async def serve(
 
     ``resume_with(launch)`` gives the factory that builds an interrupted run again from its
     recorded launch (None: it is not ours to resume); those runs go on live here. Without it,
-    interrupted runs stay as they are."""
+    interrupted runs stay as they are.
+
+    ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
+    person (goldfive.notify)."""
     host = RunHost(db_path if db_path is not None else default_db_path())
+    if notify_cmd:
+        from goldfive.notify import NoticeTracker, NotifyCommand
+
+        host.event_hooks.append(notice_hook(NoticeTracker(), NotifyCommand(notify_cmd)))
     problem = check_database(host.db_path) if host.db_path != ":memory:" else None
     if problem is not None:
         if not allow_damaged_db:

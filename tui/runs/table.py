@@ -1,0 +1,85 @@
+"""The runs table: one line per run, drawn with the Line API (only visible rows are painted).
+
+Columns: id, state, progress bar, needs you (what and for how long), current task (takes
+the width that is left), age, origin. ``row_text`` builds one row; ``RunsTable.show`` sets
+every row from rows already sorted and filtered.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from ..format import age_text, clip
+from ..widgets.cursorlist import CursorList
+from .model import RunRow
+
+__all__ = ["COLUMNS", "RunsTable", "header_text", "row_text"]
+
+#: (title, width); the task column (width 0) takes what is left.
+COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", 24), ("TASK", 0), ("AGE", 5), ("ORIGIN", 6))
+_BAR = 5
+_ORIGIN = {"connected": "conn."}
+_FIXED = sum(w for _, w in COLUMNS) + len(COLUMNS) - 1
+_MIN_TASK = 6
+_STATE_STYLE = {
+    "RUNNING": "green", "PAUSED": "yellow", "PAUSING": "yellow", "COMPLETED": "blue",
+    "ABORTED": "bold red", "DISCONNECTED": "yellow", "INTERRUPTED": "red", "PENDING": "dim",
+}  # fmt: skip
+_NEEDS_STYLE = {"approval": "bold yellow", "escalation": "bold magenta", "failed": "bold red", "paused": "yellow"}
+_NEEDS_MARK = {"approval": "⚠", "escalation": "⚑", "failed": "✖", "paused": "⏸"}
+
+
+def _task_width(width: int) -> int:
+    return max(_MIN_TASK, width - _FIXED)
+
+
+def header_text(width: int) -> Text:
+    out = Text(style="bold")
+    for n, (title, w) in enumerate(COLUMNS):
+        w = w or _task_width(width)
+        out.append(title.ljust(w)[:w])
+        if n < len(COLUMNS) - 1:
+            out.append(" ")
+    return out
+
+
+def _bar(done: int, total: int) -> Text:
+    filled = round(_BAR * done / total) if total else 0
+    text = Text("■" * filled, style="green")
+    text.append("□" * (_BAR - filled), style="dim")
+    text.append(f" {done}/{total}".ljust(10 - _BAR)[: 10 - _BAR])
+    return text
+
+
+def needs_text(row: RunRow, now_ms: int, width: int = 24) -> Text:
+    if not row.needs_kind:
+        return Text(" " * width)
+    age = f" {age_text(now_ms - row.needs_since_ms)}" if row.needs_since_ms and row.needs_kind != "failed" else ""
+    words = f"{_NEEDS_MARK.get(row.needs_kind, '!')} {row.needs_reason}"
+    return Text(clip(words, width - len(age)).ljust(width - len(age)) + age, style=_NEEDS_STYLE.get(row.needs_kind, "bold"))
+
+
+def row_text(row: RunRow, now_ms: int, width: int) -> Text:
+    started = age_text(now_ms - row.started_ms) if row.started_ms else "-"
+    out = Text(no_wrap=True, overflow="crop")
+    out.append(row.run_id[:8].ljust(8), style="bold")
+    out.append(" ")
+    out.append(row.state[:9].ljust(9), style=_STATE_STYLE.get(row.state, ""))
+    out.append(" ")
+    out.append_text(_bar(row.done, row.total))
+    out.append(" ")
+    out.append_text(needs_text(row, now_ms))
+    out.append(" ")
+    task_w = _task_width(width)
+    out.append(clip(row.current_task or ("" if row.live else row.goal), task_w).ljust(task_w), style="" if row.current_task else "dim")
+    out.append(" ")
+    out.append(started[:5].rjust(5), style="dim")
+    out.append(" ")
+    out.append(_ORIGIN.get(row.origin, row.origin)[:6].ljust(6), style="dim")
+    return out
+
+
+class RunsTable(CursorList):
+    def show(self, rows: list[RunRow], now_ms: int) -> None:
+        width = self.scrollable_content_region.width or 80
+        self.set_rows([r.run_id for r in rows], [row_text(r, now_ms, width) for r in rows])
