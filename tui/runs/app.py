@@ -84,8 +84,8 @@ class HubApp(GoldfiveApp):
         return super().check_action(action, parameters)
 
     # -- life ------------------------------------------------------------------------------------
+    # Textual runs on_mount / on_unmount of every class in the MRO: GoldfiveApp's run too.
     def on_mount(self) -> None:
-        super().on_mount()
         self.install_screen(self.runs_screen, name="runs")
         self.push_screen("runs")
         self.run_worker(self._start_runs(), group="hub", exclusive=False)
@@ -104,7 +104,7 @@ class HubApp(GoldfiveApp):
             self.run_worker(self.poll(), group="hub-poll", exclusive=False)
 
     async def on_unmount(self) -> None:
-        await super().on_unmount()  # stops the opened run's source (never the run itself)
+        # GoldfiveApp's on_unmount stops the opened run's source (never the run itself).
         await self.runs.stop()
         if self.notify_cmd is not None:
             await self.notify_cmd.wait()

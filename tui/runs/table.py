@@ -16,27 +16,34 @@ from .model import RunRow
 __all__ = ["COLUMNS", "RunsTable", "header_text", "row_text"]
 
 #: (title, width); the task column (width 0) takes what is left.
-COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", 24), ("TASK", 0), ("AGE", 5), ("ORIGIN", 6))
+COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", -1), ("TASK", 0), ("AGE", 5), ("ORIGIN", 6))
+#: The needs-you column: this wide at 80 columns, and a third of every column past 80.
+_NEEDS_W = 29
 _BAR = 5
 _ORIGIN = {"connected": "conn."}
-_FIXED = sum(w for _, w in COLUMNS) + len(COLUMNS) - 1
+_FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1
 _MIN_TASK = 6
 _STATE_STYLE = {
     "RUNNING": "green", "PAUSED": "yellow", "PAUSING": "yellow", "COMPLETED": "blue",
     "ABORTED": "bold red", "DISCONNECTED": "yellow", "INTERRUPTED": "red", "PENDING": "dim",
 }  # fmt: skip
 _NEEDS_STYLE = {"approval": "bold yellow", "escalation": "bold magenta", "failed": "bold red", "paused": "yellow"}
-_NEEDS_MARK = {"approval": "⚠", "escalation": "⚑", "failed": "✖", "paused": "⏸"}
+#: Narrow in every terminal (no emoji presentation).
+_NEEDS_MARK = {"approval": "◆", "escalation": "▲", "failed": "✗", "paused": "‖"}
+
+
+def _needs_width(width: int) -> int:
+    return _NEEDS_W + max(0, (width - 80) // 3)
 
 
 def _task_width(width: int) -> int:
-    return max(_MIN_TASK, width - _FIXED)
+    return max(_MIN_TASK, width - _FIXED - _needs_width(width))
 
 
 def header_text(width: int) -> Text:
     out = Text(style="bold")
     for n, (title, w) in enumerate(COLUMNS):
-        w = w or _task_width(width)
+        w = _needs_width(width) if w < 0 else (w or _task_width(width))
         out.append(title.ljust(w)[:w])
         if n < len(COLUMNS) - 1:
             out.append(" ")
@@ -51,11 +58,14 @@ def _bar(done: int, total: int) -> Text:
     return text
 
 
-def needs_text(row: RunRow, now_ms: int, width: int = 24) -> Text:
+def needs_text(row: RunRow, now_ms: int, width: int = _NEEDS_W) -> Text:
     if not row.needs_kind:
         return Text(" " * width)
     age = f" {age_text(now_ms - row.needs_since_ms)}" if row.needs_since_ms and row.needs_kind != "failed" else ""
-    words = f"{_NEEDS_MARK.get(row.needs_kind, '!')} {row.needs_reason}"
+    reason = row.needs_reason
+    if row.needs_kind == "approval":  # "approve publish_deck": the column's title says who
+        reason = "approve " + reason.removeprefix("approval: ")
+    words = f"{_NEEDS_MARK.get(row.needs_kind, '!')} {reason}"
     return Text(clip(words, width - len(age)).ljust(width - len(age)) + age, style=_NEEDS_STYLE.get(row.needs_kind, "bold"))
 
 
@@ -68,7 +78,7 @@ def row_text(row: RunRow, now_ms: int, width: int) -> Text:
     out.append(" ")
     out.append_text(_bar(row.done, row.total))
     out.append(" ")
-    out.append_text(needs_text(row, now_ms))
+    out.append_text(needs_text(row, now_ms, _needs_width(width)))
     out.append(" ")
     task_w = _task_width(width)
     out.append(clip(row.current_task or ("" if row.live else row.goal), task_w).ljust(task_w), style="" if row.current_task else "dim")
