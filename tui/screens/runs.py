@@ -66,6 +66,8 @@ class RunsScreen(Screen[None]):
             self._paint()
 
     def _paint(self) -> None:
+        if not self.query(RunsTable):
+            return  # composing, or torn down while a poll was in flight
         needle = self.filter_text.lower()
         rows = sort_rows(self.snapshot.rows)
         if needle:

@@ -86,6 +86,8 @@ class WaitingScreen(Screen[None]):
             self._paint()
 
     def _paint(self) -> None:
+        if not self.query(WaitingList):
+            return  # composing, or torn down while a poll was in flight
         table = self.query_one(WaitingList)
         width = table.scrollable_content_region.width or 80
         rows = [item_row(w, self._now, width, read=w.key in self.read, new=w.key not in self.drawn) for w in self.items]
