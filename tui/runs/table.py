@@ -60,7 +60,7 @@ def _bar(done: int, total: int) -> Text:
 
 def needs_text(row: RunRow, now_ms: int, width: int = _NEEDS_W) -> Text:
     if not row.needs_kind:
-        return Text(" " * width)
+        return Text("·".ljust(width), style="dim")  # "·": a cell that starts with a space would merge
     age = f" {age_text(now_ms - row.needs_since_ms)}" if row.needs_since_ms and row.needs_kind != "failed" else ""
     reason = row.needs_reason
     if row.needs_kind == "approval":  # "approve publish_deck": the column's title says who
@@ -70,21 +70,21 @@ def needs_text(row: RunRow, now_ms: int, width: int = _NEEDS_W) -> Text:
 
 
 def row_text(row: RunRow, now_ms: int, width: int) -> Text:
+    # Each column's trailing space belongs to its own span: a span never starts with spaces
+    # (some SVG renderers drop them, which would shift the snapshot's columns).
     started = age_text(now_ms - row.started_ms) if row.started_ms else "-"
     out = Text(no_wrap=True, overflow="crop")
-    out.append(row.run_id[:8].ljust(8), style="bold")
-    out.append(" ")
-    out.append(row.state[:9].ljust(9), style=_STATE_STYLE.get(row.state, ""))
-    out.append(" ")
+    out.append(row.run_id[:8].ljust(8) + " ", style="bold")
+    out.append(row.state[:9].ljust(9) + " ", style=_STATE_STYLE.get(row.state, "") or "default")
     out.append_text(_bar(row.done, row.total))
     out.append(" ")
-    out.append_text(needs_text(row, now_ms, _needs_width(width)))
-    out.append(" ")
+    needs = needs_text(row, now_ms, _needs_width(width))
+    needs.append(" ")
+    out.append_text(needs)
     task_w = _task_width(width)
-    out.append(clip(row.current_task or ("" if row.live else row.goal), task_w).ljust(task_w), style="" if row.current_task else "dim")
-    out.append(" ")
-    out.append(started[:5].rjust(5), style="dim")
-    out.append(" ")
+    task = clip(row.current_task or ("·" if row.live else row.goal), task_w).ljust(task_w) + " "
+    out.append(task, style="dim" if not row.current_task else "not dim")
+    out.append(started[:5].ljust(5) + " ", style="dim")
     out.append(_ORIGIN.get(row.origin, row.origin)[:6].ljust(6), style="dim")
     return out
 

@@ -41,16 +41,13 @@ class WaitingList(CursorList):
 
 
 def item_row(item: WaitingItem, now_ms: int, width: int, *, read: bool, new: bool) -> Text:
+    # Trailing spaces belong to each column's span: a span never starts with spaces.
     out = Text(no_wrap=True, overflow="crop")
-    out.append("✓ " if read else ("+ " if new else "  "), style="green" if read else "cyan")
-    out.append((age_text(now_ms - item.since_ms) if item.since_ms else "-").rjust(6), style="dim")
-    out.append(" ")
-    out.append(item.run_id[:8].ljust(8), style="bold")
-    out.append(" ")
-    out.append(clip(item.task_id or "-", 12).ljust(12))
-    out.append(" ")
-    out.append(clip(item.what, 16).ljust(16), style=_KIND_STYLE.get(item.kind, ""))
-    out.append(" ")
+    out.append("✓ " if read else ("+ " if new else "· "), style="green" if read else "cyan")
+    out.append((age_text(now_ms - item.since_ms) if item.since_ms else "-").ljust(6) + " ", style="dim")
+    out.append(item.run_id[:8].ljust(8) + " ", style="bold")
+    out.append(clip(item.task_id or "-", 12).ljust(12) + " ", style="not dim")
+    out.append(clip(item.what, 16).ljust(16) + " ", style=_KIND_STYLE.get(item.kind, ""))
     rest = max(6, width - 48)
     out.append(clip(item.args_json or item.prompt, rest), style="dim")
     return out
@@ -71,7 +68,7 @@ class WaitingScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="waiting-title")
-        yield Static(Text("     AGE RUN      TASK         TOOL             ARGUMENTS", style="bold"), id="waiting-head")
+        yield Static(Text.assemble(("  ", "dim"), ("AGE    RUN      TASK         TOOL             ARGUMENTS", "bold")), id="waiting-head")
         yield WaitingList(id="waiting")
         yield Footer(compact=True)
 
