@@ -7,7 +7,11 @@ every row from rows already sorted and filtered.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import overload
+
 from rich.text import Text
+from textual.geometry import Size
 
 from ..format import age_text, clip
 from ..widgets.cursorlist import CursorList
@@ -89,7 +93,42 @@ def row_text(row: RunRow, now_ms: int, width: int) -> Text:
     return out
 
 
+class _LazyRows(Sequence[Text]):
+    """The table's rows, each built the first time it is drawn: a frame costs the visible
+    rows, not all of them (1,000 runs re-render like 10)."""
+
+    def __init__(self, rows: list[RunRow], now_ms: int, width: int) -> None:
+        self._rows, self._now, self._width = rows, now_ms, width
+        self._built: dict[int, Text] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Text: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Text]: ...
+
+    def __getitem__(self, index: int | slice) -> Text | list[Text]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self._rows)
+        text = self._built.get(index)
+        if text is None:
+            text = self._built[index] = row_text(self._rows[index], self._now, self._width)
+        return text
+
+
 class RunsTable(CursorList):
     def show(self, rows: list[RunRow], now_ms: int) -> None:
         width = self.scrollable_content_region.width or 80
-        self.set_rows([r.run_id for r in rows], [row_text(r, now_ms, width) for r in rows])
+        old = self.selected_key
+        keys = [r.run_id for r in rows]
+        self._keys, self._rows = keys, _LazyRows(rows, now_ms, width)  # type: ignore[assignment]
+        self.virtual_size = Size(width, len(rows))
+        self.cursor = keys.index(old) if old in keys else min(self.cursor, max(0, len(keys) - 1))
+        if self.selected_key != old:
+            self.post_message(self.Highlighted(self, self.selected_key or ""))
+        self.refresh()
