@@ -42,31 +42,32 @@ def rows(n: int, generation: int) -> list[RunRow]:
     return out
 
 
-async def measure(n: int) -> float:
+async def measure(n: int) -> tuple[float, float]:
     app = HubApp(ScriptedRuns({}), clock=lambda: NOW, poll_s=3600, cursor_blink=False, osc=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         screen = app.runs_screen
         table = screen.query_one(RunsTable)
-        times = []
+        wall, cpu = [], []
         for generation in range(WARMUP + PASSES):
             snap = Snapshot(rows(n, generation))
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             screen.show(snap, NOW + generation)
             for y in range(table.size.height):
                 table.render_line(y)
-            times.append(time.perf_counter() - t0)
+            wall.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
             await pilot.pause()
         assert len(screen.rows) == n
-        return statistics.median(times[WARMUP:]) * 1000
+        return statistics.median(wall[WARMUP:]) * 1000, statistics.median(cpu[WARMUP:]) * 1000
 
 
 async def main() -> None:
-    base = await measure(10)
-    big = await measure(1000)
-    print(f"runs screen re-render, median of {PASSES} passes after {WARMUP} warm-up, 120x40:")
-    print(f"  10 rows (baseline):  {base:7.2f} ms")
-    print(f"  1,000 rows:          {big:7.2f} ms   ({big / base:.1f}x the baseline; target <= 50 ms)")
+    (base, base_cpu), (big, big_cpu) = await measure(10), await measure(1000)
+    print(f"runs screen re-render, median of {PASSES} passes after {WARMUP} warm-up, 120x40 (wall / CPU time):")
+    print(f"  10 rows (baseline):  {base:7.2f} / {base_cpu:6.2f} ms")
+    print(f"  1,000 rows:          {big:7.2f} / {big_cpu:6.2f} ms   ({big / base:.1f}x / {big_cpu / base_cpu:.1f}x the baseline; target <= 50 ms)")
+    print("  (a frame draws only the visible rows: 10 vs 38 here; the rest of the 1,000 cost a sort)")
 
 
 if __name__ == "__main__":
