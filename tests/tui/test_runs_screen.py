@@ -198,3 +198,23 @@ async def test_jump_from_the_queue_opens_the_run() -> None:
         await pilot.pause()
         assert app.open_run_id == IDS["approval"]
         assert len(app.screen_stack) == 1
+
+
+async def test_help_on_the_runs_screen_and_in_a_run_lists_the_hub_keys() -> None:
+    from goldfive_tui.screens.help import HelpScreen
+
+    app = make_hub("approval")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for words in ("next run that needs you", "waiting for a person", "Filter the rows", "Down, up, first, last"):
+            assert words in text, words
+        await pilot.press("escape", "enter")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Open the next run that needs you" in text and "Everything waiting for a person" in text

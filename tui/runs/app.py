@@ -154,6 +154,11 @@ class HubApp(GoldfiveApp):
         if self.osc and not self.is_headless and self._driver is not None:
             self._driver.write(osc9(notice) + osc777(notice))
 
+    def action_bindings(self) -> list[Binding]:
+        """Help and the palette: the run's keys, then the hub's, then help and quit."""
+        base = super().action_bindings()
+        return base[:-2] + [b for b in HUB_KEYS if isinstance(b, Binding)] + base[-2:]
+
     # -- opening runs ----------------------------------------------------------------------------
     def open_run(self, run_id: str) -> None:
         """Show ``run_id`` in the run screen (swapping the source when it is another run)."""

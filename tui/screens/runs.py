@@ -137,4 +137,5 @@ class RunsScreen(Screen[None]):
         from .help import HelpScreen
 
         shown = [b for b in RUNS_KEYS if isinstance(b, Binding) and b.show]
-        self.app.push_screen(HelpScreen(shown, KEY_DISPLAY))
+        moves = Binding("j,k,g,G", "cursor", "Move", tooltip="Down, up, first, last (arrows, Home, End too)")
+        self.app.push_screen(HelpScreen([*shown[:-2], moves, *shown[-2:]], KEY_DISPLAY))
