@@ -226,7 +226,11 @@ class NotifyCommand:
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
-    async def aclose(self) -> None:
-        for task in list(self._tasks):
+    async def aclose(self, timeout: float = 5.0) -> None:
+        """Give the running commands ``timeout`` seconds to finish, then kill them."""
+        tasks = list(self._tasks)
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)

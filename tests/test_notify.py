@@ -121,3 +121,19 @@ async def test_serve_notify_cmd_runs_the_command_for_a_hosted_runs_approval(tmp_
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_attach_with_run_id_tells_the_command_only_of_news(tmp_path: Path) -> None:
+    from goldfive_tui.runs.launch import with_notices
+    from goldfive_tui.source import ScriptedSource
+
+    events = _story("approval")
+    approval_seq = next(ev.sequence for ev in events if ev.WhichOneof("payload") == "approval_requested")
+    for after, expected in ((approval_seq - 1, 1), (approval_seq, 0)):  # history up to `after` is old
+        out = tmp_path / f"after{after}.jsonl"
+        source = with_notices(ScriptedSource(events), f"cat >> {out}", after)
+        await source.start()
+        seen = [ev async for ev in source.events()]
+        await source.stop()  # waits for the commands
+        assert len(seen) == len(events)
+        assert (len(out.read_text().splitlines()) if out.exists() else 0) == expected

@@ -187,10 +187,12 @@ async def serve(
     ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
     person (goldfive.notify)."""
     host = RunHost(db_path if db_path is not None else default_db_path())
+    command = None
     if notify_cmd:
         from goldfive.notify import NoticeTracker, NotifyCommand
 
-        host.event_hooks.append(notice_hook(NoticeTracker(), NotifyCommand(notify_cmd)))
+        command = NotifyCommand(notify_cmd)
+        host.event_hooks.append(notice_hook(NoticeTracker(), command))
     problem = check_database(host.db_path) if host.db_path != ":memory:" else None
     if problem is not None:
         if not allow_damaged_db:
@@ -226,3 +228,5 @@ async def serve(
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
         # cancelled task's cleanup would be cut short at its first await.
         await asyncio.create_task(server.stop(1.0))
+        if command is not None:
+            await asyncio.create_task(command.aclose())

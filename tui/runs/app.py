@@ -107,7 +107,7 @@ class HubApp(GoldfiveApp):
         # GoldfiveApp's on_unmount stops the opened run's source (never the run itself).
         await self.runs.stop()
         if self.notify_cmd is not None:
-            await self.notify_cmd.wait()
+            await self.notify_cmd.aclose()
 
     async def poll(self) -> Snapshot:
         """Read every run now; repaint the runs screen and the queue; raise new notices."""

@@ -110,7 +110,7 @@ class _NoticingSource:
 
     async def stop(self) -> None:
         await self._inner.stop()
-        await self._command.wait()
+        await self._command.aclose()
 
 
 def with_notices(source: Any, notify_cmd: str | None, after_sequence: int = -1) -> Any:
