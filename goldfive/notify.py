@@ -211,6 +211,8 @@ class NotifyCommand:
             if proc.returncode is None:
                 proc.kill()
             raise
+        for _ in range(3):  # let the transport's closing callbacks run before anyone closes the loop
+            await asyncio.sleep(0)
         if proc.returncode:
             self.failures += 1
             why = err.decode(errors="replace").strip().splitlines()
