@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import subprocess
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
@@ -160,7 +161,7 @@ class NotifyCommand:
     hook must not stop the run or the UI. ``wait()`` waits for the commands started so far
     (tests, shutdown)."""
 
-    def __init__(self, command: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, command: str, *, timeout: float = 10.0) -> None:
         if not command.strip():
             raise ValueError("--notify-cmd needs a command")
         self.command = command
@@ -188,35 +189,27 @@ class NotifyCommand:
         self.sent += 1
 
     async def _run(self, payload: str) -> None:
+        # A thread, not asyncio's subprocess transports: a command still running when its
+        # loop closes must not leave a transport behind (each run is bounded by the timeout).
+        failure = await asyncio.to_thread(self._run_blocking, payload)
+        if failure is not None:
+            self.failures += 1
+            self._log_once(*failure)
+
+    def _run_blocking(self, payload: str) -> tuple[str, str] | None:
         try:
-            proc = await asyncio.create_subprocess_shell(
-                self.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
-            )
+            done = subprocess.run(
+                self.command, shell=True, input=payload.encode() + b"\n",
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=self.timeout, check=False,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return "timeout", f"notify command {self.command!r} took over {self.timeout:g}s and was killed"
         except OSError as exc:
-            self.failures += 1
-            self._log_once("start", f"notify command {self.command!r} could not start: {exc}")
-            return
-        try:
-            _, err = await asyncio.wait_for(proc.communicate(payload.encode() + b"\n"), self.timeout)
-        except asyncio.TimeoutError:
-            proc.kill()
-            await proc.wait()
-            self.failures += 1
-            self._log_once("timeout", f"notify command {self.command!r} took over {self.timeout:g}s and was killed")
-            return
-        except asyncio.CancelledError:
-            if proc.returncode is None:
-                proc.kill()
-            raise
-        for _ in range(3):  # let the transport's closing callbacks run before anyone closes the loop
-            await asyncio.sleep(0)
-        if proc.returncode:
-            self.failures += 1
-            why = err.decode(errors="replace").strip().splitlines()
-            self._log_once("exit", f"notify command {self.command!r} exited {proc.returncode}" + (f": {why[-1]}" if why else ""))
+            return "start", f"notify command {self.command!r} could not start: {exc}"
+        if done.returncode:
+            why = done.stderr.decode(errors="replace").strip().splitlines()
+            return "exit", f"notify command {self.command!r} exited {done.returncode}" + (f": {why[-1]}" if why else "")
+        return None
 
     def _log_once(self, key: str, message: str) -> None:
         if key not in self._logged:

@@ -143,7 +143,7 @@ async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opene
     runs.release(IDS["running"], [new_approval(IDS["running"], "send_mail", at_ms=app.wall_ms() - 94_000)])
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        await pilot.press("W")
+        await pilot.press("d")
         await pilot.pause()
         queue = app.screen
         assert isinstance(queue, WaitingScreen)
@@ -175,7 +175,7 @@ async def test_reject_from_the_queue_asks_a_reason_and_unread_items_open_first()
     app = make_hub(runs=runs)
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        await pilot.press("W")
+        await pilot.press("d")
         await pilot.pause()
         await pilot.press("x")  # unread: its detail opens instead
         await pilot.pause()
@@ -192,7 +192,7 @@ async def test_jump_from_the_queue_opens_the_run() -> None:
     app = make_hub("running", "approval")
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        await pilot.press("W")
+        await pilot.press("d")
         await pilot.pause()
         await pilot.press("o")
         await pilot.pause()
@@ -217,4 +217,4 @@ async def test_help_on_the_runs_screen_and_in_a_run_lists_the_hub_keys() -> None
         await pilot.press("question_mark")
         await pilot.pause()
         text = screen_text(app)
-        assert "Open the next run that needs you" in text and "Everything waiting for a person" in text
+        assert "Open the next run that needs you" in text and "Everything waiting for a person (decisions)" in text

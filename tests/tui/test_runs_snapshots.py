@@ -31,4 +31,4 @@ def test_runs_screen_120x30(snap_compare) -> None:  # type: ignore[no-untyped-de
 
 
 def test_waiting_queue(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert _snap(snap_compare, ("W",))
+    assert _snap(snap_compare, ("w",))

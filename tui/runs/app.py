@@ -39,7 +39,7 @@ def _wall_ms() -> int:
 #: Keys the hub adds to the run screen; they work from every screen.
 HUB_KEYS: list[BindingType] = [
     Binding("n", "next_needing", "Next needing you", show=False, tooltip="Open the next run that needs you", id="hub.next"),
-    Binding("W", "waiting", "Waiting", show=False, tooltip="Everything waiting for a person, every run, oldest first", id="hub.waiting"),
+    Binding("d", "waiting", "Decisions waiting", show=False, tooltip="Everything waiting for a person (decisions), every run, oldest first", id="hub.waiting"),
 ]  # fmt: skip
 
 

@@ -1,7 +1,7 @@
 """The runs screen (k9s-like): one row per run, what needs a person first.
 
 Enter opens the run in the usual screen (Esc there comes back here), ``n`` opens the next run
-that needs you, ``W`` (or ``w`` here) the waiting queue, ``/`` filters the rows. The app
+that needs you, ``w`` (``d`` from anywhere) the waiting queue, ``/`` filters the rows. The app
 (``HubApp``) feeds it a Snapshot at every poll through ``show``.
 """
 
@@ -23,7 +23,7 @@ __all__ = ["RUNS_KEYS", "RunsScreen"]
 RUNS_KEYS: list[BindingType] = [
     Binding("enter", "open", "Open", tooltip="Open the selected run in the usual screen (Esc there comes back)", id="runs.open"),
     Binding("n", "app.next_needing", "Next needing you", tooltip="Open the next run that needs you (from anywhere)", id="runs.next"),
-    Binding("w,W", "app.waiting", "Waiting", tooltip="Everything waiting for a person, every run, oldest first (W from anywhere)", id="runs.waiting"),
+    Binding("w,d", "app.waiting", "Waiting", tooltip="Everything waiting for a person, every run, oldest first (d from anywhere)", id="runs.waiting"),
     Binding("slash", "filter", "Filter", tooltip="Filter the rows by text (id, state, task, needs, goal); Esc clears", id="runs.filter"),
     Binding("question_mark", "help", "Help", tooltip="Show the keys", id="runs.help"),
     Binding("q", "app.quit", "Quit", tooltip="Quit; runs started in this process are cancelled after a confirmation", id="runs.quit"),
@@ -88,7 +88,7 @@ class RunsScreen(Screen[None]):
         out.append(f" · {len(rows)} runs · {sum(1 for r in rows if r.live)} live · ")
         out.append(f"{needing} need you", style="bold yellow" if needing else "dim")
         if waiting := len(self.snapshot.waiting):
-            out.append(f" · {waiting} waiting (W)", style="yellow")
+            out.append(f" · {waiting} waiting (w)", style="yellow")
         if self.filter_text:
             out.append(f" · filter: {self.filter_text} ({len(self.rows)} shown)", style="dim")
         if self.snapshot.problem:
