@@ -98,7 +98,7 @@ async def test_a_failing_command_is_logged_once_and_never_raised(caplog: pytest.
 
 
 async def test_serve_notify_cmd_runs_the_command_for_a_hosted_runs_approval(tmp_path: Path) -> None:
-    from goldfive.cli.remote import _demo_run
+    from goldfive.remote.launch import demo_run as _demo_run
     from goldfive.remote.server import RemoteServer, serve
 
     out = tmp_path / "notices.jsonl"

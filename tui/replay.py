@@ -36,6 +36,8 @@ SCRUB_CELLS = 24
 #: once (its first INDEX_STEP events) and is indexed in the background, INDEX_STEP at a time.
 INDEX_NOW = 50_000
 INDEX_STEP = 20_000
+#: How much of a long recording is folded before its first screen.
+FIRST_SCREEN = 2_000
 _CURSOR_ACTIONS = frozenset({"step", "jump", "play", "speed"})
 READ_ONLY = "Replay is read-only: {what} does nothing here (use ← → space + - home end)."
 
@@ -156,7 +158,7 @@ class ReplayApp(GoldfiveApp):
         self.total = len(recording.events)
         self.timeline = Timeline(recording.events, index_now=self.total <= INDEX_NOW)
         if not self.timeline.complete:
-            self.timeline.index(INDEX_STEP)
+            self.timeline.index(FIRST_SCREEN)
         self.play_rate = play_rate
         self.speed = 1.0
         #: Where the person asked to be: the end (None) is reached once indexing is done.

@@ -152,9 +152,10 @@ async def test_a_long_recording_opens_at_once_and_reaches_the_end_when_indexed(m
 
     monkeypatch.setattr(replay, "INDEX_NOW", 100)
     monkeypatch.setattr(replay, "INDEX_STEP", 60)
+    monkeypatch.setattr(replay, "FIRST_SCREEN", 30)
     events = _long_story(400)
     app = ReplayApp(Recording("long", "jsonl", "r", events), cursor_blink=False)
-    assert app.timeline.indexed == 60 and app.cursor == 60  # opened before indexing the rest
+    assert app.timeline.indexed == 30 and app.cursor == 30  # opened before indexing the rest
     assert "indexing" in app.status_text()
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(100):

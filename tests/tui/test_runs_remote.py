@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from goldfive.cli import FRONTENDS, main
-from goldfive.cli.remote import _demo_run
+from goldfive.remote.launch import demo_run as _demo_run
 from goldfive.control import AckResult
 from goldfive.remote.host import RunHost
 from goldfive.remote.server import start_server
@@ -30,6 +30,22 @@ async def _until(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-u
 
 
 async def test_remote_runs_list_wait_and_approve_against_a_real_server(tmp_path: Path) -> None:
+    await _list_wait_and_approve(tmp_path, list_waiting=True)
+
+
+async def test_remote_runs_fall_back_to_get_run_on_a_server_without_list_waiting(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import grpc
+
+    from goldfive.remote.service import RunsService
+
+    async def unimplemented(self, request, context):  # type: ignore[no-untyped-def]
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Method not implemented!")
+
+    monkeypatch.setattr(RunsService, "ListWaiting", unimplemented)  # a server older than the hub
+    await _list_wait_and_approve(tmp_path, list_waiting=False)
+
+
+async def _list_wait_and_approve(tmp_path: Path, *, list_waiting: bool) -> None:
     host = RunHost(str(tmp_path / "runs.sqlite"))
     gate = Gate()
     demo = host.start_run(_demo_run(40.0)[0], "build me a slide deck about Python", run_id="demo0001aaaa")
@@ -44,7 +60,7 @@ async def test_remote_runs_list_wait_and_approve_against_a_real_server(tmp_path:
 
         await _until(waiting)
         snap = await runs.poll()
-        assert runs.has_list_waiting is False  # today's server: the GetRun fallback
+        assert runs.has_list_waiting is list_waiting
         (item,) = snap.waiting
         assert (item.run_id, item.kind, item.tool_name) == (demo.run_id, "approval", "publish_deck")
         rows = {r.run_id: r for r in snap.rows}

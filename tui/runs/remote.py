@@ -12,8 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import grpc
-
 from goldfive.control import ControlAck
 from goldfive.errors import RemoteError
 from goldfive.pb.goldfive.v1 import service_pb2
@@ -125,15 +123,13 @@ class RemoteRuns:
     async def _waiting(self, client: RemoteClient, summaries: list[service_pb2.RunSummary], goals: dict[str, str]) -> list[WaitingItem]:
         if self.has_list_waiting is not False:
             try:
-                resp = await client._stub.ListWaiting(  # no client method yet: the hub adds ListWaiting
-                    service_pb2.ListWaitingRequest(), metadata=client._metadata, timeout=5.0
-                )
+                found = await client.list_waiting(timeout=5.0)
                 self.has_list_waiting = True
-                return [_item_from_pb(w, goals.get(w.run_id, "")) for w in resp.items]
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() != grpc.StatusCode.UNIMPLEMENTED:
-                    raise RemoteError(exc.code().name, exc.details() or "") from None
-                self.has_list_waiting = False
+                return [_item_from_pb(w, goals.get(w.run_id, "")) for w in found]
+            except RemoteError as exc:
+                if exc.code != "UNIMPLEMENTED":
+                    raise
+                self.has_list_waiting = False  # a server older than the hub: GetRun each live run
         items: list[WaitingItem] = []
         for s in summaries:
             if s.state not in LIVE_STATES:
