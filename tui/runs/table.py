@@ -24,7 +24,7 @@ COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", -1), ("TASK
 #: The needs-you column: this wide at 80 columns, and a third of every column past 80.
 _NEEDS_W = 29
 _BAR = 5
-_ORIGIN = {"connected": "conn."}
+_ORIGIN = {"connected": "conn.", "recorded": "rec."}
 _FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1
 _MIN_TASK = 6
 _STATE_STYLE = {
