@@ -329,3 +329,35 @@ async def test_cancel_while_an_approval_waits_withdraws_it() -> None:
     assert not out.success and ran == []
     assert h.runner.session.pending_approvals == {}
     assert any("withdrawn" in r.detail for r in h.of("approval_rejected"))
+
+
+# -- the parallel executor: concurrent tasks never share one SDK conversation -------------------
+async def test_concurrent_tasks_each_hold_their_own_sdk_session_so_conversations_never_interleave() -> None:
+    from goldfive.executors.parallel import ParallelDAGExecutor
+    from goldfive.planners.static import StaticPlanner
+    from goldfive.types import Plan, Task, TaskEdge
+
+    y_done = asyncio.Event()
+
+    async def respond(call: Any) -> list[Any]:
+        task = user_texts(call)[-1].rsplit("Do the current task (", 1)[1][0]
+        if task == "x" and not outputs(call):
+            return [function_call("lookup", {"key": "x"}, call_id="lx")]
+        if task == "x":  # x's second turn waits until y ran start to end
+            await y_done.wait()
+        if task == "y":
+            y_done.set()
+        return [assistant_message(f"{task} done")]
+
+    model = model_of(*[ModelStep.respond(respond) for _ in range(4)])
+    agent = Agent(name="worker", model=model, tools=[lookup])
+    plan = Plan(tasks=[Task("x", "X"), Task("y", "Y"), Task("z", "Z")], edges=[TaskEdge("x", "z"), TaskEdge("y", "z")])
+    h = Harness(agent=agent, executor=ParallelDAGExecutor(max_concurrency=2), planner=StaticPlanner(plan))
+    h.start()
+    out = await h.finish()
+    assert out.success, out.reason
+    z_call = model.calls[-1]
+    asked = [t.rsplit("Do the current task (", 1)[1][0] for t in user_texts(z_call)]
+    # z continues one earlier conversation whole (x's, with its tool call), not a mix of x and y
+    assert asked == ["x", "z"]
+    assert list(outputs(z_call)) == ["lx"]
