@@ -17,7 +17,7 @@ from agents.testing import ModelStep, ScriptedModel, assistant_message, function
 from goldfive.adapters import common
 from goldfive.adapters.frameworks import adapter_for
 from goldfive.adapters.openai_agents import OpenAIAgentsAdapter
-from goldfive.adapters.openai_agents.turn import EDITED_NOTE
+from goldfive.adapters.openai_agents.bridge import EDITED_NOTE
 from goldfive.control import ControlKind
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.pb.goldfive.v1 import types_pb2

@@ -27,9 +27,10 @@ from agents.run_config import DEFAULT_MAX_TURNS
 from agents.run_state import RunState
 
 from goldfive.adapters.common import ToolDecision, ask_tool_approval, task_input, to_text
+from goldfive.adapters.openai_agents import bridge
 from goldfive.adapters.openai_agents.turn import FRAMEWORK, RecordingHooks, Turn, call_args, call_id_of
 from goldfive.results import InvocationResult
-from goldfive.run.context import context_of
+from goldfive.run.context import RunContext, context_of
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 __all__ = ["FRAMEWORK", "OpenAIAgentsAdapter", "SessionFactory"]
@@ -73,6 +74,11 @@ class OpenAIAgentsAdapter:
         self.max_turns = max_turns
         self.session_factory = session_factory
         self.name = name or agent.name
+        self._hooks = RecordingHooks()
+        # Built once and shared by every task (cloning an Agent costs more than a model call
+        # of the SDK's test model); rebuilt when the user's agent or run_config changed.
+        self._clone: tuple[tuple[int, ...], Agent[Any]] | None = None
+        self._config: tuple[int, RunConfig] | None = None
 
     @property
     def available_agents(self) -> list[str]:
@@ -81,14 +87,12 @@ class OpenAIAgentsAdapter:
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         ctx = context_of(session)
         turn = Turn(ctx, session, task)
-        agent = turn.agent(self.agent, ctx.tools_for(task.id))
-        options: dict[str, Any] = {
-            "hooks": RecordingHooks(turn),
-            "run_config": turn.run_config(self.run_config),
-        }
+        agent = self._agent(ctx, task)
+        options: dict[str, Any] = {"hooks": self._hooks, "run_config": self._run_config()}
         memory = self._take_memory(session)
         if memory is not None:
             options["session"] = memory
+        token = turn.enter()
         try:
             result = await Runner.run(agent, task_input(session, task), context=self.context, max_turns=self.max_turns, **options)
             while result.interruptions:
@@ -102,9 +106,24 @@ class OpenAIAgentsAdapter:
         except AgentsException as exc:
             return InvocationResult(task.id, stop_reason="framework_error", error=f"{type(exc).__name__}: {exc}")
         finally:
+            turn.leave(token)
             if memory is not None:
                 self._give_back(session, memory)
         return _outcome(turn, result)
+
+    def _agent(self, ctx: RunContext, task: Task) -> Agent[Any]:
+        """The clone of the user's agent with the reporting tools, rebuilt only when the user's
+        agent changed (its attributes or its tools) or the run offers other tools."""
+        user = self.agent
+        key = (id(ctx), *(id(v) for v in vars(user).values()), *(id(t) for t in user.tools))
+        if self._clone is None or self._clone[0] != key:
+            self._clone = (key, bridge.clone_agent(user, ctx.tools_for(task.id)))
+        return self._clone[1]
+
+    def _run_config(self) -> RunConfig:
+        if self._config is None or self._config[0] != id(self.run_config):
+            self._config = (id(self.run_config), bridge.run_config(self.run_config))
+        return self._config[1]
 
     # -- approvals -------------------------------------------------------------------------
     async def _decide(self, turn: Turn, agent: Agent[Any], state: RunState[Any], items: list[ToolApprovalItem]) -> None:
@@ -118,7 +137,7 @@ class OpenAIAgentsAdapter:
             elif decision.arguments is None or decision.arguments == args:
                 state.approve(item)
                 continue
-            elif item.agent is agent and turn.can_run_edited(agent, name):
+            elif item.agent is agent and any(t.name == name and bridge.always_asks(t) for t in agent.tools if hasattr(t, "name")):
                 turn.edited[call_id] = decision.arguments
                 state.approve(item)
                 continue
