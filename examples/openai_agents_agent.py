@@ -5,7 +5,7 @@
 
 ``agent`` is a plain ``agents.Agent``; goldfive picks its adapter. ``publish_notes`` needs
 approval (``function_tool(needs_approval=True)``): the run stops at the call until you press
-``a`` (approve) or ``r`` (reject, with a reason the model reads) in the approvals pane. Swap
+``a`` (approve) or ``x`` (reject, with a reason the model reads) in the approvals pane. Swap
 ``OfflineModel()`` for a real model name (``model="gpt-4.1"``) to use OpenAI.
 """
 
