@@ -361,3 +361,66 @@ async def test_concurrent_tasks_each_hold_their_own_sdk_session_so_conversations
     # z continues one earlier conversation whole (x's, with its tool call), not a mix of x and y
     assert asked == ["x", "z"]
     assert list(outputs(z_call)) == ["lx"]
+
+
+# -- the user's own SDK settings and the SDK's own errors ---------------------------------------
+async def test_the_users_input_filter_still_runs_after_goldfive_put_the_injected_messages_in() -> None:
+    from agents import RunConfig
+    from agents.run_config import CallModelData, ModelInputData
+
+    seen: list[int] = []
+
+    def users_filter(data: CallModelData[Any]) -> ModelInputData:
+        seen.append(len(data.model_data.input))
+        return ModelInputData(input=[*data.model_data.input, {"role": "user", "content": "from the user's filter"}], instructions=data.model_data.instructions)
+
+    model = model_of([assistant_message("ok")])
+    agent = Agent(name="worker", model=model)
+    adapter = OpenAIAgentsAdapter(agent, run_config=RunConfig(tracing_disabled=True, call_model_input_filter=users_filter))
+    h = Harness(agent=adapter, executor=SequentialExecutor(), planner=static("t1"))
+    h.start()
+    assert (await h.finish()).success
+    assert seen == [1] and user_texts(model.calls[0])[-1] == "from the user's filter"
+
+
+async def test_an_sdk_error_fails_the_task_with_its_name_and_message() -> None:
+    model = model_of([function_call("no_such_tool", {}, call_id="n1")])
+    h, _ = rig(model)
+    h.start()
+    out = await h.finish()
+    assert not out.success and h.statuses()["t1"] == TaskStatus.FAILED
+    assert "ModelBehaviorError" in out.reason and "no_such_tool" in out.reason
+
+
+def test_the_adapter_refuses_what_is_not_an_sdk_agent_and_a_zero_turn_limit() -> None:
+    with pytest.raises(TypeError, match="agents.Agent"):
+        OpenAIAgentsAdapter(object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_turns"):
+        OpenAIAgentsAdapter(Agent(name="a"), max_turns=0)
+
+
+async def test_two_concurrent_tasks_whose_models_reuse_a_call_id_are_asked_under_distinct_ids() -> None:
+    from goldfive.executors.parallel import ParallelDAGExecutor
+    from goldfive.planners.static import StaticPlanner
+    from goldfive.types import Plan, Task
+
+    async def respond(call: Any) -> list[Any]:
+        if outputs(call):
+            return [assistant_message("deployed")]
+        task = user_texts(call)[-1].rsplit("Do the current task (", 1)[1][0]
+        return [function_call("deploy", {"target": task}, call_id="c1")]
+
+    model = model_of(*[ModelStep.respond(respond) for _ in range(4)])
+    agent = Agent(name="worker", model=model, tools=[deploy])
+    plan = Plan(tasks=[Task("x", "X"), Task("y", "Y")], edges=[])
+    h = Harness(agent=agent, executor=ParallelDAGExecutor(max_concurrency=2), planner=StaticPlanner(plan))
+    h.start()
+    first = await h.wait_event("approval_requested")
+    second = await h.wait_event("approval_requested", lambda p: p.target_id != first.approval_requested.target_id)
+    targets = {first.approval_requested.target_id, second.approval_requested.target_id}
+    assert "c1" in targets and targets - {"c1"} <= {"c1@x", "c1@y"}
+    for target in sorted(targets):
+        assert ack_ok(await h.control(ControlKind.APPROVE, target_id=target))
+    out = await h.finish()
+    assert out.success, out.reason
+    assert sorted(ran) == ["x", "y"]
