@@ -110,8 +110,12 @@ async def test_three_tasks_complete_each_seeing_the_earlier_results_and_the_agen
     assert h.runner.session.completed_results == {"a": "facts: A", "b": "draft: B", "c": "final: C"}
     second = model.calls[1]
     assert "- a: facts: A" in user_texts(second)[-1] and "Do the current task (b)" in user_texts(second)[-1]
-    # one SDK session per goldfive run: task c's run sees the conversation of a and b
-    assert [t for t in user_texts(model.calls[2]) if "Do the current task" in t][:2] == user_texts(model.calls[1])[:2]
+    # one SDK session per goldfive run: task c's run sees the conversation of a and b, their
+    # inputs cut to the task line (c's own input has the goals, plan and results as they are now)
+    third = model.calls[2].input
+    assert user_texts(model.calls[2])[:2] == ["Earlier task (a): A", "Earlier task (b): B"]
+    assert len(third) == 5  # a's input and answer, b's input and answer, c's input
+    assert "- b: draft: B" in user_texts(model.calls[2])[2]
     offered = {t.name for t in model.calls[0].tools}
     assert {"lookup", "report_task_completed", "report_task_progress", "report_awaiting_approval"} <= offered
     assert agent.tools is tools_before and [t.name for t in agent.tools] == ["lookup"]
@@ -357,7 +361,7 @@ async def test_concurrent_tasks_each_hold_their_own_sdk_session_so_conversations
     out = await h.finish()
     assert out.success, out.reason
     z_call = model.calls[-1]
-    asked = [t.rsplit("Do the current task (", 1)[1][0] for t in user_texts(z_call)]
+    asked = [t.rsplit("task (", 1)[1][0] for t in user_texts(z_call)]
     # z continues one earlier conversation whole (x's, with its tool call), not a mix of x and y
     assert asked == ["x", "z"]
     assert list(outputs(z_call)) == ["lx"]

@@ -92,9 +92,10 @@ class OpenAIAgentsAdapter:
         memory = self._take_memory(session)
         if memory is not None:
             options["session"] = memory
+        turn.input_text = task_input(session, task)
         token = turn.enter()
         try:
-            result = await Runner.run(agent, task_input(session, task), context=self.context, max_turns=self.max_turns, **options)
+            result = await Runner.run(agent, turn.input_text, context=self.context, max_turns=self.max_turns, **options)
             while result.interruptions:
                 state = result.to_state()
                 await self._decide(turn, agent, state, list(result.interruptions))

@@ -21,6 +21,8 @@ from goldfive.run.context import RunContext, read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 FRAMEWORK = "openai_agents"
+#: The line ``task_input`` ends with: "Do the current task (ID): TITLE".
+TASK_LINE = "\n\nDo the current task "
 
 _TURN: ContextVar[Turn | None] = ContextVar("goldfive_openai_agents_turn", default=None)
 
@@ -47,6 +49,8 @@ class Turn:
         self.tool_errors: dict[str, str] = {}
         #: What report_task_completed / report_task_failed said.
         self.reported = ""
+        #: This task's input (``task_input``): the only one the model sees whole.
+        self.input_text = ""
 
     def enter(self) -> Any:
         """Make this the turn of the current asyncio task; returns the token for ``leave``."""
@@ -64,16 +68,16 @@ class Turn:
 
     async def with_injected(self, data: ModelInputData) -> ModelInputData:
         """The model input with every message injected into this task so far, each where it
-        was first given (the SDK rebuilds the input for each call without them)."""
+        was first given (the SDK rebuilds the input for each call without them), and the inputs
+        of earlier tasks in the SDK session cut to their task line (each repeated the goals,
+        the whole plan and the results, which this task's input says as they are now)."""
         given = len(data.input)
         for text in await read_injected(self.session, self.task.id):
             self.injected.append((given, {"role": "user", "content": text}))
-        if not self.injected:
-            return data
         items: list[Any] = []
         pending = iter(self.injected)
         nxt = next(pending, None)
-        for index, item in enumerate(data.input):
+        for index, item in enumerate(self._shortened(data.input)):
             while nxt is not None and nxt[0] <= index:
                 items.append(nxt[1])
                 nxt = next(pending, None)
@@ -82,6 +86,14 @@ class Turn:
             items.append(nxt[1])
             nxt = next(pending, None)
         return ModelInputData(input=items, instructions=data.instructions)
+
+    def _shortened(self, items: list[Any]) -> list[Any]:
+        out = list(items)
+        for i, item in enumerate(out):
+            content = item.get("content") if isinstance(item, dict) and item.get("role") == "user" else None
+            if isinstance(content, str) and TASK_LINE in content and content != self.input_text:
+                out[i] = {**item, "content": "Earlier task " + content.rsplit(TASK_LINE, 1)[1]}
+        return out
 
     async def tool_raised(self, args: ToolErrorFormatterArgs[Any]) -> None:
         error = f"{type(args.error).__name__}: {args.error}" if args.error is not None else "raised"
