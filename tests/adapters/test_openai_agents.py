@@ -115,6 +115,9 @@ async def test_three_tasks_complete_each_seeing_the_earlier_results_and_the_agen
     third = model.calls[2].input
     assert user_texts(model.calls[2])[:2] == ["Earlier task (a): A", "Earlier task (b): B"]
     assert len(third) == 5  # a's input and answer, b's input and answer, c's input
+    [memory] = h.runner.session.state["goldfive.openai_agents.sessions"]
+    kept = [i["content"] for i in await memory.get_items() if i.get("role") == "user"]
+    assert kept == ["Do the current task (a): A", "Do the current task (b): B", "Do the current task (c): C"]
     assert "- b: draft: B" in user_texts(model.calls[2])[2]
     offered = {t.name for t in model.calls[0].tools}
     assert {"lookup", "report_task_completed", "report_task_progress", "report_awaiting_approval"} <= offered

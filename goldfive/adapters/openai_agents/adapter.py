@@ -1,7 +1,8 @@
 """OpenAIAgentsAdapter: runs a goldfive task as one ``Runner.run`` of an OpenAI Agents SDK agent.
 
-The run's input is ``task_input`` (goals, plan, completed results, the task); its final output is
-the task's result. The agent runs as a clone carrying the eight reporting tools (the user's object
+The model sees ``task_input`` (goals, plan, completed results, the task); the SDK run itself is
+given only the task's line (so its session keeps that), expanded by the input filter before
+each model call. The run's final output is the task's result. The agent runs as a clone carrying the eight reporting tools (the user's object
 is never changed). A tool the SDK says needs approval interrupts the run (``result.interruptions``);
 each call is asked of the person under its own call id, then ``RunState.approve`` / ``reject`` (with
 the person's reason as the text the model reads) and the run resumes from its state. Messages
@@ -28,7 +29,7 @@ from agents.run_state import RunState
 
 from goldfive.adapters.common import ToolDecision, ask_tool_approval, task_input, to_text
 from goldfive.adapters.openai_agents import bridge
-from goldfive.adapters.openai_agents.turn import FRAMEWORK, RecordingHooks, Turn, call_args, call_id_of
+from goldfive.adapters.openai_agents.turn import FRAMEWORK, TASK_LINE, RecordingHooks, Turn, call_args, call_id_of
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext, context_of
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
@@ -93,9 +94,10 @@ class OpenAIAgentsAdapter:
         if memory is not None:
             options["session"] = memory
         turn.input_text = task_input(session, task)
+        turn.task_line = turn.input_text[turn.input_text.rindex(TASK_LINE):]
         token = turn.enter()
         try:
-            result = await Runner.run(agent, turn.input_text, context=self.context, max_turns=self.max_turns, **options)
+            result = await Runner.run(agent, turn.task_line, context=self.context, max_turns=self.max_turns, **options)
             while result.interruptions:
                 state = result.to_state()
                 await self._decide(turn, agent, state, list(result.interruptions))

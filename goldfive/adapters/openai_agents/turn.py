@@ -21,8 +21,8 @@ from goldfive.run.context import RunContext, read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 FRAMEWORK = "openai_agents"
-#: The line ``task_input`` ends with: "Do the current task (ID): TITLE".
-TASK_LINE = "\n\nDo the current task "
+#: The start of the last line of ``task_input``: "Do the current task (ID): TITLE".
+TASK_LINE = "Do the current task "
 
 _TURN: ContextVar[Turn | None] = ContextVar("goldfive_openai_agents_turn", default=None)
 
@@ -49,8 +49,10 @@ class Turn:
         self.tool_errors: dict[str, str] = {}
         #: What report_task_completed / report_task_failed said.
         self.reported = ""
-        #: This task's input (``task_input``): the only one the model sees whole.
+        #: This task's input (``task_input``: goals, plan, results, the task) ...
         self.input_text = ""
+        #: ... and the line the SDK run is given (and its session keeps) in its place.
+        self.task_line = ""
 
     def enter(self) -> Any:
         """Make this the turn of the current asyncio task; returns the token for ``leave``."""
@@ -68,9 +70,10 @@ class Turn:
 
     async def with_injected(self, data: ModelInputData) -> ModelInputData:
         """The model input with every message injected into this task so far, each where it
-        was first given (the SDK rebuilds the input for each call without them), and the inputs
-        of earlier tasks in the SDK session cut to their task line (each repeated the goals,
-        the whole plan and the results, which this task's input says as they are now)."""
+        was first given (the SDK rebuilds the input for each call without them), and this
+        task's line expanded to its whole input. The SDK session keeps only the task lines, so
+        the model sees the goals, plan and results once, as they are now, and a long run's
+        session does not repeat them for every task."""
         given = len(data.input)
         for text in await read_injected(self.session, self.task.id):
             self.injected.append((given, {"role": "user", "content": text}))
@@ -91,8 +94,12 @@ class Turn:
         out = list(items)
         for i, item in enumerate(out):
             content = item.get("content") if isinstance(item, dict) and item.get("role") == "user" else None
-            if isinstance(content, str) and TASK_LINE in content and content != self.input_text:
-                out[i] = {**item, "content": "Earlier task " + content.rsplit(TASK_LINE, 1)[1]}
+            if not isinstance(content, str) or not content.startswith(TASK_LINE):
+                continue
+            if content == self.task_line:
+                out[i] = {**item, "content": self.input_text}
+            else:
+                out[i] = {**item, "content": "Earlier task " + content[len(TASK_LINE):]}
         return out
 
     async def tool_raised(self, args: ToolErrorFormatterArgs[Any]) -> None:
