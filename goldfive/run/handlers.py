@@ -15,7 +15,7 @@ from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage,
 from goldfive.inbox import InjectedMessage
 from goldfive.approvals.arguments import arguments_problem
 from goldfive.run.approvals import desk_of, resolve_approval
-from goldfive.run.approval_rules import author_of, rule_from_always
+from goldfive.run.approval_rules import RULES_VERB, author_of, rule_from_always, rules_control
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, TaskStatus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -286,10 +286,13 @@ HANDLERS: dict[ControlKind, Handler] = {
     ControlKind.GOLDFIVE_PAUSE_ESCALATE: _escalate,
 }
 
+#: Custom verbs (spec 7.a) goldfive itself answers.
+CUSTOM_HANDLERS: dict[str, Handler] = {RULES_VERB: rules_control}
+
 
 async def decide(ctx: RunContext, msg: ControlMessage, *, mid_task: bool = False) -> ControlOutcome:
     """The ack for ``msg`` and the effect to apply after it. Unknown kinds: UNSUPPORTED."""
-    handler = HANDLERS.get(msg.kind) if isinstance(msg.kind, ControlKind) else None
+    handler = HANDLERS.get(msg.kind) if isinstance(msg.kind, ControlKind) else CUSTOM_HANDLERS.get(msg.kind)
     if handler is None:
         return unsupported(msg)
     return await handler(ctx, msg, mid_task)
