@@ -103,8 +103,9 @@ def when_text(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def format_entry(e: LedgerEntry) -> str:
-    """One line: when, outcome, what, who and through which client, then the arguments."""
+def format_entry(e: LedgerEntry, *, sep: str = "  ") -> str:
+    """One line: when, outcome, what, who and through which client, then the arguments
+    (``sep="\n    "`` puts the reason and the arguments on lines of their own)."""
     what = e.tool_name or e.target_id
     who = e.author or "?"
     if e.client:
@@ -114,14 +115,14 @@ def format_entry(e: LedgerEntry) -> str:
         line += f"  {rule_text(e.rule_id, e.rule_author, e.rule_made_at_ms)}"
     else:
         line += f"  by {who}"
-    if e.reason:
-        line += f"  reason: {e.reason}"
+    if e.reason and e.outcome != Outcome.APPROVED_BY_RULE:
+        line += f"{sep}reason: {e.reason}"
     if e.edited:
-        line += f"  asked {_compact(e.requested_args)} -> ran {_compact(e.ran_args)}"
+        line += f"{sep}asked {_compact(e.requested_args)} -> ran {_compact(e.ran_args)}"
     elif e.ran_args is not None:
-        line += f"  ran {_compact(e.ran_args)}"
+        line += f"{sep}ran {_compact(e.ran_args)}"
     elif e.requested_args is not None:
-        line += f"  asked {_compact(e.requested_args)} (did not run)"
+        line += f"{sep}asked {_compact(e.requested_args)} (did not run)"
     return line
 
 
