@@ -21,8 +21,8 @@ KEYS: list[BindingType] = [
     Binding("w", "rewind", "Rewind", show=False, tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
     Binding("a", "approve", "Approve", tooltip="Approve the selected pending approval (APPROVE)", id="approve"),
     Binding("x", "reject", "Reject", tooltip="Reject the selected approval, with an optional reason (REJECT)", id="reject"),
-    Binding("e", "edit_approval", "Edit+approve", show=False, tooltip="Edit the selected tool call's arguments (JSON), ctrl+s approves the edited call", id="edit_approval"),
-    Binding("l", "ledger", "Ledger", show=False, tooltip="The run's approvals ledger: every decision, who, via which client, what ran", id="ledger"),
+    Binding("e", "edit_approval", "Edit+approve", show=False, tooltip="Edit the selected call's arguments, then approve (ctrl+s)", id="edit_approval"),
+    Binding("l", "ledger", "Ledger", show=False, tooltip="The approvals ledger: who decided what, via which client", id="ledger"),
     Binding("i", "inject", "Inject", show=False, tooltip="Inject a message into the running turn (INJECT_MESSAGE)", id="inject"),
     Binding("c", "cancel_run", "Cancel", tooltip="Cancel the run, after a confirmation (CANCEL)", id="cancel"),
     # The log's border says "/ filter"; y is in help.
