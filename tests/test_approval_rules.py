@@ -127,3 +127,25 @@ def test_arguments_problem_names_the_argument() -> None:
     assert arguments_problem(schema, {"n": 1, "z": 0}) == "unknown argument 'z' (the tool takes: n, s)"
     assert arguments_problem(schema, {"s": "x"}) == "argument 'n' is required"
     assert arguments_problem(None, {"anything": 1}) == "" and "JSON object" in arguments_problem(None, "x")
+
+
+VALUES = st.sampled_from([1, 1.0, True, "1", "a", None, 0, "src/x", 3.5])
+MATCHER = st.one_of(
+    st.builds(lambda v: Matcher("exact", v), VALUES),
+    st.builds(lambda d: Matcher("path_under", d), st.sampled_from(["src", ".", "/etc"])),
+    st.builds(lambda lo: Matcher("range", low=lo, high=lo + 2), st.integers(-2, 2)),
+    st.just(Matcher("any")),
+)
+RULES = st.lists(st.builds(lambda t, m: Rule(t, m), st.sampled_from(["a", "b"]),
+                           st.dictionaries(st.sampled_from(["x", "y"]), MATCHER, max_size=2)), max_size=12)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(RULES, st.sampled_from(["a", "b"]), st.dictionaries(st.sampled_from(["x", "y", "z"]), VALUES, max_size=3))
+def test_the_indexed_book_approves_exactly_when_some_rule_does(rules: list[Rule], tool: str, args: dict[str, Any]) -> None:
+    book = RuleBook(rules=rules)
+    found = book.match(tool, args)
+    naive = [r for r in book.rules() if r.matches(tool, args)]
+    assert (found is not None) == bool(naive)
+    if found is not None:
+        assert found.matches(tool, args) and found.id == naive[0].id  # the earliest-added one

@@ -136,18 +136,27 @@ class Rule:
     #: "run" (this run only), "machine" (saved, every run on this machine) or "hub".
     scope: str = "run"
 
+    def __post_init__(self) -> None:
+        # Cheap matchers first, so a call outside the rule is turned away early.
+        order = sorted(self.matchers.items(), key=lambda kv: (_COST[kv[1].kind], kv[0]))
+        object.__setattr__(self, "_order", tuple(order))
+
     def matches(self, tool: str, args: Mapping[str, Any]) -> bool:
         if tool != self.tool:
             return False
         matchers = self.matchers
         if not matchers:
             return True
-        for name, value in args.items():
-            m = matchers.get(name)
-            if m is None or not m.matches(value):
-                return False
-        # A matcher for an argument the call left out holds only when it allows anything.
-        return all(name in args or m.kind is MatchKind.ANY for name, m in matchers.items())
+        for name in args:
+            if name not in matchers:
+                return False  # an argument the rule does not name: outside it
+        for name, m in self.__dict__["_order"]:
+            if name in args:
+                if not m.matches(args[name]):
+                    return False
+            elif m.kind is not MatchKind.ANY:
+                return False  # left out: only a matcher allowing anything holds
+        return True
 
     def describe(self) -> str:
         if not self.matchers:
@@ -193,22 +202,94 @@ class Rule:
         )
 
 
+_COST = {MatchKind.ANY: 0, MatchKind.EXACT: 1, MatchKind.RANGE: 2, MatchKind.GLOB: 3, MatchKind.PATH_UNDER: 4}
+
+
+def _exact_key(value: Any) -> tuple[str, Any] | None:
+    """The index key of an exact value (its type is part of it: 1, 1.0 and True differ)."""
+    try:
+        hash(value)
+    except TypeError:
+        return None
+    return type(value).__name__, value
+
+
+class _ToolRules:
+    """One tool's rules: those with an exact matcher indexed by that argument's value, so a
+    call is tried only against the rules its exact values select, then the unindexed rest."""
+
+    def __init__(self) -> None:
+        self.keyed: dict[str, dict[tuple[str, Any], list[tuple[int, Rule]]]] = {}
+        self.rest: list[tuple[int, Rule]] = []
+
+    def add(self, seq: int, rule: Rule) -> None:
+        for name, m in sorted(rule.matchers.items()):
+            key = _exact_key(m.value) if m.kind is MatchKind.EXACT else None
+            if key is not None:
+                self.keyed.setdefault(name, {}).setdefault(key, []).append((seq, rule))
+                return
+        self.rest.append((seq, rule))
+
+    def remove(self, rule_id: str) -> Rule | None:
+        for groups in self.keyed.values():
+            for key, rules in list(groups.items()):
+                for i, (_, r) in enumerate(rules):
+                    if r.id == rule_id:
+                        del rules[i]
+                        if not rules:
+                            del groups[key]
+                        return r
+        for i, (_, r) in enumerate(self.rest):
+            if r.id == rule_id:
+                del self.rest[i]
+                return r
+        return None
+
+    def all(self) -> list[Rule]:
+        out = [r for g in self.keyed.values() for rules in g.values() for _, r in rules]
+        return out + [r for _, r in self.rest]
+
+    def __len__(self) -> int:
+        return len(self.all())
+
+    def match(self, tool: str, args: Mapping[str, Any]) -> Rule | None:
+        best: tuple[int, Rule] | None = None
+        for name, groups in self.keyed.items():
+            if name not in args:
+                continue
+            key = _exact_key(args[name])
+            for seq, rule in groups.get(key, ()) if key is not None else ():
+                if (best is None or seq < best[0]) and rule.matches(tool, args):
+                    best = (seq, rule)
+                    break
+        for seq, rule in self.rest:
+            if best is not None and seq > best[0]:
+                break
+            if rule.matches(tool, args):
+                best = (seq, rule)
+                break
+        return best[1] if best is not None else None
+
+
 class RuleBook:
-    """The rules of one scope, indexed by tool so a call is checked only against its tool's."""
+    """The rules of one scope, indexed by tool (and by exact argument values) so a call is
+    checked only against the rules that could approve it."""
 
     def __init__(self, scope: str = "run", rules: Iterable[Rule] = (), never_auto: Iterable[str] = ()) -> None:
         self.scope = scope
         self.never_auto: set[str] = set(never_auto)
-        self._by_tool: dict[str, list[Rule]] = {}
+        self._by_tool: dict[str, _ToolRules] = {}
+        self._ids: set[str] = set()
         self._next = 1
+        self._seq = 0
         for rule in rules:
             self.add(rule)
 
     def __len__(self) -> int:
-        return sum(len(v) for v in self._by_tool.values())
+        return len(self._ids)
 
     def rules(self) -> list[Rule]:
-        return sorted((r for v in self._by_tool.values() for r in v), key=lambda r: _id_order(r.id))
+        return sorted((r for v in self._by_tool.values() for r in v.all()), key=lambda r: _id_order(r.id))
 
     def add(self, rule: Rule) -> Rule:
         """Store ``rule``; gives it the next id (``R1``, ``M1``...) when it has none."""
@@ -217,32 +298,35 @@ class RuleBook:
             rule = Rule(rule.tool, dict(rule.matchers), f"{prefix}{self._next}", rule.author, rule.made_at_ms, self.scope)
         elif rule.scope != self.scope:
             rule = Rule(rule.tool, dict(rule.matchers), rule.id, rule.author, rule.made_at_ms, self.scope)
-        if any(r.id == rule.id for r in self.rules()):
+        if rule.id in self._ids:
             raise ValueError(f"a rule {rule.id} already exists")
         n = _id_order(rule.id)[1]
         if rule.id.startswith(prefix) and n >= self._next:
             self._next = n + 1
-        self._by_tool.setdefault(rule.tool, []).append(rule)
+        self._seq += 1
+        self._by_tool.setdefault(rule.tool, _ToolRules()).add(self._seq, rule)
+        self._ids.add(rule.id)
         return rule
 
     def remove(self, rule_id: str) -> Rule | None:
+        if rule_id not in self._ids:
+            return None
         for tool, rules in self._by_tool.items():
-            for i, r in enumerate(rules):
-                if r.id == rule_id:
-                    del rules[i]
-                    if not rules:
-                        del self._by_tool[tool]
-                    return r
+            removed = rules.remove(rule_id)
+            if removed is not None:
+                if not len(rules):
+                    del self._by_tool[tool]
+                self._ids.discard(rule_id)
+                return removed
         return None
 
     def match(self, tool: str, args: Mapping[str, Any]) -> Rule | None:
-        """The first rule approving this call, or None (always None for a never-auto tool)."""
+        """The earliest-added rule approving this call, or None (always None for a
+        never-auto tool)."""
         if tool in self.never_auto:
             return None
-        for rule in self._by_tool.get(tool, ()):
-            if rule.matches(tool, args):
-                return rule
-        return None
+        rules = self._by_tool.get(tool)
+        return rules.match(tool, args) if rules is not None else None
 
 
 def _id_order(rule_id: str) -> tuple[str, int]:
