@@ -19,7 +19,7 @@ from goldfive.view import ControlView, RunState
 
 from .format import control_line
 from .inputs import validate_message, validate_steer_note
-from .screens.approvals import EditArgumentsScreen, LedgerScreen
+from .screens.approvals import EditArgumentsScreen, LedgerScreen, RulesScreen
 from .screens.detail import ApprovalScreen
 from .screens.dialogs import ConfirmScreen, TextPrompt
 from .widgets.approvals import ApprovalsView
@@ -61,7 +61,7 @@ class ControlActions(App[str | None]):
         raise NotImplementedError
 
     #: The keys that steer a run: gone from the footer and the palette once the run ended.
-    RUN_CONTROLS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "inject", "cancel_run"})
+    RUN_CONTROLS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "inject", "cancel_run"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.RUN_CONTROLS and self.state.finished:
@@ -227,6 +227,22 @@ class ControlActions(App[str | None]):
 
     def action_ledger(self) -> None:
         self.push_screen(LedgerScreen(self.ledger))
+
+    def action_rules(self) -> None:
+        if self._run_ended():
+            return
+        from goldfive.run.approval_rules import RULES_VERB
+
+        async def ask(payload: dict[str, Any]) -> ControlAck:
+            msg = ControlMessage(RULES_VERB, payload={**payload, **who()})
+            try:
+                return await self.source.send(msg)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # isolation boundary: a broken transport is shown, not raised
+                return ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
+
+        self.push_screen(RulesScreen(ask))
 
     def action_reject(self) -> None:
         if target := self._selected_approval():

@@ -21,6 +21,15 @@ def _ask(rig, target: str = "call-1") -> object:  # type: ignore[no-untyped-def]
                           task_id="draft", tool_name="publish_deck", args={"slides": 8}, parameters=PARAMS)  # fmt: skip
 
 
+async def _until(pilot, cond) -> None:  # type: ignore[no-untyped-def]
+    """Let the screen's workers run until ``cond()`` holds (each step awaits the app)."""
+    for _ in range(200):
+        if cond():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"the screen never got there: {pilot.app.screen!r}")
+
+
 async def _type_over(pilot, area: TextArea, text: str) -> None:  # type: ignore[no-untyped-def]
     area.text = text
     await pilot.pause()
@@ -91,3 +100,37 @@ async def test_l_shows_the_ledger_and_a_deadline_warning_is_a_toast() -> None:
         text = screen_text(rig.app)
         assert "Approvals ledger (1 decisions)" in text and "EDITED_APPROVED" in text and "by ann via ctl" in text
         assert 'asked {"slides":8} -> ran {"slides":6}' in text
+
+
+async def test_r_lists_the_runs_rules_and_d_removes_the_selected_one() -> None:
+    from goldfive.approvals import Matcher, Rule, RuleBook
+    from goldfive.run import RuntimeConfig
+    from goldfive.run.approval_rules import RULES_VERB
+    from goldfive.run.context import RunContext
+    from goldfive.run.handlers import decide
+    from goldfive.types import Session
+
+    book = RuleBook(rules=[Rule("publish_deck", {"slides": Matcher("range", low=1, high=10)}, author="ann"), Rule("lint")])
+    ctx = RunContext(Session(run_id="r"), sinks=[], steerer=None, planner=None, config=RuntimeConfig(approval_rules=book))
+    rig = make_rig()
+    scripted_send = rig.source.send
+    asked: list[dict] = []
+
+    async def send(msg):  # type: ignore[no-untyped-def]
+        if msg.kind != RULES_VERB:
+            return await scripted_send(msg)
+        asked.append(dict(msg.payload))
+        return (await decide(ctx, msg)).ack  # the run's own handler answers
+
+    rig.source.send = send  # type: ignore[method-assign]
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("r")
+        await _until(pilot, lambda: "R2    run" in screen_text(rig.app))
+        text = screen_text(rig.app)
+        assert "R1    run      publish_deck: slides in [1, 10]  (made by ann)" in text and "R2    run      lint: always" in text
+        await pilot.press("down", "d")  # the second rule
+        await _until(pilot, lambda: len(asked) == 3 and "R2    run" not in screen_text(rig.app))
+        assert [a["op"] for a in asked] == ["list", "remove", "list"] and asked[1]["rule_id"] == "R2"
+        assert asked[1]["client"] == "tui" and [r.id for r in book.rules()] == ["R1"]
+        assert "R2    run" not in screen_text(rig.app)
