@@ -144,6 +144,8 @@ async def test_escalate_policy_pauses_the_run_and_keeps_waiting(executor: Any) -
     drift = (await h.wait_event("drift_detected", lambda p: "paused for a person" in p.detail)).drift_detected
     req = h.of("approval_requested")[0]
     assert req.on_timeout == "escalate" and drift.detail.startswith(f"approval {req.target_id}")
+    escalated = (await h.wait_event("control_acked", lambda p: p.kind == "GOLDFIVE_PAUSE_ESCALATE")).control_acked
+    assert escalated.ack.detail == "paused for human intervention"
     assert h.runner.session is not None and h.runner.session.context is not None and h.runner.session.context.paused
     await h.control(ControlKind.APPROVE, target_id=req.target_id)
     await h.control(ControlKind.RESUME)

@@ -20,6 +20,7 @@ from goldfive import events
 from goldfive.approvals.desk import ApprovalDesk
 from goldfive.approvals.ledger import BY_GOLDFIVE, BY_RULE, Outcome, rule_text
 from goldfive.approvals.policy import ApprovalPolicy, OnTimeout
+from goldfive.control import ControlKind, ControlMessage
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -165,11 +166,14 @@ async def _wait(ctx: RunContext, waiter: asyncio.Event, pol: ApprovalPolicy, tar
         return True
     if pol.on_timeout is OnTimeout.REJECT:
         return False
-    ctx.pause()
     detail = f"approval {target_id} undecided after {deadline:g} s: run paused for a person (no new task starts)"
     await ctx.steerer.report_drift(
         ctx.session, DriftEvent(DriftKind.CUSTOM, DriftSeverity.WARNING, detail, ctx.session.current_task_id)
     )
+    # Through the run's ControlLoop, as the ladder escalates: recorded and acked, so every
+    # front end shows the run PAUSED by an escalation; it stays paused until RESUME.
+    escalate = ControlMessage(ControlKind.GOLDFIVE_PAUSE_ESCALATE, payload={"reason": detail, "target_id": target_id})
+    await ctx.controls.handle(escalate, mid_task=True, from_ladder=True)
     await waiter.wait()
     return True
 
