@@ -37,6 +37,12 @@ def _rule(tool: str, i: int) -> Rule:
     })  # fmt: skip
 
 
+def unindexed_book() -> RuleBook:
+    rules = [Rule("tool0", {"path": Matcher("path_under", f"src/area{i}"), "pattern": Matcher("glob", f"*.t{i}"),
+                            "depth": Matcher("range", low=0, high=5), "mode": Matcher("any")}) for i in range(1000)]  # fmt: skip
+    return RuleBook(rules=rules)
+
+
 def spread_book() -> RuleBook:
     return RuleBook(rules=[_rule(f"tool{t}", i) for t in range(100) for i in range(10)])
 
@@ -85,7 +91,7 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=20_000)
     ap.add_argument("--passes", type=int, default=7)
     ns = ap.parse_args()
-    spread, one = spread_book(), one_tool_book()
+    spread, one, flat = spread_book(), one_tool_book(), unindexed_book()
     desk = ApprovalDesk(run_rules=spread)
     assert len(spread) == len(one) == 1000
     assert spread.match("tool7", CALL) is None and one.match("tool0", CALL) is None
@@ -95,6 +101,7 @@ def main() -> None:
         "(b) 1,000 rules, 100 tools": _median(lambda: spread.match("tool7", CALL), ns.calls, ns.passes),
         "(c) 1,000 rules, one tool": _median(lambda: one.match("tool0", CALL), max(ns.calls // 50, 100), ns.passes),
         "(d) (b) through the run's desk": _median(lambda: desk.match("tool7", CALL), ns.calls, ns.passes),
+        "(e) 1,000 unindexed rules": _median(lambda: flat.match("tool0", CALL), max(ns.calls // 50, 100), ns.passes),
     }
     print(f"median of {ns.passes} passes after a warm-up, µs per call")
     for name, us in figures.items():
