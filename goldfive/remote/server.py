@@ -12,7 +12,7 @@ import errno
 import logging
 import os
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,8 @@ import grpc
 
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
-from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
+from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER
+from goldfive.remote.auth import OPERATOR, TokenInterceptor, check_listen, credentials, server_credentials, split_host_port
 from goldfive.remote.guard import ParseGuard
 from goldfive.remote.host import RunFactory, RunHost
 from goldfive.remote.ingest import IngressService
@@ -56,6 +57,8 @@ class RemoteServer:
 
     async def stop(self, grace: float | None = None, *, close_runs: bool = True) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs."""
+        for part in self.extra:  # end the hub's runner streams: the runners reconnect later
+            part.end_streams()
         try:
             # grpc.aio may raise CancelledError here when its termination future was
             # cancelled under wait_for_termination(); the runs must be closed regardless.
@@ -63,6 +66,8 @@ class RemoteServer:
         finally:
             if close_runs:
                 await self.host.close()
+            for part in self.extra:  # the hub's shared recording: written out last
+                await part.close()
 
 
 def _in_use(listen: str) -> bool:
@@ -89,27 +94,39 @@ async def start_server(
     host: RunHost,
     *,
     listen: str = DEFAULT_LISTEN,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     tls_cert: str | os.PathLike[str] | None = None,
     tls_key: str | os.PathLike[str] | None = None,
     ingress: IngressService | None = None,
     ack_timeout: float = 30.0,
     tls_client_ca: str | os.PathLike[str] | None = None,
+    runner_token: str | Sequence[str] | None = None,
+    interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
-    With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed."""
+    With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed.
+
+    ``token`` is the operator token, or several (each ``NAME=SECRET`` or a bare secret named
+    "operator"): it may list, watch and control every run. ``runner_token`` (same forms) may
+    only connect runs (see :mod:`goldfive.remote.auth`)."""
     creds = server_credentials(tls_cert, tls_key, tls_client_ca)
     client_certs = creds is not None and tls_client_ca is not None
-    check_listen(listen, token=token, client_certs=client_certs)
+    tokens = credentials(token, runner_token)
+    operator = next((c.secret for c in tokens if c.role == OPERATOR), None)
+    check_listen(listen, token=operator, client_certs=client_certs, others=tokens)
     interceptors: list[grpc.aio.ServerInterceptor] = [ParseGuard()]
-    if token:
-        interceptors.insert(0, TokenInterceptor(token))  # refuse a stranger before reading their request
+    if tokens:
+        interceptors.insert(0, TokenInterceptor(tokens))  # refuse a stranger before reading their request
     # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
     # too and silently share the connections with the first.
     server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
     service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
+    from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
+
+    hub = HubService(host, interrupt_after=interrupt_after)  # runs connecting from other processes
+    service_pb2_grpc.add_HubServicer_to_server(hub, server)
     if _in_use(listen):
         raise ServeConfigError(f"cannot listen on {listen}: the address is already in use (another goldfive serve?)")
     try:
@@ -121,7 +138,7 @@ async def start_server(
         raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
     await server.start()
     hostname, _ = split_host_port(listen)
-    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs)
+    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs, extra=[hub])
 
 
 def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], RunFactory | None]) -> list[str]:
@@ -149,7 +166,7 @@ def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], Ru
 
 async def serve(
     listen: str = DEFAULT_LISTEN,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     tls_cert: str | os.PathLike[str] | None = None,
     tls_key: str | os.PathLike[str] | None = None,
     db_path: str | os.PathLike[str] | None = None,
@@ -160,6 +177,8 @@ async def serve(
     tls_client_ca: str | os.PathLike[str] | None = None,
     allow_damaged_db: bool = False,
     resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
+    runner_token: str | Sequence[str] | None = None,
+    interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -197,6 +216,8 @@ async def serve(
         tls_key=tls_key,
         ingress=ingress,
         tls_client_ca=tls_client_ca,
+        runner_token=runner_token,
+        interrupt_after=interrupt_after,
     )
     try:
         for factory, user_input in runs:

@@ -99,7 +99,7 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         # the steer is applied while paused and the run stays paused until RESUME.
         await pilot.press("p")
         await wait_until(pilot, "the second PAUSE acked", lambda: app.state.phase == RunPhase.PAUSED)
-        await pilot.press("s", *NOTE, "enter")
+        await pilot.press("s", *NOTE, "ctrl+s")
         await wait_until(pilot, "STEER acked", lambda: acked(app, "STEER"))
         [steer] = controls(app, "STEER")
         assert steer.ack_result == "SUCCESS", steer.ack_detail
@@ -147,7 +147,7 @@ async def test_keys_typed_into_the_steer_input_control_nothing_on_the_real_run(t
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, "the plan", lambda: bool(app.state.tasks))
         await pilot.press("s", "a", "p", "c", "x")
-        assert app.screen.query_one("Input").value == "apcx"  # type: ignore[attr-defined]
+        assert app.screen.query_one("#note-input").text == "apcx"  # type: ignore[attr-defined]
         await pilot.press("escape")
         await wait_until(pilot, "the publish_deck approval", lambda: bool(app.state.approvals))
         assert app.state.controls == {}
