@@ -17,9 +17,10 @@ class RulesFileError(GoldfiveError):
 
 
 def default_rules_path() -> Path:
-    from platformdirs import user_data_dir
+    """Beside the recordings: GOLDFIVE_DATA_DIR, else the user's data directory."""
+    from goldfive.settings import data_dir
 
-    return Path(user_data_dir("goldfive")) / "approval_rules.json"
+    return Path(data_dir()) / "approval_rules.json"
 
 
 def load_rules(path: Path | None = None) -> RuleBook:

@@ -83,6 +83,7 @@ def _runner_factory(
     def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
         from goldfive.adapters.frameworks import adapter_for
         from goldfive.goals import PassthroughGoalDeriver
+        from goldfive.run.config import RuntimeConfig
         from goldfive.runner import Runner
 
         runner = Runner(
@@ -92,6 +93,7 @@ def _runner_factory(
             sinks=sinks,
             control=channel,
             launch=launch,
+            config=RuntimeConfig(use_machine_rules=True),  # "always" rules saved for this machine apply
             **(hub or {}),
         )
         return runner, goal

@@ -100,11 +100,13 @@ def _the_interrupted_run(path: str) -> str:
 def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str, Any]) -> Any:
     def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
         from goldfive.adapters.frameworks import adapter_for
+        from goldfive.run.config import RuntimeConfig
         from goldfive.runner import Runner
 
         runner = Runner.resuming(
-            run_id, store=store, agent=adapter_for(agent), planner=planner, sinks=sinks, control=channel, launch=launch
-        )
+            run_id, store=store, agent=adapter_for(agent), planner=planner, sinks=sinks, control=channel, launch=launch,
+            config=RuntimeConfig(use_machine_rules=True),
+        )  # fmt: skip
         return runner, str(launch.get("goal", ""))
 
     return factory

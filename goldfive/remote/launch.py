@@ -70,6 +70,7 @@ def agent_run(
     def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
         from goldfive.adapters.frameworks import adapter_for
         from goldfive.goals import PassthroughGoalDeriver
+        from goldfive.run.config import RuntimeConfig
         from goldfive.runner import Runner
 
         return Runner(
@@ -80,6 +81,7 @@ def agent_run(
             control=control,
             run_id=run_id,
             launch=launch,
+            config=RuntimeConfig(use_machine_rules=True),  # rules saved for this machine (the hub's) apply
         )
 
     return factory, goal
