@@ -3,12 +3,15 @@
 The run's input is :func:`goldfive.adapters.common.task_input` (goals, plan, completed results,
 the task); its final output, as text, is the task's result. The conversation is PydanticAI's own
 message history, kept per goldfive run: each task's run continues it (``message_history=``,
-``conversation_id=`` the goldfive run id), so the agent remembers what it did in earlier tasks.
+``conversation_id=`` the goldfive run id), so the agent remembers what it did in earlier tasks;
+a finished task's input is kept as its last line only (the next input carries the plan anew).
 
 Per run, and never on the user's agent: the eight reporting tools (a ``FunctionToolset``) and the
-:class:`~goldfive.adapters.pydantic_ai.steering.GoldfiveSteering` capability (injected messages,
-tool approval, visibility). When a reporting tool ends the task (completed / failed), the run
-stops before its next model call, as the reference adapter does.
+:class:`~goldfive.adapters.pydantic_ai.steering.GoldfiveSteering` capability (tool approval). The
+adapter drives ``agent.iter`` node by node: before each model request it drains the injected
+messages into ``AgentRun.enqueue`` (they go into that request and stay in the history), and it
+records each model answer and tool result. When a reporting tool ends the task (completed /
+failed), the run stops before its next model call, as the reference adapter does.
 
 Cancelling ``invoke`` (CANCEL, STEER) cancels the task driving ``agent.iter``: PydanticAI tears
 down the model request in flight and its tool tasks, pending approvals are withdrawn, and the
@@ -18,19 +21,20 @@ down the model request in flight and its tool tasks, pending approvals are withd
 from __future__ import annotations
 
 import weakref
+from dataclasses import replace
 from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.exceptions import AgentRunError, UsageLimitExceeded, UserError
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from pydantic_ai.tools import DeferredToolRequests
 from pydantic_ai.usage import UsageLimits
 
 from goldfive.adapters.common import task_input, to_text
-from goldfive.adapters.pydantic_ai.steering import GoldfiveSteering, reporting_toolset
+from goldfive.adapters.pydantic_ai.steering import CURRENT, GoldfiveSteering, ReportingToolset
 from goldfive.results import InvocationResult
-from goldfive.run.context import context_of
+from goldfive.run.context import context_of, read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 __all__ = ["PydanticAIAdapter"]
@@ -65,6 +69,7 @@ class PydanticAIAdapter:
         self.memory = memory
         # id(session) -> (the session, its conversation); a dead reference is a finished run.
         self._histories: dict[int, tuple[weakref.ref[Session], list[ModelMessage]]] = {}
+        self._reporting = ReportingToolset()
 
     @property
     def available_agents(self) -> list[str]:
@@ -79,14 +84,17 @@ class PydanticAIAdapter:
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         ctx = context_of(session)
-        steering = GoldfiveSteering(ctx, task.id)
-        toolset = reporting_toolset(ctx.tools_for(task.id), steering)
+        specs = ctx.tools_for(task.id)
+        steering = GoldfiveSteering(ctx, task.id, specs)
+        toolset = self._reporting.for_specs(specs)
         history = list(self.history(session)) if self.memory else []
+        prompt = task_input(session, task)
         new: list[ModelMessage] = []
         output: Any = None
+        bound = CURRENT.set(steering)
         try:
             async with self.agent.iter(
-                task_input(session, task),
+                prompt,
                 message_history=history,
                 conversation_id=session.run_id if not history else None,
                 deps=self.deps,
@@ -95,11 +103,19 @@ class PydanticAIAdapter:
                 capabilities=[steering],
             ) as run:
                 async for node in run:
-                    if Agent.is_model_request_node(node) and _status(session, task).is_terminal:
-                        # A reporting tool ended the task: no further model call. The tool
-                        # returns waiting in this node close the calls in the history.
-                        new = [*run.new_messages(), node.request]
-                        break
+                    if Agent.is_call_tools_node(node):
+                        await steering.turn(node.model_response)
+                    elif Agent.is_model_request_node(node):
+                        await steering.results(node.request)
+                        if _status(session, task).is_terminal:
+                            # A reporting tool ended the task: no further model call. The tool
+                            # returns waiting in this node close the calls in the history.
+                            new = [*run.new_messages(), node.request]
+                            break
+                        # INJECT_MESSAGE: into the request this node is about to send.
+                        texts = await read_injected(session, task.id)
+                        if texts:
+                            run.enqueue(*texts)
                 else:
                     new = run.new_messages()
                     output = run.result.output if run.result is not None else None
@@ -109,8 +125,10 @@ class PydanticAIAdapter:
         except (AgentRunError, UserError) as exc:
             # The framework refused or the model failed: the task fails with PydanticAI's words.
             return InvocationResult(task.id, stop_reason="model_error", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            CURRENT.reset(bound)
         if self.memory:
-            self._remember(session, new)
+            self._remember(session, _compacted(new, prompt, f"Do the current task ({task.id}): {task.title}"))
         status = _status(session, task)
         if status.is_terminal:
             if status == TaskStatus.COMPLETED:
@@ -132,6 +150,19 @@ class PydanticAIAdapter:
             entry = (weakref.ref(session), [])
             self._histories[id(session)] = entry
         entry[1].extend(new)
+
+
+def _compacted(messages: list[ModelMessage], prompt: str, short: str) -> list[ModelMessage]:
+    """``messages`` with the task input cut to its last line: the goals, plan and results it
+    carried are stale once the task is done, and every later task's input repeats them fresh.
+    Without this a 100-task run would carry 100 copies of the plan into every model call."""
+    out: list[ModelMessage] = []
+    for message in messages:
+        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) and p.content == prompt for p in message.parts):
+            parts = [replace(p, content=short) if isinstance(p, UserPromptPart) and p.content == prompt else p for p in message.parts]
+            message = replace(message, parts=parts)
+        out.append(message)
+    return out
 
 
 def _status(session: Session, task: Task) -> TaskStatus:

@@ -1,30 +1,31 @@
 """What goldfive adds to one PydanticAI run: a per-run capability and the reporting toolset.
 
-Everything goes through PydanticAI's own public extension points, passed to ``agent.iter`` for
-one run only, so the user's ``Agent`` object is never changed:
+Everything goes through PydanticAI's public API, for one run only, so the user's ``Agent``
+object is never changed:
 
-- ``before_model_request`` drains goldfive's injected messages and hands each to
-  ``RunContext.enqueue``: it goes into the request being prepared and stays in the history;
-- ``handle_deferred_tool_calls`` answers the calls PydanticAI defers for approval (tools with
-  ``requires_approval=True``, an ``ApprovalRequiredToolset``, a tool raising ``ApprovalRequired``)
-  inline, one goldfive approval per call under PydanticAI's own ``tool_call_id``, all asked at once;
-  approve → ``ToolApproved`` (with the person's edited arguments as ``override_args``), anything
-  else → ``ToolDenied`` carrying the reason, which is what the model reads as the call's return;
-- ``after_model_request`` / ``wrap_tool_execute`` record each model answer and each tool call
-  (the reporting tools included) as ``agent_step`` events.
+- the capability's ``handle_deferred_tool_calls`` answers the calls PydanticAI defers for approval
+  (tools with ``requires_approval=True``, an ``ApprovalRequiredToolset``, a tool raising
+  ``ApprovalRequired``) inline, one goldfive approval per call under PydanticAI's own
+  ``tool_call_id``, all asked at once; approve → ``ToolApproved`` (with the person's edited
+  arguments as ``override_args``), anything else → ``ToolDenied`` carrying the reason, which is
+  what the model reads as the call's return;
+- the adapter's loop over ``agent.iter`` nodes hands each model response (``CallToolsNode``) and
+  each request carrying tool results (``ModelRequestNode``) to :meth:`GoldfiveSteering.turn` /
+  :meth:`GoldfiveSteering.results`, which record them as ``agent_step`` events. (Hooks such as
+  ``after_model_request`` or ``wrap_tool_execute`` would do the same, but overriding them makes
+  PydanticAI re-process the whole history on every request: measured several times slower on
+  a 100-task run, see bench/bench_adapter_pydantic_ai.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.capabilities.abstract import ValidatedToolArgs, WrapToolExecuteHandler
-from pydantic_ai.exceptions import ApprovalRequired, CallDeferred
-from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.tools import (
     DeferredToolApprovalResult,
     DeferredToolRequests,
@@ -32,17 +33,15 @@ from pydantic_ai.tools import (
     RunContext,
     Tool,
     ToolApproved,
-    ToolDefinition,
     ToolDenied,
 )
 from pydantic_ai.toolsets import FunctionToolset
 
 from goldfive.adapters.common import ask_tool_approval, record_model_turn, record_tool_call
 from goldfive.run.context import RunContext as GoldfiveRun
-from goldfive.run.context import read_injected
 from goldfive.run.tools import ReportingToolSpec
 
-__all__ = ["FRAMEWORK", "GoldfiveSteering", "reporting_toolset"]
+__all__ = ["CURRENT", "FRAMEWORK", "GoldfiveSteering", "ReportingToolset"]
 
 #: The ``framework`` field of this adapter's ``agent_step`` events.
 FRAMEWORK = "pydantic_ai"
@@ -53,59 +52,54 @@ _ENDING_TOOLS = ("report_task_completed", "report_task_failed")
 class GoldfiveSteering(AbstractCapability[Any]):
     """The goldfive side of one PydanticAI run (one goldfive task)."""
 
-    def __init__(self, run: GoldfiveRun, task_id: str) -> None:
+    def __init__(self, run: GoldfiveRun, task_id: str, specs: dict[str, ReportingToolSpec]) -> None:
         self.run = run
         self.task_id = task_id
+        self.specs = specs
         #: What report_task_completed / report_task_failed said (the task's result or reason).
         self.reported = ""
-        #: Calls a person approved with edited arguments: call id -> the arguments the model sent.
-        self._edited: dict[str, dict[str, Any]] = {}
+        #: The calls of the model's latest answers not yet seen answered, by tool call id.
+        self._calls: dict[str, ToolCallPart] = {}
+        #: Calls a person approved with edited arguments: call id -> the arguments that ran.
+        self._ran_with: dict[str, dict[str, Any]] = {}
+
+    async def report(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Run the reporting tool ``name`` for this task (called by the shared toolset)."""
+        spec = self.specs.get(name)
+        if spec is None:
+            return {"ok": False, "error": f"{name} is not offered to task {self.task_id}"}
+        out = await spec(**kwargs)
+        if name in _ENDING_TOOLS and out.get("ok"):
+            self.reported = str(kwargs.get("result") or kwargs.get("reason") or "")
+        return out
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None  # per-run only, never built from an agent spec
 
-    # -- INJECT_MESSAGE --------------------------------------------------------------
-    async def before_model_request(self, ctx: RunContext[Any], request_context: ModelRequestContext) -> ModelRequestContext:
-        texts = await read_injected(self.run.session, self.task_id)
-        if texts:
-            ctx.enqueue(*texts)
-        return request_context
-
     # -- visibility ------------------------------------------------------------------
-    async def after_model_request(
-        self, ctx: RunContext[Any], *, request_context: ModelRequestContext, response: ModelResponse
-    ) -> ModelResponse:
+    async def turn(self, response: ModelResponse) -> None:
+        """One model answer (a ``CallToolsNode``'s response)."""
         text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
-        calls = [p.tool_name for p in response.parts if isinstance(p, ToolCallPart)]
-        await record_model_turn(self.run, task_id=self.task_id, framework=FRAMEWORK, text=text, tool_calls=calls)
-        return response
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        self._calls.update((c.tool_call_id, c) for c in calls)
+        await record_model_turn(self.run, task_id=self.task_id, framework=FRAMEWORK, text=text, tool_calls=[c.tool_name for c in calls])
 
-    async def wrap_tool_execute(
-        self,
-        ctx: RunContext[Any],
-        *,
-        call: ToolCallPart,
-        tool_def: ToolDefinition,
-        args: ValidatedToolArgs,
-        handler: WrapToolExecuteHandler,
-    ) -> Any:
-        original = self._edited.pop(call.tool_call_id, None)
-        if original is not None:
-            # The model must know the call it made is not the call that ran.
-            ctx.enqueue(
-                f"A person edited the arguments of your call {call.tool_call_id} to {call.tool_name} before "
-                f"approving it; it ran with {_json(args)} instead of {_json(original)}."
-            )
-        try:
-            result = await handler(args)
-        except (ApprovalRequired, CallDeferred):
-            raise  # not an outcome: the call waits for a decision (handle_deferred_tool_calls)
-        except Exception as exc:
-            await self._record(call, args, f"{type(exc).__name__}: {exc}", "error")
-            raise
-        await self._record(call, args, result, "ok")
-        return result
+    async def results(self, request: ModelRequest) -> None:
+        """The tool calls answered in ``request`` (the next ``ModelRequestNode``'s request)."""
+        for part in request.parts:
+            call_id = getattr(part, "tool_call_id", None)
+            call = self._calls.pop(call_id, None) if isinstance(call_id, str) else None
+            if call is None:
+                continue
+            args = self._ran_with.pop(call.tool_call_id, None) or call.args_as_dict()
+            if isinstance(part, ToolReturnPart):
+                if part.outcome == "denied":
+                    continue  # recorded as rejected when it was decided
+                outcome = "ok" if part.outcome == "success" else "error"
+                await self._record(call, args, part.content, outcome)
+            else:  # a retry: the tool (or its arguments' validation) asked the model to try again
+                await self._record(call, args, getattr(part, "content", ""), "error")
 
     # -- tool approval ---------------------------------------------------------------
     async def handle_deferred_tool_calls(
@@ -116,10 +110,10 @@ class GoldfiveSteering(AbstractCapability[Any]):
         # One approval per call, all pending at once (the approvals pane shows them side by
         # side); the task group withdraws the ones still open if the run is cancelled.
         async with asyncio.TaskGroup() as group:
-            asked = {call.tool_call_id: group.create_task(self._decide(call)) for call in requests.approvals}
+            asked = {call.tool_call_id: group.create_task(self._decide(ctx, call)) for call in requests.approvals}
         return requests.build_results(approvals={cid: task.result() for cid, task in asked.items()})
 
-    async def _decide(self, call: ToolCallPart) -> DeferredToolApprovalResult:
+    async def _decide(self, ctx: RunContext[Any], call: ToolCallPart) -> DeferredToolApprovalResult:
         args = call.args_as_dict()
         target = call.tool_call_id
         if target in self.run.session.pending_approvals:
@@ -128,7 +122,12 @@ class GoldfiveSteering(AbstractCapability[Any]):
         decision = await ask_tool_approval(self.run, task_id=self.task_id, tool_name=call.tool_name, args=args, call_id=target)
         if decision.approved:
             if decision.arguments is not None and decision.arguments != args:
-                self._edited[call.tool_call_id] = args
+                self._ran_with[call.tool_call_id] = decision.arguments
+                # The model must know the call it made is not the call that ran.
+                ctx.enqueue(
+                    f"A person edited the arguments of your call {call.tool_call_id} to {call.tool_name} before "
+                    f"approving it; it ran with {_json(decision.arguments)} instead of {_json(args)}."
+                )
                 return ToolApproved(override_args=decision.arguments)
             return ToolApproved()
         denial = decision.denial_for_model(call.tool_name)
@@ -148,20 +147,37 @@ class GoldfiveSteering(AbstractCapability[Any]):
         )
 
 
-def reporting_toolset(specs: dict[str, ReportingToolSpec], steering: GoldfiveSteering) -> FunctionToolset[Any]:
-    """The reporting tools as a PydanticAI toolset for one run (``toolsets=`` of ``agent.iter``)."""
-    return FunctionToolset([_tool(spec, steering) for spec in specs.values()])
+#: The steering of the run the current asyncio task drives (set by the adapter around a run).
+CURRENT: ContextVar[GoldfiveSteering | None] = ContextVar("goldfive_pydantic_ai_steering", default=None)
 
 
-def _tool(spec: ReportingToolSpec, steering: GoldfiveSteering) -> Tool[Any]:
+class ReportingToolset:
+    """The reporting tools as one PydanticAI ``FunctionToolset``, built once per set of tools
+    and bound to the running task through :data:`CURRENT`: a toolset per task would rebuild
+    eight tool schemas every task."""
+
+    def __init__(self) -> None:
+        self._key: tuple[tuple[str, str], ...] = ()
+        self._toolset: FunctionToolset[Any] | None = None
+
+    def for_specs(self, specs: dict[str, ReportingToolSpec]) -> FunctionToolset[Any]:
+        key = tuple((spec.name, spec.description) for spec in specs.values())
+        if self._toolset is None or key != self._key:
+            self._key, self._toolset = key, FunctionToolset([_tool(spec) for spec in specs.values()])
+        return self._toolset
+
+
+def _tool(spec: ReportingToolSpec) -> Tool[Any]:
+    name = spec.name
+
     async def call(**kwargs: Any) -> dict[str, Any]:
-        out = await spec(**kwargs)
-        if spec.name in _ENDING_TOOLS and out.get("ok"):
-            steering.reported = str(kwargs.get("result") or kwargs.get("reason") or "")
-        return out
+        steering = CURRENT.get()
+        if steering is None:  # only reachable if the toolset is used outside the adapter
+            return {"ok": False, "error": f"{name}: no goldfive task is running"}
+        return await steering.report(name, kwargs)
 
     # from_schema: the spec validates its own arguments and answers {"ok": False, "error"}.
-    return Tool.from_schema(call, name=spec.name, description=spec.description, json_schema=spec.parameters)
+    return Tool.from_schema(call, name=name, description=spec.description, json_schema=spec.parameters)
 
 
 def _json(value: Any) -> str:
