@@ -265,3 +265,25 @@ async def test_steer_in_the_middle_of_a_model_call_stops_it_and_the_new_plan_run
     assert script.cancelled == ["a"]
     assert "r1_1" in out.session.completed_results
     await _stopped_cleanly(h, before, caplog)
+
+
+async def test_parallel_tasks_reusing_a_call_id_still_get_one_approval_each() -> None:
+    """A model with fixed call ids (PydanticAI's TestModel does this) in two parallel tasks."""
+    from goldfive.executors.parallel import ParallelDAGExecutor
+    from goldfive.planners.static import StaticPlanner
+    from goldfive.types import Plan, Task
+
+    same = calls(("publish", {"channel": "#r", "text": "hi"}, "fixed-id"))
+    script = Script({"a": [same, text("a done")], "b": [same, text("b done")]})
+    agent, ran = make_agent(script)
+    h = Harness(agent, ParallelDAGExecutor(max_concurrency=2), StaticPlanner(Plan(tasks=[Task("a", "A"), Task("b", "B")])))
+    h.start()
+    first = (await h.wait_event("approval_requested")).approval_requested
+    second = (await h.wait_event("approval_requested", lambda r: r.target_id != first.target_id)).approval_requested
+    assert {first.target_id, second.target_id} == {"fixed-id", f"fixed-id@{second.task_id}"}
+    await h.control(ControlKind.APPROVE, target_id=first.target_id)
+    assert h.runner.session is not None and list(h.runner.session.pending_approvals) == [second.target_id]
+    await h.control(ControlKind.REJECT, target_id=second.target_id, detail="only one post")
+    out = await h.finish()
+    assert out.success, out.reason
+    assert len(ran) == 1
