@@ -168,7 +168,7 @@ async def test_arguments_edited_by_the_person_are_the_ones_that_run_and_the_mode
         decision = await real(*args, **kwargs)
         return replace(decision, arguments={"channel": "#news", "text": "hi"}) if decision.approved else decision
 
-    monkeypatch.setattr("goldfive.adapters.pydantic_ai.steering.ask_tool_approval", approve_with_edits)
+    monkeypatch.setattr("goldfive.adapters.pydantic_ai.ask_tool_approval", approve_with_edits)
     script = Script({"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "call-pub")), text("done")]})
     agent, ran = make_agent(script)
     h = Harness(agent, SequentialExecutor(), static("a"))
@@ -287,3 +287,19 @@ async def test_parallel_tasks_reusing_a_call_id_still_get_one_approval_each() ->
     out = await h.finish()
     assert out.success, out.reason
     assert len(ran) == 1
+
+
+async def test_cancel_while_a_call_waits_for_approval_withdraws_it_and_the_tool_never_runs(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING)
+    before = _pending_tasks()
+    script = Script({"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "p1"), ("publish", {"channel": "#s", "text": "yo"}, "p2"))]})
+    agent, ran = make_agent(script)
+    h = Harness(agent, SequentialExecutor(), static("a"), config=RuntimeConfig(cancel_grace_s=2.0))
+    h.start()
+    await h.wait_event("approval_requested", lambda r: r.target_id == "p2")
+    await h.control(ControlKind.CANCEL, reason="stop")
+    out = await h.finish()
+    assert not out.success and ran == []
+    assert sorted(r.target_id for r in h.of("approval_rejected") if r.detail.startswith("withdrawn")) == ["p1", "p2"]
+    assert out.session.pending_approvals == {}
+    await _stopped_cleanly(h, before, caplog)
