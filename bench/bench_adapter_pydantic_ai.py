@@ -11,6 +11,8 @@ fixed text answer), so what is timed is the framework's run loop and what goldfi
     per-run toolset, the steering capability (injected-message drain, visibility events, the
     approval handler), the task state machine and the executor.
 (c) goldfive with ``memory=False``: each task starts from an empty history.
+(d) the framework alone as (a), plus eight tools with the reporting tools' schemas (what offering
+    them costs PydanticAI itself, whoever offers them): (b) - (d) is goldfive's own share.
 The baseline is measured in the same process with the same agent; every variant is warmed up,
 then timed in alternating passes; the figures are medians. Target (issue 14): goldfive adds at
 most 10% or 100 µs per task, whichever is larger.
@@ -24,13 +26,16 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Awaitable, Callable
+from types import SimpleNamespace
+from typing import Any, Awaitable, Callable, cast
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.messages import ModelMessage  # noqa: E402
 from pydantic_ai.models.test import TestModel  # noqa: E402
+from pydantic_ai.tools import Tool  # noqa: E402
+from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 
 from goldfive.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
 from goldfive.planners.static import StaticPlanner  # noqa: E402
@@ -63,6 +68,25 @@ async def framework_alone(agent: Agent[None, str], n: int) -> float:
     return time.perf_counter() - start
 
 
+def eight_tools() -> FunctionToolset[Any]:
+    from goldfive.run.tools import build_tools
+
+    async def noop(**kwargs: Any) -> dict[str, Any]:
+        return {"ok": True}
+
+    specs = build_tools(cast(Any, SimpleNamespace(session=None, steerer=None, user_tools=[])), "t0")
+    return FunctionToolset([Tool.from_schema(noop, s.name, s.description, s.parameters) for s in specs.values()])
+
+
+async def framework_with_tools(agent: Agent[None, str], n: int, toolset: FunctionToolset[Any]) -> float:
+    history: list[ModelMessage] = []
+    start = time.perf_counter()
+    for i in range(n):
+        result = await agent.run(f"Do the current task (t{i}): Task number {i}", message_history=history, toolsets=[toolset])
+        history = result.all_messages()
+    return time.perf_counter() - start
+
+
 async def through_goldfive(agent: Agent[None, str], n: int, memory: bool = True) -> float:
     runner = Runner(agent=PydanticAIAdapter(agent, memory=memory), planner=StaticPlanner(plan(n)))
     start = time.perf_counter()
@@ -79,11 +103,12 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--passes", type=int, default=7)
     args = parser.parse_args()
-    n, agent = args.tasks, make_agent()
+    n, agent, tools = args.tasks, make_agent(), eight_tools()
     variants: dict[str, Callable[[], Awaitable[float]]] = {
         "framework alone (loop of runs, history carried)": lambda: framework_alone(agent, n),
         "goldfive Runner + PydanticAIAdapter": lambda: through_goldfive(agent, n),
         "goldfive, memory=False": lambda: through_goldfive(agent, n, memory=False),
+        "framework alone + 8 tools of the same schemas": lambda: framework_with_tools(agent, n, tools),
     }
     times: dict[str, list[float]] = {k: [] for k in variants}
 
@@ -102,6 +127,8 @@ def main() -> None:
     for name, us in per_task.items():
         extra = "" if name == base_name else f"   overhead {us - base:+9.1f} µs/task  ratio {us / base:5.2f}x"
         print(f"  {name:<50} {us:9.1f}{extra}")
+    own = per_task["goldfive Runner + PydanticAIAdapter"] - per_task["framework alone + 8 tools of the same schemas"]
+    print(f"goldfive's own share (b - d): {own:+.1f} µs/task")
     allowed = max(0.10 * base, 100.0)
     verdict = "within" if per_task["goldfive Runner + PydanticAIAdapter"] - base <= allowed else "over"
     print(f"target: at most +{allowed:.0f} µs/task (max of 10% and 100 µs): {verdict}")
