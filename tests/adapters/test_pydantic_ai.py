@@ -303,3 +303,31 @@ async def test_cancel_while_a_call_waits_for_approval_withdraws_it_and_the_tool_
     assert sorted(r.target_id for r in h.of("approval_rejected") if r.detail.startswith("withdrawn")) == ["p1", "p2"]
     assert out.session.pending_approvals == {}
     await _stopped_cleanly(h, before, caplog)
+
+
+async def test_an_approval_required_toolset_asks_only_for_the_calls_its_rule_names() -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.toolsets import FunctionToolset
+
+    deleted: list[str] = []
+
+    def delete(path: str) -> str:
+        """Delete a file."""
+        deleted.append(path)
+        return f"deleted {path}"
+
+    script = Script({"a": [calls(("delete", {"path": "/tmp/x"}, "d1"), ("delete", {"path": "/etc/passwd"}, "d2")), text("done")]})
+    risky = FunctionToolset([delete]).approval_required(lambda ctx, tool_def, args: str(args["path"]).startswith("/etc"))
+    agent: Agent[None, str] = Agent(FunctionModel(script), toolsets=[risky])
+    h = Harness(agent, SequentialExecutor(), static("a"))
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    assert (req.target_id, req.tool_name) == ("d2", "delete")
+    await h.control(ControlKind.REJECT, target_id="d2", detail="never /etc")
+    out = await h.finish()
+    assert out.success, out.reason
+    assert deleted == ["/tmp/x"]
+    assert [r.target_id for r in h.of("approval_requested")] == ["d2"]
+    returns = {r.tool_call_id: str(r.content) for r in tool_returns(script.of("a")[1])}
+    assert returns["d1"] == "deleted /tmp/x" and "never /etc" in returns["d2"]
