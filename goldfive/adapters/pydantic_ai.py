@@ -75,7 +75,7 @@ class PydanticAIAdapter:
     """
 
     #: The agent's tools are its own; goldfive adds only the reporting tools.
-    user_tools: list[Any] = []
+    user_tools: tuple[Any, ...] = ()
 
     def __init__(
         self,
