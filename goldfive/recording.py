@@ -7,14 +7,17 @@ a renamed file still opens. A SQLite file with several runs and no run id opens 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from google.protobuf.message import DecodeError
+
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 
-__all__ = ["Recording", "open_recording"]
+__all__ = ["Recording", "RunChoice", "match_run", "open_recording", "recorded_run_choices"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -66,20 +69,17 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
             if len(runs) > 1:
                 note = f"{len(runs)} runs in {p.name}; showing the latest, {chosen.run_id} (--run-id picks another)"
         else:
-            matches = [r for r in runs if r.run_id == run_id]
-            if not matches:
-                known = ", ".join(r.run_id for r in runs[-5:])
-                raise ReplayError(f"no run {run_id!r} in {name!r}; recorded runs include {known}")
-            chosen = matches[0]
+            found_id = match_run([r.run_id for r in runs], run_id, name)
+            chosen = next(r for r in runs if r.run_id == found_id)
         return Recording(name, "sqlite", chosen.run_id, StoredEvents(RunHistory(p, chosen.run_id)), note=note)
     result = replay_from_jsonl(p)
     events = result.events
     found = run_id or (events[0].run_id if events else "")
     note = ""
     if run_id is not None:
-        events = [e for e in events if e.run_id == run_id]
-        if not events and result.events:
-            raise ReplayError(f"no run {run_id!r} in {name!r}")
+        if result.events:
+            found = match_run(list(dict.fromkeys(e.run_id for e in result.events)), run_id, name)
+        events = [e for e in events if e.run_id == found]
     else:
         ids = {e.run_id for e in events}
         if len(ids) > 1:
@@ -93,3 +93,65 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
 def _ms(value: object) -> int:
     """A time column as a number; a damaged row can hold text there (SQLite allows it)."""
     return value if isinstance(value, int) else -1
+
+
+def match_run(ids: list[str], ref: str, where: str) -> str:
+    """The run ``ref`` names among ``ids``: its full id, or a unique prefix of 4+ characters
+    (the rule ``ctl`` and ``resume`` follow)."""
+    if ref in ids:
+        return ref
+    hits = [i for i in ids if i.startswith(ref)] if len(ref) >= 4 else []
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:
+        shown = ", ".join(hits[:5]) + (", ..." if len(hits) > 5 else "")
+        raise ReplayError(f"{ref!r} names more than one run in {where!r} ({shown}); give more of the id")
+    known = ", ".join(ids[-5:])
+    short = " (a prefix needs 4+ characters)" if len(ref) < 4 and any(i.startswith(ref) for i in ids) else ""
+    raise ReplayError(f"no run {ref!r} in {where!r}{short}; recorded runs include {known}")
+
+
+@dataclass(frozen=True)
+class RunChoice:
+    """One run of a SQLite recording, as the replay picker lists it."""
+
+    run_id: str
+    #: COMPLETED, ABORTED, or INTERRUPTED (the recording stops before the run ended).
+    state: str
+    goal: str
+    started_ms: int
+    events: int
+
+
+def recorded_run_choices(path: str | os.PathLike[str]) -> list[RunChoice]:
+    """Every run of a SQLite recording with its state and goal, newest first; reads two events
+    per run (its first and its last), never a whole history."""
+    from goldfive.sinks import list_runs
+    from goldfive.store.history import connect_read_only
+
+    runs = list_runs(path)
+    conn = connect_read_only(path)
+    out: list[RunChoice] = []
+    try:
+        for r in runs:
+            first, last = _event_at(conn, r.run_id, 0), _event_at(conn, r.run_id, r.last_sequence)
+            goal = first.run_started.goal_summary if first is not None and first.HasField("run_started") else ""
+            kind = last.WhichOneof("payload") if last is not None else None
+            state = {"run_completed": "COMPLETED", "run_aborted": "ABORTED"}.get(kind or "", "INTERRUPTED")
+            out.append(RunChoice(r.run_id, state, goal, _ms(r.first_emitted_at_ms), r.event_count))
+    finally:
+        conn.close()
+    return sorted(out, key=lambda c: c.started_ms, reverse=True)
+
+
+def _event_at(conn: sqlite3.Connection, run_id: str, sequence: int) -> Event | None:
+    """One stored event, or None when it is missing or damaged (the picker shows less)."""
+    try:
+        row = conn.execute("SELECT payload FROM events WHERE run_id = ? AND sequence = ?", (run_id, sequence)).fetchone()
+        if row is None:
+            return None
+        ev = Event()
+        ev.ParseFromString(bytes(row[0]))
+        return ev
+    except (sqlite3.Error, DecodeError, ValueError, TypeError):
+        return None

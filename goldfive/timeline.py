@@ -15,6 +15,8 @@ import bisect
 import copy
 import dataclasses
 from collections import deque
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any, Sequence
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -54,29 +56,55 @@ def fork(state: RunState) -> RunState:
 class Timeline:
     """``events`` is any sequence (a list, or a recording read on demand); it is iterated once
     here and sliced by ``state_at``. ``every`` given: a checkpoint exactly every ``every``
-    events; not given: the spacing adapts to the number of tasks (see the module doc)."""
+    events; not given: the spacing adapts to the number of tasks (see the module doc).
 
-    def __init__(self, events: Sequence[Event], *, every: int | None = None) -> None:
+    ``index_now=False`` folds nothing yet: the caller folds in steps with :meth:`index` (a
+    replay of a million events opens at once and indexes the rest in the background);
+    ``indexed`` says how far it got, and ``state_at`` answers up to there."""
+
+    def __init__(self, events: Sequence[Event], *, every: int | None = None, index_now: bool = True) -> None:
         if every is not None and every < 1:
             raise ValueError(f"checkpoint interval must be >= 1, got {every}")
         self.events = events
         self.every = every or CHECKPOINT_EVERY
-        fixed = every is not None
+        self._fixed = every is not None
         # Parallel lists: the state after _positions[i] events; never handed out uncopied.
         self._positions: list[int] = [0]
         self._checkpoints: list[RunState] = [RunState()]
-        state = RunState()
-        since = 0
-        count = 0
-        for count, ev in enumerate(events, 1):
+        #: The state after the ``indexed`` events folded so far (the final state once complete).
+        self.final = RunState()
+        self._since = 0
+        self._length = 0
+        self._pending: Iterator[Event] | None = iter(events)
+        if index_now:
+            self.index()
+
+    def index(self, limit: int | None = None) -> int:
+        """Fold up to ``limit`` more events (all that are left when None); how many were."""
+        it = self._pending
+        if it is None:
+            return 0
+        state, done = self.final, 0
+        for ev in it if limit is None else islice(it, limit):
             state.apply(ev)
-            since += 1
-            if since >= self.every and (fixed or since >= TASKS_PER_EVENT * len(state.tasks)):
-                self._positions.append(count)
+            done += 1
+            self._length += 1
+            self._since += 1
+            if self._since >= self.every and (self._fixed or self._since >= TASKS_PER_EVENT * len(state.tasks)):
+                self._positions.append(self._length)
                 self._checkpoints.append(fork(state))
-                since = 0
-        self._length = count
-        self.final = state
+                self._since = 0
+        if limit is None or done < limit:
+            self._pending = None  # the events ran out: complete
+        return done
+
+    @property
+    def complete(self) -> bool:
+        return self._pending is None
+
+    @property
+    def indexed(self) -> int:
+        return self._length
 
     def __len__(self) -> int:
         return self._length
@@ -86,7 +114,7 @@ class Timeline:
         return len(self._checkpoints)
 
     def state_at(self, n: int) -> RunState:
-        """A fresh RunState with the first ``n`` events applied (0 <= n <= len)."""
+        """A fresh RunState with the first ``n`` events applied (0 <= n <= indexed)."""
         if not 0 <= n <= self._length:
             raise IndexError(f"event position {n} is outside 0..{self._length}")
         if n == self._length:

@@ -94,7 +94,7 @@ SHOTS = (
     Shot("running", "the demo running: the plan, the live event log, the selected task", ((drafting, ()),)),
     Shot("paused", "after p: the PAUSE line with its ack; the header says PAUSING", ((drafting, ("p",)), (paused, ()))),
     Shot("steer-input", "s opens the steer input", ((researched, ("s", *NOTE)),)),
-    Shot("steered", "after the steer: plan revision 1 (+r1 tasks named after the note)", ((researched, ("s", *NOTE)), (drafting, ("enter",)), (steered, ()))),
+    Shot("steered", "after the steer: plan revision 1 (+r1 tasks named after the note)", ((researched, ("s", *NOTE)), (drafting, ("ctrl+s",)), (steered, ()))),
     Shot("approval", "Enter on the waiting publish_deck approval: prompt, task, age, every argument; a / x answer it", ((approval, ("tab", "tab", "tab", "enter")),)),
     Shot("rejected", "after x: the run completes, with the rejected call on its task and in the summary", ((approval, ("x", *"not this week", "enter")), (finished, ("end",)))),
     Shot("help", "? lists every key", ((drafting, ("question_mark",)),)),

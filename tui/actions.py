@@ -19,6 +19,7 @@ from .format import control_line
 from .inputs import validate_message, validate_steer_note
 from .screens.detail import ApprovalScreen
 from .screens.dialogs import ConfirmScreen, TextPrompt
+from .screens.note import NotePrompt
 from .widgets.approvals import ApprovalsView
 from .widgets.eventlog import EventLog
 from .widgets.plan import PlanView
@@ -36,6 +37,8 @@ class ControlActions(App[str | None]):
     _control_lines: dict[str, int]
     _acked: set[str]
     _dirty: bool
+    #: Notes sent this session, per prompt ("steer", "inject"), oldest first: ↑ recalls them.
+    note_history: dict[str, list[str]]
 
     def now_ms(self) -> int:
         raise NotImplementedError
@@ -116,11 +119,11 @@ class ControlActions(App[str | None]):
     def action_steer(self) -> None:
         if self._run_ended():
             return
-        prompt = TextPrompt(
-            "Steer the run: what should change?",
-            placeholder="e.g. focus on fewer, higher-quality slides",
-            hint="Enter sends STEER · Esc cancels · at most 8 KiB",
+        prompt = NotePrompt(
+            "Steer the run: what should change? (e.g. focus on fewer, higher-quality slides)",
+            hint="ctrl+s sends STEER · Enter new line · ↑ earlier notes · Esc cancels · at most 8 KiB",
             validate=validate_steer_note,
+            history=self.note_history.setdefault("steer", []),
         )
         self.push_screen(prompt, self._steer_entered)
 
@@ -153,10 +156,11 @@ class ControlActions(App[str | None]):
             if text is not None:
                 self.send_control(ControlKind.INJECT_MESSAGE, {"role": "user", "text": text.strip()})
 
-        prompt = TextPrompt(
+        prompt = NotePrompt(
             "Inject a message into the running turn",
-            hint="Enter sends INJECT_MESSAGE · Esc cancels",
+            hint="ctrl+s sends INJECT_MESSAGE · Enter new line · ↑ earlier messages · Esc cancels",
             validate=validate_message,
+            history=self.note_history.setdefault("inject", []),
         )
         self.push_screen(prompt, entered)
 

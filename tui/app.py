@@ -21,12 +21,14 @@ from textual.widgets import Footer, Input
 from goldfive import conv
 from goldfive.control import ControlKind
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.run.approvals import WITHDRAWN
 from goldfive.types import DriftKind
 from goldfive.view import RunState
 
 from .actions import ControlActions
 from .commands import GoldfiveCommands
 from .format import LogLine, clip, clock_text, describe
+from .prefs import load_prefs, save_pref
 from .keys import KEY_DISPLAY, KEYS, help_rows, palette_bindings
 from .screens.detail import ApprovalScreen, EventScreen
 from .screens.dialogs import DETACH, QuitScreen
@@ -75,6 +77,12 @@ class GoldfiveApp(ControlActions):
         # for approvals already answered or flood toasts with old drifts.
         self._new_approvals: list[str] = []
         self._critical: list[str] = []
+        self._theme_ready = False  # the saved theme is applied before changes are saved
+        self.note_history: dict[str, list[str]] = {}
+
+    def watch_theme(self, theme: str) -> None:
+        if getattr(self, "_theme_ready", False):
+            save_pref("theme", theme)
 
     # -- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -91,6 +99,10 @@ class GoldfiveApp(ControlActions):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        theme = load_prefs().get("theme")
+        if isinstance(theme, str) and theme in self.available_themes:
+            self.theme = theme  # the one the person picked last time (ctrl+p → theme)
+        self._theme_ready = True
         self.query_one(PlanView).border_title = "Plan"
         self.query_one(EventLog).border_title = "Events"
         self.query_one(EventLog).border_subtitle = "/ filter"
@@ -182,7 +194,11 @@ class GoldfiveApp(ControlActions):
         return ""
 
     def _note_rejection(self, ev: Event) -> None:
+        """Keep a person's rejection on its task; a request withdrawn because its invocation
+        was cancelled (STEER, CANCEL) or one that timed out was nobody's decision."""
         p = ev.approval_rejected
+        if p.detail.startswith((WITHDRAWN, "timeout")):
+            return
         view = self.state.approvals.get(p.target_id)
         if view is not None and view.task_id:
             name = view.tool_name or p.target_id
@@ -317,6 +333,13 @@ class GoldfiveApp(ControlActions):
 
     def on_event_log_opened(self, event: EventLog.Opened) -> None:
         self.push_screen(EventScreen(event.line, event.line.event))
+
+    def action_toggle_maximize(self) -> None:
+        """z: the focused pane fills the screen; z again (or Esc, Textual's own) restores it."""
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+        elif self.focused is not None and not self.screen.maximize(self.focused):
+            self.notify("This pane cannot be maximized; Tab to the plan, events or approvals.", severity="warning")
 
     def action_copy(self) -> None:
         """y: the selected event in the log, else the selected task's result (OSC 52)."""

@@ -6,6 +6,7 @@ front-ends that open it, so ``goldfive demo`` (without --headless) shows the app
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any
 
@@ -56,7 +57,22 @@ def open_attach(
     return 0
 
 
-FRONTENDS.update(demo=open_demo, run=open_run, replay=open_replay, attach=open_attach)
+def open_pick_run(path: str, choices: Any) -> str | None:
+    from .pick_run import pick_run
+
+    return pick_run(path, choices)
+
+
+def open_web(command: list[str], *, host: str, port: int, token: str | None = None) -> int:
+    try:
+        from .web import open_web as serve_web
+    except ImportError as exc:
+        print(f"goldfive web needs textual-serve ({exc}); install it with: pip install 'goldfive[web]'", file=sys.stderr)
+        return 2
+    return serve_web(command, host=host, port=port, token=token)
+
+
+FRONTENDS.update(demo=open_demo, run=open_run, replay=open_replay, attach=open_attach, web=open_web, pick_run=open_pick_run)
 
 __all__ = ["main"]
 

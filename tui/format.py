@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 import json
 from typing import Any, NamedTuple
 
@@ -65,8 +67,14 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=True)
 
 
+#: Set while ``describe(ev, whole=True)`` runs: clip() keeps every character.
+_WHOLE: ContextVar[bool] = ContextVar("goldfive_tui_whole", default=False)
+
+
 def clip(text: str, width: int) -> str:
     text = " ".join(text.split())
+    if _WHOLE.get():
+        return text
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
@@ -96,8 +104,15 @@ def control_line(view: ControlView, at: str) -> LogLine:
     return LogLine(at, "control", f"{view.kind}{summary} → {view.ack_result}{detail}{revision}", style)
 
 
-def describe(ev: Event) -> tuple[str, str, str]:
-    """(label, text, style) of one event for the event log."""
+def describe(ev: Event, *, whole: bool = False) -> tuple[str, str, str]:
+    """(label, text, style) of one event for the event log; ``whole``: no field is shortened
+    (the log's wrap mode shows every character)."""
+    if whole:
+        token = _WHOLE.set(True)
+        try:
+            return describe(ev)
+        finally:
+            _WHOLE.reset(token)
     kind = ev.WhichOneof("payload") or "unknown"
     p = getattr(ev, kind, None) if kind != "unknown" else None
     fn = _DESCRIBE.get(kind)

@@ -15,7 +15,7 @@ KEYS: list[BindingType] = [
     # footer on every toggle (tens of ms, measured), delaying the ack the person waits for.
     # The header says PAUSED.
     Binding("p", "pause", "Pause/Resume", tooltip="Pause the run (PAUSE), or resume it when paused (RESUME)", id="pause"),
-    Binding("s", "steer", "Steer", tooltip="Steer: type a note, Enter sends STEER", id="steer"),
+    Binding("s", "steer", "Steer", tooltip="Steer: type a note (lines allowed), ctrl+s sends STEER", id="steer"),
     # w and i stay out of the footer (help and the palette list them) so that at 80 columns
     # it still shows Cancel, Help and Quit.
     Binding("w", "rewind", "Rewind", show=False, tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
@@ -26,6 +26,7 @@ KEYS: list[BindingType] = [
     # The log's border says "/ filter"; y is in help.
     Binding("slash", "filter", "Filter", show=False, tooltip="Filter the event log by text or kind (Esc clears)", id="filter"),
     Binding("y", "copy", "Copy", show=False, tooltip="Copy the selected event, or the selected task's result", id="copy"),
+    Binding("z", "toggle_maximize", "Zoom pane", show=False, tooltip="Maximize the focused pane; z again (or Esc) restores", id="maximize"),
     Binding("tab", "focus_next", "Next pane", show=False, tooltip="Move to the next pane", id="focus.next"),
     Binding("shift+tab", "focus_previous", "Previous pane", show=False, tooltip="Move to the previous pane", id="focus.previous"),
     Binding("question_mark", "help", "Help", tooltip="Show the keys", id="help"),
@@ -34,7 +35,7 @@ KEYS: list[BindingType] = [
 ]  # fmt: skip
 
 #: Actions that help and the command palette offer; pane moves and Esc are keys only.
-PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "copy", "help", "quit")
+PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
 
 
 def palette_bindings(bindings: Iterable[BindingType]) -> list[Binding]:
@@ -48,4 +49,7 @@ def help_rows(offered: list[Binding], bindings: Iterable[BindingType]) -> list[B
     palette = Binding("ctrl+p", "command_palette", "Command palette", tooltip="Command palette: the same actions by name")
     # Enter belongs to the panes (each opens its own selection), so it is not in KEYS.
     enter = Binding("enter", "open", "Open", tooltip="Open the selection: an approval (then a / x), an event, a task")
-    return offered[:-2] + [enter] + panes + [palette] + offered[-2:]
+    # The event log's own keys (while it has the focus).
+    tail = Binding("f", "toggle_follow", "Tail", tooltip="In the event log: tail on / off (follow the newest line)")
+    wrap = Binding("W", "toggle_wrap", "Wrap", tooltip="In the event log: wrap long lines, shown whole / one line each")
+    return offered[:-2] + [enter, tail, wrap] + panes + [palette] + offered[-2:]

@@ -38,3 +38,7 @@ local.register(main)  # run, replay
 demo.register(main)  # demo
 remote.register(main)  # serve, attach, ctl
 resume.register(main)  # resume
+
+from goldfive.cli import web  # noqa: E402
+
+web.register(main)  # web

@@ -186,12 +186,20 @@ def run_command(
 
 @click.command("replay")
 @click.argument("path", metavar="FILE")
-@click.option("--run-id", help="Which run of a SQLite file (default: the latest).")
+@click.option("--run-id", help="Which run (its id or a unique prefix of 4+ characters); without it, a SQLite file of several runs lists them to pick from.")
 def replay_command(path: str, run_id: str | None) -> None:
     """Open a recorded run (JSONL or SQLite) read-only: step, play, jump."""
-    from goldfive.recording import open_recording
+    from goldfive.cli import FRONTENDS
+    from goldfive.recording import detect_format, open_recording, recorded_run_choices
 
     try:
+        picker = FRONTENDS.get("pick_run")
+        if run_id is None and picker is not None and os.path.isfile(path) and detect_format(path) == "sqlite":
+            choices = recorded_run_choices(path)
+            if len(choices) > 1:
+                run_id = picker(path, choices)
+                if run_id is None:
+                    return  # the person closed the picker: nothing to open
         recording = open_recording(path, run_id)
     except (ReplayError, InputError) as exc:
         raise _fail(str(exc)) from None

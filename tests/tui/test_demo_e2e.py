@@ -99,7 +99,7 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         # the steer is applied while paused and the run stays paused until RESUME.
         await pilot.press("p")
         await wait_until(pilot, "the second PAUSE acked", lambda: app.state.phase == RunPhase.PAUSED)
-        await pilot.press("s", *NOTE, "enter")
+        await pilot.press("s", *NOTE, "ctrl+s")
         await wait_until(pilot, "STEER acked", lambda: acked(app, "STEER"))
         [steer] = controls(app, "STEER")
         assert steer.ack_result == "SUCCESS", steer.ack_detail

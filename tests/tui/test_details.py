@@ -142,3 +142,17 @@ def test_pretty_arguments_are_json_indented_and_sorted() -> None:
 
     assert pretty_json({"b": 1, "a": [1, 2]}) == json.dumps({"a": [1, 2], "b": 1}, indent=2)
     assert pretty_json("not json {") == "not json {"
+
+
+async def test_an_approval_withdrawn_by_a_steer_or_timed_out_is_not_counted_as_rejected() -> None:
+    from goldfive.run.approvals import WITHDRAWN
+
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        [target] = list(rig.app.state.approvals)
+        rig.source.release([E.approval_rejected(rig.script.session, target, WITHDRAWN)])
+        await settle(rig, pilot)
+        assert not rig.app.state.approvals
+        assert rig.app.rejected == {}
+        assert "rejected" not in screen_text(rig.app).splitlines()[1]

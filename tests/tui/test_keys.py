@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from textual.widgets import Input, Label
+from textual.widgets import Label, TextArea
 
 from goldfive import events as E
 from goldfive.control import AckResult, ControlKind
@@ -12,7 +12,8 @@ from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 from goldfive.sinks.memory import Missed
 from tests.tui.conftest import Rig, make_rig, screen_text, settle
 from goldfive_tui.app import GoldfiveApp
-from goldfive_tui.screens.dialogs import ConfirmScreen, TextPrompt
+from goldfive_tui.screens.dialogs import ConfirmScreen
+from goldfive_tui.screens.note import NotePrompt
 from goldfive_tui.screens.help import HelpScreen
 from goldfive_tui.widgets.eventlog import EventLog
 from goldfive_tui.widgets.plan import PlanView
@@ -51,8 +52,8 @@ async def test_s_sends_steer_with_the_note_and_shows_the_revision_it_produced() 
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
         await pilot.press("s")
-        assert isinstance(rig.app.screen, TextPrompt)
-        await pilot.press(*"fewer slides", "enter")
+        assert isinstance(rig.app.screen, NotePrompt)
+        await pilot.press(*"fewer slides", "ctrl+s")
         await settle(rig, pilot)
         assert sent(rig) == [("STEER", {"note": "fewer slides", "author": "you"})]
         lines = log_texts(rig.app)
@@ -68,16 +69,16 @@ async def test_esc_in_the_steer_input_sends_nothing() -> None:
         await pilot.press("s", *"abc", "escape")
         await settle(rig, pilot)
         assert sent(rig) == []
-        assert not isinstance(rig.app.screen, TextPrompt)
+        assert not isinstance(rig.app.screen, NotePrompt)
 
 
 async def test_an_empty_steer_note_is_refused_with_a_message() -> None:
     rig = make_rig()
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
-        await pilot.press("s", "space", "enter")
+        await pilot.press("s", "space", "enter", "ctrl+s")
         await pilot.pause()
-        assert isinstance(rig.app.screen, TextPrompt)
+        assert isinstance(rig.app.screen, NotePrompt)
         error = str(rig.app.screen.query_one("#prompt-error", Label).content)
         assert "empty note" in error
         assert sent(rig) == []
@@ -88,14 +89,14 @@ async def test_a_steer_note_over_8_kib_is_refused_showing_its_size() -> None:
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
         await pilot.press("s")
-        rig.app.screen.query_one(Input).value = "é" * 4097  # 8,194 bytes in UTF-8
-        await pilot.press("enter")
+        rig.app.screen.query_one(TextArea).load_text("é" * 4097)  # 8,194 bytes in UTF-8
+        await pilot.press("ctrl+s")
         await pilot.pause()
         error = str(rig.app.screen.query_one("#prompt-error", Label).content)
         assert "8,194 bytes" in error and "8 KiB" in error
         assert sent(rig) == []
-        rig.app.screen.query_one(Input).value = "é" * 4096  # exactly 8,192 bytes: accepted
-        await pilot.press("enter")
+        rig.app.screen.query_one(TextArea).load_text("é" * 4096)  # exactly 8,192 bytes: accepted
+        await pilot.press("ctrl+s")
         await settle(rig, pilot)
         assert [k for k, _ in sent(rig)] == ["STEER"]
 
@@ -106,7 +107,7 @@ async def test_typing_a_in_the_steer_input_approves_nothing() -> None:
         await settle(rig, pilot)
         await pilot.press("s", "a", "x", "p", "c", "w")
         await pilot.pause()
-        assert rig.app.screen.query_one(Input).value == "axpcw"
+        assert rig.app.screen.query_one(TextArea).text == "axpcw"
         await pilot.press("escape")
         await settle(rig, pilot)
         assert sent(rig) == []
@@ -163,7 +164,7 @@ async def test_i_injects_a_user_message() -> None:
     rig = make_rig()
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
-        await pilot.press("i", *"use the blue theme", "enter")
+        await pilot.press("i", *"use the blue theme", "ctrl+s")
         await settle(rig, pilot)
         assert sent(rig) == [("INJECT_MESSAGE", {"role": "user", "text": "use the blue theme"})]
 
@@ -340,3 +341,20 @@ async def test_j_k_g_and_shift_g_move_in_the_plan_and_the_event_log_and_send_not
         await pilot.press("k")
         assert log.cursor == top
         assert rig.source.sent == []  # moving never sends a control
+
+
+async def test_a_steer_note_can_span_lines_and_up_recalls_the_previous_one() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("s", *"fewer slides", "enter", *"and shorter", "ctrl+s")
+        await settle(rig, pilot)
+        assert sent(rig) == [("STEER", {"note": "fewer slides\nand shorter", "author": "you"})]
+        await pilot.press("s", *"draft", "up")  # the cursor is on the first line: history
+        area = rig.app.screen.query_one(TextArea)
+        assert area.text == "fewer slides\nand shorter"
+        await pilot.press("down", "down")  # down to the last line, then past the newest: the draft
+        assert area.text == "draft"
+        await pilot.press("escape")
+        await pilot.press("i", "up")  # inject keeps its own history
+        assert rig.app.screen.query_one(TextArea).text == ""

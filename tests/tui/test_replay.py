@@ -63,7 +63,7 @@ async def test_a_torn_last_line_is_skipped_and_the_count_shown(tmp_path: Path) -
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         bar = str(app.query_one(ReplayBar).render())
-        assert f"replay  event {len(events)}/{len(events)}" in bar
+        assert f"event {len(events)}/{len(events)}" in bar
         assert "(1 line skipped)" in bar
 
 

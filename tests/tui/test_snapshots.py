@@ -38,7 +38,7 @@ def test_paused(snap_compare) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_after_steer_shows_the_revised_plan(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap(snap_compare, "opening", ("s", *"focus on fewer, higher-quality slides", "enter"))
+    assert snap(snap_compare, "opening", ("s", *"focus on fewer, higher-quality slides", "ctrl+s"))
 
 
 def test_approval_pending(snap_compare) -> None:  # type: ignore[no-untyped-def]
@@ -65,7 +65,7 @@ def test_steer_input_open(snap_compare) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_steer_refuses_an_empty_note(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap(snap_compare, "opening", ("s", "enter"))
+    assert snap(snap_compare, "opening", ("s", "ctrl+s"))
 
 
 def test_rewind_confirmation(snap_compare) -> None:  # type: ignore[no-untyped-def]

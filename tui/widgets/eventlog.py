@@ -8,6 +8,7 @@ lines that arrived since.
 
 from __future__ import annotations
 
+import bisect
 from functools import lru_cache
 
 from typing import ClassVar, Iterable
@@ -25,7 +26,7 @@ from textual.strip import Strip
 from goldfive import conv
 from goldfive.types import DriftSeverity
 
-from ..format import LogLine
+from ..format import LogLine, describe
 
 _PLAIN = Style()
 
@@ -52,10 +53,15 @@ class EventLog(ScrollView, can_focus=True):
         Binding("g", "cursor_home", "First", show=False),
         Binding("G", "follow", "Follow", show=False),
         Binding("enter", "open", "Open", show=False),
+        # Toolong's habits: a tail toggle and a wrap toggle, named in the border.
+        Binding("f", "toggle_follow", "Tail", show=False),
+        Binding("W", "toggle_wrap", "Wrap", show=False),
     ]
 
     filter_text: reactive[str] = reactive("", init=False)
     follow: reactive[bool] = reactive(True, init=False)
+    #: Long lines wrap onto the next rows instead of scrolling sideways.
+    wrap: reactive[bool] = reactive(False, init=False)
     #: Index into the shown lines (filter applied) of the marked line.
     cursor: reactive[int] = reactive(0, init=False, repaint=True)
 
@@ -79,6 +85,14 @@ class EventLog(ScrollView, can_focus=True):
         self.new_lines = 0
         self._width = 0
         self._pending = False
+        # While wrapping: the first screen row of each shown line (``_row_start[i]``), for
+        # ``_mapped`` shown lines at ``_wrap_width`` columns; extended as lines arrive.
+        self._row_start: list[int] = []
+        self._rows_total = 0
+        self._mapped = 0
+        self._wrap_width = 0
+        #: Unshortened text of lines shown wrapped, by index into ``lines``.
+        self._whole: dict[int, str] = {}
 
     # -- content ---------------------------------------------------------------------------
     def add(self, lines: Iterable[LogLine]) -> None:
@@ -100,6 +114,8 @@ class EventLog(ScrollView, can_focus=True):
     def replace(self, index: int, line: LogLine) -> None:
         """Rewrite line ``index`` in place (a control's line when its ack arrives)."""
         self.lines[index] = line
+        self._whole.pop(index, None)
+        self._mapped = 0  # its wrapped height may have changed
         self._pending = True
         self.refresh()
 
@@ -132,7 +148,78 @@ class EventLog(ScrollView, can_focus=True):
     def _resize(self) -> None:
         tail = self.lines[-50:]
         self._width = max(self._width, max((_width(line) for line in tail), default=0))
-        self.virtual_size = Size(self._width, self.shown_count)
+        if self.wrap:
+            self._map_rows()
+            self.virtual_size = Size(self._wrap_width, self._rows_total)
+        else:
+            self.virtual_size = Size(self._width, self.shown_count)
+
+    # -- wrapping ----------------------------------------------------------------------------
+    def _shown_line(self, i: int) -> LogLine:
+        """Shown line ``i``; while wrapping, with its text whole (not shortened for one row)."""
+        index = i if self._shown is None else self._shown[i]
+        line = self.lines[index]
+        if not self.wrap or line.event is None:
+            return line
+        text = self._whole.get(index)
+        if text is None:
+            text = self._whole[index] = describe(line.event, whole=True)[1]
+        return line._replace(text=text)
+
+    def _map_rows(self) -> None:
+        """Bring the row map up to date: whole when the width changed, else the new lines."""
+        width = max(1, self.scrollable_content_region.width or self.size.width or 80)
+        if width != self._wrap_width or self._mapped > self.shown_count:
+            self._wrap_width, self._mapped, self._rows_total = width, 0, 0
+        if self._mapped == 0:
+            self._row_start.clear()
+            self._rows_total = 0
+        for i in range(self._mapped, self.shown_count):
+            self._row_start.append(self._rows_total)
+            self._rows_total += max(1, -(-_width(self._shown_line(i)) // width))
+        self._mapped = self.shown_count
+
+    def _rows_of(self, index: int) -> tuple[int, int]:
+        """The first screen row of shown line ``index`` and how many rows it takes."""
+        if not self.wrap or not self._row_start:
+            return index, 1
+        index = max(0, min(index, len(self._row_start) - 1))
+        start = self._row_start[index]
+        end = self._row_start[index + 1] if index + 1 < len(self._row_start) else self._rows_total
+        return start, end - start
+
+    def _line_at_row(self, row: int) -> int:
+        if not self.wrap:
+            return row
+        return max(0, bisect.bisect_right(self._row_start, row) - 1)
+
+    def watch_wrap(self, wrap: bool) -> None:
+        self._mapped = 0
+        self.scroll_to(x=0, animate=False, force=True)
+        self._resize()
+        self.watch_cursor(self.cursor)
+        self._update_subtitle()
+        self.refresh()
+
+    def on_resize(self) -> None:
+        if self.wrap:
+            self._rewrap()
+
+    def _rewrap(self) -> None:
+        if self.wrap and self.scrollable_content_region.width != self._wrap_width:
+            self._resize()
+            self.watch_cursor(self.cursor)
+            self.refresh()
+
+    def action_toggle_wrap(self) -> None:
+        self.wrap = not self.wrap
+
+    def action_toggle_follow(self) -> None:
+        """Tail on (jump to the newest line and stay there) or off (stay where the cursor is)."""
+        if self.follow:
+            self.follow = False
+        else:
+            self.action_follow()
 
     # -- follow mode and filter --------------------------------------------------------------
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
@@ -159,10 +246,11 @@ class EventLog(ScrollView, can_focus=True):
 
     def watch_cursor(self, value: int) -> None:
         top, height = round(self.scroll_y), self.scrollable_content_region.height
-        if value < top:
-            self.scroll_to(y=value, animate=False, force=True)
-        elif height and value >= top + height:
-            self.scroll_to(y=value - height + 1, animate=False, force=True)
+        first, rows = self._rows_of(value)
+        if first < top:
+            self.scroll_to(y=first, animate=False, force=True)
+        elif height and first + rows > top + height:
+            self.scroll_to(y=first + rows - height, animate=False, force=True)
 
     def action_cursor(self, delta: int) -> None:
         last = self.shown_count - 1
@@ -185,7 +273,7 @@ class EventLog(ScrollView, can_focus=True):
             self.post_message(self.Opened(self, line))
 
     def on_click(self, event: events.Click) -> None:
-        index = round(self.scroll_y) + event.y
+        index = self._line_at_row(round(self.scroll_y) + event.y)
         if 0 <= index < self.shown_count:
             self.follow = index == self.shown_count - 1
             self.cursor = index
@@ -195,6 +283,7 @@ class EventLog(ScrollView, can_focus=True):
     def watch_filter_text(self, text: str) -> None:
         needle = text.lower()
         self._shown = None if not needle else [i for i, ln in enumerate(self.lines) if _matches(ln, needle)]
+        self._mapped = 0
         self.new_lines = 0
         self._resize()
         self.action_follow()
@@ -208,19 +297,26 @@ class EventLog(ScrollView, can_focus=True):
         if not self.follow and self.new_lines:
             parts.append(f"{self.new_lines} new ↓ end")
         elif not self.follow:
-            parts.append("paused ↓ end")
+            parts.append("tail off: f or end")
+        if self.wrap:
+            parts.append("wrapped")
         parts.append("/ filter")
         self.border_subtitle = "  ".join(parts)
 
     # -- drawing -----------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
         width = self.scrollable_content_region.width
         base = self.rich_style
-        if index >= self.shown_count:
+        row = scroll_y + y
+        index = self._line_at_row(row)
+        if index >= self.shown_count or (self.wrap and row >= self._rows_total):
             return Strip.blank(width, base)
-        line = self.lines[index if self._shown is None else self._shown[index]]
+        if self.wrap:  # this row shows the part of the line that starts at column part * width
+            if width and width != self._wrap_width:  # a scrollbar came or went: map rows again
+                self.call_later(self._rewrap)
+            scroll_x = (row - self._rows_of(index)[0]) * width
+        line = self._shown_line(index)
         style = self.get_component_rich_style
         segments = [
             Segment(f"{line.at} ", base + style("eventlog--time", partial=True)),

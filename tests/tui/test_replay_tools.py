@@ -1,0 +1,184 @@
+"""Replay's tools: speed keys, the scrubber, Enter opens an event whole, the run picker, and
+--run-id taking a unique prefix as ctl does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from goldfive import events as E
+from goldfive.cli import FRONTENDS, main
+from goldfive.errors import ReplayError
+from goldfive.recording import Recording, match_run, recorded_run_choices
+from goldfive.sinks.sqlite import SQLitePersistenceSink
+from goldfive.types import Session
+from goldfive_tui.pick_run import RunPickerApp
+from goldfive_tui.replay import SCRUB_CELLS, ReplayApp, ReplayBar
+from goldfive_tui.screens.detail import EventScreen
+from goldfive_tui.widgets.eventlog import EventLog
+
+from .test_replay import SIZE, settle, story
+
+
+def bar(app: ReplayApp) -> str:
+    return str(app.query_one(ReplayBar).render())
+
+
+async def test_plus_and_minus_change_the_play_speed_within_half_to_sixteen() -> None:
+    # A slow base rate: playing must not reach the end (and stop) while the test looks at it.
+    app = ReplayApp(Recording("story", "jsonl", "r", story()), start_at=0, play_rate=0.05, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "(1x)" in bar(app)
+        await pilot.press("plus", "plus")
+        assert app.speed == 4.0 and "(4x)" in bar(app)
+        await pilot.press(*["plus"] * 5)
+        assert app.speed == 16.0
+        await pilot.press(*["minus"] * 9)
+        assert app.speed == 0.5 and "(0.5x)" in bar(app)
+        await pilot.press("space")
+        assert "playing 0.5x" in bar(app)
+        await pilot.press("plus")
+        assert app.playing and "playing 1x" in bar(app)
+
+
+async def test_the_scrubber_shows_the_position() -> None:
+    events = story()
+    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=0, cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "░" * SCRUB_CELLS + "   0%" in bar(app)
+        await pilot.press("end")
+        assert "█" * SCRUB_CELLS + " 100%" in bar(app)
+        app.move_to(len(events) // 2)
+        await settle(app, pilot)
+        assert "█" * (SCRUB_CELLS // 2) in bar(app) and "░" in bar(app)
+
+
+async def test_enter_on_a_replayed_event_opens_it_whole() -> None:
+    app = ReplayApp(Recording("story", "jsonl", "r", story()), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        log = app.query_one(EventLog)
+        log.focus()
+        await pilot.press("g", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, EventScreen)
+        assert app.screen.event is not None and app.screen.event.WhichOneof("payload") == "run_started"
+
+
+def _record(db: Path, run_id: str, goal: str, *, finish: bool, clock_start: int) -> None:
+    import asyncio
+
+    clock = iter(range(clock_start, clock_start + 10_000, 10))
+    s = Session(run_id=run_id, clock=lambda: next(clock))
+
+    async def go() -> None:
+        sink = SQLitePersistenceSink(str(db))
+        await sink.emit(E.run_started(s, goal_summary=goal))
+        await sink.emit(E.task_started(s, "t1"))
+        if finish:
+            await sink.emit(E.run_completed(s, "done"))
+        await sink.close()
+
+    asyncio.run(go())
+
+
+def test_choices_list_state_and_goal_newest_first(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    _record(db, "aaaa1111", "write a haiku", finish=True, clock_start=1_000_000)
+    _record(db, "bbbb2222", "fix the bug", finish=False, clock_start=2_000_000)
+    choices = recorded_run_choices(db)
+    assert [(c.run_id, c.state, c.goal, c.events) for c in choices] == [
+        ("bbbb2222", "INTERRUPTED", "fix the bug", 2),
+        ("aaaa1111", "COMPLETED", "write a haiku", 3),
+    ]
+
+
+async def test_the_picker_returns_the_chosen_run_or_none(tmp_path: Path) -> None:
+    import asyncio
+
+    db = tmp_path / "runs.sqlite"
+    await asyncio.to_thread(_record, db, "aaaa1111", "write a haiku", finish=True, clock_start=1_000_000)
+    await asyncio.to_thread(_record, db, "bbbb2222", "fix the bug", finish=False, clock_start=2_000_000)
+    app = RunPickerApp(str(db), recorded_run_choices(db))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("j", "enter")
+    assert app.return_value == "aaaa1111"
+    app = RunPickerApp(str(db), recorded_run_choices(db))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("escape")
+    assert app.return_value is None
+
+
+def test_replay_without_run_id_asks_the_picker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "runs.sqlite"
+    _record(db, "aaaa1111", "write a haiku", finish=True, clock_start=1_000_000)
+    _record(db, "bbbb2222", "fix the bug", finish=False, clock_start=2_000_000)
+    asked: list[list[str]] = []
+    opened: list[str] = []
+    monkeypatch.setitem(FRONTENDS, "pick_run", lambda path, choices: asked.append([c.run_id for c in choices]) or "aaaa1111")
+    monkeypatch.setitem(FRONTENDS, "replay", lambda recording: opened.append(recording.run_id))
+    out = CliRunner().invoke(main, ["replay", str(db)])
+    assert out.exit_code == 0, out.output
+    assert asked == [["bbbb2222", "aaaa1111"]] and opened == ["aaaa1111"]
+    out = CliRunner().invoke(main, ["replay", str(db), "--run-id", "bbbb"])  # a prefix, as ctl takes
+    assert out.exit_code == 0 and opened[-1] == "bbbb2222" and len(asked) == 1
+
+
+def test_prefix_rule() -> None:
+    ids = ["abcd1234", "abcd9999", "ffff0000"]
+    assert match_run(ids, "ffff", "f") == "ffff0000"
+    assert match_run(ids, "abcd1234", "f") == "abcd1234"
+    with pytest.raises(ReplayError, match="more than one run"):
+        match_run(ids, "abcd", "f")
+    with pytest.raises(ReplayError, match="4\\+ characters"):
+        match_run(ids, "fff", "f")
+    with pytest.raises(ReplayError, match="no run 'zzzz'"):
+        match_run(ids, "zzzz", "f")
+
+
+def _long_story(extra: int) -> list:  # type: ignore[type-arg]
+    events = story()
+    session = Session(run_id=events[0].run_id, clock=lambda: 1_767_225_700_000)
+    session.continue_after(len(events) - 1)
+    return events + [E.task_progress(session, "draft", detail=f"step {i}") for i in range(extra)]
+
+
+async def test_a_long_recording_opens_at_once_and_reaches_the_end_when_indexed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import goldfive_tui.replay as replay
+
+    monkeypatch.setattr(replay, "INDEX_NOW", 100)
+    monkeypatch.setattr(replay, "INDEX_STEP", 60)
+    monkeypatch.setattr(replay, "FIRST_SCREEN", 30)
+    events = _long_story(400)
+    app = ReplayApp(Recording("long", "jsonl", "r", events), cursor_blink=False)
+    assert app.timeline.indexed == 30 and app.cursor == 30  # opened before indexing the rest
+    assert "indexing" in app.status_text()
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(100):
+            await pilot.pause()
+            if app.timeline.complete and app.cursor == len(events):
+                break
+        assert app.timeline.complete and app.cursor == len(events)
+        assert "indexing" not in bar(app)
+        assert app.state.events == len(events)
+
+
+async def test_moving_while_indexing_is_not_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
+    import goldfive_tui.replay as replay
+
+    monkeypatch.setattr(replay, "INDEX_NOW", 100)
+    monkeypatch.setattr(replay, "INDEX_STEP", 60)
+    events = _long_story(400)
+    app = ReplayApp(Recording("long", "jsonl", "r", events), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_jump(0)  # the person went to the start while it indexed
+        for _ in range(100):
+            await pilot.pause()
+            if app.timeline.complete:
+                break
+        await pilot.pause()
+        assert app.timeline.complete and app.cursor == 0
