@@ -17,7 +17,7 @@ def test_the_console_script_registers_every_ui_command():
     import goldfive_tui.cli
     from goldfive.cli import FRONTENDS
 
-    assert set(FRONTENDS) == {"demo", "run", "replay", "attach"}
+    assert set(FRONTENDS) == {"demo", "run", "replay", "attach", "web", "pick_run"}
     assert goldfive_tui.cli.main is __import__("goldfive.cli").cli.main
 
 

@@ -69,7 +69,7 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
             assert app.sub_title == "connected"
             await pilot.pause(0.15)  # one repaint
             assert "[connected]" in screen_text(app)  # persistently, in the header
-            await pilot.press("s", *"keep it short", "enter")
+            await pilot.press("s", *"keep it short", "ctrl+s")  # the steer prompt: Enter is a new line, ctrl+s sends
             await source.wait_for("plan_revised")
             await source.wait_for("approval_requested", 2)
             approvals = app.query_one(ApprovalsView)

@@ -185,21 +185,18 @@ def ctl(
 # -- queries ------------------------------------------------------------------------------
 
 
-@ctl.command("runs")
+@ctl.command("runs", short_help="List the runs, those that need a person first.")
 @_options
 def runs_command(opts: _Opts) -> None:
-    """List the runs (live and recorded)."""
+    """List the runs (live and recorded), the ones that need a person first."""
     runs = _call(opts, lambda c: c.list_runs())
     if opts.as_json:
         click.echo(json.dumps([_dict(r) for r in runs]))
         return
-    from goldfive.remote.health import health_note
+    from goldfive.cli.ctl_hub import run_line, runs_order
 
-    for r in runs:
-        started = r.started_at.ToDatetime().strftime("%Y-%m-%d %H:%M:%S") if r.HasField("started_at") else "-"
-        note = health_note(r)
-        click.echo(f"{r.run_id}  {r.state:<11} {r.tasks_completed}/{r.tasks_total}  {started}  {r.goal_summary}"
-                   + (f"  [{note}]" if note else ""))  # fmt: skip
+    for r in sorted(runs, key=runs_order):
+        click.echo(run_line(r))
 
 
 @ctl.command("status")
@@ -237,10 +234,10 @@ def tail_command(opts: _Opts, run_id: str, after: int) -> None:
     """Print the run's events (history, then live) until it ends; reconnects if cut."""
     from goldfive.event_format import format_event
 
-    def line(ev: Any) -> str:
-        if opts.as_json:
-            return json_format.MessageToJson(ev, preserving_proto_field_name=True, indent=None)
-        return format_event(ev)
+    def as_json(ev: Any) -> str:
+        return json_format.MessageToJson(ev, preserving_proto_field_name=True, indent=None)
+
+    line = as_json if opts.as_json else format_event
 
     def tell(state: str, detail: str) -> None:
         if state == "reconnecting":
@@ -248,9 +245,10 @@ def tail_command(opts: _Opts, run_id: str, after: int) -> None:
 
     async def follow(client: RemoteClient) -> None:
         await client.get_run(run_id)  # unreachable or unknown: fail now rather than retry forever
-        async for ev in client.follow(run_id, after, on_state=tell):
-            click.echo(line(ev))
-            sys.stdout.flush()
+        out = sys.stdout  # read now: a redirected stdout is honoured
+        async for batch in client.follow_batches(run_id, after, on_state=tell):
+            out.write("\n".join(map(line, batch)) + "\n")  # one write per batch, not per line
+            out.flush()
 
     _call(opts, follow)
 

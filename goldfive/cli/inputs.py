@@ -21,7 +21,7 @@ from goldfive.planners.assemble import build_generated_plan
 from goldfive.planners.parse import AnswerError, parse_plan_answer
 from goldfive.types import Plan
 
-__all__ = ["InputError", "load_agent", "load_plan_file"]
+__all__ = ["InputError", "load_agent", "load_plan_file", "parse_plan_text"]
 
 
 class InputError(GoldfiveError, ValueError):
@@ -101,10 +101,17 @@ def load_plan_file(path: str | os.PathLike[str]) -> Plan:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read plan file {name!r}: {_one_line(exc)}") from None
+    return parse_plan_text(text, name)
+
+
+def parse_plan_text(text: str, name: str = "the plan") -> Plan:
+    """:func:`load_plan_file` for plan JSON already read (``name`` says where it came from)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"{name}: the JSON is nested too deeply") from None
     if not isinstance(data, dict):
         raise InputError(f"{name}: the plan must be a JSON object, got {type(data).__name__}")
     try:

@@ -29,69 +29,22 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
-def _demo_run(speed: float) -> tuple[Any, str]:
-    from goldfive.demo import DEMO_GOAL, make_demo_runner
-
-    def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
-        runner = make_demo_runner(sinks=sinks, control=control, speed=speed, run_id=run_id)
-        runner.launch = {"command": "serve", "target": "demo", "speed": speed}  # to resume it after a restart
-        return runner
-
-    return factory, DEMO_GOAL
-
-
-def _resume_with(launch: dict[str, Any]) -> Any:
-    """The factory that builds a hosted run again from its recorded launch; None for runs
-    serve did not start (``goldfive run`` ones are resumed with ``goldfive resume``)."""
-    if launch.get("command") != "serve":
-        return None
-    if launch.get("target") == "demo":
-        return _demo_run(float(launch.get("speed", 1.0)))[0]
-    target = str(launch.get("target", ""))
-    return _agent_run(
-        target, str(launch.get("goal", "")), launch.get("plan"), launch.get("base_url"), launch.get("model"),
-        search_dir=launch.get("cwd"),
-    )[0]  # fmt: skip
-
-
-def _agent_run(
-    spec: str, goal: str, plan_path: str | None, base_url: str | None, model: str | None, *, search_dir: str | None = None
-) -> tuple[Any, str]:
-    import os
-
-    from goldfive.cli.inputs import load_agent
-
-    agent = load_agent(spec, search_dir=search_dir)
-    launch = {
-        "command": "serve", "target": spec, "goal": goal, "plan": os.path.abspath(plan_path) if plan_path else None,
-        "base_url": base_url, "model": model, "cwd": os.path.abspath(search_dir or os.getcwd()),
-    }  # fmt: skip
-    from goldfive.cli.inputs import make_planner
-
-    planner = make_planner(plan_path, base_url, model, None).planner
-
-    def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
-        from goldfive.adapters.frameworks import adapter_for
-        from goldfive.goals import PassthroughGoalDeriver
-        from goldfive.runner import Runner
-
-        return Runner(
-            agent=adapter_for(agent),
-            planner=planner,
-            goal_deriver=PassthroughGoalDeriver(goal),
-            sinks=sinks,
-            control=control,
-            run_id=run_id,
-            launch=launch,
-        )
-
-    return factory, goal
-
-
 @click.command("serve", short_help="Host runs (the demo or your agent) over gRPC.")
 @click.argument("target", required=False, metavar="[demo | MODULE:FUNCTION]")
 @click.option("--listen", default=DEFAULT_LISTEN, show_default=True, help="HOST:PORT to listen on.")
-@click.option("--token", help="Require this bearer token on every call (default: GOLDFIVE_TOKEN).")
+@click.option(
+    "--token",
+    "tokens",
+    multiple=True,
+    help="Operator token: list, watch and control every run (default: GOLDFIVE_TOKEN). "
+    "NAME=SECRET names it (repeatable; the name is recorded as the author of its controls).",
+)
+@click.option(
+    "--runner-token",
+    "runner_tokens",
+    multiple=True,
+    help="Runner token: may only connect a run (Hub.Connect), never list or control runs. NAME=SECRET, repeatable.",
+)
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), help="TLS certificate (PEM).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="TLS private key (PEM).")
 @click.option(
@@ -113,7 +66,8 @@ def _agent_run(
 def serve_command(
     target: str | None,
     listen: str,
-    token: str | None,
+    tokens: tuple[str, ...],
+    runner_tokens: tuple[str, ...],
     tls_cert: str | None,
     tls_key: str | None,
     tls_client_ca: str | None,
@@ -127,22 +81,25 @@ def serve_command(
     base_url: str | None,
     model: str | None,
 ) -> None:
-    """Host a run (the demo, or your async agent MODULE:FUNCTION) headless and serve it, and
-    every run recorded in the database, over gRPC until interrupted."""
+    """Serve runs over gRPC until interrupted: every run recorded in the database, the run
+    TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
+    later with `goldfive ctl ADDR start`. With no TARGET it starts as an empty hub."""
+    from goldfive.remote.launch import agent_run, demo_run, resume_with
     from goldfive.remote.server import RemoteServer, default_db_path, serve
     from goldfive.settings import remote_token
 
-    token = token or remote_token()
+    env_token = remote_token()
+    token: list[str] = list(tokens) or ([env_token] if env_token else [])
     runs: list[tuple[Any, str]] = []
     try:
         if target == "demo":
             if speed <= 0:
                 raise _fail("serve", f"--speed must be positive, got {speed}")
-            runs.append(_demo_run(speed))
+            runs.append(demo_run(speed))
         elif target is not None:
             if not goal or not goal.strip():
                 raise _fail("serve", "MODULE:FUNCTION needs --goal TEXT: say what the run should achieve")
-            runs.append(_agent_run(target, goal, plan_path, base_url, model))
+            runs.append(agent_run(target, goal, plan_path, base_url, model))
     except GoldfiveError as exc:
         raise _fail("serve", str(exc)) from None
     db = db_path or str(default_db_path())
@@ -154,7 +111,7 @@ def serve_command(
             serve(
                 listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready,
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
-                resume_with=None if no_resume else _resume_with,
+                resume_with=None if no_resume else resume_with, runner_token=list(runner_tokens),
             )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
@@ -165,6 +122,8 @@ def serve_command(
             server = ready.result()
             scheme = "TLS" if server.tls else "plaintext"
             needs = (["token"] if token else []) + (["client certificate"] if server.client_certs else [])
+            if runner_tokens:
+                needs[0] = f"token ({len(token)} operator, {len(runner_tokens)} runner)"
             auth = " and ".join(needs) + " required" if needs else "no token"
             click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {db}", err=True)
             for run in server.host.runs():
@@ -241,6 +200,7 @@ def attach_command(
 
 
 def register(group: click.Group) -> None:
+    from goldfive.cli import ctl_hub  # noqa: F401  (adds start and waiting to ctl)
     from goldfive.cli.ctl import ctl
 
     group.add_command(serve_command)

@@ -7,9 +7,13 @@ characters, or client certificates signed by a CA it was given (``--tls-client-c
 
 from __future__ import annotations
 
+import contextvars
 import hmac
 import ipaddress
 import os
+import re
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, TypeVar
 
@@ -19,9 +23,15 @@ from goldfive.errors import ServeConfigError
 
 __all__ = [
     "MIN_TOKEN_CHARS",
+    "OPERATOR",
+    "RUNNER",
+    "RUNNER_METHODS",
+    "Credential",
     "TokenInterceptor",
     "bearer_metadata",
+    "caller",
     "check_listen",
+    "credentials",
     "is_loopback",
     "server_credentials",
 ]
@@ -56,11 +66,21 @@ def is_loopback(host: str) -> bool:
         return False  # a host name could resolve anywhere: treat it as exposed
 
 
-def check_listen(listen: str, *, token: str | None, client_certs: bool) -> None:
+def check_listen(listen: str, *, token: str | None, client_certs: bool, others: Sequence[Credential] = ()) -> None:
     """Refuse to expose a server beyond loopback unless its clients must authenticate: with a
-    token of at least MIN_TOKEN_CHARS characters, or with client certificates."""
+    token of at least MIN_TOKEN_CHARS characters, or with client certificates. Every token in
+    ``others`` (more operator tokens, runner tokens) is held to the same length."""
     host, _ = split_host_port(listen)
-    if is_loopback(host) or client_certs:
+    if is_loopback(host):
+        return
+    for cred in others:
+        if len(cred.secret) < MIN_TOKEN_CHARS:
+            which = ("" if cred.role == OPERATOR else f"{cred.role} ") + "token" + ("" if cred.name == cred.role else f" {cred.name!r}")
+            raise ServeConfigError(
+                f"refusing to listen on {listen}: the {which} has {len(cred.secret)} characters; "
+                f"a non-loopback address needs at least {MIN_TOKEN_CHARS}"
+            )
+    if client_certs:
         return
     if not token:
         raise ServeConfigError(
@@ -73,6 +93,70 @@ def check_listen(listen: str, *, token: str | None, client_certs: bool) -> None:
             f"refusing to listen on {listen}: the token has {len(token)} characters; "
             f"a non-loopback address needs at least {MIN_TOKEN_CHARS}"
         )
+
+
+# -- roles ------------------------------------------------------------------------------
+
+#: May list, watch and control every run (and connect runs).
+OPERATOR = "operator"
+#: May only connect and publish its own run.
+RUNNER = "runner"
+#: The methods a runner token may call: connecting a run, and goldfive v1's push of events.
+RUNNER_METHODS = frozenset({"/goldfive.v1.Hub/Connect", "/goldfive.v1.GoldfiveIngress/StreamEvents"})
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.@-]{0,63}")
+_CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("goldfive_caller", default="")
+
+
+@dataclass(frozen=True)
+class Credential:
+    name: str
+    role: str
+    secret: str = ""
+
+    def __repr__(self) -> str:  # never the secret, in a log or a traceback
+        return f"Credential({self.name!r}, {self.role!r})"
+
+
+def _credential(text: str, role: str) -> Credential:
+    """``NAME=SECRET`` or a bare ``SECRET`` (named after its role). A secret that holds ``=``
+    past its start (base64 padding aside) must be given with a name."""
+    name, sep, secret = text.partition("=")
+    if sep and _NAME.fullmatch(name) and secret.strip("="):
+        return Credential(name, role, secret)
+    return Credential(role, role, text)
+
+
+def credentials(operator: str | Iterable[str] | None, runner: str | Iterable[str] | None = None) -> list[Credential]:
+    """The server's tokens, each ``NAME=SECRET`` or a bare ``SECRET`` (named "operator" or
+    "runner"). ServeConfigError for an empty token, a name or secret given twice, or runner
+    tokens without an operator token (nobody could watch or control the runs)."""
+
+    def texts(given: str | Iterable[str] | None) -> list[str]:
+        return [t for t in ([given] if isinstance(given, str) else list(given or ())) if t]  # "" = none, as before
+
+    out = [_credential(t, OPERATOR) for t in texts(operator)] + [_credential(t, RUNNER) for t in texts(runner)]
+    names: set[str] = set()
+    secrets: set[str] = set()
+    for cred in out:
+        if not cred.secret:
+            raise ServeConfigError(f"the {cred.role} token {cred.name!r} is empty: an empty token would let anyone in")
+        if cred.name in names:
+            raise ServeConfigError(f"two tokens are named {cred.name!r}: give each NAME=SECRET a different name")
+        if cred.secret in secrets:
+            raise ServeConfigError(f"token {cred.name!r} has the same secret as another token: each must differ")
+        names.add(cred.name)
+        secrets.add(cred.secret)
+    if out and not any(c.role == OPERATOR for c in out):
+        raise ServeConfigError("--runner-token needs --token too: without an operator token nobody could watch or control the runs")
+    return out
+
+
+def caller(context: object = None) -> str:
+    """The name of the token the current call was made with ("" on a server without tokens).
+    Set for the servicer's code by :class:`TokenInterceptor`; ``context`` is accepted so a
+    servicer reads as ``caller(context)``."""
+    return _CALLER.get()
 
 
 def _read_pem(path: str | os.PathLike[str], flag: str, marker: bytes, what: str) -> bytes:
@@ -109,11 +193,13 @@ def server_credentials(
     return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca, require_client_auth=True)
 
 
-def _denied(handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str) -> grpc.RpcMethodHandler[_Req, _Resp]:
-    """A handler of the same shape as ``handler`` that only aborts with UNAUTHENTICATED."""
+def _denied(
+    handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str, code: grpc.StatusCode = grpc.StatusCode.UNAUTHENTICATED
+) -> grpc.RpcMethodHandler[_Req, _Resp]:
+    """A handler of the same shape as ``handler`` that only aborts with ``code`` and ``reason``."""
 
     async def deny(_request: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
+        await context.abort(code, reason)
 
     de, ser = handler.request_deserializer, handler.response_serializer
     if handler.unary_unary:
@@ -125,13 +211,53 @@ def _denied(handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str) -> grpc.Rp
     return grpc.stream_stream_rpc_method_handler(deny, request_deserializer=de, response_serializer=ser)
 
 
-class TokenInterceptor(grpc.aio.ServerInterceptor):
-    """Every RPC must carry ``authorization: Bearer <token>``; compared in constant time."""
+def _as(handler: Any, name: str) -> Any:
+    """``handler`` with its behaviour run while :func:`caller` answers ``name``."""
 
-    def __init__(self, token: str) -> None:
-        if not token:
+    def call(behavior: Callable[..., Any]) -> Callable[..., Any]:
+        async def unary(request: Any, context: Any) -> Any:
+            _CALLER.set(name)  # this call's own task: nothing else sees it
+            return await behavior(request, context)
+
+        return unary
+
+    def stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
+        async def streaming(request: Any, context: Any) -> AsyncIterator[Any]:
+            _CALLER.set(name)
+            async for item in behavior(request, context):
+                yield item
+
+        return streaming
+
+    if handler.unary_unary is not None:
+        return handler._replace(unary_unary=call(handler.unary_unary))
+    if handler.stream_unary is not None:
+        return handler._replace(stream_unary=call(handler.stream_unary))
+    if handler.unary_stream is not None:
+        return handler._replace(unary_stream=stream(handler.unary_stream))
+    if handler.stream_stream is not None:
+        return handler._replace(stream_stream=stream(handler.stream_stream))
+    return handler
+
+
+class TokenInterceptor(grpc.aio.ServerInterceptor):
+    """Every RPC must carry ``authorization: Bearer <token>`` of one of the server's tokens
+    (compared in constant time). An operator token may call everything; a runner token only
+    :data:`RUNNER_METHODS`, other calls get PERMISSION_DENIED. The token's name is what
+    :func:`caller` answers inside the call."""
+
+    def __init__(self, token: str | Sequence[Credential]) -> None:
+        creds = credentials(token) if isinstance(token, str) else list(token)
+        if not creds or any(not c.secret for c in creds):
             raise ServeConfigError("an empty token would let anyone in; pass None for no token")
-        self._expected = (_SCHEME + token).encode()
+        self._expected = [((_SCHEME + c.secret).encode(), c) for c in creds]
+
+    def _match(self, given: bytes) -> Credential | None:
+        found = None
+        for expected, cred in self._expected:  # every one compared: the time says nothing
+            if hmac.compare_digest(given, expected):
+                found = cred
+        return found
 
     async def intercept_service(
         self,
@@ -148,6 +274,15 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 break
         if not given:
             return _denied(handler, "missing token: send metadata 'authorization: Bearer <token>'")
-        if not hmac.compare_digest(given, self._expected):
+        cred = self._match(given)
+        if cred is None:
             return _denied(handler, "wrong token")
-        return handler
+        if cred.role != OPERATOR and handler_call_details.method not in RUNNER_METHODS:
+            what = handler_call_details.method.rsplit("/", 1)[-1]
+            return _denied(
+                handler,
+                f"token {cred.name!r} is a runner token: it may only connect a run (Hub.Connect), not call {what}; "
+                "listing, watching and controlling runs needs an operator token",
+                grpc.StatusCode.PERMISSION_DENIED,
+            )
+        return _as(handler, cred.name)  # type: ignore[no-any-return]

@@ -8,7 +8,7 @@ after the last sequence it yielded, so nothing is lost and nothing is yielded tw
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,8 @@ class RemoteClient:
         else:
             self._channel = grpc.aio.insecure_channel(addr, options=options)
         self._stub = service_pb2_grpc.RunsStub(self._channel)
+        #: Whether the server answers SubscribeBatches (found out on the first try).
+        self._batches = True
 
     async def __aenter__(self) -> RemoteClient:
         return self
@@ -103,6 +105,29 @@ class RemoteClient:
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from None
         return snap
+
+    async def start_run(
+        self, agent: str, *, goal: str = "", plan_json: str = "", speed: float = 0.0, timeout: float | None = 30.0
+    ) -> str:
+        """Host a new run in the server's process: ``agent`` is "demo" (with ``speed``) or
+        MODULE:FUNCTION importable by the server (with ``goal`` and an optional plan as JSON
+        text). Returns the run id; a bad agent spec raises RemoteError INVALID_ARGUMENT."""
+        request = service_pb2.StartRunRequest(agent=agent, goal=goal, plan_json=plan_json, speed=speed)
+        try:
+            resp: service_pb2.StartRunResponse = await self._stub.StartRun(request, metadata=self._metadata, timeout=timeout)
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+        return resp.run_id
+
+    async def list_waiting(self, run_id: str = "", *, timeout: float | None = 10.0) -> list[service_pb2.WaitingItem]:
+        """Every pending approval and escalation (of ``run_id``, else of every run), oldest first."""
+        try:
+            resp: service_pb2.ListWaitingResponse = await self._stub.ListWaiting(
+                service_pb2.ListWaitingRequest(run_id=run_id), metadata=self._metadata, timeout=timeout
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+        return list(resp.items)
 
     async def send_control(self, run_id: str, msg: ControlMessage, *, timeout: float | None = 35.0) -> ControlAck:
         """Deliver ``msg`` to the run and return the ack the run produced for it."""
@@ -136,6 +161,41 @@ class RemoteClient:
         finally:
             call.cancel()
 
+    async def subscribe_batches(
+        self, run_id: str, after_sequence: int = -1, *, on_open: Callable[[], None] | None = None
+    ) -> AsyncIterator[list[events_pb2.Event]]:
+        """``subscribe`` in batches (``Runs.SubscribeBatches``); against a server without it
+        (UNIMPLEMENTED) it falls back to ``Subscribe``, one event per batch."""
+        if not self._batches:
+            async for ev in self.subscribe(run_id, after_sequence, on_open=on_open):
+                yield [ev]
+            return
+        call = self._stub.SubscribeBatches(
+            service_pb2.SubscribeRequest(run_id=run_id, after_sequence=after_sequence), metadata=self._metadata
+        )
+        try:
+            try:
+                await call.initial_metadata()
+                if call.done() and (code := await call.code()) != grpc.StatusCode.OK:
+                    raise RemoteError(code.name, await call.details() or "")
+            except grpc.aio.AioRpcError as exc:
+                raise _error(exc) from None
+            except RemoteError as exc:
+                if exc.code != "UNIMPLEMENTED":
+                    raise
+                self._batches = False  # an older server: remember, and use Subscribe
+                async for ev in self.subscribe(run_id, after_sequence, on_open=on_open):
+                    yield [ev]
+                return
+            if on_open is not None:
+                on_open()
+            async for batch in call:
+                yield list(batch.events)
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+        finally:
+            call.cancel()
+
     async def follow(
         self,
         run_id: str,
@@ -148,6 +208,26 @@ class RemoteClient:
         """Like ``subscribe``, but a connection lost (UNAVAILABLE) is retried with capped
         exponential backoff, resuming after the last sequence yielded. Other errors raise;
         ``max_attempts`` consecutive failures raise the last one."""
+        batches = self.follow_batches(
+            run_id, after_sequence, on_state=on_state, initial_backoff=initial_backoff, max_attempts=max_attempts
+        )
+        try:
+            async for batch in batches:
+                for ev in batch:
+                    yield ev
+        finally:
+            await batches.aclose()
+
+    async def follow_batches(
+        self,
+        run_id: str,
+        after_sequence: int = -1,
+        *,
+        on_state: StateCallback | None = None,
+        initial_backoff: float = 0.1,
+        max_attempts: int | None = None,
+    ) -> AsyncGenerator[list[events_pb2.Event], None]:
+        """``follow`` a batch at a time (SubscribeBatches, or Subscribe on an older server)."""
         last = after_sequence
         failures = 0
         notify = on_state or (lambda state, detail: None)
@@ -159,11 +239,13 @@ class RemoteClient:
                 notify("connected", self.addr)
 
             try:
-                async for ev in self.subscribe(run_id, last, on_open=opened):
-                    if ev.sequence <= last and last >= 0:
-                        continue  # a server that ignored after_sequence: never yield twice
-                    last = ev.sequence
-                    yield ev
+                async for batch in self.subscribe_batches(run_id, last, on_open=opened):
+                    if batch and batch[0].sequence <= last and last >= 0:
+                        batch = [ev for ev in batch if ev.sequence > last]  # never yield twice
+                    if not batch:
+                        continue
+                    last = batch[-1].sequence
+                    yield batch
                 notify("ended", f"stream of run {run_id} ended")
                 return
             except RemoteError as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import sqlite3
 import uuid
 from collections.abc import AsyncGenerator, Callable
@@ -35,6 +36,7 @@ __all__ = ["HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
 log = logging.getLogger("goldfive.remote")
 
 RUN_NOT_ACTIVE = "run not active"
+_HOSTNAME = socket.gethostname()
 
 #: Builds the Runner of a hosted run: ``factory(sinks=..., control=..., run_id=...)``.
 RunFactory = Callable[..., Any]
@@ -110,6 +112,18 @@ class HostedRun:
         state.events = event_count
         state.last_sequence = max(state.last_sequence, last_sequence)
         return run
+
+    # -- where it runs (the hub's RunSummary.origin, host, pid) ---------------------------
+    @property
+    def origin(self) -> str:
+        """"hosted" (run in this process), "pushed" (by a GRPCSink producer) or "recorded"."""
+        return "hosted" if self.runner is not None else "pushed" if self.ingest_sinks is not None else "recorded"
+
+    host = property(lambda self: _HOSTNAME if self.runner is not None else "", doc="This machine, for a run hosted here.")
+    pid = property(lambda self: os.getpid() if self.runner is not None else 0, doc="This process, for a run hosted here.")
+
+    #: Only a hub's connected runs have a connection to report.
+    connection = ""
 
     # -- health of the recording ---------------------------------------------------------
     @property
@@ -284,7 +298,9 @@ class HostedRun:
 
 
 class RunHost:
-    """The runs one server serves: started here, or recorded in ``db_path`` earlier."""
+    """The runs one server serves: started here, or recorded in ``db_path`` earlier. It may
+    hold other kinds of run next to HostedRun (a hub's connected runs): the Runs service reads
+    them duck-typed, see :mod:`goldfive.remote.summaries` for the attributes."""
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path = os.fspath(db_path)

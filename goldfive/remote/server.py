@@ -12,7 +12,7 @@ import errno
 import logging
 import os
 import socket
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ import grpc
 
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
-from goldfive.remote.auth import TokenInterceptor, check_listen, server_credentials, split_host_port
+from goldfive.remote.auth import OPERATOR, TokenInterceptor, check_listen, credentials, server_credentials, split_host_port
 from goldfive.remote.guard import ParseGuard
 from goldfive.remote.host import RunFactory, RunHost
 from goldfive.remote.ingest import IngressService
@@ -89,21 +89,28 @@ async def start_server(
     host: RunHost,
     *,
     listen: str = DEFAULT_LISTEN,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     tls_cert: str | os.PathLike[str] | None = None,
     tls_key: str | os.PathLike[str] | None = None,
     ingress: IngressService | None = None,
     ack_timeout: float = 30.0,
     tls_client_ca: str | os.PathLike[str] | None = None,
+    runner_token: str | Sequence[str] | None = None,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
-    With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed."""
+    With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed.
+
+    ``token`` is the operator token, or several (each ``NAME=SECRET`` or a bare secret named
+    "operator"): it may list, watch and control every run. ``runner_token`` (same forms) may
+    only connect runs (see :mod:`goldfive.remote.auth`)."""
     creds = server_credentials(tls_cert, tls_key, tls_client_ca)
     client_certs = creds is not None and tls_client_ca is not None
-    check_listen(listen, token=token, client_certs=client_certs)
+    tokens = credentials(token, runner_token)
+    operator = next((c.secret for c in tokens if c.role == OPERATOR), None)
+    check_listen(listen, token=operator, client_certs=client_certs, others=tokens)
     interceptors: list[grpc.aio.ServerInterceptor] = [ParseGuard()]
-    if token:
-        interceptors.insert(0, TokenInterceptor(token))  # refuse a stranger before reading their request
+    if tokens:
+        interceptors.insert(0, TokenInterceptor(tokens))  # refuse a stranger before reading their request
     # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
     # too and silently share the connections with the first.
     server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
@@ -149,7 +156,7 @@ def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], Ru
 
 async def serve(
     listen: str = DEFAULT_LISTEN,
-    token: str | None = None,
+    token: str | Sequence[str] | None = None,
     tls_cert: str | os.PathLike[str] | None = None,
     tls_key: str | os.PathLike[str] | None = None,
     db_path: str | os.PathLike[str] | None = None,
@@ -160,6 +167,7 @@ async def serve(
     tls_client_ca: str | os.PathLike[str] | None = None,
     allow_damaged_db: bool = False,
     resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
+    runner_token: str | Sequence[str] | None = None,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -197,6 +205,7 @@ async def serve(
         tls_key=tls_key,
         ingress=ingress,
         tls_client_ca=tls_client_ca,
+        runner_token=runner_token,
     )
     try:
         for factory, user_input in runs:

@@ -20,6 +20,7 @@ from google.protobuf.message import DecodeError
 
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.pb.goldfive.v1.service_pb2 import EventBatch
 
 __all__ = ["SUMMARY_KINDS", "RunHistory", "RunRecord", "check_database", "recorded_runs"]
 
@@ -109,6 +110,16 @@ def recorded_runs(conn: sqlite3.Connection, table: str = "events") -> list[RunRe
             out.append(RunRecord(after, 0, -1, f"part of its history is unreadable: {exc}"))
 
 
+def _varint(n: int) -> bytes:
+    """``n`` as a protobuf varint (a length prefix on the wire)."""
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
 class RunHistory:
     """The stored events of ``run_id`` in the SQLite file ``path``, read on demand."""
 
@@ -127,6 +138,50 @@ class RunHistory:
     def events(self, after: int = -1, *, kinds: Collection[str] | None = None, chunk: int = CHUNK) -> Generator[Event, None, None]:
         """Events with sequence > ``after`` (of the ``kinds`` given, else all), in sequence
         order, read ``chunk`` rows at a time. Closing the iterator releases the connection."""
+        rows = self._rows(after, kinds, chunk)
+        try:
+            for block in rows:
+                for sequence, payload in block:
+                    ev = self._decode(sequence, payload)
+                    if ev is not None:
+                        yield ev
+        finally:
+            rows.close()
+
+    def batches(self, after: int = -1, *, chunk: int = CHUNK) -> Generator[EventBatch, None, None]:
+        """:meth:`events` a chunk at a time, as ``EventBatch`` messages (none empty): each
+        chunk's payloads are decoded in one parse of their concatenation (what an EventBatch
+        is on the wire), and checked against their rows; a chunk with a bad row is decoded row
+        by row, the bad one skipped and counted as :meth:`events` does."""
+        rows = self._rows(after, None, chunk)
+        try:
+            for block in rows:
+                batch = self._bulk(block)
+                if batch is None:
+                    batch = EventBatch(events=[ev for s, p in block if (ev := self._decode(s, p)) is not None])
+                if batch.events:
+                    yield batch
+        finally:
+            rows.close()
+
+    def _bulk(self, block: list[tuple[int, bytes]]) -> EventBatch | None:
+        try:
+            batch = EventBatch.FromString(b"".join([b"\x0a" + _varint(len(p)) + p for _, p in block]))
+        except DecodeError:
+            return None
+        rid = self.run_id
+        if len(batch.events) != len(block):
+            return None
+        for ev, (sequence, _) in zip(batch.events, block):
+            if ev.sequence != sequence or ev.run_id != rid:
+                return None
+        return batch
+
+    def _rows(
+        self, after: int, kinds: Collection[str] | None, chunk: int
+    ) -> Generator[list[tuple[int, bytes]], None, None]:
+        """The run's (sequence, payload) rows after ``after``, ``chunk`` at a time; a row that
+        is not (int, bytes) is counted as damaged; a refused read ends the history there."""
         try:
             conn = connect_read_only(self.path)
         except ReplayError as exc:
@@ -149,14 +204,15 @@ class RunHistory:
                         continue
                     self._unreadable(last, str(exc))
                     return
+                good = []
                 for sequence, payload in rows:
                     if not isinstance(sequence, int) or not isinstance(payload, bytes):
                         self._bad.add(-len(self._bad) - 1)  # a damaged row: counted, never guessed
                         continue
                     last = sequence
-                    ev = self._decode(sequence, payload)
-                    if ev is not None:
-                        yield ev
+                    good.append((sequence, payload))
+                if good:
+                    yield good
                 if len(rows) < chunk:
                     return
         finally:

@@ -147,7 +147,7 @@ async def test_keys_typed_into_the_steer_input_control_nothing_on_the_real_run(t
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, "the plan", lambda: bool(app.state.tasks))
         await pilot.press("s", "a", "p", "c", "x")
-        assert app.screen.query_one("Input").value == "apcx"  # type: ignore[attr-defined]
+        assert app.screen.query_one("#note-input").text == "apcx"  # type: ignore[attr-defined]
         await pilot.press("escape")
         await wait_until(pilot, "the publish_deck approval", lambda: bool(app.state.approvals))
         assert app.state.controls == {}

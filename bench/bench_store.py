@@ -1,0 +1,119 @@
+"""The PostgreSQL store against SQLite: ``python bench/bench_store.py``.
+
+Starts a throwaway PostgreSQL server (tests/pg_server.py: Debian's binaries, loopback, a
+temporary directory) and measures, a warm-up then the median of ``--passes`` passes:
+- append rate: 50,000 events written in batches of 500 (SQLite sink vs PostgresStore);
+- per-task cost of a real run (Runner, 200 tasks, a trivial agent) with no sink (the
+  baseline), recording to SQLite, and recording to PostgreSQL.
+Both servers run with their defaults for durability except that the test server has
+fsync off (like SQLite's "batched" mode, the figures are CPU and protocol cost, not disk).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from goldfive import Runner  # noqa: E402
+from goldfive import events as E  # noqa: E402
+from goldfive.planners.static import StaticPlanner  # noqa: E402
+from goldfive.sinks.sqlite import SQLitePersistenceSink  # noqa: E402
+from goldfive.store.postgres import PostgresSink, PostgresStore  # noqa: E402
+from goldfive.types import Plan, Session, Task  # noqa: E402
+from tests.pg_server import start_postgres  # noqa: E402
+
+EVENTS, TASKS = 50_000, 200
+
+
+def _events(run_id: str) -> list:  # type: ignore[type-arg]
+    s = Session(run_id=run_id)
+    return [E.run_started(s, goal_summary="bench")] + [E.task_progress(s, "t", detail=f"step {i}") for i in range(EVENTS - 1)]
+
+
+async def append_sqlite(tmp: Path, i: int) -> float:
+    evs = _events(f"a-sqlite-{i}")
+    sink = SQLitePersistenceSink(str(tmp / f"append-{i}.sqlite"), batch_size=500)
+    t = time.perf_counter()
+    for ev in evs:
+        await sink.emit(ev)
+    await sink.close()
+    return time.perf_counter() - t
+
+
+async def append_pg(store: PostgresStore, i: int) -> float:
+    evs = _events(f"a-pg-{i}")
+    t = time.perf_counter()
+    for k in range(0, len(evs), 500):
+        await store.append(evs[k : k + 500])
+    return time.perf_counter() - t
+
+
+async def run_tasks(sink: object | None) -> float:
+    plan = Plan(tasks=[Task(id=f"t{i}", title=f"task {i}") for i in range(TASKS)])
+
+    async def agent(task, session):  # type: ignore[no-untyped-def]
+        return "ok"
+
+    runner = Runner(agent=agent, planner=StaticPlanner(plan), sinks=[sink] if sink is not None else [])
+    t = time.perf_counter()
+    await runner.run("bench")
+    if sink is not None:
+        await sink.close()  # type: ignore[attr-defined]
+    return time.perf_counter() - t
+
+
+def median_of(passes: int, fn) -> float:  # type: ignore[no-untyped-def]
+    asyncio.run(fn(-1))  # warm-up
+    return statistics.median(asyncio.run(fn(i)) for i in range(passes))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--passes", type=int, default=5)
+    args = ap.parse_args()
+    server = start_postgres()
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+
+            async def pg_append(i: int) -> float:
+                store = await PostgresStore.open(server.dsn)
+                try:
+                    return await append_pg(store, i)
+                finally:
+                    await store.close()
+
+            async def pg_run(i: int) -> float:
+                store = await PostgresStore.open(server.dsn)
+                try:
+                    return await run_tasks(PostgresSink(store))
+                finally:
+                    await store.close()
+
+            sq = median_of(args.passes, lambda i: append_sqlite(tmp, i))
+            pg = median_of(args.passes, pg_append)
+            print(f"append {EVENTS:,} events in batches of 500, median of {args.passes} after a warm-up")
+            print(f"  SQLite (baseline)   {EVENTS / sq:>10,.0f} events/s")
+            print(f"  PostgreSQL          {EVENTS / pg:>10,.0f} events/s   x{sq / pg:.2f} of SQLite's rate")
+            bare = median_of(args.passes, lambda i: run_tasks(None))
+            sql = median_of(args.passes, lambda i: run_tasks(SQLitePersistenceSink(str(tmp / f"run-{i}.sqlite"), durability="normal")))
+            pgr = median_of(args.passes, pg_run)
+            us = lambda s: s / TASKS * 1e6  # noqa: E731
+            print(f"a run of {TASKS} tasks, per task")
+            print(f"  no sink (baseline)  {us(bare):8.0f} µs")
+            print(f"  SQLite (normal)     {us(sql):8.0f} µs   +{us(sql) - us(bare):.0f} µs  x{sql / bare:.2f}")
+            print(f"  PostgreSQL          {us(pgr):8.0f} µs   +{us(pgr) - us(bare):.0f} µs  x{pgr / bare:.2f}")
+    finally:
+        server.destroy()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""What the Runs service says about a run: its summary row, its snapshot, what it waits for.
+
+A served run is duck-typed: a ``HostedRun`` or a hub's connected run. The service needs
+``run_id``, ``state`` (RunState), ``plan``, ``live``, ``stream(after_sequence)`` (an async
+generator of events, each sequence once, in order), ``control(msg, timeout) -> ControlAck`` and
+``close()``; the rest is read with ``getattr`` and a default, so a kind of run supplies only
+what it knows: ``origin``, ``host``, ``pid``, ``connection``, ``label`` (a state word that
+overrides the phase, e.g. "INTERRUPTED") and the recording's health (``damaged``,
+``history_error``, ``write_error``, ``unwritten``, ``dropped``). "Needs you" comes from
+:func:`goldfive.view.attention.attention`, so every screen gives the same answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from goldfive import conv
+from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, types_pb2
+from goldfive.types import TaskStatus
+from goldfive.view.attention import attention
+from goldfive.view.state import RunState
+
+__all__ = ["current_task", "snapshot", "summary", "waiting_items"]
+
+
+def current_task(state: RunState) -> str:
+    """The id of the task running now (the first in plan order when several are), or ""."""
+    for task_id in state.task_order:
+        task = state.tasks.get(task_id)
+        if task is not None and task.status is TaskStatus.RUNNING:
+            return task_id
+    return ""
+
+
+def _label(run: Any, state: RunState) -> str:
+    label = getattr(run, "label", None)
+    if label:
+        return str(label)
+    # Recorded without a terminal event: the process hosting it went away mid-run.
+    recorded = getattr(run, "channel", None) is None and getattr(run, "ingest_sinks", None) is None
+    return "INTERRUPTED" if recorded and not state.finished else str(state.phase)
+
+
+def summary(run: Any) -> service_pb2.RunSummary:
+    state: RunState = run.state
+    out = service_pb2.RunSummary(
+        run_id=run.run_id,
+        state=_label(run, state),
+        tasks_completed=state.count_status(TaskStatus.COMPLETED),
+        tasks_total=len(state.tasks),
+        goal_summary=state.goal_summary,
+        damaged_events=getattr(run, "damaged", 0),
+        history_error=getattr(run, "history_error", ""),
+        write_error=getattr(run, "write_error", ""),
+        unwritten_events=getattr(run, "unwritten", 0),
+        dropped_events=getattr(run, "dropped", 0),
+        origin=getattr(run, "origin", "hosted"),
+        host=getattr(run, "host", ""),
+        pid=getattr(run, "pid", 0),
+        connection=getattr(run, "connection", ""),
+        current_task=current_task(state),
+        waiting_approvals=len(state.approvals),
+    )
+    if state.started_ms:
+        out.started_at.FromMilliseconds(state.started_ms)
+    need = attention(state)
+    if need is not None:
+        out.needs_you = need.reason
+        if need.since_ms:
+            out.needs_you_since.FromMilliseconds(need.since_ms)
+    return out
+
+
+def snapshot(run: Any) -> service_pb2.RunSnapshot:
+    state: RunState = run.state
+    plan = types_pb2.Plan()
+    if run.plan is not None:
+        plan.CopyFrom(run.plan)
+        for task in plan.tasks:  # the plan as emitted, with the statuses as they are now
+            view = state.tasks.get(task.id)
+            if view is not None:
+                task.status = conv.task_status_to_pb(view.status)
+    approvals = [
+        events_pb2.ApprovalRequested(
+            target_id=a.target_id,
+            kind=a.kind,
+            prompt=a.prompt,
+            task_id=a.task_id,
+            tool_name=a.tool_name,
+            args_json=a.args_json,
+            timeout_ms=a.timeout_ms,
+        )
+        for a in state.approvals.values()
+    ]
+    return service_pb2.RunSnapshot(
+        summary=summary(run),
+        plan=plan,
+        pending_approvals=approvals,
+        paused=state.paused,
+        last_sequence=state.last_sequence,
+    )
+
+
+def waiting_items(run: Any) -> list[service_pb2.WaitingItem]:
+    """The run's pending approvals, and its escalation from the drift ladder if it is paused
+    by one. ``sequence`` is left 0: RunState does not keep which event raised an approval."""
+    state: RunState = run.state
+    items = []
+    for a in state.approvals.values():
+        item = service_pb2.WaitingItem(
+            run_id=run.run_id, kind="approval", target_id=a.target_id, task_id=a.task_id,
+            tool_name=a.tool_name, args_json=a.args_json, prompt=a.prompt,
+        )  # fmt: skip
+        if a.requested_ms:
+            item.since.FromMilliseconds(a.requested_ms)
+        items.append(item)
+    need = attention(state)
+    if need is not None and need.kind == "escalation":
+        task_id = next((d.task_id for d in reversed(state.drifts)), "") or current_task(state)
+        item = service_pb2.WaitingItem(run_id=run.run_id, kind="escalation", target_id=task_id, task_id=task_id, prompt=need.reason)
+        if need.since_ms:
+            item.since.FromMilliseconds(need.since_ms)
+        items.append(item)
+    return items

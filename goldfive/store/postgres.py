@@ -1,0 +1,277 @@
+"""PostgreSQL store: what the SQLite store holds (every run's events, keyed by run and
+sequence; per-run resume locks), for several hubs sharing one database. Optional extra:
+``pip install 'goldfive[postgres]'`` (psycopg 3, async, with a connection pool).
+
+The schema is created and migrated by goldfive itself: ``goldfive_schema`` holds one version
+number; a database whose version is newer than this goldfive knows is refused with one line,
+and a database that cannot be reached is one line too (:class:`StoreUnavailable`).
+
+Writes: :meth:`PostgresStore.append` inserts a batch in one transaction; a (run, sequence)
+already stored is skipped and counted (the first one stays, as in SQLite). Reads stream a
+run's history in sequence order by keyset pages, never the whole run in memory.
+:class:`PostgresSink` is the EventSink that batches a live run's events into it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import socket
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool
+
+from goldfive.errors import GoldfiveError, SinkError
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.sinks.sqlite import RunInfo
+
+__all__ = ["SCHEMA_VERSION", "PostgresSink", "PostgresStore", "SchemaTooNew", "StoreUnavailable", "redact"]
+
+log = logging.getLogger("goldfive.store")
+
+#: The schema this goldfive writes. Bump it with a new entry in _MIGRATIONS.
+SCHEMA_VERSION = 1
+CHUNK = 1000
+
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        "CREATE TABLE goldfive_events ("
+        " run_id TEXT NOT NULL, sequence BIGINT NOT NULL, event_id TEXT NOT NULL, kind TEXT NOT NULL,"
+        " emitted_at_ms BIGINT NOT NULL, payload BYTEA NOT NULL, PRIMARY KEY (run_id, sequence))",
+        "CREATE TABLE goldfive_run_locks ("
+        " run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,"
+        " acquired_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+    ),
+}
+
+
+class StoreUnavailable(GoldfiveError):
+    """The database cannot be reached or used."""
+
+
+class SchemaTooNew(GoldfiveError):
+    """The database was written by a newer goldfive."""
+
+
+def redact(dsn: str) -> str:
+    """The DSN without its password, for messages."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    owner: str
+    host: str
+    pid: int
+
+
+class PostgresStore:
+    """Open with ``await PostgresStore.open(dsn)``; close with ``await store.close()``."""
+
+    def __init__(self, pool: AsyncConnectionPool, dsn: str) -> None:
+        self._pool = pool
+        self.dsn = dsn
+
+    @classmethod
+    async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 4, timeout: float = 5.0) -> PostgresStore:
+        pool = AsyncConnectionPool(dsn, min_size=min_size, max_size=max_size, open=False, timeout=timeout)
+        try:
+            await pool.open(wait=True, timeout=timeout)
+        except Exception as exc:  # PoolTimeout wraps the connection error; say where, in one line
+            await pool.close()
+            raise StoreUnavailable(f"cannot reach PostgreSQL at {redact(dsn)}: {_one_line(exc)}") from None
+        store = cls(pool, dsn)
+        try:
+            await store.migrate()
+        except BaseException:
+            await pool.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    # -- schema ------------------------------------------------------------------------------
+    async def schema_version(self) -> int:
+        async with self._pool.connection() as conn:
+            await conn.execute("CREATE TABLE IF NOT EXISTS goldfive_schema (version INTEGER NOT NULL)")
+            row = await (await conn.execute("SELECT max(version) FROM goldfive_schema")).fetchone()
+            return int(row[0]) if row and row[0] is not None else 0
+
+    async def migrate(self) -> None:
+        """Bring the schema to SCHEMA_VERSION; refuse a newer one. Concurrent hubs serialise
+        on an advisory lock, so each migration runs once."""
+        async with self._pool.connection() as conn:
+            async with conn.transaction():
+                await conn.execute("SELECT pg_advisory_xact_lock(hashtext('goldfive_schema'))")
+                await conn.execute("CREATE TABLE IF NOT EXISTS goldfive_schema (version INTEGER NOT NULL)")
+                row = await (await conn.execute("SELECT max(version) FROM goldfive_schema")).fetchone()
+                have = int(row[0]) if row and row[0] is not None else 0
+                if have > SCHEMA_VERSION:
+                    raise SchemaTooNew(
+                        f"the database at {redact(self.dsn)} has goldfive schema version {have}, newer than this "
+                        f"goldfive understands ({SCHEMA_VERSION}); upgrade goldfive"
+                    )
+                for version in range(have + 1, SCHEMA_VERSION + 1):
+                    for statement in _MIGRATIONS[version]:
+                        await conn.execute(statement)
+                    await conn.execute("INSERT INTO goldfive_schema (version) VALUES (%s)", (version,))
+                    log.info("goldfive schema migrated to version %d", version)
+
+    # -- events ------------------------------------------------------------------------------
+    async def append(self, events: Sequence[Event]) -> int:
+        """Store a batch in one transaction; returns how many were new (duplicates skipped)."""
+        if not events:
+            return 0
+        cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]] = ([], [], [], [], [], [])
+        for e in events:
+            cols[0].append(e.run_id)
+            cols[1].append(e.sequence)
+            cols[2].append(e.event_id)
+            cols[3].append(e.WhichOneof("payload") or "")
+            cols[4].append(e.emitted_at.ToMilliseconds())
+            cols[5].append(e.SerializeToString())
+        # One statement per batch (arrays unnested server-side), not one per row.
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "INSERT INTO goldfive_events SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[],"
+                " %s::bigint[], %s::bytea[]) ON CONFLICT DO NOTHING",
+                cols,
+            )
+            inserted = cur.rowcount
+        return len(events) if inserted is None or inserted < 0 else inserted
+
+    async def list_runs(self) -> list[RunInfo]:
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT run_id, count(*), min(emitted_at_ms), max(emitted_at_ms), max(sequence)"
+                " FROM goldfive_events GROUP BY run_id ORDER BY min(emitted_at_ms), run_id"
+            )
+            return [RunInfo(r, int(n), int(first), int(last), int(seq)) for r, n, first, last, seq in await cur.fetchall()]
+
+    async def last_sequence(self, run_id: str) -> int:
+        async with self._pool.connection() as conn:
+            row = await (await conn.execute("SELECT max(sequence) FROM goldfive_events WHERE run_id = %s", (run_id,))).fetchone()
+            return int(row[0]) if row and row[0] is not None else -1
+
+    async def events(self, run_id: str, after: int = -1, *, chunk: int = CHUNK) -> AsyncIterator[Event]:
+        """The run's events with sequence > ``after``, in order, a page at a time. A row that
+        does not decode is skipped and logged (as SQLite's damaged rows are)."""
+        while True:
+            async with self._pool.connection() as conn:
+                cur = await conn.execute(
+                    "SELECT sequence, payload FROM goldfive_events WHERE run_id = %s AND sequence > %s"
+                    " ORDER BY sequence LIMIT %s",
+                    (run_id, after, chunk),
+                )
+                rows = await cur.fetchall()
+            for sequence, payload in rows:
+                after = int(sequence)
+                ev = Event()
+                try:
+                    ev.ParseFromString(bytes(payload))
+                except DecodeError as exc:
+                    log.error("run %s sequence %d does not decode, skipped: %s", run_id, sequence, exc)
+                    continue
+                yield ev
+            if len(rows) < chunk:
+                return
+
+    # -- resume locks ------------------------------------------------------------------------
+    async def take_lock(self, run_id: str, owner: str) -> LockHolder | None:
+        """Take the run's lock for ``owner``; None when taken, else who holds it."""
+        me = (run_id, owner, socket.gethostname(), os.getpid())
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "INSERT INTO goldfive_run_locks (run_id, owner, host, pid) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING", me
+            )
+            if cur.rowcount == 1:
+                return None
+            row = await (await conn.execute("SELECT owner, host, pid FROM goldfive_run_locks WHERE run_id = %s", (run_id,))).fetchone()
+            return LockHolder(*row) if row else None
+
+    async def drop_lock(self, run_id: str, owner: str) -> None:
+        async with self._pool.connection() as conn:
+            await conn.execute("DELETE FROM goldfive_run_locks WHERE run_id = %s AND owner = %s", (run_id, owner))
+
+    async def truncate_for_tests(self) -> None:
+        async with self._pool.connection() as conn:
+            for table in ("goldfive_events", "goldfive_run_locks"):
+                await conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(table)))
+
+
+class PostgresSink:
+    """An EventSink writing a live run's events to a PostgresStore in batches: a batch goes
+    when it holds ``batch_size`` events, ``flush_interval`` seconds after its first event, on
+    :meth:`sync` (the runtime calls it after state changes) and on :meth:`close`. A failed
+    write keeps the batch for the next flush, up to ``max_pending`` events (then the oldest
+    are dropped and counted on ``dropped``, never silently)."""
+
+    def __init__(self, store: PostgresStore, *, batch_size: int = 500, flush_interval: float = 0.05, max_pending: int = 100_000) -> None:
+        self.store = store
+        self.batch_size = batch_size
+        self.flush_interval = flush_interval
+        self.max_pending = max_pending
+        self._batch: list[Event] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._lock = asyncio.Lock()
+        self.written = 0
+        self.duplicates = 0
+        self.dropped = 0
+        self.error = ""
+
+    async def emit(self, event: Event) -> None:
+        self._batch.append(event)
+        if len(self._batch) >= self.batch_size:
+            await self.sync()
+        elif self._timer is None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(self.flush_interval, lambda: loop.create_task(self._timed_flush()))
+
+    async def _timed_flush(self) -> None:
+        try:
+            await self.sync()
+        except SinkError as exc:
+            log.warning("%s", exc)
+
+    async def sync(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        async with self._lock:
+            if not self._batch:
+                return
+            batch, self._batch = self._batch, []
+            try:
+                new = await self.store.append(batch)
+            except Exception as exc:  # keep the events; the next flush retries them
+                self._batch = batch + self._batch
+                if len(self._batch) > self.max_pending:
+                    over = len(self._batch) - self.max_pending
+                    del self._batch[:over]
+                    self.dropped += over
+                self.error = f"writing {len(batch)} events to PostgreSQL failed: {_one_line(exc)}"
+                raise SinkError(self.error) from exc
+            self.error = ""
+            self.written += new
+            self.duplicates += len(batch) - new
+
+    @property
+    def unwritten(self) -> int:
+        return len(self._batch)
+
+    async def close(self) -> None:
+        await self.sync()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text = f"{text}: {' '.join(str(cause).split())}"
+    return text or type(exc).__name__
