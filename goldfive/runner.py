@@ -64,6 +64,9 @@ class Runner:
         run_id: str | None = None,
         clock: Callable[[], int] | None = None,
         launch: dict[str, Any] | None = None,
+        hub: str | None = None,
+        hub_token: str | None = None,
+        hub_tls_ca: str | os.PathLike[str] | None = None,
     ) -> None:
         self.adapter = _as_adapter(agent)
         self.planner = planner if planner is not None else PassthroughPlanner()
@@ -86,6 +89,11 @@ class Runner:
         self._sinks_closed = False
         self._responder: asyncio.Task[None] | None = None
         self.session: Session | None = None
+        if hub is not None:  # registered with a hub: events go up, its controls come down
+            from goldfive.hub.link import hub_link
+
+            self.control, link = hub_link(hub, self.control, token=hub_token, tls_ca=hub_tls_ca)
+            self.sinks.append(link)
 
     @classmethod
     def resuming(

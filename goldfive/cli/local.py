@@ -74,7 +74,11 @@ def _recording_sink(db_path: str | None) -> Any:
 
 
 def _runner_factory(
-    agent: Callable[..., Any], planner: Any, goal: str, launch: dict[str, Any] | None = None
+    agent: Callable[..., Any],
+    planner: Any,
+    goal: str,
+    launch: dict[str, Any] | None = None,
+    hub: dict[str, Any] | None = None,
 ) -> Callable[[list[object], ControlChannel | None], Any]:
     def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
         from goldfive.adapters.frameworks import adapter_for
@@ -88,6 +92,7 @@ def _runner_factory(
             sinks=sinks,
             control=channel,
             launch=launch,
+            **(hub or {}),
         )
         return runner, goal
 
@@ -141,6 +146,9 @@ async def run_headless(
 @click.option("--api-key", help="API key (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
 @click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
 @click.option("--db", "db_path", help="SQLite file to record the run to (default: the user data directory).")
+@click.option("--hub", "hub_addr", metavar="HOST:PORT", help="Register the run with this hub (goldfive serve): watched and steered from there.")
+@click.option("--hub-token", help="Bearer token for the hub, a runner token is enough (default: GOLDFIVE_TOKEN).")
+@click.option("--hub-tls-ca", metavar="FILE", help="CA certificate (PEM) to verify the hub's TLS certificate.")
 def run_command(
     agent_spec: str,
     goal: str,
@@ -150,10 +158,14 @@ def run_command(
     api_key: str | None,
     headless: bool,
     db_path: str | None,
+    hub_addr: str | None,
+    hub_token: str | None,
+    hub_tls_ca: str | None,
 ) -> None:
     """Run your async agent MODULE:FUNCTION, `async def fn(task, session[, tools])`."""
     if not goal.strip():
         raise _fail("--goal is empty: say what the run should achieve")
+    hub = _hub_options(hub_addr, hub_token, hub_tls_ca)
     try:
         agent = load_agent(agent_spec)
         planning = make_planner(plan_path, base_url, model, api_key)
@@ -170,7 +182,7 @@ def run_command(
         "model": model,
         "cwd": os.getcwd(),
     }
-    factory = _runner_factory(agent, planning.planner, goal, launch)
+    factory = _runner_factory(agent, planning.planner, goal, launch, hub)
     if headless:
         try:
             code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client))
@@ -182,6 +194,25 @@ def run_command(
 
         code = frontend("run")(factory, db_path=db_path)
     raise click.exceptions.Exit(code)
+
+
+def _hub_options(addr: str | None, token: str | None, tls_ca: str | None) -> dict[str, Any] | None:
+    """Runner keywords for ``--hub``, checked here (bad input is one line, before the run)."""
+    if addr is None:
+        if token or tls_ca:
+            raise _fail("--hub-token and --hub-tls-ca go with --hub HOST:PORT")
+        return None
+    from goldfive.remote.auth import split_host_port
+
+    try:
+        host, port = split_host_port(addr)
+    except GoldfiveError:
+        host, port = "", ""
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise _fail(f"--hub {addr!r} is not HOST:PORT (for example 127.0.0.1:7531)")
+    if tls_ca is not None and not os.path.isfile(tls_ca):
+        raise _fail(f"--hub-tls-ca {tls_ca!r}: no such file")
+    return {"hub": addr, "hub_token": token, "hub_tls_ca": tls_ca}
 
 
 @click.command("replay")

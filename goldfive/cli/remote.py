@@ -63,6 +63,14 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="MODULE:FUNCTION: a plan JSON file.")
 @click.option("--base-url", help="MODULE:FUNCTION: OpenAI-compatible server for the LLM planner.")
 @click.option("--model", help="MODULE:FUNCTION: model name for the LLM planner.")
+@click.option(
+    "--interrupt-after",
+    type=float,
+    default=60.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="A connected run whose runner is gone this long shows INTERRUPTED (DISCONNECTED until then).",
+)
 def serve_command(
     target: str | None,
     listen: str,
@@ -80,6 +88,7 @@ def serve_command(
     plan_path: str | None,
     base_url: str | None,
     model: str | None,
+    interrupt_after: float,
 ) -> None:
     """Serve runs over gRPC until interrupted: every run recorded in the database, the run
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
@@ -90,6 +99,8 @@ def serve_command(
 
     env_token = remote_token()
     token: list[str] = list(tokens) or ([env_token] if env_token else [])
+    if not interrupt_after > 0:
+        raise _fail("serve", f"--interrupt-after must be a positive number of seconds, got {interrupt_after}")
     runs: list[tuple[Any, str]] = []
     try:
         if target == "demo":
@@ -112,6 +123,7 @@ def serve_command(
                 listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready,
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
                 resume_with=None if no_resume else resume_with, runner_token=list(runner_tokens),
+                interrupt_after=interrupt_after,
             )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C

@@ -351,6 +351,10 @@ class RunHost:
         run.start(factory, None, self.db_path, resume=True)
         return run
 
+    def adopt(self, run: HostedRun) -> None:
+        """Serve ``run`` (a run connected from another process), replacing its recorded entry."""
+        self._runs[run.run_id] = run
+
     def get(self, run_id: str) -> HostedRun | None:
         return self._runs.get(run_id)
 

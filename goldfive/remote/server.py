@@ -21,6 +21,7 @@ import grpc
 
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
+from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER
 from goldfive.remote.auth import OPERATOR, TokenInterceptor, check_listen, credentials, server_credentials, split_host_port
 from goldfive.remote.guard import ParseGuard
 from goldfive.remote.host import RunFactory, RunHost
@@ -56,6 +57,8 @@ class RemoteServer:
 
     async def stop(self, grace: float | None = None, *, close_runs: bool = True) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs."""
+        for part in self.extra:  # end the hub's runner streams: the runners reconnect later
+            part.end_streams()
         try:
             # grpc.aio may raise CancelledError here when its termination future was
             # cancelled under wait_for_termination(); the runs must be closed regardless.
@@ -63,6 +66,8 @@ class RemoteServer:
         finally:
             if close_runs:
                 await self.host.close()
+            for part in self.extra:  # the hub's shared recording: written out last
+                await part.close()
 
 
 def _in_use(listen: str) -> bool:
@@ -96,6 +101,7 @@ async def start_server(
     ack_timeout: float = 30.0,
     tls_client_ca: str | os.PathLike[str] | None = None,
     runner_token: str | Sequence[str] | None = None,
+    interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
     With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed.
@@ -117,6 +123,10 @@ async def start_server(
     service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
+    from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
+
+    hub = HubService(host, interrupt_after=interrupt_after)  # runs connecting from other processes
+    service_pb2_grpc.add_HubServicer_to_server(hub, server)
     if _in_use(listen):
         raise ServeConfigError(f"cannot listen on {listen}: the address is already in use (another goldfive serve?)")
     try:
@@ -128,7 +138,7 @@ async def start_server(
         raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
     await server.start()
     hostname, _ = split_host_port(listen)
-    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs)
+    return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs, extra=[hub])
 
 
 def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], RunFactory | None]) -> list[str]:
@@ -168,6 +178,7 @@ async def serve(
     allow_damaged_db: bool = False,
     resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
     runner_token: str | Sequence[str] | None = None,
+    interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -206,6 +217,7 @@ async def serve(
         ingress=ingress,
         tls_client_ca=tls_client_ca,
         runner_token=runner_token,
+        interrupt_after=interrupt_after,
     )
     try:
         for factory, user_input in runs:

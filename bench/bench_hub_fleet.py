@@ -1,0 +1,285 @@
+"""A fleet of connected runs against one hub (issue 13): does the hub keep up?
+
+Run: python bench/bench_hub_fleet.py [--runs 1000] [--procs 3] [--rate 20] [--seconds 10] [--quick]
+
+The hub (``start_server``, a SQLite file in a temp dir) runs in this process. Runs are
+simulated in ``--procs`` other processes, each holding its share of ``--runs`` real runner
+ends (``HubLink``, what ``Runner(hub=...)`` uses, each with its own ControlChannel answered by
+a small loop standing in for the run); each run emits ``--rate`` events per second. A watcher
+process subscribes to a sample of runs over ``Runs.Subscribe`` and measures event-to-subscriber
+latency (emit in the runner process to receipt in the watcher); this process sends controls
+to random runs through ``SendControl`` and measures control-to-ack through the hub.
+
+Baseline, measured in the same run first: one connected run alone, the same rate, the same
+measurements. Figures are printed against it and against the issue's targets:
+event-to-subscriber p99 <= 100 ms, control-to-ack p99 <= 5 ms, <= 100 KB hub memory per idle
+connected run. Percentiles are over the measured window after a warm-up (the first
+``--warmup`` seconds are dropped). Nothing here passes or fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from goldfive import events  # noqa: E402
+from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage  # noqa: E402
+from goldfive.types import Session  # noqa: E402
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
+
+
+def rss_kb() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+# -- the fleet (a child process) ---------------------------------------------------------
+async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: bool) -> None:
+    import grpc
+
+    from goldfive.hub.link import HubLink
+
+    links: list[tuple[Session, HubLink, ControlChannel]] = []
+    one = grpc.aio.insecure_channel(addr) if shared else None
+    for i in range(count):
+        session = Session(run_id=f"{prefix}-{i:04d}")
+        channel = ControlChannel()
+        link = HubLink(addr, channel, close_timeout=30, grpc_channel=one)
+        links.append((session, link, channel))
+        await link.emit(events.run_started(session, goal_summary=f"fleet run {i}"))
+
+    async def answer(channel: ControlChannel) -> None:  # the run's control loop, reduced to acking
+        while (msg := await channel.receive()) is not None:
+            await channel.ack(ControlAck(msg.id, AckResult.SUCCESS, "ok"))
+
+    answerers = [asyncio.create_task(answer(ch)) for _, _, ch in links]
+    start_at = float(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))  # "go" from the bench
+    await asyncio.sleep(max(0.0, start_at - time.time()))
+    interval = 1.0 / rate
+    emitted = 0
+    late = 0
+    tick = time.monotonic()
+    end = tick + seconds
+    while tick < end:
+        for session, link, _ in links:
+            await link.emit(events.task_progress(session, "t1", detail=str(time.time_ns())))
+            emitted += 1
+        tick += interval
+        delay = tick - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        else:
+            late += 1
+            await asyncio.sleep(0)
+    unconfirmed = sum(len(link.buffer) for _, link, _ in links)
+    t0 = time.monotonic()
+    for _, link, _ in links:
+        try:
+            await link.close()
+        except Exception:
+            pass
+    drain = time.monotonic() - t0
+    left = sum(len(link.buffer) for _, link, _ in links)
+    for task in answerers:
+        task.cancel()
+    print(json.dumps({"emitted": emitted, "late_ticks": late, "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left}), flush=True)
+
+
+# -- the watcher (a child process) -------------------------------------------------------
+async def watch(addr: str, run_ids: list[str], from_ns: int, seconds: float) -> None:
+    from goldfive.remote import RemoteClient
+
+    lat_ms: list[float] = []
+
+    async def one(client: RemoteClient, run_id: str) -> None:
+        while True:  # the run may not be registered yet
+            try:
+                async for ev in client.subscribe(run_id):
+                    if ev.WhichOneof("payload") == "task_progress":
+                        sent = int(ev.task_progress.detail)
+                        if sent >= from_ns:
+                            lat_ms.append((time.time_ns() - sent) / 1e6)
+                return
+            except Exception:
+                await asyncio.sleep(0.2)
+
+    async with RemoteClient(addr) as client:
+        tasks = [asyncio.create_task(one(client, r)) for r in run_ids]
+        await asyncio.sleep(seconds)
+        for t in tasks:
+            t.cancel()
+    print(json.dumps({"latencies_ms": lat_ms}), flush=True)
+
+
+# -- the hub and the measurements (this process) -----------------------------------------
+def spawn(*args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+
+async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float, every: float) -> list[float]:
+    from goldfive.remote import RemoteClient
+
+    out: list[float] = []
+    async with RemoteClient(addr) as client:
+        while time.time() < until_t:
+            rid = random.choice(run_ids)
+            t0 = time.perf_counter()
+            try:
+                ack = await client.send_control(rid, ControlMessage(ControlKind.STATUS_QUERY), timeout=10)
+            except Exception:
+                ack = None
+            ms = (time.perf_counter() - t0) * 1000
+            if ack is not None and ack.result is AckResult.SUCCESS and time.time() >= from_t:
+                out.append(ms)
+            await asyncio.sleep(every)
+    return out
+
+
+async def phase(
+    host: Any, addr: str, *, runs: int, procs: int, rate: float, seconds: float, warmup: float, label: str, shared: bool
+) -> dict[str, Any]:
+    from goldfive.hub import ConnectedRun
+
+    prefix = f"{label}-{int(time.time() * 1000) % 100000}"
+    per = [runs // procs + (1 if i < runs % procs else 0) for i in range(procs)]
+    gc.collect()
+    before = rss_kb()
+    children = [
+        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(seconds), "1" if shared else "0")
+        for i, n in enumerate(per)
+        if n
+    ]
+    ids = [f"{prefix}-p{i}-{j:04d}" for i, n in enumerate(per) for j in range(n)]
+    # Idle: every run connected and its first event stored (at most 120 s on a loaded machine).
+    t0 = time.monotonic()
+    while True:
+        mine = [r for r in host.runs() if isinstance(r, ConnectedRun) and r.run_id.startswith(prefix)]
+        if len(mine) == runs and all(r.stored_through >= 0 and r.conn is not None for r in mine):
+            break
+        if time.monotonic() - t0 > 120:
+            break
+        await asyncio.sleep(0.1)
+    connect_s = time.monotonic() - t0
+    await asyncio.sleep(1.0)
+    gc.collect()
+    idle_kb = (rss_kb() - before) / max(len(mine), 1)
+    connected_before_load = len(mine)
+    start_at = time.time() + 2.0
+    sample = random.sample(ids, min(50, len(ids)))
+    from_ns = int((start_at + warmup) * 1e9)
+    watcher = spawn("--watch", addr, str(from_ns), str(2.0 + seconds + 1.0), *sample)
+    for c in children:
+        assert c.stdin is not None
+        c.stdin.write(f"{start_at}\n")
+        c.stdin.flush()
+
+    acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
+    # Keep-up: what the hub held when the load stopped, against what was offered.
+    await asyncio.sleep(max(0.0, start_at + seconds - time.time()))
+    held_at_end = sum(r.stored_through for r in host.runs() if r.run_id.startswith(prefix))  # progress events (run_started is 0)
+    # The hub serves in this loop: wait for the children in threads, never blocking it.
+    outs = [json.loads((await asyncio.to_thread(c.communicate))[0].strip().splitlines()[-1]) for c in children]
+    lat = json.loads((await asyncio.to_thread(watcher.communicate))[0].strip().splitlines()[-1])["latencies_ms"]
+    emitted = sum(o["emitted"] for o in outs)
+    return {
+        "runs": runs,
+        "connected_before_load": connected_before_load,
+        "connect_s": connect_s,
+        "idle_kb_per_run": idle_kb,
+        "offered_eps": runs * rate,
+        "emitted": emitted,
+        "held_at_end": held_at_end,
+        "late_ticks": sum(o["late_ticks"] for o in outs),
+        "drain_s": max(o["drain_s"] for o in outs),
+        "left_unconfirmed": sum(o["left"] for o in outs),
+        "event_p50": pct(lat, 50),
+        "event_p99": pct(lat, 99),
+        "events_measured": len(lat),
+        "ack_p50": pct(acks, 50),
+        "ack_p99": pct(acks, 99),
+        "acks_measured": len(acks),
+    }
+
+
+async def main(args: argparse.Namespace) -> None:
+    from goldfive.remote import RunHost, start_server
+
+    with tempfile.TemporaryDirectory() as tmp:
+        host = RunHost(Path(tmp) / "hub.sqlite")
+        server = await start_server(host, listen="127.0.0.1:0")
+        try:
+            common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=args.shared_channel)
+            base = await phase(host, server.address, runs=1, procs=1, label="base", **common)  # type: ignore[arg-type]
+            big = await phase(host, server.address, runs=args.runs, procs=args.procs, label="fleet", **common)  # type: ignore[arg-type]
+        finally:
+            await server.stop(None)
+    conns = "one connection per process" if args.shared_channel else "one connection per run"
+    print(f"hub fleet: {args.runs} connected runs from {args.procs} processes ({conns}), {args.rate:g} events/s each, "
+          f"{args.seconds:g} s measured after {args.warmup:g} s warm-up; machine load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(f"{'':36}{'1 run alone':>14}{'fleet':>14}{'ratio':>8}   target")
+    rows = [
+        ("event -> subscriber p50 (ms)", "event_p50", ""),
+        ("event -> subscriber p99 (ms)", "event_p99", "<= 100"),
+        ("control -> ack p50 (ms)", "ack_p50", ""),
+        ("control -> ack p99 (ms)", "ack_p99", "<= 5"),
+    ]
+    for name, key, target in rows:
+        ratio = big[key] / base[key] if base[key] else float("nan")
+        print(f"{name:36}{base[key]:>14.2f}{big[key]:>14.2f}{ratio:>7.1f}x   {target}")
+    print(f"{'hub memory per idle run (KB)':36}{'':>14}{big['idle_kb_per_run']:>14.1f}{'':>8}   <= 100")
+    kept = big["held_at_end"] / big["emitted"] if big["emitted"] else float("nan")
+    print(f"keeping up: {big['connected_before_load']}/{big['runs']} runs connected (in {big['connect_s']:.1f} s) before the load; offered "
+          f"{big['offered_eps']:,.0f} events/s; the hub held {kept:.1%} of the {big['emitted']:,} emitted events when the "
+          f"load stopped; the rest confirmed within {big['drain_s']:.2f} s ({big['left_unconfirmed']} never); "
+          f"{big['late_ticks']} emit ticks ran late in the fleet processes")  # fmt: skip
+    print(f"samples: {big['events_measured']:,} events from 50 watched runs, {big['acks_measured']} controls "
+          f"(baseline {base['events_measured']}, {base['acks_measured']})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--fleet":
+        a = sys.argv[2:]
+        asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5] == "1"))
+        sys.exit(0)
+    if len(sys.argv) > 1 and sys.argv[1] == "--watch":
+        a = sys.argv[2:]
+        asyncio.run(watch(a[0], a[3:], int(a[1]), float(a[2])))
+        sys.exit(0)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--procs", type=int, default=3)
+    parser.add_argument("--rate", type=float, default=20.0)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--quick", action="store_true", help="200 runs, 5 s")
+    parser.add_argument(
+        "--shared-channel", action="store_true", help="the runs of one simulator process share one connection (cheaper simulator)"
+    )
+    ns = parser.parse_args()
+    if ns.quick:
+        ns.runs, ns.seconds = min(ns.runs, 200), 5.0
+    asyncio.run(main(ns))

@@ -1,0 +1,204 @@
+"""ConnectedRun: a run executing in someone else's process, served by the hub like a hosted one.
+
+It is a :class:`HostedRun` (state, plan, history, live stream, health) whose events arrive over
+``Hub.Connect`` instead of from a Runner in this process, and whose controls go down that
+stream instead of into a local ControlChannel. Its events are recorded in the hub's SQLite
+file, so a restarted hub serves its history and the run goes on under the same id when its
+runner reconnects.
+
+``connection`` says where the runner is: "connected", "disconnected" (its stream is gone) or
+"interrupted" (gone for longer than the hub's ``interrupt_after``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from goldfive import conv
+from goldfive.control import AckResult, ControlAck, ControlMessage
+from goldfive.pb.goldfive.v1 import service_pb2
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.remote.host import RUN_NOT_ACTIVE, HostedRun
+from goldfive.sinks.memory import InMemorySink
+from goldfive.store.recorder import RunRecorder
+from goldfive.store.history import RunHistory
+
+__all__ = ["CONNECTED", "DISCONNECTED", "INTERRUPTED", "ConnectedRun", "RunnerConnection"]
+
+CONNECTED = "connected"
+DISCONNECTED = "disconnected"
+INTERRUPTED = "interrupted"
+
+_TERMINAL = ("run_completed", "run_aborted")
+
+
+class RunnerConnection(Protocol):
+    """What a ConnectedRun needs of the stream its runner is on."""
+
+    host: str
+    pid: int
+
+    def send(self, msg: service_pb2.HubMessage) -> None: ...
+
+    def goodbye(self, why: str) -> None: ...
+
+    def end(self) -> None: ...
+
+
+class ConnectedRun(HostedRun):
+    origin = "connected"
+    # Plain attributes (the runner's machine and process, from its hello) in place of
+    # HostedRun's read-only properties, which describe this process.
+    host = ""
+    pid = 0
+
+    def __init__(self, run_id: str, recorder: RunRecorder, *, history: RunHistory | None = None) -> None:
+        super().__init__(run_id, history=history)
+        self.host = ""
+        self.pid = 0
+        self.connection = DISCONNECTED
+        #: When the runner's stream went away (time.monotonic), or None while connected.
+        self.disconnected_at: float | None = None
+        self.conn: RunnerConnection | None = None
+        self.recorder = recorder  # the hub's one recording, shared by every connected run
+        self.memory = InMemorySink()
+        self.ingest_sinks = []  # served live (summary: not a recorded run)
+        self._waiting: dict[str, asyncio.Future[ControlAck]] = {}
+        self._interrupt: asyncio.TimerHandle | None = None
+
+    @classmethod
+    def from_recorded(cls, old: HostedRun, recorder: RunRecorder) -> ConnectedRun:
+        """A run the hub recorded before a restart, going on live as its runner reconnects:
+        the whole recorded history folded, new events served after it."""
+        run = cls(old.run_id, recorder, history=old.history)
+        if old.history is not None:
+            run._fold_history()
+        else:
+            for ev in old.events_after(-1):
+                run._fold(ev)
+        return run
+
+    @property
+    def stored_through(self) -> int:
+        """The last sequence this hub holds (in the recording or about to be written)."""
+        return self.state.last_sequence
+
+    # -- the runner's stream -------------------------------------------------------------
+    def attach(self, conn: RunnerConnection, goal_summary: str = "") -> None:
+        """``conn`` is now this run's runner; a previous one is told it was taken over."""
+        old, self.conn = self.conn, conn
+        if old is not None:
+            old.goodbye(
+                f"another runner (host {conn.host}, pid {conn.pid}) connected as run {self.run_id} and took it over"
+            )
+        self.host, self.pid = conn.host, conn.pid
+        self.connection = CONNECTED
+        self.disconnected_at = None
+        if self._interrupt is not None:
+            self._interrupt.cancel()
+            self._interrupt = None
+        if self.ingest_sinks is None:
+            self.ingest_sinks = []
+        if goal_summary and not self.state.goal_summary:
+            self.state.goal_summary = goal_summary
+
+    def detach(self, conn: RunnerConnection, interrupt_after: float) -> None:
+        """``conn``'s stream ended: the run is disconnected now, and interrupted after
+        ``interrupt_after`` seconds unless a runner comes back (a finished run stays as it is)."""
+        if self.conn is not conn:
+            return  # taken over: the new runner's connection stands
+        self.conn = None
+        self.connection = DISCONNECTED
+        self.disconnected_at = time.monotonic()
+        if not self.state.finished:
+            loop = asyncio.get_running_loop()
+            self._interrupt = loop.call_later(interrupt_after, self._interrupted)
+
+    def _interrupted(self) -> None:
+        self._interrupt = None
+        if self.conn is None and not self.state.finished:
+            self.connection = INTERRUPTED
+            self.ingest_sinks = None  # summary: recorded without an end, like a hosted run cut short
+
+    # -- events --------------------------------------------------------------------------
+    def check_batch(self, events: Sequence[Event], after: int) -> str:
+        """Why this batch (following sequence ``after``) cannot be stored, or ""."""
+        if self.state.finished and events:
+            return f"run {self.run_id} already ended; event {events[0].sequence} is late"
+        expect = after + 1
+        for ev in events:
+            if ev.run_id != self.run_id:
+                shown = ev.run_id if len(ev.run_id) <= 64 else ev.run_id[:63] + "…"
+                return f"event {ev.sequence} belongs to run {shown!r}, not to this stream's run {self.run_id}"
+            if ev.sequence < expect:
+                return f"sequence goes backwards: event {ev.sequence} after {expect - 1}"
+            if ev.sequence > expect:
+                missing = f"event {expect}" if ev.sequence == expect + 1 else f"events {expect}..{ev.sequence - 1}"
+                return f"sequence gap: event {ev.sequence} after {expect - 1} ({missing} missing)"
+            if ev.WhichOneof("payload") is None:
+                return f"event {ev.sequence} has no payload"
+            expect += 1
+        return ""
+
+    async def ingest_batch(self, events: Sequence[Event]) -> None:
+        """Store and serve a checked batch."""
+        memory = self.memory
+        assert memory is not None and self.recorder is not None
+        for ev in events:
+            await self.recorder.emit(ev)
+            self._fold(ev)
+            if not memory.closed:
+                await memory.emit(ev)
+        if events and events[-1].WhichOneof("payload") in _TERMINAL:
+            await memory.close()  # watchers' streams end with the run, as for a hosted run
+
+    async def begin_ingest(self, db_path: str) -> None:
+        """Events pushed over GoldfiveIngress: refused, this run's events come from its runner."""
+        raise ValueError(f"run {self.run_id!r} is connected over Hub.Connect; its events cannot also be pushed")
+
+    async def ingest(self, event: Event) -> None:
+        await self.begin_ingest("")
+
+    # -- controls ------------------------------------------------------------------------
+    async def control(self, msg: ControlMessage, timeout: float) -> ControlAck:
+        """Send ``msg`` down the runner's stream and return the run's ack. TimeoutError when
+        none came in ``timeout`` s (the control stays with the run; its ack is in the history)."""
+        if self.state.finished:
+            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE}: it ended")
+        conn = self.conn
+        if conn is None:
+            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE} now: its runner is {self.connection}; not delivered")
+        if msg.id in self._waiting:
+            raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
+        if not msg.issued_at_ms:
+            msg.issued_at_ms = int(time.time() * 1000)
+        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
+        self._waiting[msg.id] = fut
+        try:
+            conn.send(service_pb2.HubMessage(control=conv.to_pb_control_event(msg)))
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self._waiting.pop(msg.id, None)
+
+    def acked(self, pb: Any) -> None:
+        """The runner's ack of a control: returned to whoever is waiting for it (if anyone)."""
+        fut = self._waiting.pop(pb.control_id, None)
+        if fut is not None and not fut.done():
+            fut.set_result(conv.from_pb_control_ack(pb))
+
+    @property
+    def live(self) -> bool:
+        return self.conn is not None
+
+    async def close(self) -> None:
+        if self._interrupt is not None:
+            self._interrupt.cancel()
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.end()  # not a goodbye: the runner reconnects when a hub is back
+        if self.memory is not None:
+            await self.memory.close()
+        self.ingest_sinks = None

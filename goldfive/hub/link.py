@@ -1,0 +1,342 @@
+"""HubLink: the runner's end of ``Hub.Connect`` (what ``Runner(hub=...)`` adds to its sinks).
+
+``emit`` only appends to an :class:`EventBuffer`; one background task owns the connection.
+It says ``RunnerHello``, reads ``HubWelcome{stored_through}``, forgets what the hub already
+has and sends the rest in batches (a batch closes at ``batch_events`` or ``linger`` seconds
+after its first event). Controls that come down are sent on the run's own ControlChannel
+(``request``) and each ack goes back up, on the next connection if this one broke first.
+``confirmed_sequence`` from the hub lets the buffer forget. When the hub goes away the run is
+not affected: events pile up (in memory up to a bound, then on disk), the task reconnects
+with capped exponential backoff and resends from what the hub says it stored.
+
+A ``goodbye`` (another runner took this run id over) or a refusal (INVALID_ARGUMENT,
+PERMISSION_DENIED, ...) stops the link for good: it is logged once, and ``close`` raises
+SinkError naming what the hub did not get, never silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import socket
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from goldfive import conv
+from goldfive.control import AckResult, ControlAck, ControlChannel
+from goldfive.errors import ChannelClosedError, ConversionError, SinkError
+from goldfive.hub.buffer import DEFAULT_MAX_MEMORY, EventBuffer
+from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.remote.auth import bearer_metadata
+
+__all__ = ["HubLink", "hub_link"]
+
+log = logging.getLogger("goldfive.hub")
+
+#: Status codes that mean "the hub refuses this": retrying would be refused the same way.
+_PERMANENT = {
+    grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.UNIMPLEMENTED,
+}
+
+
+class _Stopped(Exception):
+    """The hub ended this run's link for good (goodbye or a refusal)."""
+
+
+class _Ended(Exception):
+    """The stream ended without a status (the hub went away mid-call)."""
+
+
+class HubLink:
+    def __init__(
+        self,
+        address: str,
+        control: ControlChannel,
+        *,
+        token: str | None = None,
+        tls_ca: str | os.PathLike[str] | None = None,
+        max_memory: int = DEFAULT_MAX_MEMORY,
+        spill_dir: str | os.PathLike[str] | None = None,
+        batch_events: int = 500,
+        linger: float = 0.005,
+        max_backoff: float = 2.0,
+        close_timeout: float = 10.0,
+        grpc_channel: grpc.aio.Channel | None = None,
+    ) -> None:
+        self.address = address
+        self.control = control
+        self.batch_events = batch_events
+        self.linger = linger
+        self.max_backoff = max_backoff
+        self.close_timeout = close_timeout
+        self.buffer = EventBuffer(max_memory, spill_dir)
+        #: The last sequence the hub confirmed stored.
+        self.confirmed = -1
+        #: Connections that got a welcome (1 = never reconnected).
+        self.sessions = 0
+        #: Why the hub ended the link ("" while it is on).
+        self.stopped = ""
+        self.errors: list[str] = []
+        self._metadata = bearer_metadata(token)
+        self._tls_ca = tls_ca
+        self._run_id = ""
+        self._goal = ""
+        self._emitted = -1
+        self._acks: deque[ControlAck] = deque()  # to send up, in order
+        self._wake = asyncio.Event()
+        self._confirmed_all = asyncio.Event()
+        self._confirmed_all.set()
+        self._closing = False
+        self._closed = False
+        self._task: asyncio.Task[None] | None = None
+        self._feeders: set[asyncio.Task[None]] = set()
+        self._channel: grpc.aio.Channel | None = None
+        #: A connection shared with other links of this process (not closed by this link).
+        self._shared_channel = grpc_channel
+
+    # -- the sink API --------------------------------------------------------------------
+    async def emit(self, event: Event) -> None:
+        if self._closing:
+            raise SinkError(f"HubLink({self.address}) is closed")
+        if not self._run_id:
+            self._run_id = event.run_id
+        if event.WhichOneof("payload") == "run_started":
+            self._goal = event.run_started.goal_summary
+        self.buffer.append(event)
+        self._emitted = event.sequence
+        self._confirmed_all.clear()
+        self._wake.set()
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"HubLink({self.address})")
+
+    async def close(self, timeout: float | None = None) -> None:
+        """Wait (up to ``timeout``, default ``close_timeout`` s) until the hub confirmed every
+        event, then end the stream. Raises SinkError naming what the hub did not get."""
+        if self._closed:
+            return
+        self._closed = True
+        limit = self.close_timeout if timeout is None else timeout
+        if self._task is not None and not self.stopped:
+            try:
+                await asyncio.wait_for(self._confirmed_all.wait(), limit)
+            except TimeoutError:
+                pass
+        self._closing = True
+        self._wake.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), 1.0)
+            except (TimeoutError, Exception):
+                pass
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+            except Exception:  # already logged by the task
+                pass
+        for feeder in list(self._feeders):
+            feeder.cancel()
+        if self._channel is not None:
+            await self._channel.close()
+        if len(self.buffer):
+            where = f"; kept in {self.buffer.spill_path}" if self.buffer.spill_path is not None else ""
+            why = self.stopped or (self.errors[-1] if self.errors else "no confirmation in time")
+            message = (
+                f"HubLink({self.address}): {len(self.buffer)} events of run {self._run_id} not confirmed by the hub "
+                f"(sequences {self.buffer.first_sequence}..{self.buffer.last_sequence}): {why}{where}"
+            )
+            log.error("%s", message)
+            raise SinkError(message)
+
+    # -- the connection task -------------------------------------------------------------
+    def _open(self) -> Any:
+        if self._shared_channel is not None:
+            return service_pb2_grpc.HubStub(self._shared_channel)
+        options = [
+            ("grpc.initial_reconnect_backoff_ms", 100),
+            ("grpc.min_reconnect_backoff_ms", 100),
+            ("grpc.max_reconnect_backoff_ms", int(self.max_backoff * 1000)),
+        ]
+        if self._tls_ca is not None:
+            creds = grpc.ssl_channel_credentials(Path(self._tls_ca).read_bytes())
+            self._channel = grpc.aio.secure_channel(self.address, creds, options=options)
+        else:
+            self._channel = grpc.aio.insecure_channel(self.address, options=options)
+        return service_pb2_grpc.HubStub(self._channel)
+
+    async def _run(self) -> None:
+        stub = self._open()
+        failures = 0
+        while True:
+            try:
+                await self._session(stub)
+                if self._closing:
+                    return
+                failures = 0
+            except _Stopped as exc:
+                self.stopped = str(exc)
+                log.error("HubLink(%s): run %s is no longer sent to the hub: %s", self.address, self._run_id, exc)
+                self._confirmed_all.set()  # nothing more will be confirmed: close must not wait
+                return
+            except (grpc.aio.AioRpcError, _Ended) as exc:
+                if isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _PERMANENT:
+                    self.stopped = f"{exc.code().name}: {exc.details()}"
+                    log.error("HubLink(%s): the hub refused run %s: %s", self.address, self._run_id, self.stopped)
+                    self._confirmed_all.set()
+                    return
+                text = f"{exc.code().name}: {exc.details()}" if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
+                self.errors.append(text)
+                del self.errors[:-20]
+                failures += 1
+                if failures == 1:
+                    log.warning(
+                        "HubLink(%s): %s; the run goes on, %d events held, reconnecting", self.address, text, len(self.buffer)
+                    )
+            if self._closing:
+                return
+            delay = min(0.05 * 2 ** min(failures, 16), self.max_backoff) * (0.5 + random.random() / 2)
+            await asyncio.sleep(delay)
+
+    async def _session(self, stub: Any) -> None:
+        """One Connect call, from hello to the end of the stream."""
+        call = stub.Connect(metadata=self._metadata)
+        try:
+            hello = service_pb2.RunnerHello(
+                run_id=self._run_id,
+                host=socket.gethostname(),
+                pid=os.getpid(),
+                resume_after=self.confirmed,
+                goal_summary=self._goal,
+            )
+            await call.write(service_pb2.RunnerMessage(hello=hello))
+            first = await call.read()
+            if first is grpc.aio.EOF:
+                raise _Ended("the hub closed the stream before its welcome")
+            if first.WhichOneof("body") == "goodbye":
+                raise _Stopped(first.goodbye)
+            if first.WhichOneof("body") != "welcome":
+                raise _Stopped(f"the hub answered {first.WhichOneof('body')} instead of a welcome")
+            stored = first.welcome.stored_through
+            held = self.buffer.first_sequence if len(self.buffer) else self._emitted + 1
+            if stored < self.confirmed and held > stored + 1:
+                raise _Stopped(
+                    f"the hub holds run {self._run_id} only through {stored} but had confirmed {self.confirmed}; "
+                    f"events {stored + 1}..{held - 1} are no longer held here (was the hub's database replaced?)"
+                )
+            if stored > self._emitted:
+                raise _Stopped(
+                    f"the hub already holds run {self._run_id} through event {stored}, beyond this runner's last event "
+                    f"{self._emitted}: another run uses this id"
+                )
+            self.sessions += 1
+            self._confirm(stored)
+            reader = asyncio.ensure_future(self._read(call))
+            writer = asyncio.ensure_future(self._write(call, stored))
+            try:
+                done, _ = await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_EXCEPTION)
+                for task in done:
+                    task.result()  # raises the first failure
+                await reader  # the writer finished (closing): wait for the hub to end the stream
+            finally:
+                for task in (reader, writer):
+                    task.cancel()
+                await asyncio.gather(reader, writer, return_exceptions=True)
+        finally:
+            call.cancel()
+
+    def _confirm(self, sequence: int) -> None:
+        if sequence > self.confirmed:
+            self.confirmed = sequence
+        self.buffer.forget_through(sequence)
+        if self.confirmed >= self._emitted:
+            self._confirmed_all.set()
+
+    async def _read(self, call: Any) -> None:
+        while True:
+            msg = await call.read()
+            if msg is grpc.aio.EOF:
+                if self._closing:
+                    return
+                raise _Ended("the hub ended the stream")
+            body = msg.WhichOneof("body")
+            if body == "confirmed_sequence":
+                self._confirm(msg.confirmed_sequence)
+            elif body == "control":
+                self._feed(msg.control)
+            elif body == "goodbye":
+                raise _Stopped(msg.goodbye)
+
+    async def _write(self, call: Any, stored: int) -> None:
+        sent = stored
+        while True:
+            while self._acks:
+                ack = self._acks[0]
+                await call.write(service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack)))
+                self._acks.popleft()
+            if self.buffer.has_after(sent):
+                if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
+                    await asyncio.sleep(self.linger)  # let the batch fill a little
+                batch = self.buffer.after(sent, self.batch_events)
+                if batch:
+                    await call.write(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
+                    sent = batch[-1].sequence
+                continue
+            if self._closing:
+                await call.done_writing()
+                return
+            self._wake.clear()
+            if self._acks or self.buffer.has_after(sent):
+                continue
+            await self._wake.wait()
+
+    # -- controls from the hub -----------------------------------------------------------
+    def _feed(self, pb: Any) -> None:
+        try:
+            msg = conv.from_pb_control_event(pb)
+        except ConversionError as exc:
+            self._send_ack(ControlAck(pb.id, AckResult.FAILURE, f"malformed control: {exc}"))
+            return
+        task = asyncio.get_running_loop().create_task(self._request(msg))
+        self._feeders.add(task)
+        task.add_done_callback(self._feeders.discard)
+
+    async def _request(self, msg: Any) -> None:
+        try:
+            ack = await self.control.request(msg)
+        except ChannelClosedError:
+            ack = ControlAck(msg.id, AckResult.FAILURE, "run not active: the runner was closed")
+        except ValueError as exc:  # the same id is already waiting: its ack answers both
+            ack = ControlAck(msg.id, AckResult.FAILURE, str(exc))
+        self._send_ack(ack)
+
+    def _send_ack(self, ack: ControlAck) -> None:
+        self._acks.append(ack)
+        self._wake.set()
+
+
+def hub_link(
+    address: str,
+    control: ControlChannel | None,
+    *,
+    token: str | None = None,
+    tls_ca: str | os.PathLike[str] | None = None,
+) -> tuple[ControlChannel, HubLink]:
+    """The run's control channel (``control``, or a new one) and a HubLink feeding it; the
+    token falls back to GOLDFIVE_TOKEN."""
+    from goldfive.settings import remote_token
+
+    channel = control if control is not None else ControlChannel()
+    return channel, HubLink(address, channel, token=token or remote_token(), tls_ca=tls_ca)

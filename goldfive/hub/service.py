@@ -1,0 +1,250 @@
+"""HubService: the server end of ``Hub.Connect``, where runs in other processes register.
+
+One stream per connected run. The first message is ``RunnerHello``; the hub answers
+``HubWelcome{stored_through}`` (what it already holds of that run id: -1 for a new one, the
+recorded history after a hub restart) and then reads batches of events and acks while it sends
+controls and ``confirmed_sequence`` down.
+
+Events of one run come gap-free in sequence order after ``stored_through``: a batch with an
+event of another run, a sequence that goes backwards or skips ahead is refused whole
+(INVALID_ARGUMENT, nothing of it stored, the stream closed). Every connected run is recorded by
+one shared recorder; a ticker commits it every ``confirm_interval`` seconds and then tells each
+runner that sent something how far its run is stored (group commit: one transaction for the
+whole fleet, not one per batch).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import grpc
+
+from goldfive.errors import SinkError
+from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_RUN_ID
+from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+from goldfive.remote.host import RunHost
+from goldfive.store.recorder import RunRecorder
+
+__all__ = ["DEFAULT_INTERRUPT_AFTER", "HubService", "MAX_RUN_ID"]
+
+log = logging.getLogger("goldfive.hub")
+
+_MAX_HOST = 255
+
+
+class _End:
+    """Queued by a stream's reader when it stops: ``code`` set means "refuse with this"."""
+
+    __slots__ = ("code", "detail")
+
+    def __init__(self, code: grpc.StatusCode | None = None, detail: str = "") -> None:
+        self.code, self.detail = code, detail
+
+
+class _Conn:
+    """One runner's stream: what goes down it is queued here and written by the handler."""
+
+    def __init__(self, hello: service_pb2.RunnerHello) -> None:
+        self.host = hello.host[:_MAX_HOST]
+        self.pid = hello.pid
+        self.out: asyncio.Queue[service_pb2.HubMessage | _End] = asyncio.Queue()
+        self.closed = False
+        self.received = -1  # the last sequence stored from this stream
+
+    def send(self, msg: service_pb2.HubMessage) -> None:
+        if not self.closed:
+            self.out.put_nowait(msg)
+
+    def end(self) -> None:
+        """End the stream without a goodbye (the hub is stopping: the runner comes back)."""
+        if not self.closed:
+            self.out.put_nowait(_End())
+            self.closed = True
+
+    def goodbye(self, why: str) -> None:
+        if not self.closed:
+            self.out.put_nowait(service_pb2.HubMessage(goodbye=why))
+            self.closed = True
+
+
+def _hello_problem(hello: service_pb2.RunnerHello) -> str:
+    if not hello.run_id:
+        return "the hello names no run id"
+    if len(hello.run_id) > MAX_RUN_ID:
+        return f"run id is {len(hello.run_id)} characters; at most {MAX_RUN_ID}"
+    if not hello.run_id.isprintable():
+        return "run id has unprintable characters"
+    if hello.resume_after < -1:
+        return f"resume_after {hello.resume_after} is below -1"
+    return ""
+
+
+class HubService(service_pb2_grpc.HubServicer):
+    def __init__(
+        self,
+        host: RunHost,
+        *,
+        interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
+        confirm_interval: float = 0.5,
+    ) -> None:
+        self.host = host
+        self.interrupt_after = interrupt_after
+        self.confirm_interval = confirm_interval
+        self._recorder: RunRecorder | None = None
+        self._dirty: dict[_Conn, ConnectedRun] = {}
+        self._ticker: asyncio.Task[None] | None = None
+        self._conns: set[_Conn] = set()
+
+    @property
+    def recorder(self) -> RunRecorder:
+        if self._recorder is None:
+            # "batched": a connected run's lock is its runner's business, not the hub's.
+            self._recorder = RunRecorder(self.host.db_path, durability="batched")
+        return self._recorder
+
+    async def Connect(
+        self,
+        request_iterator: AsyncIterator[service_pb2.RunnerMessage],
+        context: grpc.aio.ServicerContext[service_pb2.RunnerMessage, service_pb2.HubMessage],
+    ) -> AsyncGenerator[service_pb2.HubMessage, None]:
+        try:
+            first = await anext(request_iterator)
+        except StopAsyncIteration:
+            return
+        if first.WhichOneof("body") != "hello":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message on Hub.Connect must be a RunnerHello")
+        problem = _hello_problem(first.hello)
+        if problem:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        run = await self._claim(first.hello.run_id, context)
+        conn = _Conn(first.hello)
+        run.attach(conn, first.hello.goal_summary[:1000])
+        conn.received = run.stored_through
+        if first.hello.resume_after > conn.received:
+            log.warning(
+                "hub: run %s's runner was told events through %d were stored, this hub holds %d (a replaced database?)",
+                run.run_id, first.hello.resume_after, conn.received,
+            )  # fmt: skip
+        self._conns.add(conn)
+        self._start_ticker()
+        reader = asyncio.get_running_loop().create_task(self._read(conn, run, request_iterator))
+        try:
+            yield service_pb2.HubMessage(welcome=service_pb2.HubWelcome(stored_through=conn.received))
+            while True:
+                msg = await conn.out.get()
+                if isinstance(msg, _End):
+                    if msg.code is not None:
+                        await context.abort(msg.code, msg.detail)
+                    return
+                yield msg
+                if msg.WhichOneof("body") == "goodbye":
+                    return
+        finally:
+            conn.closed = True
+            self._conns.discard(conn)
+            self._dirty.pop(conn, None)
+            reader.cancel()
+            try:
+                await reader
+            except asyncio.CancelledError:
+                pass
+            run.detach(conn, self.interrupt_after)
+
+    async def _claim(self, run_id: str, context: Any) -> ConnectedRun:
+        """The ConnectedRun for ``run_id``: existing, new, or a recorded one going on."""
+        existing = self.host.get(run_id)
+        if isinstance(existing, ConnectedRun):
+            return existing
+        if existing is None:
+            run = ConnectedRun(run_id, self.recorder)
+        elif existing.runner is not None or existing.ingest_sinks is not None:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, f"run {run_id} is hosted by this hub; a runner cannot connect as it"
+            )
+            raise AssertionError("unreachable: abort raises")
+        else:
+            run = ConnectedRun.from_recorded(existing, self.recorder)
+        self.host.adopt(run)
+        return run
+
+    async def _read(self, conn: _Conn, run: ConnectedRun, messages: AsyncIterator[service_pb2.RunnerMessage]) -> None:
+        end = _End()
+        try:
+            async for msg in messages:
+                if conn.closed:
+                    return  # taken over: this stream's events are no longer the run's
+                body = msg.WhichOneof("body")
+                if body == "events":
+                    events = msg.events.events
+                    problem = run.check_batch(events, conn.received)
+                    if problem:
+                        end = _End(grpc.StatusCode.INVALID_ARGUMENT, problem)
+                        return
+                    if events:
+                        await run.ingest_batch(events)
+                        conn.received = events[-1].sequence
+                        self._dirty[conn] = run
+                elif body == "ack":
+                    run.acked(msg.ack)
+                elif body == "hello":
+                    end = _End(grpc.StatusCode.INVALID_ARGUMENT, "a second RunnerHello on the same stream")
+                    return
+            # The runner ended its side (its run is closing): confirm what it sent, then end.
+            if self._dirty.pop(conn, None) is not None and await self._commit():
+                conn.send(service_pb2.HubMessage(confirmed_sequence=conn.received))
+        except asyncio.CancelledError:
+            raise
+        except grpc.aio.AioRpcError:
+            pass  # the runner's connection broke: the handler ends and the run is disconnected
+        except Exception:  # isolation boundary: a bug here ends this stream, not the hub
+            log.exception("hub: reading run %s's stream failed", run.run_id)
+            end = _End(grpc.StatusCode.INTERNAL, f"the hub failed while storing run {run.run_id}; its log has the details")
+        finally:
+            conn.out.put_nowait(end)
+
+    # -- group commit --------------------------------------------------------------------
+    async def _commit(self) -> bool:
+        """Write what the recorder holds; True when everything is stored."""
+        rec = self.recorder
+        if rec.sink is None:
+            return False
+        try:
+            await rec.sink.flush()
+        except SinkError:
+            return False  # logged by the sink; nothing is confirmed, the runners keep their events
+        return rec.unwritten == 0 and not rec.write_error
+
+    def _start_ticker(self) -> None:
+        if self._ticker is None or self._ticker.done():
+            self._ticker = asyncio.get_running_loop().create_task(self._tick(), name="hub-confirm")
+
+    async def _tick(self) -> None:
+        while self._conns or self._dirty:
+            await asyncio.sleep(self.confirm_interval)
+            if not self._dirty:
+                continue
+            dirty = list(self._dirty.items())
+            marks = [(conn, conn.received) for conn, _ in dirty]
+            self._dirty.clear()
+            if not await self._commit():
+                for conn, run in dirty:  # nothing confirmed: try again next tick
+                    self._dirty.setdefault(conn, run)
+                continue
+            for conn, seq in marks:
+                conn.send(service_pb2.HubMessage(confirmed_sequence=seq))
+
+    def end_streams(self) -> None:
+        """End every runner's stream now (before the server stops): they reconnect to the
+        next hub on this address and resend what it has not stored."""
+        for conn in list(self._conns):
+            conn.end()
+
+    async def close(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+        if self._recorder is not None:
+            await self._recorder.close()
