@@ -17,7 +17,11 @@ def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def open_demo(**kw: Any) -> int:
+def open_demo(*, runs: int | None = None, **kw: Any) -> int:
+    if runs is not None:  # demo --runs N: the runs screen over N in-process runs
+        from .runs.launch import run_demo_hub
+
+        return run_demo_hub(runs=runs, **kw)
     from .launch import run_demo_tui
 
     return run_demo_tui(**kw)
@@ -38,20 +42,28 @@ def open_replay(recording: Any) -> int:
 
 def open_attach(
     addr: str,
-    run_id: str,
+    run_id: str | None,
     *,
     token: str | None = None,
     tls_ca: str | None = None,
     tls_client_cert: str | None = None,
     tls_client_key: str | None = None,
+    notify_cmd: str | None = None,
+    notify_after: str = "-1",
 ) -> int:
+    """``run_id`` None: the runs screen of the hub at ``addr``; else the TUI on that run
+    (``notify_cmd`` then hears of its events after sequence ``notify_after``)."""
+    tls = dict(tls_ca=tls_ca, tls_client_cert=tls_client_cert, tls_client_key=tls_client_key)
+    if run_id is None:
+        from .runs.launch import run_attach_hub
+
+        return run_attach_hub(addr, token=token, notify_cmd=notify_cmd, **tls)
     from .app import GoldfiveApp
     from .grpc_source import GrpcRunSource, connection_notifier
+    from .runs.launch import with_notices
 
-    source = GrpcRunSource(
-        addr, run_id, token=token, tls_ca=tls_ca, tls_client_cert=tls_client_cert, tls_client_key=tls_client_key
-    )
-    app = GoldfiveApp(source, clock=_wall_ms)
+    source = GrpcRunSource(addr, run_id, token=token, tls_ca=tls_ca, tls_client_cert=tls_client_cert, tls_client_key=tls_client_key)
+    app = GoldfiveApp(with_notices(source, notify_cmd, int(notify_after)), clock=_wall_ms)
     source.on_state = connection_notifier(app)
     app.run()
     return 0

@@ -28,10 +28,23 @@ WAIT_HEADLESS = (
 )
 @click.option("--base-url", default=None, help="Use an OpenAI-compatible server instead of the offline model.")
 @click.option("--model", default=None, help="Model name on that server.")
-def demo_command(speed: float, headless: bool, approvals: str, base_url: str | None, model: str | None) -> None:
+@click.option(
+    "--runs",
+    type=click.IntRange(1, 50),
+    default=None,
+    help="Open the runs screen over this many demo runs in this process (different goals; offline, no network).",
+)
+def demo_command(speed: float, headless: bool, approvals: str, base_url: str | None, model: str | None, runs: int | None) -> None:
     """Run the slide-deck demo (offline, no API key needed)."""
     if speed <= 0:
         raise click.BadParameter("must be positive", param_hint="--speed")
+    if runs is not None:
+        if headless or base_url is not None or model is not None:
+            raise click.UsageError("--runs opens the runs screen over offline demo runs: it does not go with --headless, --base-url or --model")
+        from goldfive.cli import frontend
+
+        code = frontend("demo")(runs=runs, speed=speed)
+        raise click.exceptions.Exit(code if isinstance(code, int) else 0)
     if headless and approvals == "wait":
         raise click.UsageError(WAIT_HEADLESS)
     if headless:

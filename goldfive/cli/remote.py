@@ -71,6 +71,7 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     metavar="SECONDS",
     help="A connected run whose runner is gone this long shows INTERRUPTED (DISCONNECTED until then).",
 )
+@click.option("--notify-cmd", help="Run this shell command, the notice as JSON on stdin, when a run needs a person.")
 def serve_command(
     target: str | None,
     listen: str,
@@ -89,6 +90,7 @@ def serve_command(
     base_url: str | None,
     model: str | None,
     interrupt_after: float,
+    notify_cmd: str | None,
 ) -> None:
     """Serve runs over gRPC until interrupted: every run recorded in the database, the run
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
@@ -101,6 +103,8 @@ def serve_command(
     token: list[str] = list(tokens) or ([env_token] if env_token else [])
     if not interrupt_after > 0:
         raise _fail("serve", f"--interrupt-after must be a positive number of seconds, got {interrupt_after}")
+    if notify_cmd is not None and not notify_cmd.strip():
+        raise _fail("serve", "--notify-cmd needs a command")
     runs: list[tuple[Any, str]] = []
     try:
         if target == "demo":
@@ -124,6 +128,7 @@ def serve_command(
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
                 resume_with=None if no_resume else resume_with, runner_token=list(runner_tokens),
                 interrupt_after=interrupt_after,
+                notify_cmd=notify_cmd,
             )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
@@ -176,15 +181,25 @@ def choose_run(summaries: list[RunSummary]) -> str:
     help="This client's certificate (PEM), for a server that requires one.",
 )
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="The private key (PEM) of --tls-cert.")
+@click.option("--notify-cmd", help="Run this shell command, the notice as JSON on stdin, when a run needs a person.")
 def attach_command(
-    addr: str, run_id: str | None, token: str | None, tls_ca: str | None, tls_cert: str | None, tls_key: str | None
+    addr: str,
+    run_id: str | None,
+    token: str | None,
+    tls_ca: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    notify_cmd: str | None,
 ) -> None:
-    """Open the TUI on a run served at ADDR: every key works, with the run's acks."""
+    """Open the runs screen of the hub at ADDR (every run, what needs you first), or with
+    --run-id the TUI on that run: every key works, with the run's acks."""
     from goldfive.cli.ctl import addr_problem, client_cert_problem
     from goldfive.remote.client import RemoteClient
     from goldfive.settings import remote_token
 
     problem = addr_problem(addr) or client_cert_problem(tls_cert, tls_key)
+    if problem is None and notify_cmd is not None and not notify_cmd.strip():
+        problem = "--notify-cmd needs a command"
     if problem is not None:
         raise _fail("attach", problem)
 
@@ -193,22 +208,28 @@ def attach_command(
     if tls_cert is not None:  # only then: a front-end without client certificates still opens
         tls.update(tls_client_cert=tls_cert, tls_client_key=tls_key)
 
-    async def pick() -> str:
+    async def pick() -> tuple[str, int]:
+        """The run (and its last sequence now, after which its events are news); with no
+        --run-id, ("", -1): the runs screen, once the hub answered."""
         client = RemoteClient(addr, token=token, tls_ca=tls_ca, tls_client_cert=tls_cert, tls_client_key=tls_key)
         async with client:
             if run_id is not None:  # the server resolves a unique prefix, as it does for ctl
-                return (await client.get_run(run_id)).summary.run_id
-            return choose_run(await client.list_runs())
+                snap = await client.get_run(run_id)
+                return snap.summary.run_id, snap.last_sequence
+            await client.list_runs()  # a wrong address or token is one line here, not a TUI
+            return "", -1
 
     try:
-        chosen = asyncio.run(pick())
+        chosen, last_sequence = asyncio.run(pick())
     except RemoteError as exc:
         raise _fail("attach", f"{addr}: {exc}") from None
     except (GoldfiveError, OSError) as exc:  # OSError: a certificate file that cannot be read
         raise _fail("attach", str(exc)) from None
     from goldfive.cli import frontend
 
-    frontend("attach")(addr, chosen, token=token, **tls)
+    if notify_cmd is not None:
+        tls.update(notify_cmd=notify_cmd, notify_after=str(last_sequence))
+    frontend("attach")(addr, chosen or None, token=token, **tls)
 
 
 def register(group: click.Group) -> None:

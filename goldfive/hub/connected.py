@@ -150,6 +150,8 @@ class ConnectedRun(HostedRun):
         for ev in events:
             await self.recorder.emit(ev)
             self._fold(ev)
+            for hook in self._state_sink.hooks:  # notifications (serve --notify-cmd), as for hosted runs
+                hook(ev)
             if not memory.closed:
                 await memory.emit(ev)
         if events and events[-1].WhichOneof("payload") in _TERMINAL:

@@ -48,9 +48,13 @@ class _StateSink:
     def __init__(self, state: RunState) -> None:
         self.state = state
         self.plan: Any = None
+        #: Told of every live event (RunHost.event_hooks: notifications).
+        self.hooks: list[Callable[[Event], None]] = []
 
     async def emit(self, event: Event) -> None:
         self.state.apply(event)
+        for hook in self.hooks:
+            hook(event)
         kind = event.WhichOneof("payload")
         if kind == "plan_submitted":
             self.plan = event.plan_submitted.plan
@@ -308,6 +312,8 @@ class RunHost:
             Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
         self._runs: dict[str, HostedRun] = {}
         self._loaded = False
+        #: Called with every live event of every run hosted or ingested here (not history).
+        self.event_hooks: list[Callable[[Event], None]] = []
 
     def load_recorded(self) -> int:
         """Serve the runs recorded in the database (not live); returns how many were added.
@@ -340,6 +346,7 @@ class RunHost:
         if run_id in self._runs:
             raise ValueError(f"run id {run_id!r} is already hosted")
         run = HostedRun(run_id)
+        run._state_sink.hooks = self.event_hooks
         run.start(factory, user_input, self.db_path)  # a factory that raises leaves no entry
         self._runs[run_id] = run
         return run
@@ -348,11 +355,13 @@ class RunHost:
         """Continue recorded run ``run_id`` live here (``serve`` after a restart). Raises
         GoldfiveError (ResumeRefused) and leaves it recorded when it cannot go on safely."""
         run = self._runs[run_id]
+        run._state_sink.hooks = self.event_hooks
         run.start(factory, None, self.db_path, resume=True)
         return run
 
     def adopt(self, run: HostedRun) -> None:
         """Serve ``run`` (a run connected from another process), replacing its recorded entry."""
+        run._state_sink.hooks = self.event_hooks
         self._runs[run.run_id] = run
 
     def get(self, run_id: str) -> HostedRun | None:
@@ -391,6 +400,7 @@ class RunHost:
         run = self._runs.get(event.run_id)
         if run is None:
             run = self._runs[event.run_id] = HostedRun(event.run_id)
+            run._state_sink.hooks = self.event_hooks
         if run.ingest_sinks is None:
             if run.runner is not None:
                 raise ValueError(f"run {event.run_id!r} is hosted here; it cannot also be pushed")

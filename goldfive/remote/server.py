@@ -164,6 +164,16 @@ def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], Ru
     return resumed
 
 
+def notice_hook(tracker: Any, command: Any) -> Callable[[Any], None]:
+    """An event hook that sends each notice ``tracker`` finds in a run's events to ``command``."""
+
+    def hook(event: Any) -> None:
+        for notice in tracker.feed(event):
+            command.send(notice)
+
+    return hook
+
+
 async def serve(
     listen: str = DEFAULT_LISTEN,
     token: str | Sequence[str] | None = None,
@@ -179,6 +189,7 @@ async def serve(
     resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
+    notify_cmd: str | None = None,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -190,8 +201,17 @@ async def serve(
 
     ``resume_with(launch)`` gives the factory that builds an interrupted run again from its
     recorded launch (None: it is not ours to resume); those runs go on live here. Without it,
-    interrupted runs stay as they are."""
+    interrupted runs stay as they are.
+
+    ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
+    person (goldfive.notify)."""
     host = RunHost(db_path if db_path is not None else default_db_path())
+    command = None
+    if notify_cmd:
+        from goldfive.notify import NoticeTracker, NotifyCommand
+
+        command = NotifyCommand(notify_cmd)
+        host.event_hooks.append(notice_hook(NoticeTracker(), command))
     problem = check_database(host.db_path) if host.db_path != ":memory:" else None
     if problem is not None:
         if not allow_damaged_db:
@@ -229,3 +249,5 @@ async def serve(
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
         # cancelled task's cleanup would be cut short at its first await.
         await asyncio.create_task(server.stop(1.0))
+        if command is not None:
+            await asyncio.create_task(command.aclose())

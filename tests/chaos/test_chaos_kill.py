@@ -46,6 +46,8 @@ def check_recording(db: Path) -> tuple[int, int]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone() is None:
+            return 0, 0  # killed after the file was created, before its table was
         runs = conn.execute("SELECT DISTINCT run_id FROM events").fetchall()
         total = 0
         for (run_id,) in runs:

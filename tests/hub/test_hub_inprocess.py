@@ -63,3 +63,28 @@ async def test_a_connected_run_is_listed_paused_and_finishes_with_its_whole_hist
     assert seqs == list(range(len(seqs))) and len(seqs) > 10
     kinds = [ev.WhichOneof("payload") for ev in RunHistory(str(tmp_path / "hub.sqlite"), "conn-1").events(-1)]
     assert "control_received" in kinds or "control_acked" in kinds, kinds
+
+
+async def test_the_hubs_event_hooks_see_a_connected_runs_events(tmp_path):
+    """What serve --notify-cmd hangs on (RunHost.event_hooks) hears connected runs too."""
+    host = RunHost(tmp_path / "hub.sqlite")
+    heard: list[str] = []
+    host.event_hooks.append(lambda ev: heard.append(ev.WhichOneof("payload") or ""))
+    server = await start_server(host, listen="127.0.0.1:0")
+    gate = Gate()
+    runner = _runner(gate, server.address, run_id="conn-hook")
+    task = asyncio.create_task(runner.run("three things"))
+    try:
+        await asyncio.wait_for(gate.entered.wait(), 10)
+
+        async def started() -> bool:
+            return "task_started" in heard
+
+        await _until(started)
+        gate.open()
+        assert (await asyncio.wait_for(task, 10)).success
+        await runner.close()
+        assert heard[0] == "run_started" and heard[-1] == "run_completed"
+    finally:
+        gate.open()
+        await server.stop(None)

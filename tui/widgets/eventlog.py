@@ -111,6 +111,15 @@ class EventLog(ScrollView, can_focus=True):
             self.new_lines += added
         self._pending = True
 
+    def clear(self) -> None:
+        """Forget every line (the runs screen opened another run in this app)."""
+        self.lines.clear()
+        self._shown = None if self._shown is None else []
+        self.new_lines = 0
+        self._width = 0
+        self.cursor = 0
+        self._pending = True
+
     def replace(self, index: int, line: LogLine) -> None:
         """Rewrite line ``index`` in place (a control's line when its ack arrives)."""
         self.lines[index] = line

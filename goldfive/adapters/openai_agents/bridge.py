@@ -1,0 +1,145 @@
+"""The SDK objects goldfive runs the user's agent with, built once and shared by every task.
+
+Each goes through a public SDK hook and finds its task with ``current_turn()``:
+
+- a clone of the user's agent (``Agent.clone``: the user's object is not changed) whose tools are
+  the agent's own plus the eight reporting tools as ``FunctionTool``s;
+- the clone's ``tool_use_behavior`` ends the run once a tool moved the task to a terminal status
+  (report_task_completed / report_task_failed), otherwise decides as the agent's own does;
+- a tool whose calls always need approval (``needs_approval=True``) is copied with an invoker
+  that runs an approved call with the arguments a person edited (the SDK has no way to change
+  an approved call's arguments; without an edit the copy runs the SDK's own invoker unchanged);
+- ``RunConfig.call_model_input_filter`` puts injected messages into the model input before each
+  model call; ``RunConfig.tool_error_formatter`` learns which call raised (TOOL_ERROR drift).
+  The user's own filter and formatter run after goldfive's.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+from typing import Any
+
+from agents import Agent, FunctionTool, FunctionToolResult, RunConfig, RunContextWrapper, ToolsToFinalOutputResult
+from agents.run_config import CallModelData, ModelInputData, ToolErrorFormatterArgs
+from agents.tool_context import ToolContext
+
+from goldfive.adapters.common import to_text
+from goldfive.adapters.openai_agents.turn import current_turn
+from goldfive.run.tools import ReportingToolSpec
+
+#: Said to the model in front of the result of a call that ran with a person's arguments.
+EDITED_NOTE = "A person changed the arguments before approving; the call ran with {args}. Result: "
+_TERMINAL_REPORTS = ("report_task_completed", "report_task_failed")
+
+
+def clone_agent(user_agent: Agent[Any], specs: dict[str, ReportingToolSpec]) -> Agent[Any]:
+    """The agent goldfive runs: ``user_agent`` with the reporting tools named in ``specs``."""
+    own = [_editable(t) if isinstance(t, FunctionTool) and always_asks(t) else t for t in user_agent.tools]
+    names = {getattr(t, "name", "") for t in own}
+    reporting = [_reporting_tool(s) for s in specs.values() if s.name not in names]
+    return user_agent.clone(tools=[*own, *reporting], tool_use_behavior=_behavior(user_agent.tool_use_behavior))
+
+
+def always_asks(tool: Any) -> bool:
+    """Whether every call of ``tool`` needs approval, so its copy can run edited arguments.
+
+    Only a plain True: a callable policy is checked by the SDK against arguments its own invoker
+    prepares, which a replaced invoker would bypass, so those tools are left as they are."""
+    return isinstance(tool, FunctionTool) and tool.needs_approval is True
+
+
+def run_config(base: RunConfig) -> RunConfig:
+    """``base`` with goldfive's input filter and error formatter in front of the user's."""
+    user_filter, user_formatter = base.call_model_input_filter, base.tool_error_formatter
+
+    async def input_filter(data: CallModelData[Any]) -> ModelInputData:
+        model_data = await current_turn().with_injected(data.model_data)
+        if user_filter is None:
+            return model_data
+        filtered: ModelInputData = await _maybe(user_filter(CallModelData(model_data=model_data, agent=data.agent, context=data.context)))
+        return filtered
+
+    async def error_formatter(args: ToolErrorFormatterArgs[Any]) -> str | None:
+        if args.kind == "tool_exception":
+            await current_turn().tool_raised(args)
+        return await _maybe(user_formatter(args)) if user_formatter is not None else None
+
+    out = copy.copy(base)
+    out.call_model_input_filter = input_filter
+    out.tool_error_formatter = error_formatter
+    return out
+
+
+def _reporting_tool(spec: ReportingToolSpec) -> FunctionTool:
+    name = spec.name
+
+    async def invoke(tool_ctx: ToolContext[Any], raw: str) -> str:
+        turn = current_turn()
+        try:
+            args = json.loads(raw or "{}")
+        except ValueError as exc:
+            return json.dumps({"ok": False, "error": f"{name}: arguments are not valid JSON ({exc})"})
+        if not isinstance(args, dict):
+            return json.dumps({"ok": False, "error": f"{name}: arguments must be a JSON object"})
+        out = await turn.ctx.tools_for(turn.task.id)[name](**args)
+        if name in _TERMINAL_REPORTS and out.get("ok"):
+            turn.reported = str(args.get("result") or args.get("reason") or "")
+        return json.dumps(out, default=str)
+
+    return FunctionTool(
+        name=name,
+        description=spec.description,
+        params_json_schema=spec.parameters,
+        on_invoke_tool=invoke,
+        strict_json_schema=False,  # goldfive's schemas have optional arguments
+    )
+
+
+def _editable(tool: FunctionTool) -> FunctionTool:
+    clone = copy.copy(tool)  # FunctionTool.__copy__ rebinds its invoker to the copy
+    inner = clone.on_invoke_tool
+
+    async def invoke(tool_ctx: ToolContext[Any], raw: str) -> Any:
+        args = current_turn().edited.get(tool_ctx.tool_call_id)
+        if args is None:
+            return await inner(tool_ctx, raw)
+        text = json.dumps(args, ensure_ascii=False)
+        out = await inner(tool_ctx, text)
+        return EDITED_NOTE.format(args=text) + to_text(out) if isinstance(out, (str, int, float, dict, list)) else out
+
+    clone.on_invoke_tool = invoke
+    return clone
+
+
+def _behavior(original: Any) -> Any:
+    async def behavior(wrapper: RunContextWrapper[Any], results: list[FunctionToolResult]) -> ToolsToFinalOutputResult:
+        turn = current_turn()
+        if turn.status().is_terminal:
+            return ToolsToFinalOutputResult(is_final_output=True, final_output=turn.reported)
+        return await _original_behavior(original, wrapper, results)
+
+    return behavior
+
+
+async def _original_behavior(original: Any, wrapper: RunContextWrapper[Any], results: list[FunctionToolResult]) -> ToolsToFinalOutputResult:
+    """What the user's agent's ``tool_use_behavior`` decides (the SDK's four forms)."""
+    if not results or original == "run_llm_again":
+        return ToolsToFinalOutputResult(is_final_output=False)
+    if original == "stop_on_first_tool":
+        return ToolsToFinalOutputResult(is_final_output=True, final_output=results[0].output)
+    if isinstance(original, dict):
+        names = original.get("stop_at_tool_names", [])
+        for r in results:
+            if r.tool.name in names or r.tool.qualified_name in names:
+                return ToolsToFinalOutputResult(is_final_output=True, final_output=r.output)
+        return ToolsToFinalOutputResult(is_final_output=False)
+    out = await _maybe(original(wrapper, results))
+    if not isinstance(out, ToolsToFinalOutputResult):
+        raise TypeError("the agent's tool_use_behavior must return ToolsToFinalOutputResult")
+    return out
+
+
+async def _maybe(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value

@@ -1,0 +1,43 @@
+"""``goldfive demo --runs 3``: the runs screen over three in-process demo runs, no network."""
+
+from __future__ import annotations
+
+import asyncio
+
+from click.testing import CliRunner
+
+from goldfive.cli import FRONTENDS, main
+from goldfive_tui.runs.app import HubApp
+from goldfive_tui.runs.launch import demo_runs
+from goldfive_tui.screens.dialogs import ConfirmScreen
+
+
+async def test_demo_runs_three_different_runs_and_one_soon_needs_you() -> None:
+    runs = demo_runs(3, speed=20.0, run_ids=["aaaa0001", "bbbb0002", "cccc0003"])
+    app = HubApp(runs, poll_s=0.1, cursor_blink=False, osc=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(300):
+            await asyncio.sleep(0.05)
+            if any(r.needs_kind == "approval" for r in app.snapshot.rows):
+                break
+        await pilot.pause()
+        rows = app.runs_screen.rows
+        assert len(rows) == 3 and len({r.goal for r in rows}) == 3
+        assert rows[0].needs_kind == "approval" and rows[0].run_id == "aaaa0001"  # the fast deck, first
+        assert [n.run_id for n in app.notices][:1] == ["aaaa0001"]
+        await pilot.press("q")  # live runs of this process: asks before cancelling them
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("escape")
+    await runs.stop()
+
+
+def test_demo_runs_cli_opens_the_runs_front_end(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    calls: list[dict] = []  # type: ignore[type-arg]
+    monkeypatch.setitem(FRONTENDS, "demo", lambda **kw: calls.append(kw) or 0)
+    result = CliRunner().invoke(main, ["demo", "--runs", "3"])
+    assert result.exit_code == 0, result.output
+    assert calls == [{"runs": 3, "speed": 1.0}]
+    refused = CliRunner().invoke(main, ["demo", "--runs", "3", "--headless"])
+    assert refused.exit_code == 2 and "--runs" in refused.output and "--headless" in refused.output
+    assert CliRunner().invoke(main, ["demo", "--runs", "0"]).exit_code == 2

@@ -1,0 +1,130 @@
+"""The runs screen over a real ``goldfive serve`` on 127.0.0.1 (port 0): rows, the waiting
+queue (GetRun's pending approvals while the hub has no ListWaiting), approving from it, and
+opening a run through the gRPC source; ``attach ADDR`` without --run-id opens the runs screen."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from goldfive.cli import FRONTENDS, main
+from goldfive.remote.launch import demo_run as _demo_run
+from goldfive.control import AckResult
+from goldfive.remote.host import RunHost
+from goldfive.remote.server import start_server
+from goldfive_tui.runs.app import HubApp
+from goldfive_tui.runs.remote import RemoteRuns
+from goldfive_tui.screens.runs import RunsScreen
+
+from tests.remote_fixtures import Gate, gated_factory
+
+
+async def _until(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(int(timeout / 0.05)):
+        if await predicate():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not reached")
+
+
+async def test_remote_runs_list_wait_and_approve_against_a_real_server(tmp_path: Path) -> None:
+    await _list_wait_and_approve(tmp_path, list_waiting=True)
+
+
+async def test_remote_runs_fall_back_to_get_run_on_a_server_without_list_waiting(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import grpc
+
+    from goldfive.remote.service import RunsService
+
+    async def unimplemented(self, request, context):  # type: ignore[no-untyped-def]
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "Method not implemented!")
+
+    monkeypatch.setattr(RunsService, "ListWaiting", unimplemented)  # a server older than the hub
+    await _list_wait_and_approve(tmp_path, list_waiting=False)
+
+
+async def _list_wait_and_approve(tmp_path: Path, *, list_waiting: bool) -> None:
+    host = RunHost(str(tmp_path / "runs.sqlite"))
+    gate = Gate()
+    demo = host.start_run(_demo_run(40.0)[0], "build me a slide deck about Python", run_id="demo0001aaaa")
+    host.start_run(gated_factory(gate), "gated", run_id="gate0002bbbb")
+    server = await start_server(host, listen="127.0.0.1:0")
+    runs = RemoteRuns(server.address)
+    try:
+        await runs.start()
+
+        async def waiting() -> bool:
+            return bool((await runs.poll()).waiting)
+
+        await _until(waiting)
+        snap = await runs.poll()
+        assert runs.has_list_waiting is list_waiting
+        (item,) = snap.waiting
+        assert (item.run_id, item.kind, item.tool_name) == (demo.run_id, "approval", "publish_deck")
+        rows = {r.run_id: r for r in snap.rows}
+        assert rows[demo.run_id].needs_kind == "approval" and "publish_deck" in rows[demo.run_id].needs_reason
+        assert rows["gate0002bbbb"].needs_kind == "" and rows["gate0002bbbb"].origin == "hosted"
+        ack = await runs.decide(item, True)
+        assert ack.result == AckResult.SUCCESS
+
+        async def answered() -> bool:
+            return not (await runs.poll()).waiting
+
+        await _until(answered)
+    finally:
+        gate.open()
+        await runs.stop()
+        await server.stop(0)
+
+
+async def test_hub_app_opens_a_served_run_through_grpc(tmp_path: Path) -> None:
+    host = RunHost(str(tmp_path / "runs.sqlite"))
+    gate = Gate()
+    host.start_run(gated_factory(gate), "gated", run_id="gate0002bbbb")
+    server = await start_server(host, listen="127.0.0.1:0")
+    app = HubApp(RemoteRuns(server.address), poll_s=3600, cursor_blink=False, osc=False)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await gate.entered.wait()
+            await app.poll()
+            await pilot.pause()
+            assert [r.run_id for r in app.runs_screen.rows] == ["gate0002bbbb"]
+            await pilot.press("enter")
+            for _ in range(200):
+                await pilot.pause(0.02)
+                if app.state.run_id:
+                    break
+            assert app.open_run_id == "gate0002bbbb" and app.state.run_id == "gate0002bbbb"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, RunsScreen)
+    finally:
+        gate.open()
+        await server.stop(0)
+
+
+def test_attach_without_run_id_opens_the_runs_screen(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    opened: list[tuple[str, object, dict]] = []  # type: ignore[type-arg]
+    monkeypatch.setitem(FRONTENDS, "attach", lambda addr, run_id, **kw: opened.append((addr, run_id, kw)) or 0)
+
+    async def up() -> tuple[object, str]:
+        server = await start_server(RunHost(str(tmp_path / "runs.sqlite")), listen="127.0.0.1:0")
+        return server, server.address
+
+    loop = asyncio.new_event_loop()
+    server, addr = loop.run_until_complete(up())
+    try:
+        import threading
+
+        t = threading.Thread(target=loop.run_forever, daemon=True)
+        t.start()
+        result = CliRunner().invoke(main, ["attach", addr, "--notify-cmd", "cat > /dev/null"])
+        assert result.exit_code == 0, result.output
+        assert opened == [(addr, None, {"token": None, "tls_ca": None, "notify_cmd": "cat > /dev/null", "notify_after": "-1"})]
+        bad = CliRunner().invoke(main, ["attach", addr, "--notify-cmd", " "])
+        assert bad.exit_code == 2 and bad.output.strip() == "goldfive attach: error: --notify-cmd needs a command"
+    finally:
+        asyncio.run_coroutine_threadsafe(server.stop(0), loop).result(10)  # type: ignore[attr-defined]
+        loop.call_soon_threadsafe(loop.stop)

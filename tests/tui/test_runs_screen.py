@@ -1,0 +1,220 @@
+"""The runs screen, driven with Pilot: what needs you first, Enter/Esc, n, /, the bell and
+toast for another run, and the waiting queue's batch-approve rule."""
+
+from __future__ import annotations
+
+from goldfive_tui.runs.app import HubApp
+from goldfive_tui.runs.model import RunRow, sort_rows
+from goldfive_tui.screens.runs import RunsScreen
+from goldfive_tui.screens.waiting import WaitingDetail, WaitingScreen
+
+from tests.tui.conftest import screen_text
+from tests.tui.runs_kit import IDS, make_hub, make_runs, new_approval
+
+SIZE = (80, 24)
+
+
+async def ready(app: HubApp, pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.pause()
+    await app.poll()
+    await pilot.pause()
+
+
+def shown_ids(app: HubApp) -> list[str]:
+    return [r.run_id for r in app.runs_screen.rows]
+
+
+async def test_rows_sort_what_needs_a_person_first() -> None:
+    app = make_hub("done", "running", "paused", "failed", "approval", "escalation")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        assert isinstance(app.screen, RunsScreen)
+        order = shown_ids(app)
+        # approval and escalation (the oldest first), failed, paused, then live, then finished
+        assert order[:2] == sorted([IDS["approval"], IDS["escalation"]], key=lambda r: next(x.needs_since_ms for x in app.snapshot.rows if x.run_id == r))
+        assert order[2:] == [IDS["failed"], IDS["paused"], IDS["running"], IDS["done"]]
+        text = screen_text(app)
+        assert "approve publish_deck" in text and "4 need you" in text
+        assert "escalation" in text and "failed" in text
+
+
+def test_sort_key_puts_the_longest_waiting_approval_first() -> None:
+    rows = [
+        RunRow("late", "RUNNING", 0, 1, "", 0, "hosted", "approval", "approval: x", 2000),
+        RunRow("early", "RUNNING", 0, 1, "", 0, "hosted", "approval", "approval: y", 1000),
+        RunRow("paused", "PAUSED", 0, 1, "", 0, "hosted", "paused", "paused", 500),
+        RunRow("done", "COMPLETED", 1, 1, "", 9000, "hosted"),
+        RunRow("live", "RUNNING", 0, 1, "", 100, "hosted"),
+    ]
+    assert [r.run_id for r in sort_rows(rows)] == ["early", "late", "paused", "live", "done"]
+
+
+async def test_enter_opens_the_run_and_esc_comes_back() -> None:
+    app = make_hub("running", "approval")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        first = shown_ids(app)[0]
+        assert first == IDS["approval"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.open_run_id == first
+        assert not isinstance(app.screen, RunsScreen)
+        await app.runs.opened[first].wait_idle()  # type: ignore[attr-defined]
+        await pilot.pause()
+        app._repaint()
+        assert app.state.run_id == first and "publish_deck" in app.state.approvals
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen)
+        await pilot.press("j", "enter")  # the other run: the source is swapped, its state afresh
+        await pilot.pause()
+        assert app.open_run_id == IDS["running"]
+        await app.runs.opened[IDS["running"]].wait_idle()  # type: ignore[attr-defined]
+        await pilot.pause()
+        assert app.state.run_id == IDS["running"] and not app.state.approvals
+
+
+async def test_n_opens_the_next_run_that_needs_you_from_anywhere() -> None:
+    app = make_hub("running", "approval", "failed", "done")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.open_run_id == IDS["approval"]
+        await pilot.press("n")  # from inside a run: the next one
+        await pilot.pause()
+        assert app.open_run_id == IDS["failed"]
+        await pilot.press("n")  # and round again
+        await pilot.pause()
+        assert app.open_run_id == IDS["approval"]
+
+
+async def test_slash_filters_the_rows() -> None:
+    app = make_hub("running", "approval", "failed")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("slash", *"b2bb")
+        await pilot.pause()
+        assert shown_ids(app) == [IDS["failed"]]
+        await pilot.press("enter")  # keeps the filter, back on the table
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(shown_ids(app)) == 3
+
+
+async def test_a_new_approval_in_another_run_rings_and_toasts_while_a_run_is_open() -> None:
+    app = make_hub("running", "paused")
+    bells: list[int] = []
+    app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        assert app.notices == [] and bells == []  # what waited already is not news
+        app.open_run(IDS["running"])
+        await pilot.pause()
+        app.runs.release(IDS["paused"], [new_approval(IDS["paused"])])  # type: ignore[attr-defined]
+        await app.poll()
+        await pilot.pause()
+        assert [(n.run_id, n.kind, n.tool_name) for n in app.notices] == [(IDS["paused"], "approval", "send_mail")]
+        assert bells == [1]
+        toasts = [n.message for n in app._notifications]
+        assert any(IDS["paused"][:8] in m and "send_mail" in m for m in toasts)
+        await app.poll()  # the same approval at the next poll: no second alarm
+        assert len(app.notices) == 1 and bells == [1]
+
+
+async def test_completion_is_not_a_notice() -> None:
+    runs = make_runs("running")
+    app = make_hub(runs=runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        from tests.tui.runs_kit import script_events
+
+        script, _ = script_events("running")
+        from goldfive import events as E
+
+        runs.release(IDS["running"], [script._at(5000, E.run_completed, "done")])
+        await app.poll()
+        assert app.notices == []
+
+
+async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opened() -> None:
+    runs = make_runs("running", "paused", "approval")
+    app = make_hub(runs=runs)
+    runs.release(IDS["running"], [new_approval(IDS["running"], "send_mail", at_ms=app.wall_ms() - 94_000)])
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        queue = app.screen
+        assert isinstance(queue, WaitingScreen)
+        assert [w.tool_name for w in queue.items] == ["send_mail", "publish_deck"]  # oldest first
+        await pilot.press("A")  # nothing read yet: nothing approved
+        await pilot.pause()
+        assert runs.decisions == []
+        await pilot.press("enter")  # read the first (send_mail)
+        await pilot.pause()
+        assert isinstance(app.screen, WaitingDetail)
+        await pilot.press("escape")
+        await pilot.pause()
+        # A new approval arrives after the list was drawn; the person even reads it.
+        runs.release(IDS["paused"], [new_approval(IDS["paused"], "drop_table", at_ms=app.wall_ms() - 1_000)])
+        await app.poll()
+        await pilot.pause()
+        assert [w.tool_name for w in queue.items] == ["send_mail", "publish_deck", "drop_table"]
+        await pilot.press("G", "enter", "escape")
+        await pilot.pause()
+        assert queue.read == {queue.items[0].key, queue.items[2].key}
+        await pilot.press("A")
+        await pilot.pause()
+        await pilot.pause()
+        assert [(item.tool_name, approve) for item, approve, _ in runs.decisions] == [("send_mail", True)]
+
+
+async def test_reject_from_the_queue_asks_a_reason_and_unread_items_open_first() -> None:
+    runs = make_runs("approval")
+    app = make_hub(runs=runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("x")  # unread: its detail opens instead
+        await pilot.pause()
+        assert isinstance(app.screen, WaitingDetail)
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press(*"too early", "enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert [(i.tool_name, a, r) for i, a, r in runs.decisions] == [("publish_deck", False, "too early")]
+
+
+async def test_jump_from_the_queue_opens_the_run() -> None:
+    app = make_hub("running", "approval")
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("o")
+        await pilot.pause()
+        assert app.open_run_id == IDS["approval"]
+        assert len(app.screen_stack) == 1
+
+
+async def test_help_on_the_runs_screen_and_in_a_run_lists_the_hub_keys() -> None:
+    from goldfive_tui.screens.help import HelpScreen
+
+    app = make_hub("approval")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for words in ("next run that needs you", "waiting for a person", "Filter the rows", "Down, up, first, last"):
+            assert words in text, words
+        await pilot.press("escape", "enter")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "Open the next run that needs you" in text and "Everything waiting for a person (decisions)" in text

@@ -1,0 +1,165 @@
+"""What the runs screen shows, whatever the runs come from: rows, waiting items, the source.
+
+A :class:`RunsSource` gives a :class:`Snapshot` of every run (``poll``), opens one run as the
+per-run :class:`~goldfive_tui.source.RunSource` the usual screen reads, and answers a waiting
+item (``decide``). Two implement it: :class:`~goldfive_tui.runs.local.InProcessRuns` (Runners
+in this process) and :class:`~goldfive_tui.runs.remote.RemoteRuns` (a ``goldfive serve`` hub).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from goldfive.control import ControlAck
+from goldfive.notify import Notice
+from goldfive.view.attention import URGENCY, attention
+from goldfive.view.state import RunState
+from goldfive.types import TaskStatus
+
+from ..source import RunSource
+
+__all__ = ["RunRow", "RunsSource", "Snapshot", "WaitingItem", "row_from_state", "sort_rows", "waiting_from_state"]
+
+LIVE_STATES = frozenset({"PENDING", "RUNNING", "PAUSING", "PAUSED"})
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    run_id: str
+    #: PENDING, RUNNING, PAUSING, PAUSED, COMPLETED, ABORTED (or a hub's connection state).
+    state: str
+    done: int
+    total: int
+    current_task: str
+    started_ms: int
+    #: "local" (this process), "hosted" (in the hub's process) or "connected".
+    origin: str
+    #: "approval", "escalation", "failed", "paused" or "" (nothing needs a person).
+    needs_kind: str = ""
+    needs_reason: str = ""
+    needs_since_ms: int = 0
+    goal: str = ""
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES
+
+    def sort_key(self) -> tuple[int, int, str]:
+        """What needs a person first (most urgent, then waiting longest), then live runs
+        (newest first), then finished ones (newest first)."""
+        if self.needs_kind:
+            return (URGENCY.get(self.needs_kind, 2), self.needs_since_ms, self.run_id)
+        return (3 if self.live else 4, -self.started_ms, self.run_id)
+
+    def searchable(self) -> str:
+        return " ".join((self.run_id, self.state, self.current_task, self.origin, self.needs_reason, self.goal)).lower()
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingItem:
+    """One pending approval or escalation of one run."""
+
+    run_id: str
+    #: "approval" or "escalation".
+    kind: str
+    target_id: str
+    task_id: str = ""
+    tool_name: str = ""
+    args_json: str = ""
+    prompt: str = ""
+    since_ms: int = 0
+    goal: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.run_id}/{self.kind}/{self.target_id}"
+
+    @property
+    def what(self) -> str:
+        return self.tool_name or self.target_id if self.kind == "approval" else "escalation"
+
+    def notice(self) -> Notice:
+        reason = f"approval: {self.tool_name or self.target_id}" if self.kind == "approval" else f"escalation: {self.prompt}"
+        return Notice(self.run_id, self.kind, reason, self.since_ms, self.target_id, self.task_id, self.tool_name,
+                      self.prompt if self.kind == "approval" else "", self.goal)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    rows: list[RunRow] = field(default_factory=list)
+    waiting: list[WaitingItem] = field(default_factory=list)
+    #: Why part of it could not be read this time ("" when all went well).
+    problem: str = ""
+
+    def notices(self) -> list[Notice]:
+        """Everything that waits for a person and is worth a notification (not a pause a
+        person made)."""
+        out = [w.notice() for w in self.waiting]
+        out += [Notice(r.run_id, "failed", r.needs_reason, r.needs_since_ms, goal=r.goal) for r in self.rows if r.needs_kind == "failed"]
+        return out
+
+
+class RunsSource(Protocol):
+    title: str
+    #: The runs live in this process: quitting ends them.
+    owns_runs: bool
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def poll(self) -> Snapshot:
+        """Every run's row and every waiting item, now."""
+        ...
+
+    def open(self, run_id: str) -> RunSource:
+        """The run as the usual screen's source (stopping it leaves the run going)."""
+        ...
+
+    async def decide(self, item: WaitingItem, approve: bool, reason: str = "") -> ControlAck:
+        """Approve or reject an approval; for an escalation, approve resumes the run and
+        reject cancels it (with the reason)."""
+        ...
+
+
+def sort_rows(rows: list[RunRow]) -> list[RunRow]:
+    return sorted(rows, key=RunRow.sort_key)
+
+
+def _current_task(state: RunState) -> str:
+    for task in state.ordered_tasks():
+        if task.status == TaskStatus.RUNNING:
+            return task.title or task.id
+    return ""
+
+
+def row_from_state(state: RunState, run_id: str, origin: str) -> RunRow:
+    need = attention(state)
+    done = state.count_status(TaskStatus.COMPLETED)
+    return RunRow(
+        run_id=run_id,
+        state=str(state.phase),
+        done=done,
+        total=len(state.tasks),
+        current_task=_current_task(state),
+        started_ms=state.started_ms,
+        origin=origin,
+        needs_kind=need.kind if need else "",
+        needs_reason=need.reason if need else "",
+        needs_since_ms=need.since_ms if need else 0,
+        goal=state.goal_summary,
+    )
+
+
+def waiting_from_state(state: RunState, run_id: str) -> list[WaitingItem]:
+    items = [
+        WaitingItem(run_id, "approval", a.target_id, a.task_id, a.tool_name, a.args_json, a.prompt, a.requested_ms, state.goal_summary)
+        for a in state.approvals.values()
+    ]
+    need = attention(state)
+    if need is not None and need.kind == "escalation":
+        detail = need.reason.removeprefix("escalation: ")
+        task = next((d.task_id for d in reversed(state.drifts)), "")
+        items.append(WaitingItem(run_id, "escalation", task or run_id, task, "", "", detail, need.since_ms, state.goal_summary))
+    return items

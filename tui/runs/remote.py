@@ -1,0 +1,156 @@
+"""RemoteRuns: the runs of a ``goldfive serve`` hub, as a RunsSource (``goldfive attach ADDR``).
+
+``poll`` asks ListRuns, then ListWaiting for what waits for a person; a server without
+ListWaiting (UNIMPLEMENTED) is asked GetRun for each live run's pending approvals instead,
+and from then on directly. A run is opened through the existing gRPC source (GrpcRunSource).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from goldfive.control import ControlAck
+from goldfive.errors import RemoteError
+from goldfive.pb.goldfive.v1 import service_pb2
+from goldfive.remote.client import RemoteClient
+
+from ..grpc_source import GrpcRunSource
+from .local import decision
+from .model import LIVE_STATES, RunRow, Snapshot, WaitingItem
+
+__all__ = ["RemoteRuns", "row_from_summary"]
+
+
+def _ms(ts: Any) -> int:
+    return int(ts.ToMilliseconds()) if ts is not None and (ts.seconds or ts.nanos) else 0
+
+
+def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> RunRow:
+    """A row from the hub's summary; a server that does not fill ``needs_you`` yet gets it
+    derived from its state and the waiting items."""
+    state = s.state or "PENDING"
+    if s.connection in ("disconnected", "interrupted"):
+        state = s.connection.upper()
+    kind, reason, since = "", s.needs_you, _ms(s.needs_you_since)
+    if reason:
+        head = reason.split(":", 1)[0].split(" ", 1)[0].lower()
+        kind = head if head in ("approval", "escalation", "failed", "paused") else "approval"
+    else:
+        mine = [w for w in waiting if w.run_id == s.run_id]
+        if mine:
+            oldest = min(mine, key=lambda w: w.since_ms)
+            kind, since = oldest.kind, oldest.since_ms
+            more = f" (+{len(mine) - 1} more)" if len(mine) > 1 else ""
+            reason = f"{oldest.kind}: {oldest.what}{more}"
+        elif state == "ABORTED":
+            kind, reason = "failed", "failed"
+        elif state == "PAUSED":
+            kind, reason = "paused", "paused"
+    return RunRow(
+        run_id=s.run_id,
+        state=state,
+        done=s.tasks_completed,
+        total=s.tasks_total,
+        current_task=s.current_task,
+        started_ms=_ms(s.started_at),
+        origin=s.origin or "hosted",
+        needs_kind=kind,
+        needs_reason=reason,
+        needs_since_ms=since,
+        goal=s.goal_summary,
+    )
+
+
+def _item_from_pb(w: service_pb2.WaitingItem, goal: str = "") -> WaitingItem:
+    return WaitingItem(w.run_id, w.kind or "approval", w.target_id, w.task_id, w.tool_name, w.args_json, w.prompt, _ms(w.since), goal)
+
+
+class RemoteRuns:
+    owns_runs = False
+
+    def __init__(
+        self,
+        addr: str,
+        *,
+        token: str | None = None,
+        tls_ca: str | Path | None = None,
+        tls_client_cert: str | Path | None = None,
+        tls_client_key: str | Path | None = None,
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self.addr = addr
+        self._clock = clock or (lambda: time.time_ns() // 1_000_000)
+        self._first_seen: dict[str, int] = {}
+        self.title = f"runs @ {addr}"
+        self._token = token
+        self._tls = (tls_ca, tls_client_cert, tls_client_key)
+        self._client: RemoteClient | None = None
+        #: None until known: does the hub answer ListWaiting?
+        self.has_list_waiting: bool | None = None
+
+    def _open_client(self) -> RemoteClient:
+        if self._client is None:  # made on the app's loop, where it is used
+            ca, cert, key = self._tls
+            self._client = RemoteClient(self.addr, token=self._token, tls_ca=ca, tls_client_cert=cert, tls_client_key=key)
+        return self._client
+
+    async def start(self) -> None:
+        self._open_client()
+
+    async def stop(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    async def poll(self) -> Snapshot:
+        client = self._open_client()
+        try:
+            summaries = await client.list_runs(timeout=5.0)
+        except RemoteError as exc:
+            return Snapshot(problem=f"{self.addr}: {exc}")
+        goals = {s.run_id: s.goal_summary for s in summaries}
+        problem = ""
+        try:
+            waiting = await self._waiting(client, summaries, goals)
+        except RemoteError as exc:
+            waiting, problem = [], f"waiting items: {exc}"
+        waiting.sort(key=lambda w: (w.since_ms, w.key))
+        return Snapshot([row_from_summary(s, waiting) for s in summaries], waiting, problem)
+
+    async def _waiting(self, client: RemoteClient, summaries: list[service_pb2.RunSummary], goals: dict[str, str]) -> list[WaitingItem]:
+        if self.has_list_waiting is not False:
+            try:
+                found = await client.list_waiting(timeout=5.0)
+                self.has_list_waiting = True
+                return [_item_from_pb(w, goals.get(w.run_id, "")) for w in found]
+            except RemoteError as exc:
+                if exc.code != "UNIMPLEMENTED":
+                    raise
+                self.has_list_waiting = False  # a server older than the hub: GetRun each live run
+        items: list[WaitingItem] = []
+        for s in summaries:
+            if s.state not in LIVE_STATES:
+                continue
+            try:
+                snap = await client.get_run(s.run_id, timeout=5.0)
+            except RemoteError as exc:
+                if exc.code == "NOT_FOUND":
+                    continue  # gone between the two calls
+                raise
+            for a in snap.pending_approvals:
+                # A snapshot's pending approval has no timestamp: the poll that first saw it stands in.
+                since = self._first_seen.setdefault(f"{s.run_id}/{a.target_id}", self._clock())
+                items.append(WaitingItem(s.run_id, "approval", a.target_id, a.task_id, a.tool_name, a.args_json, a.prompt, since, goals.get(s.run_id, "")))
+            if s.needs_you.startswith("escalation"):
+                items.append(WaitingItem(s.run_id, "escalation", s.run_id, "", "", "", s.needs_you.removeprefix("escalation: "), _ms(s.needs_you_since), goals.get(s.run_id, "")))
+        return items
+
+    def open(self, run_id: str) -> GrpcRunSource:
+        ca, cert, key = self._tls
+        return GrpcRunSource(self.addr, run_id, token=self._token, tls_ca=ca, tls_client_cert=cert, tls_client_key=key)
+
+    async def decide(self, item: WaitingItem, approve: bool, reason: str = "") -> ControlAck:
+        return await self._open_client().send_control(item.run_id, decision(item, approve, reason))

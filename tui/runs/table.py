@@ -1,0 +1,134 @@
+"""The runs table: one line per run, drawn with the Line API (only visible rows are painted).
+
+Columns: id, state, progress bar, needs you (what and for how long), current task (takes
+the width that is left), age, origin. ``row_text`` builds one row; ``RunsTable.show`` sets
+every row from rows already sorted and filtered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import overload
+
+from rich.text import Text
+from textual.geometry import Size
+
+from ..format import age_text, clip
+from ..widgets.cursorlist import CursorList
+from .model import RunRow
+
+__all__ = ["COLUMNS", "RunsTable", "header_text", "row_text"]
+
+#: (title, width); the task column (width 0) takes what is left.
+COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", -1), ("TASK", 0), ("AGE", 5), ("ORIGIN", 6))
+#: The needs-you column: this wide at 80 columns, and a third of every column past 80.
+_NEEDS_W = 29
+_BAR = 5
+_ORIGIN = {"connected": "conn.", "recorded": "rec."}
+_FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1
+_MIN_TASK = 6
+_STATE_STYLE = {
+    "RUNNING": "green", "PAUSED": "yellow", "PAUSING": "yellow", "COMPLETED": "blue",
+    "ABORTED": "bold red", "DISCONNECTED": "yellow", "INTERRUPTED": "red", "PENDING": "dim",
+}  # fmt: skip
+_NEEDS_STYLE = {"approval": "bold yellow", "escalation": "bold magenta", "failed": "bold red", "paused": "yellow"}
+#: Narrow in every terminal (no emoji presentation).
+_NEEDS_MARK = {"approval": "◆", "escalation": "▲", "failed": "✗", "paused": "‖"}
+
+
+def _needs_width(width: int) -> int:
+    return _NEEDS_W + max(0, (width - 80) // 3)
+
+
+def _task_width(width: int) -> int:
+    return max(_MIN_TASK, width - _FIXED - _needs_width(width))
+
+
+def header_text(width: int) -> Text:
+    out = Text(style="bold")
+    for n, (title, w) in enumerate(COLUMNS):
+        w = _needs_width(width) if w < 0 else (w or _task_width(width))
+        out.append(title.ljust(w)[:w])
+        if n < len(COLUMNS) - 1:
+            out.append(" ")
+    return out
+
+
+def _bar(done: int, total: int) -> Text:
+    filled = round(_BAR * done / total) if total else 0
+    text = Text("■" * filled, style="green")
+    text.append("□" * (_BAR - filled), style="dim")
+    text.append(f" {done}/{total}".ljust(10 - _BAR)[: 10 - _BAR])
+    return text
+
+
+def needs_text(row: RunRow, now_ms: int, width: int = _NEEDS_W) -> Text:
+    if not row.needs_kind:
+        return Text("·".ljust(width), style="dim")  # "·": a cell that starts with a space would merge
+    age = f" {age_text(now_ms - row.needs_since_ms)}" if row.needs_since_ms and row.needs_kind != "failed" else ""
+    reason = row.needs_reason
+    if row.needs_kind == "approval":  # "approve publish_deck": the column's title says who
+        reason = "approve " + reason.removeprefix("approval: ")
+    words = f"{_NEEDS_MARK.get(row.needs_kind, '!')} {reason}"
+    return Text(clip(words, width - len(age)).ljust(width - len(age)) + age, style=_NEEDS_STYLE.get(row.needs_kind, "bold"))
+
+
+def row_text(row: RunRow, now_ms: int, width: int) -> Text:
+    # Each column's trailing space belongs to its own span: a span never starts with spaces
+    # (some SVG renderers drop them, which would shift the snapshot's columns).
+    started = age_text(now_ms - row.started_ms) if row.started_ms else "-"
+    out = Text(no_wrap=True, overflow="crop")
+    out.append(row.run_id[:8].ljust(8) + " ", style="bold")
+    out.append(row.state[:9].ljust(9) + " ", style=_STATE_STYLE.get(row.state, "") or "default")
+    out.append_text(_bar(row.done, row.total))
+    out.append(" ")
+    needs = needs_text(row, now_ms, _needs_width(width))
+    needs.append(" ")
+    out.append_text(needs)
+    task_w = _task_width(width)
+    task = clip(row.current_task or ("·" if row.live else row.goal), task_w).ljust(task_w) + " "
+    out.append(task, style="dim" if not row.current_task else "not dim")
+    out.append(started[:5].ljust(5) + " ", style="dim")
+    out.append(_ORIGIN.get(row.origin, row.origin)[:6].ljust(6), style="dim")
+    return out
+
+
+class _LazyRows(Sequence[Text]):
+    """The table's rows, each built the first time it is drawn: a frame costs the visible
+    rows, not all of them (1,000 runs re-render like 10)."""
+
+    def __init__(self, rows: list[RunRow], now_ms: int, width: int) -> None:
+        self._rows, self._now, self._width = rows, now_ms, width
+        self._built: dict[int, Text] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Text: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Text]: ...
+
+    def __getitem__(self, index: int | slice) -> Text | list[Text]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self._rows)
+        text = self._built.get(index)
+        if text is None:
+            text = self._built[index] = row_text(self._rows[index], self._now, self._width)
+        return text
+
+
+class RunsTable(CursorList):
+    def show(self, rows: list[RunRow], now_ms: int) -> None:
+        width = self.scrollable_content_region.width or 80
+        old = self.selected_key
+        keys = [r.run_id for r in rows]
+        self._keys, self._rows = keys, _LazyRows(rows, now_ms, width)  # type: ignore[assignment]
+        self.virtual_size = Size(width, len(rows))
+        self.cursor = keys.index(old) if old in keys else min(self.cursor, max(0, len(keys) - 1))
+        if self.selected_key != old:
+            self.post_message(self.Highlighted(self, self.selected_key or ""))
+        self.refresh()

@@ -1,0 +1,208 @@
+"""The waiting queue: every pending approval and escalation of every run, oldest first.
+
+Enter opens an item (prompt, tool, task, full arguments) and marks it read; from there ``a``
+approves, ``x`` rejects with a reason, ``o`` opens its run. ``A`` approves in one go only the
+items the person has opened and read that were in the list when it was drawn (the screen
+opened) and still wait: an item that arrived afterwards is never approved unread.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Label, Static
+
+from ..format import age_text, clip
+from ..runs.model import Snapshot, WaitingItem
+from ..widgets.cursorlist import CursorList
+from .detail import _DetailScreen, highlighted, pretty_json
+
+__all__ = ["WAITING_KEYS", "WaitingDetail", "WaitingScreen"]
+
+WAITING_KEYS: list[BindingType] = [
+    Binding("enter", "open_item", "Read", tooltip="Open the item: prompt, tool, task, arguments (marks it read)", id="waiting.read"),
+    Binding("a", "decide(True)", "Approve", tooltip="Approve the selected item (once read)", id="waiting.approve"),
+    Binding("x", "decide(False)", "Reject", tooltip="Reject the selected item, with a reason (once read)", id="waiting.reject"),
+    Binding("A", "approve_read", "Approve read", tooltip="Approve every item you opened and read that was listed when the queue opened", id="waiting.batch"),
+    Binding("o", "jump", "Open run", tooltip="Open the selected item's run", id="waiting.jump"),
+    Binding("escape", "close", "Back", id="waiting.close"),
+]  # fmt: skip
+
+_KIND_STYLE = {"approval": "bold yellow", "escalation": "bold magenta"}
+
+
+class WaitingList(CursorList):
+    pass
+
+
+def item_row(item: WaitingItem, now_ms: int, width: int, *, read: bool, new: bool) -> Text:
+    # Trailing spaces belong to each column's span: a span never starts with spaces.
+    out = Text(no_wrap=True, overflow="crop")
+    out.append("✓ " if read else ("+ " if new else "· "), style="green" if read else "cyan")
+    out.append((age_text(now_ms - item.since_ms) if item.since_ms else "-").ljust(6) + " ", style="dim")
+    out.append(item.run_id[:8].ljust(8) + " ", style="bold")
+    out.append(clip(item.task_id or "-", 12).ljust(12) + " ", style="not dim")
+    out.append(clip(item.what, 16).ljust(16) + " ", style=_KIND_STYLE.get(item.kind, ""))
+    rest = max(6, width - 48)
+    out.append(clip(item.args_json or item.prompt, rest), style="dim")
+    return out
+
+
+class WaitingScreen(Screen[None]):
+    """The app calls ``show`` at every poll; decisions go through ``app.decide``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = WAITING_KEYS
+
+    def __init__(self, snapshot: Snapshot, now_ms: int) -> None:
+        super().__init__(id="waiting-screen")
+        #: The items as the list was drawn when the queue opened: only these can be batch-approved.
+        self.drawn: frozenset[str] = frozenset(w.key for w in snapshot.waiting)
+        self.read: set[str] = set()
+        self.items: list[WaitingItem] = list(snapshot.waiting)
+        self._now = now_ms
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="waiting-title")
+        yield Static(Text.assemble(("  ", "dim"), ("AGE    RUN      TASK         TOOL             ARGUMENTS", "bold")), id="waiting-head")
+        yield WaitingList(id="waiting")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(WaitingList).empty_text = "nothing waits for you"
+        self.query_one(WaitingList).focus()
+        self._paint()
+
+    def show(self, snapshot: Snapshot, now_ms: int) -> None:
+        self.items, self._now = list(snapshot.waiting), now_ms
+        if self.is_mounted:
+            self._paint()
+
+    def _paint(self) -> None:
+        if not self.query(WaitingList):
+            return  # composing, or torn down while a poll was in flight
+        table = self.query_one(WaitingList)
+        width = table.scrollable_content_region.width or 80
+        rows = [item_row(w, self._now, width, read=w.key in self.read, new=w.key not in self.drawn) for w in self.items]
+        table.set_rows([w.key for w in self.items], rows)
+        eligible = len(self.eligible())
+        title = Text()
+        title.append("Waiting for you", style="bold")
+        title.append(f" · {len(self.items)} oldest first · {eligible} read (A approves those) · + new", style="dim")
+        self.query_one("#waiting-title", Static).update(title)
+
+    def item(self, key: str | None) -> WaitingItem | None:
+        return next((w for w in self.items if w.key == key), None)
+
+    @property
+    def selected(self) -> WaitingItem | None:
+        return self.item(self.query_one(WaitingList).selected_key)
+
+    def eligible(self) -> list[WaitingItem]:
+        """What a batch approve acts on: read, listed when the queue opened, still waiting."""
+        return [w for w in self.items if w.key in self.read and w.key in self.drawn and w.kind == "approval"]
+
+    # -- keys -----------------------------------------------------------------------------------
+    def on_cursor_list_selected(self, event: CursorList.Selected) -> None:
+        event.stop()
+        self.action_open_item()
+
+    def action_open_item(self) -> None:
+        item = self.selected
+        if item is None:
+            return
+        self.read.add(item.key)
+        self._paint()
+
+        def answered(what: str | None) -> None:
+            if what == "approve":
+                self.app.decide([item], True)  # type: ignore[attr-defined]
+            elif what == "reject":
+                self._reject(item)
+            elif what == "open":
+                self.app.open_run(item.run_id)  # type: ignore[attr-defined]
+
+        self.app.push_screen(WaitingDetail(item, self._now), answered)
+
+    def action_decide(self, approve: bool) -> None:
+        item = self.selected
+        if item is None:
+            return
+        if item.key not in self.read:  # read before you approve: show it first
+            self.notify("Read it first: here it is.", timeout=3)
+            self.action_open_item()
+            return
+        if approve:
+            self.app.decide([item], True)  # type: ignore[attr-defined]
+        else:
+            self._reject(item)
+
+    def _reject(self, item: WaitingItem) -> None:
+        from .dialogs import TextPrompt
+
+        def entered(reason: str | None) -> None:
+            if reason is not None:
+                self.app.decide([item], False, reason.strip())  # type: ignore[attr-defined]
+
+        verb = "Reject" if item.kind == "approval" else "Cancel the run of"
+        self.app.push_screen(TextPrompt(f"{verb} {item.what} ({item.run_id[:8]}): reason", hint="Enter sends · Esc cancels"), entered)
+
+    def action_approve_read(self) -> None:
+        items = self.eligible()
+        if not items:
+            self.notify("Open (Enter) and read the items first: A approves only those.", severity="warning")
+            return
+        self.app.decide(items, True)  # type: ignore[attr-defined]
+
+    def action_jump(self) -> None:
+        if item := self.selected:
+            self.app.open_run(item.run_id)  # type: ignore[attr-defined]
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+
+class WaitingDetail(_DetailScreen):
+    """One waiting item whole: a approve (an escalation: resume), x reject (cancel), o open its run."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "answer('approve')", "Approve", id="wdetail.approve"),
+        Binding("x", "answer('reject')", "Reject", id="wdetail.reject"),
+        Binding("o", "answer('open')", "Open run", id="wdetail.open"),
+    ]
+    copy_what = "arguments"
+
+    def __init__(self, item: WaitingItem, now_ms: int) -> None:
+        super().__init__()
+        self.item = item
+        self.copy_text = pretty_json(item.args_json) if item.args_json else item.prompt
+        self._now = now_ms
+
+    def compose(self) -> ComposeResult:
+        w = self.item
+        with Vertical(classes="dialog detail"):
+            yield Label(f"{w.kind.capitalize()}: {w.what} · run {w.run_id}", classes="dialog-title")
+            yield Static(Text(w.prompt or "(no prompt)"), id="waiting-prompt")
+            meta = Text(style="dim")
+            if w.goal:
+                meta.append(f"goal: {w.goal}\n")
+            if w.task_id:
+                meta.append(f"task: {w.task_id}\n")
+            if w.tool_name:
+                meta.append(f"tool: {w.tool_name}    call: {w.target_id}\n")
+            meta.append(f"waiting {age_text(self._now - w.since_ms)}" if w.since_ms else "waiting")
+            yield Static(meta, classes="detail-meta")
+            with VerticalScroll(id="waiting-args", classes="detail-body", can_focus=True):
+                yield Static(highlighted(self.copy_text or "(no arguments)"))
+            what = "a approve · x reject" if w.kind == "approval" else "a resume the run · x cancel it"
+            yield Label(f"{what} · o open the run · y copy · Esc back", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#waiting-args").focus()
+
+    def action_answer(self, what: str) -> None:
+        self.dismiss(what)
