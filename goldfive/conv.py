@@ -111,6 +111,9 @@ def to_pb_control_event(msg: ControlMessage) -> control_pb2.ControlEvent:
         if kind in _ONEOF_FIELD:
             name, cls = _ONEOF_FIELD[kind]
             getattr(ev, name).CopyFrom(cls(**{k: _str_field(payload, k) for k in typed}))
+            if kind is ControlKind.APPROVE and isinstance(payload.get("arguments"), dict):
+                # Edited arguments have their own field (ApprovePayload.arguments_json).
+                ev.approve.arguments_json = json.dumps(payload.pop("arguments"), ensure_ascii=False, sort_keys=True)
         elif kind is ControlKind.CANCEL:
             ev.cancel_reason = _str_field(payload, "reason")
         elif kind is ControlKind.INTERCEPT_TRANSFER and "enabled" in payload:
@@ -147,6 +150,12 @@ def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
     if which is not None:
         sub = getattr(ev, which)
         payload.update({f.name: getattr(sub, f.name) for f in sub.DESCRIPTOR.fields})
+        edited = payload.pop("arguments_json", "")
+        if edited:
+            try:
+                payload["arguments"] = json.loads(edited)
+            except ValueError as exc:
+                raise ConversionError(f"control {_shown(ev.id)} has malformed arguments_json: {exc}") from exc
     elif kind in _ONEOF_FIELD:
         # A typed kind sent without its payload: expose the fields as empty strings. kind may
         # still be a custom_kind string equal to a known kind's value (ControlMessage normalises

@@ -123,6 +123,10 @@ _FIELDS: dict[str, Callable[[Event], str]] = {
     "approval_requested": _approval,
     "approval_granted": lambda e: f"{e.approval_granted.target_id} {_q(e.approval_granted.detail)}",
     "approval_rejected": lambda e: f"{e.approval_rejected.target_id} {_q(e.approval_rejected.detail)}",
+    "approval_decided": lambda e: _decided(e),
+    "approval_expiring": lambda e: (
+        f"{e.approval_expiring.target_id} {e.approval_expiring.on_timeout} in {e.approval_expiring.ms_left} ms unless decided"
+    ),
     "control_received": _control,
     "control_acked": _ack,
     "message_parked": lambda e: f"{e.message_parked.message_id} -> {e.message_parked.lane or '(next turn)'} {_q(e.message_parked.text, 60)}",
@@ -132,6 +136,13 @@ _FIELDS: dict[str, Callable[[Event], str]] = {
     "run_resumed": lambda e: f"#{e.run_resumed.resume_count} {_q(e.run_resumed.detail, 200)}",
     "agent_step": lambda e: _agent_step(e.agent_step),
 }
+
+
+def _decided(ev: Event) -> str:
+    d = ev.approval_decided
+    who = f" by {d.author}" + (f" via {d.client}" if d.client else "") if d.author else ""
+    ran = f" ran {_clip(d.ran_args_json, 120)}" if d.ran_args_json else ""
+    return f"{d.target_id} {d.outcome}{who}" + (f" {_q(d.reason, 120)}" if d.reason else "") + ran
 
 
 def _agent_step(p: AgentStep) -> str:

@@ -232,9 +232,16 @@ def approval_requested(
     args: dict[str, Any] | None = None,
     timeout_ms: int = 0,
     metadata: dict[str, str] | None = None,
+    on_timeout: str = "",
+    retry_of: str = "",
+    parameters: dict[str, Any] | None = None,
 ) -> pb.Event:
     ev = pb.Event()
     a = ev.approval_requested
+    a.on_timeout = clean_text(on_timeout)
+    a.retry_of = clean_text(retry_of)
+    if parameters:
+        a.parameters_json = _json_text(parameters)
     a.target_id = clean_text(target_id)
     a.kind = clean_text(kind)
     a.prompt = clean_text(prompt)
@@ -251,19 +258,78 @@ def approval_requested(
     return _stamp(session, ev)
 
 
-def approval_granted(session: Session, target_id: str, detail: str = "") -> pb.Event:
+def approval_granted(
+    session: Session, target_id: str, detail: str = "", *, arguments: dict[str, Any] | None = None, rule_id: str = ""
+) -> pb.Event:
     ev = pb.Event()
     p = ev.approval_granted
     p.target_id = clean_text(target_id)
     p.detail = clean_text(detail)
+    if arguments is not None:
+        p.arguments_json = _json_text(arguments)
+    p.rule_id = clean_text(rule_id)
     return _stamp(session, ev)
 
 
-def approval_rejected(session: Session, target_id: str, detail: str = "") -> pb.Event:
+def approval_rejected(session: Session, target_id: str, detail: str = "", *, timed_out: bool = False) -> pb.Event:
     ev = pb.Event()
     p = ev.approval_rejected
     p.target_id = clean_text(target_id)
     p.detail = clean_text(detail)
+    p.timed_out = timed_out
+    return _stamp(session, ev)
+
+
+def _json_text(value: Any) -> str:
+    return clean_text(json.dumps(clean_json(value), ensure_ascii=False, sort_keys=True, default=str))
+
+
+def approval_decided(
+    session: Session,
+    *,
+    target_id: str,
+    outcome: str,
+    author: str = "",
+    client: str = "",
+    kind: str = "tool",
+    task_id: str = "",
+    tool_name: str = "",
+    requested_args: dict[str, Any] | None = None,
+    ran_args: dict[str, Any] | None = None,
+    reason: str = "",
+    rule_id: str = "",
+    rule_author: str = "",
+    rule_made_at_ms: int = 0,
+    control_id: str = "",
+) -> pb.Event:
+    """One decision on an approval, for the ledger: who, through which client, what ran."""
+    ev = pb.Event()
+    p = ev.approval_decided
+    p.target_id = clean_text(target_id)
+    p.outcome = clean_text(outcome)
+    p.author = clean_text(author)
+    p.client = clean_text(client)
+    p.kind = clean_text(kind)
+    p.task_id = clean_text(task_id)
+    p.tool_name = clean_text(tool_name)
+    if requested_args is not None:
+        p.requested_args_json = _json_text(requested_args)
+    if ran_args is not None:
+        p.ran_args_json = _json_text(ran_args)
+    p.reason = clean_text(reason)
+    p.rule_id = clean_text(rule_id)
+    p.rule_author = clean_text(rule_author)
+    p.rule_made_at_ms = rule_made_at_ms
+    p.control_id = clean_text(control_id)
+    return _stamp(session, ev)
+
+
+def approval_expiring(session: Session, target_id: str, *, ms_left: int, on_timeout: str) -> pb.Event:
+    ev = pb.Event()
+    p = ev.approval_expiring
+    p.target_id = clean_text(target_id)
+    p.ms_left = ms_left
+    p.on_timeout = clean_text(on_timeout)
     return _stamp(session, ev)
 
 

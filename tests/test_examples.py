@@ -20,6 +20,7 @@ def test_the_readme_run_example_completes(tmp_path, monkeypatch):
 README_OUTPUTS = [
     "True 2/2 tasks completed",
     "told: [user_steering]use the canary[/user_steering]\nTrue {'deployed': 'api@1.2'}",
+    "wrote notes/a.md\nwrote notes/ssh-config\nAPPROVED_BY_RULE rule notes/a.md\nEDITED_APPROVED ann notes/ssh-config",
 ]
 
 

@@ -8,15 +8,18 @@ screens, and keeping them here keeps the app module about the event stream and t
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+import getpass
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.approvals.ledger import LedgerEntry
 from goldfive.view import ControlView, RunState
 
 from .format import control_line
 from .inputs import validate_message, validate_steer_note
+from .screens.approvals import EditArgumentsScreen, LedgerScreen, RulesScreen
 from .screens.detail import ApprovalScreen
 from .screens.dialogs import ConfirmScreen, TextPrompt
 from .screens.note import NotePrompt
@@ -28,6 +31,15 @@ if TYPE_CHECKING:
     from .source import RunSource
 
 
+def who() -> dict[str, object]:
+    """Who decides an approval from here: the OS user, through the TUI (the ledger says so)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid
+        user = "unknown"
+    return {"author": user, "client": "tui"}
+
+
 class ControlActions(App[str | None]):
     """The control keys; GoldfiveApp provides the state, the clock and the repaint."""
 
@@ -37,6 +49,8 @@ class ControlActions(App[str | None]):
     _control_lines: dict[str, int]
     _acked: set[str]
     _dirty: bool
+    #: The run's approval decisions as they arrived (approval_decided events).
+    ledger: list[LedgerEntry]
     #: Notes sent this session, per prompt ("steer", "inject"), oldest first: ↑ recalls them.
     note_history: dict[str, list[str]]
 
@@ -50,7 +64,7 @@ class ControlActions(App[str | None]):
         raise NotImplementedError
 
     #: The keys that steer a run: gone from the footer and the palette once the run ended.
-    RUN_CONTROLS = frozenset({"pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run"})
+    RUN_CONTROLS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "inject", "cancel_run"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.RUN_CONTROLS and self.state.finished:
@@ -190,8 +204,49 @@ class ControlActions(App[str | None]):
         if target := self._selected_approval():
             self._approve(target)
 
-    def _approve(self, target: str) -> None:
-        self.send_control(ControlKind.APPROVE, {"target_id": target, "detail": ""})
+    def _approve(self, target: str, arguments: dict[str, object] | None = None) -> None:
+        payload: dict[str, object] = {"target_id": target, "detail": "", **who()}
+        if arguments is not None:
+            payload["arguments"] = arguments
+        self.send_control(ControlKind.APPROVE, payload)
+
+    def action_edit_approval(self) -> None:
+        if target := self._selected_approval():
+            self._edit(target)
+
+    def _edit(self, target: str) -> None:
+        view = self.state.approvals.get(target)
+        if view is None:
+            self.notify("That approval is no longer waiting.", severity="warning")
+            return
+        if view.kind != "tool":
+            self.notify("A task approval has no arguments to edit.", severity="warning")
+            return
+
+        def edited(arguments: dict[str, Any] | None) -> None:
+            if arguments is not None:
+                self._approve(target, arguments)
+
+        self.push_screen(EditArgumentsScreen(view), edited)
+
+    def action_ledger(self) -> None:
+        self.push_screen(LedgerScreen(self.ledger))
+
+    def action_rules(self) -> None:
+        if self._run_ended():
+            return
+        from goldfive.run.approval_rules import RULES_VERB
+
+        async def ask(payload: dict[str, Any]) -> ControlAck:
+            msg = ControlMessage(RULES_VERB, payload={**payload, **who()})
+            try:
+                return await self.source.send(msg)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # isolation boundary: a broken transport is shown, not raised
+                return ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
+
+        self.push_screen(RulesScreen(ask))
 
     def action_reject(self) -> None:
         if target := self._selected_approval():
@@ -200,7 +255,7 @@ class ControlActions(App[str | None]):
     def _reject(self, target: str) -> None:
         def entered(reason: str | None) -> None:
             if reason is not None:
-                self.send_control(ControlKind.REJECT, {"target_id": target, "detail": reason.strip()})
+                self.send_control(ControlKind.REJECT, {"target_id": target, "detail": reason.strip(), **who()})
 
         prompt = TextPrompt(f"Reject {self._approval_name(target)}: reason (optional)", hint="Enter sends REJECT · Esc cancels")
         self.push_screen(prompt, entered)
@@ -217,5 +272,7 @@ class ControlActions(App[str | None]):
                 self._approve(target)
             elif what == "reject":
                 self._reject(target)
+            elif what == "edit":
+                self._edit(target)
 
         self.push_screen(ApprovalScreen(view, self.state, self.now_ms()), answered)

@@ -20,6 +20,7 @@ from textual.widgets import Footer, Input
 
 from goldfive import conv
 from goldfive.control import ControlKind
+from goldfive.approvals.ledger import LedgerEntry
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.approvals import WITHDRAWN
 from goldfive.types import DriftKind
@@ -77,6 +78,8 @@ class GoldfiveApp(ControlActions):
         # for approvals already answered or flood toasts with old drifts.
         self._new_approvals: list[str] = []
         self._critical: list[str] = []
+        self.ledger: list[LedgerEntry] = []
+        self._expiring: list[str] = []
         self._theme_ready = False  # the saved theme is applied before changes are saved
         self.note_history: dict[str, list[str]] = {}
 
@@ -109,7 +112,7 @@ class GoldfiveApp(ControlActions):
         self.query_one(ApprovalsView).border_title = "Approvals (0)"
         self.query_one(ApprovalsView).empty_text = "no approvals waiting"
         self.query_one("#detail-scroll").border_title = "Task"
-        self.query_one(ApprovalsView).border_subtitle = "Enter details · a approve · x reject"
+        self.query_one(ApprovalsView).border_subtitle = "Enter details · a approve · e edit · x reject"
         self.query_one(PlanView).focus()
         self.query_one("#filter", Input).cursor_blink = self.cursor_blink
         self.set_interval(REPAINT_S, self._repaint_if_dirty)
@@ -183,6 +186,10 @@ class GoldfiveApp(ControlActions):
             self._critical.append(ev.drift_detected.detail)
         elif kind == "plan_revised":
             self._announce_revisions()
+        elif kind == "approval_decided":
+            self.ledger.append(LedgerEntry.from_event(ev))
+        elif kind == "approval_expiring":
+            self._expiring.append(ev.approval_expiring.target_id)
         self._dirty = True
 
     @staticmethod
@@ -241,6 +248,10 @@ class GoldfiveApp(ControlActions):
         waiting = [t for t in self._new_approvals if t in self.state.approvals]
         critical = self._critical
         self._new_approvals, self._critical = [], []
+        for target in [t for t in self._expiring if t in self.state.approvals][-3:]:
+            view = self.state.approvals[target]
+            self.notify(f"{self._approval_name(target)}: {view.on_timeout} soon unless decided", title="Approval deadline near", severity="warning")
+        self._expiring = []
         for target in waiting[-3:]:
             self.notify(f"{self._approval_name(target)}: {self.state.approvals[target].prompt}", title="Approval needed", severity="warning")
         if critical:

@@ -170,6 +170,12 @@ _DESCRIBE: dict[str, Any] = {
     "approval_requested": lambda p: (f"{p.target_id} ({p.kind}) {clip(p.prompt, 60)}", "approval"),
     "approval_granted": lambda p: (f"{p.target_id} {p.detail}".rstrip(), "ok"),
     "approval_rejected": lambda p: (f"{p.target_id} {p.detail}".rstrip(), "fail"),
+    "approval_decided": lambda p: (
+        f"{p.outcome} {p.tool_name or p.target_id} by {p.author}" + (f" via {p.client}" if p.client else "")
+        + (f": {clip(p.reason, 60)}" if p.reason else ""),
+        "ok" if p.outcome.startswith("APPROVED") or p.outcome == "EDITED_APPROVED" else "fail",
+    ),
+    "approval_expiring": lambda p: (f"{p.target_id}: {p.on_timeout} in {p.ms_left / 1000:.0f}s unless decided", "warn"),
     "control_received": lambda p: (f"{p.kind} by {p.author}" if p.author else p.kind, "control"),
     "control_acked": lambda p: (
         f"{p.kind} {_ACK_NAMES.get(p.ack.result, '?')} {p.ack.detail}".rstrip(),

@@ -21,6 +21,9 @@ KEYS: list[BindingType] = [
     Binding("w", "rewind", "Rewind", show=False, tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
     Binding("a", "approve", "Approve", tooltip="Approve the selected pending approval (APPROVE)", id="approve"),
     Binding("x", "reject", "Reject", tooltip="Reject the selected approval, with an optional reason (REJECT)", id="reject"),
+    Binding("e", "edit_approval", "Edit+approve", show=False, tooltip="Edit the selected call's arguments, then approve (ctrl+s)", id="edit_approval"),
+    Binding("r", "rules", "Rules", show=False, tooltip="The run's rules for \"always\": list, d removes one", id="rules"),
+    Binding("l", "ledger", "Ledger", show=False, tooltip="The approvals ledger: who decided what, via which client", id="ledger"),
     Binding("i", "inject", "Inject", show=False, tooltip="Inject a message into the running turn (INJECT_MESSAGE)", id="inject"),
     Binding("c", "cancel_run", "Cancel", tooltip="Cancel the run, after a confirmation (CANCEL)", id="cancel"),
     # The log's border says "/ filter"; y is in help.
@@ -35,7 +38,7 @@ KEYS: list[BindingType] = [
 ]  # fmt: skip
 
 #: Actions that help and the command palette offer; pane moves and Esc are keys only.
-PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "inject", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
+PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "ledger", "inject", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
 
 
 def palette_bindings(bindings: Iterable[BindingType]) -> list[Binding]:

@@ -79,11 +79,14 @@ async def ask_tool_approval(
     args: dict[str, Any],
     call_id: str = "",
     prompt: str = "",
+    parameters: dict[str, Any] | None = None,
 ) -> ToolDecision:
     """Ask the person about one tool call and wait for the decision.
 
     ``call_id`` is the framework's id of the call; a fresh one is made when the framework has
-    none (parallel calls each get their own). Cancelling the caller withdraws the request."""
+    none (parallel calls each get their own). ``parameters`` (the tool's JSON schema, when the
+    framework gives one) is what arguments a person edits are checked against. Cancelling the
+    caller withdraws the request."""
     target = call_id or f"call-{uuid.uuid4().hex[:12]}"
     decision = await request_approval(
         ctx,
@@ -93,6 +96,7 @@ async def ask_tool_approval(
         task_id=task_id,
         tool_name=tool_name,
         args=args,
+        parameters=parameters,
     )
     edited = decision.get("arguments")
     return ToolDecision(

@@ -365,26 +365,6 @@ def rewind_command(opts: _Opts, run_id: str, task_id: str) -> None:
     _control(opts, run_id, ControlKind.REWIND_TO, {"task_id": task_id})
 
 
-@ctl.command("approve")
-@_RUN
-@click.argument("target_id", metavar="ID")
-@click.option("--detail", default="", help="A note for the agent.")
-@_options
-def approve_command(opts: _Opts, run_id: str, target_id: str, detail: str) -> None:
-    """APPROVE the pending approval ID."""
-    _control(opts, run_id, ControlKind.APPROVE, {"target_id": target_id, "detail": detail})
-
-
-@ctl.command("reject")
-@_RUN
-@click.argument("target_id", metavar="ID")
-@click.option("--detail", default="", help="Why.")
-@_options
-def reject_command(opts: _Opts, run_id: str, target_id: str, detail: str) -> None:
-    """REJECT the pending approval ID."""
-    _control(opts, run_id, ControlKind.REJECT, {"target_id": target_id, "detail": detail})
-
-
 @ctl.command("inject")
 @_RUN
 @click.argument("text")
@@ -393,3 +373,7 @@ def reject_command(opts: _Opts, run_id: str, target_id: str, detail: str) -> Non
 def inject_command(opts: _Opts, run_id: str, text: str, role: str) -> None:
     """INJECT_MESSAGE TEXT into the running turn."""
     _control(opts, run_id, ControlKind.INJECT_MESSAGE, {"role": role, "text": text})
+
+
+# approve / reject / ledger / rules: goldfive.cli.ctl_approvals registers them on this group.
+from goldfive.cli import ctl_approvals as _approvals  # noqa: E402,F401

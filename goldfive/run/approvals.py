@@ -1,23 +1,49 @@
 """Pending approvals: both flows of spec CONTROL.md section 6, framework-neutral.
 
-``request_approval`` registers a waiter in ``session.pending_approvals``, emits
-ApprovalRequested and waits (finitely) for APPROVE / REJECT, which ``resolve_approval``
-delivers: the granted / rejected event is emitted before the waiter wakes.
+``request_approval`` first asks the run's rules (a tool call inside a rule is approved at once,
+recorded as approved by that rule), else registers a waiter in ``session.pending_approvals``,
+emits ApprovalRequested and waits under the approval's timeout policy (wait, reject at a
+deadline, or pause the run and escalate; a warning goes out before the deadline).
+``resolve_approval`` delivers APPROVE / REJECT (with edited arguments, checked by the handler
+before it is called): the granted / rejected event is emitted before the waiter wakes.
+
+Every decision is also an ``approval_decided`` event: the ledger (``goldfive.approvals.ledger``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from goldfive import events
-from typing import TYPE_CHECKING
+from goldfive.approvals.desk import ApprovalDesk
+from goldfive.approvals.ledger import BY_GOLDFIVE, BY_RULE, Outcome, rule_text
+from goldfive.approvals.policy import ApprovalPolicy, OnTimeout
+from goldfive.control import ControlKind, ControlMessage
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
 
 #: ApprovalRejected detail when the waiting invocation was cancelled before a decision.
 WITHDRAWN = "withdrawn: the waiting invocation was cancelled"
+
+
+def desk_of(ctx: RunContext) -> ApprovalDesk:
+    """The run's approval desk (rules, policy, denials in the open turns)."""
+    desk: ApprovalDesk | None = getattr(ctx, "approval_desk", None)
+    if desk is None:
+        desk = ApprovalDesk()
+        ctx.approval_desk = desk
+    return desk
+
+
+def _policy_for(ctx: RunContext, timeout_ms: int | None, policy: ApprovalPolicy | None) -> ApprovalPolicy:
+    if timeout_ms is not None:  # the agent named a deadline (flow A): it decides at it
+        ms = int(timeout_ms)
+        return ApprovalPolicy(OnTimeout.REJECT, ms / 1000) if ms > 0 else ApprovalPolicy()
+    return policy or desk_of(ctx).policy
 
 
 async def request_approval(
@@ -30,20 +56,39 @@ async def request_approval(
     tool_name: str = "",
     args: dict[str, Any] | None = None,
     timeout_ms: int | None = None,
-) -> dict[str, str]:
-    """Wait for a decision. Returns {"decision": approve|reject|timeout|unavailable, "detail"}.
+    parameters: dict[str, Any] | None = None,
+    policy: ApprovalPolicy | None = None,
+) -> dict[str, Any]:
+    """Wait for a decision. Returns {"decision": approve|reject|timeout|unavailable, "detail"},
+    plus "arguments" when a person edited them (the call runs with those) and "rule_id" when a
+    rule approved it.
 
+    ``parameters`` (the tool's JSON schema) is what edited arguments are checked against.
+    ``timeout_ms`` (an agent-given deadline) rejects at it; otherwise ``policy``, else the
+    run's policy, says what happens when nobody decides (by default: wait).
     With no control channel, or a closed one with nothing left in it, nobody could answer:
-    "unavailable" at once, nothing registered.
+    "unavailable" at once, nothing registered (rules still apply).
     Cancelling the caller withdraws the request (no waiter is left behind)."""
     session = ctx.session
+    desk = desk_of(ctx)
+    if kind == "tool":
+        rule = desk.match(tool_name, args or {})
+        if rule is not None:
+            why = rule_text(rule.id, rule.author, rule.made_at_ms)
+            await ctx.emit(
+                events.approval_decided, target_id=target_id, outcome=Outcome.APPROVED_BY_RULE, author=BY_RULE,
+                kind=kind, task_id=task_id, tool_name=tool_name, requested_args=args or {}, ran_args=args or {},
+                reason=why, rule_id=rule.id, rule_author=rule.author, rule_made_at_ms=rule.made_at_ms,
+            )  # fmt: skip
+            return {"decision": "approve", "detail": why, "rule_id": rule.id}
     if ctx.control is None:
         return {"decision": "unavailable", "detail": "no control channel is bound to this run"}
     if not ctx.controls.usable():
         return {"decision": "unavailable", "detail": "the control channel is closed; nobody can answer"}
     if target_id in session.pending_approvals:
         return {"decision": "unavailable", "detail": f"an approval for {target_id} is already pending"}
-    timeout = ctx.config.approval_default_timeout_ms if timeout_ms is None else int(timeout_ms)
+    pol = _policy_for(ctx, timeout_ms, policy)
+    deadline = pol.deadline_s
     waiter = asyncio.Event()
     meta: dict[str, Any] = {
         "kind": kind,
@@ -51,9 +96,19 @@ async def request_approval(
         "task_id": task_id,
         "tool_name": tool_name,
         "args": args or {},
+        "parameters": parameters,
     }
+    retry_of = desk.rejected_before(task_id, tool_name, args) if kind == "tool" else ""
     session.pending_approvals[target_id] = waiter
     session.pending_approvals_meta[target_id] = meta
+
+    async def decided(outcome: Outcome, author: str, reason: str, ran: dict[str, Any] | None) -> None:
+        await ctx.emit(
+            events.approval_decided, target_id=target_id, outcome=outcome, author=author, kind=kind,
+            task_id=task_id, tool_name=tool_name, requested_args=args if kind == "tool" else None,
+            ran_args=ran, reason=reason,
+        )  # fmt: skip
+
     try:
         await ctx.emit(
             events.approval_requested,
@@ -63,28 +118,88 @@ async def request_approval(
             task_id=task_id,
             tool_name=tool_name,
             args=args if kind == "tool" else None,
-            timeout_ms=timeout,
+            timeout_ms=int(deadline * 1000) if deadline is not None else 0,
+            on_timeout=str(pol.on_timeout) if deadline is not None else "wait",
+            retry_of=retry_of,
+            parameters=parameters if kind == "tool" else None,
         )
         try:
-            await asyncio.wait_for(waiter.wait(), timeout / 1000 if timeout > 0 else None)
-        except TimeoutError:
-            session.pending_approvals.pop(target_id, None)
-            await ctx.emit(events.approval_rejected, target_id, "timeout")
-            return {"decision": "timeout", "detail": f"no decision within {timeout} ms"}
+            timed_out = not await _wait(ctx, waiter, pol, target_id)
         except asyncio.CancelledError:
             # The waiting invocation was cancelled (CANCEL, STEER): close the request on the
             # stream too, so no UI keeps offering a decision nobody waits for.
             if session.pending_approvals.pop(target_id, None) is not None:
                 await ctx.emit(events.approval_rejected, target_id, WITHDRAWN)
+                await decided(Outcome.CANCELLED, BY_GOLDFIVE, WITHDRAWN, None)
             raise
-        return {"decision": meta.get("decision", "reject"), "detail": str(meta.get("detail", ""))}
+        if timed_out:
+            session.pending_approvals.pop(target_id, None)
+            ms = int((deadline or 0) * 1000)
+            await ctx.emit(events.approval_rejected, target_id, "timeout", timed_out=True)
+            await decided(Outcome.TIMED_OUT, BY_GOLDFIVE, f"no decision within {ms} ms", None)
+            return {"decision": "timeout", "detail": f"no decision within {ms} ms"}
+        out: dict[str, Any] = {"decision": meta.get("decision", "reject"), "detail": str(meta.get("detail", ""))}
+        if "arguments" in meta:
+            out["arguments"] = meta["arguments"]
+        if out["decision"] == "reject" and kind == "tool":
+            desk.note_rejected(task_id, tool_name, args, target_id)
+        return out
     finally:
         session.pending_approvals.pop(target_id, None)
         session.pending_approvals_meta.pop(target_id, None)
 
 
-async def resolve_approval(ctx: RunContext, target_id: str, *, approve: bool, detail: str = "") -> bool:
-    """Deliver a decision. False when nothing is pending under ``target_id``."""
+async def _wait(ctx: RunContext, waiter: asyncio.Event, pol: ApprovalPolicy, target_id: str) -> bool:
+    """True once decided; False when the policy's deadline passed with policy REJECT.
+    ESCALATE pauses the run at the deadline and waits on."""
+    deadline, warn_at = pol.deadline_s, pol.warn_at_s
+    if deadline is None:
+        await waiter.wait()
+        return True
+    start = time.monotonic()
+    if warn_at is not None:
+        if await _within(waiter, warn_at):
+            return True
+        left = deadline - (time.monotonic() - start)
+        await ctx.emit(events.approval_expiring, target_id, ms_left=max(int(left * 1000), 0), on_timeout=str(pol.on_timeout))
+    if await _within(waiter, deadline - (time.monotonic() - start)):
+        return True
+    if pol.on_timeout is OnTimeout.REJECT:
+        return False
+    detail = f"approval {target_id} undecided after {deadline:g} s: run paused for a person (no new task starts)"
+    await ctx.steerer.report_drift(
+        ctx.session, DriftEvent(DriftKind.CUSTOM, DriftSeverity.WARNING, detail, ctx.session.current_task_id)
+    )
+    # Through the run's ControlLoop, as the ladder escalates: recorded and acked, so every
+    # front end shows the run PAUSED by an escalation; it stays paused until RESUME.
+    escalate = ControlMessage(ControlKind.GOLDFIVE_PAUSE_ESCALATE, payload={"reason": detail, "target_id": target_id})
+    await ctx.controls.handle(escalate, mid_task=True, from_ladder=True)
+    await waiter.wait()
+    return True
+
+
+async def _within(waiter: asyncio.Event, seconds: float) -> bool:
+    try:
+        await asyncio.wait_for(waiter.wait(), max(seconds, 0))
+    except TimeoutError:
+        return waiter.is_set()
+    return True
+
+
+async def resolve_approval(
+    ctx: RunContext,
+    target_id: str,
+    *,
+    approve: bool,
+    detail: str = "",
+    arguments: dict[str, Any] | None = None,
+    author: str = "",
+    client: str = "",
+    control_id: str = "",
+) -> bool:
+    """Deliver a decision. False when nothing is pending under ``target_id``.
+
+    ``arguments`` (approve only) replace the call's arguments; the caller checked them."""
     session = ctx.session
     waiter = session.pending_approvals.pop(target_id, None)
     if waiter is None:
@@ -92,7 +207,22 @@ async def resolve_approval(ctx: RunContext, target_id: str, *, approve: bool, de
     meta = session.pending_approvals_meta.get(target_id, {})
     meta["decision"] = "approve" if approve else "reject"
     meta["detail"] = detail
-    factory = events.approval_granted if approve else events.approval_rejected
-    await ctx.emit(factory, target_id, detail)
+    asked: dict[str, Any] = meta.get("args") or {}
+    edited = approve and arguments is not None and arguments != asked
+    if edited:
+        meta["arguments"] = arguments
+    if approve:
+        await ctx.emit(events.approval_granted, target_id, detail, arguments=arguments if edited else None)
+    else:
+        await ctx.emit(events.approval_rejected, target_id, detail)
+    is_tool = meta.get("kind") == "tool"
+    outcome = Outcome.EDITED_APPROVED if edited else Outcome.APPROVED if approve else Outcome.REJECTED
+    await ctx.emit(
+        events.approval_decided, target_id=target_id, outcome=outcome, author=author, client=client,
+        kind=str(meta.get("kind", "")), task_id=str(meta.get("task_id", "")), tool_name=str(meta.get("tool_name", "")),
+        requested_args=asked if is_tool else None,
+        ran_args=(arguments if edited else asked) if approve and is_tool else None,
+        reason=detail, control_id=control_id,
+    )  # fmt: skip
     waiter.set()
     return True

@@ -7,6 +7,10 @@ check a control with ``validate_control`` (``goldfive.run.validate``), which rea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy
+from goldfive.approvals.rules import RuleBook
 
 
 @dataclass(frozen=True)
@@ -27,8 +31,16 @@ DEFAULT_LIMITS = ControlLimits()
 class RuntimeConfig:
     #: Seconds a cancelled agent invocation gets to stop before it is abandoned.
     cancel_grace_s: float = 5.0
-    #: Default wait for an approval when the agent gives no timeout.
+    #: Kept for callers that set it; an approval's wait is set by ``approval_policy``.
     approval_default_timeout_ms: int = 600_000
+    #: What happens when nobody decides an approval (a tool's own policy wins): wait by default.
+    approval_policy: ApprovalPolicy = WAIT_FOREVER
+    #: This run's rules for "always" (the library API); rules added while it runs join them.
+    approval_rules: RuleBook | None = None
+    #: Also apply the rules saved on this machine (``goldfive.approvals.default_rules_path``).
+    use_machine_rules: bool = False
+    #: Where the machine's rules are saved (None: the user data directory).
+    machine_rules_path: Path | None = None
     #: What a control may carry; see ControlLimits.
     limits: ControlLimits = DEFAULT_LIMITS
 

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Callable
 
 from goldfive import events
+from goldfive.approvals.desk import ApprovalDesk
 from goldfive.errors import GoldfiveError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
@@ -43,6 +44,7 @@ STATE_CHANGES = frozenset(
         events.approval_requested,
         events.approval_granted,
         events.approval_rejected,
+        events.approval_decided,
         events.control_acked,
         events.message_parked,
         events.run_resumed,
@@ -83,6 +85,8 @@ class RunContext:
     pause_deadline: float | None
     #: Whether the agent may hand work to another agent (INTERCEPT_TRANSFER).
     intercept_transfer: bool
+    #: Rules, timeout policy and the calls rejected in each open turn (goldfive.approvals).
+    approval_desk: ApprovalDesk
 
     def __init__(
         self,
@@ -113,6 +117,12 @@ class RunContext:
         self.paused = False
         self.pause_deadline = None
         self.intercept_transfer = True
+        self.approval_desk = ApprovalDesk(
+            policy=self.config.approval_policy,
+            run_rules=self.config.approval_rules,
+            machine_rules_path=self.config.machine_rules_path,
+            use_machine_rules=self.config.use_machine_rules,
+        )
         self._emit_lock = asyncio.Lock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
@@ -179,6 +189,7 @@ class RunContext:
 
         def drop_tools() -> None:
             self._tools.pop(task_id, None)
+            self.approval_desk.end_turn(task_id)
 
         return await self.messages.begin_turn(task_id, on_end=drop_tools)
 

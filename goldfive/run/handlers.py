@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.inbox import InjectedMessage
-from goldfive.run.approvals import resolve_approval
+from goldfive.approvals.arguments import arguments_problem
+from goldfive.run.approvals import desk_of, resolve_approval
+from goldfive.run.approval_rules import RULES_VERB, author_of, rule_from_always, rules_control
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, TaskStatus
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -205,11 +207,39 @@ async def _decide_approval(ctx: RunContext, msg: ControlMessage, mid_task: bool)
     if target not in ctx.session.pending_approvals:
         return fail(msg, f"no pending approval for {target!r}")
     detail = str(msg.payload.get("detail", "") or "")
+    meta = ctx.session.pending_approvals_meta.get(target, {})
+    arguments = msg.payload.get("arguments") if approve else None
+    if arguments is not None:
+        if meta.get("kind") != "tool":
+            return fail(msg, f"{target} is a task approval: it has no arguments to edit; nothing ran")
+        problem = arguments_problem(meta.get("parameters"), arguments)
+        if problem:
+            return fail(msg, f"edited arguments refused: {problem}; nothing ran")
+    rule = None
+    always = msg.payload.get("always") if approve else None
+    if always is not None:
+        try:
+            rule = rule_from_always(always, str(meta.get("tool_name", "")), meta, author_of(msg), ctx.session.clock())
+        except ValueError as exc:
+            return fail(msg, f"always: {exc}; nothing ran")
 
     async def resolve() -> None:
-        await resolve_approval(ctx, target, approve=approve, detail=detail)
+        added = ""
+        if rule is not None:
+            made = desk_of(ctx).add_rule(rule)
+            added = f"rule {made.id} added ({made.describe()}, scope {made.scope})"
+        await resolve_approval(
+            ctx, target, approve=approve, detail=detail or added,
+            arguments=arguments if isinstance(arguments, dict) else None,
+            author=author_of(msg), client=str(msg.payload.get("client", "") or ""), control_id=msg.id,
+        )  # fmt: skip
 
-    return ok(msg, f"{'approved' if approve else 'rejected'} {target}", effect=resolve)
+    what = "approved" if approve else "rejected"
+    if arguments is not None:
+        what = "approved with edited arguments"
+    if rule is not None:
+        what += f", and always for {rule.describe()} ({rule.scope})"
+    return ok(msg, f"{what} {target}" if rule is None else f"{what}: {target}", effect=resolve)
 
 
 async def _inject(ctx: RunContext, msg: ControlMessage, mid_task: bool) -> ControlOutcome:
@@ -256,10 +286,13 @@ HANDLERS: dict[ControlKind, Handler] = {
     ControlKind.GOLDFIVE_PAUSE_ESCALATE: _escalate,
 }
 
+#: Custom verbs (spec 7.a) goldfive itself answers.
+CUSTOM_HANDLERS: dict[str, Handler] = {RULES_VERB: rules_control}
+
 
 async def decide(ctx: RunContext, msg: ControlMessage, *, mid_task: bool = False) -> ControlOutcome:
     """The ack for ``msg`` and the effect to apply after it. Unknown kinds: UNSUPPORTED."""
-    handler = HANDLERS.get(msg.kind) if isinstance(msg.kind, ControlKind) else None
+    handler = HANDLERS.get(msg.kind) if isinstance(msg.kind, ControlKind) else CUSTOM_HANDLERS.get(msg.kind)
     if handler is None:
         return unsupported(msg)
     return await handler(ctx, msg, mid_task)

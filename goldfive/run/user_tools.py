@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, get_type_hints
 
+from goldfive.approvals.policy import ApprovalPolicy
 from goldfive.run.approvals import request_approval
 from goldfive.run.tools import ReportingToolSpec
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
@@ -51,6 +52,8 @@ class UserTool:
     requires_approval: bool | Callable[[dict[str, Any]], bool] = False
     #: What the person approving is asked: text, or a function of the call's arguments.
     approval_prompt: str | Callable[[dict[str, Any]], str] = ""
+    #: What happens when nobody decides (None: the run's policy; by default it waits).
+    policy: ApprovalPolicy | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -68,7 +71,10 @@ class UserTool:
         return str(text) if text else f"Run {self.name}?"
 
     def bind(self, ctx: RunContext, task_id: str) -> ReportingToolSpec:
+        schema = schema_from_signature(self.fn)
+
         async def call(**kwargs: Any) -> dict[str, Any]:
+            note = ""
             if self.needs_approval(kwargs):
                 call_id = f"call-{uuid.uuid4().hex[:12]}"
                 decision = await request_approval(
@@ -79,26 +85,62 @@ class UserTool:
                     task_id=task_id,
                     tool_name=self.name,
                     args=kwargs,
+                    parameters=schema,
+                    policy=self.policy,
                 )
-                if decision["decision"] == "reject":
-                    return {"skipped": True, "reason": "user_rejected", "detail": decision.get("detail", "")}
-                if decision["decision"] != "approve":
-                    return {"skipped": True, "reason": f"approval_{decision['decision']}", "detail": decision.get("detail", "")}
-            try:
-                value = self.fn(**kwargs)
-                if inspect.isawaitable(value):
-                    value = await value
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # isolation boundary: the tool's failure goes back to the agent
-                await ctx.steerer.report_drift(
-                    ctx.session,
-                    DriftEvent(DriftKind.TOOL_ERROR, DriftSeverity.WARNING, f"{self.name}: {exc}", task_id),
-                )
-                return {"ok": False, "error": f"{self.name} raised {type(exc).__name__}: {exc}"}
-            return value if isinstance(value, dict) else {"ok": True, "result": _jsonable(value)}
+                refusal = refusal_for_model(self.name, decision)
+                if refusal is not None:
+                    return refusal
+                edited = decision.get("arguments")
+                if isinstance(edited, dict):
+                    note = edited_note(kwargs, edited)
+                    kwargs = dict(edited)
+            result = await self._run(ctx, task_id, kwargs)
+            if note:
+                result = {**result, "approval_note": note}
+            return result
 
-        return ReportingToolSpec(self.name, self.description, schema_from_signature(self.fn), call)
+        return ReportingToolSpec(self.name, self.description, schema, call)
+
+    async def _run(self, ctx: RunContext, task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            value = self.fn(**kwargs)
+            if inspect.isawaitable(value):
+                value = await value
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: the tool's failure goes back to the agent
+            await ctx.steerer.report_drift(
+                ctx.session,
+                DriftEvent(DriftKind.TOOL_ERROR, DriftSeverity.WARNING, f"{self.name}: {exc}", task_id),
+            )
+            return {"ok": False, "error": f"{self.name} raised {type(exc).__name__}: {exc}"}
+        return value if isinstance(value, dict) else {"ok": True, "result": _jsonable(value)}
+
+
+def edited_note(asked: dict[str, Any], ran: dict[str, Any]) -> str:
+    """What the model is told when a person changed the call before approving it."""
+    return (
+        "A person edited this call's arguments before approving it: it ran with "
+        f"{json.dumps(ran, sort_keys=True, default=str)} instead of {json.dumps(asked, sort_keys=True, default=str)}."
+    )
+
+
+def refusal_for_model(tool_name: str, decision: dict[str, Any]) -> dict[str, Any] | None:
+    """The tool's result when the call did not run (None when it was approved)."""
+    outcome = decision["decision"]
+    detail = str(decision.get("detail", ""))
+    if outcome == "approve":
+        return None
+    if outcome == "reject":
+        why = f": {detail}" if detail else ""
+        return {"skipped": True, "reason": "user_rejected", "detail": detail,
+                "message": f"A person rejected the call to {tool_name}{why}. It did not run; do not retry it unchanged."}  # fmt: skip
+    if outcome == "timeout":
+        return {"skipped": True, "reason": "approval_timeout", "detail": detail,
+                "message": f"Nobody approved the call to {tool_name} in time ({detail}); it timed out and did not run."}  # fmt: skip
+    return {"skipped": True, "reason": f"approval_{outcome}", "detail": detail,
+            "message": f"The call to {tool_name} could not be approved ({detail}); it did not run."}  # fmt: skip
 
 
 def _jsonable(value: Any) -> Any:

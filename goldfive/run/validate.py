@@ -83,6 +83,8 @@ def validate_control(
         problem = note_problem(what, str(msg.payload.get(key, "") or ""), limits)
         if problem:
             return problem
+    if kind is ControlKind.APPROVE and msg.payload.get("arguments") is not None and not isinstance(msg.payload["arguments"], dict):
+        return "APPROVE payload.arguments must be a JSON object (the call's edited arguments)"
     required = _REQUIRED.get(kind)
     if required is not None and not str(msg.payload.get(required, "") or "").strip():
         return f"{kind_name(kind)} needs payload.{required}"

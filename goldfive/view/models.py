@@ -56,6 +56,10 @@ class ApprovalView:
     args_json: str
     requested_ms: int
     timeout_ms: int
+    #: The tool's parameters as a JSON schema (edited arguments are checked against it).
+    parameters_json: str = ""
+    #: What the deadline does: "wait", "reject" or "escalate" ("" from older recordings).
+    on_timeout: str = ""
 
 
 @dataclass(slots=True)

@@ -320,6 +320,8 @@ class RunState:
             args_json=p.args_json,
             requested_ms=ms,
             timeout_ms=p.timeout_ms,
+            parameters_json=p.parameters_json,
+            on_timeout=p.on_timeout,
         )
 
     def _approval_resolved(self, p: pb.ApprovalGranted | pb.ApprovalRejected, ms: int) -> None:

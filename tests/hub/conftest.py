@@ -48,7 +48,16 @@ async def read_until(proc: asyncio.subprocess.Process, prefix: str, timeout: flo
                 raise AssertionError(f"process ended before {prefix!r}: {err[-2000:]}")
             if line.startswith(prefix):
                 return line.strip()
-    return await asyncio.wait_for(read(), timeout)
+    try:
+        return await asyncio.wait_for(read(), timeout)
+    except TimeoutError:
+        err = ""
+        if proc.stderr is not None:
+            try:
+                err = (await asyncio.wait_for(proc.stderr.read(8192), 1)).decode()
+            except TimeoutError:
+                pass
+        raise AssertionError(f"no line starting {prefix!r} within {timeout} s; its stderr so far: {err[-3000:]!r}") from None
 
 
 async def ctl(*args: str) -> tuple[int, str, str]:

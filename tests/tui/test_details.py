@@ -3,6 +3,8 @@ and y to copy them; what a REJECT did to a task stays visible."""
 
 from __future__ import annotations
 
+from goldfive_tui.actions import who
+
 import json
 
 from goldfive import events as E
@@ -46,7 +48,7 @@ async def test_a_in_the_approval_detail_approves_that_approval() -> None:
         rig.app.query_one(ApprovalsView).focus()
         await pilot.press("enter", "a")
         await settle(rig, pilot)
-        assert [(str(m.kind), m.payload) for m in rig.source.sent] == [("APPROVE", {"target_id": "publish_deck", "detail": ""})]
+        assert [(str(m.kind), m.payload) for m in rig.source.sent] == [("APPROVE", {"target_id": "publish_deck", "detail": "", **who()})]
         assert not isinstance(rig.app.screen, ApprovalScreen)
 
 
@@ -60,7 +62,7 @@ async def test_x_in_the_approval_detail_asks_the_reason_then_rejects() -> None:
         assert isinstance(rig.app.screen, TextPrompt)
         await pilot.press(*"too early", "enter")
         await settle(rig, pilot)
-        assert [(str(m.kind), m.payload) for m in rig.source.sent] == [("REJECT", {"target_id": "publish_deck", "detail": "too early"})]
+        assert [(str(m.kind), m.payload) for m in rig.source.sent] == [("REJECT", {"target_id": "publish_deck", "detail": "too early", **who()})]
 
 
 async def test_the_approval_detail_says_so_when_the_approval_was_answered_elsewhere() -> None:

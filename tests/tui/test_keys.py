@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from goldfive_tui.actions import who
+
 import pytest
 from textual.widgets import Label, TextArea
 
@@ -120,7 +122,7 @@ async def test_a_approves_the_selected_approval_and_it_leaves_the_pane() -> None
         await settle(rig, pilot)
         await pilot.press("a")
         await settle(rig, pilot)
-        assert sent(rig) == [("APPROVE", {"target_id": "publish_deck", "detail": ""})]
+        assert sent(rig) == [("APPROVE", {"target_id": "publish_deck", "detail": "", **who()})]
         assert "control APPROVE \"publish_deck\" → SUCCESS" in log_texts(rig.app)
         assert rig.app.state.approvals == {}
         assert "Approvals (0)" in screen_text(rig.app)
@@ -141,7 +143,7 @@ async def test_x_rejects_the_selected_approval_with_the_typed_reason() -> None:
         await settle(rig, pilot)
         await pilot.press("x", *"not yet", "enter")
         await settle(rig, pilot)
-        assert sent(rig) == [("REJECT", {"target_id": "publish_deck", "detail": "not yet"})]
+        assert sent(rig) == [("REJECT", {"target_id": "publish_deck", "detail": "not yet", **who()})]
         assert "control REJECT \"publish_deck: not yet\" → SUCCESS" in log_texts(rig.app)
 
 

@@ -93,6 +93,7 @@ class ApprovalScreen(_DetailScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "answer('approve')", "Approve", id="approval.approve"),
         Binding("x", "answer('reject')", "Reject", id="approval.reject"),
+        Binding("e", "answer('edit')", "Edit+approve", id="approval.edit"),
     ]
     copy_what = "arguments"
 
@@ -112,7 +113,8 @@ class ApprovalScreen(_DetailScreen):
             yield Static(self._meta(), id="approval-meta", classes="detail-meta")
             with VerticalScroll(id="approval-args", classes="detail-body", can_focus=True):
                 yield Static(highlighted(self.copy_text or "(no arguments)"))
-            yield Label("a approve · x reject · y copy the arguments · ↑↓ scroll · Esc close", classes="dialog-hint")
+            edit = " · e edit, then approve" if v.kind == "tool" else ""
+            yield Label(f"a approve · x reject{edit} · y copy the arguments · ↑↓ scroll · Esc close", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one("#approval-args").focus()

@@ -78,12 +78,14 @@ class RewindPayload(_message.Message):
     def __init__(self, task_id: _Optional[str] = ...) -> None: ...
 
 class ApprovePayload(_message.Message):
-    __slots__ = ("target_id", "detail")
+    __slots__ = ("target_id", "detail", "arguments_json")
     TARGET_ID_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
     target_id: str
     detail: str
-    def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+    arguments_json: str
+    def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ..., arguments_json: _Optional[str] = ...) -> None: ...
 
 class RejectPayload(_message.Message):
     __slots__ = ("target_id", "detail")

@@ -12,7 +12,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step")
+    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +45,8 @@ class Event(_message.Message):
     INVOCATION_ABANDONED_FIELD_NUMBER: _ClassVar[int]
     RUN_RESUMED_FIELD_NUMBER: _ClassVar[int]
     AGENT_STEP_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_DECIDED_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_EXPIRING_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     run_id: str
     sequence: int
@@ -77,7 +79,9 @@ class Event(_message.Message):
     invocation_abandoned: InvocationAbandoned
     run_resumed: RunResumed
     agent_step: AgentStep
-    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ...) -> None: ...
+    approval_decided: ApprovalDecided
+    approval_expiring: ApprovalExpiring
+    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ...) -> None: ...
 
 class RunStarted(_message.Message):
     __slots__ = ("goal_summary", "user_input", "launch_json")
@@ -254,7 +258,7 @@ class ConversationEnded(_message.Message):
     def __init__(self, lane: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ApprovalRequested(_message.Message):
-    __slots__ = ("target_id", "kind", "prompt", "task_id", "tool_name", "args_json", "timeout_ms", "metadata")
+    __slots__ = ("target_id", "kind", "prompt", "task_id", "tool_name", "args_json", "timeout_ms", "metadata", "on_timeout", "retry_of", "parameters_json")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -270,6 +274,9 @@ class ApprovalRequested(_message.Message):
     ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    ON_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    RETRY_OF_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
     target_id: str
     kind: str
     prompt: str
@@ -278,23 +285,74 @@ class ApprovalRequested(_message.Message):
     args_json: str
     timeout_ms: int
     metadata: _containers.ScalarMap[str, str]
-    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    on_timeout: str
+    retry_of: str
+    parameters_json: str
+    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., on_timeout: _Optional[str] = ..., retry_of: _Optional[str] = ..., parameters_json: _Optional[str] = ...) -> None: ...
 
 class ApprovalGranted(_message.Message):
-    __slots__ = ("target_id", "detail")
+    __slots__ = ("target_id", "detail", "arguments_json", "rule_id")
     TARGET_ID_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
+    ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    RULE_ID_FIELD_NUMBER: _ClassVar[int]
     target_id: str
     detail: str
-    def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+    arguments_json: str
+    rule_id: str
+    def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ..., arguments_json: _Optional[str] = ..., rule_id: _Optional[str] = ...) -> None: ...
 
 class ApprovalRejected(_message.Message):
-    __slots__ = ("target_id", "detail")
+    __slots__ = ("target_id", "detail", "timed_out")
     TARGET_ID_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
     target_id: str
     detail: str
-    def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+    timed_out: bool
+    def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ..., timed_out: _Optional[bool] = ...) -> None: ...
+
+class ApprovalDecided(_message.Message):
+    __slots__ = ("target_id", "outcome", "author", "client", "kind", "task_id", "tool_name", "requested_args_json", "ran_args_json", "reason", "rule_id", "rule_author", "rule_made_at_ms", "control_id")
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    REQUESTED_ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    RAN_ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RULE_ID_FIELD_NUMBER: _ClassVar[int]
+    RULE_AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    RULE_MADE_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_ID_FIELD_NUMBER: _ClassVar[int]
+    target_id: str
+    outcome: str
+    author: str
+    client: str
+    kind: str
+    task_id: str
+    tool_name: str
+    requested_args_json: str
+    ran_args_json: str
+    reason: str
+    rule_id: str
+    rule_author: str
+    rule_made_at_ms: int
+    control_id: str
+    def __init__(self, target_id: _Optional[str] = ..., outcome: _Optional[str] = ..., author: _Optional[str] = ..., client: _Optional[str] = ..., kind: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., requested_args_json: _Optional[str] = ..., ran_args_json: _Optional[str] = ..., reason: _Optional[str] = ..., rule_id: _Optional[str] = ..., rule_author: _Optional[str] = ..., rule_made_at_ms: _Optional[int] = ..., control_id: _Optional[str] = ...) -> None: ...
+
+class ApprovalExpiring(_message.Message):
+    __slots__ = ("target_id", "ms_left", "on_timeout")
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    MS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    ON_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    target_id: str
+    ms_left: int
+    on_timeout: str
+    def __init__(self, target_id: _Optional[str] = ..., ms_left: _Optional[int] = ..., on_timeout: _Optional[str] = ...) -> None: ...
 
 class ControlReceived(_message.Message):
     __slots__ = ("control", "kind", "author")

@@ -1,0 +1,117 @@
+"""One run's approval state beside the pending waiters: its rules, its policy, and the calls
+rejected in each open turn (so a retry of a rejected call is asked again, and says so)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy
+from goldfive.approvals.rules import Rule, RuleBook
+from goldfive.approvals.store import RulesFileError, load_rules, save_rules
+
+log = logging.getLogger("goldfive.approvals")
+
+
+def call_key(task_id: str, tool_name: str, args: Mapping[str, Any] | None) -> str:
+    return json.dumps([task_id, tool_name, args or {}], sort_keys=True, default=str)
+
+
+class ApprovalDesk:
+    def __init__(
+        self,
+        *,
+        policy: ApprovalPolicy | None = None,
+        run_rules: RuleBook | None = None,
+        machine_rules_path: Path | None = None,
+        use_machine_rules: bool = False,
+    ) -> None:
+        self.policy = policy or WAIT_FOREVER
+        self.run_rules = run_rules if run_rules is not None else RuleBook("run")
+        self.machine_rules_path = machine_rules_path
+        self.use_machine_rules = use_machine_rules
+        self._machine: RuleBook | None = None
+        self._machine_stamp: tuple[int, int] | None = None
+        self._warned = ""
+        #: Per task (one open turn each): call key -> id of the rejected approval.
+        self._rejected: dict[str, dict[str, str]] = {}
+
+    # -- rules ---------------------------------------------------------------------------
+    def machine_rules(self) -> RuleBook | None:
+        """The saved machine rules, re-read when the file changed (a removal made elsewhere
+        holds from the next call). A damaged file: no machine rules, said once in the log."""
+        if not self.use_machine_rules:
+            return None
+        from goldfive.approvals.store import default_rules_path
+
+        path = self.machine_rules_path or default_rules_path()
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = (0, 0)
+        if stamp != self._machine_stamp or self._machine is None:
+            try:
+                self._machine = load_rules(path)
+            except RulesFileError as exc:
+                if self._warned != str(exc):
+                    log.warning("%s", exc)
+                    self._warned = str(exc)
+                self._machine = RuleBook("machine")
+            self._machine_stamp = stamp
+        return self._machine
+
+    def match(self, tool: str, args: Mapping[str, Any]) -> Rule | None:
+        machine = self.machine_rules()
+        if tool in self.run_rules.never_auto or (machine is not None and tool in machine.never_auto):
+            return None
+        rule = self.run_rules.match(tool, args)
+        if rule is None and machine is not None:
+            rule = machine.match(tool, args)
+        return rule
+
+    def rules(self) -> list[Rule]:
+        machine = self.machine_rules()
+        return self.run_rules.rules() + (machine.rules() if machine is not None else [])
+
+    def add_rule(self, rule: Rule) -> Rule:
+        """Add to the rule's scope ("run", or "machine": saved at once)."""
+        if rule.scope == "machine":
+            from goldfive.approvals.store import default_rules_path
+
+            path = self.machine_rules_path or default_rules_path()
+            book = load_rules(path)  # the file as it is now: another run may have added to it
+            added = book.add(Rule(rule.tool, dict(rule.matchers), "", rule.author, rule.made_at_ms, "machine"))
+            save_rules(book, path)
+            self._machine_stamp = None
+            return added
+        if rule.scope != "run":
+            raise ValueError(f"rule scope must be 'run' or 'machine', got {rule.scope!r}")
+        return self.run_rules.add(rule)
+
+    def remove_rule(self, rule_id: str) -> Rule | None:
+        removed = self.run_rules.remove(rule_id)
+        if removed is not None or not rule_id.startswith("M"):
+            return removed
+        from goldfive.approvals.store import default_rules_path
+
+        path = self.machine_rules_path or default_rules_path()
+        book = load_rules(path)
+        removed = book.remove(rule_id)
+        if removed is not None:
+            save_rules(book, path)
+            self._machine_stamp = None
+        return removed
+
+    # -- denials inside a turn -------------------------------------------------------------
+    def rejected_before(self, task_id: str, tool_name: str, args: Mapping[str, Any] | None) -> str:
+        return self._rejected.get(task_id, {}).get(call_key(task_id, tool_name, args), "")
+
+    def note_rejected(self, task_id: str, tool_name: str, args: Mapping[str, Any] | None, target_id: str) -> None:
+        self._rejected.setdefault(task_id, {})[call_key(task_id, tool_name, args)] = target_id
+
+    def end_turn(self, task_id: str) -> None:
+        self._rejected.pop(task_id, None)

@@ -1,0 +1,131 @@
+"""The approvals ledger: every decision on an approval, read back from the event stream.
+
+The ledger is not a separate store: each decision is an ``approval_decided`` event in the
+run's recording, so it survives restarts and replays with the rest of the run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from enum import StrEnum
+from typing import Any
+
+from goldfive.pb.goldfive.v1 import events_pb2 as pb
+
+
+class Outcome(StrEnum):
+    APPROVED = "APPROVED"
+    EDITED_APPROVED = "EDITED_APPROVED"
+    REJECTED = "REJECTED"
+    APPROVED_BY_RULE = "APPROVED_BY_RULE"
+    TIMED_OUT = "TIMED_OUT"
+    CANCELLED = "CANCELLED"
+
+
+#: Who decided when no person did.
+BY_RULE = "rule"
+BY_GOLDFIVE = "goldfive"
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    run_id: str
+    sequence: int
+    decided_at_ms: int
+    target_id: str
+    outcome: str
+    author: str
+    client: str
+    kind: str
+    task_id: str
+    tool_name: str
+    requested_args: Any
+    #: The arguments that ran; None when nothing ran.
+    ran_args: Any
+    reason: str
+    rule_id: str = ""
+    rule_author: str = ""
+    rule_made_at_ms: int = 0
+    control_id: str = ""
+
+    @property
+    def edited(self) -> bool:
+        return self.outcome == Outcome.EDITED_APPROVED
+
+    @classmethod
+    def from_event(cls, ev: pb.Event) -> LedgerEntry:
+        p = ev.approval_decided
+        return cls(
+            run_id=ev.run_id,
+            sequence=ev.sequence,
+            decided_at_ms=ev.emitted_at.ToMilliseconds(),
+            target_id=p.target_id,
+            outcome=p.outcome,
+            author=p.author,
+            client=p.client,
+            kind=p.kind,
+            task_id=p.task_id,
+            tool_name=p.tool_name,
+            requested_args=_json(p.requested_args_json),
+            ran_args=_json(p.ran_args_json),
+            reason=p.reason,
+            rule_id=p.rule_id,
+            rule_author=p.rule_author,
+            rule_made_at_ms=p.rule_made_at_ms,
+            control_id=p.control_id,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def _json(text: str) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # damaged in the recording: shown as it is, not lost
+
+
+def ledger_of(events: Iterable[pb.Event]) -> list[LedgerEntry]:
+    """The ledger entries in ``events``, in order."""
+    return [LedgerEntry.from_event(ev) for ev in events if ev.WhichOneof("payload") == "approval_decided"]
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def when_text(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def format_entry(e: LedgerEntry, *, sep: str = "  ") -> str:
+    """One line: when, outcome, what, who and through which client, then the arguments
+    (``sep="\n    "`` puts the reason and the arguments on lines of their own)."""
+    what = e.tool_name or e.target_id
+    who = e.author or "?"
+    if e.client:
+        who += f" via {e.client}"
+    line = f"{when_text(e.decided_at_ms)}  {e.outcome:<16} {what} ({e.target_id})"
+    if e.outcome == Outcome.APPROVED_BY_RULE:
+        line += f"  {rule_text(e.rule_id, e.rule_author, e.rule_made_at_ms)}"
+    else:
+        line += f"  by {who}"
+    if e.reason and e.outcome != Outcome.APPROVED_BY_RULE:
+        line += f"{sep}reason: {e.reason}"
+    if e.edited:
+        line += f"{sep}asked {_compact(e.requested_args)} -> ran {_compact(e.ran_args)}"
+    elif e.ran_args is not None:
+        line += f"{sep}ran {_compact(e.ran_args)}"
+    elif e.requested_args is not None:
+        line += f"{sep}asked {_compact(e.requested_args)} (did not run)"
+    return line
+
+
+def rule_text(rule_id: str, author: str, made_at_ms: int) -> str:
+    made = f" at {when_text(made_at_ms)}" if made_at_ms else ""
+    return f"approved by rule {rule_id} (made by {author or '?'}{made})"

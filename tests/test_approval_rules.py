@@ -1,0 +1,151 @@
+"""Rule matching (issue 15 point 2): a rule never approves a call outside what it names.
+
+Property tests generate paths with ``..``, ``.``, repeated slashes and symlink-like segments,
+and calls whose other arguments carry the dangerous part."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from goldfive.approvals import Matcher, Rule, RuleBook, RulesFileError, is_under, load_rules, save_rules
+from goldfive.approvals.arguments import arguments_problem
+
+SEGMENT = st.sampled_from(["src", "etc", "..", ".", "", "lib", "link", "a b", "src..", "~", "\\..", "-exec"])
+PATH = st.lists(SEGMENT, min_size=0, max_size=8).map("/".join) | st.lists(SEGMENT, max_size=8).map(lambda s: "/" + "/".join(s))
+
+
+def _resolved(path: str) -> list[str]:
+    """An independent resolution: walk the segments with a stack (a '..' above the start is kept)."""
+    out: list[str] = []
+    for seg in path.split("/"):
+        if seg in ("", "."):
+            continue
+        if seg == ".." and out and out[-1] != "..":
+            out.pop()
+        elif seg == ".." and path.startswith("/"):
+            continue  # /.. is /
+        else:
+            out.append(seg)
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(PATH, st.sampled_from(["src", "./src", "src/", "/srv/app", "."]))
+def test_a_path_rule_approves_only_paths_that_resolve_inside_its_directory(path: str, directory: str) -> None:
+    rule = Rule("find", {"path": Matcher("path_under", directory)})
+    approved = rule.matches("find", {"path": path})
+    inside = (
+        path.startswith("/") == directory.startswith("/")
+        and _resolved(path)[: len(_resolved(directory))] == _resolved(directory)
+        and ".." not in _resolved(path)
+    )
+    assert approved == inside
+    if approved:  # and whatever it approves stays under the directory once normalised
+        assert not posixpath.relpath(posixpath.normpath("/r/" + path), "/r/" + directory.lstrip("/")).startswith("..")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["path", "exec", "name", "args"]), st.text(max_size=12) | st.integers(), min_size=1))
+def test_a_call_carrying_an_argument_the_rule_does_not_name_is_never_approved(args: dict[str, Any]) -> None:
+    rule = Rule("find", {"path": Matcher("path_under", "src")})
+    approved = rule.matches("find", args)
+    if set(args) != {"path"}:
+        assert not approved
+    # and a different tool is never approved by it
+    assert not rule.matches("find2", args)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.integers(), st.floats(allow_nan=True), st.booleans(), st.text(max_size=5), st.none()))
+def test_a_range_rule_approves_only_finite_numbers_inside_its_bounds(value: Any) -> None:
+    m = Matcher("range", low=1, high=5)
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and 1 <= value <= 5
+    assert m.matches(value) == ok
+
+
+def test_the_issue_examples() -> None:
+    rule = Rule("find", {"path": Matcher("path_under", "./src")})
+    assert rule.matches("find", {"path": "./src/a.py"}) and rule.matches("find", {"path": "src"})
+    assert not rule.matches("find", {"path": "./src/../etc"})
+    assert not rule.matches("find", {"path": "./src", "exec": "curl evil"})
+    assert not rule.matches("find", {"path": "./srcx"}) and not rule.matches("find", {"path": "/src"})
+    assert not rule.matches("find", {"path": ["./src"]}) and not rule.matches("find", {"path": "src\x00/../etc"})
+    assert is_under("a//b/./c", "a/b") and not is_under("../a", ".")
+
+
+def test_exact_is_type_strict_and_glob_refuses_dot_dot() -> None:
+    assert Matcher("exact", 1).matches(1) and not Matcher("exact", 1).matches(True) and not Matcher("exact", 1).matches("1")
+    g = Matcher("glob", "src/*")
+    assert g.matches("src/a.py") and not g.matches("src/../etc/passwd") and not g.matches(3)
+
+
+def test_any_allows_an_argument_to_be_left_out_other_matchers_do_not() -> None:
+    rule = Rule("ls", {"path": Matcher("path_under", "."), "all": Matcher("any")})
+    assert rule.matches("ls", {"path": "x"}) and rule.matches("ls", {"path": "x", "all": True})
+    assert not rule.matches("ls", {"all": True})
+
+
+def test_a_rule_book_finds_by_tool_honours_never_auto_and_removes() -> None:
+    book = RuleBook(rules=[Rule("a"), Rule("b", {"n": Matcher("exact", 1)})])
+    assert [r.id for r in book.rules()] == ["R1", "R2"]
+    assert book.match("a", {"x": 1}) is not None and book.match("b", {"n": 2}) is None
+    book.never_auto.add("a")
+    assert book.match("a", {}) is None
+    assert book.remove("R2") is not None and book.match("b", {"n": 1}) is None and book.remove("R2") is None
+
+
+def test_rules_round_trip_through_the_saved_file(tmp_path: Path) -> None:
+    path = tmp_path / "rules.json"
+    book = RuleBook("machine", never_auto=["rm"])
+    book.add(Rule("find", {"path": Matcher("path_under", "src"), "depth": Matcher("range", low=0, high=3)}, author="ann", made_at_ms=5))
+    save_rules(book, path)
+    again = load_rules(path)
+    assert [r.to_dict() for r in again.rules()] == [r.to_dict() for r in book.rules()] and again.never_auto == {"rm"}
+    assert again.rules()[0].id == "M1"
+
+
+def test_a_damaged_rules_file_is_refused_in_one_line_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "rules.json"
+    path.write_text('{"rules": [{"tool": "x", "match": {"p": {"kind": "regex"}}}]}')
+    with pytest.raises(RulesFileError, match="is damaged .*matcher kind must be one of"):
+        load_rules(path)
+    assert json.loads(path.read_text())["rules"][0]["match"]["p"]["kind"] == "regex"
+    assert len(load_rules(tmp_path / "missing.json")) == 0
+
+
+def test_arguments_problem_names_the_argument() -> None:
+    schema = {"properties": {"n": {"type": "integer"}, "s": {"type": "string"}}, "required": ["n"], "additionalProperties": False}
+    assert arguments_problem(schema, {"n": 1}) == ""
+    assert arguments_problem(schema, {"n": True}) == "argument 'n' must be integer, got boolean"
+    assert arguments_problem(schema, {"n": 1, "z": 0}) == "unknown argument 'z' (the tool takes: n, s)"
+    assert arguments_problem(schema, {"s": "x"}) == "argument 'n' is required"
+    assert arguments_problem(None, {"anything": 1}) == "" and "JSON object" in arguments_problem(None, "x")
+
+
+VALUES = st.sampled_from([1, 1.0, True, "1", "a", None, 0, "src/x", 3.5])
+MATCHER = st.one_of(
+    st.builds(lambda v: Matcher("exact", v), VALUES),
+    st.builds(lambda d: Matcher("path_under", d), st.sampled_from(["src", ".", "/etc"])),
+    st.builds(lambda lo: Matcher("range", low=lo, high=lo + 2), st.integers(-2, 2)),
+    st.just(Matcher("any")),
+)
+RULES = st.lists(st.builds(lambda t, m: Rule(t, m), st.sampled_from(["a", "b"]),
+                           st.dictionaries(st.sampled_from(["x", "y"]), MATCHER, max_size=2)), max_size=12)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(RULES, st.sampled_from(["a", "b"]), st.dictionaries(st.sampled_from(["x", "y", "z"]), VALUES, max_size=3))
+def test_the_indexed_book_approves_exactly_when_some_rule_does(rules: list[Rule], tool: str, args: dict[str, Any]) -> None:
+    book = RuleBook(rules=rules)
+    found = book.match(tool, args)
+    naive = [r for r in book.rules() if r.matches(tool, args)]
+    assert (found is not None) == bool(naive)
+    if found is not None:
+        assert found.matches(tool, args) and found.id == naive[0].id  # the earliest-added one

@@ -1,0 +1,178 @@
+"""Approval screens: edit a tool call's arguments before approving it, the run's ledger
+(every decision: who, through which client, when, what ran) and its rules for "always"."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from goldfive.approvals.arguments import arguments_problem
+from goldfive.approvals.ledger import LedgerEntry, format_entry, when_text
+from goldfive.approvals.rules import Rule
+from goldfive.control import AckResult, ControlAck
+from goldfive.view import ApprovalView
+
+from .detail import pretty_json
+
+
+def edited_arguments(text: str, parameters_json: str) -> tuple[dict[str, Any] | None, str]:
+    """(arguments, "") when ``text`` is a JSON object the tool takes, else (None, why)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return None, f"not JSON: {exc}"
+    try:
+        schema = json.loads(parameters_json) if parameters_json else None
+    except ValueError:
+        schema = None  # a damaged schema: the run checks again anyway
+    problem = arguments_problem(schema if isinstance(schema, dict) else None, value)
+    if problem:
+        return None, problem
+    assert isinstance(value, dict)
+    return value, ""
+
+
+class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
+    """The call's arguments as JSON in an editor; ctrl+s approves the edited call (after
+    checking it against the tool's parameters, here and again in the run), Esc cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "approve", "Approve edited", id="edit.approve", priority=True),
+        Binding("escape", "cancel", "Cancel", id="edit.cancel"),
+    ]
+
+    def __init__(self, view: ApprovalView) -> None:
+        super().__init__(classes="dialog-screen")
+        self.view = view
+
+    def compose(self) -> ComposeResult:
+        v = self.view
+        with Vertical(classes="dialog detail"):
+            yield Label(f"Edit, then approve: {v.tool_name or v.target_id} ({v.target_id})", classes="dialog-title")
+            yield TextArea(pretty_json(v.args if v.args is not None else {}), language="json", id="edit-args")
+            yield Label("", id="edit-error", classes="dialog-error")
+            yield Label("ctrl+s approve with these arguments · Esc cancel", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        area = self.query_one(TextArea)
+        area.cursor_blink = getattr(self.app, "cursor_blink", True)
+        area.focus()
+
+    def action_approve(self) -> None:
+        value, problem = edited_arguments(self.query_one(TextArea).text, self.view.parameters_json)
+        if value is None:
+            self.query_one("#edit-error", Label).update(problem)  # the text stays: nothing is lost
+            return
+        self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class LedgerScreen(ModalScreen[None]):
+    """The run's approval decisions, oldest first."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close", id="ledger.close")]
+
+    def __init__(self, entries: list[LedgerEntry]) -> None:
+        super().__init__(classes="dialog-screen")
+        self.entries = list(entries)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog detail"):
+            yield Label(f"Approvals ledger ({len(self.entries)} decisions)", classes="dialog-title")
+            with VerticalScroll(id="ledger-body", classes="detail-body", can_focus=True):
+                text = Text("\n".join(format_entry(e, sep="\n    ") for e in self.entries) or "no approval decisions yet")
+                yield Static(text, id="ledger-text")
+            yield Label("↑↓ scroll · Esc close", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#ledger-body").focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class RulesScreen(ModalScreen[None]):
+    """The run's rules for "always" (run scope and the machine's saved ones), asked of the run
+    itself with the ``approval_rules`` control; ``d`` removes the selected rule (it holds from
+    the next call), ``r`` reads them again."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("d", "remove", "Remove rule", id="rules.remove"),
+        Binding("r", "reload", "Reload", id="rules.reload"),
+        Binding("escape,q", "close", "Close", id="rules.close"),
+    ]
+
+    def __init__(self, ask: Callable[[dict[str, Any]], Awaitable[ControlAck]]) -> None:
+        super().__init__(classes="dialog-screen")
+        self._ask = ask
+        self.rules: list[Rule] = []
+        self.never_auto: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog detail"):
+            yield Label("Approval rules", classes="dialog-title")
+            yield OptionList(id="rules-list")
+            yield Label("", id="rules-note", classes="dialog-error")
+            yield Label("d remove the selected rule · r reload · Esc close", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        self.run_worker(self._load(), group="rules", exclusive=True)
+
+    async def _load(self) -> None:
+        ack = await self._ask({"op": "list"})
+        if AckResult(ack.result) is not AckResult.SUCCESS:
+            self._note(f"cannot list the rules: {ack.detail}")
+            return
+        try:
+            listing = json.loads(ack.detail)
+            self.rules = [Rule.from_dict(r) for r in listing["rules"]]
+            self.never_auto = [str(t) for t in listing.get("never_auto", [])]
+        except (ValueError, KeyError, TypeError) as exc:
+            self._note(f"the run answered something that is not a rule list: {exc}")
+            return
+        options = self.query_one(OptionList)
+        keep = options.highlighted or 0
+        options.clear_options()
+        for r in self.rules:
+            made = f" at {when_text(r.made_at_ms)}" if r.made_at_ms else ""
+            options.add_option(Option(f"{r.id:<5} {r.scope:<8} {r.describe()}  (made by {r.author or '?'}{made})", id=r.id))
+        if self.rules:
+            options.highlighted = min(keep, len(self.rules) - 1)
+        never = f"never automatic: {', '.join(self.never_auto)}" if self.never_auto else ""
+        self._note(never if self.rules else ("no rules. " + never).strip())
+
+    def action_remove(self) -> None:
+        options = self.query_one(OptionList)
+        index = options.highlighted
+        if index is None or not self.rules:
+            self._note("no rule selected")
+            return
+        rule_id = options.get_option_at_index(index).id or ""
+        self.run_worker(self._remove(rule_id), group="rules")
+
+    async def _remove(self, rule_id: str) -> None:
+        ack = await self._ask({"op": "remove", "rule_id": rule_id})
+        ok = AckResult(ack.result) is AckResult.SUCCESS
+        self.notify(ack.detail, title="rule removed" if ok else "not removed", severity="information" if ok else "error")
+        await self._load()
+
+    def _note(self, text: str) -> None:
+        self.query_one("#rules-note", Label).update(text)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
