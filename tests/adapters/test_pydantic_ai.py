@@ -11,13 +11,11 @@ import gc
 import logging
 import time
 import warnings
-from dataclasses import replace
 from typing import Any
 
 import pytest
 from pydantic_ai.messages import TextPart, ToolReturnPart
 
-from goldfive.adapters import common
 from goldfive.adapters.pydantic_ai import PydanticAIAdapter
 from goldfive.control import AckResult, ControlKind
 from goldfive.executors.sequential import SequentialExecutor
@@ -158,27 +156,20 @@ async def test_parallel_calls_each_get_their_own_approval_and_one_decision_never
     assert returns["p1"] == "posted to #one" and "not #two" in returns["p2"] and returns["l1"] == "value of k"
 
 
-async def test_arguments_edited_by_the_person_are_the_ones_that_run_and_the_model_is_told(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Ready for edit-then-approve (issue 15): a decision carrying arguments runs with them."""
-    real = common.ask_tool_approval
-
-    async def approve_with_edits(*args: Any, **kwargs: Any) -> common.ToolDecision:
-        decision = await real(*args, **kwargs)
-        return replace(decision, arguments={"channel": "#news", "text": "hi"}) if decision.approved else decision
-
-    monkeypatch.setattr("goldfive.adapters.pydantic_ai.ask_tool_approval", approve_with_edits)
+async def test_arguments_edited_by_the_person_are_the_ones_that_run_and_the_model_is_told() -> None:
     script = Script({"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "call-pub")), text("done")]})
     agent, ran = make_agent(script)
     h = Harness(agent, SequentialExecutor(), static("a"))
     h.start()
     await h.wait_event("approval_requested")
-    await h.control(ControlKind.APPROVE, target_id="call-pub")
+    ack = await h.control(ControlKind.APPROVE, target_id="call-pub", arguments={"channel": "#news", "text": "hi"})
+    assert ack.result == AckResult.SUCCESS, ack.detail
     assert (await h.finish()).success
-    assert ran == [{"tool": "publish", "channel": "#news", "text": "hi"}]
+    assert ran == [{"tool": "publish", "channel": "#news", "text": "hi"}]  # ToolApproved(override_args=...)
     second = script.of("a")[1]
     assert any("edited the arguments" in t and '"#news"' in t and '"#r"' in t for t in user_texts(second))
+    [call] = [s for s in steps(h, "tool_call") if s.tool_name == "publish"]
+    assert "#news" in call.args_json and call.outcome == "ok"  # the arguments that ran
 
 
 # -- injected messages ---------------------------------------------------------------------
