@@ -1,0 +1,177 @@
+"""goldfive's overhead per task around a PydanticAI agent, beside the framework alone.
+
+    python bench/bench_adapter_pydantic_ai.py [--tasks N] [--passes N]
+
+The agent is a plain ``pydantic_ai.Agent`` on PydanticAI's ``TestModel`` (no tool calls, a
+fixed text answer), so what is timed is the framework's run loop and what goldfive adds.
+
+(a) baseline: the framework alone, a loop of N ``agent.run`` calls, one per task title, each
+    continuing the previous runs' message history (what a person would write by hand);
+(b) goldfive: the same N tasks as a linear plan through ``Runner(agent=agent)`` (no sinks, no
+    control channel): PydanticAIAdapter with goldfive's task input, the 8 reporting tools, the
+    approval capability, the injected-message drain, the visibility events, the task state
+    machine and the executor;
+(c) goldfive with ``memory=False``: each task starts from an empty history.
+Then the framework alone as (a) plus one of the things goldfive hands it, to show where (b)'s
+time goes: (d) the eight reporting tools' schemas (a FunctionToolset), (e) a per-run capability
+(PydanticAI's own ``HandleDeferredToolCalls``, the mechanism the approvals use), (f) goldfive's
+task input (goals, the whole plan, results) as the prompt instead of the task title (cut to its
+last line in the carried history, as the adapter does).
+
+Every variant is warmed up, then they are timed in alternating passes; figures are medians of
+CPU time (``process_time``: this process's own work, steady on a shared machine) and wall time.
+Target (issue 14): goldfive adds at most 10% or 100 µs per task, whichever is larger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from types import SimpleNamespace
+from typing import Any, Awaitable, Callable, cast
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.capabilities import HandleDeferredToolCalls  # noqa: E402
+from pydantic_ai.messages import ModelMessage  # noqa: E402
+from pydantic_ai.models.test import TestModel  # noqa: E402
+from pydantic_ai.tools import Tool  # noqa: E402
+from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
+
+from goldfive.adapters.common import task_input  # noqa: E402
+from goldfive.adapters.pydantic_ai import PydanticAIAdapter, _compacted  # noqa: E402
+from goldfive.planners.static import StaticPlanner  # noqa: E402
+from goldfive.run.tools import build_tools  # noqa: E402
+from goldfive.runner import Runner  # noqa: E402
+from goldfive.types import Goal, Plan, Session, Task, TaskEdge  # noqa: E402
+
+Timing = tuple[float, float]  # (cpu seconds, wall seconds)
+
+
+def make_agent() -> Agent[None, str]:
+    agent: Agent[None, str] = Agent(TestModel(call_tools=[], custom_output_text="done"), name="bench")
+
+    @agent.tool_plain
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key
+
+    return agent
+
+
+def plan(n: int) -> Plan:
+    tasks = [Task(f"t{i}", f"Task number {i}", f"do step {i}") for i in range(n)]
+    return Plan(tasks=tasks, edges=[TaskEdge(a.id, b.id) for a, b in zip(tasks, tasks[1:])], id="bench")
+
+
+def eight_tools() -> FunctionToolset[Any]:
+    async def noop(**kwargs: Any) -> dict[str, Any]:
+        return {"ok": True}
+
+    specs = build_tools(cast(Any, SimpleNamespace(session=None, steerer=None, user_tools=[])), "t0")
+    return FunctionToolset([Tool.from_schema(noop, s.name, s.description, s.parameters) for s in specs.values()])
+
+
+def goldfive_prompts(n: int) -> list[str]:
+    """The task inputs goldfive gives the N tasks (each with the earlier tasks completed)."""
+    session = Session("bench", goals=[Goal("g1", "benchmark")], plan=plan(n))
+    prompts = []
+    for task in session.plan.tasks if session.plan else []:
+        prompts.append(task_input(session, task))
+        task.status = type(task.status)("COMPLETED")
+        session.completed_results[task.id] = "done"
+    return prompts
+
+
+async def timed(body: Callable[[], Awaitable[None]]) -> Timing:
+    cpu, wall = time.process_time(), time.perf_counter()
+    await body()
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+async def framework_alone(
+    agent: Agent[None, str], prompts: list[str], *, keep: list[str] | None = None, **run_kwargs: Any
+) -> Timing:
+    """``keep``: what each prompt is cut to in the carried history (as the adapter does)."""
+
+    async def body() -> None:
+        history: list[ModelMessage] = []
+        for i, prompt in enumerate(prompts):
+            extra = {k: v() if callable(v) else v for k, v in run_kwargs.items()}
+            result = await agent.run(prompt, message_history=history, **extra)
+            new = result.new_messages()
+            history = history + (_compacted(new, prompt, keep[i]) if keep is not None else new)
+
+    return await timed(body)
+
+
+async def through_goldfive(agent: Agent[None, str], n: int, memory: bool = True) -> Timing:
+    runner = Runner(agent=PydanticAIAdapter(agent, memory=memory), planner=StaticPlanner(plan(n)))
+    outcome: Any = None
+
+    async def body() -> None:
+        nonlocal outcome
+        outcome = await runner.run("benchmark")
+
+    spent = await timed(body)
+    await runner.close()
+    if not outcome.success:
+        raise SystemExit(f"the goldfive run failed: {outcome.reason}")
+    return spent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--passes", type=int, default=5)
+    args = parser.parse_args()
+    n, agent, tools = args.tasks, make_agent(), eight_tools()
+    titles = [f"Do the current task (t{i}): Task number {i}" for i in range(n)]
+    rich = goldfive_prompts(n)
+    variants: dict[str, Callable[[], Awaitable[Timing]]] = {
+        "(a) framework alone, history carried": lambda: framework_alone(agent, titles),
+        "(b) goldfive Runner + PydanticAIAdapter": lambda: through_goldfive(agent, n),
+        "(c) goldfive, memory=False": lambda: through_goldfive(agent, n, memory=False),
+        "(d) (a) + the 8 reporting tools' schemas": lambda: framework_alone(agent, titles, toolsets=[tools]),
+        "(e) (a) + a per-run capability": lambda: framework_alone(
+            agent, titles, capabilities=lambda: [HandleDeferredToolCalls(handler=lambda ctx, requests: None)]
+        ),
+        "(f) (a) with goldfive's task input as prompt": lambda: framework_alone(agent, rich, keep=titles),
+    }
+    cpu: dict[str, list[float]] = {k: [] for k in variants}
+    wall: dict[str, list[float]] = {k: [] for k in variants}
+
+    async def measure() -> None:
+        for run in variants.values():  # warm-up
+            await run()
+        for _ in range(args.passes):
+            for name, run in variants.items():
+                c, w = await run()
+                cpu[name].append(c)
+                wall[name].append(w)
+
+    asyncio.run(measure())
+    base_name = next(iter(variants))
+    per_cpu = {k: statistics.median(v) / n * 1e6 for k, v in cpu.items()}
+    per_wall = {k: statistics.median(v) / n * 1e6 for k, v in wall.items()}
+    base = per_cpu[base_name]
+    print(f"PydanticAI adapter: {n} tasks, median of {args.passes} passes after a warm-up; µs per task")
+    print(f"  {'':<46} {'cpu':>9} {'vs (a)':>10} {'ratio':>6}   {'wall':>9}")
+    for name in variants:
+        extra = f"{per_cpu[name] - base:+10.1f} {per_cpu[name] / base:5.2f}x"
+        print(f"  {name:<46} {per_cpu[name]:9.1f} {extra}   {per_wall[name]:9.1f}")
+    parts = sum(per_cpu[k] - base for k in list(variants)[3:])
+    own = per_cpu["(b) goldfive Runner + PydanticAIAdapter"] - base - parts
+    print(f"goldfive's own code (b - a - (d-a) - (e-a) - (f-a)): {own:+.1f} µs/task cpu")
+    allowed = max(0.10 * base, 100.0)
+    over = per_cpu["(b) goldfive Runner + PydanticAIAdapter"] - base
+    print(f"target: at most +{allowed:.0f} µs/task (max of 10% and 100 µs): {'within' if over <= allowed else 'over'} (+{over:.0f})")
+
+
+if __name__ == "__main__":
+    main()

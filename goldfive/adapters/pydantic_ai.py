@@ -1,0 +1,345 @@
+"""PydanticAIAdapter: a PydanticAI ``Agent`` as it is, one goldfive task = one agent run.
+
+The run's input is :func:`goldfive.adapters.common.task_input` (goals, plan, completed results,
+the task); its final output, as text, is the task's result. The conversation is PydanticAI's own
+message history, kept per goldfive run: each task's run continues it (``message_history=``,
+``conversation_id=`` the goldfive run id), so the agent remembers what it did in earlier tasks;
+a finished task's input is kept as its last line only (the next input carries the plan anew).
+
+Everything goes through PydanticAI's public API, for one run only, so the user's ``Agent`` is
+never changed:
+
+- the eight reporting tools are one ``FunctionToolset`` passed as ``toolsets=``;
+- the :class:`GoldfiveSteering` capability's ``handle_deferred_tool_calls`` answers the calls
+  PydanticAI defers for approval (``requires_approval=True``, an ``ApprovalRequiredToolset``, a
+  tool raising ``ApprovalRequired``) inline: one goldfive approval per call under PydanticAI's
+  own ``tool_call_id``, all asked at once; approve → ``ToolApproved`` (the person's edited
+  arguments as ``override_args``), anything else → ``ToolDenied`` with the reason, which is what
+  the model reads as the call's return;
+- the adapter drives ``agent.iter`` node by node: before each model request it drains the
+  injected messages into ``AgentRun.enqueue`` (they go into that request and stay in the
+  history); it records each model answer (``CallToolsNode``) and each tool result (the next
+  ``ModelRequestNode``) as ``agent_step`` events; when a reporting tool ends the task
+  (completed / failed) the run stops before its next model call, as the reference adapter does.
+  (Hooks such as ``before_model_request``, ``after_model_request`` or ``wrap_tool_execute``
+  could do the same, but overriding them makes PydanticAI re-process the whole history on every
+  request: ``after_model_request`` alone made a 100-run conversation about 4x slower.)
+
+Cancelling ``invoke`` (CANCEL, STEER) cancels the task driving ``agent.iter``: PydanticAI tears
+down the model request in flight and its tool tasks, pending approvals are withdrawn, and the
+``CancelledError`` propagates; the history keeps only completed runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+from contextvars import ContextVar
+from dataclasses import replace
+from typing import Any
+
+from pydantic_ai import Agent
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import AgentRunError, UsageLimitExceeded, UserError
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.tools import (
+    DeferredToolApprovalResult,
+    DeferredToolRequests,
+    DeferredToolResults,
+    RunContext,
+    Tool,
+    ToolApproved,
+    ToolDenied,
+)
+from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.usage import UsageLimits
+
+from goldfive.adapters.common import ask_tool_approval, record_model_turn, record_tool_call, task_input, to_text
+from goldfive.results import InvocationResult
+from goldfive.run.context import RunContext as GoldfiveRun
+from goldfive.run.context import context_of, read_injected
+from goldfive.run.tools import ReportingToolSpec
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
+
+__all__ = ["GoldfiveSteering", "PydanticAIAdapter"]
+
+
+class PydanticAIAdapter:
+    """An AgentAdapter for a PydanticAI agent.
+
+    ``deps`` are passed to every run (the agent's ``deps_type``); ``usage_limits`` bound each
+    run (PydanticAI's default otherwise); ``memory=False`` starts every task from an empty
+    history instead of continuing the run's conversation.
+    """
+
+    #: The agent's tools are its own; goldfive adds only the reporting tools.
+    user_tools: tuple[Any, ...] = ()
+
+    def __init__(
+        self,
+        agent: AbstractAgent[Any, Any],
+        *,
+        name: str | None = None,
+        deps: Any = None,
+        usage_limits: UsageLimits | None = None,
+        memory: bool = True,
+    ) -> None:
+        if not isinstance(agent, AbstractAgent):
+            raise TypeError(f"PydanticAIAdapter needs a pydantic_ai Agent, got {type(agent).__name__}")
+        self.agent = agent
+        self.name = name or agent.name or "pydantic_ai_agent"
+        self.deps = deps
+        self.usage_limits = usage_limits
+        self.memory = memory
+        # id(session) -> (the session, its conversation); a dead reference is a finished run.
+        self._histories: dict[int, tuple[weakref.ref[Session], list[ModelMessage]]] = {}
+        self._reporting = ReportingToolset()
+
+    @property
+    def available_agents(self) -> list[str]:
+        return [self.name]
+
+    def history(self, session: Session) -> list[ModelMessage]:
+        """The PydanticAI conversation of ``session``'s run so far (empty when none)."""
+        entry = self._histories.get(id(session))
+        if entry is None or entry[0]() is not session:
+            return []
+        return entry[1]
+
+    async def invoke(self, task: Task, session: Session) -> InvocationResult:
+        ctx = context_of(session)
+        specs = ctx.tools_for(task.id)
+        steering = GoldfiveSteering(ctx, task.id, specs)
+        toolset = self._reporting.for_specs(specs)
+        history = list(self.history(session)) if self.memory else []
+        prompt = task_input(session, task)
+        new: list[ModelMessage] = []
+        output: Any = None
+        bound = CURRENT.set(steering)
+        try:
+            async with self.agent.iter(
+                prompt,
+                message_history=history,
+                conversation_id=session.run_id if not history else None,
+                deps=self.deps,
+                usage_limits=self.usage_limits,
+                toolsets=[toolset],
+                capabilities=[steering],
+            ) as run:
+                async for node in run:
+                    if Agent.is_call_tools_node(node):
+                        await steering.turn(node.model_response)
+                    elif Agent.is_model_request_node(node):
+                        await steering.results(node.request)
+                        if _status(session, task).is_terminal:
+                            # A reporting tool ended the task: no further model call. The tool
+                            # returns waiting in this node close the calls in the history.
+                            new = [*run.new_messages(), node.request]
+                            break
+                        # INJECT_MESSAGE: into the request this node is about to send.
+                        texts = await read_injected(session, task.id)
+                        if texts:
+                            run.enqueue(*texts)
+                else:
+                    new = run.new_messages()
+                    output = run.result.output if run.result is not None else None
+        except UsageLimitExceeded as exc:
+            await _drift(ctx.steerer, session, DriftKind.TOO_MANY_STEPS, str(exc), task.id)
+            return InvocationResult(task.id, stop_reason="max_steps", error=f"step limit exceeded: {exc}")
+        except (AgentRunError, UserError) as exc:
+            # The framework refused or the model failed: the task fails with PydanticAI's words.
+            return InvocationResult(task.id, stop_reason="model_error", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            CURRENT.reset(bound)
+        if self.memory:
+            self._remember(session, _compacted(new, prompt, f"Do the current task ({task.id}): {task.title}"))
+        status = _status(session, task)
+        if status.is_terminal:
+            if status == TaskStatus.COMPLETED:
+                return InvocationResult(task.id, text=steering.reported or to_text(output), stop_reason="task_completed")
+            return InvocationResult(task.id, stop_reason=f"task_{status.lower()}", error=steering.reported or f"task {status.lower()}")
+        if isinstance(output, DeferredToolRequests):
+            names = ", ".join(c.tool_name for c in output.calls) or "none"
+            return InvocationResult(
+                task.id, stop_reason="deferred", error=f"the agent deferred calls goldfive cannot run (external tools: {names})"
+            )
+        return InvocationResult(task.id, text=to_text(output), stop_reason="stop")
+
+    def _remember(self, session: Session, new: list[ModelMessage]) -> None:
+        # Appended, not replaced: tasks of one run may run in parallel, each adds its own turn.
+        for key in [k for k, (ref, _) in self._histories.items() if ref() is None]:
+            del self._histories[key]
+        entry = self._histories.get(id(session))
+        if entry is None or entry[0]() is not session:
+            entry = (weakref.ref(session), [])
+            self._histories[id(session)] = entry
+        entry[1].extend(new)
+
+
+def _compacted(messages: list[ModelMessage], prompt: str, short: str) -> list[ModelMessage]:
+    """``messages`` with the task input cut to its last line: the goals, plan and results it
+    carried are stale once the task is done, and every later task's input repeats them fresh.
+    Without this a 100-task run would carry 100 copies of the plan into every model call."""
+    out: list[ModelMessage] = []
+    for message in messages:
+        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) and p.content == prompt for p in message.parts):
+            parts = [replace(p, content=short) if isinstance(p, UserPromptPart) and p.content == prompt else p for p in message.parts]
+            message = replace(message, parts=parts)
+        out.append(message)
+    return out
+
+
+def _status(session: Session, task: Task) -> TaskStatus:
+    plan = session.plan
+    if plan is not None and plan.has_task(task.id):
+        return plan.task(task.id).status
+    return task.status
+
+
+async def _drift(steerer: Any, session: Session, kind: DriftKind, detail: str, task_id: str) -> None:
+    await steerer.report_drift(session, DriftEvent(kind, DriftSeverity.WARNING, detail, task_id))
+
+
+# -- what goldfive adds to one run ---------------------------------------------------------
+
+#: The ``framework`` field of this adapter's ``agent_step`` events.
+FRAMEWORK = "pydantic_ai"
+
+_ENDING_TOOLS = ("report_task_completed", "report_task_failed")
+
+
+class GoldfiveSteering(AbstractCapability[Any]):
+    """The goldfive side of one PydanticAI run (one goldfive task)."""
+
+    def __init__(self, run: GoldfiveRun, task_id: str, specs: dict[str, ReportingToolSpec]) -> None:
+        self.run = run
+        self.task_id = task_id
+        self.specs = specs
+        #: What report_task_completed / report_task_failed said (the task's result or reason).
+        self.reported = ""
+        #: The calls of the model's latest answers not yet seen answered, by tool call id.
+        self._calls: dict[str, ToolCallPart] = {}
+        #: Calls a person approved with edited arguments: call id -> the arguments that ran.
+        self._ran_with: dict[str, dict[str, Any]] = {}
+
+    async def report(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Run the reporting tool ``name`` for this task (called by the shared toolset)."""
+        spec = self.specs.get(name)
+        if spec is None:
+            return {"ok": False, "error": f"{name} is not offered to task {self.task_id}"}
+        out = await spec(**kwargs)
+        if name in _ENDING_TOOLS and out.get("ok"):
+            self.reported = str(kwargs.get("result") or kwargs.get("reason") or "")
+        return out
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None  # per-run only, never built from an agent spec
+
+    # -- visibility ------------------------------------------------------------------
+    async def turn(self, response: ModelResponse) -> None:
+        """One model answer (a ``CallToolsNode``'s response)."""
+        text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        self._calls.update((c.tool_call_id, c) for c in calls)
+        await record_model_turn(self.run, task_id=self.task_id, framework=FRAMEWORK, text=text, tool_calls=[c.tool_name for c in calls])
+
+    async def results(self, request: ModelRequest) -> None:
+        """The tool calls answered in ``request`` (the next ``ModelRequestNode``'s request)."""
+        for part in request.parts:
+            call_id = getattr(part, "tool_call_id", None)
+            call = self._calls.pop(call_id, None) if isinstance(call_id, str) else None
+            if call is None:
+                continue
+            args = self._ran_with.pop(call.tool_call_id, None) or call.args_as_dict()
+            if isinstance(part, ToolReturnPart):
+                if part.outcome == "denied":
+                    continue  # recorded as rejected when it was decided
+                outcome = "ok" if part.outcome == "success" else "error"
+                await self._record(call, args, part.content, outcome)
+            else:  # a retry: the tool (or its arguments' validation) asked the model to try again
+                await self._record(call, args, getattr(part, "content", ""), "error")
+
+    # -- tool approval ---------------------------------------------------------------
+    async def handle_deferred_tool_calls(
+        self, ctx: RunContext[Any], *, requests: DeferredToolRequests
+    ) -> DeferredToolResults | None:
+        if not requests.approvals:
+            return None  # external calls are not goldfive's to answer; PydanticAI reports them
+        # One approval per call, all pending at once (the approvals pane shows them side by
+        # side); the task group withdraws the ones still open if the run is cancelled.
+        async with asyncio.TaskGroup() as group:
+            asked = {call.tool_call_id: group.create_task(self._decide(ctx, call)) for call in requests.approvals}
+        return requests.build_results(approvals={cid: task.result() for cid, task in asked.items()})
+
+    async def _decide(self, ctx: RunContext[Any], call: ToolCallPart) -> DeferredToolApprovalResult:
+        args = call.args_as_dict()
+        target = call.tool_call_id
+        if target in self.run.session.pending_approvals:
+            # Another task's run reused the id (a test model's fixed ids, parallel tasks).
+            target = f"{target}@{self.task_id}"
+        decision = await ask_tool_approval(self.run, task_id=self.task_id, tool_name=call.tool_name, args=args, call_id=target)
+        if decision.approved:
+            if decision.arguments is not None and decision.arguments != args:
+                self._ran_with[call.tool_call_id] = decision.arguments
+                # The model must know the call it made is not the call that ran.
+                ctx.enqueue(
+                    f"A person edited the arguments of your call {call.tool_call_id} to {call.tool_name} before "
+                    f"approving it; it ran with {_json(decision.arguments)} instead of {_json(args)}."
+                )
+                return ToolApproved(override_args=decision.arguments)
+            return ToolApproved()
+        denial = decision.denial_for_model(call.tool_name)
+        await self._record(call, args, denial, "rejected")
+        return ToolDenied(denial)
+
+    async def _record(self, call: ToolCallPart, args: dict[str, Any], result: Any, outcome: str) -> None:
+        await record_tool_call(
+            self.run,
+            task_id=self.task_id,
+            framework=FRAMEWORK,
+            tool_name=call.tool_name,
+            args=args,
+            result=result,
+            outcome=outcome,
+            call_id=call.tool_call_id,
+        )
+
+
+#: The steering of the run the current asyncio task drives (set by the adapter around a run).
+CURRENT: ContextVar[GoldfiveSteering | None] = ContextVar("goldfive_pydantic_ai_steering", default=None)
+
+
+class ReportingToolset:
+    """The reporting tools as one PydanticAI ``FunctionToolset``, built once per set of tools
+    and bound to the running task through :data:`CURRENT`: a toolset per task would rebuild
+    eight tool schemas every task."""
+
+    def __init__(self) -> None:
+        self._key: tuple[tuple[str, str], ...] = ()
+        self._toolset: FunctionToolset[Any] | None = None
+
+    def for_specs(self, specs: dict[str, ReportingToolSpec]) -> FunctionToolset[Any]:
+        key = tuple((spec.name, spec.description) for spec in specs.values())
+        if self._toolset is None or key != self._key:
+            self._key, self._toolset = key, FunctionToolset([_tool(spec) for spec in specs.values()])
+        return self._toolset
+
+
+def _tool(spec: ReportingToolSpec) -> Tool[Any]:
+    name = spec.name
+
+    async def call(**kwargs: Any) -> dict[str, Any]:
+        steering = CURRENT.get()
+        if steering is None:  # only reachable if the toolset is used outside the adapter
+            return {"ok": False, "error": f"{name}: no goldfive task is running"}
+        return await steering.report(name, kwargs)
+
+    # from_schema: the spec validates its own arguments and answers {"ok": False, "error"}.
+    return Tool.from_schema(call, name=name, description=spec.description, json_schema=spec.parameters)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
