@@ -128,3 +128,13 @@ def test_attach_without_run_id_opens_the_runs_screen(tmp_path: Path, monkeypatch
     finally:
         asyncio.run_coroutine_threadsafe(server.stop(0), loop).result(10)  # type: ignore[attr-defined]
         loop.call_soon_threadsafe(loop.stop)
+
+
+def test_a_finished_connected_run_shows_its_end_not_its_gone_runner() -> None:
+    from goldfive.pb.goldfive.v1 import service_pb2
+    from goldfive_tui.runs.remote import row_from_summary
+
+    done = service_pb2.RunSummary(run_id="r1", state="COMPLETED", origin="connected", connection="disconnected")
+    live = service_pb2.RunSummary(run_id="r2", state="RUNNING", origin="connected", connection="disconnected")
+    assert row_from_summary(done, []).state == "COMPLETED"
+    assert row_from_summary(live, []).state == "DISCONNECTED"
