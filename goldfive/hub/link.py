@@ -205,6 +205,13 @@ class HubLink:
                     log.warning(
                         "HubLink(%s): %s; the run goes on, %d events held, reconnecting", self.address, text, len(self.buffer)
                     )
+            except Exception as exc:  # a bug must not end this task silently: close would wait for nothing
+                text = f"{type(exc).__name__}: {exc}"
+                if not self.errors or self.errors[-1] != text:
+                    log.exception("HubLink(%s): the connection failed unexpectedly; reconnecting", self.address)
+                self.errors.append(text)
+                del self.errors[:-20]
+                failures += 1
             if self._closing:
                 return
             delay = min(0.05 * 2 ** min(failures, 16), self.max_backoff) * (0.5 + random.random() / 2)
@@ -221,7 +228,7 @@ class HubLink:
                 resume_after=self.confirmed,
                 goal_summary=self._goal,
             )
-            await call.write(service_pb2.RunnerMessage(hello=hello))
+            await _send(call, service_pb2.RunnerMessage(hello=hello))
             first = await call.read()
             if first is grpc.aio.EOF:
                 raise _Ended("the hub closed the stream before its welcome")
@@ -284,14 +291,14 @@ class HubLink:
         while True:
             while self._acks:
                 ack = self._acks[0]
-                await call.write(service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack)))
+                await _send(call, service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack)))
                 self._acks.popleft()
             if self.buffer.has_after(sent):
                 if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
                     await asyncio.sleep(self.linger)  # let the batch fill a little
                 batch = self.buffer.after(sent, self.batch_events)
                 if batch:
-                    await call.write(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
+                    await _send(call, service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
                     sent = batch[-1].sequence
                 continue
             if self._closing:
@@ -325,6 +332,20 @@ class HubLink:
     def _send_ack(self, ack: ControlAck) -> None:
         self._acks.append(ack)
         self._wake.set()
+
+
+async def _send(call: Any, msg: service_pb2.RunnerMessage) -> None:
+    """``call.write``, where a call that already ended is a broken session like any other.
+
+    When the hub goes away, the call's status arrives and ``done()`` turns true a few loop
+    steps before the reader's ``read()`` raises it as AioRpcError. A write in that window (the
+    writer waking from ``linger`` or for a new event) gets ``asyncio.InvalidStateError`` from
+    grpc instead; it must end this session (the reconnect loop then resends), not escape
+    ``_run`` and kill the link, which left ``close`` waiting for a confirmation never coming."""
+    try:
+        await call.write(msg)
+    except asyncio.InvalidStateError as exc:
+        raise _Ended(f"the stream ended while sending: {exc}") from exc
 
 
 def hub_link(

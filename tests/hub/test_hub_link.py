@@ -7,8 +7,12 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from goldfive import events
+from goldfive.control import ControlChannel
 from goldfive.hub import EventBuffer, HubLink
+from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.planners.static import StaticPlanner
 from goldfive.remote import RunHost, start_server
 from goldfive.runner import Runner
@@ -156,3 +160,52 @@ def test_the_hub_token_falls_back_to_goldfive_token(monkeypatch) -> None:  # typ
     assert dict(link._metadata)["authorization"] == "Bearer from-the-environment-123"
     given = Runner(agent=lambda task, session: None, hub="127.0.0.1:1", hub_token="given-token-4567890")  # type: ignore[arg-type, return-value]
     assert dict(given.sinks[-1]._metadata)["authorization"] == "Bearer given-token-4567890"
+
+
+async def test_events_to_send_on_a_stream_the_hub_already_ended_end_that_session_not_the_link(tmp_path: Path) -> None:
+    # A killed hub: the call's status arrives (done() is true) a few loop steps before the
+    # reader raises it; the writer waking in between must see a broken session (_Ended, so the
+    # link reconnects), not grpc's InvalidStateError, which ended the link's task for good.
+    from goldfive.hub.link import _Ended
+
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0")
+    try:
+        link = HubLink(server.address, ControlChannel())
+        for ev in _events(3):
+            link.buffer.append(ev)
+        call = link._open().Connect()
+        await call.write(service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id="buf", resume_after=-1)))
+        assert (await call.read()).WhichOneof("body") == "welcome"
+        for part in server.extra:
+            part.end_streams()
+        await asyncio.wait_for(call.code(), 5)  # the call is over; nobody read its end yet
+        assert call.done()
+        with pytest.raises(_Ended, match="ended while sending"):
+            await link._write(call, -1)
+        assert link._channel is not None
+        await link._channel.close()
+    finally:
+        await server.stop(None)
+
+
+async def test_an_unexpected_failure_in_a_session_reconnects_and_loses_nothing(tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0")
+    try:
+        runner, link = await _quick_run(server.address, "hiccup")
+        real_after, failed = link.buffer.after, []
+
+        def after_once_broken(sequence: int, limit: int) -> list:  # type: ignore[type-arg]
+            if not failed:
+                failed.append(sequence)
+                raise RuntimeError("a bug in the first session")
+            return real_after(sequence, limit)
+
+        link.buffer.after = after_once_broken  # type: ignore[method-assign]
+        assert (await runner.run("one thing")).success
+        await runner.close()  # before: the task died and close waited for its timeout, then raised
+        assert failed and link.sessions == 2 and link.confirmed == link.buffer.last_sequence and not link.stopped
+        assert link.errors == ["RuntimeError: a bug in the first session"]
+        assert any("failed unexpectedly" in r.getMessage() for r in caplog.records)
+        assert server.host.get("hiccup").state.finished  # type: ignore[union-attr]
+    finally:
+        await server.stop(None)
