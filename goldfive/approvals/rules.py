@@ -123,6 +123,20 @@ class Matcher:
         return cls(kind, d.get("value"), d.get("low"), d.get("high"))
 
 
+def matchers_from(raw: Any) -> dict[str, Matcher]:
+    """``{"argument": matcher spec}`` (a rule's "match") as Matchers; ValueError naming the
+    argument whose spec is wrong."""
+    if not isinstance(raw, Mapping):
+        raise ValueError("\"match\" must map argument names to matchers")
+    matchers: dict[str, Matcher] = {}
+    for name, spec in raw.items():
+        try:
+            matchers[str(name)] = Matcher.from_dict(spec)
+        except ValueError as exc:
+            raise ValueError(f"argument {name!r}: {exc}") from None
+    return matchers
+
+
 @dataclass(frozen=True)
 class Rule:
     """Approve calls to ``tool`` without asking. No matchers: every call to the tool.
@@ -182,15 +196,7 @@ class Rule:
         tool = d.get("tool")
         if not isinstance(tool, str) or not tool:
             raise ValueError("a rule needs a tool name (\"tool\")")
-        raw = d.get("match") or {}
-        if not isinstance(raw, Mapping):
-            raise ValueError("\"match\" must map argument names to matchers")
-        matchers: dict[str, Matcher] = {}
-        for name, spec in raw.items():
-            try:
-                matchers[str(name)] = Matcher.from_dict(spec)
-            except ValueError as exc:
-                raise ValueError(f"argument {name!r}: {exc}") from None
+        matchers = matchers_from(d.get("match") or {})
         made = d.get("made_at_ms", 0)
         return cls(
             tool,

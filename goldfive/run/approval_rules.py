@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from goldfive.approvals.rules import Matcher, Rule
+from goldfive.approvals.rules import Rule, matchers_from
 from goldfive.approvals.store import RulesFileError
 from goldfive.control import ControlMessage
 from goldfive.run.approvals import desk_of
@@ -33,15 +33,7 @@ def rule_from_always(always: Any, tool: str, meta: Mapping[str, Any], author: st
     scope = str(always.get("scope", "run") or "run")
     if scope not in ("run", "machine"):
         raise ValueError(f"scope must be 'run' or 'machine', got {scope!r}")
-    raw = always.get("match") or {}
-    if not isinstance(raw, Mapping):
-        raise ValueError("match must map argument names to matchers")
-    matchers: dict[str, Matcher] = {}
-    for name, spec in raw.items():
-        try:
-            matchers[str(name)] = Matcher.from_dict(spec)
-        except ValueError as exc:
-            raise ValueError(f"argument {name!r}: {exc}") from None
+    matchers = matchers_from(always.get("match") or {})
     return Rule(tool, matchers, author=author, made_at_ms=now_ms, scope=scope)
 
 
