@@ -9,15 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.server import DEFAULT_LISTEN
-
-if TYPE_CHECKING:
-    from goldfive.pb.goldfive.v1.service_pb2 import RunSummary
 
 __all__ = ["attach_command", "register", "serve_command"]
 
@@ -158,21 +155,9 @@ def serve_command(
         click.echo("goldfive serve: stopped", err=True)
 
 
-def choose_run(summaries: list[RunSummary]) -> str:
-    """The one live run, else the latest started one."""
-    if not summaries:
-        raise GoldfiveError("the server hosts no runs")
-    live = [s for s in summaries if s.state in ("PENDING", "RUNNING", "PAUSED")]
-    if len(live) > 1:
-        raise GoldfiveError(f"several live runs, pick one with --run-id: {', '.join(s.run_id for s in live)}")
-    if live:
-        return live[0].run_id
-    return max(summaries, key=lambda s: s.started_at.ToMilliseconds()).run_id
-
-
 @click.command("attach", short_help="Open the TUI on a run served at ADDR.")
 @click.argument("addr", metavar="ADDR")
-@click.option("--run-id", help="Which run: its id or a unique prefix of 4+ characters (default: the one live run, else the latest).")
+@click.option("--run-id", help="Open this run (its id or a unique prefix of 4+ characters); without it, the runs screen lists every run.")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
 @click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
 @click.option(
