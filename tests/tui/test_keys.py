@@ -360,3 +360,21 @@ async def test_a_steer_note_can_span_lines_and_up_recalls_the_previous_one() -> 
         await pilot.press("escape")
         await pilot.press("i", "up")  # inject keeps its own history
         assert rig.app.screen.query_one(TextArea).text == ""
+
+
+async def test_ctrl_s_right_after_fast_typing_sends_every_key_typed_before_it() -> None:
+    """Keys arriving faster than they are handled (a paste, tmux send-keys) stay in order:
+    ctrl+s never overtakes text still queued for the note."""
+    from textual import events as tev
+
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("s")
+        driver = rig.app._driver
+        assert driver is not None
+        for ch in "fewer slides please":
+            driver.send_message(tev.Key("space" if ch == " " else ch, ch))
+        driver.send_message(tev.Key("ctrl+s", None))
+        await settle(rig, pilot)
+        assert sent(rig) == [("STEER", {"note": "fewer slides please", "author": "you"})]

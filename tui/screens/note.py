@@ -21,12 +21,23 @@ from .dialogs import Validator
 
 
 class NoteArea(TextArea):
-    """A TextArea that asks for the previous / next history entry at its top / bottom edge."""
+    """A TextArea that asks for the previous / next history entry at its top / bottom edge,
+    and to be sent on ctrl+s. The send key is the area's own binding, handled in order with
+    the typed keys: as a priority binding of the screen it could overtake keys still queued
+    for the area (a fast paste, then ctrl+s) and send the note cut short."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+s,ctrl+enter", "send", "Send", show=False)]
 
     class Recall(Message):
         def __init__(self, step: int) -> None:
             super().__init__()
             self.step = step
+
+    class Send(Message):
+        """ctrl+s: send what is typed."""
+
+    def action_send(self) -> None:
+        self.post_message(self.Send())
 
     async def _on_key(self, event: events.Key) -> None:
         row, _ = self.cursor_location
@@ -48,7 +59,7 @@ class NotePrompt(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="dialog.cancel"),
-        Binding("ctrl+s,ctrl+enter", "send", "Send", priority=True, id="dialog.send"),
+        Binding("ctrl+s,ctrl+enter", "send", "Send", id="dialog.send"),
     ]
 
     def __init__(
@@ -74,6 +85,10 @@ class NotePrompt(ModalScreen[str | None]):
         area = self.query_one(NoteArea)
         area.cursor_blink = getattr(self.app, "cursor_blink", True)
         area.focus()
+
+    def on_note_area_send(self, message: NoteArea.Send) -> None:
+        message.stop()
+        self.action_send()
 
     def on_note_area_recall(self, message: NoteArea.Recall) -> None:
         area = self.query_one(NoteArea)
