@@ -134,3 +134,28 @@ async def test_r_lists_the_runs_rules_and_d_removes_the_selected_one() -> None:
         assert [a["op"] for a in asked] == ["list", "remove", "list"] and asked[1]["rule_id"] == "R2"
         assert asked[1]["client"] == "tui" and [r.id for r in book.rules()] == ["R1"]
         assert "R2    run" not in screen_text(rig.app)
+
+
+async def test_ctrl_s_right_after_fast_typing_approves_the_arguments_as_typed_to_the_end() -> None:
+    """Keys sent faster than they are handled: ctrl+s never approves arguments half typed
+    (typing "30" then ctrl+s must not approve 3)."""
+    from textual import events as tev
+
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        rig.source.release([_ask(rig)])
+        await settle(rig, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        area = rig.app.screen.query_one(TextArea)
+        await _type_over(pilot, area, '{"slides": ')
+        area.move_cursor(area.document.end)
+        driver = rig.app._driver
+        assert driver is not None
+        for ch in "30}":
+            driver.send_message(tev.Key("right_curly_bracket" if ch == "}" else ch, ch))
+        driver.send_message(tev.Key("ctrl+s", None))
+        await settle(rig, pilot)
+        (msg,) = rig.source.sent
+        assert str(msg.kind) == "APPROVE" and msg.payload["arguments"] == {"slides": 30}

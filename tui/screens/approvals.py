@@ -21,6 +21,7 @@ from goldfive.approvals.rules import Rule
 from goldfive.control import AckResult, ControlAck
 from goldfive.view import ApprovalView
 
+from ..widgets.submit_area import SubmitArea
 from .detail import pretty_json
 
 
@@ -46,7 +47,9 @@ class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
     checking it against the tool's parameters, here and again in the run), Esc cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "approve", "Approve edited", id="edit.approve", priority=True),
+        # Not a priority binding: in the editor ctrl+s is the SubmitArea's own, handled in
+        # order with the typed keys, so a call is never approved with arguments half typed.
+        Binding("ctrl+s", "approve", "Approve edited", id="edit.approve"),
         Binding("escape", "cancel", "Cancel", id="edit.cancel"),
     ]
 
@@ -58,7 +61,7 @@ class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
         v = self.view
         with Vertical(classes="dialog detail"):
             yield Label(f"Edit, then approve: {v.tool_name or v.target_id} ({v.target_id})", classes="dialog-title")
-            yield TextArea(pretty_json(v.args if v.args is not None else {}), language="json", id="edit-args")
+            yield SubmitArea(pretty_json(v.args if v.args is not None else {}), language="json", id="edit-args")
             yield Label("", id="edit-error", classes="dialog-error")
             yield Label("ctrl+s approve with these arguments · Esc cancel", classes="dialog-hint")
 
@@ -66,6 +69,10 @@ class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
         area = self.query_one(TextArea)
         area.cursor_blink = getattr(self.app, "cursor_blink", True)
         area.focus()
+
+    def on_submit_area_submitted(self, message: SubmitArea.Submitted) -> None:
+        message.stop()
+        self.action_approve()
 
     def action_approve(self) -> None:
         value, problem = edited_arguments(self.query_one(TextArea).text, self.view.parameters_json)

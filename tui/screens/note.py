@@ -15,29 +15,21 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Label, TextArea
+from textual.widgets import Label
+
+from ..widgets.submit_area import SubmitArea
 
 from .dialogs import Validator
 
 
-class NoteArea(TextArea):
-    """A TextArea that asks for the previous / next history entry at its top / bottom edge,
-    and to be sent on ctrl+s. The send key is the area's own binding, handled in order with
-    the typed keys: as a priority binding of the screen it could overtake keys still queued
-    for the area (a fast paste, then ctrl+s) and send the note cut short."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("ctrl+s,ctrl+enter", "send", "Send", show=False)]
+class NoteArea(SubmitArea):
+    """A SubmitArea (ctrl+s sends, in order with the typed keys) that asks for the previous /
+    next history entry at its top / bottom edge."""
 
     class Recall(Message):
         def __init__(self, step: int) -> None:
             super().__init__()
             self.step = step
-
-    class Send(Message):
-        """ctrl+s: send what is typed."""
-
-    def action_send(self) -> None:
-        self.post_message(self.Send())
 
     async def _on_key(self, event: events.Key) -> None:
         row, _ = self.cursor_location
@@ -86,7 +78,7 @@ class NotePrompt(ModalScreen[str | None]):
         area.cursor_blink = getattr(self.app, "cursor_blink", True)
         area.focus()
 
-    def on_note_area_send(self, message: NoteArea.Send) -> None:
+    def on_submit_area_submitted(self, message: SubmitArea.Submitted) -> None:
         message.stop()
         self.action_send()
 
