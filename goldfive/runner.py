@@ -13,7 +13,7 @@ import logging
 import os
 import uuid
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from goldfive import events
 from goldfive.aio import cancel_and_wait
@@ -64,7 +64,7 @@ class Runner:
         run_id: str | None = None,
         clock: Callable[[], int] | None = None,
         launch: dict[str, Any] | None = None,
-        hub: str | None = None,
+        hub: str | Sequence[str] | None = None,
         hub_token: str | None = None,
         hub_tls_ca: str | os.PathLike[str] | None = None,
     ) -> None:

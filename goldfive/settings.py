@@ -47,3 +47,10 @@ def remote_token(environ: Mapping[str, str] | None = None) -> str | None:
     """The bearer token for ``goldfive serve`` / ``ctl`` / ``attach`` (GOLDFIVE_TOKEN), or None."""
     env = os.environ if environ is None else environ
     return env.get("GOLDFIVE_TOKEN") or None
+
+
+def redact_dsn(dsn: str) -> str:
+    """A database URL without its password, for messages (``postgresql://u:***@host/db``)."""
+    import re
+
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)

@@ -10,3 +10,33 @@ if "GOLDFIVE_CONFIG_DIR" not in os.environ:
 
 # The chaos suite's options (--chaos-long, --chaos-seed) must be registered before collection.
 from tests.chaos.options import pytest_addoption  # noqa: E402,F401
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def pg_server():  # type: ignore[no-untyped-def]
+    """A real PostgreSQL server for the whole session (tests/pg_server.py), started on first use."""
+    from tests.pg_server import start_postgres
+
+    server = start_postgres()
+    try:
+        yield server
+    finally:
+        server.destroy()
+
+
+@pytest.fixture
+def pg_dsn(pg_server, request):  # type: ignore[no-untyped-def]
+    """A fresh, empty database on the session's server, for one test."""
+    import re
+    import uuid
+
+    import psycopg
+
+    name = "t_" + re.sub(r"[^a-z0-9]", "", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:6]
+    with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield pg_server.dsn.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

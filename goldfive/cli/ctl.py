@@ -189,7 +189,16 @@ def ctl(
 @_options
 def runs_command(opts: _Opts) -> None:
     """List the runs (live and recorded), the ones that need a person first."""
-    runs = _call(opts, lambda c: c.list_runs())
+    warning: list[str] = []
+
+    async def read(client: Any) -> list[Any]:
+        found = await client.list_runs()
+        warning.append(client.hub_warning)
+        return list(found)
+
+    runs = _call(opts, read)
+    if warning and warning[0]:  # on stderr: the rows (or the JSON) stay what scripts read
+        click.echo(f"goldfive ctl: hub degraded: {warning[0]}", err=True)
     if opts.as_json:
         click.echo(json.dumps([_dict(r) for r in runs]))
         return

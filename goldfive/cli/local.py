@@ -148,7 +148,13 @@ async def run_headless(
 @click.option("--api-key", help="API key (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
 @click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
 @click.option("--db", "db_path", help="SQLite file to record the run to (default: the user data directory).")
-@click.option("--hub", "hub_addr", metavar="HOST:PORT", help="Register the run with this hub (goldfive serve): watched and steered from there.")
+@click.option(
+    "--hub",
+    "hub_addr",
+    metavar="HOST:PORT[,HOST:PORT...]",
+    help="Register the run with this hub (goldfive serve): watched and steered from there. Several hubs on one "
+    "database, comma-separated: the run moves to the next when its hub goes away.",
+)
 @click.option("--hub-token", help="Bearer token for the hub, a runner token is enough (default: GOLDFIVE_TOKEN).")
 @click.option("--hub-tls-ca", metavar="FILE", help="CA certificate (PEM) to verify the hub's TLS certificate.")
 def run_command(
@@ -206,12 +212,14 @@ def _hub_options(addr: str | None, token: str | None, tls_ca: str | None) -> dic
         return None
     from goldfive.remote.auth import split_host_port
 
-    try:
-        host, port = split_host_port(addr)
-    except GoldfiveError:
-        host, port = "", ""
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise _fail(f"--hub {addr!r} is not HOST:PORT (for example 127.0.0.1:7531)")
+    for one in addr.split(","):  # several hubs on one database: tried in order
+        try:
+            host, port = split_host_port(one.strip())
+        except GoldfiveError:
+            host, port = "", ""
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            shown = f"{one!r} in {addr!r}" if "," in addr else repr(addr)
+            raise _fail(f"--hub {shown} is not HOST:PORT (for example 127.0.0.1:7531; several: A:7531,B:7531)")
     if tls_ca is not None and not os.path.isfile(tls_ca):
         raise _fail(f"--hub-tls-ca {tls_ca!r}: no such file")
     return {"hub": addr, "hub_token": token, "hub_tls_ca": tls_ca}

@@ -49,7 +49,12 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     type=click.Path(exists=True, dir_okay=False),
     help="CA certificate (PEM): require every client to present a certificate it signed.",
 )
-@click.option("--db", "db_path", help="SQLite file runs are recorded to and served from (default: user data dir).")
+@click.option(
+    "--db",
+    "db_path",
+    help="SQLite file runs are recorded to and served from (default: user data dir), or a PostgreSQL URL "
+    "(postgresql://USER@HOST/DB, the [postgres] extra) shared by several hubs.",
+)
 @click.option("--ingest", is_flag=True, help="Also accept runs pushed by GRPCSink producers (GoldfiveIngress).")
 @click.option(
     "--allow-damaged-db", is_flag=True, help="Serve what a damaged database still holds instead of refusing to start."
@@ -93,8 +98,8 @@ def serve_command(
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
     later with `goldfive ctl ADDR start`. With no TARGET it starts as an empty hub."""
     from goldfive.remote.launch import agent_run, demo_run, resume_with
-    from goldfive.remote.server import RemoteServer, default_db_path, serve
-    from goldfive.settings import remote_token
+    from goldfive.remote.server import RemoteServer, default_db_path, is_postgres, serve
+    from goldfive.settings import redact_dsn as redact, remote_token
 
     env_token = remote_token()
     token: list[str] = list(tokens) or ([env_token] if env_token else [])
@@ -139,7 +144,8 @@ def serve_command(
             if runner_tokens:
                 needs[0] = f"token ({len(token)} operator, {len(runner_tokens)} runner)"
             auth = " and ".join(needs) + " required" if needs else "no token"
-            click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {db}", err=True)
+            shown = redact(db) if is_postgres(db) else db
+            click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {shown}", err=True)
             for run in server.host.runs():
                 click.echo(f"  run {run.run_id}: {'live' if run.live else 'recorded'}", err=True)
         try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from goldfive import conv
@@ -68,6 +68,10 @@ class ConnectedRun(HostedRun):
         self.ingest_sinks = []  # served live (summary: not a recorded run)
         self._waiting: dict[str, asyncio.Future[ControlAck]] = {}
         self._interrupt: asyncio.TimerHandle | None = None
+        #: Several hubs (goldfive.hub.fleet): the address of the other hub its runner is
+        #: connected to ("" when none or this one), and how to send a control there.
+        self.hub = ""
+        self.route: Callable[[str, ControlMessage, float], Awaitable[ControlAck]] | None = None
 
     @classmethod
     def from_recorded(cls, old: HostedRun, recorder: RunRecorder) -> ConnectedRun:
@@ -95,6 +99,7 @@ class ConnectedRun(HostedRun):
                 f"another runner (host {conn.host}, pid {conn.pid}) connected as run {self.run_id} and took it over"
             )
         self.host, self.pid = conn.host, conn.pid
+        self.hub = ""  # here, not on another hub
         self.connection = CONNECTED
         self.disconnected_at = None
         if self._interrupt is not None:
@@ -116,6 +121,33 @@ class ConnectedRun(HostedRun):
         if not self.state.finished:
             loop = asyncio.get_running_loop()
             self._interrupt = loop.call_later(interrupt_after, self._interrupted)
+
+    def elsewhere(self, hub: str, host: str, pid: int) -> None:
+        """Its runner is connected to another hub (at address ``hub``): a runner still here is
+        told it was taken over, as when two runners connect to one hub."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.goodbye(f"run {self.run_id}'s runner (host {host}, pid {pid}) connected to hub {hub} and took it over")
+        self.hub, self.host, self.pid = hub, host, pid
+        self.connection = CONNECTED
+        self.disconnected_at = None
+        if self._interrupt is not None:
+            self._interrupt.cancel()
+            self._interrupt = None
+        if self.ingest_sinks is None and not self.state.finished:
+            self.ingest_sinks = []
+
+    def released(self, interrupt_after: float) -> None:
+        """No hub has its runner (the other hub lost it, or stopped answering): disconnected,
+        then interrupted after ``interrupt_after`` seconds."""
+        if self.conn is not None or self.connection == INTERRUPTED:
+            return
+        self.hub = ""
+        if self.connection != DISCONNECTED or self.disconnected_at is None:
+            self.connection = DISCONNECTED
+            self.disconnected_at = time.monotonic()
+        if not self.state.finished and self._interrupt is None:
+            self._interrupt = asyncio.get_running_loop().call_later(interrupt_after, self._interrupted)
 
     def _interrupted(self) -> None:
         self._interrupt = None
@@ -157,6 +189,24 @@ class ConnectedRun(HostedRun):
         if events and events[-1].WhichOneof("payload") in _TERMINAL:
             await memory.close()  # watchers' streams end with the run, as for a hosted run
 
+    def load(self, ev: Event) -> None:
+        """An event another hub stored, read back when this hub first serves the run: folded,
+        not kept (``archive`` serves the history)."""
+        if ev.sequence == self.state.last_sequence + 1:
+            self._fold(ev)
+            self.archived_through = ev.sequence
+
+    async def follow(self, ev: Event) -> None:
+        """A new event another hub stored for this run: served live here too."""
+        if ev.sequence != self.state.last_sequence + 1:
+            return  # already have it (or not the next: the caller reads in sequence order)
+        self._fold(ev)
+        memory = self.memory
+        if memory is not None and not memory.closed:
+            await memory.emit(ev)
+            if ev.WhichOneof("payload") in _TERMINAL:
+                await memory.close()
+
     async def begin_ingest(self, db_path: str) -> None:
         """Events pushed over GoldfiveIngress: refused, this run's events come from its runner."""
         raise ValueError(f"run {self.run_id!r} is connected over Hub.Connect; its events cannot also be pushed")
@@ -168,6 +218,14 @@ class ConnectedRun(HostedRun):
     async def control(self, msg: ControlMessage, timeout: float) -> ControlAck:
         """Send ``msg`` down the runner's stream and return the run's ack. TimeoutError when
         none came in ``timeout`` s (the control stays with the run; its ack is in the history)."""
+        if self.state.finished:
+            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE}: it ended")
+        if self.conn is None and self.hub and self.route is not None:
+            return await self.route(self.run_id, msg, timeout)
+        return await self.control_here(msg, timeout)
+
+    async def control_here(self, msg: ControlMessage, timeout: float) -> ControlAck:
+        """``control`` for a runner connected to this hub, never routed to another."""
         if self.state.finished:
             return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE}: it ended")
         conn = self.conn
@@ -193,7 +251,7 @@ class ConnectedRun(HostedRun):
 
     @property
     def live(self) -> bool:
-        return self.conn is not None
+        return self.conn is not None or bool(self.hub)
 
     async def close(self) -> None:
         if self._interrupt is not None:

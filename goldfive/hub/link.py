@@ -22,6 +22,7 @@ import os
 import random
 import socket
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.auth import bearer_metadata
 
-__all__ = ["HubLink", "hub_link"]
+__all__ = ["HubLink", "hub_addresses", "hub_link"]
 
 log = logging.getLogger("goldfive.hub")
 
@@ -60,7 +61,7 @@ class _Ended(Exception):
 class HubLink:
     def __init__(
         self,
-        address: str,
+        address: str | Sequence[str],
         control: ControlChannel,
         *,
         token: str | None = None,
@@ -73,7 +74,11 @@ class HubLink:
         close_timeout: float = 10.0,
         grpc_channel: grpc.aio.Channel | None = None,
     ) -> None:
-        self.address = address
+        #: The hubs to connect to, in order (several hubs sharing one database): after a
+        #: broken or refused-for-now connection the link tries the next one.
+        self.addresses = hub_addresses(address)
+        self._at = 0
+        self._channels: dict[str, grpc.aio.Channel] = {}
         self.control = control
         self.batch_events = batch_events
         self.linger = linger
@@ -149,8 +154,8 @@ class HubLink:
                 pass
         for feeder in list(self._feeders):
             feeder.cancel()
-        if self._channel is not None:
-            await self._channel.close()
+        for channel in self._channels.values():
+            await channel.close()
         if len(self.buffer):
             where = f"; kept in {self.buffer.spill_path}" if self.buffer.spill_path is not None else ""
             why = self.stopped or (self.errors[-1] if self.errors else "no confirmation in time")
@@ -161,10 +166,18 @@ class HubLink:
             log.error("%s", message)
             raise SinkError(message)
 
+    @property
+    def address(self) -> str:
+        """The hub this link connects (or last connected) to."""
+        return self.addresses[self._at]
+
     # -- the connection task -------------------------------------------------------------
     def _open(self) -> Any:
         if self._shared_channel is not None:
             return service_pb2_grpc.HubStub(self._shared_channel)
+        if self.address in self._channels:
+            self._channel = self._channels[self.address]
+            return service_pb2_grpc.HubStub(self._channel)
         options = [
             ("grpc.initial_reconnect_backoff_ms", 100),
             ("grpc.min_reconnect_backoff_ms", 100),
@@ -175,12 +188,15 @@ class HubLink:
             self._channel = grpc.aio.secure_channel(self.address, creds, options=options)
         else:
             self._channel = grpc.aio.insecure_channel(self.address, options=options)
+        self._channels[self.address] = self._channel
         return service_pb2_grpc.HubStub(self._channel)
 
     async def _run(self) -> None:
-        stub = self._open()
         failures = 0
         while True:
+            if failures and len(self.addresses) > 1:
+                self._at = (self._at + 1) % len(self.addresses)  # that hub is gone: try the next
+            stub = self._open()
             try:
                 await self._session(stub)
                 if self._closing:
@@ -348,8 +364,17 @@ async def _send(call: Any, msg: service_pb2.RunnerMessage) -> None:
         raise _Ended(f"the stream ended while sending: {exc}") from exc
 
 
+def hub_addresses(address: str | Sequence[str]) -> list[str]:
+    """``"a:1,b:2"`` or ``["a:1", "b:2"]`` as a list; ValueError when it names none."""
+    parts = address.split(",") if isinstance(address, str) else list(address)
+    out = [p.strip() for p in parts if p.strip()]
+    if not out:
+        raise ValueError(f"no hub address in {address!r}")
+    return out
+
+
 def hub_link(
-    address: str,
+    address: str | Sequence[str],
     control: ControlChannel | None,
     *,
     token: str | None = None,

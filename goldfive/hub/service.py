@@ -22,7 +22,6 @@ from typing import Any
 
 import grpc
 
-from goldfive.errors import SinkError
 from goldfive.hub.connected import ConnectedRun
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_RUN_ID
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
@@ -90,17 +89,21 @@ class HubService(service_pb2_grpc.HubServicer):
         *,
         interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
         confirm_interval: float = 0.5,
+        fleet: Any = None,
     ) -> None:
         self.host = host
         self.interrupt_after = interrupt_after
         self.confirm_interval = confirm_interval
-        self._recorder: RunRecorder | None = None
+        #: Several hubs on one PostgreSQL database (goldfive.hub.fleet.Fleet), or None.
+        self.fleet = fleet
+        self._recorder: Any = fleet.recorder if fleet is not None else None
+        self._releases: set[asyncio.Task[None]] = set()
         self._dirty: dict[_Conn, ConnectedRun] = {}
         self._ticker: asyncio.Task[None] | None = None
         self._conns: set[_Conn] = set()
 
     @property
-    def recorder(self) -> RunRecorder:
+    def recorder(self) -> Any:
         if self._recorder is None:
             # "batched": a connected run's lock is its runner's business, not the hub's.
             self._recorder = RunRecorder(self.host.db_path, durability="batched")
@@ -122,6 +125,8 @@ class HubService(service_pb2_grpc.HubServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         run = await self._claim(first.hello.run_id, context)
         conn = _Conn(first.hello)
+        if self.fleet is not None:
+            await self._claim_in_fleet(run, conn, context)
         run.attach(conn, first.hello.goal_summary[:1000])
         conn.received = run.stored_through
         if first.hello.resume_after > conn.received:
@@ -153,6 +158,10 @@ class HubService(service_pb2_grpc.HubServicer):
             except asyncio.CancelledError:
                 pass
             run.detach(conn, self.interrupt_after)
+            if self.fleet is not None and run.conn is None:
+                task = asyncio.get_running_loop().create_task(self.fleet.release(run.run_id))
+                self._releases.add(task)
+                task.add_done_callback(self._releases.discard)
 
     async def _claim(self, run_id: str, context: Any) -> ConnectedRun:
         """The ConnectedRun for ``run_id``: existing, new, or a recorded one going on."""
@@ -170,6 +179,21 @@ class HubService(service_pb2_grpc.HubServicer):
             run = ConnectedRun.from_recorded(existing, self.recorder)
         self.host.adopt(run)
         return run
+
+    async def _claim_in_fleet(self, run: ConnectedRun, conn: _Conn, context: Any) -> None:
+        """Several hubs: fold what the database holds beyond what this hub has (the runner may
+        come from another hub, which stored more) and say the run is on this hub now."""
+        fleet = self.fleet
+        fleet.adopt(run)
+        try:
+            await fleet.catch_up(run)
+            await fleet.claim(run.run_id, conn.host, conn.pid)
+        except Exception as exc:  # the database is unreachable: degraded
+            if run.state.last_sequence < 0 and not (run.memory is not None and run.memory.events):
+                await context.abort(
+                    grpc.StatusCode.UNAVAILABLE, f"this hub cannot reach its database ({' '.join(str(exc).split())[:200]}); try again"
+                )
+            log.warning("hub: run %s reconnected while the database is unreachable; serving it from memory", run.run_id)
 
     async def _read(self, conn: _Conn, run: ConnectedRun, messages: AsyncIterator[service_pb2.RunnerMessage]) -> None:
         end = _End()
@@ -209,14 +233,7 @@ class HubService(service_pb2_grpc.HubServicer):
     # -- group commit --------------------------------------------------------------------
     async def _commit(self) -> bool:
         """Write what the recorder holds; True when everything is stored."""
-        rec = self.recorder
-        if rec.sink is None:
-            return False
-        try:
-            await rec.sink.flush()
-        except SinkError:
-            return False  # logged by the sink; nothing is confirmed, the runners keep their events
-        return rec.unwritten == 0 and not rec.write_error
+        return bool(await self.recorder.commit())
 
     def _start_ticker(self) -> None:
         if self._ticker is None or self._ticker.done():

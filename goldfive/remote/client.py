@@ -79,6 +79,8 @@ class RemoteClient:
         self._stub = service_pb2_grpc.RunsStub(self._channel)
         #: Whether the server answers SubscribeBatches (found out on the first try).
         self._batches = True
+        #: Why the hub said it is degraded at the last ``list_runs`` ("" when it is not).
+        self.hub_warning = ""
 
     async def __aenter__(self) -> RemoteClient:
         return self
@@ -95,6 +97,7 @@ class RemoteClient:
             resp: service_pb2.ListRunsResponse = await self._stub.ListRuns(service_pb2.ListRunsRequest(), metadata=self._metadata, timeout=timeout)
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from None
+        self.hub_warning = resp.hub_warning
         return list(resp.runs)
 
     async def get_run(self, run_id: str, *, timeout: float | None = 10.0) -> service_pb2.RunSnapshot:

@@ -13,6 +13,7 @@ SQLite by sequence range, a chunk at a time, whenever a client asks for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -84,6 +85,10 @@ class HostedRun:
         self._resumed_after = -1
         #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
         self.ingest_sinks: list[Any] | None = None
+        #: Several hubs on one database: the run's events through ``archived_through`` are
+        #: read from there (``archive.events(run_id, after)``, async), the rest from ``memory``.
+        self.archive: Any = None
+        self.archived_through = -1
         for ev in self._history:
             self._fold(ev)
 
@@ -180,6 +185,14 @@ class HostedRun:
         stream ends. Each sequence once, in order, with no gap: a ``Missed`` (this reader fell
         behind) is refilled from the recorded events. Closing the generator unsubscribes."""
         last = after_sequence
+        if self.archive is not None and last < self.archived_through:
+            async with contextlib.aclosing(self.archive.events(self.run_id, last)) as stored:
+                async for ev in stored:
+                    if ev.sequence > self.archived_through:
+                        break
+                    last = ev.sequence
+                    yield ev
+            last = max(last, self.archived_through)
         if self.memory is not None and self.history is not None and last < self._resumed_after:
             older = self.history.events(last)  # a resumed run: its recorded part first
             try:
@@ -237,10 +250,12 @@ class HostedRun:
             return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
 
     # -- lifecycle -----------------------------------------------------------------------
-    def start(self, factory: RunFactory, user_input: Any, db_path: str, *, resume: bool = False) -> None:
+    def start(self, factory: RunFactory, user_input: Any, db_path: str, *, resume: bool = False, recorder: Any = None) -> None:
         """Run it here. With ``resume``, a recorded run goes on from its recording
-        (``Runner.continue_from``); a refusal raises and leaves it recorded."""
-        memory, channel, recorder = InMemorySink(), ControlChannel(), RunRecorder(db_path)
+        (``Runner.continue_from``); a refusal raises and leaves it recorded. ``recorder``: the
+        sink that records it (default a RunRecorder on ``db_path``)."""
+        memory, channel = InMemorySink(), ControlChannel()
+        recorder = recorder if recorder is not None else RunRecorder(db_path)
         sinks = [memory, self._state_sink, recorder]
         runner = factory(sinks=sinks, control=channel, run_id=self.run_id)
         if resume:
@@ -314,6 +329,11 @@ class RunHost:
         self._loaded = False
         #: Called with every live event of every run hosted or ingested here (not history).
         self.event_hooks: list[Callable[[Event], None]] = []
+        #: A hub on PostgreSQL (goldfive.hub.fleet): the recorder of the runs started here,
+        #: what is told of each one started, and why the hub is degraded ("" when it is not).
+        self.recorder: Any = None
+        self.started_hooks: list[Callable[[HostedRun], None]] = []
+        self.warning: Callable[[], str] = lambda: ""
 
     def load_recorded(self) -> int:
         """Serve the runs recorded in the database (not live); returns how many were added.
@@ -347,8 +367,10 @@ class RunHost:
             raise ValueError(f"run id {run_id!r} is already hosted")
         run = HostedRun(run_id)
         run._state_sink.hooks = self.event_hooks
-        run.start(factory, user_input, self.db_path)  # a factory that raises leaves no entry
+        run.start(factory, user_input, self.db_path, recorder=self.recorder)  # a factory that raises leaves no entry
         self._runs[run_id] = run
+        for hook in self.started_hooks:
+            hook(run)
         return run
 
     def resume_run(self, factory: RunFactory, run_id: str) -> HostedRun:

@@ -102,6 +102,7 @@ async def start_server(
     tls_client_ca: str | os.PathLike[str] | None = None,
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
+    fleet: Any = None,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
     With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed.
@@ -125,7 +126,7 @@ async def start_server(
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
     from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
 
-    hub = HubService(host, interrupt_after=interrupt_after)  # runs connecting from other processes
+    hub = HubService(host, interrupt_after=interrupt_after, fleet=fleet)  # runs connecting from other processes
     service_pb2_grpc.add_HubServicer_to_server(hub, server)
     if _in_use(listen):
         raise ServeConfigError(f"cannot listen on {listen}: the address is already in use (another goldfive serve?)")
@@ -205,6 +206,13 @@ async def serve(
 
     ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
     person (goldfive.notify)."""
+    dsn = os.fspath(db_path) if db_path is not None and is_postgres(os.fspath(db_path)) else None
+    if dsn is not None:
+        await _serve_fleet(
+            dsn, listen, token, tls_cert, tls_key, runs, ready=ready, tls_client_ca=tls_client_ca,
+            runner_token=runner_token, interrupt_after=interrupt_after, notify_cmd=notify_cmd, ingest=ingest,
+        )  # fmt: skip
+        return
     host = RunHost(db_path if db_path is not None else default_db_path())
     command = None
     if notify_cmd:
@@ -251,3 +259,80 @@ async def serve(
         await asyncio.create_task(server.stop(1.0))
         if command is not None:
             await asyncio.create_task(command.aclose())
+
+
+def is_postgres(db: str) -> bool:
+    """``--db`` names a PostgreSQL database (a URL), not a SQLite file."""
+    return db.startswith(("postgresql://", "postgres://"))
+
+
+async def _serve_fleet(
+    dsn: str,
+    listen: str,
+    token: str | Sequence[str] | None,
+    tls_cert: str | os.PathLike[str] | None,
+    tls_key: str | os.PathLike[str] | None,
+    runs: Iterable[tuple[RunFactory, Any]],
+    *,
+    ready: asyncio.Future[RemoteServer] | None,
+    tls_client_ca: str | os.PathLike[str] | None,
+    runner_token: str | Sequence[str] | None,
+    interrupt_after: float,
+    notify_cmd: str | None,
+    ingest: bool,
+) -> None:
+    """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet)."""
+    if ingest:
+        raise ServeConfigError("--ingest (GoldfiveIngress) is not offered with a PostgreSQL --db: connect runs with Hub.Connect")
+    try:
+        from goldfive.hub.fleet import Fleet
+        from goldfive.store.postgres import PostgresStore
+    except ImportError as exc:
+        raise ServeConfigError(
+            f"--db postgresql://... needs the PostgreSQL extra: pip install 'goldfive[postgres]' ({exc.name} is missing)"
+        ) from None
+    store = await PostgresStore.open(dsn, max_size=8)
+    host = RunHost(":memory:")  # nothing on local disk: the database holds every run
+    command = None
+    if notify_cmd:
+        from goldfive.notify import NoticeTracker, NotifyCommand
+
+        command = NotifyCommand(notify_cmd)
+        host.event_hooks.append(notice_hook(NoticeTracker(), command))
+    fleet = Fleet(store, host, address=listen, interrupt_after=interrupt_after)
+    host.recorder = fleet.recorder
+    host.warning = lambda: fleet.degraded
+    claims: set[asyncio.Task[None]] = set()
+
+    def claim(run: Any) -> None:
+        task = asyncio.get_running_loop().create_task(fleet.claim(run.run_id, socket.gethostname(), os.getpid()))
+        claims.add(task)
+        task.add_done_callback(claims.discard)
+
+    host.started_hooks.append(claim)
+    try:
+        server = await start_server(
+            host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key, tls_client_ca=tls_client_ca,
+            runner_token=runner_token, interrupt_after=interrupt_after, fleet=fleet,
+        )  # fmt: skip
+    except BaseException:
+        await store.close()
+        raise
+    try:
+        fleet.address = server.address
+        await fleet.start()
+        for factory, user_input in runs:
+            host.start_run(factory, user_input)
+        if ready is not None and not ready.done():
+            ready.set_result(server)
+        await server.server.wait_for_termination()
+    finally:
+        await asyncio.create_task(_stop_fleet(server, fleet, store))
+        if command is not None:
+            await asyncio.create_task(command.aclose())
+
+
+async def _stop_fleet(server: RemoteServer, fleet: Any, store: Any) -> None:
+    await server.stop(1.0)
+    await fleet.stop()
+    await store.close()

@@ -109,7 +109,7 @@ class RunsService(service_pb2_grpc.RunsServicer):
         request: service_pb2.ListRunsRequest,
         context: grpc.aio.ServicerContext[service_pb2.ListRunsRequest, service_pb2.ListRunsResponse],
     ) -> service_pb2.ListRunsResponse:
-        return service_pb2.ListRunsResponse(runs=[summary(r) for r in self.host.runs()])
+        return service_pb2.ListRunsResponse(runs=[summary(r) for r in self.host.runs()], hub_warning=self.host.warning())
 
     @unary_call(lambda request: f"reading {run_name(request)}")
     async def GetRun(

@@ -4,7 +4,7 @@ A served run is duck-typed: a ``HostedRun`` or a hub's connected run. The servic
 ``run_id``, ``state`` (RunState), ``plan``, ``live``, ``stream(after_sequence)`` (an async
 generator of events, each sequence once, in order), ``control(msg, timeout) -> ControlAck`` and
 ``close()``; the rest is read with ``getattr`` and a default, so a kind of run supplies only
-what it knows: ``origin``, ``host``, ``pid``, ``connection``, ``label`` (a state word that
+what it knows: ``origin``, ``host``, ``pid``, ``connection``, ``hub``, ``label`` (a state word that
 overrides the phase, e.g. "INTERRUPTED") and the recording's health (``damaged``,
 ``history_error``, ``write_error``, ``unwritten``, ``dropped``). "Needs you" comes from
 :func:`goldfive.view.attention.attention`, so every screen gives the same answer.
@@ -58,6 +58,7 @@ def summary(run: Any) -> service_pb2.RunSummary:
         host=getattr(run, "host", ""),
         pid=getattr(run, "pid", 0),
         connection=getattr(run, "connection", ""),
+        hub=getattr(run, "hub", ""),
         current_task=current_task(state),
         waiting_approvals=len(state.approvals),
     )

@@ -17,26 +17,32 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import socket
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
+import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from goldfive.errors import GoldfiveError, SinkError
+from goldfive.settings import redact_dsn
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks.sqlite import RunInfo
 
-__all__ = ["SCHEMA_VERSION", "PostgresSink", "PostgresStore", "SchemaTooNew", "StoreUnavailable", "redact"]
+__all__ = ["EVENTS_CHANNEL", "SCHEMA_VERSION", "PostgresSink", "PostgresStore", "SchemaTooNew", "StoreUnavailable", "redact"]
 
 log = logging.getLogger("goldfive.store")
+# The pool logs every failed connection attempt (a warning each time, while the database is
+# away); goldfive says once that writes fail and once that they work again.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 #: The schema this goldfive writes. Bump it with a new entry in _MIGRATIONS.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CHUNK = 1000
+#: The channel every hub LISTENs on for "run R is stored through sequence S" (goldfive.hub.fleet).
+EVENTS_CHANNEL = "goldfive_events"
 
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (
@@ -46,6 +52,19 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE TABLE goldfive_run_locks ("
         " run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,"
         " acquired_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+    ),
+    # Several hubs on one database (goldfive.hub.fleet): who is up, which hub each run's
+    # runner is connected to, and the controls routed from one hub to another with their acks.
+    2: (
+        "CREATE TABLE goldfive_hubs ("
+        " hub_id TEXT PRIMARY KEY, address TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,"
+        " started_at TIMESTAMPTZ NOT NULL DEFAULT now(), seen_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+        "CREATE TABLE goldfive_run_owners ("
+        " run_id TEXT PRIMARY KEY, hub_id TEXT NOT NULL, runner_host TEXT NOT NULL, runner_pid INTEGER NOT NULL,"
+        " since TIMESTAMPTZ NOT NULL DEFAULT now())",
+        "CREATE TABLE goldfive_controls ("
+        " id BIGSERIAL PRIMARY KEY, run_id TEXT NOT NULL, from_hub TEXT NOT NULL, to_hub TEXT NOT NULL,"
+        " control BYTEA NOT NULL, ack BYTEA, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), acked_at TIMESTAMPTZ)",
     ),
 }
 
@@ -58,9 +77,8 @@ class SchemaTooNew(GoldfiveError):
     """The database was written by a newer goldfive."""
 
 
-def redact(dsn: str) -> str:
-    """The DSN without its password, for messages."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+#: The DSN without its password, for messages.
+redact = redact_dsn
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,11 @@ class PostgresStore:
 
     @classmethod
     async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 4, timeout: float = 5.0) -> PostgresStore:
+        try:  # one connection first: its error says why (the pool's says only that it timed out)
+            probe = await psycopg.AsyncConnection.connect(dsn, connect_timeout=max(1, int(timeout)))
+        except Exception as exc:
+            raise StoreUnavailable(f"cannot reach PostgreSQL at {redact(dsn)}: {_one_line(exc)}") from None
+        await probe.close()
         pool = AsyncConnectionPool(dsn, min_size=min_size, max_size=max_size, open=False, timeout=timeout)
         try:
             await pool.open(wait=True, timeout=timeout)
@@ -124,8 +147,12 @@ class PostgresStore:
                     log.info("goldfive schema migrated to version %d", version)
 
     # -- events ------------------------------------------------------------------------------
-    async def append(self, events: Sequence[Event]) -> int:
-        """Store a batch in one transaction; returns how many were new (duplicates skipped)."""
+    async def append(self, events: Sequence[Event], *, notify: str = "") -> int:
+        """Store a batch in one transaction; returns how many were new (duplicates skipped).
+
+        With ``notify`` (the writing hub's id), the same transaction tells every hub listening
+        on EVENTS_CHANNEL how far each run of the batch is now stored: one notification per
+        run, "HUB<TAB>RUN<TAB>LAST_SEQUENCE", delivered when (and only if) it commits."""
         if not events:
             return 0
         cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]] = ([], [], [], [], [], [])
@@ -144,6 +171,12 @@ class PostgresStore:
                 cols,
             )
             inserted = cur.rowcount
+            if notify:
+                last: dict[str, int] = {}
+                for e in events:
+                    last[e.run_id] = max(e.sequence, last.get(e.run_id, -1))
+                notes = [f"{notify}\t{run}\t{seq}" for run, seq in last.items()]
+                await conn.execute("SELECT pg_notify(%s, n) FROM unnest(%s::text[]) AS n", (EVENTS_CHANNEL, notes))
         return len(events) if inserted is None or inserted < 0 else inserted
 
     async def list_runs(self) -> list[RunInfo]:
@@ -159,7 +192,7 @@ class PostgresStore:
             row = await (await conn.execute("SELECT max(sequence) FROM goldfive_events WHERE run_id = %s", (run_id,))).fetchone()
             return int(row[0]) if row and row[0] is not None else -1
 
-    async def events(self, run_id: str, after: int = -1, *, chunk: int = CHUNK) -> AsyncIterator[Event]:
+    async def events(self, run_id: str, after: int = -1, *, chunk: int = CHUNK) -> AsyncGenerator[Event, None]:
         """The run's events with sequence > ``after``, in order, a page at a time. A row that
         does not decode is skipped and logged (as SQLite's damaged rows are)."""
         while True:
@@ -201,7 +234,7 @@ class PostgresStore:
 
     async def truncate_for_tests(self) -> None:
         async with self._pool.connection() as conn:
-            for table in ("goldfive_events", "goldfive_run_locks"):
+            for table in ("goldfive_events", "goldfive_run_locks", "goldfive_hubs", "goldfive_run_owners", "goldfive_controls"):
                 await conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(table)))
 
 
@@ -210,13 +243,23 @@ class PostgresSink:
     when it holds ``batch_size`` events, ``flush_interval`` seconds after its first event, on
     :meth:`sync` (the runtime calls it after state changes) and on :meth:`close`. A failed
     write keeps the batch for the next flush, up to ``max_pending`` events (then the oldest
-    are dropped and counted on ``dropped``, never silently)."""
+    are dropped and counted on ``dropped``, never silently; None: no bound, for a hub whose
+    runners keep every event it has not confirmed). ``notify``: see PostgresStore.append."""
 
-    def __init__(self, store: PostgresStore, *, batch_size: int = 500, flush_interval: float = 0.05, max_pending: int = 100_000) -> None:
+    def __init__(
+        self,
+        store: PostgresStore,
+        *,
+        batch_size: int = 500,
+        flush_interval: float = 0.05,
+        max_pending: int | None = 100_000,
+        notify: str = "",
+    ) -> None:
         self.store = store
         self.batch_size = batch_size
         self.flush_interval = flush_interval
         self.max_pending = max_pending
+        self.notify = notify
         self._batch: list[Event] = []
         self._timer: asyncio.TimerHandle | None = None
         self._lock = asyncio.Lock()
@@ -234,10 +277,18 @@ class PostgresSink:
             self._timer = loop.call_later(self.flush_interval, lambda: loop.create_task(self._timed_flush()))
 
     async def _timed_flush(self) -> None:
+        failing = bool(self.error)
         try:
             await self.sync()
         except SinkError as exc:
-            log.warning("%s", exc)
+            if not failing:  # once per outage, not once per flush
+                log.warning("%s; kept in memory and retried", exc)
+            if self._batch and self._timer is None:  # retry even if no new event comes to start a flush
+                loop = asyncio.get_running_loop()
+                self._timer = loop.call_later(max(self.flush_interval, 1.0), lambda: loop.create_task(self._timed_flush()))
+        else:
+            if failing:
+                log.warning("writing to PostgreSQL works again")
 
     async def sync(self) -> None:
         if self._timer is not None:
@@ -248,10 +299,10 @@ class PostgresSink:
                 return
             batch, self._batch = self._batch, []
             try:
-                new = await self.store.append(batch)
+                new = await self.store.append(batch, notify=self.notify)
             except Exception as exc:  # keep the events; the next flush retries them
                 self._batch = batch + self._batch
-                if len(self._batch) > self.max_pending:
+                if self.max_pending is not None and len(self._batch) > self.max_pending:
                     over = len(self._batch) - self.max_pending
                     del self._batch[:over]
                     self.dropped += over

@@ -75,6 +75,17 @@ class RunRecorder:
         except SinkError:
             pass  # as in emit
 
+    async def commit(self) -> bool:
+        """Write what is held now; True when everything emitted so far is stored (a hub
+        confirms to its runners only then). A failure is recorded, not raised."""
+        if self.sink is None:
+            return False
+        try:
+            await self.sink.flush()
+        except SinkError:
+            return False  # logged by the sink; nothing is confirmed, the runners keep their events
+        return self.unwritten == 0 and not self.write_error
+
     async def close(self) -> None:
         if self.sink is None:
             return

@@ -112,11 +112,11 @@ class RemoteRuns:
         except RemoteError as exc:
             return Snapshot(problem=f"{self.addr}: {exc}")
         goals = {s.run_id: s.goal_summary for s in summaries}
-        problem = ""
+        problem = f"hub degraded: {client.hub_warning}" if client.hub_warning else ""
         try:
             waiting = await self._waiting(client, summaries, goals)
         except RemoteError as exc:
-            waiting, problem = [], f"waiting items: {exc}"
+            waiting, problem = [], " · ".join(p for p in (problem, f"waiting items: {exc}") if p)
         waiting.sort(key=lambda w: (w.since_ms, w.key))
         return Snapshot([row_from_summary(s, waiting) for s in summaries], waiting, problem)
 

@@ -1,0 +1,496 @@
+"""Fleet: several hubs serving one fleet of runs from one PostgreSQL database.
+
+A hub started with ``goldfive serve --db postgresql://...`` joins the fleet of every hub on that
+database:
+
+- **Events.** The events of the runs connected to (or hosted by) this hub are written to the
+  shared ``goldfive_events`` table; the same transaction NOTIFYs ``goldfive_events`` with how far
+  each run is now stored ("HUB<TAB>RUN<TAB>SEQUENCE"). Every hub LISTENs and *follows*: a run
+  whose runner is connected to another hub is served here too, its summary folded, its history
+  read from the database (``HostedRun.archive``) and its new events fetched as they are
+  announced. Any hub lists every run and streams any of them.
+- **Which hub has a run.** ``goldfive_run_owners`` says which hub each run's runner is connected
+  to; a hub that takes a run (a runner connects, or reconnects after its hub died) writes itself
+  there and NOTIFYs ``goldfive_owners``, and the hub that had it says goodbye to a runner still
+  on its stream. Hubs write a heartbeat into ``goldfive_hubs``; a hub not seen for
+  ``dead_after`` seconds is taken as gone and its runs show DISCONNECTED (then INTERRUPTED)
+  until their runners reconnect elsewhere.
+- **Controls.** A control for a run connected to another hub is a row in ``goldfive_controls``
+  plus a NOTIFY on the owning hub's own channel (``goldfive_hub_<id>``); the owning hub sends it
+  down the runner's stream, writes the run's ack into the row and NOTIFYs the asking hub's
+  channel. A table and not only NOTIFY: a control (a steer note) can be longer than NOTIFY's
+  8,000-byte payload, and the row is a record of who routed what, answered or not. NOTIFY and
+  not polling: a routed control costs four round trips to the database, not a poll interval.
+
+When the database cannot be reached the hub is *degraded*: it keeps serving its live runs from
+memory, keeps their events (its runners keep everything the hub has not confirmed), writes them
+when the database is back, and says so (``ListRuns.hub_warning``: ``ctl runs``, the runs screen).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from goldfive import conv
+from goldfive.control import AckResult, ControlAck, ControlMessage
+from goldfive.errors import SinkError
+from goldfive.hub.connected import ConnectedRun
+from goldfive.pb.goldfive.v1 import control_pb2
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.remote.host import RUN_NOT_ACTIVE, RunHost
+from goldfive.store.postgres import EVENTS_CHANNEL, PostgresSink, PostgresStore, redact
+
+__all__ = ["Fleet", "FleetRecorder", "OWNERS_CHANNEL"]
+
+log = logging.getLogger("goldfive.hub")
+
+OWNERS_CHANNEL = "goldfive_owners"
+_RELEASED = "-"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+class FleetRecorder:
+    """What a hub on PostgreSQL records with: one PostgresSink for every run of this hub,
+    announcing each write to the other hubs. The shape of RunRecorder (emit, commit, health),
+    so HubService and HostedRun use either."""
+
+    def __init__(self, store: PostgresStore, hub_id: str) -> None:
+        # No bound: every event held here is also held by its runner until confirmed.
+        self.sink = PostgresSink(store, batch_size=1000, flush_interval=0.02, max_pending=None, notify=hub_id)
+
+    @property
+    def write_error(self) -> str:
+        return self.sink.error
+
+    @property
+    def unwritten(self) -> int:
+        return self.sink.unwritten
+
+    @property
+    def dropped(self) -> int:
+        return self.sink.dropped
+
+    async def emit(self, event: Event) -> None:
+        await self.sink.emit(event)  # buffers; writes are retried by the timer and by commit
+
+    async def sync(self) -> None:
+        await self.commit()
+
+    async def commit(self) -> bool:
+        try:
+            await self.sink.sync()
+        except SinkError:
+            return False
+        return self.sink.unwritten == 0 and not self.sink.error
+
+    async def close(self) -> None:
+        """A run's end: write what is held, but the recorder stays open for the other runs."""
+        await self.commit()
+
+    async def shutdown(self) -> None:
+        await self.commit()
+
+
+@dataclass
+class _Owner:
+    hub_id: str
+    host: str
+    pid: int
+
+
+class Fleet:
+    """This hub's part in the fleet on ``store``. ``await start()`` once the gRPC server is
+    up, ``await stop()`` when it stops."""
+
+    def __init__(
+        self,
+        store: PostgresStore,
+        host: RunHost,
+        *,
+        address: str,
+        interrupt_after: float,
+        heartbeat: float = 1.0,
+        dead_after: float = 5.0,
+        control_timeout: float = 30.0,
+    ) -> None:
+        self.store = store
+        self.host = host
+        self.address = address
+        self.interrupt_after = interrupt_after
+        self.heartbeat = heartbeat
+        self.dead_after = dead_after
+        self.control_timeout = control_timeout
+        self.hub_id = uuid.uuid4().hex[:16]
+        self.channel = f"goldfive_hub_{self.hub_id}"
+        self.recorder = FleetRecorder(store, self.hub_id)
+        #: run id -> the hub its runner is connected to (every hub, this one included).
+        self._owners: dict[str, _Owner] = {}
+        #: hub id -> address, for the hubs seen alive at the last heartbeat.
+        self._alive: dict[str, str] = {}
+        self._acks: dict[int, asyncio.Future[ControlAck]] = {}
+        self._want: dict[str, int] = {}  # run -> the sequence another hub said it stored
+        self._wake = asyncio.Event()
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._handlers: set[asyncio.Task[None]] = set()
+        self._listening = False
+        self._listen_error = ""
+        self.stopped = False
+
+    # -- health --------------------------------------------------------------------------
+    @property
+    def degraded(self) -> str:
+        """Why this hub cannot use its database now, or ""."""
+        if self.recorder.write_error:
+            held = self.recorder.unwritten
+            return f"database unreachable: {held} event(s) held in memory until it is back ({self.recorder.write_error})"
+        if self._listen_error:
+            return f"database unreachable: other hubs' runs are not followed ({self._listen_error})"
+        return ""
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def start(self) -> None:
+        async with self.store._pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO goldfive_hubs (hub_id, address, host, pid) VALUES (%s, %s, %s, %s)",
+                (self.hub_id, self.address, socket.gethostname(), os.getpid()),
+            )
+        await self._refresh()
+        await self._load_all()
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._listen(), name="fleet-listen"),
+            loop.create_task(self._beat(), name="fleet-heartbeat"),
+            loop.create_task(self._follow_loop(), name="fleet-follow"),
+        ]
+        for _ in range(200):  # LISTEN in place before serving: no announcement is missed
+            if self._listening or self._listen_error:
+                break
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        self.stopped = True
+        for task in [*self._tasks, *self._handlers]:
+            task.cancel()
+        await asyncio.gather(*self._tasks, *self._handlers, return_exceptions=True)
+        await self.recorder.shutdown()
+        with contextlib.suppress(Exception):  # leaving is a courtesy: the heartbeat says it anyway
+            async with self.store._pool.connection(timeout=2.0) as conn:
+                await conn.execute("DELETE FROM goldfive_run_owners WHERE hub_id = %s", (self.hub_id,))
+                await conn.execute("DELETE FROM goldfive_hubs WHERE hub_id = %s", (self.hub_id,))
+
+    # -- runs of this hub ----------------------------------------------------------------
+    def adopt(self, run: ConnectedRun) -> None:
+        run.route = self.route
+        run.archive = self.store
+
+    async def catch_up(self, run: ConnectedRun) -> None:
+        """Fold what the database holds of ``run`` beyond what this hub has (a runner that
+        was on another hub is connecting here: its welcome must say all that is stored)."""
+        async with self._lock(run.run_id):
+            async with contextlib.aclosing(self.store.events(run.run_id, run.state.last_sequence)) as stored:
+                async for ev in stored:
+                    await run.follow(ev)
+
+    async def claim(self, run_id: str, host: str, pid: int) -> None:
+        """Say in the database that ``run_id``'s runner is connected here."""
+        self._owners[run_id] = _Owner(self.hub_id, host, pid)
+        async with self.store._pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO goldfive_run_owners (run_id, hub_id, runner_host, runner_pid) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (run_id) DO UPDATE SET hub_id = excluded.hub_id, runner_host = excluded.runner_host,"
+                " runner_pid = excluded.runner_pid, since = now()",
+                (run_id, self.hub_id, host[:255], pid),
+            )
+            await conn.execute("SELECT pg_notify(%s, %s)", (OWNERS_CHANNEL, f"{self.hub_id}\t{run_id}\t{host[:255]}\t{pid}\t{self.address}"),
+            )
+
+    async def release(self, run_id: str) -> None:
+        """``run_id``'s runner left this hub (unless another hub has it by now)."""
+        if (owner := self._owners.get(run_id)) is not None and owner.hub_id == self.hub_id:
+            del self._owners[run_id]
+        try:
+            async with self.store._pool.connection() as conn:
+                cur = await conn.execute(
+                    "DELETE FROM goldfive_run_owners WHERE run_id = %s AND hub_id = %s", (run_id, self.hub_id)
+                )
+                if cur.rowcount:
+                    await conn.execute("SELECT pg_notify(%s, %s)", (OWNERS_CHANNEL, f"{self.hub_id}\t{run_id}\t{_RELEASED}\t0\t{self.address}"),
+                    )
+        except Exception as exc:  # the heartbeat tells the other hubs when this one is gone for good
+            log.warning("hub: could not record that run %s left this hub: %s", run_id, _one_line(exc))
+
+    # -- controls ------------------------------------------------------------------------
+    async def route(self, run_id: str, msg: ControlMessage, timeout: float) -> ControlAck:
+        """Send ``msg`` to the hub ``run_id``'s runner is connected to; its ack, or
+        TimeoutError after ``timeout`` s (the control may still reach the run)."""
+        owner = self._owners.get(run_id)
+        if owner is None or owner.hub_id not in self._alive:
+            why = "its runner is not connected to any hub" if owner is None else f"its hub {owner.hub_id} stopped answering"
+            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE} now: {why}; not delivered")
+        if not msg.issued_at_ms:
+            msg.issued_at_ms = int(time.time() * 1000)
+        payload = conv.to_pb_control_event(msg).SerializeToString()
+        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
+        async with self.store._pool.connection() as conn:
+            row = await (
+                await conn.execute(
+                    "INSERT INTO goldfive_controls (run_id, from_hub, to_hub, control) VALUES (%s, %s, %s, %s) RETURNING id",
+                    (run_id, self.hub_id, owner.hub_id, payload),
+                )
+            ).fetchone()
+            assert row is not None
+            control_row = int(row[0])
+            self._acks[control_row] = fut  # before the commit: the ack cannot come sooner
+            await conn.execute("SELECT pg_notify(%s, %s)", (f"goldfive_hub_{owner.hub_id}", f"control\t{control_row}"))
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self._acks.pop(control_row, None)
+
+    async def _deliver(self, control_row: int) -> None:
+        """A control another hub routed here: send it to the run, write back its ack."""
+        async with self.store._pool.connection() as conn:
+            row = await (
+                await conn.execute("SELECT run_id, from_hub, control FROM goldfive_controls WHERE id = %s", (control_row,))
+            ).fetchone()
+        if row is None:
+            return
+        run_id, from_hub, payload = row
+        pb = control_pb2.ControlEvent()
+        pb.ParseFromString(bytes(payload))
+        run = self.host.get(run_id)
+        try:
+            msg = conv.from_pb_control_event(pb)
+        except Exception as exc:
+            ack = ControlAck(pb.id, AckResult.FAILURE, f"malformed control: {_one_line(exc)}")
+        else:
+            if isinstance(run, ConnectedRun):
+                ack = await run.control_here(msg, self.control_timeout)
+            elif run is not None and run.live:
+                ack = await run.control(msg, self.control_timeout)
+            else:
+                ack = ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE} on hub {self.address}")
+        async with self.store._pool.connection() as conn:
+            await conn.execute(
+                "UPDATE goldfive_controls SET ack = %s, acked_at = now() WHERE id = %s",
+                (conv.to_pb_control_ack(ack).SerializeToString(), control_row),
+            )
+            await conn.execute("SELECT pg_notify(%s, %s)", (f"goldfive_hub_{from_hub}", f"ack\t{control_row}"))
+
+    async def _acked(self, control_row: int) -> None:
+        fut = self._acks.get(control_row)
+        if fut is None or fut.done():
+            return
+        async with self.store._pool.connection() as conn:
+            row = await (await conn.execute("SELECT ack FROM goldfive_controls WHERE id = %s", (control_row,))).fetchone()
+        if row is None or row[0] is None:
+            return
+        pb = control_pb2.ControlAck()
+        pb.ParseFromString(bytes(row[0]))
+        if not fut.done():
+            fut.set_result(conv.from_pb_control_ack(pb))
+
+    # -- following the other hubs' runs ---------------------------------------------------
+    def _lock(self, run_id: str) -> asyncio.Lock:
+        lock = self._locks.get(run_id)
+        if lock is None:
+            lock = self._locks[run_id] = asyncio.Lock()
+        return lock
+
+    async def _load_all(self) -> None:
+        """Serve every run the database holds (at start, and after the database was lost)."""
+        for info in await self.store.list_runs():
+            self._want[info.run_id] = max(self._want.get(info.run_id, -1), info.last_sequence)
+        self._wake.set()
+        await self._drain()
+
+    async def _drain(self) -> None:
+        while self._want:
+            want, self._want = self._want, {}
+            for run_id, through in want.items():
+                try:
+                    await self._follow(run_id, through)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # the database went away: try again when it is back
+                    self._want[run_id] = max(self._want.get(run_id, -1), through)
+                    raise _Unreachable(_one_line(exc)) from exc
+
+    async def _follow(self, run_id: str, through: int) -> None:
+        async with self._lock(run_id):
+            run = self.host.get(run_id)
+            fresh = run is None
+            if run is None:
+                run = ConnectedRun(run_id, self.recorder)  # type: ignore[arg-type]
+                self.adopt(run)
+            elif not isinstance(run, ConnectedRun) or run.conn is not None:
+                return  # hosted here, or its runner is on this hub: its events come from it
+            if run.state.last_sequence >= through:
+                return
+            async with contextlib.aclosing(self.store.events(run_id, run.state.last_sequence)) as stored:
+                async for ev in stored:
+                    if fresh:
+                        run.load(ev)  # its history stays in the database
+                    else:
+                        await run.follow(ev)
+            if fresh:
+                if run.state.finished and run.memory is not None:
+                    await run.memory.close()
+                self._show_owner(run)
+                self.host.adopt(run)
+
+    async def _follow_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            try:
+                await self._drain()
+            except _Unreachable:
+                await asyncio.sleep(1.0)
+                self._wake.set()
+
+    def _announced(self, payload: str) -> None:
+        hub_id, run_id, seq = payload.split("\t")
+        if hub_id == self.hub_id:
+            return
+        self._want[run_id] = max(self._want.get(run_id, -1), int(seq))
+        self._wake.set()
+
+    def _show_owner(self, run: ConnectedRun) -> None:
+        """Show ``run`` (not connected here) as the database says: connected to another
+        hub that is alive, or disconnected (then interrupted)."""
+        if run.conn is not None or run.state.finished:
+            return
+        owner = self._owners.get(run.run_id)
+        if owner is not None and owner.hub_id != self.hub_id and owner.hub_id in self._alive:
+            run.elsewhere(self._alive[owner.hub_id], owner.host, owner.pid)
+        else:
+            run.released(self.interrupt_after)
+
+    def _owner_changed(self, payload: str) -> None:
+        hub_id, run_id, host, pid, address = payload.split("\t")
+        if hub_id == self.hub_id:
+            return
+        if host == _RELEASED:
+            owner = self._owners.get(run_id)
+            if owner is not None and owner.hub_id == hub_id:
+                del self._owners[run_id]
+        else:
+            self._owners[run_id] = _Owner(hub_id, host, int(pid))
+            self._alive[hub_id] = address
+        run = self.host.get(run_id)
+        if isinstance(run, ConnectedRun):
+            self._show_owner(run)
+        elif run is None:
+            self._want.setdefault(run_id, -1)
+            self._wake.set()
+
+    # -- the database's side: heartbeat and notifications ---------------------------------
+    async def _refresh(self) -> None:
+        async with self.store._pool.connection() as conn:
+            await conn.execute("UPDATE goldfive_hubs SET seen_at = now() WHERE hub_id = %s", (self.hub_id,))
+            hubs = await (
+                await conn.execute(
+                    "SELECT hub_id, address FROM goldfive_hubs WHERE seen_at > now() - make_interval(secs => %s)",
+                    (self.dead_after,),
+                )
+            ).fetchall()
+            owners = await (await conn.execute("SELECT run_id, hub_id, runner_host, runner_pid FROM goldfive_run_owners")).fetchall()
+        self._alive = {h: a for h, a in hubs}
+        self._owners = {r: _Owner(h, host, pid) for r, h, host, pid in owners}
+        for run in self.host.runs():
+            if isinstance(run, ConnectedRun) and run.conn is None:
+                self._show_owner(run)
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat)
+            try:
+                await self._refresh()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.debug("hub heartbeat failed: %s", _one_line(exc))
+
+    async def _listen(self) -> None:
+        delay = 0.2
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.store.dsn, autocommit=True, connect_timeout=5)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._lost(exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+                continue
+            try:
+                async with conn:
+                    for channel in (EVENTS_CHANNEL, OWNERS_CHANNEL, self.channel):
+                        await conn.execute(f'LISTEN "{channel}"')
+                    back = bool(self._listen_error)
+                    self._listening, self._listen_error, delay = True, "", 0.2
+                    if back:  # announcements were missed: read again what the database holds
+                        log.warning("hub: the database is reachable again; catching up with the other hubs")
+                        await self._refresh()
+                        await self._load_all()
+                        for row in list(self._acks):
+                            self._handle("ack\t" + str(row))
+                    async for note in conn.notifies():
+                        self._dispatch(note.channel, note.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._lost(exc)
+                await asyncio.sleep(delay)
+
+    def _lost(self, exc: BaseException) -> None:
+        if not self._listen_error:
+            log.warning("hub: lost the database at %s: %s; serving live runs from memory", redact(self.store.dsn), _one_line(exc))
+        self._listening = False
+        self._listen_error = _one_line(exc)[:300]
+
+    def _dispatch(self, channel: str, payload: str) -> None:
+        try:
+            if channel == EVENTS_CHANNEL:
+                self._announced(payload)
+            elif channel == OWNERS_CHANNEL:
+                self._owner_changed(payload)
+            else:
+                self._handle(payload)
+        except ValueError:
+            log.warning("hub: ignored a malformed notification on %s: %.200r", channel, payload)
+
+    def _handle(self, payload: str) -> None:
+        what, row = payload.split("\t")
+        work: Callable[[int], Awaitable[None]] = self._deliver if what == "control" else self._acked
+        task = asyncio.get_running_loop().create_task(self._guarded(work, int(row)))
+        self._handlers.add(task)
+        task.add_done_callback(self._handlers.discard)
+
+    async def _guarded(self, work: Callable[[int], Awaitable[None]], row: int) -> None:
+        try:
+            await work(row)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # isolation boundary: one routed control must not stop the listener
+            log.exception("hub: handling routed control %d failed", row)
+
+
+class _Unreachable(Exception):
+    pass
