@@ -75,42 +75,48 @@ def median_of(passes: int, fn) -> float:  # type: ignore[no-untyped-def]
     return statistics.median(asyncio.run(fn(i)) for i in range(passes))
 
 
+def measure(server: object, passes: int) -> None:
+    """Print the append rates and per-task costs against ``server`` (a tests.pg_server.PgServer)."""
+    dsn = server.dsn  # type: ignore[attr-defined]
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+
+        async def pg_append(i: int) -> float:
+            store = await PostgresStore.open(dsn)
+            try:
+                return await append_pg(store, i)
+            finally:
+                await store.close()
+
+        async def pg_run(i: int) -> float:
+            store = await PostgresStore.open(dsn)
+            try:
+                return await run_tasks(PostgresSink(store))
+            finally:
+                await store.close()
+
+        sq = median_of(passes, lambda i: append_sqlite(tmp, i))
+        pg = median_of(passes, pg_append)
+        print(f"append {EVENTS:,} events in batches of 500, median of {passes} after a warm-up")
+        print(f"  SQLite (baseline)   {EVENTS / sq:>10,.0f} events/s")
+        print(f"  PostgreSQL          {EVENTS / pg:>10,.0f} events/s   x{sq / pg:.2f} of SQLite's rate")
+        bare = median_of(passes, lambda i: run_tasks(None))
+        sql = median_of(passes, lambda i: run_tasks(SQLitePersistenceSink(str(tmp / f"run-{i}.sqlite"), durability="normal")))
+        pgr = median_of(passes, pg_run)
+        us = lambda s: s / TASKS * 1e6  # noqa: E731
+        print(f"a run of {TASKS} tasks, per task")
+        print(f"  no sink (baseline)  {us(bare):8.0f} µs")
+        print(f"  SQLite (normal)     {us(sql):8.0f} µs   +{us(sql) - us(bare):.0f} µs  x{sql / bare:.2f}")
+        print(f"  PostgreSQL          {us(pgr):8.0f} µs   +{us(pgr) - us(bare):.0f} µs  x{pgr / bare:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--passes", type=int, default=5)
     args = ap.parse_args()
     server = start_postgres()
     try:
-        with tempfile.TemporaryDirectory() as d:
-            tmp = Path(d)
-
-            async def pg_append(i: int) -> float:
-                store = await PostgresStore.open(server.dsn)
-                try:
-                    return await append_pg(store, i)
-                finally:
-                    await store.close()
-
-            async def pg_run(i: int) -> float:
-                store = await PostgresStore.open(server.dsn)
-                try:
-                    return await run_tasks(PostgresSink(store))
-                finally:
-                    await store.close()
-
-            sq = median_of(args.passes, lambda i: append_sqlite(tmp, i))
-            pg = median_of(args.passes, pg_append)
-            print(f"append {EVENTS:,} events in batches of 500, median of {args.passes} after a warm-up")
-            print(f"  SQLite (baseline)   {EVENTS / sq:>10,.0f} events/s")
-            print(f"  PostgreSQL          {EVENTS / pg:>10,.0f} events/s   x{sq / pg:.2f} of SQLite's rate")
-            bare = median_of(args.passes, lambda i: run_tasks(None))
-            sql = median_of(args.passes, lambda i: run_tasks(SQLitePersistenceSink(str(tmp / f"run-{i}.sqlite"), durability="normal")))
-            pgr = median_of(args.passes, pg_run)
-            us = lambda s: s / TASKS * 1e6  # noqa: E731
-            print(f"a run of {TASKS} tasks, per task")
-            print(f"  no sink (baseline)  {us(bare):8.0f} µs")
-            print(f"  SQLite (normal)     {us(sql):8.0f} µs   +{us(sql) - us(bare):.0f} µs  x{sql / bare:.2f}")
-            print(f"  PostgreSQL          {us(pgr):8.0f} µs   +{us(pgr) - us(bare):.0f} µs  x{pgr / bare:.2f}")
+        measure(server, args.passes)
     finally:
         server.destroy()
 

@@ -49,9 +49,11 @@ def run_line(r: Any, now: float | None = None) -> str:
     now = time.time() if now is None else now
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started_at.ToMilliseconds() / 1000)) if r.HasField("started_at") else "-"
     origin = r.origin or "-"
-    if r.origin == "connected" and r.connection and r.connection != "connected":
+    if r.origin == "connected" and r.connection and r.connection != "connected" and r.state not in ("COMPLETED", "ABORTED"):
         origin += f"({r.connection})"
     where = f"{r.host}:{r.pid}" if r.host and r.pid else ""
+    if r.hub:  # several hubs: the run's runner is connected to that one
+        where += f" via hub {r.hub}"
     needs = f"NEEDS YOU {r.needs_you} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
     task = r.current_task or "-"
     note = health_note(r)

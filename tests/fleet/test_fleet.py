@@ -225,3 +225,35 @@ async def test_the_database_lost_while_serving_the_hub_goes_on_degraded_and_writ
         assert [s for s, _ in rows] == list(range(len(rows))) and rows[-1][1] == "run_completed"
     finally:
         server.destroy()
+
+
+async def test_runs_started_in_a_hub_on_postgresql_are_served_and_steered_by_every_hub(pg_dsn, reap):
+    _, a = await start_hub(pg_dsn, reap)
+    _, b = await start_hub(pg_dsn, reap)
+    code, out, err = await ctl(a, "start", "demo", "--speed", "0.3")
+    assert code == 0, err
+    run_id = out.strip()
+    async with RemoteClient(b) as client:
+
+        async def on_b() -> bool:
+            r = await summary_of(client, run_id)
+            return r is not None and r.tasks_total > 0 and r.hub == a
+
+        await until(on_b, what="hub B listing the run hosted by hub A")
+        code, out, err = await ctl(b, "pause", run_id)
+        assert code == 0, (out, err)
+
+        async def paused() -> bool:
+            return (await client.get_run(run_id)).paused
+
+        await until(paused, what="the pause routed to A, seen on B")
+        code, out, err = await ctl(b, "cancel", run_id)
+        assert code == 0, (out, err)
+
+        async def ended() -> bool:
+            r = await summary_of(client, run_id)
+            return r is not None and r.state in ("ABORTED", "COMPLETED")
+
+        await until(ended, what="the run ended on B's list")
+    rows = stored(pg_dsn, run_id)
+    assert [s for s, _ in rows] == list(range(len(rows))) and rows[-1][1] in ("run_aborted", "run_completed")
