@@ -418,14 +418,25 @@ class Fleet:
                 self._show_owner(run)
 
     async def _beat(self) -> None:
+        beats = 0
         while True:
             await asyncio.sleep(self.heartbeat)
+            beats += 1
             try:
                 await self._refresh()
+                if beats % 600 == 1:
+                    await self._tidy()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 log.debug("hub heartbeat failed: %s", _one_line(exc))
+
+    async def _tidy(self) -> None:
+        """Forget routed controls and stopped hubs older than a day (the run's own history
+        keeps every control and ack)."""
+        async with self.store._pool.connection() as conn:
+            await conn.execute("DELETE FROM goldfive_controls WHERE created_at < now() - interval '1 day'")
+            await conn.execute("DELETE FROM goldfive_hubs WHERE seen_at < now() - interval '1 day'")
 
     async def _listen(self) -> None:
         delay = 0.2

@@ -257,3 +257,30 @@ async def test_runs_started_in_a_hub_on_postgresql_are_served_and_steered_by_eve
         await until(ended, what="the run ended on B's list")
     rows = stored(pg_dsn, run_id)
     assert [s for s, _ in rows] == list(range(len(rows))) and rows[-1][1] in ("run_aborted", "run_completed")
+
+
+async def test_a_control_for_a_run_whose_hub_died_is_refused_at_once_not_left_waiting(pg_dsn, reap):
+    hub_a, a = await start_hub(pg_dsn, reap)
+    _, b = await start_hub(pg_dsn, reap)
+    runner = await spawn("tests.hub.runner_proc", a, "orphan-run", "40", "0.5")  # knows only hub A
+    reap.append(runner)
+    async with RemoteClient(b) as client:
+
+        async def on_b() -> bool:
+            r = await summary_of(client, "orphan-run")
+            return r is not None and r.hub == a
+
+        await until(on_b, what="B listing the run on A")
+        hub_a.send_signal(signal.SIGKILL)
+        await hub_a.wait()
+
+        async def gone() -> bool:
+            r = await summary_of(client, "orphan-run")
+            return r is not None and r.connection == "disconnected" and r.hub == ""
+
+        await until(gone, timeout=20, what="B showing the run disconnected once A's heartbeat stopped")
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        code, out, err = await ctl(b, "pause", "orphan-run")
+        assert code == 1 and "not active" in out + err, (out, err)
+        assert loop.time() - t0 < 10  # refused, not waiting for an ack that cannot come
