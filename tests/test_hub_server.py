@@ -303,5 +303,30 @@ def test_waiting_lists_an_escalation_from_the_ladder_with_its_task_and_since_whe
     assert [(i.kind, i.target_id, i.task_id) for i in items] == [("approval", "c1", ""), ("escalation", "t2", "t2")]
     assert items[1].prompt == "escalation: wandered off" and items[1].since.ToMilliseconds() == 9_000
     assert json.loads(items[0].args_json) == {"path": "/"} and items[0].since.ToMilliseconds() == 5_000
+    assert items[0].sequence == 4  # the ApprovalRequested event's own sequence in the run
     row = summary(run)
     assert (row.needs_you, row.waiting_approvals, row.current_task, row.origin) == ("escalation: wandered off", 1, "t2", "hosted")
+
+
+def test_a_snapshots_pending_approval_carries_its_parameters_and_what_its_deadline_does() -> None:
+    from goldfive import events
+    from goldfive.remote.summaries import snapshot
+    from goldfive.types import Session
+    from goldfive.view.state import RunState
+
+    s, state = Session(run_id="snap1"), RunState()
+    state.apply(events.run_started(s, goal_summary="goal"))
+    state.apply(
+        events.approval_requested(
+            s, target_id="c1", kind="tool", tool_name="rm", args={"path": "/"}, timeout_ms=5_000,
+            parameters={"type": "object"}, on_timeout="reject",
+        )  # fmt: skip
+    )
+
+    class Run:
+        run_id, plan = "snap1", None
+
+    run = Run()
+    run.state = state  # type: ignore[attr-defined]
+    (pending,) = snapshot(run).pending_approvals
+    assert (json.loads(pending.parameters_json), pending.on_timeout, pending.timeout_ms) == ({"type": "object"}, "reject", 5_000)

@@ -90,6 +90,8 @@ def snapshot(run: Any) -> service_pb2.RunSnapshot:
             tool_name=a.tool_name,
             args_json=a.args_json,
             timeout_ms=a.timeout_ms,
+            parameters_json=a.parameters_json,
+            on_timeout=a.on_timeout,
         )
         for a in state.approvals.values()
     ]
@@ -103,14 +105,14 @@ def snapshot(run: Any) -> service_pb2.RunSnapshot:
 
 
 def waiting_items(run: Any) -> list[service_pb2.WaitingItem]:
-    """The run's pending approvals, and its escalation from the drift ladder if it is paused
-    by one. ``sequence`` is left 0: RunState does not keep which event raised an approval."""
+    """The run's pending approvals (each with the sequence of the event that asked), and its
+    escalation from the drift ladder if it is paused by one."""
     state: RunState = run.state
     items = []
     for a in state.approvals.values():
         item = service_pb2.WaitingItem(
             run_id=run.run_id, kind="approval", target_id=a.target_id, task_id=a.task_id,
-            tool_name=a.tool_name, args_json=a.args_json, prompt=a.prompt,
+            tool_name=a.tool_name, args_json=a.args_json, prompt=a.prompt, sequence=max(a.sequence, 0),
         )  # fmt: skip
         if a.requested_ms:
             item.since.FromMilliseconds(a.requested_ms)

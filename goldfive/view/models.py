@@ -60,6 +60,8 @@ class ApprovalView:
     parameters_json: str = ""
     #: What the deadline does: "wait", "reject" or "escalate" ("" from older recordings).
     on_timeout: str = ""
+    #: The sequence of the ApprovalRequested event in its run (-1: not known).
+    sequence: int = -1
 
 
 @dataclass(slots=True)

@@ -322,6 +322,7 @@ class RunState:
             timeout_ms=p.timeout_ms,
             parameters_json=p.parameters_json,
             on_timeout=p.on_timeout,
+            sequence=self.last_sequence,  # apply() set it to this event's
         )
 
     def _approval_resolved(self, p: pb.ApprovalGranted | pb.ApprovalRejected, ms: int) -> None:
