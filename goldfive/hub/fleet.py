@@ -149,6 +149,7 @@ class Fleet:
         self._handlers: set[asyncio.Task[None]] = set()
         self._listening = False
         self._listen_error = ""
+        self._owner_changes = 0  # notifications seen: a full read of the owners older than one is stale
         self.stopped = False
 
     # -- health --------------------------------------------------------------------------
@@ -386,6 +387,7 @@ class Fleet:
         hub_id, run_id, host, pid, address = payload.split("\t")
         if hub_id == self.hub_id:
             return
+        self._owner_changes += 1
         if host == _RELEASED:
             owner = self._owners.get(run_id)
             if owner is not None and owner.hub_id == hub_id:
@@ -401,7 +403,11 @@ class Fleet:
             self._wake.set()
 
     # -- the database's side: heartbeat and notifications ---------------------------------
-    async def _refresh(self) -> None:
+    async def _refresh(self, *, owners: bool = True) -> None:
+        """Heartbeat: say this hub is up and read which hubs are; with ``owners`` (at start,
+        when a hub came or went, and every 30 s as a repair) also read which hub has each run.
+        Between those, owner changes come as notifications."""
+        changes = self._owner_changes
         async with self.store._pool.connection() as conn:
             await conn.execute("UPDATE goldfive_hubs SET seen_at = now() WHERE hub_id = %s", (self.hub_id,))
             hubs = await (
@@ -410,9 +416,16 @@ class Fleet:
                     (self.dead_after,),
                 )
             ).fetchall()
-            owners = await (await conn.execute("SELECT run_id, hub_id, runner_host, runner_pid FROM goldfive_run_owners")).fetchall()
-        self._alive = {h: a for h, a in hubs}
-        self._owners = {r: _Owner(h, host, pid) for r, h, host, pid in owners}
+            alive = {h: a for h, a in hubs}
+            owners = owners or alive.keys() != self._alive.keys()
+            rows = []
+            if owners:
+                rows = await (await conn.execute("SELECT run_id, hub_id, runner_host, runner_pid FROM goldfive_run_owners")).fetchall()
+        self._alive = alive
+        if not owners:
+            return
+        if changes == self._owner_changes:  # else a notification came meanwhile: newer than this read
+            self._owners = {r: _Owner(h, host, pid) for r, h, host, pid in rows}
         for run in self.host.runs():
             if isinstance(run, ConnectedRun) and run.conn is None:
                 self._show_owner(run)
@@ -423,7 +436,7 @@ class Fleet:
             await asyncio.sleep(self.heartbeat)
             beats += 1
             try:
-                await self._refresh()
+                await self._refresh(owners=beats % 30 == 0)
                 if beats % 600 == 1:
                     await self._tidy()
             except asyncio.CancelledError:
