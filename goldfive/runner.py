@@ -149,6 +149,36 @@ class Runner:
         self._recovered = rec
         self._recorder = recorder
 
+    def continue_from_events(self, run_id: str, history: Iterable[Any], *, holder: Any = None) -> None:
+        """Make this (not yet run) Runner continue run ``run_id`` from ``history``, its
+        recorded events in sequence order (0..last, gap-free), instead of starting anew: the
+        run's next event is last+1 (RunResumed), a task the stop cut off runs again (its
+        attempt says so) and a completed one never does. For a runner whose process died while
+        the record lives elsewhere (a hub: :func:`goldfive.durable.from_hub.history_from_hub`).
+
+        ``holder`` is the sink that already holds that history (the run's HubLink): it is not
+        sent the history again; other sinks with ``subscribe`` (watchers) are shown it first.
+        Raises ResumeRefused (one line) for a run that ended, has no plan yet, or whose plan
+        or agent does not match this Runner's."""
+        from goldfive.durable.recover import recover
+        from goldfive.durable.resume import ResumeRefused, check_matches, check_resumable
+
+        if self.session is not None:
+            raise GoldfiveError("this Runner already ran; continue_from_events goes before run()")
+        events = list(history)
+        for expect, ev in enumerate(events):
+            if ev.sequence != expect or ev.run_id != run_id:
+                raise ResumeRefused(
+                    f"the history of run {run_id} is not gap-free from 0: event {expect} is "
+                    f"{ev.run_id!r}'s sequence {ev.sequence}"
+                )
+        rec = recover(run_id, events)
+        check_resumable(rec)
+        check_matches(rec, self.planner, self.adapter)
+        self._run_id, self._session_id = rec.run_id, rec.session_id
+        self._recovered = rec
+        self._recorder = holder
+
     @classmethod
     async def resume(cls, run_id: str, *, store: str | os.PathLike[str], **kwargs: Any) -> ExecutionOutcome:
         """Continue run ``run_id`` from ``store`` to its end (see ``resuming``), then close."""

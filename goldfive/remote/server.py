@@ -102,8 +102,11 @@ async def start_server(
     tls_client_ca: str | os.PathLike[str] | None = None,
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
+    placer: Any = None,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
+    With ``placer`` (a RayPlacer), StartRun's runs are placed by it, and it is told the hub
+    and the bound address (``placer.bind(host, hub, address)``) before the server starts.
     With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed.
 
     ``token`` is the operator token, or several (each ``NAME=SECRET`` or a bare secret named
@@ -120,7 +123,7 @@ async def start_server(
     # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
     # too and silently share the connections with the first.
     server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
-    service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout), server)
+    service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout, placer=placer), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
     from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
@@ -136,8 +139,10 @@ async def start_server(
         raise ServeConfigError(f"cannot listen on {listen}: {why}") from exc
     if port == 0:
         raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
-    await server.start()
     hostname, _ = split_host_port(listen)
+    if placer is not None:
+        placer.bind(host, hub, f"{hostname}:{port}")
+    await server.start()
     return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs, extra=[hub])
 
 
@@ -190,6 +195,7 @@ async def serve(
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
     notify_cmd: str | None = None,
+    placer: Any = None,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -204,7 +210,10 @@ async def serve(
     interrupted runs stay as they are.
 
     ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
-    person (goldfive.notify)."""
+    person (goldfive.notify).
+
+    ``placer`` (a RayPlacer): runs started with StartRun are placed by it; it is closed when
+    serving ends."""
     host = RunHost(db_path if db_path is not None else default_db_path())
     command = None
     if notify_cmd:
@@ -238,6 +247,7 @@ async def serve(
         tls_client_ca=tls_client_ca,
         runner_token=runner_token,
         interrupt_after=interrupt_after,
+        placer=placer,
     )
     try:
         for factory, user_input in runs:
@@ -249,5 +259,7 @@ async def serve(
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
         # cancelled task's cleanup would be cut short at its first await.
         await asyncio.create_task(server.stop(1.0))
+        if placer is not None:
+            await asyncio.create_task(placer.close())
         if command is not None:
             await asyncio.create_task(command.aclose())

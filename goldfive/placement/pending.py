@@ -1,0 +1,50 @@
+"""PlacedRun: a run the hub placed on a cluster, shown from the moment it is asked for.
+
+Until its actor first connects it is "pending placement" (the summary's state is
+PENDING_PLACEMENT, its connection says why, in the cluster's words); from then on it is a
+connected run like any other (:class:`~goldfive.hub.connected.ConnectedRun`): the actor's
+events are stored and served by the hub, controls go down its stream. When its actor is
+restarted elsewhere, the new one connects as the same run and takes it over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from goldfive.hub.connected import ConnectedRun
+from goldfive.store.recorder import RunRecorder
+
+__all__ = ["PENDING_PLACEMENT", "PlacedRun"]
+
+PENDING_PLACEMENT = "pending placement"
+
+
+class PlacedRun(ConnectedRun):
+    origin = "ray"
+
+    def __init__(self, run_id: str, recorder: RunRecorder, *, goal_summary: str = "") -> None:
+        super().__init__(run_id, recorder)
+        self.connection = PENDING_PLACEMENT
+        #: Whether an actor ever connected as this run.
+        self.placed = False
+        #: Why the cluster has not placed it yet ("" before anyone asked the cluster).
+        self.pending_reason = ""
+        #: The placed process's id on the cluster (Ray's actor id), for an operator's tools.
+        self.actor_id = ""
+        self.state.goal_summary = goal_summary
+
+    @property
+    def label(self) -> str:
+        """PENDING_PLACEMENT until the first actor connects, then the run's own phase."""
+        return "PENDING_PLACEMENT" if not self.placed and not self.state.finished else ""
+
+    def waiting(self, reason: str) -> None:
+        """The cluster's latest word on why the run is not placed (ignored once it is)."""
+        if not self.placed:
+            self.pending_reason = reason
+            self.connection = f"{PENDING_PLACEMENT}: {reason}" if reason else PENDING_PLACEMENT
+
+    def attach(self, conn: Any, goal_summary: str = "") -> None:
+        self.placed = True
+        self.pending_reason = ""
+        super().attach(conn, goal_summary)
