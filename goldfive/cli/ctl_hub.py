@@ -49,14 +49,15 @@ def run_line(r: Any, now: float | None = None) -> str:
     now = time.time() if now is None else now
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started_at.ToMilliseconds() / 1000)) if r.HasField("started_at") else "-"
     origin = r.origin or "-"
-    if r.origin == "connected" and r.connection and r.connection != "connected":
+    pending = r.connection if r.connection.startswith("pending placement") else ""  # a placed run (serve --ray) not yet placed
+    if r.origin in ("connected", "ray") and r.connection and r.connection != "connected" and not pending:
         origin += f"({r.connection})"
     where = f"{r.host}:{r.pid}" if r.host and r.pid else ""
     needs = f"NEEDS YOU {r.needs_you} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
     task = r.current_task or "-"
     note = health_note(r)
     return (f"{r.run_id}  {r.state:<11} {r.tasks_completed}/{r.tasks_total}  {origin:<9} {where}  {needs}  "
-            f"task {task}  {started}  {r.goal_summary}" + (f"  [{note}]" if note else ""))  # fmt: skip
+            f"task {task}  {started}  {r.goal_summary}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip
 
 
 @ctl.command("start", short_help="Host a new run in the hub: demo, or MODULE:FUNCTION.")

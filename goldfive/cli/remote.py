@@ -195,20 +195,18 @@ def _ray_placer(
                 raise _fail("serve", f"{flag} needs --ray ADDRESS|auto")
         return None
     try:
-        from goldfive.placement.ray_placer import RayPlacer
+        from goldfive.placement.ray_placer import RayPlacer, host_port
     except ImportError as exc:
         raise _fail("serve", f"--ray needs Ray: pip install 'goldfive[ray]' ({exc})") from None
     from goldfive.placement.resources import RayResources, parse_resources
-    from goldfive.remote.auth import OPERATOR, credentials, split_host_port
+    from goldfive.remote.auth import OPERATOR, credentials
 
     if tls_cert:
         raise _fail("serve", "--ray with TLS is not supported yet: the actors would need the hub's CA on every node")
     try:
         wanted = parse_resources(resources) if resources is not None else RayResources()
-        if advertise is not None:
-            host, port = split_host_port(advertise)
-            if not host or not port.isdigit() or not 0 < int(port) < 65536:
-                raise GoldfiveError(f"--advertise {advertise!r} is not HOST:PORT")
+        if advertise is not None and host_port(advertise) is None:
+            raise GoldfiveError(f"--advertise {advertise!r} is not HOST:PORT")
         creds = credentials(tokens, runner_tokens)
         operator = next((c.secret for c in creds if c.role == OPERATOR), "")
         runner = next((c.secret for c in creds if c.role != OPERATOR), operator)

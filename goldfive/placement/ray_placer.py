@@ -14,7 +14,6 @@ show INTERRUPTED in the hub's database). The only module that imports ray.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import os
 import socket
@@ -28,7 +27,7 @@ from goldfive.placement.actor import RunActor
 from goldfive.placement.pending import PlacedRun
 from goldfive.placement.resources import RayResources
 from goldfive.placement.spec import PlacedSpec
-from goldfive.remote.auth import split_host_port
+from goldfive.remote.auth import is_loopback, split_host_port
 
 __all__ = ["RayPlacer"]
 
@@ -44,26 +43,25 @@ CONNECT_TIMEOUT = 5.0
 _FIRST_ASK, _MAX_ASK = 1.0, 30.0
 
 
+def host_port(address: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` split, or None when it is not one."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host.strip("[]"), int(port)
+
+
 def _reachable(address: str) -> str:
     """Why ``address`` (HOST:PORT or ray://HOST:PORT) cannot be reached, or ""."""
-    target = address.removeprefix("ray://")
-    host, port = split_host_port(target)
-    if not host or not port.isdigit():
+    parts = host_port(address.removeprefix("ray://"))
+    if parts is None:
         return f"{address!r} is not HOST:PORT (or auto)"
+    host, port = parts
     try:
-        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
             return ""
     except OSError as exc:
         return exc.strerror or str(exc) or type(exc).__name__
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _fmt(resources: dict[str, float]) -> str:
@@ -115,11 +113,11 @@ class RayPlacer:
         """Refuse a dial-back address no node of the cluster can use: a loopback address while
         some node is on another machine (actors there would dial themselves)."""
         host, _ = split_host_port(self.advertise or listen)
-        if not _loopback(host):
+        if not is_loopback(host):
             return
         here = ray.util.get_node_ip_address()
         others = sorted({n["NodeManagerAddress"] for n in ray.nodes() if n.get("Alive") and n["NodeManagerAddress"] != here})
-        others = [a for a in others if not _loopback(a)]
+        others = [a for a in others if not is_loopback(a)]
         if others:
             flag = "--advertise" if self.advertise else "--listen"
             raise ServeConfigError(
