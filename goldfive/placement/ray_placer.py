@@ -40,7 +40,9 @@ ray: Any = _ray
 CONNECT_TIMEOUT = 5.0
 #: When Ray is first asked why a run is not placed, and the longest wait between asks. Ray has
 #: no event for "still pending, and why": the reason is read again with a growing interval.
-_FIRST_ASK, _MAX_ASK = 1.0, 30.0
+#: The first ask waits out an ordinary start (a worker process booting), so a burst of
+#: starts does not also query Ray's state API once per run.
+_FIRST_ASK, _MAX_ASK = 3.0, 30.0
 
 
 def host_port(address: str) -> tuple[str, int] | None:
