@@ -49,7 +49,8 @@ def run_line(r: Any, now: float | None = None) -> str:
     now = time.time() if now is None else now
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started_at.ToMilliseconds() / 1000)) if r.HasField("started_at") else "-"
     origin = r.origin or "-"
-    pending = r.connection if r.connection.startswith("pending placement") else ""  # a placed run (serve --ray) not yet placed
+    # A run the hub placed (serve --ray) that is not placed yet, or whose process failed first.
+    pending = r.connection if r.connection.startswith(("pending placement", "placement failed")) else ""
     if r.origin in ("connected", "ray") and r.connection and r.connection != "connected" and not pending:
         origin += f"({r.connection})"
     where = f"{r.host}:{r.pid}" if r.host and r.pid else ""

@@ -9,8 +9,8 @@ actor is shown (:class:`PlacedRun`) and the resources a run asks for (:class:`Ra
 """
 
 from goldfive.placement.actor import RunActor, run_placed
-from goldfive.placement.pending import PENDING_PLACEMENT, PlacedRun
+from goldfive.placement.pending import PENDING_PLACEMENT, PLACEMENT_FAILED, PlacedRun
 from goldfive.placement.resources import RayResources, parse_resources
 from goldfive.placement.spec import PlacedSpec
 
-__all__ = ["PENDING_PLACEMENT", "PlacedRun", "PlacedSpec", "RayResources", "RunActor", "parse_resources", "run_placed"]
+__all__ = ["PENDING_PLACEMENT", "PLACEMENT_FAILED", "PlacedRun", "PlacedSpec", "RayResources", "RunActor", "parse_resources", "run_placed"]

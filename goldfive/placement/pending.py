@@ -14,9 +14,10 @@ from typing import Any
 from goldfive.hub.connected import ConnectedRun
 from goldfive.store.recorder import RunRecorder
 
-__all__ = ["PENDING_PLACEMENT", "PlacedRun"]
+__all__ = ["PENDING_PLACEMENT", "PLACEMENT_FAILED", "PlacedRun"]
 
 PENDING_PLACEMENT = "pending placement"
+PLACEMENT_FAILED = "placement failed"
 
 
 class PlacedRun(ConnectedRun):
@@ -35,8 +36,18 @@ class PlacedRun(ConnectedRun):
 
     @property
     def label(self) -> str:
-        """PENDING_PLACEMENT until the first actor connects, then the run's own phase."""
-        return "PENDING_PLACEMENT" if not self.placed and not self.state.finished else ""
+        """PENDING_PLACEMENT until the first actor connects (PLACEMENT_FAILED if its process
+        ended first), then the run's own phase."""
+        if self.placed or self.state.finished:
+            return ""
+        return "PLACEMENT_FAILED" if self.connection.startswith(PLACEMENT_FAILED) else "PENDING_PLACEMENT"
+
+    def failed(self, reason: str) -> None:
+        """The placed process ended before the run ever connected (e.g. the agent's module
+        could not be imported on the node)."""
+        if not self.placed:
+            self.pending_reason = reason
+            self.connection = f"{PLACEMENT_FAILED}: {reason}"
 
     def waiting(self, reason: str) -> None:
         """The cluster's latest word on why the run is not placed (ignored once it is)."""

@@ -179,11 +179,13 @@ class RayPlacer:
             placed.result()
             outcome = await asyncio.wrap_future(actor.wait.remote().future())
             log.info("placed run %s: %s", run.run_id, outcome)
+            if not run.placed:
+                run.failed(f"its process ended before the run connected: {outcome}"[:500])
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: Ray gave up on the actor; the run says it
             log.error("placed run %s: its Ray actor is gone: %s", run.run_id, " ".join(str(exc).split())[:300])
-            run.waiting(f"Ray gave up on its actor: {type(exc).__name__}")
+            run.failed(f"Ray gave up on its actor: {type(exc).__name__}")
             return
         finally:
             placed.cancel()

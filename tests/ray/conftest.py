@@ -71,9 +71,12 @@ class Hub:
     proc: subprocess.Popen[str]
     address: str
     stderr: list[str]
+    #: The operator token's secret ("" for a hub without tokens).
+    token: str = ""
 
     def ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return ctl(self.address, *args, timeout=timeout, cwd=None)
+        head = ("--token", self.token) if self.token else ()
+        return ctl(self.address, *head, *args, timeout=timeout, cwd=None)
 
 
 def ctl(address: str, *args: str, timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -83,11 +86,15 @@ def ctl(address: str, *args: str, timeout: float = 60, cwd: Path | None = None) 
     )  # fmt: skip
 
 
-def start_hub(cluster_address: str, workdir: Path, *extra: str) -> Hub:
+def start_hub(cluster_address: str, workdir: Path, *extra: str, token: str = "", env: dict[str, str] | None = None) -> Hub:
+    """``goldfive serve --ray`` in ``workdir``; ``token`` is its operator token (also given as
+    ``--token``), ``env`` more environment for the hub process only (not for the actors)."""
+    if token:
+        extra = ("--token", token, *extra)
     proc = subprocess.Popen(
         [sys.executable, "-m", "goldfive.cli", "serve", "--ray", cluster_address, "--listen", "127.0.0.1:0",
          "--db", str(workdir / "hub.sqlite"), *extra],
-        cwd=workdir, env=goldfive_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=workdir, env={**goldfive_env(), **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     lines: list[str] = []
     found: list[str] = []
@@ -107,7 +114,7 @@ def start_hub(cluster_address: str, workdir: Path, *extra: str) -> Hub:
     if not ready.wait(90) or not found:
         stop_hub(proc)
         raise AssertionError(f"the hub did not start: {''.join(lines)[-3000:]}")
-    return Hub(proc, found[0], lines)
+    return Hub(proc, found[0], lines, token.partition("=")[2] or token)
 
 
 def stop_hub(proc: subprocess.Popen[str]) -> None:

@@ -24,6 +24,17 @@ async def agent(task, session):
     await asyncio.sleep(1.5)
     return f"did {task.id}"
 """
+#: Imports in the hub (which has GOLDFIVE_NODE_OK set) but not on the cluster's nodes: like an
+#: agent whose dependencies were installed on the hub's machine only.
+HUB_ONLY_AGENT = """
+import os
+assert os.environ.get("GOLDFIVE_NODE_OK"), "this agent's dependencies are not installed on this node"
+
+async def agent(task, session):
+    return "never"
+"""
+OPERATOR = "op=" + "o" * 24
+RUNNER = "ci=" + "r" * 24
 PLAN = {
     "summary": "four steps",
     "tasks": [{"id": t, "title": t.title()} for t in ("fetch", "clean", "analyse", "report")],
@@ -36,7 +47,10 @@ def hub(ray_cluster: RayCluster, tmp_path_factory: pytest.TempPathFactory) -> It
     workdir = tmp_path_factory.mktemp("hub")
     (workdir / "slowagents.py").write_text(SLOW_AGENT)
     (workdir / "plan.json").write_text(json.dumps(PLAN))
-    h = start_hub(ray_cluster.address, workdir)
+    (workdir / "hubonly.py").write_text(HUB_ONLY_AGENT)
+    # Tokens: the actors connect with the runner token and read a run's history back with the
+    # operator's (a runner token may only call Hub.Connect).
+    h = start_hub(ray_cluster.address, workdir, "--runner-token", RUNNER, token=OPERATOR, env={"GOLDFIVE_NODE_OK": "1"})
     try:
         yield h
     finally:
@@ -45,7 +59,7 @@ def hub(ray_cluster: RayCluster, tmp_path_factory: pytest.TempPathFactory) -> It
 
 def snapshot(address: str, run_id: str) -> service_pb2.RunSnapshot:
     async def get() -> service_pb2.RunSnapshot:
-        async with RemoteClient(address) as client:
+        async with RemoteClient(address, OPERATOR.split("=", 1)[1]) as client:
             return await client.get_run(run_id)
 
     return asyncio.run(get())
@@ -56,7 +70,7 @@ def history(address: str, run_id: str) -> list[events_pb2.Event]:
 
     async def read() -> list[events_pb2.Event]:
         out: list[events_pb2.Event] = []
-        async with RemoteClient(address) as client:
+        async with RemoteClient(address, OPERATOR.split("=", 1)[1]) as client:
             async for batch in client.subscribe_batches(run_id, -1):
                 out.extend(batch)
                 if out and out[-1].WhichOneof("payload") in ("run_completed", "run_aborted"):
@@ -168,3 +182,18 @@ def test_a_run_no_node_can_hold_is_listed_pending_placement_with_rays_reason(ray
         assert refused.returncode == 1 and "not active" in refused.stdout + refused.stderr
     finally:
         stop_hub(h.proc)
+
+
+def test_a_run_whose_process_fails_before_connecting_is_listed_placement_failed_with_why(hub: Hub) -> None:
+    workdir = Path(hub.proc.args[hub.proc.args.index("--db") + 1]).parent  # type: ignore[index, union-attr, arg-type]
+    started = hub.ctl("start", "hubonly:agent", "--goal", "g", "--plan", str(workdir / "plan.json"))
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+
+    def row() -> dict[str, str] | None:
+        rows = {r["run_id"]: r for r in json.loads(hub.ctl("runs", "--json").stdout)}
+        return rows[run_id] if rows[run_id]["state"] == "PLACEMENT_FAILED" else None
+
+    failed = wait_for(row, 60, "the run shows its placement failed")
+    assert failed["connection"].startswith("placement failed: its process ended before the run connected: failed: ")
+    assert "this agent's dependencies are not installed on this node" in failed["connection"]

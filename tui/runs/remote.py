@@ -67,8 +67,7 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
 def _goal(s: service_pb2.RunSummary) -> str:
     """The goal, and for a run the hub placed on a cluster that has not placed it yet
     (``serve --ray``), why not, in the cluster's words."""
-    pending = "pending placement: "
-    if s.connection.startswith(pending):
+    if s.connection.startswith(("pending placement: ", "placement failed: ")):
         return f"{s.goal_summary} [{s.connection}]"
     return s.goal_summary
 
