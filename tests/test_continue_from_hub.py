@@ -128,3 +128,73 @@ async def test_continue_from_events_refuses_an_ended_run_and_a_history_with_a_ga
         fresh.continue_from_events("r1", sink.events)
     with pytest.raises(ResumeRefused, match="not gap-free from 0: event 3"):
         fresh.continue_from_events("r1", sink.events[:3] + sink.events[4:])
+
+
+PLANNING_RUNNER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from goldfive.runner import Runner
+
+    class SlowPlanner:
+        async def generate(self, *, goals, available_agents, context=None):
+            print("planning", flush=True)
+            await asyncio.sleep(60)
+
+        async def refine(self, *, plan, drift, goals):
+            return plan
+
+    async def agent(task, session):
+        return "never"
+
+    async def main(addr):
+        runner = Runner(agent=agent, planner=SlowPlanner(), run_id=%r, hub=addr)
+        await runner.run("three steps")
+
+    asyncio.run(main(sys.argv[1]))
+    """
+    % (RUN_ID + "-planning")
+)
+
+
+async def test_a_run_whose_process_died_while_planning_is_planned_again_after_the_hubs_last_event(tmp_path: Path) -> None:
+    run_id = RUN_ID + "-planning"
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0")
+    (tmp_path / "planning_runner.py").write_text(PLANNING_RUNNER)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(tmp_path / "planning_runner.py"), server.address,
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        assert (await asyncio.wait_for(proc.stdout.readline(), 30)).strip() == b"planning"
+        for _ in range(200):  # the hub holds run_started and goal_derived
+            run = server.host.get(run_id)
+            if run is not None and run.state.last_sequence >= 1:
+                break
+            await asyncio.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        await proc.wait()
+
+        history = await history_from_hub(server.address, run_id)
+        assert [ev.WhichOneof("payload") for ev in history] == ["run_started", "goal_derived"]
+        runner = Runner(agent=CallableAdapter(_agent), planner=StaticPlanner(_plan()), run_id=run_id, hub=server.address)
+        runner.continue_from_events(run_id, history, holder=runner.sinks[-1])
+        try:
+            outcome = await runner.run()
+        finally:
+            await runner.close()
+        assert outcome.success, outcome.reason
+        run = server.host.get(run_id)
+        assert run is not None
+        events = run.events_after(-1)
+        kinds = [ev.WhichOneof("payload") for ev in events]
+        assert [ev.sequence for ev in events] == list(range(len(events)))
+        assert kinds[:4] == ["run_started", "goal_derived", "run_resumed", "goal_derived"]
+        assert kinds.count("run_started") == 1 and kinds.count("plan_submitted") == 1
+        assert kinds.count("task_completed") == 3 and kinds[-1] == "run_completed"
+        assert events[2].run_resumed.resumed_after_sequence == 1
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await server.stop(None)
