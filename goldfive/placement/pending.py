@@ -4,7 +4,9 @@ Until its actor first connects it is "pending placement" (the summary's state is
 PENDING_PLACEMENT, its connection says why, in the cluster's words); from then on it is a
 connected run like any other (:class:`~goldfive.hub.connected.ConnectedRun`): the actor's
 events are stored and served by the hub, controls go down its stream. When its actor is
-restarted elsewhere, the new one connects as the same run and takes it over.
+restarted elsewhere, the new one connects as the same run and takes it over. A run the hub
+recorded before it restarted is placed again as one (``PlacedRun.from_recorded``): its history
+stays served while a new actor is placed, which continues it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from goldfive.hub.connected import ConnectedRun
+from goldfive.remote.host import HostedRun
+from goldfive.store.history import RunHistory
 from goldfive.store.recorder import RunRecorder
 
 __all__ = ["PENDING_PLACEMENT", "PLACEMENT_FAILED", "PlacedRun"]
@@ -23,8 +27,10 @@ PLACEMENT_FAILED = "placement failed"
 class PlacedRun(ConnectedRun):
     origin = "ray"
 
-    def __init__(self, run_id: str, recorder: RunRecorder, *, goal_summary: str = "") -> None:
-        super().__init__(run_id, recorder)
+    def __init__(
+        self, run_id: str, recorder: RunRecorder, *, goal_summary: str = "", history: RunHistory | None = None
+    ) -> None:
+        super().__init__(run_id, recorder, history=history)
         self.connection = PENDING_PLACEMENT
         #: Whether an actor ever connected as this run.
         self.placed = False
@@ -32,7 +38,15 @@ class PlacedRun(ConnectedRun):
         self.pending_reason = ""
         #: The placed process's id on the cluster (Ray's actor id), for an operator's tools.
         self.actor_id = ""
-        self.state.goal_summary = goal_summary
+        if goal_summary:
+            self.state.goal_summary = goal_summary
+
+    @classmethod
+    def from_recorded(cls, old: HostedRun, recorder: RunRecorder) -> PlacedRun:
+        """A run this hub recorded (its actor gone with the last hub), to be placed again."""
+        run = super().from_recorded(old, recorder)
+        assert isinstance(run, PlacedRun)
+        return run
 
     @property
     def label(self) -> str:

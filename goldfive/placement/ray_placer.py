@@ -154,6 +154,53 @@ class RayPlacer:
             connect_token=self.connect_token, read_token=self.read_token,
         )  # fmt: skip
         run = PlacedRun(run_id, self._hub.recorder, goal_summary=str(user_input)[:1000])
+        self._launch(run, spec)
+        return run_id
+
+    def resume_recorded(self) -> list[str]:
+        """Place again every interrupted run this hub recorded from a launch a placed run can
+        repeat (``serve`` after a restart: its actors ended with it). Each new actor reads its
+        run's history from this hub and continues it; a run that cannot go on stays
+        interrupted, with the reason logged."""
+        from goldfive.durable.resume import load_for_resume
+
+        placed = []
+        for old in list(self._host.runs()):
+            if old.live or old.history is None or old.state.finished or isinstance(old, PlacedRun):
+                continue
+            try:
+                launch = load_for_resume(self._host.db_path, old.run_id).launch
+            except GoldfiveError as exc:
+                log.warning("run %s stays interrupted: %s", old.run_id, exc)
+                continue
+            spec = self._spec_from_launch(old.run_id, launch)
+            if spec is None:
+                continue
+            self._launch(PlacedRun.from_recorded(old, self._hub.recorder), spec)
+            log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
+            placed.append(old.run_id)
+        return placed
+
+    def _spec_from_launch(self, run_id: str, launch: dict[str, Any]) -> PlacedSpec | None:
+        """The spec that builds a recorded ``serve`` launch again, or None when it is not one
+        a placed run can repeat (a plan file, an LLM server named on the command line)."""
+        if launch.get("command") != "serve" or launch.get("plan") or launch.get("base_url") or launch.get("model"):
+            return None
+        target = str(launch.get("target", ""))
+        if target == "demo":
+            return PlacedSpec(
+                run_id=run_id, hub=self.address, agent="demo", speed=float(launch.get("speed", 1.0)),
+                connect_token=self.connect_token, read_token=self.read_token,
+            )  # fmt: skip
+        return PlacedSpec(
+            run_id=run_id, hub=self.address, agent=target, goal=str(launch.get("goal", "")),
+            plan_json=str(launch.get("plan_json") or ""), search_dir=str(launch.get("cwd") or self.search_dir),
+            connect_token=self.connect_token, read_token=self.read_token,
+        )  # fmt: skip
+
+    def _launch(self, run: PlacedRun, spec: PlacedSpec) -> None:
+        """Serve ``run`` and create its actor; a task watches it until its run ends."""
+        run_id = run.run_id
         self._host.adopt(run)
         actor = self._actor_class.options(
             max_restarts=-1, max_task_retries=-1, max_concurrency=4, **self.resources.options()
@@ -163,7 +210,6 @@ class RayPlacer:
         task = asyncio.get_running_loop().create_task(self._watch(run, actor), name=f"ray-run-{run_id}")
         self._watchers.add(task)
         task.add_done_callback(self._watchers.discard)
-        return run_id
 
     async def _watch(self, run: PlacedRun, actor: Any) -> None:
         """Say why the run is not placed while Ray has not placed it; when its run ends, end
@@ -214,11 +260,6 @@ class RayPlacer:
             missing = {k: v for k, v in required.items() if max(n["Resources"].get(k, 0.0) for n in nodes) < v}
             return f"Ray {state}: no live node has {_fmt(missing)} (the run asks {_fmt(required)}; {len(nodes)} node(s) up)"
         return f"Ray {state}: waiting for {_fmt(required)} to be free on one of {len(fits)} node(s) that could hold it"
-
-    async def where(self, run_id: str) -> tuple[str, int]:
-        """The host and pid of the process running ``run_id`` (waits for it to be placed)."""
-        result: tuple[str, int] = await asyncio.wrap_future(self._actors[run_id].where.remote().future())
-        return result
 
     async def close(self) -> None:
         """Stop watching and leave the cluster; the actors end with this Ray job."""

@@ -212,7 +212,8 @@ async def serve(
     ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
     person (goldfive.notify).
 
-    ``placer`` (a RayPlacer): runs started with StartRun are placed by it; it is closed when
+    ``placer`` (a RayPlacer): runs started with StartRun are placed by it, and so are the
+    interrupted runs it can build again (instead of ``resume_with``); it is closed when
     serving ends."""
     host = RunHost(db_path if db_path is not None else default_db_path())
     command = None
@@ -230,7 +231,7 @@ async def serve(
             )
         log.error("database %s is damaged (%s); serving what is readable", host.db_path, problem)
     host.load_recorded()
-    if resume_with is not None:
+    if resume_with is not None and placer is None:
         resume_interrupted(host, resume_with)
     ingress = None
     if ingest:
@@ -249,6 +250,8 @@ async def serve(
         interrupt_after=interrupt_after,
         placer=placer,
     )
+    if resume_with is not None and placer is not None:
+        placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
     try:
         for factory, user_input in runs:
             host.start_run(factory, user_input)

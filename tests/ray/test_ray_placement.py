@@ -57,20 +57,20 @@ def hub(ray_cluster: RayCluster, tmp_path_factory: pytest.TempPathFactory) -> It
         stop_hub(h.proc)
 
 
-def snapshot(address: str, run_id: str) -> service_pb2.RunSnapshot:
+def snapshot(address: str, run_id: str, token: str = OPERATOR.split("=", 1)[1]) -> service_pb2.RunSnapshot:
     async def get() -> service_pb2.RunSnapshot:
-        async with RemoteClient(address, OPERATOR.split("=", 1)[1]) as client:
+        async with RemoteClient(address, token or None) as client:
             return await client.get_run(run_id)
 
     return asyncio.run(get())
 
 
-def history(address: str, run_id: str) -> list[events_pb2.Event]:
+def history(address: str, run_id: str, token: str = OPERATOR.split("=", 1)[1]) -> list[events_pb2.Event]:
     """Every event the hub holds of a finished run, as it streams them."""
 
     async def read() -> list[events_pb2.Event]:
         out: list[events_pb2.Event] = []
-        async with RemoteClient(address, OPERATOR.split("=", 1)[1]) as client:
+        async with RemoteClient(address, token or None) as client:
             async for batch in client.subscribe_batches(run_id, -1):
                 out.extend(batch)
                 if out and out[-1].WhichOneof("payload") in ("run_completed", "run_aborted"):
@@ -197,3 +197,32 @@ def test_a_run_whose_process_fails_before_connecting_is_listed_placement_failed_
     failed = wait_for(row, 60, "the run shows its placement failed")
     assert failed["connection"].startswith("placement failed: its process ended before the run connected: failed: ")
     assert "this agent's dependencies are not installed on this node" in failed["connection"]
+
+
+def test_a_hub_restarted_mid_task_places_its_interrupted_run_again_and_the_run_goes_on(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    first = start_hub(ray_cluster.address, tmp_path)
+    try:
+        started = first.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
+        assert started.returncode == 0, started.stderr
+        run_id = started.stdout.strip()
+
+        def mid_second_task() -> bool:
+            snap = snapshot(first.address, run_id, token="")
+            return any(t.id == "fetch" and t.status == 3 for t in snap.plan.tasks) and snap.summary.current_task == "clean"
+
+        wait_for(mid_second_task, 60, "the run is in its second task")
+    finally:
+        stop_hub(first.proc)  # its Ray job ends: so does the run's actor
+    second = start_hub(ray_cluster.address, tmp_path)
+    try:
+        wait_for(lambda: snapshot(second.address, run_id, token="").summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
+        assert snapshot(second.address, run_id, token="").summary.origin == "ray"  # placed again by the new hub
+        events = history(second.address, run_id, token="")
+    finally:
+        stop_hub(second.proc)
+    assert [ev.sequence for ev in events] == list(range(len(events)))
+    assert per_task(events, "task_completed") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
+    assert per_task(events, "task_started") == Counter({"fetch": 1, "clean": 2, "analyse": 1, "report": 1})
+    assert kinds(events).count("run_resumed") == 1 and kinds(events)[-1] == "run_completed"
