@@ -16,12 +16,13 @@ from goldfive.remote.client import RemoteClient
 from tests.ray.conftest import Hub, RayCluster, start_hub, stop_hub, wait_for
 
 
-#: Four steps, each long enough (1.5 s) for a node to be removed while one runs.
+#: Four steps, each long enough (3 s) for a node to be removed, or a hub stopped, while one
+#: runs: the test sees the second task running, then cuts it off well before it could end.
 SLOW_AGENT = """
 import asyncio
 
 async def agent(task, session):
-    await asyncio.sleep(1.5)
+    await asyncio.sleep(3)
     return f"did {task.id}"
 """
 #: Imports in the hub (which has GOLDFIVE_NODE_OK set) but not on the cluster's nodes: like an
@@ -137,7 +138,7 @@ def test_a_run_whose_node_is_lost_mid_task_continues_on_another_node_without_red
     before = wait_for(mid_second_task, 60, "the run is in its second task")
     first_pid = before.summary.pid
     lost = ray_cluster.node_of(first_pid)
-    ray_cluster.cluster.remove_node(lost)
+    ray_cluster.cluster.remove_node(lost, allow_graceful=False)  # as a machine that dies: its processes killed
     try:
         wait_for(lambda: snapshot(hub.address, run_id).summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
     finally:
