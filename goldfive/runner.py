@@ -149,6 +149,41 @@ class Runner:
         self._recovered = rec
         self._recorder = recorder
 
+    def continue_from_events(self, run_id: str, history: Iterable[Any], *, holder: Any = None) -> None:
+        """Make this (not yet run) Runner continue run ``run_id`` from ``history``, its
+        recorded events in sequence order (0..last, gap-free), instead of starting anew: the
+        run's next event is last+1 (RunResumed), a task the stop cut off runs again (its
+        attempt says so) and a completed one never does; a run stopped before it had a plan
+        gets its goals and plan made again. For a runner whose process died while the record
+        lives elsewhere (a hub: :func:`goldfive.durable.from_hub.history_from_hub`).
+
+        ``holder`` is the sink that already holds that history (the run's HubLink): it is not
+        sent the history again; other sinks with ``subscribe`` (watchers) are shown it first.
+        Raises ResumeRefused (one line) for an empty history, a run that ended, or one whose
+        plan or agent does not match this Runner's."""
+        from goldfive.durable.recover import recover
+        from goldfive.durable.resume import ResumeRefused, check_matches, check_resumable
+
+        if self.session is not None:
+            raise GoldfiveError("this Runner already ran; continue_from_events goes before run()")
+        events = list(history)
+        for expect, ev in enumerate(events):
+            if ev.sequence != expect or ev.run_id != run_id:
+                raise ResumeRefused(
+                    f"the history of run {run_id} is not gap-free from 0: event {expect} is "
+                    f"{ev.run_id!r}'s sequence {ev.sequence}"
+                )
+        if not events:
+            raise ResumeRefused(f"run {run_id} has no recorded event: start it instead")
+        rec = recover(run_id, events)
+        if rec.ended:
+            check_resumable(rec)  # refuses, saying how it ended
+        if rec.plan is not None:
+            check_matches(rec, self.planner, self.adapter)
+        self._run_id, self._session_id = rec.run_id, rec.session_id
+        self._recovered = rec
+        self._recorder = holder
+
     @classmethod
     async def resume(cls, run_id: str, *, store: str | os.PathLike[str], **kwargs: Any) -> ExecutionOutcome:
         """Continue run ``run_id`` from ``store`` to its end (see ``resuming``), then close."""
@@ -189,7 +224,9 @@ class Runner:
         try:
             try:
                 try:
-                    if self._recovered is not None:
+                    if self._recovered is not None and self._recovered.plan is None:
+                        outcome = await self._replan(ctx, self._recovered)
+                    elif self._recovered is not None:
                         outcome = await self._continue(ctx, self._recovered)
                     else:
                         await ctx.emit(events.run_started, goal_summary=text, user_input=text, launch_json=self._launch_json())
@@ -261,19 +298,41 @@ class Runner:
     def _launch_json(self) -> str:
         return json.dumps(self.launch, sort_keys=True) if self.launch else ""
 
-    async def _continue(self, ctx: RunContext, rec: Recovered) -> ExecutionOutcome | None:
-        """Resume: the recorded state goes back in, RunResumed marks it, the run goes on."""
-        from goldfive.durable.resume import install
-
+    async def _show_history(self, rec: Recovered) -> None:
         for sink in self.sinks:  # a watcher (a sink people subscribe to) sees the run from its start
             if sink is not self._recorder and callable(getattr(sink, "subscribe", None)):
                 for ev in rec.history:
                     await sink.emit(ev)
         rec.history = []  # not kept for the run's life
+
+    async def _continue(self, ctx: RunContext, rec: Recovered) -> ExecutionOutcome | None:
+        """Resume: the recorded state goes back in, RunResumed marks it, the run goes on."""
+        from goldfive.durable.resume import install
+
+        await self._show_history(rec)
         await install(ctx, rec)
         if rec.cancel_reason:  # a CANCEL was acked before the stop: it still holds
             raise RunCancelled(rec.cancel_reason)
         return None
+
+    async def _replan(self, ctx: RunContext, rec: Recovered) -> ExecutionOutcome | None:
+        """Resume a run stopped before it had a plan: after RunResumed, its goals and plan are
+        made again from its recorded input (nothing ran yet, so nothing runs twice)."""
+        await self._show_history(rec)
+        ctx.session.continue_after(rec.last_sequence)
+        ctx.session.user_input = rec.user_input
+        if rec.paused:
+            ctx.pause()
+        await ctx.emit(
+            events.run_resumed,
+            resumed_after_sequence=rec.last_sequence,
+            resume_count=rec.resume_count + 1,
+            paused=rec.paused,
+            detail="stopped before it had a plan: its goals and plan are made again",
+        )
+        if rec.cancel_reason:
+            raise RunCancelled(rec.cancel_reason)
+        return await self._setup(ctx, rec.user_input)
 
     async def _execute(self, ctx: RunContext) -> ExecutionOutcome:
         if isinstance(self.executor, ExecutorBase):

@@ -49,7 +49,9 @@ def run_line(r: Any, now: float | None = None) -> str:
     now = time.time() if now is None else now
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started_at.ToMilliseconds() / 1000)) if r.HasField("started_at") else "-"
     origin = r.origin or "-"
-    if r.origin == "connected" and r.connection and r.connection != "connected" and r.state not in ("COMPLETED", "ABORTED"):
+    # A run the hub placed (serve --ray) that is not placed yet, or whose process failed first.
+    pending = r.connection if r.connection.startswith(("pending placement", "placement failed")) else ""
+    if r.origin in ("connected", "ray") and r.connection and r.connection != "connected" and not pending and r.state not in ("COMPLETED", "ABORTED"):
         origin += f"({r.connection})"
     where = f"{r.host}:{r.pid}" if r.host and r.pid else ""
     if r.hub:  # several hubs: the run's runner is connected to that one
@@ -58,7 +60,7 @@ def run_line(r: Any, now: float | None = None) -> str:
     task = r.current_task or "-"
     note = health_note(r)
     return (f"{r.run_id}  {r.state:<11} {r.tasks_completed}/{r.tasks_total}  {origin:<9} {where}  {needs}  "
-            f"task {task}  {started}  {r.goal_summary}" + (f"  [{note}]" if note else ""))  # fmt: skip
+            f"task {task}  {started}  {r.goal_summary}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip
 
 
 @ctl.command("start", short_help="Host a new run in the hub: demo, or MODULE:FUNCTION.")

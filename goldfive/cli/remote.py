@@ -74,6 +74,23 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     help="A connected run whose runner is gone this long shows INTERRUPTED (DISCONNECTED until then).",
 )
 @click.option("--notify-cmd", help="Run this shell command, the notice as JSON on stdin, when a run needs a person.")
+@click.option(
+    "--ray",
+    "ray_address",
+    metavar="ADDRESS|auto",
+    help="Place every run started with `ctl start` as an actor on this Ray cluster (pip install 'goldfive[ray]').",
+)
+@click.option(
+    "--ray-resources",
+    metavar="JSON",
+    help='With --ray: what each run asks of the cluster, e.g. \'{"num_cpus": 0.1, "resources": {"agents": 1}}\' '
+    "(default 0.1 CPU).",
+)
+@click.option(
+    "--advertise",
+    metavar="HOST:PORT",
+    help="With --ray: the address the runs' actors dial back (default: the listen address).",
+)
 def serve_command(
     target: str | None,
     listen: str,
@@ -93,6 +110,9 @@ def serve_command(
     model: str | None,
     interrupt_after: float,
     notify_cmd: str | None,
+    ray_address: str | None = None,
+    ray_resources: str | None = None,
+    advertise: str | None = None,
 ) -> None:
     """Serve runs over gRPC until interrupted: every run recorded in the database, the run
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
@@ -120,6 +140,7 @@ def serve_command(
     except GoldfiveError as exc:
         raise _fail("serve", str(exc)) from None
     db = db_path or str(default_db_path())
+    placer = _ray_placer(ray_address, ray_resources, advertise, listen, token, list(runner_tokens), tls_cert)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -130,7 +151,7 @@ def serve_command(
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
                 resume_with=None if no_resume else resume_with, runner_token=list(runner_tokens),
                 interrupt_after=interrupt_after,
-                notify_cmd=notify_cmd,
+                notify_cmd=notify_cmd, placer=placer,
             )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
@@ -146,6 +167,8 @@ def serve_command(
             auth = " and ".join(needs) + " required" if needs else "no token"
             shown = redact(db) if is_postgres(db) else db
             click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {shown}", err=True)
+            if placer is not None:
+                click.echo(f"goldfive serve: runs started with ctl start go to the Ray cluster; they dial back {placer.address}", err=True)
             for run in server.host.runs():
                 click.echo(f"  run {run.run_id}: {'live' if run.live else 'recorded'}", err=True)
         try:
@@ -159,6 +182,47 @@ def serve_command(
         raise _fail("serve", str(exc)) from None
     except KeyboardInterrupt:
         click.echo("goldfive serve: stopped", err=True)
+
+
+def _ray_placer(
+    address: str | None,
+    resources: str | None,
+    advertise: str | None,
+    listen: str,
+    tokens: list[str],
+    runner_tokens: list[str],
+    tls_cert: str | None,
+) -> Any:
+    """The RayPlacer for ``--ray`` (joined to the cluster), or None; bad flags or a cluster
+    that cannot be reached end serve with one line."""
+    if address is None:
+        for flag, given in (("--ray-resources", resources), ("--advertise", advertise)):
+            if given is not None:
+                raise _fail("serve", f"{flag} needs --ray ADDRESS|auto")
+        return None
+    try:
+        from goldfive.placement.ray_placer import RayPlacer, host_port
+    except ImportError as exc:
+        raise _fail("serve", f"--ray needs Ray: pip install 'goldfive[ray]' ({exc})") from None
+    from goldfive.placement.resources import RayResources, parse_resources
+    from goldfive.remote.auth import OPERATOR, credentials
+
+    if tls_cert:
+        raise _fail("serve", "--ray with TLS is not supported yet: the actors would need the hub's CA on every node")
+    try:
+        wanted = parse_resources(resources) if resources is not None else RayResources()
+        if advertise is not None and host_port(advertise) is None:
+            raise GoldfiveError(f"--advertise {advertise!r} is not HOST:PORT")
+        creds = credentials(tokens, runner_tokens)
+        operator = next((c.secret for c in creds if c.role == OPERATOR), "")
+        runner = next((c.secret for c in creds if c.role != OPERATOR), operator)
+        placer = RayPlacer.connect(
+            address.strip(), wanted, connect_token=runner, read_token=operator, advertise=advertise
+        )
+        placer.check_listen(listen)
+    except GoldfiveError as exc:
+        raise _fail("serve", str(exc)) from None
+    return placer
 
 
 @click.command("attach", short_help="Open the TUI on a run served at ADDR.")
@@ -181,6 +245,9 @@ def attach_command(
     tls_cert: str | None,
     tls_key: str | None,
     notify_cmd: str | None,
+    ray_address: str | None = None,
+    ray_resources: str | None = None,
+    advertise: str | None = None,
 ) -> None:
     """Open the runs screen of the hub at ADDR (every run, what needs you first), or with
     --run-id the TUI on that run: every key works, with the run's acks."""

@@ -15,7 +15,7 @@ from goldfive.run.context import RunContext
 from goldfive.steerer import PROCESSED_STEER_IDS
 from goldfive.types import TaskStatus
 
-__all__ = ["ResumeRefused", "install", "load_for_resume"]
+__all__ = ["ResumeRefused", "check_resumable", "install", "load_for_resume"]
 
 
 def load_for_resume(path: str | os.PathLike[str], ref: str) -> Recovered:
@@ -32,13 +32,19 @@ def load_for_resume(path: str | os.PathLike[str], ref: str) -> Recovered:
     finally:
         conn.close()
     rec = recover(run_id, evs, unreadable=left_out)
+    check_resumable(rec)
+    return rec
+
+
+def check_resumable(rec: Recovered) -> None:
+    """Refuse a run that ended or that never got a plan (ResumeRefused, one line)."""
+    run_id = rec.run_id
     if rec.ended == "run_completed":
         raise ResumeRefused(f"run {run_id} completed ({rec.end_reason}); there is nothing to resume")
     if rec.ended:
         raise ResumeRefused(f"run {run_id} ended: {rec.end_reason}; there is nothing to resume")
     if rec.plan is None:
         raise ResumeRefused(f"run {run_id} stopped before it had a plan; start it again instead")
-    return rec
 
 
 def check_matches(rec: Recovered, planner: Any, adapter: Any) -> None:

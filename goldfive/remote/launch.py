@@ -87,9 +87,10 @@ def agent_run(
     return factory, goal
 
 
-def start_spec(agent: str, goal: str, plan_json: str, speed: float) -> Launch:
+def start_spec(agent: str, goal: str, plan_json: str, speed: float, *, search_dir: str | None = None) -> Launch:
     """A StartRun request's run: ``"demo"`` (with ``speed``, 0 = 1) or ``MODULE:FUNCTION``
-    importable by this process with ``goal`` and an optional plan. InputError says why not."""
+    importable by this process (from ``search_dir``, default the current directory) with
+    ``goal`` and an optional plan. InputError says why not."""
     from goldfive.cli.inputs import InputError
 
     agent = agent.strip()
@@ -98,7 +99,7 @@ def start_spec(agent: str, goal: str, plan_json: str, speed: float) -> Launch:
     if not agent:
         raise InputError("no agent: give 'demo' or MODULE:FUNCTION")
     try:
-        return agent_run(agent, goal, None, None, None, plan_json=plan_json or None)
+        return agent_run(agent, goal, None, None, None, search_dir=search_dir, plan_json=plan_json or None)
     except InputError:
         raise
     except GoldfiveError as exc:  # e.g. a framework adapter that cannot wrap the object

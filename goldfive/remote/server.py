@@ -103,8 +103,11 @@ async def start_server(
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
     fleet: Any = None,
+    placer: Any = None,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
+    With ``placer`` (a RayPlacer), StartRun's runs are placed by it, and it is told the hub
+    and the bound address (``placer.bind(host, hub, address)``) before the server starts.
     With ``tls_client_ca`` (and TLS), clients must present a certificate that CA signed.
 
     ``token`` is the operator token, or several (each ``NAME=SECRET`` or a bare secret named
@@ -121,7 +124,7 @@ async def start_server(
     # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
     # too and silently share the connections with the first.
     server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
-    service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout), server)
+    service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout, placer=placer), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
     from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
@@ -137,8 +140,10 @@ async def start_server(
         raise ServeConfigError(f"cannot listen on {listen}: {why}") from exc
     if port == 0:
         raise ServeConfigError(f"cannot listen on {listen}: the address is in use or not local")
-    await server.start()
     hostname, _ = split_host_port(listen)
+    if placer is not None:
+        placer.bind(host, hub, f"{hostname}:{port}")
+    await server.start()
     return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs, extra=[hub])
 
 
@@ -191,6 +196,7 @@ async def serve(
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
     notify_cmd: str | None = None,
+    placer: Any = None,
 ) -> None:
     """Host ``runs`` (factory, user input) and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
@@ -205,12 +211,17 @@ async def serve(
     interrupted runs stay as they are.
 
     ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
-    person (goldfive.notify)."""
+    person (goldfive.notify).
+
+    ``placer`` (a RayPlacer): runs started with StartRun are placed by it, and so are the
+    interrupted runs it can build again (instead of ``resume_with``); it is closed when
+    serving ends."""
     dsn = os.fspath(db_path) if db_path is not None and is_postgres(os.fspath(db_path)) else None
     if dsn is not None:
         await _serve_fleet(
             dsn, listen, token, tls_cert, tls_key, runs, ready=ready, tls_client_ca=tls_client_ca,
             runner_token=runner_token, interrupt_after=interrupt_after, notify_cmd=notify_cmd, ingest=ingest,
+            placer=placer,
         )  # fmt: skip
         return
     host = RunHost(db_path if db_path is not None else default_db_path())
@@ -229,7 +240,7 @@ async def serve(
             )
         log.error("database %s is damaged (%s); serving what is readable", host.db_path, problem)
     host.load_recorded()
-    if resume_with is not None:
+    if resume_with is not None and placer is None:
         resume_interrupted(host, resume_with)
     ingress = None
     if ingest:
@@ -246,7 +257,10 @@ async def serve(
         tls_client_ca=tls_client_ca,
         runner_token=runner_token,
         interrupt_after=interrupt_after,
+        placer=placer,
     )
+    if resume_with is not None and placer is not None:
+        placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
     try:
         for factory, user_input in runs:
             host.start_run(factory, user_input)
@@ -257,6 +271,8 @@ async def serve(
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
         # cancelled task's cleanup would be cut short at its first await.
         await asyncio.create_task(server.stop(1.0))
+        if placer is not None:
+            await asyncio.create_task(placer.close())
         if command is not None:
             await asyncio.create_task(command.aclose())
 
@@ -280,8 +296,11 @@ async def _serve_fleet(
     interrupt_after: float,
     notify_cmd: str | None,
     ingest: bool,
+    placer: Any = None,
 ) -> None:
-    """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet)."""
+    """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet). With
+    ``placer``, runs started here are placed on Ray; runs a stopped hub placed are not placed
+    again by this one (several hubs would race for them)."""
     if ingest:
         raise ServeConfigError("--ingest (GoldfiveIngress) is not offered with a PostgreSQL --db: connect runs with Hub.Connect")
     try:
@@ -313,7 +332,7 @@ async def _serve_fleet(
     try:
         server = await start_server(
             host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key, tls_client_ca=tls_client_ca,
-            runner_token=runner_token, interrupt_after=interrupt_after, fleet=fleet,
+            runner_token=runner_token, interrupt_after=interrupt_after, fleet=fleet, placer=placer,
         )  # fmt: skip
     except BaseException:
         await store.close()
@@ -327,12 +346,14 @@ async def _serve_fleet(
             ready.set_result(server)
         await server.server.wait_for_termination()
     finally:
-        await asyncio.create_task(_stop_fleet(server, fleet, store))
+        await asyncio.create_task(_stop_fleet(server, fleet, store, placer))
         if command is not None:
             await asyncio.create_task(command.aclose())
 
 
-async def _stop_fleet(server: RemoteServer, fleet: Any, store: Any) -> None:
+async def _stop_fleet(server: RemoteServer, fleet: Any, store: Any, placer: Any) -> None:
     await server.stop(1.0)
+    if placer is not None:
+        await placer.close()
     await fleet.stop()
     await store.close()

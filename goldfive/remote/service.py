@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
@@ -25,7 +25,7 @@ from goldfive.remote.host import RunHost
 from goldfive.remote.summaries import snapshot, summary, waiting_items
 from goldfive.run.validate import validate_control
 
-__all__ = ["RunsService", "snapshot", "summary"]
+__all__ = ["Placer", "RunsService", "snapshot", "summary"]
 
 
 def _stamp_author(msg: ControlMessage, name: str) -> None:
@@ -37,10 +37,19 @@ def _stamp_author(msg: ControlMessage, name: str) -> None:
     msg.payload["author"] = name if not claimed or claimed == name else f"{name} (as {claimed})"
 
 
+class Placer(Protocol):
+    """Places a started run outside the hub's process (``serve --ray``): returns the run id
+    it chose, the run already served by the host; GoldfiveError (one line) for a bad request."""
+
+    async def place(self, request: service_pb2.StartRunRequest) -> str: ...
+
+
 class RunsService(service_pb2_grpc.RunsServicer):
-    def __init__(self, host: RunHost, *, ack_timeout: float = 30.0) -> None:
+    def __init__(self, host: RunHost, *, ack_timeout: float = 30.0, placer: Placer | None = None) -> None:
         self.host = host
         self.ack_timeout = ack_timeout
+        #: Where StartRun's runs go instead of this process, if anywhere.
+        self.placer = placer
 
     async def _run(self, run_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
@@ -139,6 +148,8 @@ class RunsService(service_pb2_grpc.RunsServicer):
         from goldfive.remote.launch import start_spec
 
         try:
+            if self.placer is not None:
+                return service_pb2.StartRunResponse(run_id=await self.placer.place(request))
             factory, user_input = start_spec(request.agent, request.goal, request.plan_json, request.speed)
             run = self.host.start_run(factory, user_input)
         except GoldfiveError as exc:

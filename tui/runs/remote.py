@@ -60,8 +60,16 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
         needs_kind=kind,
         needs_reason=reason,
         needs_since_ms=since,
-        goal=s.goal_summary,
+        goal=_goal(s),
     )
+
+
+def _goal(s: service_pb2.RunSummary) -> str:
+    """The goal, and for a run the hub placed on a cluster that has not placed it yet
+    (``serve --ray``), why not, in the cluster's words."""
+    if s.connection.startswith(("pending placement: ", "placement failed: ")):
+        return f"{s.goal_summary} [{s.connection}]"
+    return s.goal_summary
 
 
 def _item_from_pb(w: service_pb2.WaitingItem, goal: str = "") -> WaitingItem:

@@ -1,0 +1,270 @@
+"""RayPlacer: ``goldfive serve --ray ADDRESS|auto`` places each started run as a Ray actor.
+
+The hub is a Ray driver. ``place`` checks the request as a hosted start would (bad input is
+one line), shows the run at once as pending placement (:class:`PlacedRun`), and creates a
+:class:`RunActor` with ``max_restarts=-1`` (a lost node's actor is built again elsewhere
+with the same spec and continues the run from the hub's record) and ``max_task_retries=-1``
+(the hub's ``wait`` call follows it across restarts). The actor connects back to the hub's
+advertised address over ``Hub.Connect``; from then on the run is a connected run.
+
+Actors belong to the hub's Ray job: when the hub process ends, Ray ends them too (their runs
+show INTERRUPTED in the hub's database). The only module that imports ray.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from typing import Any
+
+import ray as _ray
+
+from goldfive.errors import GoldfiveError, ServeConfigError
+from goldfive.placement.actor import RunActor
+from goldfive.placement.pending import PlacedRun
+from goldfive.placement.resources import RayResources
+from goldfive.placement.spec import PlacedSpec
+from goldfive.remote.auth import is_loopback, split_host_port
+
+__all__ = ["RayPlacer"]
+
+log = logging.getLogger("goldfive.placement")
+#: ray is only partly typed: Any at the seam.
+ray: Any = _ray
+
+#: Seconds to wait for a TCP connection to the cluster before saying it cannot be reached
+#: (ray.init itself retries for minutes).
+CONNECT_TIMEOUT = 5.0
+#: When Ray is first asked why a run is not placed, and the longest wait between asks. Ray has
+#: no event for "still pending, and why": the reason is read again with a growing interval.
+#: The first ask waits out an ordinary start (a worker process booting), so a burst of
+#: starts does not also query Ray's state API once per run.
+_FIRST_ASK, _MAX_ASK = 3.0, 30.0
+
+
+def host_port(address: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` split, or None when it is not one."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _reachable(address: str) -> str:
+    """Why ``address`` (HOST:PORT or ray://HOST:PORT) cannot be reached, or ""."""
+    parts = host_port(address.removeprefix("ray://"))
+    if parts is None:
+        return f"{address!r} is not HOST:PORT (or auto)"
+    host, port = parts
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT):
+            return ""
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _fmt(resources: dict[str, float]) -> str:
+    return "{" + ", ".join(f"{k}: {v:g}" for k, v in sorted(resources.items())) + "}"
+
+
+class RayPlacer:
+    def __init__(
+        self,
+        resources: RayResources,
+        *,
+        connect_token: str = "",
+        read_token: str = "",
+        advertise: str | None = None,
+        search_dir: str | None = None,
+    ) -> None:
+        self.resources = resources
+        self.connect_token = connect_token
+        self.read_token = read_token
+        self.advertise = advertise
+        self.search_dir = os.path.abspath(search_dir or os.getcwd())
+        #: The address actors dial back (set by ``bind``).
+        self.address = ""
+        self._host: Any = None
+        self._hub: Any = None
+        self._actor_class: Any = None
+        self._actors: dict[str, Any] = {}
+        self._watchers: set[asyncio.Task[None]] = set()
+
+    # -- the cluster -------------------------------------------------------------------------
+    @classmethod
+    def connect(cls, address: str, resources: RayResources, **kwargs: Any) -> RayPlacer:
+        """Join the cluster at ``address`` ("auto": the one started on this machine with
+        ``ray start``). ServeConfigError (one line) when it cannot be reached."""
+        if address != "auto":
+            why = _reachable(address)
+            if why:
+                raise ServeConfigError(f"cannot reach the Ray cluster at {address}: {why}")
+        try:
+            ray.init(address=address, namespace="goldfive", logging_level=logging.WARNING, log_to_driver=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            first = " ".join(str(exc).split())[:300]
+            raise ServeConfigError(f"cannot join the Ray cluster at {address}: {first}") from None
+        placer = cls(resources, **kwargs)
+        placer._actor_class = ray.remote(RunActor)
+        return placer
+
+    def check_listen(self, listen: str) -> None:
+        """Refuse a dial-back address no node of the cluster can use: a loopback address while
+        some node is on another machine (actors there would dial themselves)."""
+        host, _ = split_host_port(self.advertise or listen)
+        if not is_loopback(host):
+            return
+        here = ray.util.get_node_ip_address()
+        others = sorted({n["NodeManagerAddress"] for n in ray.nodes() if n.get("Alive") and n["NodeManagerAddress"] != here})
+        others = [a for a in others if not is_loopback(a)]
+        if others:
+            flag = "--advertise" if self.advertise else "--listen"
+            raise ServeConfigError(
+                f"{flag} {self.advertise or listen} is a loopback address, which the Ray node(s) at {', '.join(others[:3])} "
+                "cannot dial back: listen on an address they reach, or give --advertise HOST:PORT"
+            )
+
+    def bind(self, host: Any, hub: Any, address: str) -> None:
+        """The hub's run table, its Hub service (whose recorder stores the placed runs) and its
+        bound address; actors dial ``--advertise`` or that address (a wildcard listen
+        address becomes this machine's address as Ray sees it)."""
+        self._host, self._hub = host, hub
+        if self.advertise:
+            self.address = self.advertise
+            return
+        name, port = split_host_port(address)
+        if name in ("", "0.0.0.0", "::", "[::]"):
+            name = ray.util.get_node_ip_address()
+        self.address = f"{name}:{port}"
+
+    # -- runs --------------------------------------------------------------------------------
+    async def place(self, request: Any) -> str:
+        from goldfive.remote.launch import start_spec
+
+        if self._hub is None:
+            raise GoldfiveError("the Ray placer is not bound to a hub yet")
+        _, user_input = start_spec(request.agent, request.goal, request.plan_json, request.speed)  # refused here, in one line
+        run_id = uuid.uuid4().hex
+        spec = PlacedSpec(
+            run_id=run_id, hub=self.address, agent=request.agent.strip(), goal=request.goal,
+            plan_json=request.plan_json, speed=request.speed, search_dir=self.search_dir,
+            connect_token=self.connect_token, read_token=self.read_token,
+        )  # fmt: skip
+        run = PlacedRun(run_id, self._hub.recorder, goal_summary=str(user_input)[:1000])
+        self._launch(run, spec)
+        return run_id
+
+    def resume_recorded(self) -> list[str]:
+        """Place again every interrupted run this hub recorded from a launch a placed run can
+        repeat (``serve`` after a restart: its actors ended with it). Each new actor reads its
+        run's history from this hub and continues it; a run that cannot go on stays
+        interrupted, with the reason logged."""
+        from goldfive.durable.resume import load_for_resume
+
+        placed = []
+        for old in list(self._host.runs()):
+            if old.live or old.history is None or old.state.finished or isinstance(old, PlacedRun):
+                continue
+            try:
+                launch = load_for_resume(self._host.db_path, old.run_id).launch
+            except GoldfiveError as exc:
+                log.warning("run %s stays interrupted: %s", old.run_id, exc)
+                continue
+            spec = self._spec_from_launch(old.run_id, launch)
+            if spec is None:
+                continue
+            self._launch(PlacedRun.from_recorded(old, self._hub.recorder), spec)
+            log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
+            placed.append(old.run_id)
+        return placed
+
+    def _spec_from_launch(self, run_id: str, launch: dict[str, Any]) -> PlacedSpec | None:
+        """The spec that builds a recorded ``serve`` launch again, or None when it is not one
+        a placed run can repeat (a plan file, an LLM server named on the command line)."""
+        if launch.get("command") != "serve" or launch.get("plan") or launch.get("base_url") or launch.get("model"):
+            return None
+        target = str(launch.get("target", ""))
+        if target == "demo":
+            return PlacedSpec(
+                run_id=run_id, hub=self.address, agent="demo", speed=float(launch.get("speed", 1.0)),
+                connect_token=self.connect_token, read_token=self.read_token,
+            )  # fmt: skip
+        return PlacedSpec(
+            run_id=run_id, hub=self.address, agent=target, goal=str(launch.get("goal", "")),
+            plan_json=str(launch.get("plan_json") or ""), search_dir=str(launch.get("cwd") or self.search_dir),
+            connect_token=self.connect_token, read_token=self.read_token,
+        )  # fmt: skip
+
+    def _launch(self, run: PlacedRun, spec: PlacedSpec) -> None:
+        """Serve ``run`` and create its actor; a task watches it until its run ends."""
+        run_id = run.run_id
+        self._host.adopt(run)
+        actor = self._actor_class.options(
+            max_restarts=-1, max_task_retries=-1, max_concurrency=4, **self.resources.options()
+        ).remote(spec)
+        run.actor_id = actor._actor_id.hex()
+        self._actors[run_id] = actor
+        task = asyncio.get_running_loop().create_task(self._watch(run, actor), name=f"ray-run-{run_id}")
+        self._watchers.add(task)
+        task.add_done_callback(self._watchers.discard)
+
+    async def _watch(self, run: PlacedRun, actor: Any) -> None:
+        """Say why the run is not placed while Ray has not placed it; when its run ends, end
+        the actor (Ray would otherwise keep the process and restart it)."""
+        placed = asyncio.wrap_future(actor.where.remote().future())
+        interval = _FIRST_ASK
+        try:
+            while not placed.done():
+                done, _ = await asyncio.wait({placed}, timeout=interval)
+                if not done and not run.placed:
+                    run.waiting(await asyncio.to_thread(self.why_pending, run.actor_id))
+                    interval = min(interval * 2, _MAX_ASK)
+            placed.result()
+            outcome = await asyncio.wrap_future(actor.wait.remote().future())
+            log.info("placed run %s: %s", run.run_id, outcome)
+            if not run.placed:
+                run.failed(f"its process ended before the run connected: {outcome}"[:500])
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: Ray gave up on the actor; the run says it
+            log.error("placed run %s: its Ray actor is gone: %s", run.run_id, " ".join(str(exc).split())[:300])
+            run.failed(f"Ray gave up on its actor: {type(exc).__name__}")
+            return
+        finally:
+            placed.cancel()
+        self._actors.pop(run.run_id, None)
+        ray.kill(actor, no_restart=True)
+
+    def why_pending(self, actor_id: str) -> str:
+        """Ray's state of the actor, what it asks for, and whether any live node could ever
+        hold it (blocking: Ray's state API)."""
+        from ray.util.state import get_actor
+
+        required = self.resources.required()
+        state = "PENDING_CREATION"
+        try:
+            found = get_actor(actor_id, timeout=5)
+            if found is not None:
+                state = str(found.state)
+                required = {k: float(v) for k, v in (found.required_resources or required).items()}
+        except Exception as exc:  # isolation boundary: no state API (no dashboard); the rest still says why
+            log.debug("ray state API: %s", exc)
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        if not nodes:
+            return f"Ray {state}: the cluster has no live node"
+        fits = [n for n in nodes if all(n["Resources"].get(k, 0.0) >= v for k, v in required.items())]
+        if not fits:
+            missing = {k: v for k, v in required.items() if max(n["Resources"].get(k, 0.0) for n in nodes) < v}
+            return f"Ray {state}: no live node has {_fmt(missing)} (the run asks {_fmt(required)}; {len(nodes)} node(s) up)"
+        return f"Ray {state}: waiting for {_fmt(required)} to be free on one of {len(fits)} node(s) that could hold it"
+
+    async def close(self) -> None:
+        """Stop watching and leave the cluster; the actors end with this Ray job."""
+        for task in list(self._watchers):
+            task.cancel()
+        await asyncio.gather(*self._watchers, return_exceptions=True)
+        self._actors.clear()
+        await asyncio.to_thread(ray.shutdown)

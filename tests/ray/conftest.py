@@ -1,0 +1,138 @@
+"""A real local multi-node Ray cluster (ray.cluster_utils.Cluster) and hubs placing runs on it.
+
+One cluster per test module: a head that holds no run (``num_cpus=0``: the hubs are drivers
+connected to it, so it cannot be removed) and two nodes offering ``agents``. A hub is
+``goldfive serve --ray <cluster> --listen 127.0.0.1:0`` in its own process, working directory
+``workdir`` (where MODULE:FUNCTION agents are imported from, by the hub and by the actors).
+Everything started here is stopped in ``finally``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_RESOURCES = {"agents": 4}
+
+
+def goldfive_env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_DEDUP_LOGS": "0"}
+    env.pop("GOLDFIVE_TOKEN", None)
+    return env
+
+
+@dataclass
+class RayCluster:
+    cluster: Any
+    address: str
+
+    def add_node(self) -> Any:
+        return self.cluster.add_node(num_cpus=1, resources=dict(NODE_RESOURCES))
+
+    def node_of(self, pid: int) -> Any:
+        """The cluster node whose raylet started the worker process ``pid``."""
+        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        for node in self.cluster.list_all_nodes():
+            raylets = node.all_processes.get("raylet", [])
+            if any(p.process.pid == ppid for p in raylets):
+                return node
+        raise AssertionError(f"process {pid} (parent {ppid}) is not a worker of any node of the cluster")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[RayCluster]:
+    pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    os.environ["PYTHONPATH"] = str(ROOT)  # the raylets' workers (the actors) import goldfive from here
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    try:
+        rc = RayCluster(cluster, cluster.address)
+        rc.add_node()
+        rc.add_node()
+        yield rc
+    finally:
+        cluster.shutdown()
+
+
+@dataclass
+class Hub:
+    proc: subprocess.Popen[str]
+    address: str
+    stderr: list[str]
+    #: The operator token's secret ("" for a hub without tokens).
+    token: str = ""
+
+    def ctl(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        head = ("--token", self.token) if self.token else ()
+        return ctl(self.address, *head, *args, timeout=timeout, cwd=None)
+
+
+def ctl(address: str, *args: str, timeout: float = 60, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "goldfive.cli", "ctl", address, *args],
+        capture_output=True, text=True, timeout=timeout, env=goldfive_env(), cwd=cwd or ROOT,
+    )  # fmt: skip
+
+
+def start_hub(cluster_address: str, workdir: Path, *extra: str, token: str = "", env: dict[str, str] | None = None) -> Hub:
+    """``goldfive serve --ray`` in ``workdir``; ``token`` is its operator token (also given as
+    ``--token``), ``env`` more environment for the hub process only (not for the actors)."""
+    if token:
+        extra = ("--token", token, *extra)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "goldfive.cli", "serve", "--ray", cluster_address, "--listen", "127.0.0.1:0",
+         "--db", str(workdir / "hub.sqlite"), *extra],
+        cwd=workdir, env={**goldfive_env(), **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    lines: list[str] = []
+    found: list[str] = []
+    ready = threading.Event()
+
+    def read() -> None:  # stderr read to its end, so the hub never blocks on a full pipe
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            m = re.search(r"listening on (\S+)", line)
+            if m and not found:
+                found.append(m.group(1))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    if not ready.wait(90) or not found:
+        stop_hub(proc)
+        raise AssertionError(f"the hub did not start: {''.join(lines)[-3000:]}")
+    return Hub(proc, found[0], lines, token.partition("=")[2] or token)
+
+
+def stop_hub(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> Any:
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not within {timeout}s")
+        time.sleep(0.1)

@@ -1,0 +1,229 @@
+"""Runs started through a real hub (``goldfive serve --ray``) are placed on a real local
+multi-node Ray cluster, steered with ``ctl``, and survive the loss of the node they run on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from goldfive.pb.goldfive.v1 import events_pb2, service_pb2
+from goldfive.remote.client import RemoteClient
+from tests.ray.conftest import Hub, RayCluster, start_hub, stop_hub, wait_for
+
+
+#: Four steps, each long enough (3 s) for a node to be removed, or a hub stopped, while one
+#: runs: the test sees the second task running, then cuts it off well before it could end.
+SLOW_AGENT = """
+import asyncio
+
+async def agent(task, session):
+    await asyncio.sleep(3)
+    return f"did {task.id}"
+"""
+#: Imports in the hub (which has GOLDFIVE_NODE_OK set) but not on the cluster's nodes: like an
+#: agent whose dependencies were installed on the hub's machine only.
+HUB_ONLY_AGENT = """
+import os
+assert os.environ.get("GOLDFIVE_NODE_OK"), "this agent's dependencies are not installed on this node"
+
+async def agent(task, session):
+    return "never"
+"""
+OPERATOR = "op=" + "o" * 24
+RUNNER = "ci=" + "r" * 24
+PLAN = {
+    "summary": "four steps",
+    "tasks": [{"id": t, "title": t.title()} for t in ("fetch", "clean", "analyse", "report")],
+    "edges": [{"from_task_id": a, "to_task_id": b} for a, b in (("fetch", "clean"), ("clean", "analyse"), ("analyse", "report"))],
+}
+
+
+@pytest.fixture(scope="module")
+def hub(ray_cluster: RayCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    workdir = tmp_path_factory.mktemp("hub")
+    (workdir / "slowagents.py").write_text(SLOW_AGENT)
+    (workdir / "plan.json").write_text(json.dumps(PLAN))
+    (workdir / "hubonly.py").write_text(HUB_ONLY_AGENT)
+    # Tokens: the actors connect with the runner token and read a run's history back with the
+    # operator's (a runner token may only call Hub.Connect).
+    h = start_hub(ray_cluster.address, workdir, "--runner-token", RUNNER, token=OPERATOR, env={"GOLDFIVE_NODE_OK": "1"})
+    try:
+        yield h
+    finally:
+        stop_hub(h.proc)
+
+
+def snapshot(address: str, run_id: str, token: str = OPERATOR.split("=", 1)[1]) -> service_pb2.RunSnapshot:
+    async def get() -> service_pb2.RunSnapshot:
+        async with RemoteClient(address, token or None) as client:
+            return await client.get_run(run_id)
+
+    return asyncio.run(get())
+
+
+def history(address: str, run_id: str, token: str = OPERATOR.split("=", 1)[1]) -> list[events_pb2.Event]:
+    """Every event the hub holds of a finished run, as it streams them."""
+
+    async def read() -> list[events_pb2.Event]:
+        out: list[events_pb2.Event] = []
+        async with RemoteClient(address, token or None) as client:
+            async for batch in client.subscribe_batches(run_id, -1):
+                out.extend(batch)
+                if out and out[-1].WhichOneof("payload") in ("run_completed", "run_aborted"):
+                    return out
+        return out
+
+    return asyncio.run(asyncio.wait_for(read(), 30))
+
+
+def kinds(events: list[events_pb2.Event]) -> list[str]:
+    return [str(ev.WhichOneof("payload")) for ev in events]
+
+
+def per_task(events: list[events_pb2.Event], kind: str) -> Counter[str]:
+    return Counter(getattr(ev, kind).task_id for ev in events if ev.WhichOneof("payload") == kind)
+
+
+def test_a_demo_run_executes_in_an_actor_on_the_cluster_and_is_paused_resumed_and_steered_with_ctl(hub: Hub, ray_cluster: RayCluster) -> None:
+    started = hub.ctl("start", "demo", "--speed", "4")
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+    running = wait_for(lambda: (s := snapshot(hub.address, run_id)).summary.pid and s, 60, "the run connected from its actor")
+    s = running.summary
+    assert s.origin == "ray" and s.connection == "connected"
+    assert s.pid != hub.proc.pid
+    ray_cluster.node_of(s.pid)  # a worker process of one of the cluster's nodes
+    listed = hub.ctl("runs")
+    assert run_id in listed.stdout and " ray " in listed.stdout
+
+    paused = hub.ctl("pause", run_id)
+    assert paused.returncode == 0 and "SUCCESS" in paused.stdout, paused.stdout + paused.stderr
+    wait_for(lambda: snapshot(hub.address, run_id).paused, 30, "the run paused")
+    resumed = hub.ctl("resume", run_id)
+    assert resumed.returncode == 0 and "SUCCESS" in resumed.stdout, resumed.stdout + resumed.stderr
+    steered = hub.ctl("steer", run_id, "three slides, no more")
+    assert steered.returncode == 0 and "SUCCESS" in steered.stdout, steered.stdout + steered.stderr
+
+    def finished_or_approved() -> bool:
+        snap = snapshot(hub.address, run_id)
+        for approval in snap.pending_approvals:
+            hub.ctl("approve", run_id, approval.target_id)
+        return snap.summary.state in ("COMPLETED", "ABORTED")
+
+    wait_for(finished_or_approved, 120, "the run finished")
+    events = history(hub.address, run_id)
+    assert kinds(events)[-1] == "run_completed", kinds(events)[-6:]
+    assert [ev.sequence for ev in events] == list(range(len(events)))
+    controls = [ev.control_received.kind for ev in events if ev.WhichOneof("payload") == "control_received"]
+    assert len(controls) >= 3  # pause, resume, steer (and the approvals) reached the run in its actor
+    assert "drift_detected" in kinds(events) and "approval_granted" in kinds(events)
+
+
+def test_a_run_whose_node_is_lost_mid_task_continues_on_another_node_without_redoing_completed_tasks(hub: Hub, ray_cluster: RayCluster) -> None:
+    workdir = Path(hub.proc.args[hub.proc.args.index("--db") + 1]).parent  # type: ignore[index, union-attr, arg-type]
+    started = hub.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(workdir / "plan.json"))
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+
+    def mid_second_task() -> service_pb2.RunSnapshot | None:
+        snap = snapshot(hub.address, run_id)
+        done = {t.id for t in snap.plan.tasks if t.status == 3}  # COMPLETED
+        return snap if "fetch" in done and snap.summary.current_task == "clean" else None
+
+    before = wait_for(mid_second_task, 60, "the run is in its second task")
+    first_pid = before.summary.pid
+    lost = ray_cluster.node_of(first_pid)
+    ray_cluster.cluster.remove_node(lost, allow_graceful=False)  # as a machine that dies: its processes killed
+    try:
+        wait_for(lambda: snapshot(hub.address, run_id).summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
+    finally:
+        ray_cluster.add_node()  # the module's later tests get two nodes again
+    after = snapshot(hub.address, run_id).summary
+    assert after.state == "COMPLETED"
+    assert after.pid != first_pid
+    events = history(hub.address, run_id)
+    assert [ev.sequence for ev in events] == list(range(len(events)))  # gap-free, no duplicates
+    assert len({ev.event_id for ev in events}) == len(events)
+    completed = per_task(events, "task_completed")
+    assert completed == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
+    started_counts = per_task(events, "task_started")
+    assert started_counts["fetch"] == 1  # completed before the loss: never run again
+    assert started_counts["analyse"] == started_counts["report"] == 1
+    assert started_counts["clean"] == 2  # cut off by the loss: it ran again
+    (resumed,) = [ev.run_resumed for ev in events if ev.WhichOneof("payload") == "run_resumed"]
+    assert list(resumed.interrupted_task_ids) == ["clean"]
+    assert kinds(events).count("run_started") == 1 and kinds(events)[-1] == "run_completed"
+
+
+def test_a_run_no_node_can_hold_is_listed_pending_placement_with_rays_reason(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    h = start_hub(ray_cluster.address, tmp_path, "--ray-resources", '{"num_cpus": 0.1, "resources": {"gpu_big": 1}}')
+    try:
+        started = h.ctl("start", "demo")
+        assert started.returncode == 0, started.stderr
+        run_id = started.stdout.strip()
+        assert len(run_id) == 32
+
+        def reason() -> str:
+            out = h.ctl("runs", "--json")
+            (row,) = json.loads(out.stdout)
+            return str(row["connection"]) if "no live node" in row.get("connection", "") else ""
+
+        why = wait_for(reason, 30, "the pending reason")
+        (row,) = json.loads(h.ctl("runs", "--json").stdout)
+        assert row["state"] == "PENDING_PLACEMENT" and row["origin"] == "ray"
+        assert why.startswith("pending placement: Ray PENDING_CREATION: no live node has {gpu_big: 1}")
+        text = h.ctl("runs").stdout
+        assert "PENDING_PLACEMENT" in text and "no live node has {gpu_big: 1}" in text
+        refused = h.ctl("pause", run_id)
+        assert refused.returncode == 1 and "not active" in refused.stdout + refused.stderr
+    finally:
+        stop_hub(h.proc)
+
+
+def test_a_run_whose_process_fails_before_connecting_is_listed_placement_failed_with_why(hub: Hub) -> None:
+    workdir = Path(hub.proc.args[hub.proc.args.index("--db") + 1]).parent  # type: ignore[index, union-attr, arg-type]
+    started = hub.ctl("start", "hubonly:agent", "--goal", "g", "--plan", str(workdir / "plan.json"))
+    assert started.returncode == 0, started.stderr
+    run_id = started.stdout.strip()
+
+    def row() -> dict[str, str] | None:
+        rows = {r["run_id"]: r for r in json.loads(hub.ctl("runs", "--json").stdout)}
+        return rows[run_id] if rows[run_id]["state"] == "PLACEMENT_FAILED" else None
+
+    failed = wait_for(row, 60, "the run shows its placement failed")
+    assert failed["connection"].startswith("placement failed: its process ended before the run connected: failed: ")
+    assert "this agent's dependencies are not installed on this node" in failed["connection"]
+
+
+def test_a_hub_restarted_mid_task_places_its_interrupted_run_again_and_the_run_goes_on(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    first = start_hub(ray_cluster.address, tmp_path)
+    try:
+        started = first.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
+        assert started.returncode == 0, started.stderr
+        run_id = started.stdout.strip()
+
+        def mid_second_task() -> bool:
+            snap = snapshot(first.address, run_id, token="")
+            return any(t.id == "fetch" and t.status == 3 for t in snap.plan.tasks) and snap.summary.current_task == "clean"
+
+        wait_for(mid_second_task, 60, "the run is in its second task")
+    finally:
+        stop_hub(first.proc)  # its Ray job ends: so does the run's actor
+    second = start_hub(ray_cluster.address, tmp_path)
+    try:
+        wait_for(lambda: snapshot(second.address, run_id, token="").summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
+        assert snapshot(second.address, run_id, token="").summary.origin == "ray"  # placed again by the new hub
+        events = history(second.address, run_id, token="")
+    finally:
+        stop_hub(second.proc)
+    assert [ev.sequence for ev in events] == list(range(len(events)))
+    assert per_task(events, "task_completed") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
+    assert per_task(events, "task_started") == Counter({"fetch": 1, "clean": 2, "analyse": 1, "report": 1})
+    assert kinds(events).count("run_resumed") == 1 and kinds(events)[-1] == "run_completed"
