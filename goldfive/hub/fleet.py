@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import socket
@@ -110,6 +111,8 @@ class _Owner:
     hub_id: str
     host: str
     pid: int
+    #: Hosted in that hub's process (not a runner of its own that reconnects by itself).
+    hosted: bool = False
 
 
 class Fleet:
@@ -126,6 +129,7 @@ class Fleet:
         heartbeat: float = 1.0,
         dead_after: float = 5.0,
         control_timeout: float = 30.0,
+        resume_with: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self.store = store
         self.host = host
@@ -134,6 +138,12 @@ class Fleet:
         self.heartbeat = heartbeat
         self.dead_after = dead_after
         self.control_timeout = control_timeout
+        #: Builds a run a hub hosted again from its recorded launch (goldfive.remote.launch.
+        #: resume_with); with it, the hosted runs of a hub gone for ``interrupt_after``
+        #: seconds go on here. None: they stay INTERRUPTED.
+        self.resume_with = resume_with
+        self._adopting: asyncio.Task[None] | None = None
+        self._refused: set[str] = set()
         self.hub_id = uuid.uuid4().hex[:16]
         self.channel = f"goldfive_hub_{self.hub_id}"
         self.recorder = FleetRecorder(store, self.hub_id)
@@ -182,16 +192,18 @@ class Fleet:
             if self._listening or self._listen_error:
                 break
             await asyncio.sleep(0.01)
+        self._adopt_soon()  # runs a hub hosted before it stopped (this one's previous life, say)
 
     async def stop(self) -> None:
         self.stopped = True
-        for task in [*self._tasks, *self._handlers]:
+        for task in [*self._tasks, *self._handlers, *([self._adopting] if self._adopting else [])]:
             task.cancel()
-        await asyncio.gather(*self._tasks, *self._handlers, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._handlers, *([self._adopting] if self._adopting else []), return_exceptions=True)
         await self.recorder.shutdown()
         with contextlib.suppress(Exception):  # leaving is a courtesy: the heartbeat says it anyway
             async with self.store._pool.connection(timeout=2.0) as conn:
-                await conn.execute("DELETE FROM goldfive_run_owners WHERE hub_id = %s", (self.hub_id,))
+                # A hosted run's row stays: it says which runs another hub may continue.
+                await conn.execute("DELETE FROM goldfive_run_owners WHERE hub_id = %s AND NOT hosted", (self.hub_id,))
                 await conn.execute("DELETE FROM goldfive_hubs WHERE hub_id = %s", (self.hub_id,))
 
     # -- runs of this hub ----------------------------------------------------------------
@@ -207,17 +219,22 @@ class Fleet:
                 async for ev in stored:
                     await run.follow(ev)
 
-    async def claim(self, run_id: str, host: str, pid: int) -> None:
-        """Say in the database that ``run_id``'s runner is connected here."""
-        self._owners[run_id] = _Owner(self.hub_id, host, pid)
+    async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False) -> None:
+        """Say in the database that ``run_id``'s runner is connected here (``hosted``: runs
+        in this hub's process, and holds the run's lock so only one hub ever runs it)."""
+        self._owners[run_id] = _Owner(self.hub_id, host, pid, hosted)
+        if hosted:
+            await self.store.take_lock_from_gone(run_id, self.hub_id, self.interrupt_after)
         async with self.store._pool.connection() as conn:
             await conn.execute(
-                "INSERT INTO goldfive_run_owners (run_id, hub_id, runner_host, runner_pid) VALUES (%s, %s, %s, %s)"
+                "INSERT INTO goldfive_run_owners (run_id, hub_id, runner_host, runner_pid, hosted) VALUES (%s, %s, %s, %s, %s)"
                 " ON CONFLICT (run_id) DO UPDATE SET hub_id = excluded.hub_id, runner_host = excluded.runner_host,"
-                " runner_pid = excluded.runner_pid, since = now()",
-                (run_id, self.hub_id, host[:255], pid),
+                " runner_pid = excluded.runner_pid, hosted = excluded.hosted, since = now()",
+                (run_id, self.hub_id, host[:255], pid, hosted),
             )
-            await conn.execute("SELECT pg_notify(%s, %s)", (OWNERS_CHANNEL, f"{self.hub_id}\t{run_id}\t{host[:255]}\t{pid}\t{self.address}"),
+            await conn.execute(
+                "SELECT pg_notify(%s, %s)",
+                (OWNERS_CHANNEL, f"{self.hub_id}\t{run_id}\t{host[:255]}\t{pid}\t{self.address}\t{int(hosted)}"),
             )
 
     async def release(self, run_id: str) -> None:
@@ -230,10 +247,66 @@ class Fleet:
                     "DELETE FROM goldfive_run_owners WHERE run_id = %s AND hub_id = %s", (run_id, self.hub_id)
                 )
                 if cur.rowcount:
-                    await conn.execute("SELECT pg_notify(%s, %s)", (OWNERS_CHANNEL, f"{self.hub_id}\t{run_id}\t{_RELEASED}\t0\t{self.address}"),
+                    await conn.execute("SELECT pg_notify(%s, %s)", (OWNERS_CHANNEL, f"{self.hub_id}\t{run_id}\t{_RELEASED}\t0\t{self.address}\t0"),
                     )
         except Exception as exc:  # the heartbeat tells the other hubs when this one is gone for good
             log.warning("hub: could not record that run %s left this hub: %s", run_id, _one_line(exc))
+
+    # -- the hosted runs of a hub that is gone -------------------------------------------
+    def _adopt_soon(self) -> None:
+        if self.resume_with is None or self.stopped or (self._adopting is not None and not self._adopting.done()):
+            return
+        self._adopting = asyncio.get_running_loop().create_task(self._adopt_orphans(), name="fleet-adopt")
+
+    async def _adopt_orphans(self) -> None:
+        """Continue here the runs hosted by a hub not seen for ``interrupt_after`` seconds (or
+        stopped): each taken under its lock, so exactly one hub continues it."""
+        try:
+            async with self.store._pool.connection() as conn:
+                rows = await (
+                    await conn.execute(
+                        "SELECT o.run_id FROM goldfive_run_owners o LEFT JOIN goldfive_hubs h ON h.hub_id = o.hub_id"
+                        " WHERE o.hosted AND o.hub_id <> %s"
+                        " AND (h.hub_id IS NULL OR h.seen_at < now() - make_interval(secs => %s))",
+                        (self.hub_id, self.interrupt_after),
+                    )
+                ).fetchall()
+            for (run_id,) in rows:
+                run = self.host.get(run_id)
+                if run_id in self._refused or not isinstance(run, ConnectedRun) or run.conn is not None or run.state.finished:
+                    continue
+                if not await self.store.take_lock_from_gone(run_id, self.hub_id, self.interrupt_after):
+                    continue  # another hub took it first
+                try:
+                    await self._continue_here(run)
+                except Exception as exc:  # isolation boundary: one run that cannot go on must not stop the others
+                    self._refused.add(run_id)
+                    await self.store.drop_lock(run_id, self.hub_id)
+                    log.warning("hub: run %s (its hub is gone) stays interrupted: %s", run_id, _one_line(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.debug("hub: looking for runs a gone hub hosted failed: %s", _one_line(exc))
+
+    async def _continue_here(self, old: ConnectedRun) -> None:
+        from goldfive.remote.host import HostedRun
+
+        assert self.resume_with is not None
+        async with self._lock(old.run_id):
+            history = [ev async for ev in self.store.events(old.run_id)]
+            launch: Any = {}
+            if history and history[0].WhichOneof("payload") == "run_started" and history[0].run_started.launch_json:
+                launch = json.loads(history[0].run_started.launch_json)
+            factory = self.resume_with(launch if isinstance(launch, dict) else {})
+            if factory is None:
+                raise ValueError("it was not started by a hub (ctl start or serve TARGET): nothing here can build it again")
+            run = HostedRun(old.run_id)
+            run.start(factory, None, ":memory:", recorder=self.recorder, history=history)
+            if old.memory is not None:
+                await old.memory.close()  # its watchers' streams end here; they find the run going on
+            self.host.adopt(run)
+            await self.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True)
+        log.warning("hub: run %s, hosted by a hub that is gone, goes on here", old.run_id)
 
     # -- controls ------------------------------------------------------------------------
     async def route(self, run_id: str, msg: ControlMessage, timeout: float) -> ControlAck:
@@ -384,7 +457,7 @@ class Fleet:
             run.released(self.interrupt_after)
 
     def _owner_changed(self, payload: str) -> None:
-        hub_id, run_id, host, pid, address = payload.split("\t")
+        hub_id, run_id, host, pid, address, hosted = payload.split("\t")
         if hub_id == self.hub_id:
             return
         self._owner_changes += 1
@@ -393,7 +466,7 @@ class Fleet:
             if owner is not None and owner.hub_id == hub_id:
                 del self._owners[run_id]
         else:
-            self._owners[run_id] = _Owner(hub_id, host, int(pid))
+            self._owners[run_id] = _Owner(hub_id, host, int(pid), hosted == "1")
             self._alive[hub_id] = address
         run = self.host.get(run_id)
         if isinstance(run, ConnectedRun):
@@ -420,15 +493,18 @@ class Fleet:
             owners = owners or alive.keys() != self._alive.keys()
             rows = []
             if owners:
-                rows = await (await conn.execute("SELECT run_id, hub_id, runner_host, runner_pid FROM goldfive_run_owners")).fetchall()
+                rows = await (
+                    await conn.execute("SELECT run_id, hub_id, runner_host, runner_pid, hosted FROM goldfive_run_owners")
+                ).fetchall()
         self._alive = alive
         if not owners:
             return
         if changes == self._owner_changes:  # else a notification came meanwhile: newer than this read
-            self._owners = {r: _Owner(h, host, pid) for r, h, host, pid in rows}
+            self._owners = {r: _Owner(h, host, pid, hosted) for r, h, host, pid, hosted in rows}
         for run in self.host.runs():
             if isinstance(run, ConnectedRun) and run.conn is None:
                 self._show_owner(run)
+        self._adopt_soon()
 
     async def _beat(self) -> None:
         beats = 0
@@ -437,6 +513,8 @@ class Fleet:
             beats += 1
             try:
                 await self._refresh(owners=beats % 30 == 0)
+                if beats % 5 == 0:
+                    self._adopt_soon()
                 if beats % 600 == 1:
                     await self._tidy()
             except asyncio.CancelledError:

@@ -250,14 +250,30 @@ class HostedRun:
             return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
 
     # -- lifecycle -----------------------------------------------------------------------
-    def start(self, factory: RunFactory, user_input: Any, db_path: str, *, resume: bool = False, recorder: Any = None) -> None:
+    def start(
+        self,
+        factory: RunFactory,
+        user_input: Any,
+        db_path: str,
+        *,
+        resume: bool = False,
+        recorder: Any = None,
+        history: list[Event] | None = None,
+    ) -> None:
         """Run it here. With ``resume``, a recorded run goes on from its recording
         (``Runner.continue_from``); a refusal raises and leaves it recorded. ``recorder``: the
-        sink that records it (default a RunRecorder on ``db_path``)."""
+        sink that records it (default a RunRecorder on ``db_path``). With ``history`` (its
+        recorded events, held by ``recorder`` already: a hub on PostgreSQL), the run goes on
+        from those (``Runner.continue_from_events``)."""
         memory, channel = InMemorySink(), ControlChannel()
         recorder = recorder if recorder is not None else RunRecorder(db_path)
         sinks = [memory, self._state_sink, recorder]
         runner = factory(sinks=sinks, control=channel, run_id=self.run_id)
+        if history is not None:
+            runner.continue_from_events(self.run_id, history, holder=recorder)  # refusal: raises, nothing kept
+            self._state_sink.state = RunState()  # the same sink object: the runner already holds it
+            for ev in history:
+                self._fold(ev)
         if resume:
             try:
                 runner.continue_from(db_path, self.run_id)

@@ -221,7 +221,7 @@ async def serve(
         await _serve_fleet(
             dsn, listen, token, tls_cert, tls_key, runs, ready=ready, tls_client_ca=tls_client_ca,
             runner_token=runner_token, interrupt_after=interrupt_after, notify_cmd=notify_cmd, ingest=ingest,
-            placer=placer,
+            placer=placer, resume_with=resume_with,
         )  # fmt: skip
         return
     host = RunHost(db_path if db_path is not None else default_db_path())
@@ -297,6 +297,7 @@ async def _serve_fleet(
     notify_cmd: str | None,
     ingest: bool,
     placer: Any = None,
+    resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
 ) -> None:
     """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet). With
     ``placer``, runs started here are placed on Ray; runs a stopped hub placed are not placed
@@ -318,13 +319,14 @@ async def _serve_fleet(
 
         command = NotifyCommand(notify_cmd)
         host.event_hooks.append(notice_hook(NoticeTracker(), command))
-    fleet = Fleet(store, host, address=listen, interrupt_after=interrupt_after)
+    # The runs a gone hub hosted go on here (placed runs' actors reconnect by themselves).
+    fleet = Fleet(store, host, address=listen, interrupt_after=interrupt_after, resume_with=resume_with if placer is None else None)
     host.recorder = fleet.recorder
     host.warning = lambda: fleet.degraded
     claims: set[asyncio.Task[None]] = set()
 
     def claim(run: Any) -> None:
-        task = asyncio.get_running_loop().create_task(fleet.claim(run.run_id, socket.gethostname(), os.getpid()))
+        task = asyncio.get_running_loop().create_task(fleet.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True))
         claims.add(task)
         task.add_done_callback(claims.discard)
 

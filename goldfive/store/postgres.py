@@ -61,7 +61,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         " started_at TIMESTAMPTZ NOT NULL DEFAULT now(), seen_at TIMESTAMPTZ NOT NULL DEFAULT now())",
         "CREATE TABLE goldfive_run_owners ("
         " run_id TEXT PRIMARY KEY, hub_id TEXT NOT NULL, runner_host TEXT NOT NULL, runner_pid INTEGER NOT NULL,"
-        " since TIMESTAMPTZ NOT NULL DEFAULT now())",
+        " hosted BOOLEAN NOT NULL DEFAULT false, since TIMESTAMPTZ NOT NULL DEFAULT now())",
         "CREATE TABLE goldfive_controls ("
         " id BIGSERIAL PRIMARY KEY, run_id TEXT NOT NULL, from_hub TEXT NOT NULL, to_hub TEXT NOT NULL,"
         " control BYTEA NOT NULL, ack BYTEA, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), acked_at TIMESTAMPTZ)",
@@ -227,6 +227,21 @@ class PostgresStore:
                 return None
             row = await (await conn.execute("SELECT owner, host, pid FROM goldfive_run_locks WHERE run_id = %s", (run_id,))).fetchone()
             return LockHolder(*row) if row else None
+
+    async def take_lock_from_gone(self, run_id: str, hub_id: str, gone_after: float) -> bool:
+        """Take the run's lock for hub ``hub_id`` (several hubs on one database): free, already
+        this hub's, or held by a hub not seen for ``gone_after`` seconds (its heartbeat in
+        goldfive_hubs stopped or it said goodbye). True when it is this hub's now."""
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "INSERT INTO goldfive_run_locks (run_id, owner, host, pid) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, host = excluded.host,"
+                " pid = excluded.pid, acquired_at = now()"
+                " WHERE goldfive_run_locks.owner = excluded.owner OR NOT EXISTS (SELECT 1 FROM goldfive_hubs h"
+                " WHERE h.hub_id = goldfive_run_locks.owner AND h.seen_at > now() - make_interval(secs => %s))",
+                (run_id, hub_id, socket.gethostname(), os.getpid(), gone_after),
+            )
+            return cur.rowcount == 1
 
     async def drop_lock(self, run_id: str, owner: str) -> None:
         async with self._pool.connection() as conn:

@@ -284,3 +284,40 @@ async def test_a_control_for_a_run_whose_hub_died_is_refused_at_once_not_left_wa
         code, out, err = await ctl(b, "pause", "orphan-run")
         assert code == 1 and "not active" in out + err, (out, err)
         assert loop.time() - t0 < 10  # refused, not waiting for an ack that cannot come
+
+
+async def test_a_run_hosted_by_a_hub_that_died_goes_on_in_another_hub_with_no_completed_task_redone(pg_dsn, reap):
+    hub_a, a = await start_hub(pg_dsn, reap)
+    _, b = await start_hub(pg_dsn, reap)
+    code, out, err = await ctl(a, "start", "demo", "--speed", "3")
+    assert code == 0, err
+    run_id = out.strip()
+    async with RemoteClient(b) as client:
+
+        async def one_done() -> bool:
+            r = await summary_of(client, run_id)
+            return r is not None and r.tasks_completed >= 1 and r.hub == a
+
+        await until(one_done, timeout=60, what="a first task completed on hub A")
+        hub_a.send_signal(signal.SIGKILL)
+        await hub_a.wait()
+
+        async def here() -> bool:
+            r = await summary_of(client, run_id)
+            return r is not None and r.origin == "hosted"
+
+        await until(here, timeout=30, what="hub B hosting the run once A was gone for --interrupt-after (3 s)")
+        for _ in range(600):  # the demo asks approvals: answer them until it completes
+            snap = await client.get_run(run_id)
+            if snap.summary.state == "COMPLETED":
+                break
+            for pending in snap.pending_approvals:
+                await ctl(b, "approve", run_id, pending.target_id)
+            await asyncio.sleep(0.2)
+        assert (await client.get_run(run_id)).summary.state == "COMPLETED"
+    evs = stored_events(pg_dsn, run_id)
+    assert [e.sequence for e in evs] == list(range(len(evs)))
+    kinds = [e.WhichOneof("payload") for e in evs]
+    assert kinds.count("run_resumed") == 1 and kinds[-1] == "run_completed"
+    done = collections.Counter(e.task_completed.task_id for e in evs if e.WhichOneof("payload") == "task_completed")
+    assert done and set(done.values()) == {1}, done  # no completed task ran again
