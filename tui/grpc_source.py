@@ -8,6 +8,7 @@ twice or skips one. ``connection_state`` says where the link is ("connecting", "
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from goldfive.remote.client import RemoteClient
 __all__ = ["GrpcRunSource", "connection_notifier"]
 
 StateCallback = Callable[[str, str], None]
+#: Shown beside "connected" while the hub says its database cannot be reached.
+DEGRADED = "hub degraded"
 
 
 class GrpcRunSource:
@@ -45,6 +48,9 @@ class GrpcRunSource:
         self._tls_client = (tls_client_cert, tls_client_key)
         self._max_backoff = max_backoff
         self._client: RemoteClient | None = None
+        #: Why the hub says it is degraded ("" when it is not), asked every ``hub_poll`` s.
+        self.hub_warning = ""
+        self.hub_poll = 5.0
 
     def _client_or_open(self) -> RemoteClient:
         if self._client is None:  # created on the app's event loop, where it is used
@@ -61,15 +67,39 @@ class GrpcRunSource:
 
     def _set_state(self, state: str, detail: str) -> None:
         self.connection_state, self.connection_detail = state, detail
-        if self.on_state is not None:
-            self.on_state(state, detail)
+        self._tell()
+
+    def _tell(self) -> None:
+        if self.on_state is None:
+            return
+        if self.hub_warning and self.connection_state == "connected":
+            self.on_state(f"connected · {DEGRADED}", self.hub_warning)
+        else:
+            self.on_state(self.connection_state, self.connection_detail)
 
     async def start(self) -> None:
         self._client_or_open()
 
     async def events(self) -> AsyncIterator[Event]:
-        async for ev in self._client_or_open().follow(self.run_id, on_state=self._set_state):
-            yield ev
+        watch = asyncio.get_running_loop().create_task(self._watch_hub())
+        try:
+            async for ev in self._client_or_open().follow(self.run_id, on_state=self._set_state):
+                yield ev
+        finally:
+            watch.cancel()
+
+    async def _watch_hub(self) -> None:
+        """Ask the hub every ``hub_poll`` seconds whether it is degraded (its database lost):
+        the header says so while it is."""
+        while True:
+            await asyncio.sleep(self.hub_poll)
+            try:
+                snap = await self._client_or_open().get_run(self.run_id, timeout=5.0)
+            except Exception:  # the stream's own reconnecting says what is wrong with the link
+                continue
+            if snap.hub_warning != self.hub_warning:
+                self.hub_warning = snap.hub_warning
+                self._tell()
 
     async def send(self, msg: ControlMessage) -> ControlAck:
         return await self._client_or_open().send_control(self.run_id, msg)
@@ -85,8 +115,11 @@ def connection_notifier(app: Any) -> StateCallback:
     """Show connection changes on ``app``: one toast per change of state (not per retry) and
     the state in its sub-title; an app method ``set_connection_state(state, detail)``, when
     it has one, is told every update so it can show the state persistently."""
-    titles = {"connected": "connected", "reconnecting": "connection lost, reconnecting", "ended": "stream ended"}
-    severities = {"connected": "information", "reconnecting": "warning", "ended": "information"}
+    titles = {
+        "connected": "connected", "reconnecting": "connection lost, reconnecting", "ended": "stream ended",
+        f"connected · {DEGRADED}": DEGRADED,
+    }  # fmt: skip
+    severities = {"connected": "information", "reconnecting": "warning", "ended": "information", f"connected · {DEGRADED}": "warning"}
     last = [""]
 
     def on_state(state: str, detail: str) -> None:

@@ -341,7 +341,14 @@ async def _serve_fleet(
         raise
     try:
         fleet.address = server.address
-        await fleet.start()
+        try:
+            await fleet.start()
+        except Exception as exc:  # a database that answers but cannot be used: one line, not a traceback
+            if not type(exc).__module__.startswith("psycopg"):
+                raise
+            from goldfive.store.postgres import StoreUnavailable, redact
+
+            raise StoreUnavailable(f"the database at {redact(dsn)} cannot be used: {' '.join(str(exc).split())}") from None
         for factory, user_input in runs:
             host.start_run(factory, user_input)
         if ready is not None and not ready.done():

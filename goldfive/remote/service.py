@@ -126,7 +126,9 @@ class RunsService(service_pb2_grpc.RunsServicer):
         request: service_pb2.GetRunRequest,
         context: grpc.aio.ServicerContext[service_pb2.GetRunRequest, service_pb2.RunSnapshot],
     ) -> service_pb2.RunSnapshot:
-        return snapshot(await self._run(request.run_id, context))
+        snap = snapshot(await self._run(request.run_id, context))
+        snap.hub_warning = self.host.warning()
+        return snap
 
     @unary_call(lambda request: "listing what waits for a person")
     async def ListWaiting(

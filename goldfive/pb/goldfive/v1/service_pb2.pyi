@@ -199,15 +199,17 @@ class GetRunRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class RunSnapshot(_message.Message):
-    __slots__ = ("summary", "plan", "pending_approvals", "paused", "last_sequence")
+    __slots__ = ("summary", "plan", "pending_approvals", "paused", "last_sequence", "hub_warning")
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
     PENDING_APPROVALS_FIELD_NUMBER: _ClassVar[int]
     PAUSED_FIELD_NUMBER: _ClassVar[int]
     LAST_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    HUB_WARNING_FIELD_NUMBER: _ClassVar[int]
     summary: RunSummary
     plan: _types_pb2.Plan
     pending_approvals: _containers.RepeatedCompositeFieldContainer[_events_pb2.ApprovalRequested]
     paused: bool
     last_sequence: int
-    def __init__(self, summary: _Optional[_Union[RunSummary, _Mapping]] = ..., plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., pending_approvals: _Optional[_Iterable[_Union[_events_pb2.ApprovalRequested, _Mapping]]] = ..., paused: _Optional[bool] = ..., last_sequence: _Optional[int] = ...) -> None: ...
+    hub_warning: str
+    def __init__(self, summary: _Optional[_Union[RunSummary, _Mapping]] = ..., plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., pending_approvals: _Optional[_Iterable[_Union[_events_pb2.ApprovalRequested, _Mapping]]] = ..., paused: _Optional[bool] = ..., last_sequence: _Optional[int] = ..., hub_warning: _Optional[str] = ...) -> None: ...
