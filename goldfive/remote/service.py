@@ -8,6 +8,7 @@ is in :mod:`goldfive.remote.calls`; what a run's summary says, in :mod:`goldfive
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Any, Protocol
@@ -152,7 +153,9 @@ class RunsService(service_pb2_grpc.RunsServicer):
         try:
             if self.placer is not None:
                 return service_pb2.StartRunResponse(run_id=await self.placer.place(request))
-            factory, user_input = start_spec(request.agent, request.goal, request.plan_json, request.speed)
+            # In a thread: importing the person's module (and whatever it imports) can take
+            # seconds, and the hub must keep answering every other run meanwhile.
+            factory, user_input = await asyncio.to_thread(start_spec, request.agent, request.goal, request.plan_json, request.speed)
             run = self.host.start_run(factory, user_input)
         except GoldfiveError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, " ".join(str(exc).split()))
