@@ -225,12 +225,7 @@ async def serve(
         )  # fmt: skip
         return
     host = RunHost(db_path if db_path is not None else default_db_path())
-    command = None
-    if notify_cmd:
-        from goldfive.notify import NoticeTracker, NotifyCommand
-
-        command = NotifyCommand(notify_cmd)
-        host.event_hooks.append(notice_hook(NoticeTracker(), command))
+    command = _notify_command(host, notify_cmd)
     problem = check_database(host.db_path) if host.db_path != ":memory:" else None
     if problem is not None:
         if not allow_damaged_db:
@@ -262,11 +257,7 @@ async def serve(
     if resume_with is not None and placer is not None:
         placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
     try:
-        for factory, user_input in runs:
-            host.start_run(factory, user_input)
-        if ready is not None and not ready.done():
-            ready.set_result(server)
-        await server.server.wait_for_termination()
+        await _host_and_serve(server, runs, ready)
     finally:
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
         # cancelled task's cleanup would be cut short at its first await.
@@ -275,6 +266,26 @@ async def serve(
             await asyncio.create_task(placer.close())
         if command is not None:
             await asyncio.create_task(command.aclose())
+
+
+def _notify_command(host: RunHost, notify_cmd: str | None) -> Any:
+    """``serve --notify-cmd``: the command, told of every notice in the host's live events."""
+    if not notify_cmd:
+        return None
+    from goldfive.notify import NoticeTracker, NotifyCommand
+
+    command = NotifyCommand(notify_cmd)
+    host.event_hooks.append(notice_hook(NoticeTracker(), command))
+    return command
+
+
+async def _host_and_serve(server: RemoteServer, runs: Iterable[tuple[RunFactory, Any]], ready: asyncio.Future[RemoteServer] | None) -> None:
+    """Start ``runs``, say the server is ready, serve until it stops."""
+    for factory, user_input in runs:
+        server.host.start_run(factory, user_input)
+    if ready is not None and not ready.done():
+        ready.set_result(server)
+    await server.server.wait_for_termination()
 
 
 def is_postgres(db: str) -> bool:
@@ -313,12 +324,7 @@ async def _serve_fleet(
         ) from None
     store = await PostgresStore.open(dsn, max_size=8)
     host = RunHost(":memory:")  # nothing on local disk: the database holds every run
-    command = None
-    if notify_cmd:
-        from goldfive.notify import NoticeTracker, NotifyCommand
-
-        command = NotifyCommand(notify_cmd)
-        host.event_hooks.append(notice_hook(NoticeTracker(), command))
+    command = _notify_command(host, notify_cmd)
     # The runs a gone hub hosted go on here (placed runs' actors reconnect by themselves).
     fleet = Fleet(store, host, address=listen, interrupt_after=interrupt_after, resume_with=resume_with if placer is None else None)
     host.recorder = fleet.recorder
@@ -349,11 +355,7 @@ async def _serve_fleet(
             from goldfive.store.postgres import StoreUnavailable, redact
 
             raise StoreUnavailable(f"the database at {redact(dsn)} cannot be used: {' '.join(str(exc).split())}") from None
-        for factory, user_input in runs:
-            host.start_run(factory, user_input)
-        if ready is not None and not ready.done():
-            ready.set_result(server)
-        await server.server.wait_for_termination()
+        await _host_and_serve(server, runs, ready)
     finally:
         await asyncio.create_task(_stop_fleet(server, fleet, store, placer))
         if command is not None:

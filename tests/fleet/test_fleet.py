@@ -55,6 +55,20 @@ def stored_events(dsn: str, run_id: str) -> list[Event]:
     return out
 
 
+async def first_approval(client: RemoteClient, run_id: str):  # type: ignore[no-untyped-def]
+    """The run's one pending approval, once it asks (the run may not be registered yet)."""
+
+    async def asking() -> bool:
+        try:
+            return bool((await client.get_run(run_id)).pending_approvals)
+        except RemoteError:
+            return False
+
+    await until(asking, what=f"run {run_id}'s approval")
+    (pending,) = (await client.get_run(run_id)).pending_approvals
+    return pending
+
+
 async def summary_of(client: RemoteClient, run_id: str):  # type: ignore[no-untyped-def]
     return next((r for r in await client.list_runs() if r.run_id == run_id), None)
 
@@ -124,15 +138,7 @@ async def test_hub_a_killed_its_run_moves_to_hub_b_with_a_gap_free_history(pg_ds
     runner = await spawn("tests.hub.runner_proc", f"{a},{b}", "moving-run", "14", "0.4")
     reap.append(runner)
     async with RemoteClient(a) as client:
-
-        async def asking() -> bool:
-            try:
-                return bool((await client.get_run("moving-run")).pending_approvals)
-            except RemoteError:
-                return False
-
-        await until(asking, what="the approval, on hub A")
-        (pending,) = (await client.get_run("moving-run")).pending_approvals
+        pending = await first_approval(client, "moving-run")
     code, out, err = await ctl(a, "approve", "moving-run", pending.target_id)
     assert code == 0, err
     await read_until(runner, "task t4")
@@ -186,15 +192,7 @@ async def test_the_database_lost_while_serving_the_hub_goes_on_degraded_and_writ
         reap.append(runner)
         await read_until(runner, "task t1")
         async with RemoteClient(a) as client:
-
-            async def asking() -> bool:
-                try:
-                    return bool((await client.get_run("degraded-run")).pending_approvals)
-                except RemoteError:
-                    return False
-
-            await until(asking, what="the approval")
-            (pending,) = (await client.get_run("degraded-run")).pending_approvals
+            pending = await first_approval(client, "degraded-run")
             await asyncio.to_thread(server.stop)
             code, out, err = await ctl(a, "approve", "degraded-run", pending.target_id)
             assert code == 0, err  # controls still reach the run: the hub serves it from memory
