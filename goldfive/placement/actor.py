@@ -17,6 +17,7 @@ import socket
 import threading
 
 from goldfive.errors import RemoteError
+from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.placement.spec import PlacedSpec
 
 __all__ = ["RunActor", "run_placed"]
@@ -27,7 +28,7 @@ log = logging.getLogger("goldfive.placement")
 _HISTORY_TRIES = 8
 
 
-async def _history(spec: PlacedSpec) -> list[object]:
+async def _history(spec: PlacedSpec) -> list[Event]:
     from goldfive.durable.from_hub import history_from_hub
 
     delay = 0.2
@@ -54,7 +55,7 @@ async def run_placed(spec: PlacedSpec) -> str:
 
     history = await _history(spec)
     if history:
-        rec = recover(spec.run_id, history)  # type: ignore[arg-type]
+        rec = recover(spec.run_id, history)
         if rec.ended:
             return f"already ended ({rec.ended}: {rec.end_reason})"
     factory, user_input = start_spec(spec.agent, spec.goal, spec.plan_json, spec.speed, search_dir=spec.search_dir or None)

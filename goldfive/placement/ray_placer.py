@@ -38,11 +38,11 @@ ray: Any = _ray
 #: Seconds to wait for a TCP connection to the cluster before saying it cannot be reached
 #: (ray.init itself retries for minutes).
 CONNECT_TIMEOUT = 5.0
-#: When Ray is first asked why a run is not placed, and the longest wait between asks. Ray has
-#: no event for "still pending, and why": the reason is read again with a growing interval.
-#: The first ask waits out an ordinary start (a worker process booting), so a burst of
-#: starts does not also query Ray's state API once per run.
-_FIRST_ASK, _MAX_ASK = 3.0, 30.0
+#: How often Ray is asked why runs are not placed, while some are not. Ray has no event for
+#: "still pending, and why", so it is read again; one ask covers every pending run (one
+#: state-API listing, one node listing), and a run is first explained once it has waited this
+#: long (an ordinary start, a worker process booting, takes about a second).
+ASK_EVERY = 3.0
 
 
 def host_port(address: str) -> tuple[str, int] | None:
@@ -92,6 +92,9 @@ class RayPlacer:
         self._actor_class: Any = None
         self._actors: dict[str, Any] = {}
         self._watchers: set[asyncio.Task[None]] = set()
+        #: Runs whose actor Ray has not placed yet, and the task that explains why.
+        self._pending: dict[str, tuple[PlacedRun, float]] = {}
+        self._explainer: asyncio.Task[None] | None = None
 
     # -- the cluster -------------------------------------------------------------------------
     @classmethod
@@ -215,14 +218,14 @@ class RayPlacer:
         """Say why the run is not placed while Ray has not placed it; when its run ends, end
         the actor (Ray would otherwise keep the process and restart it)."""
         placed = asyncio.wrap_future(actor.where.remote().future())
-        interval = _FIRST_ASK
+        self._pending[run.run_id] = (run, asyncio.get_running_loop().time())
+        if self._explainer is None or self._explainer.done():
+            self._explainer = asyncio.get_running_loop().create_task(self._explain(), name="ray-pending-reasons")
         try:
-            while not placed.done():
-                done, _ = await asyncio.wait({placed}, timeout=interval)
-                if not done and not run.placed:
-                    run.waiting(await asyncio.to_thread(self.why_pending, run.actor_id))
-                    interval = min(interval * 2, _MAX_ASK)
-            placed.result()
+            try:
+                await placed
+            finally:
+                self._pending.pop(run.run_id, None)
             outcome = await asyncio.wrap_future(actor.wait.remote().future())
             log.info("placed run %s: %s", run.run_id, outcome)
             if not run.placed:
@@ -238,33 +241,57 @@ class RayPlacer:
         self._actors.pop(run.run_id, None)
         ray.kill(actor, no_restart=True)
 
-    def why_pending(self, actor_id: str) -> str:
-        """Ray's state of the actor, what it asks for, and whether any live node could ever
-        hold it (blocking: Ray's state API)."""
-        from ray.util.state import get_actor
+    async def _explain(self) -> None:
+        """While runs wait to be placed: every ASK_EVERY seconds, Ray's word on why, for each
+        that has waited that long."""
+        loop = asyncio.get_running_loop()
+        while self._pending:
+            await asyncio.sleep(ASK_EVERY)
+            now = loop.time()
+            runs = [run for run, since in self._pending.values() if now - since >= ASK_EVERY and not run.placed]
+            if runs:
+                reasons = await asyncio.to_thread(self.why_pending, [r.actor_id for r in runs])
+                for run in runs:
+                    run.waiting(reasons[run.actor_id])
 
-        required = self.resources.required()
-        state = "PENDING_CREATION"
+    def why_pending(self, actor_ids: list[str]) -> dict[str, str]:
+        """For each actor: Ray's state of it, what it asks for, and whether any live node could
+        ever hold it (blocking: one listing of Ray's state API, one of its nodes)."""
+        states: dict[str, Any] = {}
         try:
-            found = get_actor(actor_id, timeout=5)
-            if found is not None:
-                state = str(found.state)
-                required = {k: float(v) for k, v in (found.required_resources or required).items()}
+            from ray.util.state import list_actors
+
+            wanted = set(actor_ids)
+            for found in list_actors(filters=[("class_name", "=", "RunActor")], detail=True, limit=10_000, timeout=10):
+                if found.actor_id in wanted:
+                    states[found.actor_id] = found
         except Exception as exc:  # isolation boundary: no state API (no dashboard); the rest still says why
             log.debug("ray state API: %s", exc)
         nodes = [n for n in ray.nodes() if n.get("Alive")]
+        return {actor_id: self._reason(states.get(actor_id), nodes) for actor_id in actor_ids}
+
+    def _reason(self, found: Any, nodes: list[dict[str, Any]]) -> str:
+        required = self.resources.required()
+        state = "PENDING_CREATION"
+        if found is not None:
+            state = str(found.state)
+            required = {k: float(v) for k, v in (found.required_resources or required).items()}
         if not nodes:
             return f"Ray {state}: the cluster has no live node"
         fits = [n for n in nodes if all(n["Resources"].get(k, 0.0) >= v for k, v in required.items())]
         if not fits:
             missing = {k: v for k, v in required.items() if max(n["Resources"].get(k, 0.0) for n in nodes) < v}
             return f"Ray {state}: no live node has {_fmt(missing)} (the run asks {_fmt(required)}; {len(nodes)} node(s) up)"
-        return f"Ray {state}: waiting for {_fmt(required)} to be free on one of {len(fits)} node(s) that could hold it"
+        return (
+            f"Ray {state}: {len(fits)} node(s) can hold {_fmt(required)}; "
+            "Ray is starting its process or waiting for their resources to be free"
+        )
 
     async def close(self) -> None:
         """Stop watching and leave the cluster; the actors end with this Ray job."""
-        for task in list(self._watchers):
+        tasks = [*self._watchers, *([self._explainer] if self._explainer is not None else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._watchers, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         self._actors.clear()
         await asyncio.to_thread(ray.shutdown)

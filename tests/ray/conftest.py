@@ -55,15 +55,22 @@ def ray_cluster() -> Iterator[RayCluster]:
     pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
+    before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(ROOT)  # the raylets' workers (the actors) import goldfive from here
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     try:
-        rc = RayCluster(cluster, cluster.address)
-        rc.add_node()
-        rc.add_node()
-        yield rc
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+        try:
+            rc = RayCluster(cluster, cluster.address)
+            rc.add_node()
+            rc.add_node()
+            yield rc
+        finally:
+            cluster.shutdown()
     finally:
-        cluster.shutdown()
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 @dataclass
