@@ -130,6 +130,7 @@ class Fleet:
         dead_after: float = 5.0,
         control_timeout: float = 30.0,
         resume_with: Callable[[dict[str, Any]], Any] | None = None,
+        placer: Any = None,
     ) -> None:
         self.store = store
         self.host = host
@@ -142,6 +143,8 @@ class Fleet:
         #: resume_with); with it, the hosted runs of a hub gone for ``interrupt_after``
         #: seconds go on here. None: they stay INTERRUPTED.
         self.resume_with = resume_with
+        #: serve --ray: the runs of a gone hub are placed on the cluster again instead.
+        self.placer = placer
         self._adopting: asyncio.Task[None] | None = None
         self._refused: set[str] = set()
         self.hub_id = uuid.uuid4().hex[:16]
@@ -254,7 +257,7 @@ class Fleet:
 
     # -- the hosted runs of a hub that is gone -------------------------------------------
     def _adopt_soon(self) -> None:
-        if self.resume_with is None or self.stopped or (self._adopting is not None and not self._adopting.done()):
+        if (self.resume_with is None and self.placer is None) or self.stopped or (self._adopting is not None and not self._adopting.done()):
             return
         self._adopting = asyncio.get_running_loop().create_task(self._adopt_orphans(), name="fleet-adopt")
 
@@ -291,22 +294,34 @@ class Fleet:
     async def _continue_here(self, old: ConnectedRun) -> None:
         from goldfive.remote.host import HostedRun
 
-        assert self.resume_with is not None
         async with self._lock(old.run_id):
             history = [ev async for ev in self.store.events(old.run_id)]
             launch: Any = {}
             if history and history[0].WhichOneof("payload") == "run_started" and history[0].run_started.launch_json:
                 launch = json.loads(history[0].run_started.launch_json)
-            factory = self.resume_with(launch if isinstance(launch, dict) else {})
-            if factory is None:
-                raise ValueError("it was not started by a hub (ctl start or serve TARGET): nothing here can build it again")
-            run = HostedRun(old.run_id)
-            run.start(factory, None, ":memory:", recorder=self.recorder, history=history)
+            launch = launch if isinstance(launch, dict) else {}
+            if self.placer is not None:  # on the cluster, as the gone hub had it
+                from goldfive.placement.pending import PlacedRun
+
+                placed = PlacedRun(old.run_id, self.recorder, goal_summary=old.state.goal_summary)  # type: ignore[arg-type]
+                for ev in history:
+                    placed.load(ev)
+                self.adopt(placed)
+                self.placer.place_again(placed, launch)  # serves it (host.adopt) and starts its actor
+                where = "is placed on the cluster again"
+            else:
+                assert self.resume_with is not None
+                factory = self.resume_with(launch)
+                if factory is None:
+                    raise ValueError("it was not started by a hub (ctl start or serve TARGET): nothing here can build it again")
+                run = HostedRun(old.run_id)
+                run.start(factory, None, ":memory:", recorder=self.recorder, history=history)
+                self.host.adopt(run)
+                await self.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True)
+                where = "goes on here"
             if old.memory is not None:
                 await old.memory.close()  # its watchers' streams end here; they find the run going on
-            self.host.adopt(run)
-            await self.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True)
-        log.warning("hub: run %s, hosted by a hub that is gone, goes on here", old.run_id)
+        log.warning("hub: run %s, started by a hub that is gone, %s", old.run_id, where)
 
     # -- controls ------------------------------------------------------------------------
     async def route(self, run_id: str, msg: ControlMessage, timeout: float) -> ControlAck:

@@ -187,7 +187,7 @@ class HubService(service_pb2_grpc.HubServicer):
         fleet.adopt(run)
         try:
             await fleet.catch_up(run)
-            await fleet.claim(run.run_id, conn.host, conn.pid)
+            await fleet.claim(run.run_id, conn.host, conn.pid, hosted=getattr(run, "started_by_hub", False))
         except Exception as exc:  # the database is unreachable: degraded
             if run.state.last_sequence < 0 and not (run.memory is not None and run.memory.events):
                 await context.abort(

@@ -26,6 +26,9 @@ PLACEMENT_FAILED = "placement failed"
 
 class PlacedRun(ConnectedRun):
     origin = "ray"
+    #: Started by its hub (several hubs on one database: another hub places it again when
+    #: this one is gone; goldfive.hub.fleet).
+    started_by_hub = True
 
     def __init__(
         self, run_id: str, recorder: RunRecorder, *, goal_summary: str = "", history: RunHistory | None = None

@@ -184,6 +184,16 @@ class RayPlacer:
             placed.append(old.run_id)
         return placed
 
+    def place_again(self, run: PlacedRun, launch: dict[str, Any]) -> None:
+        """Place ``run`` again from its recorded ``launch`` (several hubs on one database: the
+        hub that placed it is gone, and its actor with it). ``run`` already holds the run's
+        state; its new actor reads the history back and continues it. GoldfiveError when the
+        launch is not one a placed run can repeat."""
+        spec = self._spec_from_launch(run.run_id, launch)
+        if spec is None:
+            raise GoldfiveError("its launch cannot be repeated on the cluster (a plan file, or an LLM server named on the command line)")
+        self._launch(run, spec)
+
     def _spec_from_launch(self, run_id: str, launch: dict[str, Any]) -> PlacedSpec | None:
         """The spec that builds a recorded ``serve`` launch again, or None when it is not one
         a placed run can repeat (a plan file, an LLM server named on the command line)."""

@@ -311,8 +311,8 @@ async def _serve_fleet(
     resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
 ) -> None:
     """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet). With
-    ``placer``, runs started here are placed on Ray; runs a stopped hub placed are not placed
-    again by this one (several hubs would race for them)."""
+    ``placer``, runs started here are placed on Ray, and so are again the runs a gone hub
+    started (one hub takes each, under its lock)."""
     if ingest:
         raise ServeConfigError("--ingest (GoldfiveIngress) is not offered with a PostgreSQL --db: connect runs with Hub.Connect")
     try:
@@ -325,8 +325,11 @@ async def _serve_fleet(
     store = await PostgresStore.open(dsn, max_size=8)
     host = RunHost(":memory:")  # nothing on local disk: the database holds every run
     command = _notify_command(host, notify_cmd)
-    # The runs a gone hub hosted go on here (placed runs' actors reconnect by themselves).
-    fleet = Fleet(store, host, address=listen, interrupt_after=interrupt_after, resume_with=resume_with if placer is None else None)
+    # The runs a gone hub started go on here: in this process, or placed on Ray with --ray.
+    fleet = Fleet(
+        store, host, address=listen, interrupt_after=interrupt_after, resume_with=resume_with,
+        placer=placer if resume_with is not None else None,
+    )  # fmt: skip
     host.recorder = fleet.recorder
     host.warning = lambda: fleet.degraded
     claims: set[asyncio.Task[None]] = set()
