@@ -189,3 +189,18 @@ async def _history(sink: InMemorySink, after: int) -> list:
 def test_subscribe_rejects_non_positive_maxsize() -> None:
     with pytest.raises(ValueError, match="maxsize"):
         InMemorySink().subscribe(maxsize=0)
+
+
+async def test_emit_many_keeps_order_for_history_and_live_subscribers_and_refuses_after_close() -> None:
+    sink = InMemorySink()
+    s = _session()
+    evs = [events.task_progress(s, "t", detail=str(i)) for i in range(6)]
+    await sink.emit_many(evs[:2])
+    sub = sink.subscribe(after_sequence=0)
+    await sink.emit_many(evs[2:])
+    await sink.close()
+    got = [item async for item in sub]
+    assert _seqs(got) == [1, 2, 3, 4, 5]
+    assert sink.events == evs and sink.events_after(3) == evs[4:]
+    with pytest.raises(SinkError):
+        await sink.emit_many(evs[:1])

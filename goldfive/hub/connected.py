@@ -176,16 +176,24 @@ class ConnectedRun(HostedRun):
         return ""
 
     async def ingest_batch(self, events: Sequence[Event]) -> None:
-        """Store and serve a checked batch."""
+        """Store and serve a checked batch: recorded, folded, told to the hooks and served
+        live, each step once for the whole batch (in the batch's order)."""
         memory = self.memory
         assert memory is not None and self.recorder is not None
+        emit_many = getattr(self.recorder, "emit_many", None)
+        if emit_many is not None:
+            await emit_many(events)
+        else:  # a recorder without a bulk path (several hubs: goldfive.hub.fleet's)
+            for ev in events:
+                await self.recorder.emit(ev)
+        fold = self._fold
+        hooks = self._state_sink.hooks  # notifications (serve --notify-cmd), as for hosted runs
         for ev in events:
-            await self.recorder.emit(ev)
-            self._fold(ev)
-            for hook in self._state_sink.hooks:  # notifications (serve --notify-cmd), as for hosted runs
+            fold(ev)
+            for hook in hooks:
                 hook(ev)
-            if not memory.closed:
-                await memory.emit(ev)
+        if not memory.closed:
+            await memory.emit_many(events)
         if events and events[-1].WhichOneof("payload") in _TERMINAL:
             await memory.close()  # watchers' streams end with the run, as for a hosted run
 

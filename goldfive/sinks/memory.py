@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 from types import TracebackType
-from typing import AsyncIterator
+from typing import AsyncIterator, Sequence
 
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -188,6 +188,24 @@ class InMemorySink:
         self.events.append(event)
         for sub in self._subs:
             sub._push(event)
+
+    async def emit_many(self, events: Sequence[Event]) -> None:
+        """``emit`` for each of ``events``, in order, in one step."""
+        if self._closed:
+            raise SinkError("InMemorySink is closed")
+        if not events:
+            return
+        last = self._last_seq
+        for event in events:
+            seq = event.sequence
+            if seq <= last:
+                self._ordered = False
+            last = seq
+        self._last_seq = last
+        self.events.extend(events)
+        for sub in self._subs:
+            for event in events:
+                sub._push(event)
 
     async def close(self) -> None:
         if self._closed:
