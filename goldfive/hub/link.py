@@ -32,6 +32,7 @@ from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlChannel
 from goldfive.errors import ChannelClosedError, ConversionError, SinkError
 from goldfive.hub.buffer import DEFAULT_MAX_MEMORY, EventBuffer
+from goldfive.hub.mux import HubMux
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.auth import bearer_metadata
@@ -73,6 +74,7 @@ class HubLink:
         max_backoff: float = 2.0,
         close_timeout: float = 10.0,
         grpc_channel: grpc.aio.Channel | None = None,
+        mux: HubMux | None = None,
     ) -> None:
         #: The hubs to connect to, in order (several hubs sharing one database): after a
         #: broken or refused-for-now connection the link tries the next one.
@@ -108,6 +110,8 @@ class HubLink:
         self._channel: grpc.aio.Channel | None = None
         #: A connection shared with other links of this process (not closed by this link).
         self._shared_channel = grpc_channel
+        #: A stream shared with other links of this process: this run is one lane of it.
+        self._mux = mux
 
     # -- the sink API --------------------------------------------------------------------
     async def emit(self, event: Event) -> None:
@@ -169,10 +173,12 @@ class HubLink:
     @property
     def address(self) -> str:
         """The hub this link connects (or last connected) to."""
-        return self.addresses[self._at]
+        return self._mux.address if self._mux is not None else self.addresses[self._at]
 
     # -- the connection task -------------------------------------------------------------
     def _open(self) -> Any:
+        if self._mux is not None:
+            return self._mux  # its Connect() opens a lane that behaves like a Connect call
         if self._shared_channel is not None:
             return service_pb2_grpc.HubStub(self._shared_channel)
         if self.address in self._channels:
