@@ -204,3 +204,20 @@ async def test_emit_many_keeps_order_for_history_and_live_subscribers_and_refuse
     assert sink.events == evs and sink.events_after(3) == evs[4:]
     with pytest.raises(SinkError):
         await sink.emit_many(evs[:1])
+
+
+async def test_a_trimmed_prefix_is_said_missed_to_readers_still_reading_it_and_live_events_follow() -> None:
+    sink = InMemorySink()
+    s = _session()
+    await _emit_n(sink, s, 10)  # 0..9
+    early = sink.subscribe()
+    assert (await early.__anext__()).sequence == 0
+    assert sink.trim_through(5) == 6 and [e.sequence for e in sink.events] == [6, 7, 8, 9]
+    late = sink.subscribe(after_sequence=2)  # asks for trimmed events: told first
+    fresh = sink.subscribe(after_sequence=7)
+    await _emit_n(sink, s, 2)  # 10, 11
+    await sink.close()
+    assert _seqs(await _drain(early)) == [Missed(5, 1, 5), 6, 7, 8, 9, 10, 11]
+    assert _seqs(await _drain(late)) == [Missed(3, 3, 5), 6, 7, 8, 9, 10, 11]
+    assert _seqs(await _drain(fresh)) == [8, 9, 10, 11]
+    assert _seqs(sink.events_after(7)) == [8, 9, 10, 11]

@@ -197,6 +197,22 @@ class ConnectedRun(HostedRun):
         if events and events[-1].WhichOneof("payload") in _TERMINAL:
             await memory.close()  # watchers' streams end with the run, as for a hosted run
 
+    def committed(self, sequence: int, keep: int) -> None:
+        """The hub's recording holds this run through ``sequence`` (committed): past twice
+        ``keep`` events in memory, forget those, keeping the last ``keep``; they are served
+        from the recording from now on, as a resumed run's history is. Bounds the memory (and
+        garbage-collector work) of many long runs."""
+        memory = self.memory
+        if memory is None or len(memory.events) <= 2 * keep or self.recorder is None:
+            return
+        through = min(sequence, self.state.last_sequence - keep)
+        if through <= self._resumed_after:
+            return
+        if self.history is None:
+            self.history = RunHistory(self.recorder.path, self.run_id)
+        memory.trim_through(through)
+        self._resumed_after = through
+
     def load(self, ev: Event) -> None:
         """An event another hub stored, read back when this hub first serves the run: folded,
         not kept (``archive`` serves the history)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -37,6 +38,10 @@ __all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "HubService", "MAX_RUN_ID"]
 
 #: Rows waiting in the hub's recording that make the ticker commit before its interval.
 COMMIT_ROWS = 20_000
+#: Events of a connected run kept in memory past what is committed (the rest is read back
+#: from the recording): every event held is an object the garbage collector walks, and a
+#: thousand long runs made its pauses last hundreds of milliseconds.
+KEEP_IN_MEMORY = 64
 
 log = logging.getLogger("goldfive.hub")
 
@@ -95,6 +100,10 @@ class HubService(service_pb2_grpc.HubServicer):
         self._ticker: asyncio.Task[None] | None = None
         self._conns: set[_Conn | LaneConn] = set()
         self._kick = asyncio.Event()  # COMMIT_ROWS rows wait: commit now
+        #: Group commits done, and their total and longest duration in seconds (benches).
+        self.commits = 0
+        self.commit_seconds = 0.0
+        self.commit_max_seconds = 0.0
 
     @property
     def recorder(self) -> Any:
@@ -269,7 +278,14 @@ class HubService(service_pb2_grpc.HubServicer):
     # -- group commit --------------------------------------------------------------------
     async def _commit(self) -> bool:
         """Write what the recorder holds; True when everything is stored."""
-        return bool(await self.recorder.commit())
+        started = time.perf_counter()
+        try:
+            return bool(await self.recorder.commit())
+        finally:
+            took = time.perf_counter() - started
+            self.commits += 1
+            self.commit_seconds += took
+            self.commit_max_seconds = max(self.commit_max_seconds, took)
 
     def _stored_some(self) -> None:
         """Rows were added to the recording: commit early when many wait."""
@@ -296,8 +312,10 @@ class HubService(service_pb2_grpc.HubServicer):
                 for conn, run in dirty:  # nothing confirmed: try again next tick
                     self._dirty.setdefault(conn, run)
                 continue
-            for conn, seq in marks:
+            for (conn, run), (_, seq) in zip(dirty, marks):
                 conn.send(service_pb2.HubMessage(confirmed_sequence=seq))
+                if self.fleet is None:  # (several hubs keep their own account of memory)
+                    run.committed(seq, KEEP_IN_MEMORY)
 
     def end_streams(self) -> None:
         """End every runner's stream now (before the server stops): they reconnect to the

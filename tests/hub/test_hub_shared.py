@@ -238,3 +238,38 @@ async def test_runs_on_lanes_survive_a_hub_restart_gap_free_with_no_duplicate(tm
 
 def test_a_runner_token_may_connect_runs_on_a_shared_stream() -> None:
     assert "/goldfive.v1.Hub/ConnectShared" in RUNNER_METHODS
+
+
+async def test_a_long_connected_run_keeps_a_bounded_tail_in_memory_and_is_still_served_whole(hub, mux):
+    from goldfive.hub.service import KEEP_IN_MEMORY
+
+    lane = _Lane(mux)
+    await lane.hello("long")
+    evs = _events("long", 600)
+    async with RemoteClient(hub.address) as client:
+        early = client.subscribe("long")  # a reader that starts with the run, and lags
+        await lane.send(evs[:50])
+        assert (await lane.read_until("confirmed_sequence")).confirmed_sequence == 49
+        first = await anext(early)
+        for i in range(50, 550, 50):
+            await lane.send(evs[i : i + 50])
+        assert (await lane.read_until("confirmed_sequence")).confirmed_sequence >= 0
+
+        async def trimmed() -> bool:
+            (run,) = hub.host.runs()
+            return run.state.last_sequence == 549 and len(run.memory.events) <= 2 * KEEP_IN_MEMORY
+
+        await until(trimmed, what="the run's memory trimmed after the commits")
+        await lane.send(evs[550:])
+        rest = []
+        async for ev in early:
+            rest.append(ev.sequence)
+            if ev.sequence == 599:
+                break
+        assert [first.sequence, *rest] == list(range(600))  # gap-free across memory and recording
+        whole = []
+        async for ev in client.subscribe("long", after_sequence=9):  # from the recording, then memory
+            whole.append(ev.sequence)
+            if ev.sequence == 599:
+                break
+        assert whole == list(range(10, 600))
