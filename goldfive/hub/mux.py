@@ -10,7 +10,11 @@ The mux writes one ``RunnerFrame`` with every part its lanes queued during ``lin
 (up to about 1 MiB), so a process running many runs sends a few large messages instead of one
 small message per run. When the stream breaks every lane on it fails the way its own call
 would have (the links reconnect, each with its own backoff), and the next lane opened starts a
-new stream, on the next address when there are several.
+new stream, on the next address when there are several. A hub older than ConnectShared
+answers UNIMPLEMENTED, which stops the links and says so (they need their own Connect there).
+
+Opt-in (``HubLink(mux=...)``; ``Runner(hub=...)`` still opens a stream per run): one mux per
+process and hub, closed after its links.
 """
 
 from __future__ import annotations

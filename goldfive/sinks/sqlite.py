@@ -23,6 +23,8 @@ import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
 from google.protobuf.message import DecodeError
 
@@ -39,10 +41,9 @@ log = logging.getLogger("goldfive.sinks")
 _TABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _Row = tuple[str, int, str, str, int, bytes]
 _WRITER_CACHE_KB = 32 * 1024
+_ROWS_PER_INSERT = 250
 
-
-def _row_key(row: _Row) -> tuple[str, int]:
-    return row[0], row[1]
+_row_key = itemgetter(0, 1)  # (run_id, sequence)
 
 
 def _check_table(table: str) -> str:
@@ -117,6 +118,12 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
             self._conn.close()
             raise SinkError(f"cannot use SQLite database {self.path!r}: {exc}") from exc
         self._insert = f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?)"
+        # Many rows per statement: one sqlite3_step (with the GIL released) inserts them all,
+        # where executemany takes and releases the GIL once per row, which in a writer thread
+        # held the event loop up at every row.
+        limit = self._conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        self._rows_per_insert = max(1, min(_ROWS_PER_INSERT, limit // 6))
+        self._insert_many = f"INSERT INTO {table} VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * self._rows_per_insert)
 
     def __str__(self) -> str:
         return f"SQLitePersistenceSink({self.path})"
@@ -242,12 +249,21 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
             keys = ", ".join(f"({run_id!r}, {seq})" for run_id, seq in duplicates)
             self._fail(DuplicateEventError(f"{self.path}:{self.table} already holds (run_id, sequence) {keys}"), quiet=True)
 
+    def _insert_rows(self, batch: list[_Row]) -> None:
+        conn, n, step = self._conn, len(batch), self._rows_per_insert
+        i = 0
+        while n - i >= step:
+            conn.execute(self._insert_many, tuple(chain.from_iterable(batch[i : i + step])))
+            i += step
+        if i < n:
+            conn.executemany(self._insert, batch[i:])
+
     def _write(self, batch: list[_Row]) -> list[tuple[str, int]]:
         """Commit ``batch``; return the (run_id, sequence) keys refused as duplicates."""
         conn = self._conn
         conn.execute("BEGIN")
         try:
-            conn.executemany(self._insert, batch)
+            self._insert_rows(batch)
         except sqlite3.IntegrityError:
             # Rare path: redo the batch row by row to learn exactly which keys collide.
             conn.execute("ROLLBACK")
