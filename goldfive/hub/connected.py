@@ -175,13 +175,16 @@ class ConnectedRun(HostedRun):
             expect += 1
         return ""
 
-    async def ingest_batch(self, events: Sequence[Event]) -> None:
-        """Store and serve a checked batch: recorded, folded, told to the hooks and served
-        live, each step once for the whole batch (in the batch's order)."""
+    async def ingest_batch(self, events: Sequence[Event], *, record: bool = True) -> None:
+        """Store and serve a checked batch: recorded (unless the caller recorded it already,
+        ``record=False``: a shared stream records a whole frame at once), folded, told to the
+        hooks and served live, each step once for the whole batch (in the batch's order)."""
         memory = self.memory
         assert memory is not None and self.recorder is not None
         emit_many = getattr(self.recorder, "emit_many", None)
-        if emit_many is not None:
+        if not record:
+            pass
+        elif emit_many is not None:
             await emit_many(events)
         else:  # a recorder without a bulk path (several hubs: goldfive.hub.fleet's)
             for ev in events:

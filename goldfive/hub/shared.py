@@ -107,8 +107,16 @@ class SharedStream:
     async def read(self, frames: Any) -> None:
         try:
             async for frame in frames:
+                batch: list[tuple[LaneConn, ConnectedRun, Any]] = []
                 for part in frame.parts:
+                    if self._collect(part, batch):
+                        continue
+                    if batch:  # what came before this part is stored before it is handled
+                        await self._ingest(batch)
+                        batch = []
                     await self._part(part)
+                if batch:
+                    await self._ingest(batch)
             # The runner's process ended its side: confirm what it sent, then end its lanes.
             service = self.service
             dirty = [conn for conn, _ in self.lanes.values() if service._dirty.pop(conn, None) is not None]
@@ -124,6 +132,47 @@ class SharedStream:
         finally:
             self.finished = True
             self.wake.set()
+
+    def _collect(self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, ConnectedRun, Any]]) -> bool:
+        """A plain batch of events for an open lane: checked and added to ``batch`` (a frame's
+        batches are recorded in one step), or its lane refused. False for any other part."""
+        if part.done or part.cancelled or self.service.fleet is not None:
+            return False  # (several hubs: each batch on its own, fleet.py's recorder has no bulk path)
+        entry = self.lanes.get(part.lane)
+        if entry is None or part.message.WhichOneof("body") != "events":
+            return False
+        conn, run = entry
+        if conn.closed:
+            return True  # taken over or refused: dropped, as in _part
+        events = part.message.events.events
+        after = conn.received
+        for c, _, evs in reversed(batch):  # this lane's earlier batch in the same frame
+            if c is conn:
+                after = evs[-1].sequence
+                break
+        problem = run.check_batch(events, after)
+        if problem:
+            conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        elif events:
+            batch.append((conn, run, events))
+        return True
+
+    async def _ingest(self, batch: list[tuple[LaneConn, ConnectedRun, Any]]) -> None:
+        """Record the checked batches of a frame in one step, then fold and serve each."""
+        service = self.service
+        try:
+            await service.recorder.emit_many([ev for _, _, events in batch for ev in events])
+            for conn, run, events in batch:
+                await run.ingest_batch(events, record=False)
+                conn.received = events[-1].sequence
+                service._dirty[conn] = run
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # isolation boundary: a bug here ends these lanes, not the stream
+            log.exception("hub: storing a frame of %d runs' events failed", len(batch))
+            for conn, run, _ in batch:
+                conn.refuse(grpc.StatusCode.INTERNAL, f"the hub failed while storing run {run.run_id}; its log has the details")
+        service._stored_some()
 
     async def _part(self, part: service_pb2.RunnerPart) -> None:
         entry = self.lanes.get(part.lane)

@@ -273,3 +273,42 @@ async def test_a_long_connected_run_keeps_a_bounded_tail_in_memory_and_is_still_
             if ev.sequence == 599:
                 break
         assert whole == list(range(10, 600))
+
+
+async def test_one_frame_with_parts_of_several_lanes_is_checked_part_by_part_in_order(hub):
+    from goldfive.pb.goldfive.v1 import service_pb2_grpc
+
+    def part(lane: int, **kw: Any) -> service_pb2.RunnerPart:
+        return service_pb2.RunnerPart(lane=lane, **kw)
+
+    def batch(evs: list[Event]) -> service_pb2.RunnerMessage:
+        return service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=evs))
+
+    def hello(run_id: str) -> service_pb2.RunnerMessage:
+        return service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id=run_id, host="h", pid=1))
+
+    a, b = _events("frame-a", 5), _events("frame-b", 4)
+    async with grpc.aio.insecure_channel(hub.address) as channel:
+        call = service_pb2_grpc.HubStub(channel).ConnectShared()
+        frame = [
+            part(1, message=hello("frame-a")),
+            part(2, message=hello("frame-b")),
+            part(1, message=batch(a[:3])),
+            part(2, message=batch(b[:2])),
+            part(1, message=batch(a[3:])),  # follows lane 1's batch of this same frame
+            part(2, message=batch(b[3:])),  # skips event 2: lane 2 refused, its first batch kept
+            part(1, done=True),  # lane 1 ends: confirmed, then ended
+        ]
+        await call.write(service_pb2.RunnerFrame(parts=frame))
+        got: dict[int, list[Any]] = {1: [], 2: []}
+        while not all(any(p.ended for p in parts) for parts in got.values()):
+            reply = await asyncio.wait_for(call.read(), 10)
+            for p in reply.parts:
+                got[p.lane].append(p)
+        call.cancel()
+    confirmed = [p.message.confirmed_sequence for p in got[1] if p.message.WhichOneof("body") == "confirmed_sequence"]
+    assert confirmed == [4] and got[1][-1].ended and got[1][-1].code == 0
+    refused = got[2][-1]
+    assert refused.ended and refused.code == grpc.StatusCode.INVALID_ARGUMENT.value[0] and "gap" in refused.detail
+    assert _stored(hub, "frame-a") == [0, 1, 2, 3, 4]
+    assert _stored(hub, "frame-b") == [0, 1]
