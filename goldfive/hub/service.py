@@ -41,7 +41,7 @@ COMMIT_ROWS = 20_000
 #: Events of a connected run kept in memory past what is committed (the rest is read back
 #: from the recording): every event held is an object the garbage collector walks, and a
 #: thousand long runs made its pauses last hundreds of milliseconds.
-KEEP_IN_MEMORY = 64
+KEEP_IN_MEMORY = 16
 
 log = logging.getLogger("goldfive.hub")
 
