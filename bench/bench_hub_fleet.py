@@ -160,6 +160,31 @@ def spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
 
+class RunnerLeg:
+    """How long each control spent past the hub: from its send down the runner's stream to its
+    ack arriving back (the runner process's share of control-to-ack)."""
+
+    def __init__(self) -> None:
+        from goldfive.hub import ConnectedRun
+
+        self.ms: list[float] = []
+        sent: dict[str, float] = {}
+        send, acked = ConnectedRun.control_here, ConnectedRun.acked
+
+        async def control_here(run: Any, msg: Any, timeout: float) -> Any:
+            sent[msg.id] = time.perf_counter()
+            return await send(run, msg, timeout)
+
+        def on_ack(run: Any, pb: Any) -> None:
+            t = sent.pop(pb.control_id, None)
+            if t is not None:
+                self.ms.append((time.perf_counter() - t) * 1000)
+            acked(run, pb)
+
+        ConnectedRun.control_here = control_here  # type: ignore[method-assign]
+        ConnectedRun.acked = on_ack  # type: ignore[method-assign]
+
+
 async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float, every: float) -> list[float]:
     from goldfive.remote import RemoteClient
 
@@ -229,6 +254,7 @@ async def phase(
             lags.append((time.perf_counter() - t - 0.01) * 1000)
 
     lagger = asyncio.get_running_loop().create_task(lag())
+    leg0 = len(LEG.ms)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
     # Keep-up: what the hub held when the load stopped, against what was offered.
@@ -264,6 +290,8 @@ async def phase(
         "commits": commits,
         "gc": GC.since(gc0),
         "loop_lag_p99": pct(lags, 99),
+        "runner_leg_p50": pct(LEG.ms[leg0:], 50),
+        "runner_leg_p99": pct(LEG.ms[leg0:], 99),
         "loop_lag_max": max(lags, default=float("nan")),
     }
 
@@ -295,9 +323,12 @@ class GcPauses:
 
 
 GC = GcPauses()
+LEG: Any = None
 
 
 async def main(args: argparse.Namespace) -> None:
+    global LEG
+    LEG = RunnerLeg()
     from goldfive.remote import RunHost, start_server
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -336,6 +367,8 @@ async def main(args: argparse.Namespace) -> None:
     print(f"CPU during the load: the hub process {big['hub_cpu']:.0%} of one core (baseline {base['hub_cpu']:.0%}), "
           f"the simulators {big['sim_cpu']:.0%} of one core in all, on {os.cpu_count()} cores"
           + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
+    print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
+          f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
     print(f"the hub process's garbage collector during the load: {big['gc']}")
     print(f"the hub's event loop woke a 10 ms timer late by {big['loop_lag_p99']:.1f} ms at p99, {big['loop_lag_max']:.0f} ms at most "
           f"(one run alone: {base['loop_lag_p99']:.1f} / {base['loop_lag_max']:.0f} ms)")  # fmt: skip

@@ -28,6 +28,9 @@ __all__ = ["LaneConn", "SharedStream"]
 
 log = logging.getLogger("goldfive.hub")
 
+#: Parts of a frame handled between two turns of the event loop.
+_PARTS_PER_TURN = 64
+
 
 class _Refused(Exception):
     def __init__(self, code: grpc.StatusCode, detail: str) -> None:
@@ -107,9 +110,15 @@ class SharedStream:
     async def read(self, frames: Any) -> None:
         try:
             async for frame in frames:
+                acked = self._acks_first(frame.parts)
                 batch: list[tuple[LaneConn, ConnectedRun, Any]] = []
-                for part in frame.parts:
-                    if self._collect(part, batch):
+                for i, part in enumerate(frame.parts):
+                    if i and i % _PARTS_PER_TURN == 0:  # a long frame lets controls and readers in
+                        if batch:
+                            await self._ingest(batch)
+                            batch = []
+                        await asyncio.sleep(0)
+                    if i in acked or self._collect(part, batch):
                         continue
                     if batch:  # what came before this part is stored before it is handled
                         await self._ingest(batch)
@@ -132,6 +141,20 @@ class SharedStream:
         finally:
             self.finished = True
             self.wake.set()
+
+    def _acks_first(self, parts: Any) -> set[int]:
+        """Hand the acks of a frame to whoever waits for them before its events are stored (a
+        person waits for an ack; an ack is not an event of the run, its audit event comes
+        with the events). The positions of the parts handled."""
+        done: set[int] = set()
+        for i, part in enumerate(parts):
+            if part.message.WhichOneof("body") != "ack" or part.done or part.cancelled:
+                continue
+            entry = self.lanes.get(part.lane)
+            if entry is not None and not entry[0].closed:
+                entry[1].acked(part.message.ack)
+                done.add(i)
+        return done
 
     def _collect(self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, ConnectedRun, Any]]) -> bool:
         """A plain batch of events for an open lane: checked and added to ``batch`` (a frame's
