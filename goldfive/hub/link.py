@@ -114,6 +114,7 @@ class HubLink:
         self._shared_channel = grpc_channel
         #: A stream shared with other links of this process: this run is one lane of it.
         self._mux = mux
+        self._lingering: asyncio.Future[None] | None = None  # the writer's linger, while it waits
 
     # -- the sink API --------------------------------------------------------------------
     async def emit(self, event: Event) -> None:
@@ -313,13 +314,11 @@ class HubLink:
     async def _write(self, call: Any, stored: int) -> None:
         sent = stored
         while True:
-            while self._acks:
-                ack = self._acks[0]
-                await _send(call, service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack)))
-                self._acks.popleft()
+            await self._send_acks(call)
             if self.buffer.has_after(sent):
                 if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
-                    await asyncio.sleep(self.linger)  # let the batch fill a little
+                    await self._linger()  # let the batch fill a little (an ack cuts it short)
+                    await self._send_acks(call)  # a person waits for an ack: before the batch
                 batch = self.buffer.after(sent, self.batch_events)
                 if batch:
                     await _send(call, service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
@@ -332,6 +331,25 @@ class HubLink:
             if self._acks or self.buffer.has_after(sent):
                 continue
             await self._wake.wait()
+
+    async def _send_acks(self, call: Any) -> None:
+        while self._acks:
+            ack = self._acks[0]
+            await _send(call, service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack)))
+            self._acks.popleft()
+
+    async def _linger(self) -> None:
+        """Wait ``linger`` seconds, or less when an ack is queued meanwhile."""
+        if self._acks:
+            return
+        loop = asyncio.get_running_loop()
+        self._lingering = fut = loop.create_future()
+        timer = loop.call_later(self.linger, _resolve, fut)
+        try:
+            await fut
+        finally:
+            timer.cancel()
+            self._lingering = None
 
     # -- controls from the hub -----------------------------------------------------------
     def _feed(self, pb: Any) -> None:
@@ -356,6 +374,13 @@ class HubLink:
     def _send_ack(self, ack: ControlAck) -> None:
         self._acks.append(ack)
         self._wake.set()
+        if self._lingering is not None:
+            _resolve(self._lingering)
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 async def _send(call: Any, msg: service_pb2.RunnerMessage) -> None:

@@ -312,3 +312,27 @@ async def test_one_frame_with_parts_of_several_lanes_is_checked_part_by_part_in_
     assert refused.ended and refused.code == grpc.StatusCode.INVALID_ARGUMENT.value[0] and "gap" in refused.detail
     assert _stored(hub, "frame-a") == [0, 1, 2, 3, 4]
     assert _stored(hub, "frame-b") == [0, 1]
+
+
+async def test_an_ack_does_not_wait_for_the_links_linger_over_a_batch_of_events(hub):
+    channel = ControlChannel()
+    link = HubLink(hub.address, channel, linger=2.0)  # a batch of events waits two seconds to fill
+    answer = asyncio.create_task(_answer(channel))
+    session = Session(run_id="lingering")
+    try:
+        await link.emit(events.run_started(session, goal_summary="g"))
+
+        async def connected() -> bool:
+            return any(r.conn is not None and r.state.last_sequence == 0 for r in hub.host.runs())
+
+        await until(connected, what="the run connected")
+        await link.emit(events.task_progress(session, "t1", detail="waits for the linger"))
+        await asyncio.sleep(0.05)  # the link's writer is lingering over it now
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        async with RemoteClient(hub.address) as client:
+            ack = await client.send_control("lingering", ControlMessage(ControlKind.STATUS_QUERY), timeout=10)
+        assert ack.result is AckResult.SUCCESS and loop.time() - started < 1.0
+        await link.close()
+    finally:
+        answer.cancel()
