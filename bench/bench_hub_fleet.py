@@ -1,6 +1,7 @@
 """A fleet of connected runs against one hub (issue 13): does the hub keep up?
 
 Run: python bench/bench_hub_fleet.py [--runs 1000] [--procs 3] [--rate 20] [--seconds 10] [--quick]
+     [--shared-channel | --shared-stream]
 
 The hub (``start_server``, a SQLite file in a temp dir) runs in this process. Runs are
 simulated in ``--procs`` other processes, each holding its share of ``--runs`` real runner
@@ -10,11 +11,19 @@ process subscribes to a sample of runs over ``Runs.Subscribe`` and measures even
 latency (emit in the runner process to receipt in the watcher); this process sends controls
 to random runs through ``SendControl`` and measures control-to-ack through the hub.
 
+How the simulated runs reach the hub: by default each run has its own connection and
+``Hub.Connect`` stream (the shape the issue first measured, kept as the reference);
+``--shared-channel`` shares one connection per process, still a stream per run;
+``--shared-stream`` puts the runs of a process on one ``Hub.ConnectShared`` stream, a lane
+per run (``HubMux``), so one message carries the events of many runs.
+
 Baseline, measured in the same run first: one connected run alone, the same rate, the same
 measurements. Figures are printed against it and against the issue's targets:
 event-to-subscriber p99 <= 100 ms, control-to-ack p99 <= 5 ms, <= 100 KB hub memory per idle
 connected run. Percentiles are over the measured window after a warm-up (the first
-``--warmup`` seconds are dropped). Nothing here passes or fails.
+``--warmup`` seconds are dropped). Beside them: CPU used during the load by the hub process
+and by the simulators (the machine's cores are shared by all of them), the hub's garbage
+collections and group commits (count and duration). Nothing here passes or fails.
 """
 
 from __future__ import annotations
@@ -57,17 +66,22 @@ def rss_kb() -> int:
 
 
 # -- the fleet (a child process) ---------------------------------------------------------
-async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: bool) -> None:
+async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
     import grpc
 
     from goldfive.hub.link import HubLink
 
     links: list[tuple[Session, HubLink, ControlChannel]] = []
-    one = grpc.aio.insecure_channel(addr) if shared else None
+    one = grpc.aio.insecure_channel(addr) if shared == "channel" else None
+    mux: Any = None
+    if shared == "stream":
+        from goldfive.hub.mux import HubMux
+
+        mux = HubMux(addr)
     for i in range(count):
         session = Session(run_id=f"{prefix}-{i:04d}")
         channel = ControlChannel()
-        link = HubLink(addr, channel, close_timeout=30, grpc_channel=one)
+        link = HubLink(addr, channel, close_timeout=30, grpc_channel=one, **({"mux": mux} if mux is not None else {}))
         links.append((session, link, channel))
         await link.emit(events.run_started(session, goal_summary=f"fleet run {i}"))
 
@@ -79,6 +93,7 @@ async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float,
     start_at = float(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))  # "go" from the bench
     await asyncio.sleep(max(0.0, start_at - time.time()))
     interval = 1.0 / rate
+    cpu0 = time.process_time()
     emitted = 0
     late = 0
     tick = time.monotonic()
@@ -94,6 +109,7 @@ async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float,
         else:
             late += 1
             await asyncio.sleep(0)
+    load_cpu = (time.process_time() - cpu0) / seconds
     unconfirmed = sum(len(link.buffer) for _, link, _ in links)
     t0 = time.monotonic()
     for _, link, _ in links:
@@ -105,7 +121,11 @@ async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float,
     left = sum(len(link.buffer) for _, link, _ in links)
     for task in answerers:
         task.cancel()
-    print(json.dumps({"emitted": emitted, "late_ticks": late, "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left}), flush=True)
+    frames = mux.frames if mux is not None else 0
+    if mux is not None:
+        await mux.close()
+    print(json.dumps({"emitted": emitted, "late_ticks": late, "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left,
+                      "frames": frames, "load_cpu": load_cpu}), flush=True)  # fmt: skip
 
 
 # -- the watcher (a child process) -------------------------------------------------------
@@ -140,6 +160,31 @@ def spawn(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
 
+class RunnerLeg:
+    """How long each control spent past the hub: from its send down the runner's stream to its
+    ack arriving back (the runner process's share of control-to-ack)."""
+
+    def __init__(self) -> None:
+        from goldfive.hub import ConnectedRun
+
+        self.ms: list[float] = []
+        sent: dict[str, float] = {}
+        send, acked = ConnectedRun.control_here, ConnectedRun.acked
+
+        async def control_here(run: Any, msg: Any, timeout: float) -> Any:
+            sent[msg.id] = time.perf_counter()
+            return await send(run, msg, timeout)
+
+        def on_ack(run: Any, pb: Any) -> None:
+            t = sent.pop(pb.control_id, None)
+            if t is not None:
+                self.ms.append((time.perf_counter() - t) * 1000)
+            acked(run, pb)
+
+        ConnectedRun.control_here = control_here  # type: ignore[method-assign]
+        ConnectedRun.acked = on_ack  # type: ignore[method-assign]
+
+
 async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float, every: float) -> list[float]:
     from goldfive.remote import RemoteClient
 
@@ -160,7 +205,7 @@ async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float,
 
 
 async def phase(
-    host: Any, addr: str, *, runs: int, procs: int, rate: float, seconds: float, warmup: float, label: str, shared: bool
+    server: Any, host: Any, addr: str, *, runs: int, procs: int, rate: float, seconds: float, warmup: float, label: str, shared: str
 ) -> dict[str, Any]:
     from goldfive.hub import ConnectedRun
 
@@ -169,7 +214,7 @@ async def phase(
     gc.collect()
     before = rss_kb()
     children = [
-        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(seconds), "1" if shared else "0")
+        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(seconds), shared)
         for i, n in enumerate(per)
         if n
     ]
@@ -197,10 +242,27 @@ async def phase(
         c.stdin.write(f"{start_at}\n")
         c.stdin.flush()
 
+    hub = next((x for x in getattr(server, "extra", []) if hasattr(x, "commits")), None)
+    commits0 = (hub.commits, hub.commit_seconds) if hub is not None else (0, 0.0)
+    gc0 = len(GC.pauses)
+    lags: list[float] = []
+
+    async def lag() -> None:  # how late the hub's event loop wakes a 10 ms timer
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append((time.perf_counter() - t - 0.01) * 1000)
+
+    lagger = asyncio.get_running_loop().create_task(lag())
+    leg0 = len(LEG.ms)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
     # Keep-up: what the hub held when the load stopped, against what was offered.
     await asyncio.sleep(max(0.0, start_at + seconds - time.time()))
     held_at_end = sum(r.stored_through for r in host.runs() if r.run_id.startswith(prefix))  # progress events (run_started is 0)
+    hub_cpu = (time.process_time() - cpu0) / (time.perf_counter() - wall0)  # this process: the hub (and the control sender)
+    lagger.cancel()
+    commits = (hub.commits - commits0[0], hub.commit_seconds - commits0[1], hub.commit_max_seconds) if hub is not None else None
     # The hub serves in this loop: wait for the children in threads, never blocking it.
     outs = [json.loads((await asyncio.to_thread(c.communicate))[0].strip().splitlines()[-1]) for c in children]
     lat = json.loads((await asyncio.to_thread(watcher.communicate))[0].strip().splitlines()[-1])["latencies_ms"]
@@ -222,22 +284,68 @@ async def phase(
         "ack_p50": pct(acks, 50),
         "ack_p99": pct(acks, 99),
         "acks_measured": len(acks),
+        "hub_cpu": hub_cpu,
+        "frames": sum(o.get("frames", 0) for o in outs),
+        "sim_cpu": sum(o["load_cpu"] for o in outs),
+        "commits": commits,
+        "gc": GC.since(gc0),
+        "loop_lag_p99": pct(lags, 99),
+        "runner_leg_p50": pct(LEG.ms[leg0:], 50),
+        "runner_leg_p99": pct(LEG.ms[leg0:], 99),
+        "loop_lag_max": max(lags, default=float("nan")),
     }
 
 
+class GcPauses:
+    """Collections of the hub process's garbage collector: how long each held it (wall) and
+    the CPU time it took (the rest of the wall time, the machine ran something else)."""
+
+    def __init__(self) -> None:
+        self.pauses: list[tuple[int, float, float]] = []
+        self._t = self._c = 0.0
+        gc.callbacks.append(self._cb)
+
+    def _cb(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._t, self._c = time.perf_counter(), time.thread_time()
+        else:
+            self.pauses.append((info["generation"], time.perf_counter() - self._t, time.thread_time() - self._c))
+
+    def since(self, n: int) -> str:
+        p = self.pauses[n:]
+        if not p:
+            return "none"
+        worst = max(p, key=lambda x: x[1])
+        return (
+            f"{len(p)} collections, {sum(x[1] for x in p) * 1000:.0f} ms in all ({sum(x[2] for x in p) * 1000:.0f} ms of CPU), "
+            f"the longest {worst[1] * 1000:.0f} ms ({worst[2] * 1000:.0f} ms of CPU, generation {worst[0]})"
+        )
+
+
+GC = GcPauses()
+LEG: Any = None
+
+
 async def main(args: argparse.Namespace) -> None:
+    global LEG
+    LEG = RunnerLeg()
     from goldfive.remote import RunHost, start_server
 
     with tempfile.TemporaryDirectory() as tmp:
         host = RunHost(Path(tmp) / "hub.sqlite")
         server = await start_server(host, listen="127.0.0.1:0")
         try:
-            common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=args.shared_channel)
-            base = await phase(host, server.address, runs=1, procs=1, label="base", **common)  # type: ignore[arg-type]
-            big = await phase(host, server.address, runs=args.runs, procs=args.procs, label="fleet", **common)  # type: ignore[arg-type]
+            shared = "stream" if args.shared_stream else "channel" if args.shared_channel else "none"
+            common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=shared)
+            base = await phase(server, host, server.address, runs=1, procs=1, label="base", **common)  # type: ignore[arg-type]
+            big = await phase(server, host, server.address, runs=args.runs, procs=args.procs, label="fleet", **common)  # type: ignore[arg-type]
         finally:
             await server.stop(None)
-    conns = "one connection per process" if args.shared_channel else "one connection per run"
+    conns = (
+        "one Hub.ConnectShared stream per process"
+        if args.shared_stream
+        else "one connection per process" if args.shared_channel else "one connection per run"
+    )
     print(f"hub fleet: {args.runs} connected runs from {args.procs} processes ({conns}), {args.rate:g} events/s each, "
           f"{args.seconds:g} s measured after {args.warmup:g} s warm-up; machine load {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(f"{'':36}{'1 run alone':>14}{'fleet':>14}{'ratio':>8}   target")
@@ -256,6 +364,18 @@ async def main(args: argparse.Namespace) -> None:
           f"{big['offered_eps']:,.0f} events/s; the hub held {kept:.1%} of the {big['emitted']:,} emitted events when the "
           f"load stopped; the rest confirmed within {big['drain_s']:.2f} s ({big['left_unconfirmed']} never); "
           f"{big['late_ticks']} emit ticks ran late in the fleet processes")  # fmt: skip
+    print(f"CPU during the load: the hub process {big['hub_cpu']:.0%} of one core (baseline {base['hub_cpu']:.0%}), "
+          f"the simulators {big['sim_cpu']:.0%} of one core in all, on {os.cpu_count()} cores"
+          + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
+    print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
+          f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
+    print(f"the hub process's garbage collector during the load: {big['gc']}")
+    print(f"the hub's event loop woke a 10 ms timer late by {big['loop_lag_p99']:.1f} ms at p99, {big['loop_lag_max']:.0f} ms at most "
+          f"(one run alone: {base['loop_lag_p99']:.1f} / {base['loop_lag_max']:.0f} ms)")  # fmt: skip
+    if big["commits"]:
+        n, total, longest = big["commits"]
+        print(f"group commits during the load: {n}, {total / max(n, 1) * 1000:.0f} ms each on average, the longest {longest * 1000:.0f} ms")
+    print(json.dumps({"base": base, "fleet": big}))
     print(f"samples: {big['events_measured']:,} events from 50 watched runs, {big['acks_measured']} controls "
           f"(baseline {base['events_measured']}, {base['acks_measured']})")  # fmt: skip
 
@@ -263,7 +383,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--fleet":
         a = sys.argv[2:]
-        asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5] == "1"))
+        asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5]))
         sys.exit(0)
     if len(sys.argv) > 1 and sys.argv[1] == "--watch":
         a = sys.argv[2:]
@@ -278,6 +398,11 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="200 runs, 5 s")
     parser.add_argument(
         "--shared-channel", action="store_true", help="the runs of one simulator process share one connection (cheaper simulator)"
+    )
+    parser.add_argument(
+        "--shared-stream",
+        action="store_true",
+        help="the runs of one simulator process share one Hub.ConnectShared stream (HubMux), a lane per run",
     )
     ns = parser.parse_args()
     if ns.quick:

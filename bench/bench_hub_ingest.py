@@ -9,6 +9,12 @@ the median of ``--passes`` passes. The hub is a real ``goldfive serve`` subproce
    one stream into the same storage path (the hub process is this bench's own small server
    here: the batched runner stream, ``Hub.Connect``, is hub-connect's and measured there);
    and the bare transport of both shapes with nothing stored, to show where the time goes.
+   Then the same against a real ``goldfive serve --ingest`` (the hub as people run it): the
+   raw stream of single events (``StreamEvents``, stored as a pushed run) as the baseline,
+   against a runner's ``Hub.Connect`` stream (``RunnerHello``, then ``EventBatch`` messages
+   of 1,000), timed from the hello to the hub's ``confirmed_sequence`` for the last event
+   (stored and committed: what a runner waits for). Wall time and the hub process's CPU time
+   (from /proc) are printed, since the machine is shared.
 2. Reading. A recording of ``--events`` events (default 1,000,000) in the hub's database:
    ``Runs.Subscribe`` (one message per event, the baseline) against ``Runs.SubscribeBatches``,
    counted by a client; then ``goldfive ctl tail RUN > /dev/null`` whole, in seconds (issue
@@ -175,6 +181,57 @@ async def child_hub(listen: str, db: str, store: bool) -> None:
     await server.wait_for_termination()
 
 
+async def push_connect(addr: str, run_id: str, n: int) -> float:
+    """A runner's Hub.Connect stream: hello, every batch, then wait for the hub to confirm
+    the last event (the hub stores and commits before it confirms)."""
+    import grpc
+
+    from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+
+    evs = list(events(run_id, n))
+    msgs = [service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=evs[i : i + BATCH])) for i in range(0, n, BATCH)]
+    hello = service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id=run_id, host="bench", pid=os.getpid()))
+    async with grpc.aio.insecure_channel(addr) as ch:
+        call = service_pb2_grpc.HubStub(ch).Connect()
+        t = time.perf_counter()
+        await call.write(hello)
+        first = await call.read()
+        assert first.WhichOneof("body") == "welcome", first
+
+        async def write() -> None:
+            for m in msgs:
+                await call.write(m)
+
+        writer = asyncio.ensure_future(write())
+        while True:
+            msg = await call.read()
+            assert msg is not grpc.aio.EOF, "the hub ended the stream"
+            if msg.WhichOneof("body") == "confirmed_sequence" and msg.confirmed_sequence == n - 1:
+                break
+        s = time.perf_counter() - t
+        await writer
+        await call.done_writing()
+        call.cancel()
+    return s
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def median_with_cpu(fn: Any, passes: int, pid: int) -> tuple[float, float]:
+    """Median wall seconds of ``fn`` and median CPU seconds the hub ``pid`` spent in it."""
+    fn()  # warm-up
+    walls, cpus = [], []
+    for _ in range(passes):
+        c = cpu_s(pid)
+        walls.append(fn())
+        cpus.append(cpu_s(pid) - c)
+    return statistics.median(walls), statistics.median(cpus)
+
+
 # -- 2. reading -----------------------------------------------------------------------------
 
 
@@ -231,6 +288,23 @@ def main() -> None:
             what = "stored by the hub's ingest" if store == "store" else "transport only, nothing stored"
             print(rate_line(f"single events, StreamEvents ({what})", n, single))
             print(rate_line(f"batches of {BATCH:,} ({what})", n, batch, n / single))
+        if args.only != "read":
+            hub = Hub(["-m", "goldfive.cli", "serve", "--ingest", "--db", str(d / "hub.sqlite"), "--no-resume"], d)
+            try:
+                k = iter(range(10**6))
+                pid = hub.proc.pid
+                single, single_cpu = median_with_cpu(lambda: asyncio.run(push_single(hub.addr, f"hs{next(k)}", n)), args.passes, pid)
+                conn, conn_cpu = median_with_cpu(lambda: asyncio.run(push_connect(hub.addr, f"hc{next(k)}", n)), args.passes, pid)
+            finally:
+                hub.stop()
+            print("   the hub (goldfive serve --ingest), stored; hub CPU time beside")
+            print(rate_line("single events, StreamEvents (pushed run)", n, single) + f"   hub CPU {n / single_cpu:>9,.0f} events/s")
+            print(
+                rate_line(f"Hub.Connect, batches of {BATCH:,}, until confirmed", n, conn, n / single)
+                + f"   hub CPU {n / conn_cpu:>9,.0f} events/s"
+            )
+            print(json.dumps({"ingest_events": n, "hub_single_s": single, "hub_single_cpu_s": single_cpu,
+                              "hub_connect_s": conn, "hub_connect_cpu_s": conn_cpu}))  # fmt: skip
         if args.only == "ingest":
             return
         t = time.perf_counter()

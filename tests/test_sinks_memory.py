@@ -189,3 +189,35 @@ async def _history(sink: InMemorySink, after: int) -> list:
 def test_subscribe_rejects_non_positive_maxsize() -> None:
     with pytest.raises(ValueError, match="maxsize"):
         InMemorySink().subscribe(maxsize=0)
+
+
+async def test_emit_many_keeps_order_for_history_and_live_subscribers_and_refuses_after_close() -> None:
+    sink = InMemorySink()
+    s = _session()
+    evs = [events.task_progress(s, "t", detail=str(i)) for i in range(6)]
+    await sink.emit_many(evs[:2])
+    sub = sink.subscribe(after_sequence=0)
+    await sink.emit_many(evs[2:])
+    await sink.close()
+    got = [item async for item in sub]
+    assert _seqs(got) == [1, 2, 3, 4, 5]
+    assert sink.events == evs and sink.events_after(3) == evs[4:]
+    with pytest.raises(SinkError):
+        await sink.emit_many(evs[:1])
+
+
+async def test_a_trimmed_prefix_is_said_missed_to_readers_still_reading_it_and_live_events_follow() -> None:
+    sink = InMemorySink()
+    s = _session()
+    await _emit_n(sink, s, 10)  # 0..9
+    early = sink.subscribe()
+    assert (await early.__anext__()).sequence == 0
+    assert sink.trim_through(5) == 6 and [e.sequence for e in sink.events] == [6, 7, 8, 9]
+    late = sink.subscribe(after_sequence=2)  # asks for trimmed events: told first
+    fresh = sink.subscribe(after_sequence=7)
+    await _emit_n(sink, s, 2)  # 10, 11
+    await sink.close()
+    assert _seqs(await _drain(early)) == [Missed(5, 1, 5), 6, 7, 8, 9, 10, 11]
+    assert _seqs(await _drain(late)) == [Missed(3, 3, 5), 6, 7, 8, 9, 10, 11]
+    assert _seqs(await _drain(fresh)) == [8, 9, 10, 11]
+    assert _seqs(sink.events_after(7)) == [8, 9, 10, 11]

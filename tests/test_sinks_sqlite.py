@@ -163,3 +163,59 @@ def test_file_that_is_not_a_database_raises_sink_error(tmp_path: Path) -> None:
     bogus.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(SinkError, match="bogus.db"):
         SQLitePersistenceSink(bogus)
+
+
+async def test_emit_many_stores_a_batch_as_emit_would_in_order_with_its_columns(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    evs = _run(_session("r1"), 5) + _run(_session("r2"), 3)
+    sink = SQLitePersistenceSink(db, batch_size=4, flush_interval=60)
+    await sink.emit_many(evs[:6])  # past batch_size: written whole, at once
+    assert sink.pending == 0 and sink.written == 6
+    await sink.emit_many(evs[6:])
+    await sink.close()
+    assert replay_from_sqlite(db, "r1") == evs[:5] and replay_from_sqlite(db, "r2") == evs[5:]
+    with sqlite3.connect(db) as conn:
+        row = conn.execute("SELECT event_id, kind, emitted_at_ms FROM events WHERE run_id = 'r1' AND sequence = 1").fetchone()
+    assert row == (evs[1].event_id, "task_progress", evs[1].emitted_at.ToMilliseconds())
+
+
+async def test_emit_many_refuses_a_stored_key_as_emit_does_and_keeps_the_rest(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    s = _session("r1")
+    first, second = events.task_started(s, "t1"), events.task_started(s, "t2")
+    clash = events.task_completed(Session(run_id="r1"), "other")  # sequence 0 again
+    sink = SQLitePersistenceSink(db, flush_interval=60)
+    await sink.emit_many([first])
+    await sink.flush()
+    await sink.emit_many([clash, second])
+    with pytest.raises(DuplicateEventError, match=r"\('r1', 0\)"):
+        await sink.flush()
+    assert sink.duplicates == 1
+    await sink.close()
+    assert replay_from_sqlite(db, "r1") == [first, second]
+    closed = SQLitePersistenceSink(tmp_path / "other.db")
+    await closed.close()
+    with pytest.raises(SinkError):
+        await closed.emit_many([first])
+
+
+async def test_with_a_writer_thread_flush_writes_off_the_loop_and_rows_added_meanwhile_go_next(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    runs = [_run(_session(f"r{i}"), 50) for i in range(20)]
+    sink = SQLitePersistenceSink(db, writer_thread=True, batch_size=100_000, flush_interval=60)
+    for step in range(50):  # interleaved, as many runs arrive at a hub
+        await sink.emit_many([run[step] for run in runs[:10]])
+    first = asyncio.create_task(sink.flush())
+    await asyncio.sleep(0)  # the write is running in the worker thread now
+    for step in range(50):
+        await sink.emit_many([run[step] for run in runs[10:]])
+    assert sink.pending == 500  # not written by the loop while the worker writes
+    await first
+    assert sink.written == 500
+    await sink.flush()
+    assert sink.written == 1000 and sink.pending == 0
+    await sink.emit(events.run_completed(Session(run_id="late"), outcome_summary="x"))
+    await sink.close()  # the last row is written on close
+    for i, run in enumerate(runs):
+        assert replay_from_sqlite(db, f"r{i}") == run
+    assert len(replay_from_sqlite(db, "late")) == 1

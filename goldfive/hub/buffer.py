@@ -14,6 +14,7 @@ import os
 import struct
 import tempfile
 from collections import deque
+from itertools import islice
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,11 +109,19 @@ class EventBuffer:
                     out.append(ev)
                     if len(out) >= limit:
                         return out
-        for ev in self._memory:
-            if ev.sequence > sequence:
-                out.append(ev)
-                if len(out) >= limit:
-                    break
+        memory = self._memory
+        if memory:
+            # Held in memory: consecutive sequences (one run, gap-free), so the first wanted
+            # is found by position instead of by a scan from the oldest.
+            skip = min(max(0, sequence + 1 - memory[0].sequence), len(memory))
+            if (skip == 0 or memory[skip - 1].sequence <= sequence) and (skip == len(memory) or memory[skip].sequence > sequence):
+                out.extend(islice(memory, skip, skip + limit - len(out)))
+            else:  # not consecutive after all: scan
+                for ev in memory:
+                    if ev.sequence > sequence:
+                        out.append(ev)
+                        if len(out) >= limit:
+                            break
         return out
 
     def has_after(self, sequence: int) -> bool:

@@ -175,19 +175,46 @@ class ConnectedRun(HostedRun):
             expect += 1
         return ""
 
-    async def ingest_batch(self, events: Sequence[Event]) -> None:
-        """Store and serve a checked batch."""
+    async def ingest_batch(self, events: Sequence[Event], *, record: bool = True) -> None:
+        """Store and serve a checked batch: recorded (unless the caller recorded it already,
+        ``record=False``: a shared stream records a whole frame at once), folded, told to the
+        hooks and served live, each step once for the whole batch (in the batch's order)."""
         memory = self.memory
         assert memory is not None and self.recorder is not None
+        emit_many = getattr(self.recorder, "emit_many", None)
+        if not record:
+            pass
+        elif emit_many is not None:
+            await emit_many(events)
+        else:  # a recorder without a bulk path (several hubs: goldfive.hub.fleet's)
+            for ev in events:
+                await self.recorder.emit(ev)
+        fold = self._fold
+        hooks = self._state_sink.hooks  # notifications (serve --notify-cmd), as for hosted runs
         for ev in events:
-            await self.recorder.emit(ev)
-            self._fold(ev)
-            for hook in self._state_sink.hooks:  # notifications (serve --notify-cmd), as for hosted runs
+            fold(ev)
+            for hook in hooks:
                 hook(ev)
-            if not memory.closed:
-                await memory.emit(ev)
+        if not memory.closed:
+            await memory.emit_many(events)
         if events and events[-1].WhichOneof("payload") in _TERMINAL:
             await memory.close()  # watchers' streams end with the run, as for a hosted run
+
+    def committed(self, sequence: int, keep: int) -> None:
+        """The hub's recording holds this run through ``sequence`` (committed): past twice
+        ``keep`` events in memory, forget those, keeping the last ``keep``; they are served
+        from the recording from now on, as a resumed run's history is. Bounds the memory (and
+        garbage-collector work) of many long runs."""
+        memory = self.memory
+        if memory is None or len(memory.events) <= 2 * keep or self.recorder is None:
+            return
+        through = min(sequence, self.state.last_sequence - keep)
+        if through <= self._resumed_after:
+            return
+        if self.history is None:
+            self.history = RunHistory(self.recorder.path, self.run_id)
+        memory.trim_through(through)
+        self._resumed_after = through
 
     def load(self, ev: Event) -> None:
         """An event another hub stored, read back when this hub first serves the run: folded,

@@ -1,6 +1,27 @@
 """The hub's limits, defined once for every boundary that checks them."""
 
+from __future__ import annotations
+
+from goldfive.pb.goldfive.v1 import service_pb2
+
 #: Seconds a runner may be gone before its run shows INTERRUPTED (``serve --interrupt-after``).
 DEFAULT_INTERRUPT_AFTER = 60.0
 #: The longest run id a runner may register.
 MAX_RUN_ID = 128
+#: The longest host name kept from a runner's hello.
+MAX_HOST = 255
+#: A ConnectShared frame closes past this many bytes of parts (gRPC refuses messages over 4 MiB).
+MAX_FRAME_BYTES = 1 << 20
+
+
+def hello_problem(hello: service_pb2.RunnerHello) -> str:
+    """Why a runner's hello is refused, or "" (Connect and every ConnectShared lane)."""
+    if not hello.run_id:
+        return "the hello names no run id"
+    if len(hello.run_id) > MAX_RUN_ID:
+        return f"run id is {len(hello.run_id)} characters; at most {MAX_RUN_ID}"
+    if not hello.run_id.isprintable():
+        return "run id has unprintable characters"
+    if hello.resume_after < -1:
+        return f"resume_after {hello.resume_after} is below -1"
+    return ""

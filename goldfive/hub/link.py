@@ -32,6 +32,7 @@ from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlChannel
 from goldfive.errors import ChannelClosedError, ConversionError, SinkError
 from goldfive.hub.buffer import DEFAULT_MAX_MEMORY, EventBuffer
+from goldfive.hub.mux import HubMux
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.auth import bearer_metadata
@@ -69,10 +70,11 @@ class HubLink:
         max_memory: int = DEFAULT_MAX_MEMORY,
         spill_dir: str | os.PathLike[str] | None = None,
         batch_events: int = 500,
-        linger: float = 0.005,
+        linger: float | None = None,
         max_backoff: float = 2.0,
         close_timeout: float = 10.0,
         grpc_channel: grpc.aio.Channel | None = None,
+        mux: HubMux | None = None,
     ) -> None:
         #: The hubs to connect to, in order (several hubs sharing one database): after a
         #: broken or refused-for-now connection the link tries the next one.
@@ -81,7 +83,9 @@ class HubLink:
         self._channels: dict[str, grpc.aio.Channel] = {}
         self.control = control
         self.batch_events = batch_events
-        self.linger = linger
+        #: Seconds a batch waits to fill after its first event: 5 ms on a stream of its own;
+        #: none on a shared stream (``mux``), whose frames already wait for other runs' parts.
+        self.linger = linger if linger is not None else 0.0 if mux is not None else 0.005
         self.max_backoff = max_backoff
         self.close_timeout = close_timeout
         self.buffer = EventBuffer(max_memory, spill_dir)
@@ -108,6 +112,9 @@ class HubLink:
         self._channel: grpc.aio.Channel | None = None
         #: A connection shared with other links of this process (not closed by this link).
         self._shared_channel = grpc_channel
+        #: A stream shared with other links of this process: this run is one lane of it.
+        self._mux = mux
+        self._lingering: asyncio.Future[None] | None = None  # the writer's linger, while it waits
 
     # -- the sink API --------------------------------------------------------------------
     async def emit(self, event: Event) -> None:
@@ -169,10 +176,12 @@ class HubLink:
     @property
     def address(self) -> str:
         """The hub this link connects (or last connected) to."""
-        return self.addresses[self._at]
+        return self._mux.address if self._mux is not None else self.addresses[self._at]
 
     # -- the connection task -------------------------------------------------------------
     def _open(self) -> Any:
+        if self._mux is not None:
+            return self._mux  # its Connect() opens a lane that behaves like a Connect call
         if self._shared_channel is not None:
             return service_pb2_grpc.HubStub(self._shared_channel)
         if self.address in self._channels:
@@ -305,13 +314,11 @@ class HubLink:
     async def _write(self, call: Any, stored: int) -> None:
         sent = stored
         while True:
-            while self._acks:
-                ack = self._acks[0]
-                await _send(call, service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack)))
-                self._acks.popleft()
+            await self._send_acks(call)
             if self.buffer.has_after(sent):
                 if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
-                    await asyncio.sleep(self.linger)  # let the batch fill a little
+                    await self._linger()  # let the batch fill a little (an ack cuts it short)
+                    await self._send_acks(call)  # a person waits for an ack: before the batch
                 batch = self.buffer.after(sent, self.batch_events)
                 if batch:
                     await _send(call, service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
@@ -324,6 +331,25 @@ class HubLink:
             if self._acks or self.buffer.has_after(sent):
                 continue
             await self._wake.wait()
+
+    async def _send_acks(self, call: Any) -> None:
+        while self._acks:
+            ack = self._acks[0]
+            await _send(call, service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack)))
+            self._acks.popleft()
+
+    async def _linger(self) -> None:
+        """Wait ``linger`` seconds, or less when an ack is queued meanwhile."""
+        if self._acks:
+            return
+        loop = asyncio.get_running_loop()
+        self._lingering = fut = loop.create_future()
+        timer = loop.call_later(self.linger, _resolve, fut)
+        try:
+            await fut
+        finally:
+            timer.cancel()
+            self._lingering = None
 
     # -- controls from the hub -----------------------------------------------------------
     def _feed(self, pb: Any) -> None:
@@ -348,6 +374,13 @@ class HubLink:
     def _send_ack(self, ack: ControlAck) -> None:
         self._acks.append(ack)
         self._wake.set()
+        if self._lingering is not None:
+            _resolve(self._lingering)
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 async def _send(call: Any, msg: service_pb2.RunnerMessage) -> None:

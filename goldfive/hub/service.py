@@ -8,32 +8,42 @@ controls and ``confirmed_sequence`` down.
 Events of one run come gap-free in sequence order after ``stored_through``: a batch with an
 event of another run, a sequence that goes backwards or skips ahead is refused whole
 (INVALID_ARGUMENT, nothing of it stored, the stream closed). Every connected run is recorded by
-one shared recorder; a ticker commits it every ``confirm_interval`` seconds and then tells each
-runner that sent something how far its run is stored (group commit: one transaction for the
-whole fleet, not one per batch).
+one shared recorder; a ticker commits it every ``confirm_interval`` seconds (sooner once
+``COMMIT_ROWS`` rows wait) and then tells each runner that sent something how far its run is
+stored (group commit: one transaction for the whole fleet, not one per batch). The SQLite
+write runs in a worker thread, so a large commit does not hold up controls and live streams.
+
+``ConnectShared`` carries many runs of one process on one stream, a lane per run, each lane
+served exactly as a ``Connect`` stream (``goldfive.hub.shared``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import grpc
 
 from goldfive.hub.connected import ConnectedRun
-from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_RUN_ID
+from goldfive.hub.shared import LaneConn, SharedStream
+from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, hello_problem
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.host import RunHost
 from goldfive.store.recorder import RunRecorder
 
-__all__ = ["DEFAULT_INTERRUPT_AFTER", "HubService", "MAX_RUN_ID"]
+__all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "HubService", "MAX_RUN_ID"]
+
+#: Rows waiting in the hub's recording that make the ticker commit before its interval.
+COMMIT_ROWS = 20_000
+#: Events of a connected run kept in memory past what is committed (the rest is read back
+#: from the recording): every event held is an object the garbage collector walks, and a
+#: thousand long runs made its pauses last hundreds of milliseconds.
+KEEP_IN_MEMORY = 16
 
 log = logging.getLogger("goldfive.hub")
-
-_MAX_HOST = 255
-
 
 class _End:
     """Queued by a stream's reader when it stops: ``code`` set means "refuse with this"."""
@@ -48,7 +58,7 @@ class _Conn:
     """One runner's stream: what goes down it is queued here and written by the handler."""
 
     def __init__(self, hello: service_pb2.RunnerHello) -> None:
-        self.host = hello.host[:_MAX_HOST]
+        self.host = hello.host[:MAX_HOST]
         self.pid = hello.pid
         self.out: asyncio.Queue[service_pb2.HubMessage | _End] = asyncio.Queue()
         self.closed = False
@@ -70,25 +80,13 @@ class _Conn:
             self.closed = True
 
 
-def _hello_problem(hello: service_pb2.RunnerHello) -> str:
-    if not hello.run_id:
-        return "the hello names no run id"
-    if len(hello.run_id) > MAX_RUN_ID:
-        return f"run id is {len(hello.run_id)} characters; at most {MAX_RUN_ID}"
-    if not hello.run_id.isprintable():
-        return "run id has unprintable characters"
-    if hello.resume_after < -1:
-        return f"resume_after {hello.resume_after} is below -1"
-    return ""
-
-
 class HubService(service_pb2_grpc.HubServicer):
     def __init__(
         self,
         host: RunHost,
         *,
         interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
-        confirm_interval: float = 0.5,
+        confirm_interval: float = 0.2,
         fleet: Any = None,
     ) -> None:
         self.host = host
@@ -98,15 +96,29 @@ class HubService(service_pb2_grpc.HubServicer):
         self.fleet = fleet
         self._recorder: Any = fleet.recorder if fleet is not None else None
         self._releases: set[asyncio.Task[None]] = set()
-        self._dirty: dict[_Conn, ConnectedRun] = {}
+        self._dirty: dict[_Conn | LaneConn, ConnectedRun] = {}
         self._ticker: asyncio.Task[None] | None = None
-        self._conns: set[_Conn] = set()
+        self._conns: set[_Conn | LaneConn] = set()
+        self._kick = asyncio.Event()  # COMMIT_ROWS rows wait: commit now
+        #: Group commits done, and their total and longest duration in seconds (benches).
+        self.commits = 0
+        self.commit_seconds = 0.0
+        self.commit_max_seconds = 0.0
 
     @property
     def recorder(self) -> Any:
         if self._recorder is None:
-            # "batched": a connected run's lock is its runner's business, not the hub's.
-            self._recorder = RunRecorder(self.host.db_path, durability="batched")
+            # "batched": a connected run's lock is its runner's business, not the hub's. Only
+            # the ticker writes (in a worker thread); the loop-side size and timer flushes are
+            # a backstop far beyond what the ticker lets pile up.
+            self._recorder = RunRecorder(
+                self.host.db_path,
+                durability="batched",
+                writer_thread=True,
+                batch_size=10 * COMMIT_ROWS,
+                max_pending=50 * COMMIT_ROWS,
+                flush_interval=5.0,
+            )
         return self._recorder
 
     async def Connect(
@@ -120,7 +132,7 @@ class HubService(service_pb2_grpc.HubServicer):
             return
         if first.WhichOneof("body") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message on Hub.Connect must be a RunnerHello")
-        problem = _hello_problem(first.hello)
+        problem = hello_problem(first.hello)
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         run = await self._claim(first.hello.run_id, context)
@@ -158,10 +170,42 @@ class HubService(service_pb2_grpc.HubServicer):
             except asyncio.CancelledError:
                 pass
             run.detach(conn, self.interrupt_after)
-            if self.fleet is not None and run.conn is None:
-                task = asyncio.get_running_loop().create_task(self.fleet.release(run.run_id))
-                self._releases.add(task)
-                task.add_done_callback(self._releases.discard)
+            self._released(run)
+
+    def _released(self, run: ConnectedRun) -> None:
+        """A runner's stream (or lane) ended: in a fleet, say no hub has the run unless
+        another runner already took it."""
+        if self.fleet is not None and run.conn is None:
+            task = asyncio.get_running_loop().create_task(self.fleet.release(run.run_id))
+            self._releases.add(task)
+            task.add_done_callback(self._releases.discard)
+
+    async def ConnectShared(
+        self,
+        request_iterator: AsyncIterator[service_pb2.RunnerFrame],
+        context: grpc.aio.ServicerContext[service_pb2.RunnerFrame, service_pb2.HubFrame],
+    ) -> AsyncGenerator[service_pb2.HubFrame, None]:
+        """Many runs of one process on one stream (goldfive.hub.shared): each lane is served
+        as its own Connect stream would be; a frame goes down with every part queued."""
+        stream = SharedStream(self)
+        reader = asyncio.get_running_loop().create_task(stream.read(request_iterator))
+        try:
+            while True:
+                if not stream.out and not stream.finished:
+                    await stream.wake.wait()
+                stream.wake.clear()
+                stream.sweep()
+                if stream.out:
+                    yield service_pb2.HubFrame(parts=stream.take())
+                elif stream.finished:
+                    return
+        finally:
+            reader.cancel()
+            try:
+                await reader
+            except asyncio.CancelledError:
+                pass
+            stream.close_all()
 
     async def _claim(self, run_id: str, context: Any) -> ConnectedRun:
         """The ConnectedRun for ``run_id``: existing, new, or a recorded one going on."""
@@ -180,7 +224,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self.host.adopt(run)
         return run
 
-    async def _claim_in_fleet(self, run: ConnectedRun, conn: _Conn, context: Any) -> None:
+    async def _claim_in_fleet(self, run: ConnectedRun, conn: _Conn | LaneConn, context: Any) -> None:
         """Several hubs: fold what the database holds beyond what this hub has (the runner may
         come from another hub, which stored more) and say the run is on this hub now."""
         fleet = self.fleet
@@ -212,6 +256,7 @@ class HubService(service_pb2_grpc.HubServicer):
                         await run.ingest_batch(events)
                         conn.received = events[-1].sequence
                         self._dirty[conn] = run
+                        self._stored_some()
                 elif body == "ack":
                     run.acked(msg.ack)
                 elif body == "hello":
@@ -233,7 +278,19 @@ class HubService(service_pb2_grpc.HubServicer):
     # -- group commit --------------------------------------------------------------------
     async def _commit(self) -> bool:
         """Write what the recorder holds; True when everything is stored."""
-        return bool(await self.recorder.commit())
+        started = time.perf_counter()
+        try:
+            return bool(await self.recorder.commit())
+        finally:
+            took = time.perf_counter() - started
+            self.commits += 1
+            self.commit_seconds += took
+            self.commit_max_seconds = max(self.commit_max_seconds, took)
+
+    def _stored_some(self) -> None:
+        """Rows were added to the recording: commit early when many wait."""
+        if self.fleet is None and self.recorder.unwritten >= COMMIT_ROWS:
+            self._kick.set()
 
     def _start_ticker(self) -> None:
         if self._ticker is None or self._ticker.done():
@@ -241,7 +298,11 @@ class HubService(service_pb2_grpc.HubServicer):
 
     async def _tick(self) -> None:
         while self._conns or self._dirty:
-            await asyncio.sleep(self.confirm_interval)
+            try:
+                await asyncio.wait_for(self._kick.wait(), self.confirm_interval)
+            except TimeoutError:
+                pass
+            self._kick.clear()
             if not self._dirty:
                 continue
             dirty = list(self._dirty.items())
@@ -251,8 +312,10 @@ class HubService(service_pb2_grpc.HubServicer):
                 for conn, run in dirty:  # nothing confirmed: try again next tick
                     self._dirty.setdefault(conn, run)
                 continue
-            for conn, seq in marks:
+            for (conn, run), (_, seq) in zip(dirty, marks):
                 conn.send(service_pb2.HubMessage(confirmed_sequence=seq))
+                if self.fleet is None:  # (several hubs keep their own account of memory)
+                    run.committed(seq, KEEP_IN_MEMORY)
 
     def end_streams(self) -> None:
         """End every runner's stream now (before the server stops): they reconnect to the

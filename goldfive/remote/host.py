@@ -172,7 +172,16 @@ class HostedRun:
 
     def events_after(self, sequence: int) -> list[Event]:
         if self.memory is not None and self.history is not None:  # resumed: recorded, then live
-            older = [e for e in self.history.events(sequence) if e.sequence <= self._resumed_after]
+            older: list[Event] = []
+            if sequence < self._resumed_after:
+                stored = self.history.events(sequence)
+                try:
+                    for e in stored:
+                        if e.sequence > self._resumed_after:
+                            break
+                        older.append(e)
+                finally:
+                    stored.close()
             return older + self.memory.events_after(max(sequence, self._resumed_after))
         if self.memory is not None:
             return self.memory.events_after(sequence)
@@ -220,7 +229,9 @@ class HostedRun:
         try:
             async for item in sub:
                 if isinstance(item, Missed):
-                    for ev in self.memory.events_after(last):
+                    # Refilled from memory, or from the recording for events a hub no longer
+                    # keeps in memory (ConnectedRun.committed).
+                    for ev in self.events_after(last):
                         if ev.sequence > item.last_sequence:
                             break
                         last = ev.sequence

@@ -44,6 +44,9 @@ class BatchingSink(Generic[T]):
         self._timer: asyncio.TimerHandle | None = None
         self._failure: SinkError | None = None
         self._closed = False
+        #: A write is running in a worker thread (SQLite, ``writer_thread``): no other write
+        #: may start meanwhile; what arrives stays pending for the next flush.
+        self._writing = False
 
     # -- the sink API -------------------------------------------------------------------
     async def flush(self) -> None:
@@ -76,6 +79,22 @@ class BatchingSink(Generic[T]):
         if self._closed:
             raise SinkError(f"{self} is closed")
         self._pending.append(item)  # kept even when an earlier failure is raised below
+        if len(self._pending) > self.max_pending:
+            self._bound()
+        if len(self._pending) >= self.batch_size:
+            self._flush()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_interval, self._on_timer)
+        self._raise_failure()
+
+    def _add_many(self, items: list[T]) -> None:
+        """Queue several items at once: the same as ``_add`` for each, with one size check
+        (a batch past ``batch_size`` is written whole, in one transaction)."""
+        if self._closed:
+            raise SinkError(f"{self} is closed")
+        if not items:
+            return
+        self._pending.extend(items)
         if len(self._pending) > self.max_pending:
             self._bound()
         if len(self._pending) >= self.batch_size:
@@ -139,7 +158,7 @@ class BatchingSink(Generic[T]):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._pending or not self._can_write():
+        if self._writing or not self._pending or not self._can_write():
             return
         batch, self._pending = self._pending, []
         self._write_batch(batch)

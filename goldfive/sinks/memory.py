@@ -15,7 +15,7 @@ from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 from types import TracebackType
-from typing import AsyncIterator
+from typing import AsyncIterator, Sequence
 
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -58,14 +58,21 @@ class Subscription:
         "_waiter",
         "_sink_closed",
         "_closed",
+        "_history_last",
+        "_history_end_seq",
     )
 
     def __init__(self, sink: InMemorySink, after_sequence: int, maxsize: int) -> None:
         self._sink = sink
-        # History is read by index from the append-only list, never copied.
-        self._history_next = sink._first_index_after(after_sequence)
-        self._history_end = len(sink.events)
+        # History is read by index from the append-only list, never copied. Indices count
+        # from the sink's first event ever (``trim_through`` drops a prefix, not the count).
+        self._history_next = sink._base + sink._first_index_after(after_sequence)
+        if sink._base and after_sequence < sink._trimmed_through:
+            self._history_next = sink._base - 1  # some are trimmed already: a Missed comes first
+        self._history_end = sink._base + len(sink.events)
         self._history_after = after_sequence
+        self._history_last = after_sequence  # the last history event returned
+        self._history_end_seq = sink._last_seq  # the last event of the history part
         self._after = after_sequence  # live events at or below it are skipped (reconnects)
         self._buffer: deque[Event | Missed] = deque()
         self._maxsize = maxsize
@@ -122,10 +129,19 @@ class Subscription:
             if self._closed:
                 raise StopAsyncIteration
             if self._history_next < self._history_end:
-                event = self._sink.events[self._history_next]
+                base = self._sink._base
+                if self._history_next < base:
+                    # Trimmed from memory before this reader got to them: say which, so
+                    # the reader takes them from where they are kept (the recording).
+                    self._history_next = base
+                    first = self._history_last + 1
+                    self._history_last = min(self._sink._trimmed_through, self._history_end_seq)
+                    return Missed(self._history_last - first + 1, first, self._history_last)
+                event = self._sink.events[self._history_next - base]
                 self._history_next += 1
                 if event.sequence <= self._history_after:
                     continue  # only when several runs interleave (unordered sink)
+                self._history_last = event.sequence
                 return event
             if self._buffer:
                 return self._buffer.popleft()
@@ -166,7 +182,8 @@ class Subscription:
 
 
 class InMemorySink:
-    """Keeps every event in ``events`` (emit order) and serves live subscriptions.
+    """Keeps every event in ``events`` (emit order; a prefix can be dropped with
+    ``trim_through``) and serves live subscriptions.
 
     ``emit`` after ``close`` raises :class:`SinkError`; ``close`` is idempotent.
     """
@@ -177,6 +194,8 @@ class InMemorySink:
         self._closed = False
         self._last_seq = -1
         self._ordered = True  # sequences strictly increase, so bisect works
+        self._base = 0  # events dropped from the front by trim_through
+        self._trimmed_through = -1
 
     async def emit(self, event: Event) -> None:
         if self._closed:
@@ -188,6 +207,24 @@ class InMemorySink:
         self.events.append(event)
         for sub in self._subs:
             sub._push(event)
+
+    async def emit_many(self, events: Sequence[Event]) -> None:
+        """``emit`` for each of ``events``, in order, in one step."""
+        if self._closed:
+            raise SinkError("InMemorySink is closed")
+        if not events:
+            return
+        last = self._last_seq
+        for event in events:
+            seq = event.sequence
+            if seq <= last:
+                self._ordered = False
+            last = seq
+        self._last_seq = last
+        self.events.extend(events)
+        for sub in self._subs:
+            for event in events:
+                sub._push(event)
 
     async def close(self) -> None:
         if self._closed:
@@ -224,6 +261,19 @@ class InMemorySink:
         return self.events[self._first_index_after(sequence) :] if self._ordered else [
             e for e in self.events if e.sequence > sequence
         ]
+
+    def trim_through(self, sequence: int) -> int:
+        """Forget the events up to ``sequence`` (they are kept elsewhere: a hub's recording);
+        a subscriber still reading them is told with a :class:`Missed`. Only for a sink whose
+        sequences increase (one run). Returns how many were dropped."""
+        if not self._ordered:
+            raise ValueError("trim_through needs sequences in order (one run per sink)")
+        n = bisect_right(self.events, sequence, key=_sequence)
+        if n:
+            self._trimmed_through = self.events[n - 1].sequence
+            del self.events[:n]
+            self._base += n
+        return n
 
     def _first_index_after(self, sequence: int) -> int:
         if sequence < 0:

@@ -16,11 +16,15 @@ events (then the oldest are dropped and counted on ``dropped``; see ``_batching`
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
+from operator import itemgetter
 
 from google.protobuf.message import DecodeError
 
@@ -36,6 +40,10 @@ DURABILITY = ("batched", "normal", "full")
 log = logging.getLogger("goldfive.sinks")
 _TABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _Row = tuple[str, int, str, str, int, bytes]
+_WRITER_CACHE_KB = 32 * 1024
+_ROWS_PER_INSERT = 250
+
+_row_key = itemgetter(0, 1)  # (run_id, sequence)
 
 
 def _check_table(table: str) -> str:
@@ -67,6 +75,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         batch_size: int = 1000,
         durability: str = "batched",
         max_pending: int = MAX_PENDING,
+        writer_thread: bool = False,
     ) -> None:
         if durability not in DURABILITY:
             raise ValueError(f"durability must be one of {', '.join(DURABILITY)}, got {durability!r}")
@@ -81,8 +90,14 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         super().__init__(flush_interval=flush_interval, batch_size=batch_size, max_pending=max_pending)
         self.path = os.fspath(path)
         self.duplicates = 0
+        #: ``flush`` writes in a worker thread (a hub's group commit: many runs' rows at once,
+        #: which would hold the event loop for tens of milliseconds), the rows sorted by key.
+        self.writer_thread = writer_thread
+        self._inflight: asyncio.Future[None] | None = None
         try:
-            self._conn = sqlite3.connect(self.path, isolation_level=None)  # explicit transactions
+            # Explicit transactions; with writer_thread the connection is used by one thread
+            # at a time (the loop or the worker, never both: BatchingSink._writing).
+            self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=not writer_thread)
         except sqlite3.Error as exc:
             raise SinkError(f"cannot open SQLite database {self.path!r}: {exc}") from exc
         try:
@@ -90,6 +105,9 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 sync = "FULL" if durability == "full" else "NORMAL"  # NORMAL: durable at checkpoints, safe in WAL
                 self._conn.execute(f"PRAGMA synchronous={sync}")
+                if writer_thread:
+                    # Many runs' rows per commit land on as many B-tree pages: keep them cached.
+                    self._conn.execute(f"PRAGMA cache_size=-{_WRITER_CACHE_KB}")
             self._conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {table} ("
                 "run_id TEXT NOT NULL, sequence INTEGER NOT NULL, event_id TEXT NOT NULL,"
@@ -100,6 +118,12 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
             self._conn.close()
             raise SinkError(f"cannot use SQLite database {self.path!r}: {exc}") from exc
         self._insert = f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?)"
+        # Many rows per statement: one sqlite3_step (with the GIL released) inserts them all,
+        # where executemany takes and releases the GIL once per row, which in a writer thread
+        # held the event loop up at every row.
+        limit = self._conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        self._rows_per_insert = max(1, min(_ROWS_PER_INSERT, limit // 6))
+        self._insert_many = f"INSERT INTO {table} VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * self._rows_per_insert)
 
     def __str__(self) -> str:
         return f"SQLitePersistenceSink({self.path})"
@@ -118,6 +142,61 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                 event.SerializeToString(),
             )
         )
+
+    async def emit_many(self, events: Sequence[Event]) -> None:
+        """``emit`` for each of ``events``, in order, queued in one step (a hub's batch)."""
+        if self.durability != "batched":
+            for event in events:
+                self._track_lock(event)
+        rows: list[_Row] = []
+        add = rows.append
+        for event in events:
+            ts = event.emitted_at
+            add(
+                (
+                    event.run_id,
+                    event.sequence,
+                    event.event_id,
+                    event.WhichOneof("payload") or "",
+                    ts.seconds * 1000 + ts.nanos // 1_000_000,
+                    event.SerializeToString(),
+                )
+            )
+        self._add_many(rows)
+
+    async def flush(self) -> None:
+        """Write everything pending now (in a worker thread with ``writer_thread``; a write
+        already running there is waited for first, and what came meanwhile goes next)."""
+        if not self.writer_thread:
+            await super().flush()
+            return
+        while self._inflight is not None:
+            await asyncio.shield(self._inflight)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending and not self._closed:
+            batch, self._pending = self._pending, []
+            self._writing = True
+            self._inflight = asyncio.get_running_loop().run_in_executor(None, self._write_sorted, batch)
+            self._inflight.add_done_callback(self._written)
+            await asyncio.shield(self._inflight)  # cancelling the caller leaves the write to finish
+        self._raise_failure()
+
+    def _write_sorted(self, batch: list[_Row]) -> None:
+        batch.sort(key=_row_key)  # neighbouring keys together: fewer B-tree pages touched
+        self._write_batch(batch)
+
+    def _written(self, fut: asyncio.Future[None]) -> None:
+        self._writing = False
+        self._inflight = None
+        if not fut.cancelled() and fut.exception() is not None:  # a bug, not a storage failure (those are recorded)
+            self._fail(SinkError(f"writing to {self.path} failed: {fut.exception()!r}"))
+
+    async def close(self) -> None:
+        while self._inflight is not None:  # never close the connection under a running write
+            await asyncio.shield(self._inflight)
+        await super().close()
 
     async def sync(self) -> None:
         """Commit what is batched now, when this sink is durable (a run's state change)."""
@@ -170,12 +249,21 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
             keys = ", ".join(f"({run_id!r}, {seq})" for run_id, seq in duplicates)
             self._fail(DuplicateEventError(f"{self.path}:{self.table} already holds (run_id, sequence) {keys}"), quiet=True)
 
+    def _insert_rows(self, batch: list[_Row]) -> None:
+        conn, n, step = self._conn, len(batch), self._rows_per_insert
+        i = 0
+        while n - i >= step:
+            conn.execute(self._insert_many, tuple(chain.from_iterable(batch[i : i + step])))
+            i += step
+        if i < n:
+            conn.executemany(self._insert, batch[i:])
+
     def _write(self, batch: list[_Row]) -> list[tuple[str, int]]:
         """Commit ``batch``; return the (run_id, sequence) keys refused as duplicates."""
         conn = self._conn
         conn.execute("BEGIN")
         try:
-            conn.executemany(self._insert, batch)
+            self._insert_rows(batch)
         except sqlite3.IntegrityError:
             # Rare path: redo the batch row by row to learn exactly which keys collide.
             conn.execute("ROLLBACK")

@@ -10,6 +10,7 @@ visible: ``write_error``, ``unwritten`` and ``dropped`` feed the run's summary.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -23,13 +24,27 @@ class RunRecorder:
     """An EventSink writing to ``path`` that never raises a storage failure to its caller."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, max_pending: int = MAX_PENDING, batch_size: int = 1000, durability: str = "normal"
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_pending: int = MAX_PENDING,
+        batch_size: int = 1000,
+        durability: str = "normal",
+        flush_interval: float = 0.05,
+        writer_thread: bool = False,
     ) -> None:
         self.sink: SQLitePersistenceSink | None = None
         self.path = os.fspath(path)
         self.open_error = ""
         try:
-            self.sink = SQLitePersistenceSink(path, max_pending=max_pending, batch_size=batch_size, durability=durability)
+            self.sink = SQLitePersistenceSink(
+                path,
+                max_pending=max_pending,
+                batch_size=batch_size,
+                durability=durability,
+                flush_interval=flush_interval,
+                writer_thread=writer_thread,
+            )
         except SinkError as exc:
             self.open_error = str(exc)
         self._lost = 0  # emitted while the database could not even be opened
@@ -56,6 +71,16 @@ class RunRecorder:
             await self.sink.emit(event)
         except SinkError:
             pass  # recorded on the sink (write_error, errors, dropped) and logged there
+
+    async def emit_many(self, events: Sequence[Event]) -> None:
+        """``emit`` for each of ``events``, in order, in one step."""
+        if self.sink is None:
+            self._lost += len(events)
+            return
+        try:
+            await self.sink.emit_many(events)
+        except SinkError:
+            pass  # as in emit
 
     @property
     def durability(self) -> str:
@@ -84,6 +109,10 @@ class RunRecorder:
             await self.sink.flush()
         except SinkError:
             return False  # logged by the sink; nothing is confirmed, the runners keep their events
+        if self.sink.writer_thread:
+            # Rows emitted while the worker wrote are newer than what this commit took: they
+            # are the next commit's; everything emitted before this call is stored.
+            return not self.write_error
         return self.unwritten == 0 and not self.write_error
 
     async def close(self) -> None:

@@ -209,3 +209,19 @@ async def test_an_unexpected_failure_in_a_session_reconnects_and_loses_nothing(t
         assert server.host.get("hiccup").state.finished  # type: ignore[union-attr]
     finally:
         await server.stop(None)
+
+
+def test_the_buffer_returns_what_follows_a_sequence_in_order_after_confirmations_and_gaps() -> None:
+    buf = EventBuffer(max_memory=100)
+    evs = _events(20)
+    for ev in evs:
+        buf.append(ev)
+    for seq in range(-1, 22):
+        for limit in (1, 3, 50):
+            assert [e.sequence for e in buf.after(seq, limit)] == list(range(seq + 1, 20))[:limit]
+    buf.forget_through(7)
+    assert [e.sequence for e in buf.after(3, 2)] == [8, 9]
+    odd = EventBuffer(max_memory=100)  # not consecutive (never from a run, but never wrong either)
+    for ev in (evs[0], evs[2], evs[5]):
+        odd.append(ev)
+    assert [e.sequence for e in odd.after(1, 5)] == [2, 5] and [e.sequence for e in odd.after(2, 5)] == [5]

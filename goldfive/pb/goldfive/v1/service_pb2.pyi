@@ -114,6 +114,44 @@ class HubMessage(_message.Message):
     goodbye: str
     def __init__(self, welcome: _Optional[_Union[HubWelcome, _Mapping]] = ..., control: _Optional[_Union[_control_pb2.ControlEvent, _Mapping]] = ..., confirmed_sequence: _Optional[int] = ..., goodbye: _Optional[str] = ...) -> None: ...
 
+class RunnerFrame(_message.Message):
+    __slots__ = ("parts",)
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    parts: _containers.RepeatedCompositeFieldContainer[RunnerPart]
+    def __init__(self, parts: _Optional[_Iterable[_Union[RunnerPart, _Mapping]]] = ...) -> None: ...
+
+class RunnerPart(_message.Message):
+    __slots__ = ("lane", "message", "done", "cancelled")
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    lane: int
+    message: RunnerMessage
+    done: bool
+    cancelled: bool
+    def __init__(self, lane: _Optional[int] = ..., message: _Optional[_Union[RunnerMessage, _Mapping]] = ..., done: _Optional[bool] = ..., cancelled: _Optional[bool] = ...) -> None: ...
+
+class HubFrame(_message.Message):
+    __slots__ = ("parts",)
+    PARTS_FIELD_NUMBER: _ClassVar[int]
+    parts: _containers.RepeatedCompositeFieldContainer[HubPart]
+    def __init__(self, parts: _Optional[_Iterable[_Union[HubPart, _Mapping]]] = ...) -> None: ...
+
+class HubPart(_message.Message):
+    __slots__ = ("lane", "message", "ended", "code", "detail")
+    LANE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    lane: int
+    message: HubMessage
+    ended: bool
+    code: int
+    detail: str
+    def __init__(self, lane: _Optional[int] = ..., message: _Optional[_Union[HubMessage, _Mapping]] = ..., ended: _Optional[bool] = ..., code: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
+
 class HubWelcome(_message.Message):
     __slots__ = ("stored_through",)
     STORED_THROUGH_FIELD_NUMBER: _ClassVar[int]

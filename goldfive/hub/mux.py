@@ -1,0 +1,281 @@
+"""HubMux: the runs of one process share one ``Hub.ConnectShared`` stream, a lane each.
+
+``HubLink(..., mux=HubMux(addr))`` connects through the mux instead of its own ``Connect``
+call; the link's logic (hello, welcome, resending after what the hub stored, confirmations,
+controls and acks, reconnecting) is the same, on a lane that behaves like a call: ``write``,
+``read`` (``grpc.aio.EOF`` when the hub ended the lane), ``done_writing``, ``cancel``, and a
+refusal raised as the ``grpc.aio.AioRpcError`` Connect would have raised.
+
+The mux writes one ``RunnerFrame`` with every part its lanes queued during ``linger`` seconds
+(up to about 1 MiB), so a process running many runs sends a few large messages instead of one
+small message per run. When the stream breaks every lane on it fails the way its own call
+would have (the links reconnect, each with its own backoff), and the next lane opened starts a
+new stream, on the next address when there are several. A hub older than ConnectShared
+answers UNIMPLEMENTED, which stops the links and says so (they need their own Connect there).
+
+Opt-in (``HubLink(mux=...)``; ``Runner(hub=...)`` still opens a stream per run): one mux per
+process and hub, closed after its links.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from goldfive.hub.limits import MAX_FRAME_BYTES
+from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+from goldfive.remote.auth import bearer_metadata
+
+__all__ = ["HubMux"]
+
+#: Parts queued by the lanes before a lane's ``write`` waits for the stream to take them.
+_MAX_QUEUED = 512
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def _done(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+class _Lane:
+    """One run's lane on the shared stream, used by HubLink as its call."""
+
+    def __init__(self, mux: HubMux, lane: int) -> None:
+        self.mux = mux
+        self.lane = lane
+        self._inbox: deque[service_pb2.HubMessage] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._error: BaseException | None = None
+        self._ended = False  # no more messages will come down
+
+    # -- what HubLink calls ------------------------------------------------------------------
+    async def write(self, msg: service_pb2.RunnerMessage) -> None:
+        if self._ended or self._error is not None:
+            raise asyncio.InvalidStateError(f"lane {self.lane} already ended")
+        # An ack (a person waits for it) or a hello goes out at once, without the linger.
+        urgent = msg.WhichOneof("body") != "events"
+        await self.mux._put(service_pb2.RunnerPart(lane=self.lane, message=msg), urgent)
+
+    async def read(self) -> Any:
+        while not self._inbox:
+            if self._error is not None:
+                raise self._error
+            if self._ended:
+                return grpc.aio.EOF
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._inbox.popleft()
+
+    async def done_writing(self) -> None:
+        if not self._ended and self._error is None:
+            await self.mux._put(service_pb2.RunnerPart(lane=self.lane, done=True))
+
+    def cancel(self) -> bool:
+        if self._ended or self._error is not None:
+            return False
+        self._ended = True
+        self.mux._forget(self)
+        self.mux._put_nowait(service_pb2.RunnerPart(lane=self.lane, cancelled=True))
+        self._wake()
+        return True
+
+    # -- fed by the mux --------------------------------------------------------------------
+    def _deliver(self, msg: service_pb2.HubMessage) -> None:
+        self._inbox.append(msg)
+        self._wake()
+
+    def _end(self, error: BaseException | None = None) -> None:
+        if error is not None:
+            self._error = error
+        self._ended = True
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+
+class HubMux:
+    """One ``Hub.ConnectShared`` stream shared by this process's HubLinks (same hubs, token
+    and CA). Its connection opens with the first lane; :meth:`close` ends it."""
+
+    def __init__(
+        self,
+        address: str | Sequence[str],
+        *,
+        token: str | None = None,
+        tls_ca: str | os.PathLike[str] | None = None,
+        linger: float = 0.005,
+        grpc_channel: grpc.aio.Channel | None = None,
+    ) -> None:
+        from goldfive.hub.link import hub_addresses
+
+        self.addresses = hub_addresses(address)
+        self._at = 0
+        self.linger = linger
+        self._metadata = bearer_metadata(token)
+        self._tls_ca = tls_ca
+        self._shared_channel = grpc_channel
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._lanes: dict[int, _Lane] = {}
+        self._next = 0
+        self._out: list[service_pb2.RunnerPart] = []
+        self._urgent = False  # a queued part must not wait for the linger
+        self._wake = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+        self._linger: asyncio.Future[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+        #: Streams opened (1 = never reconnected) and frames written, for benches and tests.
+        self.streams = 0
+        self.frames = 0
+
+    @property
+    def address(self) -> str:
+        return self.addresses[self._at]
+
+    def Connect(self, metadata: Any = None) -> _Lane:
+        """A new lane (HubLink's call); ``metadata`` is ignored: the mux's token is sent once
+        for the whole stream."""
+        if self._closed:
+            raise RuntimeError("HubMux is closed")
+        self._next += 1
+        lane = _Lane(self, self._next)
+        self._lanes[lane.lane] = lane
+        if self._task is None or self._task.done():
+            self._out = [p for p in self._out if p.lane in self._lanes]  # parts of lanes of a dead stream
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"HubMux({self.address})")
+        return lane
+
+    async def close(self) -> None:
+        """End the stream and its lanes (the links using it should be closed first)."""
+        self._closed = True
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+        for lane in list(self._lanes.values()):
+            lane._end()
+        self._lanes.clear()
+        for channel in self._channels.values():
+            await channel.close()
+
+    # -- lanes -----------------------------------------------------------------------------
+    async def _put(self, part: service_pb2.RunnerPart, urgent: bool = False) -> None:
+        while len(self._out) >= _MAX_QUEUED:
+            self._room.clear()
+            await self._room.wait()
+        self._put_nowait(part, urgent)
+
+    def _put_nowait(self, part: service_pb2.RunnerPart, urgent: bool = False) -> None:
+        self._out.append(part)
+        if urgent:
+            self._urgent = True
+            linger = self._linger
+            if linger is not None and not linger.done():
+                linger.set_result(None)  # cut the linger short
+        self._wake.set()
+
+    def _forget(self, lane: _Lane) -> None:
+        self._lanes.pop(lane.lane, None)
+
+    # -- the stream ------------------------------------------------------------------------
+    def _stub(self) -> Any:
+        if self._shared_channel is not None:
+            return service_pb2_grpc.HubStub(self._shared_channel)
+        channel = self._channels.get(self.address)
+        if channel is None:
+            if self._tls_ca is not None:
+                creds = grpc.ssl_channel_credentials(Path(self._tls_ca).read_bytes())
+                channel = grpc.aio.secure_channel(self.address, creds)
+            else:
+                channel = grpc.aio.insecure_channel(self.address)
+            self._channels[self.address] = channel
+        return service_pb2_grpc.HubStub(channel)
+
+    async def _run(self) -> None:
+        self.streams += 1
+        call = self._stub().ConnectShared(metadata=self._metadata)
+        error: BaseException | None = None
+        reader = asyncio.ensure_future(self._read(call))
+        writer = asyncio.ensure_future(self._write(call))
+        try:
+            done, _ = await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()
+        except asyncio.CancelledError:
+            raise
+        except grpc.aio.AioRpcError as exc:
+            error = exc
+        except Exception as exc:  # a write on a call that already ended, or a bug: the lanes reconnect
+            error = exc
+        finally:
+            for task in (reader, writer):
+                task.cancel()
+            await asyncio.gather(reader, writer, return_exceptions=True)
+            call.cancel()
+            # Every lane on this stream fails as its own call would have; the links reconnect.
+            lanes, self._lanes = list(self._lanes.values()), {}
+            for lane in lanes:
+                lane._end(error)
+            self._out.clear()
+            self._room.set()
+            if error is not None and len(self.addresses) > 1:
+                self._at = (self._at + 1) % len(self.addresses)
+
+    async def _write(self, call: Any) -> None:
+        while True:
+            if not self._out:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            if self.linger > 0 and not self._urgent:
+                # Let other lanes' parts join this frame; an urgent part ends the wait.
+                self._linger = asyncio.get_running_loop().create_future()
+                timer = asyncio.get_running_loop().call_later(self.linger, _done, self._linger)
+                try:
+                    await self._linger
+                finally:
+                    timer.cancel()
+                    self._linger = None
+            self._urgent = False
+            out, size, n = self._out, 0, 0
+            while n < len(out) and (n == 0 or size < MAX_FRAME_BYTES):
+                size += out[n].ByteSize()
+                n += 1
+            parts, self._out = out[:n], out[n:]
+            self._room.set()
+            await call.write(service_pb2.RunnerFrame(parts=parts))
+            self.frames += 1
+
+    async def _read(self, call: Any) -> None:
+        while True:
+            frame = await call.read()
+            if frame is grpc.aio.EOF:
+                return  # the hub ended the stream: every lane ends (EOF), the links reconnect
+            for part in frame.parts:
+                lane = self._lanes.get(part.lane)
+                if lane is None:
+                    continue
+                if part.HasField("message"):
+                    lane._deliver(part.message)
+                if part.ended:
+                    self._lanes.pop(part.lane, None)
+                    if part.code:
+                        code = _CODES.get(part.code, grpc.StatusCode.UNKNOWN)
+                        lane._end(grpc.aio.AioRpcError(code, None, None, part.detail))
+                    else:
+                        lane._end()

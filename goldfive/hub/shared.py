@@ -1,0 +1,302 @@
+"""The hub's end of ``Hub.ConnectShared``: many runs of one process on one stream, a lane each.
+
+A lane carries what a run's own ``Connect`` stream carries and is checked the same way: its
+first part is a ``RunnerHello``, then batches of events (gap-free after what the hub stored;
+a bad batch is refused whole, nothing of it stored) and acks; controls, confirmations and a
+goodbye go down it. A refused lane ends alone (an ended part with the gRPC code and detail
+``Connect`` would have aborted with); the other lanes go on. Everything queued for the
+stream while the previous frame was being written goes down in one ``HubFrame``, so many runs
+cost a few messages, not one per run (what limited a fleet of runs on per-run streams).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.limits import MAX_FRAME_BYTES, MAX_HOST, hello_problem
+from goldfive.pb.goldfive.v1 import service_pb2
+
+if TYPE_CHECKING:
+    from goldfive.hub.service import HubService
+
+__all__ = ["LaneConn", "SharedStream"]
+
+log = logging.getLogger("goldfive.hub")
+
+#: Parts of a frame handled between two turns of the event loop.
+_PARTS_PER_TURN = 64
+
+
+class _Refused(Exception):
+    def __init__(self, code: grpc.StatusCode, detail: str) -> None:
+        super().__init__(detail)
+        self.code, self.detail = code, detail
+
+
+class _LaneContext:
+    """Stands in for the call's context where HubService refuses a run (``_claim``,
+    ``_claim_in_fleet``): on a shared stream only that lane is refused."""
+
+    async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
+        raise _Refused(code, details)
+
+
+class LaneConn:
+    """One lane: a :class:`~goldfive.hub.connected.RunnerConnection` whose messages go down
+    the shared stream, tagged with the lane."""
+
+    def __init__(self, stream: SharedStream, lane: int, hello: service_pb2.RunnerHello) -> None:
+        self.stream = stream
+        self.lane = lane
+        self.host = hello.host[:MAX_HOST]
+        self.pid = hello.pid
+        self.closed = False
+        self.received = -1  # the last sequence stored from this lane
+
+    def send(self, msg: service_pb2.HubMessage) -> None:
+        if not self.closed:
+            self.stream.put(service_pb2.HubPart(lane=self.lane, message=msg))
+
+    def end(self) -> None:
+        """End the lane without a goodbye (the hub is stopping: the runner comes back)."""
+        self.refuse(grpc.StatusCode.OK, "")
+
+    def goodbye(self, why: str) -> None:
+        if not self.closed:
+            self.send(service_pb2.HubMessage(goodbye=why))
+            self.refuse(grpc.StatusCode.OK, "")
+
+    def refuse(self, code: grpc.StatusCode, detail: str) -> None:
+        if not self.closed:
+            value = code.value[0] if isinstance(code.value, tuple) else int(code.value)
+            self.stream.put(service_pb2.HubPart(lane=self.lane, ended=True, code=value, detail=detail))
+            self.closed = True
+            self.stream.closing.append(self)
+
+
+class SharedStream:
+    """One ConnectShared call: its lanes, and the parts waiting to go down."""
+
+    def __init__(self, service: HubService) -> None:
+        self.service = service
+        self.lanes: dict[int, tuple[LaneConn, ConnectedRun]] = {}
+        self.over: set[int] = set()  # lanes that ended: their late parts are dropped
+        self.closing: list[LaneConn] = []
+        self.out: list[service_pb2.HubPart] = []
+        self.wake = asyncio.Event()
+        self.finished = False
+
+    def put(self, part: service_pb2.HubPart) -> None:
+        self.out.append(part)
+        self.wake.set()
+
+    def take(self) -> list[service_pb2.HubPart]:
+        """The parts of the next frame (at most about MAX_FRAME_BYTES, at least one)."""
+        out, size, n = self.out, 0, 0
+        while n < len(out) and (n == 0 or size < MAX_FRAME_BYTES):
+            size += out[n].ByteSize()
+            n += 1
+        parts, self.out = out[:n], out[n:]
+        if self.out:
+            self.wake.set()
+        return parts
+
+    # -- reading ---------------------------------------------------------------------------
+    async def read(self, frames: Any) -> None:
+        try:
+            async for frame in frames:
+                acked = self._acks_first(frame.parts)
+                batch: list[tuple[LaneConn, ConnectedRun, Any]] = []
+                for i, part in enumerate(frame.parts):
+                    if i and i % _PARTS_PER_TURN == 0:  # a long frame lets controls and readers in
+                        if batch:
+                            await self._ingest(batch)
+                            batch = []
+                        await asyncio.sleep(0)
+                    if i in acked or self._collect(part, batch):
+                        continue
+                    if batch:  # what came before this part is stored before it is handled
+                        await self._ingest(batch)
+                        batch = []
+                    await self._part(part)
+                if batch:
+                    await self._ingest(batch)
+            # The runner's process ended its side: confirm what it sent, then end its lanes.
+            service = self.service
+            dirty = [conn for conn, _ in self.lanes.values() if service._dirty.pop(conn, None) is not None]
+            if dirty and await service._commit():
+                for conn in dirty:
+                    conn.send(service_pb2.HubMessage(confirmed_sequence=conn.received))
+            for conn, _ in list(self.lanes.values()):
+                conn.end()
+        except asyncio.CancelledError:
+            raise
+        except grpc.aio.AioRpcError:
+            pass  # the runner's connection broke: every lane is disconnected
+        finally:
+            self.finished = True
+            self.wake.set()
+
+    def _acks_first(self, parts: Any) -> set[int]:
+        """Hand the acks of a frame to whoever waits for them before its events are stored (a
+        person waits for an ack; an ack is not an event of the run, its audit event comes
+        with the events). The positions of the parts handled."""
+        done: set[int] = set()
+        for i, part in enumerate(parts):
+            if part.message.WhichOneof("body") != "ack" or part.done or part.cancelled:
+                continue
+            entry = self.lanes.get(part.lane)
+            if entry is not None and not entry[0].closed:
+                entry[1].acked(part.message.ack)
+                done.add(i)
+        return done
+
+    def _collect(self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, ConnectedRun, Any]]) -> bool:
+        """A plain batch of events for an open lane: checked and added to ``batch`` (a frame's
+        batches are recorded in one step), or its lane refused. False for any other part."""
+        if part.done or part.cancelled or self.service.fleet is not None:
+            return False  # (several hubs: each batch on its own, fleet.py's recorder has no bulk path)
+        entry = self.lanes.get(part.lane)
+        if entry is None or part.message.WhichOneof("body") != "events":
+            return False
+        conn, run = entry
+        if conn.closed:
+            return True  # taken over or refused: dropped, as in _part
+        events = part.message.events.events
+        after = conn.received
+        for c, _, evs in reversed(batch):  # this lane's earlier batch in the same frame
+            if c is conn:
+                after = evs[-1].sequence
+                break
+        problem = run.check_batch(events, after)
+        if problem:
+            conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        elif events:
+            batch.append((conn, run, events))
+        return True
+
+    async def _ingest(self, batch: list[tuple[LaneConn, ConnectedRun, Any]]) -> None:
+        """Record the checked batches of a frame in one step, then fold and serve each."""
+        service = self.service
+        try:
+            await service.recorder.emit_many([ev for _, _, events in batch for ev in events])
+            for conn, run, events in batch:
+                await run.ingest_batch(events, record=False)
+                conn.received = events[-1].sequence
+                service._dirty[conn] = run
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # isolation boundary: a bug here ends these lanes, not the stream
+            log.exception("hub: storing a frame of %d runs' events failed", len(batch))
+            for conn, run, _ in batch:
+                conn.refuse(grpc.StatusCode.INTERNAL, f"the hub failed while storing run {run.run_id}; its log has the details")
+        service._stored_some()
+
+    async def _part(self, part: service_pb2.RunnerPart) -> None:
+        entry = self.lanes.get(part.lane)
+        if entry is None:
+            if part.lane in self.over or part.done or part.cancelled:
+                return
+            body = part.message.WhichOneof("body")
+            if body != "hello":
+                self._refuse_new(part.lane, grpc.StatusCode.INVALID_ARGUMENT, "the first message of a lane must be a RunnerHello")
+                return
+            await self._open(part.lane, part.message.hello)
+            return
+        conn, run = entry
+        if conn.closed:
+            return  # taken over or refused: this lane's events are no longer the run's
+        if part.cancelled:
+            conn.closed = True
+            self.closing.append(conn)
+            self.wake.set()
+            return
+        service = self.service
+        try:
+            body = part.message.WhichOneof("body")
+            if body == "events":
+                events = part.message.events.events
+                problem = run.check_batch(events, conn.received)
+                if problem:
+                    conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
+                    return
+                if events:
+                    await run.ingest_batch(events)
+                    conn.received = events[-1].sequence
+                    service._dirty[conn] = run
+                    service._stored_some()
+            elif body == "ack":
+                run.acked(part.message.ack)
+            elif body == "hello":
+                conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, "a second RunnerHello on the same lane")
+                return
+            if part.done:  # the runner closed this run's side: confirm what it sent, then end
+                if service._dirty.pop(conn, None) is not None and await service._commit():
+                    conn.send(service_pb2.HubMessage(confirmed_sequence=conn.received))
+                conn.end()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # isolation boundary: a bug here ends this lane, not the stream
+            log.exception("hub: reading run %s's lane failed", run.run_id)
+            conn.refuse(grpc.StatusCode.INTERNAL, f"the hub failed while storing run {run.run_id}; its log has the details")
+
+    async def _open(self, lane: int, hello: service_pb2.RunnerHello) -> None:
+        problem = hello_problem(hello)
+        if problem:
+            self._refuse_new(lane, grpc.StatusCode.INVALID_ARGUMENT, problem)
+            return
+        service = self.service
+        conn = LaneConn(self, lane, hello)
+        try:
+            run = await service._claim(hello.run_id, _LaneContext())
+            if service.fleet is not None:
+                await service._claim_in_fleet(run, conn, _LaneContext())
+        except _Refused as exc:
+            self._refuse_new(lane, exc.code, exc.detail)
+            return
+        run.attach(conn, hello.goal_summary[:1000])
+        conn.received = run.stored_through
+        if hello.resume_after > conn.received:
+            log.warning(
+                "hub: run %s's runner was told events through %d were stored, this hub holds %d (a replaced database?)",
+                run.run_id, hello.resume_after, conn.received,
+            )  # fmt: skip
+        self.lanes[lane] = (conn, run)
+        service._conns.add(conn)
+        service._start_ticker()
+        conn.send(service_pb2.HubMessage(welcome=service_pb2.HubWelcome(stored_through=conn.received)))
+
+    def _refuse_new(self, lane: int, code: grpc.StatusCode, detail: str) -> None:
+        self.over.add(lane)
+        value = code.value[0] if isinstance(code.value, tuple) else int(code.value)
+        self.put(service_pb2.HubPart(lane=lane, ended=True, code=value, detail=detail))
+
+    # -- lanes that ended ------------------------------------------------------------------
+    def sweep(self) -> None:
+        """Forget the lanes that ended, as Connect's handler does when its stream ends."""
+        closing, self.closing = self.closing, []
+        for conn in closing:
+            entry = self.lanes.pop(conn.lane, None)
+            self.over.add(conn.lane)
+            if entry is not None:
+                self._forget(conn, entry[1])
+
+    def close_all(self) -> None:
+        """The stream ended: every lane still open is disconnected."""
+        self.sweep()
+        for conn, run in list(self.lanes.values()):
+            conn.closed = True
+            self._forget(conn, run)
+        self.lanes.clear()
+
+    def _forget(self, conn: LaneConn, run: ConnectedRun) -> None:
+        service = self.service
+        service._conns.discard(conn)
+        service._dirty.pop(conn, None)
+        run.detach(conn, service.interrupt_after)
+        service._released(run)
