@@ -113,7 +113,7 @@ async def measure_hubs(a: str, b: str, passes: int) -> None:
                 break
             await asyncio.sleep(0.05)
         else:
-            raise RuntimeError("hub B never saw the run on hub A")
+            raise RuntimeError(f"hub B never saw the run on hub A ({a}): {runs}")
 
     await controls_to(a, session.run_id, 30)  # warm-up
     await controls_to(b, session.run_id, 30)
@@ -170,8 +170,13 @@ def main() -> None:
             import bench_store
 
             bench_store.measure(server, args.passes)
-        proc_a, a = start_hub(server.dsn)
-        proc_b, b = start_hub(server.dsn)
+        import psycopg
+
+        with psycopg.connect(server.dsn, autocommit=True) as conn:  # a database of their own: the store
+            conn.execute("CREATE DATABASE bench_fleet")  # part's runs would be folded by each hub at start
+        dsn = server.dsn.rsplit("/", 1)[0] + "/bench_fleet"
+        proc_a, a = start_hub(dsn)
+        proc_b, b = start_hub(dsn)
         hubs += [proc_a, proc_b]
 
         async def hubs_part() -> None:
