@@ -67,6 +67,7 @@ class Runner:
         hub: str | Sequence[str] | None = None,
         hub_token: str | None = None,
         hub_tls_ca: str | os.PathLike[str] | None = None,
+        hub_shared: bool = False,
     ) -> None:
         self.adapter = _as_adapter(agent)
         self.planner = planner if planner is not None else PassthroughPlanner()
@@ -92,7 +93,7 @@ class Runner:
         if hub is not None:  # registered with a hub: events go up, its controls come down
             from goldfive.hub.link import hub_link
 
-            self.control, link = hub_link(hub, self.control, token=hub_token, tls_ca=hub_tls_ca)
+            self.control, link = hub_link(hub, self.control, token=hub_token, tls_ca=hub_tls_ca, shared=hub_shared)
             self.sinks.append(link)
 
     @classmethod

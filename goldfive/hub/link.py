@@ -75,6 +75,7 @@ class HubLink:
         close_timeout: float = 10.0,
         grpc_channel: grpc.aio.Channel | None = None,
         mux: HubMux | None = None,
+        shared: bool = False,
     ) -> None:
         #: The hubs to connect to, in order (several hubs sharing one database): after a
         #: broken or refused-for-now connection the link tries the next one.
@@ -85,7 +86,7 @@ class HubLink:
         self.batch_events = batch_events
         #: Seconds a batch waits to fill after its first event: 5 ms on a stream of its own;
         #: none on a shared stream (``mux``), whose frames already wait for other runs' parts.
-        self.linger = linger if linger is not None else 0.0 if mux is not None else 0.005
+        self.linger = linger if linger is not None else 0.0 if mux is not None or shared else 0.005
         self.max_backoff = max_backoff
         self.close_timeout = close_timeout
         self.buffer = EventBuffer(max_memory, spill_dir)
@@ -97,6 +98,7 @@ class HubLink:
         self.stopped = ""
         self.errors: list[str] = []
         self._metadata = bearer_metadata(token)
+        self._token = token
         self._tls_ca = tls_ca
         self._run_id = ""
         self._goal = ""
@@ -114,6 +116,10 @@ class HubLink:
         self._shared_channel = grpc_channel
         #: A stream shared with other links of this process: this run is one lane of it.
         self._mux = mux
+        #: ``shared``: the process's one stream to these hubs (goldfive.hub.mux.acquire),
+        #: taken when the link first connects and given back when it closes.
+        self._shared = shared and mux is None
+        self._acquired = False
         self._lingering: asyncio.Future[None] | None = None  # the writer's linger, while it waits
 
     # -- the sink API --------------------------------------------------------------------
@@ -163,6 +169,11 @@ class HubLink:
             feeder.cancel()
         for channel in self._channels.values():
             await channel.close()
+        if self._acquired and self._mux is not None:
+            from goldfive.hub.mux import release
+
+            self._acquired = False
+            await release(self._mux)
         if len(self.buffer):
             where = f"; kept in {self.buffer.spill_path}" if self.buffer.spill_path is not None else ""
             why = self.stopped or (self.errors[-1] if self.errors else "no confirmation in time")
@@ -180,6 +191,11 @@ class HubLink:
 
     # -- the connection task -------------------------------------------------------------
     def _open(self) -> Any:
+        if self._mux is None and self._shared:
+            from goldfive.hub.mux import acquire
+
+            self._mux = acquire(self.addresses, token=self._token, tls_ca=self._tls_ca)
+            self._acquired = True
         if self._mux is not None:
             return self._mux  # its Connect() opens a lane that behaves like a Connect call
         if self._shared_channel is not None:
@@ -412,10 +428,12 @@ def hub_link(
     *,
     token: str | None = None,
     tls_ca: str | os.PathLike[str] | None = None,
+    shared: bool = False,
 ) -> tuple[ControlChannel, HubLink]:
     """The run's control channel (``control``, or a new one) and a HubLink feeding it; the
-    token falls back to GOLDFIVE_TOKEN."""
+    token falls back to GOLDFIVE_TOKEN. ``shared``: one stream for every such run of this
+    process (Hub.ConnectShared, a lane each)."""
     from goldfive.settings import remote_token
 
     channel = control if control is not None else ControlChannel()
-    return channel, HubLink(address, channel, token=token or remote_token(), tls_ca=tls_ca)
+    return channel, HubLink(address, channel, token=token or remote_token(), tls_ca=tls_ca, shared=shared)

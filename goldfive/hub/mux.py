@@ -13,8 +13,10 @@ would have (the links reconnect, each with its own backoff), and the next lane o
 new stream, on the next address when there are several. A hub older than ConnectShared
 answers UNIMPLEMENTED, which stops the links and says so (they need their own Connect there).
 
-Opt-in (``HubLink(mux=...)``; ``Runner(hub=...)`` still opens a stream per run): one mux per
-process and hub, closed after its links.
+Opt-in: ``Runner(hub=..., hub_shared=True)`` (or ``HubLink(shared=True)``) takes this process's
+mux for those hubs, token and CA from :func:`acquire` and gives it back when the link closes
+(the last one closes it); ``HubLink(mux=...)`` uses a mux the caller owns. Without it each run
+opens a ``Connect`` stream of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from goldfive.hub.limits import MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import bearer_metadata
 
-__all__ = ["HubMux"]
+__all__ = ["HubMux", "acquire", "release"]
 
 #: Parts queued by the lanes before a lane's ``write`` waits for the stream to take them.
 _MAX_QUEUED = 512
@@ -279,3 +281,31 @@ class HubMux:
                         lane._end(grpc.aio.AioRpcError(code, None, None, part.detail))
                     else:
                         lane._end()
+
+
+#: The muxes shared by this process's links: (loop, hubs, token, CA) -> [mux, links using it].
+_SHARED: dict[tuple[int, tuple[str, ...], str | None, str | None], list[Any]] = {}
+
+
+def acquire(addresses: Sequence[str], *, token: str | None, tls_ca: str | os.PathLike[str] | None) -> HubMux:
+    """This event loop's shared mux to ``addresses`` with ``token`` and ``tls_ca``, made on
+    first use; each call must be paired with :func:`release`."""
+    loop = asyncio.get_running_loop()
+    key = (id(loop), tuple(addresses), token, os.fspath(tls_ca) if tls_ca is not None else None)
+    entry = _SHARED.get(key)
+    if entry is None or entry[0]._closed or entry[2] is not loop:
+        entry = _SHARED[key] = [HubMux(list(addresses), token=token, tls_ca=tls_ca), 0, loop]
+    entry[1] += 1
+    mux: HubMux = entry[0]
+    return mux
+
+
+async def release(mux: HubMux) -> None:
+    """A link is done with ``mux``: the last one closes it."""
+    for key, entry in list(_SHARED.items()):
+        if entry[0] is mux:
+            entry[1] -= 1
+            if entry[1] <= 0:
+                del _SHARED[key]
+                await mux.close()
+            return
