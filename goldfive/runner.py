@@ -67,7 +67,7 @@ class Runner:
         hub: str | Sequence[str] | None = None,
         hub_token: str | None = None,
         hub_tls_ca: str | os.PathLike[str] | None = None,
-        hub_shared: bool = False,
+        hub_shared: bool = True,
     ) -> None:
         self.adapter = _as_adapter(agent)
         self.planner = planner if planner is not None else PassthroughPlanner()

@@ -87,6 +87,7 @@ class HubLink:
         #: Seconds a batch waits to fill after its first event: 5 ms on a stream of its own;
         #: none on a shared stream (``mux``), whose frames already wait for other runs' parts.
         self.linger = linger if linger is not None else 0.0 if mux is not None or shared else 0.005
+        self._linger_default = linger is None
         self.max_backoff = max_backoff
         self.close_timeout = close_timeout
         self.buffer = EventBuffer(max_memory, spill_dir)
@@ -233,6 +234,9 @@ class HubLink:
                 self._confirmed_all.set()  # nothing more will be confirmed: close must not wait
                 return
             except (grpc.aio.AioRpcError, _Ended) as exc:
+                if self._acquired and isinstance(exc, grpc.aio.AioRpcError) and exc.code() is grpc.StatusCode.UNIMPLEMENTED:
+                    await self._own_stream()  # a hub older than ConnectShared: a Connect of its own
+                    continue
                 if isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _PERMANENT:
                     self.stopped = f"{exc.code().name}: {exc.details()}"
                     log.error("HubLink(%s): the hub refused run %s: %s", self.address, self._run_id, self.stopped)
@@ -257,6 +261,18 @@ class HubLink:
                 return
             delay = min(0.05 * 2 ** min(failures, 16), self.max_backoff) * (0.5 + random.random() / 2)
             await asyncio.sleep(delay)
+
+    async def _own_stream(self) -> None:
+        """Leave the shared stream (the hub does not offer it) for a Connect of this run's own."""
+        from goldfive.hub.mux import release
+
+        mux, self._mux = self._mux, None
+        self._shared = self._acquired = False
+        if self._linger_default:
+            self.linger = 0.005
+        if mux is not None:
+            await release(mux)
+        log.info("HubLink(%s): the hub has no shared stream (an older hub); run %s uses a stream of its own", self.address, self._run_id)
 
     async def _session(self, stub: Any) -> None:
         """One Connect call, from hello to the end of the stream."""

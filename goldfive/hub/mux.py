@@ -11,12 +11,13 @@ The mux writes one ``RunnerFrame`` with every part its lanes queued during ``lin
 small message per run. When the stream breaks every lane on it fails the way its own call
 would have (the links reconnect, each with its own backoff), and the next lane opened starts a
 new stream, on the next address when there are several. A hub older than ConnectShared
-answers UNIMPLEMENTED, which stops the links and says so (they need their own Connect there).
+answers UNIMPLEMENTED: a link that took the process's mux (``shared=True``) then uses a
+Connect stream of its own; one given a mux by hand stops and says so.
 
-Opt-in: ``Runner(hub=..., hub_shared=True)`` (or ``HubLink(shared=True)``) takes this process's
-mux for those hubs, token and CA from :func:`acquire` and gives it back when the link closes
-(the last one closes it); ``HubLink(mux=...)`` uses a mux the caller owns. Without it each run
-opens a ``Connect`` stream of its own.
+``Runner(hub=...)`` (``hub_shared=True``, the default) and ``HubLink(shared=True)`` take this
+process's mux for those hubs, token and CA from :func:`acquire` and give it back when the link
+closes (the last one closes it); ``HubLink(mux=...)`` uses a mux the caller owns.
+``Runner(hub_shared=False)`` and a plain ``HubLink`` open a ``Connect`` stream per run.
 """
 
 from __future__ import annotations
