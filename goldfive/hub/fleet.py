@@ -41,7 +41,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import psycopg
 
 from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlMessage
@@ -545,6 +544,8 @@ class Fleet:
             await conn.execute("DELETE FROM goldfive_hubs WHERE seen_at < now() - interval '1 day'")
 
     async def _listen(self) -> None:
+        import psycopg  # the [postgres] extra, as the store that opened this fleet already needed
+
         delay = 0.2
         while True:
             try:
