@@ -14,43 +14,17 @@ import pytest
 from goldfive import conv, events
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1 import control_pb2, service_pb2, service_pb2_grpc
-from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote import RemoteClient, RunHost, start_server
 from goldfive.types import Session
+from tests.hub.drive import CallDriver, run_events
 
 
-def _events(run_id: str, n: int, start: int = 0) -> list[Event]:
-    session = Session(run_id=run_id)
-    out = [events.run_started(session, goal_summary="by hand")]
-    out += [events.task_progress(session, "t1", detail=f"step {i}") for i in range(n - 1)]
-    for i, ev in enumerate(out):
-        ev.sequence = start + i
-    return out
-
-
-class _Runner:
+class _Runner(CallDriver):
     """One Hub.Connect stream, driven by the test."""
 
     def __init__(self, address: str) -> None:
         self.channel = grpc.aio.insecure_channel(address)
         self.call: Any = service_pb2_grpc.HubStub(self.channel).Connect()
-
-    async def hello(self, run_id: str, resume_after: int = -1, pid: int = 1) -> service_pb2.HubMessage:
-        hello = service_pb2.RunnerHello(run_id=run_id, host="test-host", pid=pid, resume_after=resume_after)
-        await self.call.write(service_pb2.RunnerMessage(hello=hello))
-        return await self.read()
-
-    async def send(self, evs: list[Event]) -> None:
-        await self.call.write(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=evs)))
-
-    async def read(self) -> Any:
-        return await asyncio.wait_for(self.call.read(), 10)
-
-    async def read_until(self, body: str) -> Any:
-        while True:
-            msg = await self.read()
-            if msg is grpc.aio.EOF or msg.WhichOneof("body") == body:
-                return msg
 
     async def close(self) -> None:
         self.call.cancel()
@@ -73,13 +47,13 @@ async def test_events_are_confirmed_once_stored_and_a_reconnect_resumes_after_th
     r = _Runner(hub.address)
     welcome = await r.hello("by-hand")
     assert welcome.welcome.stored_through == -1
-    await r.send(_events("by-hand", 5))
+    await r.send(run_events("by-hand", 5))
     confirmed = await r.read_until("confirmed_sequence")
     assert confirmed.confirmed_sequence == 4 and _stored(hub, "by-hand") == [0, 1, 2, 3, 4]
     await r.close()
     again = _Runner(hub.address)
     assert (await again.hello("by-hand", resume_after=2)).welcome.stored_through == 4
-    await again.send(_events("by-hand", 3, start=4)[1:])  # 5, 6
+    await again.send(run_events("by-hand", 3, start=4)[1:])  # 5, 6
     assert (await again.read_until("confirmed_sequence")).confirmed_sequence == 6
     assert _stored(hub, "by-hand") == list(range(7))
     await again.close()
@@ -88,15 +62,15 @@ async def test_events_are_confirmed_once_stored_and_a_reconnect_resumes_after_th
 @pytest.mark.parametrize(
     ("bad", "why"),
     [
-        (lambda: _events("mine", 3, start=1), "backwards"),  # 1, 2, 3 after 2: 1 goes backwards
-        (lambda: _events("mine", 2, start=5), "gap"),
-        (lambda: [*_events("mine", 1, start=3), *_events("theirs", 1, start=4)], "theirs"),
+        (lambda: run_events("mine", 3, start=1), "backwards"),  # 1, 2, 3 after 2: 1 goes backwards
+        (lambda: run_events("mine", 2, start=5), "gap"),
+        (lambda: [*run_events("mine", 1, start=3), *run_events("theirs", 1, start=4)], "theirs"),
     ],
 )
 async def test_a_bad_batch_is_refused_whole_and_the_stream_closed(hub, bad, why):
     r = _Runner(hub.address)
     await r.hello("mine")
-    await r.send(_events("mine", 3))
+    await r.send(run_events("mine", 3))
     assert (await r.read_until("confirmed_sequence")).confirmed_sequence == 2
     await r.send(bad())
     with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -109,7 +83,7 @@ async def test_a_bad_batch_is_refused_whole_and_the_stream_closed(hub, bad, why)
 
 async def test_a_stream_must_start_with_a_sensible_hello(hub):
     r = _Runner(hub.address)
-    await r.send(_events("x", 1))
+    await r.send(run_events("x", 1))
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await r.read()
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "RunnerHello" in err.value.details()
@@ -124,7 +98,7 @@ async def test_a_stream_must_start_with_a_sensible_hello(hub):
 async def test_the_same_run_id_connecting_twice_the_second_takes_over_and_the_first_is_told(hub):
     first, second = _Runner(hub.address), _Runner(hub.address)
     await first.hello("twice", pid=111)
-    await first.send(_events("twice", 2))
+    await first.send(run_events("twice", 2))
     assert (await first.read_until("confirmed_sequence")).confirmed_sequence == 1
     assert (await second.hello("twice", pid=222)).welcome.stored_through == 1
     bye = await first.read_until("goodbye")
@@ -132,7 +106,7 @@ async def test_the_same_run_id_connecting_twice_the_second_takes_over_and_the_fi
     assert await first.read() is grpc.aio.EOF
     (run,) = hub.host.runs()
     assert (run.pid, run.connection) == (222, "connected")
-    await second.send(_events("twice", 3, start=1)[1:])  # 2, 3
+    await second.send(run_events("twice", 3, start=1)[1:])  # 2, 3
     assert (await second.read_until("confirmed_sequence")).confirmed_sequence == 3
     await first.close()
     await second.close()
@@ -141,7 +115,7 @@ async def test_the_same_run_id_connecting_twice_the_second_takes_over_and_the_fi
 async def test_an_operator_who_leaves_mid_control_still_gets_the_control_acked_in_the_history(hub):
     r = _Runner(hub.address)
     await r.hello("steered")
-    await r.send(_events("steered", 2))
+    await r.send(run_events("steered", 2))
     await r.read_until("confirmed_sequence")
     async with RemoteClient(hub.address) as client:
         pending = asyncio.create_task(client.send_control("steered", ControlMessage(ControlKind.PAUSE, id="c-1")))
@@ -173,7 +147,7 @@ async def test_an_operator_who_leaves_mid_control_still_gets_the_control_acked_i
 async def test_a_control_for_a_disconnected_run_fails_at_once_saying_why(hub):
     r = _Runner(hub.address)
     await r.hello("gone")
-    await r.send(_events("gone", 2))
+    await r.send(run_events("gone", 2))
     await r.read_until("confirmed_sequence")
     await r.close()
     await asyncio.sleep(0.2)
@@ -187,11 +161,11 @@ async def test_a_control_for_a_disconnected_run_fails_at_once_saying_why(hub):
 async def test_events_of_a_connected_run_pushed_over_the_old_ingest_are_refused(hub):
     r = _Runner(hub.address)
     await r.hello("owned")
-    await r.send(_events("owned", 2))
+    await r.send(run_events("owned", 2))
     await r.read_until("confirmed_sequence")
     (run,) = hub.host.runs()
     with pytest.raises(ValueError, match="connected over Hub.Connect"):
-        await hub.host.ingest(_events("owned", 3)[2])
+        await hub.host.ingest(run_events("owned", 3)[2])
     assert run.memory is not None and not run.memory.closed and run.stored_through == 1
     await r.close()
 
@@ -201,7 +175,7 @@ async def test_a_runner_whose_run_id_the_hub_already_holds_further_stops_and_say
 
     r = _Runner(hub.address)
     await r.hello("reused")
-    await r.send(_events("reused", 30))
+    await r.send(run_events("reused", 30))
     await r.read_until("confirmed_sequence")
     await r.close()
     runner, link = await _quick_run(hub.address, "reused")

@@ -22,40 +22,15 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote import RemoteClient, RunHost, start_server
 from goldfive.remote.auth import RUNNER_METHODS
 from goldfive.types import Session
+from tests.hub.drive import CallDriver, run_events
 from tests.hub.conftest import free_port, until
 
 
-def _events(run_id: str, n: int, start: int = 0) -> list[Event]:
-    session = Session(run_id=run_id)
-    out = [events.run_started(session, goal_summary="by hand")]
-    out += [events.task_progress(session, "t1", detail=f"step {i}") for i in range(n - 1)]
-    for i, ev in enumerate(out):
-        ev.sequence = start + i
-    return out
-
-
-class _Lane:
+class _Lane(CallDriver):
     """One lane of a HubMux, driven by the test the way HubLink drives it."""
 
     def __init__(self, mux: HubMux) -> None:
         self.call: Any = mux.Connect()
-
-    async def hello(self, run_id: str, resume_after: int = -1, pid: int = 1) -> Any:
-        hello = service_pb2.RunnerHello(run_id=run_id, host="test-host", pid=pid, resume_after=resume_after)
-        await self.call.write(service_pb2.RunnerMessage(hello=hello))
-        return await self.read()
-
-    async def send(self, evs: list[Event]) -> None:
-        await self.call.write(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=evs)))
-
-    async def read(self) -> Any:
-        return await asyncio.wait_for(self.call.read(), 10)
-
-    async def read_until(self, body: str) -> Any:
-        while True:
-            msg = await self.read()
-            if msg is grpc.aio.EOF or msg.WhichOneof("body") == body:
-                return msg
 
 
 @pytest.fixture
@@ -105,13 +80,13 @@ async def test_the_runs_of_a_process_share_one_stream_and_each_is_stored_whole(h
 async def test_events_on_a_lane_are_confirmed_once_stored_and_a_new_lane_resumes_after_them(hub, mux):
     lane = _Lane(mux)
     assert (await lane.hello("by-lane")).welcome.stored_through == -1
-    await lane.send(_events("by-lane", 5))
+    await lane.send(run_events("by-lane", 5))
     confirmed = await lane.read_until("confirmed_sequence")
     assert confirmed.confirmed_sequence == 4 and _stored(hub, "by-lane") == [0, 1, 2, 3, 4]
     lane.call.cancel()
     again = _Lane(mux)
     assert (await again.hello("by-lane", resume_after=2)).welcome.stored_through == 4
-    await again.send(_events("by-lane", 3, start=4)[1:])  # 5, 6
+    await again.send(run_events("by-lane", 3, start=4)[1:])  # 5, 6
     assert (await again.read_until("confirmed_sequence")).confirmed_sequence == 6
     assert _stored(hub, "by-lane") == list(range(7))
 
@@ -119,24 +94,24 @@ async def test_events_on_a_lane_are_confirmed_once_stored_and_a_new_lane_resumes
 @pytest.mark.parametrize(
     ("bad", "why"),
     [
-        (lambda: _events("mine", 3, start=1), "backwards"),
-        (lambda: _events("mine", 2, start=5), "gap"),
-        (lambda: [*_events("mine", 1, start=3), *_events("theirs", 1, start=4)], "theirs"),
+        (lambda: run_events("mine", 3, start=1), "backwards"),
+        (lambda: run_events("mine", 2, start=5), "gap"),
+        (lambda: [*run_events("mine", 1, start=3), *run_events("theirs", 1, start=4)], "theirs"),
     ],
 )
 async def test_a_bad_batch_refuses_its_lane_whole_and_the_other_lanes_go_on(hub, mux, bad, why):
     mine, other = _Lane(mux), _Lane(mux)
     await mine.hello("mine")
     await other.hello("other")
-    await mine.send(_events("mine", 3))
+    await mine.send(run_events("mine", 3))
     assert (await mine.read_until("confirmed_sequence")).confirmed_sequence == 2
     await mine.send(bad())
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await mine.read_until("never")
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and why in err.value.details()
     with pytest.raises(asyncio.InvalidStateError):
-        await mine.send(_events("mine", 1, start=3))  # the lane is over, as a refused call is
-    await other.send(_events("other", 4))
+        await mine.send(run_events("mine", 1, start=3))  # the lane is over, as a refused call is
+    await other.send(run_events("other", 4))
     assert (await other.read_until("confirmed_sequence")).confirmed_sequence == 3
     assert _stored(hub, "mine") == [0, 1, 2]  # nothing of the bad batch
     assert _stored(hub, "theirs") == []
@@ -146,7 +121,7 @@ async def test_a_bad_batch_refuses_its_lane_whole_and_the_other_lanes_go_on(hub,
 
 async def test_a_lane_must_start_with_a_sensible_hello(hub, mux):
     lane = _Lane(mux)
-    await lane.send(_events("x", 1))
+    await lane.send(run_events("x", 1))
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await lane.read()
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "RunnerHello" in err.value.details()
@@ -160,13 +135,13 @@ async def test_a_lane_must_start_with_a_sensible_hello(hub, mux):
 async def test_the_same_run_id_on_a_second_lane_or_stream_takes_over_and_the_first_is_told(hub, mux):
     first, second = _Lane(mux), _Lane(mux)
     await first.hello("twice", pid=111)
-    await first.send(_events("twice", 2))
+    await first.send(run_events("twice", 2))
     assert (await first.read_until("confirmed_sequence")).confirmed_sequence == 1
     assert (await second.hello("twice", pid=222)).welcome.stored_through == 1
     bye = await first.read_until("goodbye")
     assert "took it over" in bye.goodbye and "222" in bye.goodbye
     assert await first.read() is grpc.aio.EOF
-    await second.send(_events("twice", 3, start=1)[1:])  # 2, 3
+    await second.send(run_events("twice", 3, start=1)[1:])  # 2, 3
     assert (await second.read_until("confirmed_sequence")).confirmed_sequence == 3
     other = HubMux(hub.address)  # another process's stream takes it over in turn
     try:
@@ -245,7 +220,7 @@ async def test_a_long_connected_run_keeps_a_bounded_tail_in_memory_and_is_still_
 
     lane = _Lane(mux)
     await lane.hello("long")
-    evs = _events("long", 600)
+    evs = run_events("long", 600)
     async with RemoteClient(hub.address) as client:
         early = client.subscribe("long")  # a reader that starts with the run, and lags
         await lane.send(evs[:50])
@@ -287,7 +262,7 @@ async def test_one_frame_with_parts_of_several_lanes_is_checked_part_by_part_in_
     def hello(run_id: str) -> service_pb2.RunnerMessage:
         return service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id=run_id, host="h", pid=1))
 
-    a, b = _events("frame-a", 5), _events("frame-b", 4)
+    a, b = run_events("frame-a", 5), run_events("frame-b", 4)
     async with grpc.aio.insecure_channel(hub.address) as channel:
         call = service_pb2_grpc.HubStub(channel).ConnectShared()
         frame = [
@@ -314,7 +289,7 @@ async def test_one_frame_with_parts_of_several_lanes_is_checked_part_by_part_in_
     assert _stored(hub, "frame-b") == [0, 1]
 
 
-async def test_an_ack_does_not_wait_for_the_links_linger_over_a_batch_of_events(hub):
+async def test_an_ack_does_not_wait_for_the_links_linger_over_a_batch_ofrun_events(hub):
     channel = ControlChannel()
     link = HubLink(hub.address, channel, linger=2.0)  # a batch of events waits two seconds to fill
     answer = asyncio.create_task(_answer(channel))

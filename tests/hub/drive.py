@@ -1,0 +1,47 @@
+"""Driving a hub stream by hand, as a runner would: the events of a run, and a call (a
+``Hub.Connect`` call or a HubMux lane) written and read message by message."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import grpc
+
+from goldfive import events
+from goldfive.pb.goldfive.v1 import service_pb2
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.types import Session
+
+
+def run_events(run_id: str, n: int, start: int = 0) -> list[Event]:
+    """``n`` events of run ``run_id`` (a start, then progress notes), sequences from ``start``."""
+    session = Session(run_id=run_id)
+    out = [events.run_started(session, goal_summary="by hand")]
+    out += [events.task_progress(session, "t1", detail=f"step {i}") for i in range(n - 1)]
+    for i, ev in enumerate(out):
+        ev.sequence = start + i
+    return out
+
+
+class CallDriver:
+    """A runner's side of one stream (``call``), driven by a test."""
+
+    call: Any
+
+    async def hello(self, run_id: str, resume_after: int = -1, pid: int = 1) -> Any:
+        hello = service_pb2.RunnerHello(run_id=run_id, host="test-host", pid=pid, resume_after=resume_after)
+        await self.call.write(service_pb2.RunnerMessage(hello=hello))
+        return await self.read()
+
+    async def send(self, evs: list[Event]) -> None:
+        await self.call.write(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=evs)))
+
+    async def read(self) -> Any:
+        return await asyncio.wait_for(self.call.read(), 10)
+
+    async def read_until(self, body: str) -> Any:
+        while True:
+            msg = await self.read()
+            if msg is grpc.aio.EOF or msg.WhichOneof("body") == body:
+                return msg
