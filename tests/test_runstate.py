@@ -270,3 +270,16 @@ def test_a_pause_acked_while_a_task_runs_reads_pausing_until_the_task_ends(sessi
     assert state.phase == RunPhase.PAUSING
     state.apply(E.task_completed(session, "a", "done"))
     assert state.phase == RunPhase.PAUSED
+
+
+def test_an_event_whose_payload_does_not_fit_is_counted_and_the_fold_goes_on() -> None:
+    from goldfive.pb.goldfive.v1.events_pb2 import Event
+
+    state = RunState()
+    bad = Event(run_id="r", sequence=0)
+    bad.control_acked.SetInParent()  # an ack with no result: a peer's malformed event
+    state.apply(bad)
+    good = Event(run_id="r", sequence=1)
+    good.run_started.goal_summary = "after it"
+    state.apply(good)
+    assert (state.malformed, state.last_sequence, state.goal_summary) == (1, 1, "after it")

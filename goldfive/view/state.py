@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlMessage, kind_name
-from goldfive.errors import ConversionError
+from goldfive.errors import ConversionError, GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.types import DriftKind, TaskStatus
 from goldfive.view.models import (
@@ -65,6 +65,8 @@ class RunState:
     events: int = 0
     last_sequence: int = -1
     missed: int = 0
+    #: Events whose payload could not be folded (see ``apply``).
+    malformed: int = 0
     kind_counts: dict[str, int] = field(default_factory=dict)
     _drift_control: dict[str, str] = field(default_factory=dict, repr=False)
     _rate: deque[list[int]] = field(default_factory=deque, repr=False)
@@ -155,7 +157,12 @@ class RunState:
         self._count_rate(ms)
         handler = _HANDLERS.get(kind)
         if handler is not None:
-            handler(self, getattr(ev, kind), ms)
+            try:
+                handler(self, getattr(ev, kind), ms)
+            except (GoldfiveError, ValueError, KeyError, IndexError, TypeError):
+                # An event whose payload does not fit (written by a buggy or hostile peer):
+                # counted, and the fold goes on; one event never stops a view of the run.
+                self.malformed += 1
 
     def _count_rate(self, ms: int) -> None:
         sec = ms // 1000
