@@ -89,6 +89,7 @@ class Runner:
         self._recorder: Any = None
         self._sinks_closed = False
         self._responder: asyncio.Task[None] | None = None
+        self._suspending = False
         self.session: Session | None = None
         if hub is not None:  # registered with a hub: events go up, its controls come down
             from goldfive.hub.link import hub_link
@@ -239,6 +240,8 @@ class Runner:
                 if outcome is None:
                     outcome = await self._execute(ctx)
             except BaseException as exc:
+                if self._suspending and isinstance(exc, asyncio.CancelledError):
+                    raise  # this process stops, not the run: nothing marks it ended (see suspend)
                 # The sinks still learn how the run ended before the exception propagates.
                 reason = "run cancelled" if isinstance(exc, asyncio.CancelledError) else f"{type(exc).__name__}: {exc}"
                 try:
@@ -251,6 +254,16 @@ class Runner:
             self._start_responder(ctx)
             await self._close_sinks()
         return outcome
+
+    def suspend(self) -> None:
+        """Make the next cancellation of ``run()`` a stop of this process, not of the run.
+
+        A server that stops gracefully (Ctrl+C, SIGTERM) calls this before cancelling its
+        runs: no RunAborted is recorded and what was emitted is written out, so the run stays
+        interrupted in its recording, exactly as a killed process leaves it, and is continued
+        from there (``Runner.continue_from``) by the next start. A CANCEL control still
+        cancels the run."""
+        self._suspending = True
 
     async def _setup(self, ctx: RunContext, user_input: str | list[Goal]) -> ExecutionOutcome | None:
         session = ctx.session

@@ -40,7 +40,15 @@ def data_dir(environ: Mapping[str, str] | None = None) -> str:
 
 
 def default_db_path(environ: Mapping[str, str] | None = None) -> str:
+    """The recording of ``goldfive run``, ``resume`` and ``replay``: the person's own runs."""
     return os.path.join(data_dir(environ), "runs.sqlite")
+
+
+def hub_db_path(environ: Mapping[str, str] | None = None) -> str:
+    """The database of ``goldfive serve``: a file of its own, not the person's recording, so
+    a hub and a connected runner on one machine never write the same file, and what runners
+    send a hub never sits among the runs ``goldfive resume`` may continue."""
+    return os.path.join(data_dir(environ), "hub.sqlite")
 
 
 def remote_token(environ: Mapping[str, str] | None = None) -> str | None:

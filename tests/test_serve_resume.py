@@ -11,7 +11,9 @@ from typing import Any
 from goldfive.planners.static import StaticPlanner
 from goldfive.remote import RemoteClient
 from goldfive.remote.server import RemoteServer, serve
+from goldfive.remote.launch import Launch
 from goldfive.runner import Runner
+from goldfive.store.registry import LaunchSpec
 from goldfive.types import Plan, Session, Task, TaskEdge
 
 RUN = "hosted-run-1"
@@ -20,8 +22,7 @@ PLAN = Plan([Task(f"t{i}", f"task {i}") for i in range(1, 4)], [TaskEdge("t1", "
 
 def factory_with(agent: Any) -> Any:
     def factory(*, sinks: Any, control: Any, run_id: str) -> Runner:
-        return Runner(agent=agent, planner=StaticPlanner(PLAN), sinks=sinks, control=control, run_id=run_id,
-                      launch={"command": "serve", "target": "test"})  # fmt: skip
+        return Runner(agent=agent, planner=StaticPlanner(PLAN), sinks=sinks, control=control, run_id=run_id)
 
     return factory
 
@@ -60,7 +61,7 @@ async def interrupted_recording(tmp_path: Path) -> Path:
         return f"did {task.id}"
 
     db = tmp_path / "runs.sqlite"
-    serving, _ = await start(db, runs=[(factory_with(held), "three tasks")])
+    serving, _ = await start(db, runs=[Launch(factory_with(held), "three tasks", LaunchSpec("test"))])
     await asyncio.wait_for(entered.wait(), 10)
     hosted = [r for r in sqlite3.connect(db).execute("SELECT DISTINCT run_id FROM events")]
     copy = crash_copy(db, tmp_path / "crashed.sqlite")
@@ -72,7 +73,7 @@ async def interrupted_recording(tmp_path: Path) -> Path:
 
 async def test_serve_resumes_its_interrupted_run_after_a_restart(tmp_path: Path) -> None:
     crashed = await interrupted_recording(tmp_path)
-    serving, server = await start(crashed, resume_with=lambda launch: factory_with(quick) if launch.get("target") == "test" else None)
+    serving, server = await start(crashed, resume_with=lambda launch: factory_with(quick) if launch.target == "test" else None)
     try:
         async with RemoteClient(server.address) as client:
             [summary] = await client.list_runs()

@@ -24,6 +24,8 @@ class Outcome(StrEnum):
     CANCELLED = "CANCELLED"
 
 
+_BY_A_PERSON = frozenset({Outcome.APPROVED, Outcome.EDITED_APPROVED, Outcome.REJECTED})
+
 #: Who decided when no person did.
 BY_RULE = "rule"
 BY_GOLDFIVE = "goldfive"
@@ -49,10 +51,19 @@ class LedgerEntry:
     rule_author: str = ""
     rule_made_at_ms: int = 0
     control_id: str = ""
+    #: What the hub that stored it checked (ApprovalDecided.hub_check): "routed", "reported",
+    #: or "" when no hub stored it.
+    hub_check: str = ""
 
     @property
     def edited(self) -> bool:
         return self.outcome == Outcome.EDITED_APPROVED
+
+    @property
+    def unverified(self) -> bool:
+        """A person's decision the hub that stored it did not route: the runner says so,
+        nothing the hub saw confirms it (a decision in the runner's own terminal, or forged)."""
+        return self.hub_check == "reported" and self.outcome in _BY_A_PERSON
 
     @classmethod
     def from_event(cls, ev: pb.Event) -> LedgerEntry:
@@ -75,6 +86,7 @@ class LedgerEntry:
             rule_author=p.rule_author,
             rule_made_at_ms=p.rule_made_at_ms,
             control_id=p.control_id,
+            hub_check=p.hub_check,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -115,6 +127,8 @@ def format_entry(e: LedgerEntry, *, sep: str = "  ") -> str:
         line += f"  {rule_text(e.rule_id, e.rule_author, e.rule_made_at_ms)}"
     else:
         line += f"  by {who}"
+    if e.unverified:
+        line += " [unverified: reported by the runner, not routed by the hub]"
     if e.reason and e.outcome != Outcome.APPROVED_BY_RULE:
         line += f"{sep}reason: {e.reason}"
     if e.edited:

@@ -6,6 +6,7 @@ where, so the CLI can print it without a traceback.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import inspect
 import json
@@ -52,7 +53,11 @@ def load_agent(spec: str, *, search_dir: str | None = None) -> Callable[..., Any
         if exc.name == module_name or (exc.name and module_name.startswith(exc.name + ".")):
             raise InputError(f"cannot import module {module_name!r}: no such module (searched {where} and sys.path)") from None
         raise InputError(f"cannot import module {module_name!r}: {_one_line(exc)}") from None
-    except Exception as exc:  # isolation boundary: the user's module raised while importing
+    except SystemExit as exc:  # a module that exits on import must not end the process importing it (a hub)
+        raise InputError(f"importing module {module_name!r} failed: it called sys.exit({exc.code!r})") from None
+    except BaseException as exc:  # isolation boundary: the user's module raised while importing
+        if isinstance(exc, asyncio.CancelledError):
+            raise
         raise InputError(f"importing module {module_name!r} failed: {type(exc).__name__}: {_one_line(exc)}") from None
     obj: Any = module
     for part in attr_path.split("."):

@@ -75,6 +75,12 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
 )
 @click.option("--notify-cmd", help="Run this shell command, the notice as JSON on stdin, when a run needs a person.")
 @click.option(
+    "--runner-limits",
+    metavar="runs=N,lanes=N,events=N,event-bytes=N",
+    help="What each runner token may use: runs connected at once (5000), lanes on one shared stream (5000), "
+    "events per second (200000; beyond it its streams are slowed, nothing is dropped), bytes per event (1048576).",
+)
+@click.option(
     "--ray",
     "ray_address",
     metavar="ADDRESS|auto",
@@ -110,6 +116,7 @@ def serve_command(
     model: str | None,
     interrupt_after: float,
     notify_cmd: str | None,
+    runner_limits: str | None = None,
     ray_address: str | None = None,
     ray_resources: str | None = None,
     advertise: str | None = None,
@@ -117,7 +124,7 @@ def serve_command(
     """Serve runs over gRPC until interrupted: every run recorded in the database, the run
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
     later with `goldfive ctl ADDR start`. With no TARGET it starts as an empty hub."""
-    from goldfive.remote.launch import agent_run, demo_run, resume_with
+    from goldfive.remote.launch import Launch, agent_run, demo_run, resume_with
     from goldfive.remote.server import RemoteServer, default_db_path, is_postgres, serve
     from goldfive.settings import redact_dsn as redact, remote_token
 
@@ -127,7 +134,13 @@ def serve_command(
         raise _fail("serve", f"--interrupt-after must be a positive number of seconds, got {interrupt_after}")
     if notify_cmd is not None and not notify_cmd.strip():
         raise _fail("serve", "--notify-cmd needs a command")
-    runs: list[tuple[Any, str]] = []
+    from goldfive.hub.quota import RunnerLimits
+
+    try:
+        limits = RunnerLimits.parse(runner_limits) if runner_limits is not None else None
+    except GoldfiveError as exc:
+        raise _fail("serve", str(exc)) from None
+    runs: list[Launch] = []
     try:
         if target == "demo":
             if speed <= 0:
@@ -151,7 +164,7 @@ def serve_command(
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
                 resume_with=None if no_resume else resume_with, runner_token=list(runner_tokens),
                 interrupt_after=interrupt_after,
-                notify_cmd=notify_cmd, placer=placer,
+                notify_cmd=notify_cmd, placer=placer, runner_limits=limits,
             )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
@@ -214,11 +227,12 @@ def _ray_placer(
         if advertise is not None and host_port(advertise) is None:
             raise GoldfiveError(f"--advertise {advertise!r} is not HOST:PORT")
         creds = credentials(tokens, runner_tokens)
-        operator = next((c.secret for c in creds if c.role == OPERATOR), "")
-        runner = next((c.secret for c in creds if c.role != OPERATOR), operator)
+        op = next((c for c in creds if c.role == OPERATOR), None)
+        connecting = next((c for c in creds if c.role != OPERATOR), op)
         placer = RayPlacer.connect(
-            address.strip(), wanted, connect_token=runner, read_token=operator, advertise=advertise
-        )
+            address.strip(), wanted, connect_token=connecting.secret if connecting else "",
+            read_token=op.secret if op else "", advertise=advertise, connect_as=connecting.name if connecting else "",
+        )  # fmt: skip
         placer.check_listen(listen)
     except GoldfiveError as exc:
         raise _fail("serve", str(exc)) from None

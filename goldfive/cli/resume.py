@@ -45,6 +45,7 @@ def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api
         rec = load_for_resume(path, run_ref)
     except GoldfiveError as exc:
         raise _fail(str(exc)) from None
+    _refuse_hub_recorded(path, rec.run_id)
     launch = rec.launch
     if launch.get("command") != "run":
         raise _fail(
@@ -70,6 +71,24 @@ def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api
     raise click.exceptions.Exit(code)
 
 
+def _refuse_hub_recorded(path: str, run_id: str) -> None:
+    """A run a hub stored (its events sent by a runner, or started by the hub) is not this
+    process's to continue: its recording's RunStarted says whatever its runner wrote, and
+    nothing is imported from what a peer wrote."""
+    from goldfive.store.registry import read_registration
+
+    reg = read_registration(path, run_id)
+    if reg is None:
+        return
+    if reg.started_by_hub:
+        raise _fail(f"run {run_id} was started by the goldfive hub recording {path}; that hub continues it when it starts")
+    who = f"runner token {reg.owner!r}" if reg.owner else "a runner"
+    raise _fail(
+        f"run {run_id} was recorded by a goldfive hub from {who} in another process; "
+        "continue it where it ran (that process's own recording), not from the hub's database"
+    )
+
+
 def _the_interrupted_run(path: str) -> str:
     """The one run in ``path`` without a terminal event; a clear line when none or several."""
     import sqlite3
@@ -81,8 +100,10 @@ def _the_interrupted_run(path: str) -> str:
     except ResumeRefused as exc:
         raise _fail(str(exc)) from None
     try:
+        hub_tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hub_runs'").fetchone()
+        not_the_hubs = " WHERE run_id NOT IN (SELECT run_id FROM hub_runs)" if hub_tables else ""
         rows = conn.execute(
-            "SELECT run_id FROM events GROUP BY run_id"
+            f"SELECT run_id FROM events{not_the_hubs} GROUP BY run_id"
             " HAVING SUM(kind IN ('run_completed', 'run_aborted')) = 0 ORDER BY MAX(emitted_at_ms)"
         ).fetchall()
     except sqlite3.Error as exc:

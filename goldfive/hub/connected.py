@@ -13,18 +13,22 @@ runner reconnects.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from goldfive import conv
-from goldfive.control import AckResult, ControlAck, ControlMessage
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.hub.limits import MAX_EVENT_BYTES
+from goldfive.hub.trust import stamp_decisions
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.host import RUN_NOT_ACTIVE, HostedRun
 from goldfive.sinks.memory import InMemorySink
 from goldfive.store.recorder import RunRecorder
 from goldfive.store.history import RunHistory
+from goldfive.store.registry import RoutedControl, RunRegistry
 
 __all__ = ["CONNECTED", "DISCONNECTED", "INTERRUPTED", "ConnectedRun", "RunnerConnection"]
 
@@ -33,6 +37,8 @@ DISCONNECTED = "disconnected"
 INTERRUPTED = "interrupted"
 
 _TERMINAL = ("run_completed", "run_aborted")
+
+log = logging.getLogger("goldfive.hub")
 
 
 class RunnerConnection(Protocol):
@@ -50,6 +56,8 @@ class RunnerConnection(Protocol):
 
 class ConnectedRun(HostedRun):
     origin = "connected"
+    #: Started by its hub (a placed run): kept even before its first event.
+    started_by_hub = False
     # Plain attributes (the runner's machine and process, from its hello) in place of
     # HostedRun's read-only properties, which describe this process.
     host = ""
@@ -72,6 +80,12 @@ class ConnectedRun(HostedRun):
         #: connected to ("" when none or this one), and how to send a control there.
         self.hub = ""
         self.route: Callable[[str, ControlMessage, float], Awaitable[ControlAck]] | None = None
+        #: The hub's records (set when a runner claims the run): the controls this hub sent
+        #: to it are recorded there, and a reported decision is checked against them.
+        self.registry: RunRegistry | None = None
+        self.routed: dict[str, RoutedControl] = {}
+        #: The largest event (serialized bytes) a runner may send for this run.
+        self.max_event_bytes = MAX_EVENT_BYTES
 
     @classmethod
     def from_recorded(cls, old: HostedRun, recorder: RunRecorder) -> ConnectedRun:
@@ -156,10 +170,18 @@ class ConnectedRun(HostedRun):
             self.ingest_sinks = None  # summary: recorded without an end, like a hosted run cut short
 
     # -- events --------------------------------------------------------------------------
-    def check_batch(self, events: Sequence[Event], after: int) -> str:
-        """Why this batch (following sequence ``after``) cannot be stored, or ""."""
+    def check_batch(self, events: Sequence[Event], after: int, size: int = 0) -> str:
+        """Why this batch (following sequence ``after``; ``size``: its serialized bytes, if
+        known) cannot be stored, or "". A batch that can be stored has its reported decisions
+        stamped (``hub_check``, goldfive.hub.trust) before anything records it."""
         if self.state.finished and events:
             return f"run {self.run_id} already ended; event {events[0].sequence} is late"
+        limit = self.max_event_bytes
+        if not size or size > limit:  # a batch under the limit holds no event over it
+            for ev in events:
+                n = ev.ByteSize()
+                if n > limit:
+                    return f"event {ev.sequence} is {n:,} bytes; this hub takes at most {limit:,} bytes per event"
         expect = after + 1
         for ev in events:
             if ev.run_id != self.run_id:
@@ -173,6 +195,8 @@ class ConnectedRun(HostedRun):
             if ev.WhichOneof("payload") is None:
                 return f"event {ev.sequence} has no payload"
             expect += 1
+        if stamp_decisions(events, self.routed):
+            log.warning("hub: run %s reports a person's decision the hub did not route; stored as reported, not verified", self.run_id)
         return ""
 
     async def ingest_batch(self, events: Sequence[Event], *, record: bool = True) -> None:
@@ -262,6 +286,7 @@ class ConnectedRun(HostedRun):
             raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
         if not msg.issued_at_ms:
             msg.issued_at_ms = int(time.time() * 1000)
+        await self._record_routed(msg)
         fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
         self._waiting[msg.id] = fut
         try:
@@ -269,6 +294,20 @@ class ConnectedRun(HostedRun):
             return await asyncio.wait_for(fut, timeout)
         finally:
             self._waiting.pop(msg.id, None)
+
+    async def _record_routed(self, msg: ControlMessage) -> None:
+        """Remember (and record) that this hub sent ``msg`` to the run, with its author: what
+        the run later reports about a decision is checked against it."""
+        kind = msg.kind.value if isinstance(msg.kind, ControlKind) else str(msg.kind)
+        sent = RoutedControl(
+            msg.id, kind, str(msg.payload.get("author", "") or ""), str(msg.payload.get("target_id", "") or ""), msg.issued_at_ms
+        )
+        self.routed[msg.id] = sent
+        if self.registry is not None:
+            try:
+                await self.registry.routed(self.run_id, sent)
+            except Exception as exc:  # the database is away: kept in memory, said in the log
+                log.warning("hub: could not record control %s routed to run %s: %s", msg.id, self.run_id, exc)
 
     def acked(self, pb: Any) -> None:
         """The runner's ack of a control: returned to whoever is waiting for it (if anyone)."""
@@ -280,7 +319,7 @@ class ConnectedRun(HostedRun):
     def live(self) -> bool:
         return self.conn is not None or bool(self.hub)
 
-    async def close(self) -> None:
+    async def close(self, *, suspend: bool = False) -> None:
         if self._interrupt is not None:
             self._interrupt.cancel()
         conn, self.conn = self.conn, None

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import socket
@@ -50,6 +49,8 @@ from goldfive.pb.goldfive.v1 import control_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.host import RUN_NOT_ACTIVE, RunHost
 from goldfive.store.postgres import EVENTS_CHANNEL, PostgresSink, PostgresStore, redact
+from goldfive.store.postgres_registry import PostgresRegistry
+from goldfive.store.registry import LaunchSpec
 
 __all__ = ["Fleet", "FleetRecorder", "OWNERS_CHANNEL"]
 
@@ -128,7 +129,7 @@ class Fleet:
         heartbeat: float = 1.0,
         dead_after: float = 5.0,
         control_timeout: float = 30.0,
-        resume_with: Callable[[dict[str, Any]], Any] | None = None,
+        resume_with: Callable[[LaunchSpec], Any] | None = None,
         placer: Any = None,
     ) -> None:
         self.store = store
@@ -138,9 +139,9 @@ class Fleet:
         self.heartbeat = heartbeat
         self.dead_after = dead_after
         self.control_timeout = control_timeout
-        #: Builds a run a hub hosted again from its recorded launch (goldfive.remote.launch.
-        #: resume_with); with it, the hosted runs of a hub gone for ``interrupt_after``
-        #: seconds go on here. None: they stay INTERRUPTED.
+        #: Builds a run a hub hosted again from the launch that hub recorded in the shared
+        #: registry (goldfive.remote.launch.resume_with); with it, the hosted runs of a hub
+        #: gone for ``interrupt_after`` seconds go on here. None: they stay INTERRUPTED.
         self.resume_with = resume_with
         #: serve --ray: the runs of a gone hub are placed on the cluster again instead.
         self.placer = placer
@@ -149,6 +150,8 @@ class Fleet:
         self.hub_id = uuid.uuid4().hex[:16]
         self.channel = f"goldfive_hub_{self.hub_id}"
         self.recorder = FleetRecorder(store, self.hub_id)
+        #: Every hub's records of the fleet's runs, in the shared database.
+        self.registry = PostgresRegistry(store)
         #: run id -> the hub its runner is connected to (every hub, this one included).
         self._owners: dict[str, _Owner] = {}
         #: hub id -> address, for the hubs seen alive at the last heartbeat.
@@ -165,6 +168,18 @@ class Fleet:
         self.stopped = False
 
     # -- health --------------------------------------------------------------------------
+    @property
+    def health(self) -> str:
+        """What a person should know about this hub's storage ("" when nothing): degraded,
+        and events refused as conflicting with stored ones."""
+        parts = [self.degraded]
+        if self.store.conflicts:
+            parts.append(
+                f"{self.store.conflicts} event(s) refused: a different event was already stored at the same run and "
+                f"sequence (last: {self.store.last_conflict}); see the hub's log"
+            )
+        return "; ".join(p for p in parts if p)
+
     @property
     def degraded(self) -> str:
         """Why this hub cannot use its database now, or ""."""
@@ -294,11 +309,11 @@ class Fleet:
         from goldfive.remote.host import HostedRun
 
         async with self._lock(old.run_id):
+            reg = await self.registry.get(old.run_id)
+            if reg is None or not reg.started_by_hub or reg.launch is None:
+                raise ValueError("no hub of this fleet started it (ctl start or serve TARGET): nothing here can build it again")
+            launch = reg.launch  # what the starting hub recorded, never what the run's events say
             history = [ev async for ev in self.store.events(old.run_id)]
-            launch: Any = {}
-            if history and history[0].WhichOneof("payload") == "run_started" and history[0].run_started.launch_json:
-                launch = json.loads(history[0].run_started.launch_json)
-            launch = launch if isinstance(launch, dict) else {}
             if self.placer is not None:  # on the cluster, as the gone hub had it
                 from goldfive.placement.pending import PlacedRun
 
@@ -312,7 +327,7 @@ class Fleet:
                 assert self.resume_with is not None
                 factory = self.resume_with(launch)
                 if factory is None:
-                    raise ValueError("it was not started by a hub (ctl start or serve TARGET): nothing here can build it again")
+                    raise ValueError("this hub cannot build it again")
                 run = HostedRun(old.run_id)
                 run.start(factory, None, ":memory:", recorder=self.recorder, history=history)
                 self.host.adopt(run)

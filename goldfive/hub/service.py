@@ -28,11 +28,15 @@ from typing import Any
 import grpc
 
 from goldfive.hub.connected import ConnectedRun
-from goldfive.hub.shared import LaneConn, SharedStream
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, hello_problem
+from goldfive.hub.quota import Quotas, RunnerLimits
+from goldfive.hub.shared import LaneConn, Refused, SharedStream
+from goldfive.hub.trust import connect_refusal, writer_label
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+from goldfive.remote.auth import caller, caller_role
 from goldfive.remote.host import RunHost
 from goldfive.store.recorder import RunRecorder
+from goldfive.store.registry import CONNECTED
 
 __all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "HubService", "MAX_RUN_ID"]
 
@@ -45,13 +49,19 @@ KEEP_IN_MEMORY = 16
 
 log = logging.getLogger("goldfive.hub")
 
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
 class _End:
     """Queued by a stream's reader when it stops: ``code`` set means "refuse with this"."""
 
-    __slots__ = ("code", "detail")
+    __slots__ = ("aborted", "code", "detail")
 
-    def __init__(self, code: grpc.StatusCode | None = None, detail: str = "") -> None:
+    def __init__(self, code: grpc.StatusCode | None = None, detail: str = "", *, aborted: bool = False) -> None:
         self.code, self.detail = code, detail
+        #: The call was aborted already (its status is set): end without another abort.
+        self.aborted = aborted
 
 
 class _Conn:
@@ -63,6 +73,8 @@ class _Conn:
         self.out: asyncio.Queue[service_pb2.HubMessage | _End] = asyncio.Queue()
         self.closed = False
         self.received = -1  # the last sequence stored from this stream
+        #: The credential whose run this stream counts as (goldfive.hub.quota); None once released.
+        self.owner: str | None = None
 
     def send(self, msg: service_pb2.HubMessage) -> None:
         if not self.closed:
@@ -88,8 +100,11 @@ class HubService(service_pb2_grpc.HubServicer):
         interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
         confirm_interval: float = 0.2,
         fleet: Any = None,
+        limits: RunnerLimits | None = None,
     ) -> None:
         self.host = host
+        #: What each runner credential may use of this hub (goldfive.hub.quota).
+        self.quotas = Quotas(limits)
         self.interrupt_after = interrupt_after
         self.confirm_interval = confirm_interval
         #: Several hubs on one PostgreSQL database (goldfive.hub.fleet.Fleet), or None.
@@ -135,10 +150,8 @@ class HubService(service_pb2_grpc.HubServicer):
         problem = hello_problem(first.hello)
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-        run = await self._claim(first.hello.run_id, context)
         conn = _Conn(first.hello)
-        if self.fleet is not None:
-            await self._claim_in_fleet(run, conn, context)
+        run = await self._claim(first.hello, conn, context)
         run.attach(conn, first.hello.goal_summary[:1000])
         conn.received = run.stored_through
         if first.hello.resume_after > conn.received:
@@ -148,13 +161,14 @@ class HubService(service_pb2_grpc.HubServicer):
             )  # fmt: skip
         self._conns.add(conn)
         self._start_ticker()
-        reader = asyncio.get_running_loop().create_task(self._read(conn, run, request_iterator))
+        owner = conn.owner or ""
+        reader = asyncio.get_running_loop().create_task(self._read(conn, run, request_iterator, owner))
         try:
             yield service_pb2.HubMessage(welcome=service_pb2.HubWelcome(stored_through=conn.received))
             while True:
                 msg = await conn.out.get()
                 if isinstance(msg, _End):
-                    if msg.code is not None:
+                    if msg.code is not None and not msg.aborted:
                         await context.abort(msg.code, msg.detail)
                     return
                 yield msg
@@ -169,16 +183,41 @@ class HubService(service_pb2_grpc.HubServicer):
                 await reader
             except asyncio.CancelledError:
                 pass
-            run.detach(conn, self.interrupt_after)
-            self._released(run)
+            self.left(run, conn)
+
+    def left(self, run: ConnectedRun, conn: _Conn | LaneConn) -> None:
+        """``conn``'s stream (or lane) ended: the run is disconnected, its credential's run
+        is counted no more, and a run that never stored an event (a hello alone) is
+        forgotten rather than kept as a run nobody will ever see move."""
+        run.detach(conn, self.interrupt_after)
+        if conn.owner is not None:
+            self.quotas.release_run(conn.owner)
+            conn.owner = None
+        if run.conn is None and not run.started_by_hub and run.stored_through < 0 and run.history is None and not run.hub:
+            if self.host.get(run.run_id) is run:
+                self.host.remove(run.run_id)
+                self._background(self._forget(run))
+            return
+        self._released(run)
+
+    async def _forget(self, run: ConnectedRun) -> None:
+        try:
+            await self.host.registry.forget(run.run_id)
+            if self.fleet is not None:
+                await self.fleet.release(run.run_id)
+        except Exception as exc:  # the registry's row stays; it holds no event, so nothing is lost
+            log.warning("hub: could not forget empty run %s: %s", run.run_id, _one_line(exc))
+
+    def _background(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
 
     def _released(self, run: ConnectedRun) -> None:
         """A runner's stream (or lane) ended: in a fleet, say no hub has the run unless
         another runner already took it."""
         if self.fleet is not None and run.conn is None:
-            task = asyncio.get_running_loop().create_task(self.fleet.release(run.run_id))
-            self._releases.add(task)
-            task.add_done_callback(self._releases.discard)
+            self._background(self.fleet.release(run.run_id))
 
     async def ConnectShared(
         self,
@@ -207,31 +246,72 @@ class HubService(service_pb2_grpc.HubServicer):
                 pass
             stream.close_all()
 
-    async def _claim(self, run_id: str, context: Any) -> ConnectedRun:
-        """The ConnectedRun for ``run_id``: existing, new, or a recorded one going on."""
-        existing = self.host.get(run_id)
-        if isinstance(existing, ConnectedRun):
-            return existing
-        if existing is None:
-            run = ConnectedRun(run_id, self.recorder)
-        elif existing.runner is not None or existing.ingest_sinks is not None:
+    async def _claim(self, hello: service_pb2.RunnerHello, conn: _Conn | LaneConn, context: Any) -> ConnectedRun:
+        """The ConnectedRun ``hello`` names (existing, new, or a recorded one going on), once
+        the hub's registry says the caller may connect as it (goldfive.hub.trust) and its
+        credential is within its quota. Refusals abort ``context`` with a sentence."""
+        run_id = hello.run_id
+        who, role = caller(context), caller_role(context)
+        registry = self.host.registry
+        try:
+            reg = await registry.get(run_id)
+            existing = self.host.get(run_id)
+            if reg is None and existing is not None and not isinstance(existing, ConnectedRun):
+                if existing.runner is not None or existing.ingest_sinks is not None:
+                    await context.abort(
+                        grpc.StatusCode.FAILED_PRECONDITION, f"run {run_id} is hosted by this hub; a runner cannot connect as it"
+                    )
+            if reg is None:
+                reg = await registry.register(run_id, CONNECTED, who)
+        except grpc.aio.AbortError:
+            raise
+        except Refused:
+            raise
+        except Exception as exc:  # the registry cannot be read: nobody's ownership can be checked
             await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION, f"run {run_id} is hosted by this hub; a runner cannot connect as it"
+                grpc.StatusCode.UNAVAILABLE, f"this hub cannot check who run {run_id} belongs to now ({_one_line(exc)[:200]}); try again"
             )
-            raise AssertionError("unreachable: abort raises")
-        else:
-            run = ConnectedRun.from_recorded(existing, self.recorder)
-        self.host.adopt(run)
+            raise AssertionError("unreachable: abort raises") from None
+        refusal = connect_refusal(reg, who, role, hello.take_over)
+        if refusal is not None:
+            log.warning("hub: refused %s connecting as run %s: %s", writer_label(who, role), run_id, refusal.detail)
+            await context.abort(refusal.code, refusal.detail)
+        problem = self.quotas.admit_run(who)
+        if problem:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, problem)
+        conn.owner = who
+        try:
+            if isinstance(existing, ConnectedRun):
+                run = existing
+            elif existing is None:
+                run = ConnectedRun(run_id, self.recorder)
+            else:
+                run = ConnectedRun.from_recorded(existing, self.recorder)
+            if run.registry is None:
+                run.registry = registry
+                run.routed.update(await registry.routed_controls(run_id))
+            run.max_event_bytes = self.quotas.limits.event_bytes
+            run.owner = reg.owner
+            self.host.adopt(run)
+            if self.fleet is not None:
+                await self._claim_in_fleet(run, conn, context, hosted=reg.started_by_hub)
+            await registry.wrote(run_id, run.stored_through + 1, writer_label(who, role))
+        except BaseException:
+            self.quotas.release_run(who)
+            conn.owner = None
+            raise
+        if reg.owner != who:
+            log.warning("hub: %s took run %s over from its owner %r", writer_label(who, role), run_id, reg.owner)
         return run
 
-    async def _claim_in_fleet(self, run: ConnectedRun, conn: _Conn | LaneConn, context: Any) -> None:
+    async def _claim_in_fleet(self, run: ConnectedRun, conn: _Conn | LaneConn, context: Any, *, hosted: bool) -> None:
         """Several hubs: fold what the database holds beyond what this hub has (the runner may
         come from another hub, which stored more) and say the run is on this hub now."""
         fleet = self.fleet
         fleet.adopt(run)
         try:
             await fleet.catch_up(run)
-            await fleet.claim(run.run_id, conn.host, conn.pid, hosted=getattr(run, "started_by_hub", False))
+            await fleet.claim(run.run_id, conn.host, conn.pid, hosted=hosted)
         except Exception as exc:  # the database is unreachable: degraded
             if run.state.last_sequence < 0 and not (run.memory is not None and run.memory.events):
                 await context.abort(
@@ -239,7 +319,7 @@ class HubService(service_pb2_grpc.HubServicer):
                 )
             log.warning("hub: run %s reconnected while the database is unreachable; serving it from memory", run.run_id)
 
-    async def _read(self, conn: _Conn, run: ConnectedRun, messages: AsyncIterator[service_pb2.RunnerMessage]) -> None:
+    async def _read(self, conn: _Conn, run: ConnectedRun, messages: AsyncIterator[service_pb2.RunnerMessage], owner: str) -> None:
         end = _End()
         try:
             async for msg in messages:
@@ -248,7 +328,7 @@ class HubService(service_pb2_grpc.HubServicer):
                 body = msg.WhichOneof("body")
                 if body == "events":
                     events = msg.events.events
-                    problem = run.check_batch(events, conn.received)
+                    problem = run.check_batch(events, conn.received, msg.events.ByteSize())
                     if problem:
                         end = _End(grpc.StatusCode.INVALID_ARGUMENT, problem)
                         return
@@ -257,6 +337,7 @@ class HubService(service_pb2_grpc.HubServicer):
                         conn.received = events[-1].sequence
                         self._dirty[conn] = run
                         self._stored_some()
+                        await self.quotas.spend(owner, len(events))
                 elif body == "ack":
                     run.acked(msg.ack)
                 elif body == "hello":
@@ -269,6 +350,9 @@ class HubService(service_pb2_grpc.HubServicer):
             raise
         except grpc.aio.AioRpcError:
             pass  # the runner's connection broke: the handler ends and the run is disconnected
+        except grpc.aio.AbortError:  # bytes that are not a RunnerMessage: the call is refused already
+            log.info("hub: run %s's stream sent bytes that do not parse; refused", run.run_id)
+            end = _End(aborted=True)
         except Exception:  # isolation boundary: a bug here ends this stream, not the hub
             log.exception("hub: reading run %s's stream failed", run.run_id)
             end = _End(grpc.StatusCode.INTERNAL, f"the hub failed while storing run {run.run_id}; its log has the details")

@@ -20,11 +20,12 @@ import grpc
 from goldfive.hub.connected import ConnectedRun
 from goldfive.hub.limits import MAX_FRAME_BYTES, MAX_HOST, hello_problem
 from goldfive.pb.goldfive.v1 import service_pb2
+from goldfive.remote.auth import caller
 
 if TYPE_CHECKING:
     from goldfive.hub.service import HubService
 
-__all__ = ["LaneConn", "SharedStream"]
+__all__ = ["LaneConn", "Refused", "SharedStream"]
 
 log = logging.getLogger("goldfive.hub")
 
@@ -32,7 +33,9 @@ log = logging.getLogger("goldfive.hub")
 _PARTS_PER_TURN = 64
 
 
-class _Refused(Exception):
+class Refused(Exception):
+    """A lane refused by HubService while claiming its run (``_LaneContext.abort``)."""
+
     def __init__(self, code: grpc.StatusCode, detail: str) -> None:
         super().__init__(detail)
         self.code, self.detail = code, detail
@@ -43,7 +46,7 @@ class _LaneContext:
     ``_claim_in_fleet``): on a shared stream only that lane is refused."""
 
     async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
-        raise _Refused(code, details)
+        raise Refused(code, details)
 
 
 class LaneConn:
@@ -57,6 +60,8 @@ class LaneConn:
         self.pid = hello.pid
         self.closed = False
         self.received = -1  # the last sequence stored from this lane
+        #: The credential whose run this lane counts as (goldfive.hub.quota); None once released.
+        self.owner: str | None = None
 
     def send(self, msg: service_pb2.HubMessage) -> None:
         if not self.closed:
@@ -108,6 +113,7 @@ class SharedStream:
 
     # -- reading ---------------------------------------------------------------------------
     async def read(self, frames: Any) -> None:
+        who = caller()  # this call's credential: its events are spent against its rate
         try:
             async for frame in frames:
                 acked = self._acks_first(frame.parts)
@@ -126,6 +132,7 @@ class SharedStream:
                     await self._part(part)
                 if batch:
                     await self._ingest(batch)
+                await self.service.quotas.spend(who, sum(len(p.message.events.events) for p in frame.parts))
             # The runner's process ended its side: confirm what it sent, then end its lanes.
             service = self.service
             dirty = [conn for conn, _ in self.lanes.values() if service._dirty.pop(conn, None) is not None]
@@ -138,6 +145,8 @@ class SharedStream:
             raise
         except grpc.aio.AioRpcError:
             pass  # the runner's connection broke: every lane is disconnected
+        except grpc.aio.AbortError:  # bytes that are not a RunnerFrame: the call is refused already
+            log.info("hub: a shared stream sent bytes that do not parse; refused")
         finally:
             self.finished = True
             self.wake.set()
@@ -173,7 +182,7 @@ class SharedStream:
             if c is conn:
                 after = evs[-1].sequence
                 break
-        problem = run.check_batch(events, after)
+        problem = run.check_batch(events, after, part.message.events.ByteSize())
         if problem:
             conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
         elif events:
@@ -221,7 +230,7 @@ class SharedStream:
             body = part.message.WhichOneof("body")
             if body == "events":
                 events = part.message.events.events
-                problem = run.check_batch(events, conn.received)
+                problem = run.check_batch(events, conn.received, part.message.events.ByteSize())
                 if problem:
                     conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
                     return
@@ -251,12 +260,14 @@ class SharedStream:
             self._refuse_new(lane, grpc.StatusCode.INVALID_ARGUMENT, problem)
             return
         service = self.service
+        problem = service.quotas.lane_problem(len(self.lanes))
+        if problem:
+            self._refuse_new(lane, grpc.StatusCode.RESOURCE_EXHAUSTED, problem)
+            return
         conn = LaneConn(self, lane, hello)
         try:
-            run = await service._claim(hello.run_id, _LaneContext())
-            if service.fleet is not None:
-                await service._claim_in_fleet(run, conn, _LaneContext())
-        except _Refused as exc:
+            run = await service._claim(hello, conn, _LaneContext())
+        except Refused as exc:
             self._refuse_new(lane, exc.code, exc.detail)
             return
         run.attach(conn, hello.goal_summary[:1000])
@@ -298,5 +309,4 @@ class SharedStream:
         service = self.service
         service._conns.discard(conn)
         service._dirty.pop(conn, None)
-        run.detach(conn, service.interrupt_after)
-        service._released(run)
+        service.left(run, conn)

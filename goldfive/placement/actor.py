@@ -58,13 +58,13 @@ async def run_placed(spec: PlacedSpec) -> str:
         rec = recover(spec.run_id, history)
         if rec.ended:
             return f"already ended ({rec.ended}: {rec.end_reason})"
-    factory, user_input = start_spec(spec.agent, spec.goal, spec.plan_json, spec.speed, search_dir=spec.search_dir or None)
+    launch = start_spec(spec.agent, spec.goal, spec.plan_json, spec.speed, search_dir=spec.search_dir or None)
     control, link = hub_link(spec.hub, None, token=spec.connect_token or None)
-    runner = factory(sinks=[link], control=control, run_id=spec.run_id)
+    runner = launch.factory(sinks=[link], control=control, run_id=spec.run_id)
     if history:
         runner.continue_from_events(spec.run_id, history, holder=link)
     try:
-        outcome = await runner.run(None if history else user_input)
+        outcome = await runner.run(None if history else launch.user_input)
     finally:
         await runner.close()
     return "completed" if outcome.success else f"ended: {outcome.reason}"

@@ -14,6 +14,7 @@ show INTERRUPTED in the hub's database). The only module that imports ray.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import socket
@@ -28,6 +29,7 @@ from goldfive.placement.pending import PlacedRun
 from goldfive.placement.resources import RayResources
 from goldfive.placement.spec import PlacedSpec
 from goldfive.remote.auth import is_loopback, split_host_port
+from goldfive.store.registry import PLACED, LaunchSpec
 
 __all__ = ["RayPlacer"]
 
@@ -79,9 +81,13 @@ class RayPlacer:
         read_token: str = "",
         advertise: str | None = None,
         search_dir: str | None = None,
+        connect_as: str = "",
     ) -> None:
         self.resources = resources
         self.connect_token = connect_token
+        #: The name of the credential ``connect_token`` is: the owner of every placed run
+        #: (only it may connect as one; goldfive.store.registry).
+        self.connect_as = connect_as
         self.read_token = read_token
         self.advertise = advertise
         self.search_dir = os.path.abspath(search_dir or os.getcwd())
@@ -144,71 +150,51 @@ class RayPlacer:
         self.address = f"{name}:{port}"
 
     # -- runs --------------------------------------------------------------------------------
-    async def place(self, request: Any) -> str:
+    async def place(self, request: Any, started_by: str = "") -> str:
         from goldfive.remote.launch import start_spec
 
         if self._hub is None:
             raise GoldfiveError("the Ray placer is not bound to a hub yet")
-        _, user_input = start_spec(request.agent, request.goal, request.plan_json, request.speed)  # refused here, in one line
+        launch = start_spec(request.agent, request.goal, request.plan_json, request.speed)  # refused here, in one line
         run_id = uuid.uuid4().hex
-        spec = PlacedSpec(
-            run_id=run_id, hub=self.address, agent=request.agent.strip(), goal=request.goal,
-            plan_json=request.plan_json, speed=request.speed, search_dir=self.search_dir,
-            connect_token=self.connect_token, read_token=self.read_token,
-        )  # fmt: skip
-        run = PlacedRun(run_id, self._hub.recorder, goal_summary=str(user_input)[:1000])
-        self._launch(run, spec)
+        assert launch.spec is not None
+        recorded = dataclasses.replace(launch.spec, started_by=started_by)
+        await self._host.registry.register(run_id, PLACED, self.connect_as, recorded)
+        run = PlacedRun(run_id, self._hub.recorder, goal_summary=str(launch.user_input)[:1000])
+        self._launch(run, self._spec(run_id, recorded))
         return run_id
 
-    def resume_recorded(self) -> list[str]:
-        """Place again every interrupted run this hub recorded from a launch a placed run can
-        repeat (``serve`` after a restart: its actors ended with it). Each new actor reads its
-        run's history from this hub and continues it; a run that cannot go on stays
-        interrupted, with the reason logged."""
-        from goldfive.durable.resume import load_for_resume
-
+    async def resume_recorded(self) -> list[str]:
+        """Place again every interrupted run this hub placed before it stopped (``serve``
+        after a restart: its actors ended with it), built from the launch the hub recorded in
+        its registry, never from the run's events. Each new actor reads its run's history
+        from this hub and continues it."""
+        registrations = await self._host.registry.all()
         placed = []
         for old in list(self._host.runs()):
             if old.live or old.history is None or old.state.finished or isinstance(old, PlacedRun):
                 continue
-            try:
-                launch = load_for_resume(self._host.db_path, old.run_id).launch
-            except GoldfiveError as exc:
-                log.warning("run %s stays interrupted: %s", old.run_id, exc)
-                continue
-            spec = self._spec_from_launch(old.run_id, launch)
-            if spec is None:
-                continue
-            self._launch(PlacedRun.from_recorded(old, self._hub.recorder), spec)
+            reg = registrations.get(old.run_id)
+            if reg is None or reg.origin != PLACED or reg.launch is None:
+                continue  # not placed by this hub: never placed from what its events say
+            self._launch(PlacedRun.from_recorded(old, self._hub.recorder), self._spec(old.run_id, reg.launch))
             log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
             placed.append(old.run_id)
         return placed
 
-    def place_again(self, run: PlacedRun, launch: dict[str, Any]) -> None:
-        """Place ``run`` again from its recorded ``launch`` (several hubs on one database: the
-        hub that placed it is gone, and its actor with it). ``run`` already holds the run's
-        state; its new actor reads the history back and continues it. GoldfiveError when the
-        launch is not one a placed run can repeat."""
-        spec = self._spec_from_launch(run.run_id, launch)
-        if spec is None:
-            raise GoldfiveError("its launch cannot be repeated on the cluster (a plan file, or an LLM server named on the command line)")
-        self._launch(run, spec)
+    def place_again(self, run: PlacedRun, launch: LaunchSpec) -> None:
+        """Place ``run`` again from the launch the hubs recorded when it was first placed
+        (several hubs on one database: the hub that placed it is gone, and its actor with
+        it). ``run`` already holds the run's state; its new actor reads the history back and
+        continues it."""
+        self._launch(run, self._spec(run.run_id, launch))
 
-    def _spec_from_launch(self, run_id: str, launch: dict[str, Any]) -> PlacedSpec | None:
-        """The spec that builds a recorded ``serve`` launch again, or None when it is not one
-        a placed run can repeat (a plan file, an LLM server named on the command line)."""
-        if launch.get("command") != "serve" or launch.get("plan") or launch.get("base_url") or launch.get("model"):
-            return None
-        target = str(launch.get("target", ""))
-        if target == "demo":
-            return PlacedSpec(
-                run_id=run_id, hub=self.address, agent="demo", speed=float(launch.get("speed", 1.0)),
-                connect_token=self.connect_token, read_token=self.read_token,
-            )  # fmt: skip
+    def _spec(self, run_id: str, launch: LaunchSpec) -> PlacedSpec:
+        """The actor's spec for a recorded launch: the agent is imported from this hub's
+        search directory (the same path on every node), never from one a record names."""
         return PlacedSpec(
-            run_id=run_id, hub=self.address, agent=target, goal=str(launch.get("goal", "")),
-            plan_json=str(launch.get("plan_json") or ""), search_dir=str(launch.get("cwd") or self.search_dir),
-            connect_token=self.connect_token, read_token=self.read_token,
+            run_id=run_id, hub=self.address, agent=launch.target, goal=launch.goal, plan_json=launch.plan_json,
+            speed=launch.speed, search_dir=self.search_dir, connect_token=self.connect_token, read_token=self.read_token,
         )  # fmt: skip
 
     def _launch(self, run: PlacedRun, spec: PlacedSpec) -> None:

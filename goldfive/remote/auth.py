@@ -30,6 +30,7 @@ __all__ = [
     "TokenInterceptor",
     "bearer_metadata",
     "caller",
+    "caller_role",
     "check_listen",
     "credentials",
     "is_loopback",
@@ -108,6 +109,9 @@ RUNNER_METHODS = frozenset(
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.@-]{0,63}")
 _CALLER: contextvars.ContextVar[str] = contextvars.ContextVar("goldfive_caller", default="")
+#: The role of the current call's token; a server without tokens trusts every caller as an
+#: operator (it listens on loopback only, see check_listen).
+_ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("goldfive_caller_role", default=OPERATOR)
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,12 @@ def caller(context: object = None) -> str:
     Set for the servicer's code by :class:`TokenInterceptor`; ``context`` is accepted so a
     servicer reads as ``caller(context)``."""
     return _CALLER.get()
+
+
+def caller_role(context: object = None) -> str:
+    """The role (OPERATOR or RUNNER) of the token the current call was made with; OPERATOR on
+    a server without tokens."""
+    return _ROLE.get()
 
 
 def _read_pem(path: str | os.PathLike[str], flag: str, marker: bytes, what: str) -> bytes:
@@ -213,12 +223,14 @@ def _denied(
     return grpc.stream_stream_rpc_method_handler(deny, request_deserializer=de, response_serializer=ser)
 
 
-def _as(handler: Any, name: str) -> Any:
-    """``handler`` with its behaviour run while :func:`caller` answers ``name``."""
+def _as(handler: Any, name: str, role: str) -> Any:
+    """``handler`` with its behaviour run while :func:`caller` answers ``name`` (and
+    :func:`caller_role` ``role``)."""
 
     def call(behavior: Callable[..., Any]) -> Callable[..., Any]:
         async def unary(request: Any, context: Any) -> Any:
             _CALLER.set(name)  # this call's own task: nothing else sees it
+            _ROLE.set(role)
             return await behavior(request, context)
 
         return unary
@@ -226,6 +238,7 @@ def _as(handler: Any, name: str) -> Any:
     def stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
         async def streaming(request: Any, context: Any) -> AsyncIterator[Any]:
             _CALLER.set(name)
+            _ROLE.set(role)
             async for item in behavior(request, context):
                 yield item
 
@@ -287,4 +300,4 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 "listing, watching and controlling runs needs an operator token",
                 grpc.StatusCode.PERMISSION_DENIED,
             )
-        return _as(handler, cred.name)  # type: ignore[no-any-return]
+        return _as(handler, cred.name, cred.role)  # type: ignore[no-any-return]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import socket
@@ -21,7 +22,7 @@ import sqlite3
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldfive.aio import cancel_and_wait
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlMessage
@@ -31,12 +32,18 @@ from goldfive.view import RunState
 from goldfive.sinks.memory import InMemorySink, Missed
 from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, recorded_runs
 from goldfive.store.recorder import RunRecorder
+from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry
 
-__all__ = ["HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
+if TYPE_CHECKING:
+    from goldfive.remote.launch import Launch
+
+__all__ = ["HUB_OWNER", "HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
 
 log = logging.getLogger("goldfive.remote")
 
 RUN_NOT_ACTIVE = "run not active"
+#: The owner and writer of the runs a hub hosts in its own process.
+HUB_OWNER = "hub"
 _HOSTNAME = socket.gethostname()
 
 #: Builds the Runner of a hosted run: ``factory(sinks=..., control=..., run_id=...)``.
@@ -89,6 +96,8 @@ class HostedRun:
         #: read from there (``archive.events(run_id, after)``, async), the rest from ``memory``.
         self.archive: Any = None
         self.archived_through = -1
+        #: The credential the run belongs to on this hub (its registration's owner).
+        self.owner = ""
         for ev in self._history:
             self._fold(ev)
 
@@ -327,11 +336,15 @@ class HostedRun:
         for sink in sinks or ():
             await sink.close()
 
-    async def close(self) -> None:
-        """Cancel the run if still going, stop answering controls, close its sinks."""
+    async def close(self, *, suspend: bool = False) -> None:
+        """Cancel the run if still going, stop answering controls, close its sinks. With
+        ``suspend`` (the server is stopping, not the run), a live run is left interrupted in
+        its recording, to be continued by the next start (Runner.suspend)."""
         if self.ingest_sinks is not None:
             await self.end_ingest()
         if self.task is not None:
+            if suspend and self.runner is not None and not self.task.done():
+                self.runner.suspend()
             await cancel_and_wait([self.task])  # _run already logged a failure
         if self.runner is not None:
             try:
@@ -361,6 +374,36 @@ class RunHost:
         self.recorder: Any = None
         self.started_hooks: list[Callable[[HostedRun], None]] = []
         self.warning: Callable[[], str] = lambda: ""
+        self._registry: RunRegistry | None = None
+
+    @property
+    def registry(self) -> RunRegistry:
+        """The hub's own records of its runs (goldfive.store.registry): what it started and
+        how to build it again, who registered each run, what it routed. In the hub's SQLite
+        file (kept in memory for ``:memory:``) unless a hub on PostgreSQL set its own."""
+        if self._registry is None:
+            self._registry = MemoryRegistry() if self.db_path == ":memory:" else SqliteRegistry(self.db_path)
+        return self._registry
+
+    @registry.setter
+    def registry(self, registry: RunRegistry) -> None:
+        self._registry = registry
+
+    async def host(self, launch: Launch, *, started_by: str = "", run_id: str | None = None) -> HostedRun:
+        """Start ``launch`` here as the hub's own run: registered (origin hosted, and the
+        launch record the hub builds it from again after a restart), then started."""
+        run_id = run_id or uuid.uuid4().hex
+        spec = dataclasses.replace(launch.spec, started_by=started_by) if launch.spec is not None else None
+        registry = self.registry
+        await registry.register(run_id, HOSTED, HUB_OWNER, spec)
+        await registry.wrote(run_id, 0, HUB_OWNER)
+        try:
+            run = self.start_run(launch.factory, launch.user_input, run_id=run_id)
+        except BaseException:
+            await registry.forget(run_id)
+            raise
+        run.owner = HUB_OWNER
+        return run
 
     def load_recorded(self) -> int:
         """Serve the runs recorded in the database (not live); returns how many were added.
@@ -388,6 +431,14 @@ class RunHost:
             added += 1
         return added
 
+    async def load_owners(self) -> None:
+        """Say whose each served run is, from the registry (after ``load_recorded``)."""
+        registrations = await self.registry.all()
+        for run in self._runs.values():
+            reg = registrations.get(run.run_id)
+            if reg is not None:
+                run.owner = reg.owner
+
     def start_run(self, factory: RunFactory, user_input: Any, *, run_id: str | None = None) -> HostedRun:
         run_id = run_id or uuid.uuid4().hex
         if run_id in self._runs:
@@ -412,6 +463,10 @@ class RunHost:
         """Serve ``run`` (a run connected from another process), replacing its recorded entry."""
         run._state_sink.hooks = self.event_hooks
         self._runs[run.run_id] = run
+
+    def remove(self, run_id: str) -> None:
+        """Serve ``run_id`` no more (a connected run that never stored an event)."""
+        self._runs.pop(run_id, None)
 
     def get(self, run_id: str) -> HostedRun | None:
         return self._runs.get(run_id)
@@ -458,6 +513,10 @@ class RunHost:
             await run.begin_ingest(self.db_path)
         await run.ingest(event)
 
-    async def close(self) -> None:
+    async def close(self, *, suspend: bool = False) -> None:
+        """Close every run; with ``suspend`` the runs hosted here are left interrupted (see
+        HostedRun.close), not cancelled."""
         for run in list(self._runs.values()):
-            await run.close()
+            await run.close(suspend=suspend)
+        if self._registry is not None:
+            self._registry.close()

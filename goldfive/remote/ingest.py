@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import grpc
 
+from goldfive.errors import SinkError
+from goldfive.hub.limits import run_id_problem
 from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, service_pb2_grpc
 from goldfive.protocols import EventSink
 
@@ -46,6 +48,10 @@ class IngressService(service_pb2_grpc.GoldfiveIngressServicer):
         received = 0
         async for event in request_iterator:
             key = _key(event)
+            problem = run_id_problem(event.run_id)
+            if problem:
+                shown = key if len(key) <= 80 else key[:77] + "..."
+                return service_pb2.StreamEventsResponse(received=received, error=f"event {shown!r} refused: {problem}")
             if key in self._seen:
                 self.duplicates += 1
             else:
@@ -64,13 +70,20 @@ class IngressService(service_pb2_grpc.GoldfiveIngressServicer):
 
 class HostIngest:
     """The sink an IngressService feeds when ``goldfive serve --ingest`` hosts pushed runs:
-    each event goes to the run it names, served live like a hosted one."""
+    each event goes to the run it names, served live like a hosted one. An event the run's
+    recording had to drop (its bound reached while writes fail) raises, so the producer is
+    not told it was received."""
 
     def __init__(self, host: RunHost) -> None:
         self.host = host
 
     async def emit(self, event: events_pb2.Event) -> None:
+        run = self.host.get(event.run_id)
+        before = run.dropped if run is not None else 0
         await self.host.ingest(event)
+        run = self.host.get(event.run_id)
+        if run is not None and run.dropped > before:
+            raise SinkError(f"the hub's recording of run {event.run_id} is failing ({run.write_error}); events were dropped")
 
     async def close(self) -> None:
         return None

@@ -1,23 +1,35 @@
 """What a hub hosts: the factories of runs started by ``goldfive serve TARGET`` and by
-``Runs.StartRun`` (``goldfive ctl ADDR start ...``), and rebuilding them from a recorded launch.
+``Runs.StartRun`` (``goldfive ctl ADDR start ...``), and building them again from the hub's own
+launch record.
 
-A factory is called as ``factory(sinks=..., control=..., run_id=...)`` and returns a Runner;
-each Runner records its ``launch`` so ``serve`` can resume the run after a restart. Every
-problem with what was asked (an agent that cannot be imported, a plan that does not parse, no
-planner) is an :class:`~goldfive.cli.inputs.InputError` whose message is one line.
+A factory is called as ``factory(sinks=..., control=..., run_id=...)`` and returns a Runner.
+Each :class:`Launch` carries the :class:`~goldfive.store.registry.LaunchSpec` the hub records
+when it starts the run (its registry, never the run's events): after a restart the hub builds
+the run again from that record alone, importing the agent from its own search directory, never
+from a directory a record names. Every problem with what was asked (an agent that cannot be
+imported, a plan that does not parse, no planner) is an
+:class:`~goldfive.cli.inputs.InputError` whose message is one line.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from goldfive.errors import GoldfiveError
+from goldfive.store.registry import LaunchSpec
 
-__all__ = ["agent_run", "demo_run", "resume_with", "start_spec"]
+__all__ = ["Launch", "agent_run", "demo_run", "resume_with", "start_spec"]
 
-#: A run to host: (factory, the run's user input).
-Launch = tuple[Any, str]
+
+class Launch(NamedTuple):
+    """A run to host: its factory, the run's user input, and what the hub records to build
+    it again (None: the run is not continued after a restart)."""
+
+    factory: Any
+    user_input: str
+    spec: LaunchSpec | None = None
 
 
 def demo_run(speed: float) -> Launch:
@@ -30,11 +42,9 @@ def demo_run(speed: float) -> Launch:
         raise InputError(f"the demo's speed must be positive, got {speed}")
 
     def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
-        runner = make_demo_runner(sinks=sinks, control=control, speed=speed, run_id=run_id)
-        runner.launch = {"command": "serve", "target": "demo", "speed": speed}  # to resume it after a restart
-        return runner
+        return make_demo_runner(sinks=sinks, control=control, speed=speed, run_id=run_id)
 
-    return factory, DEMO_GOAL
+    return Launch(factory, DEMO_GOAL, LaunchSpec("demo", speed=speed))
 
 
 def agent_run(
@@ -55,17 +65,18 @@ def agent_run(
     if not goal or not goal.strip():
         raise InputError("MODULE:FUNCTION needs a goal: say what the run should achieve")
     agent = load_agent(spec, search_dir=search_dir)
-    launch = {
-        "command": "serve", "target": spec, "goal": goal, "plan": os.path.abspath(plan_path) if plan_path else None,
-        "plan_json": plan_json or None, "base_url": base_url, "model": model,
-        "cwd": os.path.abspath(search_dir or os.getcwd()),
-    }  # fmt: skip
     if plan_json:
         from goldfive.planners.static import StaticPlanner
 
         planner: Any = StaticPlanner(parse_plan_text(plan_json, "the plan JSON"))
     else:
         planner = make_planner(plan_path, base_url, model, None).planner
+        if plan_path:  # the plan itself is recorded, not where it was: a file can change
+            plan_json = Path(plan_path).read_text(encoding="utf-8")
+    launch = LaunchSpec(
+        spec, goal=goal, plan_json=plan_json or "", base_url=base_url or "", model=model or "",
+        cwd=os.path.abspath(search_dir or os.getcwd()),
+    )  # fmt: skip
 
     def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
         from goldfive.adapters.frameworks import adapter_for
@@ -80,11 +91,10 @@ def agent_run(
             sinks=sinks,
             control=control,
             run_id=run_id,
-            launch=launch,
             config=RuntimeConfig(use_machine_rules=True),  # rules saved for this machine (the hub's) apply
         )
 
-    return factory, goal
+    return Launch(factory, goal, launch)
 
 
 def start_spec(agent: str, goal: str, plan_json: str, speed: float, *, search_dir: str | None = None) -> Launch:
@@ -106,15 +116,13 @@ def start_spec(agent: str, goal: str, plan_json: str, speed: float, *, search_di
         raise InputError(str(exc)) from None
 
 
-def resume_with(launch: dict[str, Any]) -> Any:
-    """The factory that builds a hosted run again from its recorded launch; None for runs
-    serve did not start (``goldfive run`` ones are resumed with ``goldfive resume``)."""
-    if launch.get("command") != "serve":
-        return None
-    if launch.get("target") == "demo":
-        return demo_run(float(launch.get("speed", 1.0)))[0]
-    target = str(launch.get("target", ""))
+def resume_with(launch: LaunchSpec) -> Any:
+    """The factory that builds a run the hub started again, from the hub's own record of its
+    launch. The agent is imported from this process's search directory (where ``serve`` was
+    started), never from ``launch.cwd``; InputError says why it cannot be built."""
+    if launch.target == "demo":
+        return demo_run(float(launch.speed or 1.0)).factory
     return agent_run(
-        target, str(launch.get("goal", "")), launch.get("plan"), launch.get("base_url"), launch.get("model"),
-        search_dir=launch.get("cwd"), plan_json=launch.get("plan_json"),
-    )[0]  # fmt: skip
+        launch.target, launch.goal, None, launch.base_url or None, launch.model or None,
+        plan_json=launch.plan_json or None,
+    ).factory  # fmt: skip

@@ -22,12 +22,15 @@ import grpc
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER
+from goldfive.hub.quota import RunnerLimits
 from goldfive.remote.auth import OPERATOR, TokenInterceptor, check_listen, credentials, server_credentials, split_host_port
 from goldfive.remote.guard import ParseGuard
 from goldfive.remote.host import RunFactory, RunHost
+from goldfive.remote.launch import Launch
 from goldfive.remote.ingest import IngressService
 from goldfive.remote.service import RunsService
 from goldfive.store.history import check_database
+from goldfive.store.registry import HOSTED, LaunchSpec
 
 __all__ = ["DEFAULT_LISTEN", "RemoteServer", "default_db_path", "serve", "start_server"]
 
@@ -36,10 +39,11 @@ log = logging.getLogger("goldfive.remote")
 
 
 def default_db_path() -> Path:
-    """GOLDFIVE_DATA_DIR or the user data dir, then ``runs.sqlite`` (shared with ``goldfive run``)."""
-    from goldfive.settings import default_db_path as settings_db_path
+    """GOLDFIVE_DATA_DIR or the user data dir, then ``hub.sqlite`` (not ``goldfive run``'s
+    ``runs.sqlite``: see goldfive.settings.hub_db_path)."""
+    from goldfive.settings import hub_db_path
 
-    return Path(settings_db_path())
+    return Path(hub_db_path())
 
 
 @dataclass
@@ -55,8 +59,10 @@ class RemoteServer:
     client_certs: bool = False
     extra: list[Any] = field(default_factory=list)
 
-    async def stop(self, grace: float | None = None, *, close_runs: bool = True) -> None:
-        """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs."""
+    async def stop(self, grace: float | None = None, *, close_runs: bool = True, suspend: bool = False) -> None:
+        """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs:
+        cancelled, or with ``suspend`` (a hub that stops, not its runs) left interrupted in
+        their recording for the next start to continue."""
         for part in self.extra:  # end the hub's runner streams: the runners reconnect later
             part.end_streams()
         try:
@@ -65,7 +71,7 @@ class RemoteServer:
             await self.server.stop(grace)
         finally:
             if close_runs:
-                await self.host.close()
+                await self.host.close(suspend=suspend)
             for part in self.extra:  # the hub's shared recording: written out last
                 await part.close()
 
@@ -104,6 +110,7 @@ async def start_server(
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
     fleet: Any = None,
     placer: Any = None,
+    runner_limits: RunnerLimits | None = None,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
     With ``placer`` (a RayPlacer), StartRun's runs are placed by it, and it is told the hub
@@ -112,7 +119,8 @@ async def start_server(
 
     ``token`` is the operator token, or several (each ``NAME=SECRET`` or a bare secret named
     "operator"): it may list, watch and control every run. ``runner_token`` (same forms) may
-    only connect runs (see :mod:`goldfive.remote.auth`)."""
+    only connect runs (see :mod:`goldfive.remote.auth`), within ``runner_limits``
+    (:mod:`goldfive.hub.quota`)."""
     creds = server_credentials(tls_cert, tls_key, tls_client_ca)
     client_certs = creds is not None and tls_client_ca is not None
     tokens = credentials(token, runner_token)
@@ -129,7 +137,7 @@ async def start_server(
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
     from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
 
-    hub = HubService(host, interrupt_after=interrupt_after, fleet=fleet)  # runs connecting from other processes
+    hub = HubService(host, interrupt_after=interrupt_after, fleet=fleet, limits=runner_limits)  # runs connecting from other processes
     service_pb2_grpc.add_HubServicer_to_server(hub, server)
     if _in_use(listen):
         raise ServeConfigError(f"cannot listen on {listen}: the address is already in use (another goldfive serve?)")
@@ -147,23 +155,29 @@ async def start_server(
     return RemoteServer(server, host, port, f"{hostname}:{port}", creds is not None, client_certs, extra=[hub])
 
 
-def resume_interrupted(host: RunHost, resume_with: Callable[[dict[str, Any]], RunFactory | None]) -> list[str]:
-    """Continue the host's interrupted recorded runs whose launch ``resume_with`` can build;
-    each is logged, and one that cannot go on stays interrupted with its reason logged."""
-    from goldfive.durable.resume import load_for_resume
-
+async def resume_interrupted(host: RunHost, resume_with: Callable[[LaunchSpec], RunFactory | None]) -> list[str]:
+    """Continue the interrupted runs this hub started itself (``serve TARGET``, ``StartRun``),
+    each built by ``resume_with`` from the launch the hub recorded in its registry when it
+    started it. Nothing a run's events say is used to decide this: a runner can write any
+    RunStarted. Each is logged; one that cannot go on stays interrupted, its reason logged."""
+    registrations = await host.registry.all()
     resumed = []
     for run in host.runs():
         if run.live or run.history is None or run.state.finished:
             continue
+        reg = registrations.get(run.run_id)
+        if reg is None or reg.origin != HOSTED:
+            continue  # not started by this hub: its own process (or nobody) continues it
+        if reg.launch is None:
+            log.warning("run %s stays interrupted: the hub recorded no launch to build it again", run.run_id)
+            continue
         try:
-            launch = load_for_resume(host.db_path, run.run_id).launch
-            factory = resume_with(launch)
+            factory = resume_with(reg.launch)
             if factory is None:
                 continue
             host.resume_run(factory, run.run_id)
         except GoldfiveError as exc:
-            log.warning("run %s stays interrupted: %s", run.run_id, exc)
+            log.warning("run %s stays interrupted: %s", run.run_id, " ".join(str(exc).split()))
             continue
         log.info("run %s resumed from its recording", run.run_id)
         resumed.append(run.run_id)
@@ -186,19 +200,21 @@ async def serve(
     tls_cert: str | os.PathLike[str] | None = None,
     tls_key: str | os.PathLike[str] | None = None,
     db_path: str | os.PathLike[str] | None = None,
-    runs: Iterable[tuple[RunFactory, Any]] = (),
+    runs: Iterable[Launch | tuple[Any, ...]] = (),
     *,
     ingest: bool = False,
     ready: asyncio.Future[RemoteServer] | None = None,
     tls_client_ca: str | os.PathLike[str] | None = None,
     allow_damaged_db: bool = False,
-    resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
+    resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None,
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
     notify_cmd: str | None = None,
     placer: Any = None,
+    runner_limits: RunnerLimits | None = None,
 ) -> None:
-    """Host ``runs`` (factory, user input) and serve them, and every recorded run in
+    """Host ``runs`` (Launch: factory, user input and the launch record that builds it again)
+    and serve them, and every recorded run in
     ``db_path``, until cancelled. Finished runs stay served. With ``ingest``, also accept
     runs pushed by GRPCSink producers (GoldfiveIngress) and serve them live.
 
@@ -206,9 +222,12 @@ async def serve(
     unless ``allow_damaged_db``: then what is readable is served and the rest is reported on
     each run's summary.
 
-    ``resume_with(launch)`` gives the factory that builds an interrupted run again from its
-    recorded launch (None: it is not ours to resume); those runs go on live here. Without it,
-    interrupted runs stay as they are.
+    ``resume_with(launch)`` gives the factory that builds an interrupted run this hub started
+    again from the launch the hub recorded (None: not ours to resume); those runs go on live
+    here. Without it, interrupted runs stay as they are.
+
+    Stopping (cancelled: Ctrl+C, SIGTERM) leaves the hosted runs interrupted, not cancelled:
+    the next start continues them.
 
     ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
     person (goldfive.notify).
@@ -221,7 +240,7 @@ async def serve(
         await _serve_fleet(
             dsn, listen, token, tls_cert, tls_key, runs, ready=ready, tls_client_ca=tls_client_ca,
             runner_token=runner_token, interrupt_after=interrupt_after, notify_cmd=notify_cmd, ingest=ingest,
-            placer=placer, resume_with=resume_with,
+            placer=placer, resume_with=resume_with, runner_limits=runner_limits,
         )  # fmt: skip
         return
     host = RunHost(db_path if db_path is not None else default_db_path())
@@ -235,8 +254,9 @@ async def serve(
             )
         log.error("database %s is damaged (%s); serving what is readable", host.db_path, problem)
     host.load_recorded()
+    await host.load_owners()
     if resume_with is not None and placer is None:
-        resume_interrupted(host, resume_with)
+        await resume_interrupted(host, resume_with)
     ingress = None
     if ingest:
         from goldfive.remote.ingest import HostIngest
@@ -253,15 +273,16 @@ async def serve(
         runner_token=runner_token,
         interrupt_after=interrupt_after,
         placer=placer,
+        runner_limits=runner_limits,
     )
     if resume_with is not None and placer is not None:
-        placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
+        await placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
     try:
         await _host_and_serve(server, runs, ready)
     finally:
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
         # cancelled task's cleanup would be cut short at its first await.
-        await asyncio.create_task(server.stop(1.0))
+        await asyncio.create_task(server.stop(1.0, suspend=True))
         if placer is not None:
             await asyncio.create_task(placer.close())
         if command is not None:
@@ -279,10 +300,11 @@ def _notify_command(host: RunHost, notify_cmd: str | None) -> Any:
     return command
 
 
-async def _host_and_serve(server: RemoteServer, runs: Iterable[tuple[RunFactory, Any]], ready: asyncio.Future[RemoteServer] | None) -> None:
-    """Start ``runs``, say the server is ready, serve until it stops."""
-    for factory, user_input in runs:
-        server.host.start_run(factory, user_input)
+async def _host_and_serve(server: RemoteServer, runs: Iterable[Launch | tuple[Any, ...]], ready: asyncio.Future[RemoteServer] | None) -> None:
+    """Start ``runs`` (each recorded as the hub's own, started by "serve"), say the server is
+    ready, serve until it stops."""
+    for launch in runs:
+        await server.host.host(Launch(*launch), started_by="serve")
     if ready is not None and not ready.done():
         ready.set_result(server)
     await server.server.wait_for_termination()
@@ -299,7 +321,7 @@ async def _serve_fleet(
     token: str | Sequence[str] | None,
     tls_cert: str | os.PathLike[str] | None,
     tls_key: str | os.PathLike[str] | None,
-    runs: Iterable[tuple[RunFactory, Any]],
+    runs: Iterable[Launch | tuple[Any, ...]],
     *,
     ready: asyncio.Future[RemoteServer] | None,
     tls_client_ca: str | os.PathLike[str] | None,
@@ -308,7 +330,8 @@ async def _serve_fleet(
     notify_cmd: str | None,
     ingest: bool,
     placer: Any = None,
-    resume_with: Callable[[dict[str, Any]], RunFactory | None] | None = None,
+    resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None,
+    runner_limits: RunnerLimits | None = None,
 ) -> None:
     """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet). With
     ``placer``, runs started here are placed on Ray, and so are again the runs a gone hub
@@ -331,7 +354,8 @@ async def _serve_fleet(
         placer=placer if resume_with is not None else None,
     )  # fmt: skip
     host.recorder = fleet.recorder
-    host.warning = lambda: fleet.degraded
+    host.registry = fleet.registry
+    host.warning = lambda: fleet.health
     claims: set[asyncio.Task[None]] = set()
 
     def claim(run: Any) -> None:
@@ -344,6 +368,7 @@ async def _serve_fleet(
         server = await start_server(
             host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key, tls_client_ca=tls_client_ca,
             runner_token=runner_token, interrupt_after=interrupt_after, fleet=fleet, placer=placer,
+            runner_limits=runner_limits,
         )  # fmt: skip
     except BaseException:
         await store.close()
@@ -366,7 +391,7 @@ async def _serve_fleet(
 
 
 async def _stop_fleet(server: RemoteServer, fleet: Any, store: Any, placer: Any) -> None:
-    await server.stop(1.0)
+    await server.stop(1.0, suspend=True)
     if placer is not None:
         await placer.close()
     await fleet.stop()

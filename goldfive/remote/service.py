@@ -42,7 +42,7 @@ class Placer(Protocol):
     """Places a started run outside the hub's process (``serve --ray``): returns the run id
     it chose, the run already served by the host; GoldfiveError (one line) for a bad request."""
 
-    async def place(self, request: service_pb2.StartRunRequest) -> str: ...
+    async def place(self, request: service_pb2.StartRunRequest, started_by: str = "") -> str: ...
 
 
 class RunsService(service_pb2_grpc.RunsServicer):
@@ -152,11 +152,11 @@ class RunsService(service_pb2_grpc.RunsServicer):
 
         try:
             if self.placer is not None:
-                return service_pb2.StartRunResponse(run_id=await self.placer.place(request))
+                return service_pb2.StartRunResponse(run_id=await self.placer.place(request, caller(context) or "operator"))
             # In a thread: importing the person's module (and whatever it imports) can take
             # seconds, and the hub must keep answering every other run meanwhile.
-            factory, user_input = await asyncio.to_thread(start_spec, request.agent, request.goal, request.plan_json, request.speed)
-            run = self.host.start_run(factory, user_input)
+            launch = await asyncio.to_thread(start_spec, request.agent, request.goal, request.plan_json, request.speed)
+            run = await self.host.host(launch, started_by=caller(context) or "operator")
         except GoldfiveError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, " ".join(str(exc).split()))
             raise  # unreachable: abort raises

@@ -58,6 +58,7 @@ def summary(run: Any) -> service_pb2.RunSummary:
         host=getattr(run, "host", ""),
         pid=getattr(run, "pid", 0),
         connection=getattr(run, "connection", ""),
+        owner=run.owner,
         hub=getattr(run, "hub", ""),
         current_task=current_task(state),
         waiting_approvals=len(state.approvals),

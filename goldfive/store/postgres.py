@@ -20,6 +20,7 @@ import os
 import socket
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from google.protobuf.message import DecodeError
 import psycopg
@@ -39,7 +40,7 @@ log = logging.getLogger("goldfive.store")
 logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 #: The schema this goldfive writes. Bump it with a new entry in _MIGRATIONS.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 CHUNK = 1000
 #: The channel every hub LISTENs on for "run R is stored through sequence S" (goldfive.hub.fleet).
 EVENTS_CHANNEL = "goldfive_events"
@@ -65,6 +66,17 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE TABLE goldfive_controls ("
         " id BIGSERIAL PRIMARY KEY, run_id TEXT NOT NULL, from_hub TEXT NOT NULL, to_hub TEXT NOT NULL,"
         " control BYTEA NOT NULL, ack BYTEA, created_at TIMESTAMPTZ NOT NULL DEFAULT now(), acked_at TIMESTAMPTZ)",
+    ),
+    # The hubs' own records (goldfive.store.registry): who registered each run and what a hub
+    # started (with its launch), who wrote its events, which controls a hub routed to it.
+    3: (
+        "CREATE TABLE goldfive_runs ("
+        " run_id TEXT PRIMARY KEY, origin TEXT NOT NULL, owner TEXT NOT NULL, launch TEXT, created_at_ms BIGINT NOT NULL)",
+        "CREATE TABLE goldfive_writers ("
+        " run_id TEXT NOT NULL, from_sequence BIGINT NOT NULL, writer TEXT NOT NULL, PRIMARY KEY (run_id, from_sequence))",
+        "CREATE TABLE goldfive_routed ("
+        " run_id TEXT NOT NULL, control_id TEXT NOT NULL, kind TEXT NOT NULL, author TEXT NOT NULL, target_id TEXT NOT NULL,"
+        " sent_at_ms BIGINT NOT NULL, PRIMARY KEY (run_id, control_id))",
     ),
 }
 
@@ -94,6 +106,9 @@ class PostgresStore:
     def __init__(self, pool: AsyncConnectionPool, dsn: str) -> None:
         self._pool = pool
         self.dsn = dsn
+        #: Events refused because a different event was stored at their (run, sequence).
+        self.conflicts = 0
+        self.last_conflict = ""
 
     @classmethod
     async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 4, timeout: float = 5.0) -> PostgresStore:
@@ -171,6 +186,8 @@ class PostgresStore:
                 cols,
             )
             inserted = cur.rowcount
+            if inserted is not None and 0 <= inserted < len(events):
+                await self._find_conflicts(conn, cols)
             if notify:
                 last: dict[str, int] = {}
                 for e in events:
@@ -178,6 +195,29 @@ class PostgresStore:
                 notes = [f"{notify}\t{run}\t{seq}" for run, seq in last.items()]
                 await conn.execute("SELECT pg_notify(%s, n) FROM unnest(%s::text[]) AS n", (EVENTS_CHANNEL, notes))
         return len(events) if inserted is None or inserted < 0 else inserted
+
+    async def _find_conflicts(self, conn: psycopg.AsyncConnection[Any], cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]]) -> None:
+        """Some rows of a batch were not inserted: the same event sent again (a runner
+        resending what it was not told was stored) is expected; a *different* event at a
+        stored (run, sequence) is a conflict, counted and named (``conflicts``), never
+        dropped silently."""
+        rows = await (
+            await conn.execute(
+                "SELECT e.run_id, e.sequence, e.event_id FROM goldfive_events e"
+                " JOIN unnest(%s::text[], %s::bigint[]) AS b(run_id, sequence) USING (run_id, sequence)",
+                (cols[0], cols[1]),
+            )
+        ).fetchall()
+        stored = {(str(r), int(q)): str(eid) for r, q, eid in rows}
+        for run_id, sequence, event_id in zip(cols[0], cols[1], cols[2]):
+            have = stored.get((run_id, sequence))
+            if have is not None and have != event_id:
+                self.conflicts += 1
+                self.last_conflict = f"run {run_id} sequence {sequence}"
+                log.error(
+                    "event %s of run %s at sequence %d was not stored: a different event (%s) is stored there",
+                    event_id, run_id, sequence, have,
+                )  # fmt: skip
 
     async def list_runs(self) -> list[RunInfo]:
         async with self._pool.connection() as conn:
@@ -249,7 +289,10 @@ class PostgresStore:
 
     async def truncate_for_tests(self) -> None:
         async with self._pool.connection() as conn:
-            for table in ("goldfive_events", "goldfive_run_locks", "goldfive_hubs", "goldfive_run_owners", "goldfive_controls"):
+            for table in (
+                "goldfive_events", "goldfive_run_locks", "goldfive_hubs", "goldfive_run_owners", "goldfive_controls",
+                "goldfive_runs", "goldfive_writers", "goldfive_routed",
+            ):  # fmt: skip
                 await conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(table)))
 
 

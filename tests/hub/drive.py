@@ -7,10 +7,12 @@ import asyncio
 from typing import Any
 
 import grpc
+import pytest
 
 from goldfive import events
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.remote.auth import bearer_metadata
 from goldfive.types import Session
 
 
@@ -45,3 +47,47 @@ class CallDriver:
             msg = await self.read()
             if msg is grpc.aio.EOF or msg.WhichOneof("body") == body:
                 return msg
+
+
+class Stream(CallDriver):
+    """A runner's Hub.Connect call made with ``secret``."""
+
+    def __init__(self, channel: grpc.aio.Channel, secret: str) -> None:
+        connect = channel.stream_stream(
+            "/goldfive.v1.Hub/Connect",
+            request_serializer=service_pb2.RunnerMessage.SerializeToString,
+            response_deserializer=service_pb2.HubMessage.FromString,
+        )
+        self.call = connect(metadata=bearer_metadata(secret))
+
+    async def hello_as(self, run_id: str, *, take_over: bool = False) -> Any:
+        hello = service_pb2.RunnerHello(run_id=run_id, host="test-host", pid=1, resume_after=-1, take_over=take_over)
+        await self.call.write(service_pb2.RunnerMessage(hello=hello))
+        return await self.read()
+
+    async def refused(self) -> grpc.aio.AioRpcError:
+        with pytest.raises(grpc.aio.AioRpcError) as exc:
+            while True:
+                msg = await self.read()
+                if msg is grpc.aio.EOF:
+                    raise AssertionError("the stream ended without a refusal")
+        return exc.value
+
+
+class Lanes:
+    """A runner's Hub.ConnectShared call made with ``secret``, lanes opened by hand."""
+
+    def __init__(self, channel: grpc.aio.Channel, secret: str) -> None:
+        shared = channel.stream_stream(
+            "/goldfive.v1.Hub/ConnectShared",
+            request_serializer=service_pb2.RunnerFrame.SerializeToString,
+            response_deserializer=service_pb2.HubFrame.FromString,
+        )
+        self.call = shared(metadata=bearer_metadata(secret))
+
+    async def open(self, lane: int, run_id: str) -> service_pb2.HubPart:
+        hello = service_pb2.RunnerHello(run_id=run_id, host="test-host", pid=1, resume_after=-1)
+        await self.call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=lane, message=service_pb2.RunnerMessage(hello=hello))]))
+        frame = await asyncio.wait_for(self.call.read(), 10)
+        [part] = [p for p in frame.parts if p.lane == lane]
+        return part

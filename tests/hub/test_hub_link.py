@@ -143,7 +143,8 @@ async def test_a_hub_that_lost_confirmed_events_is_named_not_fed_a_gap(tmp_path:
 
         await until(said, what="the link names the loss")
         assert "database replaced" in link.stopped
-        assert second.host.get("lost").stored_through == -1  # type: ignore[union-attr]  # no gap stored
+        kept = second.host.get("lost")  # no gap stored (a run that stored nothing is forgotten when its runner leaves)
+        assert kept is None or kept.stored_through == -1  # type: ignore[attr-defined]
         gate.set()
         assert (await asyncio.wait_for(run, 10)).success  # the run itself goes on
         await runner.close()

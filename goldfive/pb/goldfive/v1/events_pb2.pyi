@@ -313,7 +313,7 @@ class ApprovalRejected(_message.Message):
     def __init__(self, target_id: _Optional[str] = ..., detail: _Optional[str] = ..., timed_out: _Optional[bool] = ...) -> None: ...
 
 class ApprovalDecided(_message.Message):
-    __slots__ = ("target_id", "outcome", "author", "client", "kind", "task_id", "tool_name", "requested_args_json", "ran_args_json", "reason", "rule_id", "rule_author", "rule_made_at_ms", "control_id")
+    __slots__ = ("target_id", "outcome", "author", "client", "kind", "task_id", "tool_name", "requested_args_json", "ran_args_json", "reason", "rule_id", "rule_author", "rule_made_at_ms", "control_id", "hub_check")
     TARGET_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     AUTHOR_FIELD_NUMBER: _ClassVar[int]
@@ -328,6 +328,7 @@ class ApprovalDecided(_message.Message):
     RULE_AUTHOR_FIELD_NUMBER: _ClassVar[int]
     RULE_MADE_AT_MS_FIELD_NUMBER: _ClassVar[int]
     CONTROL_ID_FIELD_NUMBER: _ClassVar[int]
+    HUB_CHECK_FIELD_NUMBER: _ClassVar[int]
     target_id: str
     outcome: str
     author: str
@@ -342,7 +343,8 @@ class ApprovalDecided(_message.Message):
     rule_author: str
     rule_made_at_ms: int
     control_id: str
-    def __init__(self, target_id: _Optional[str] = ..., outcome: _Optional[str] = ..., author: _Optional[str] = ..., client: _Optional[str] = ..., kind: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., requested_args_json: _Optional[str] = ..., ran_args_json: _Optional[str] = ..., reason: _Optional[str] = ..., rule_id: _Optional[str] = ..., rule_author: _Optional[str] = ..., rule_made_at_ms: _Optional[int] = ..., control_id: _Optional[str] = ...) -> None: ...
+    hub_check: str
+    def __init__(self, target_id: _Optional[str] = ..., outcome: _Optional[str] = ..., author: _Optional[str] = ..., client: _Optional[str] = ..., kind: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., requested_args_json: _Optional[str] = ..., ran_args_json: _Optional[str] = ..., reason: _Optional[str] = ..., rule_id: _Optional[str] = ..., rule_author: _Optional[str] = ..., rule_made_at_ms: _Optional[int] = ..., control_id: _Optional[str] = ..., hub_check: _Optional[str] = ...) -> None: ...
 
 class ApprovalExpiring(_message.Message):
     __slots__ = ("target_id", "ms_left", "on_timeout")

@@ -28,7 +28,7 @@ from goldfive.pb.goldfive.v1 import events_pb2 as goldfive_dot_v1_dot_events__pb
 from goldfive.pb.goldfive.v1 import types_pb2 as goldfive_dot_v1_dot_types__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goldfive/v1/service.proto\x12\x0bgoldfive.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19goldfive/v1/control.proto\x1a\x18goldfive/v1/events.proto\x1a\x17goldfive/v1/types.proto\"7\n\x14StreamEventsResponse\x12\x10\n\x08received\x18\x01 \x01(\x04\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"0\n\nEventBatch\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.goldfive.v1.Event\"P\n\x0fStartRunRequest\x12\r\n\x05\x61gent\x18\x01 \x01(\t\x12\x0c\n\x04goal\x18\x02 \x01(\t\x12\x11\n\tplan_json\x18\x03 \x01(\t\x12\r\n\x05speed\x18\x04 \x01(\x01\"\"\n\x10StartRunResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"$\n\x12ListWaitingRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xc2\x01\n\x0bWaitingItem\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x11\n\ttarget_id\x18\x03 \x01(\t\x12\x0f\n\x07task_id\x18\x04 \x01(\t\x12\x11\n\ttool_name\x18\x05 \x01(\t\x12\x11\n\targs_json\x18\x06 \x01(\t\x12\x0e\n\x06prompt\x18\x07 \x01(\t\x12)\n\x05since\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08sequence\x18\t \x01(\x03\">\n\x13ListWaitingResponse\x12\'\n\x05items\x18\x01 \x03(\x0b\x32\x18.goldfive.v1.WaitingItem\"\x95\x01\n\rRunnerMessage\x12)\n\x05hello\x18\x01 \x01(\x0b\x32\x18.goldfive.v1.RunnerHelloH\x00\x12)\n\x06\x65vents\x18\x02 \x01(\x0b\x32\x17.goldfive.v1.EventBatchH\x00\x12&\n\x03\x61\x63k\x18\x03 \x01(\x0b\x32\x17.goldfive.v1.ControlAckH\x00\x42\x06\n\x04\x62ody\"d\n\x0bRunnerHello\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0b\n\x03pid\x18\x03 \x01(\x05\x12\x14\n\x0cresume_after\x18\x04 \x01(\x03\x12\x14\n\x0cgoal_summary\x18\x05 \x01(\t\"\x9f\x01\n\nHubMessage\x12*\n\x07welcome\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.HubWelcomeH\x00\x12,\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEventH\x00\x12\x1c\n\x12\x63onfirmed_sequence\x18\x03 \x01(\x03H\x00\x12\x11\n\x07goodbye\x18\x04 \x01(\tH\x00\x42\x06\n\x04\x62ody\"5\n\x0bRunnerFrame\x12&\n\x05parts\x18\x01 \x03(\x0b\x32\x17.goldfive.v1.RunnerPart\"h\n\nRunnerPart\x12\x0c\n\x04lane\x18\x01 \x01(\x04\x12+\n\x07message\x18\x02 \x01(\x0b\x32\x1a.goldfive.v1.RunnerMessage\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\x11\n\tcancelled\x18\x04 \x01(\x08\"/\n\x08HubFrame\x12#\n\x05parts\x18\x01 \x03(\x0b\x32\x14.goldfive.v1.HubPart\"n\n\x07HubPart\x12\x0c\n\x04lane\x18\x01 \x01(\x04\x12(\n\x07message\x18\x02 \x01(\x0b\x32\x17.goldfive.v1.HubMessage\x12\r\n\x05\x65nded\x18\x03 \x01(\x08\x12\x0c\n\x04\x63ode\x18\x04 \x01(\x05\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"$\n\nHubWelcome\x12\x16\n\x0estored_through\x18\x01 \x01(\x03\":\n\x10SubscribeRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"P\n\x12SendControlRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12*\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEvent\"\x11\n\x0fListRunsRequest\"\xda\x03\n\nRunSummary\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x17\n\x0ftasks_completed\x18\x03 \x01(\r\x12\x13\n\x0btasks_total\x18\x04 \x01(\r\x12.\n\nstarted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cgoal_summary\x18\x06 \x01(\t\x12\x16\n\x0e\x64\x61maged_events\x18\x64 \x01(\x04\x12\x15\n\rhistory_error\x18\x65 \x01(\t\x12\x13\n\x0bwrite_error\x18\x66 \x01(\t\x12\x18\n\x10unwritten_events\x18g \x01(\x04\x12\x16\n\x0e\x64ropped_events\x18h \x01(\x04\x12\x0e\n\x06origin\x18n \x01(\t\x12\x0c\n\x04host\x18o \x01(\t\x12\x0b\n\x03pid\x18p \x01(\x05\x12\x12\n\nconnection\x18q \x01(\t\x12\x11\n\tneeds_you\x18r \x01(\t\x12\x33\n\x0fneeds_you_since\x18s \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63urrent_task\x18t \x01(\t\x12\x19\n\x11waiting_approvals\x18u \x01(\r\x12\x0b\n\x03hub\x18v \x01(\t\"N\n\x10ListRunsResponse\x12%\n\x04runs\x18\x01 \x03(\x0b\x32\x17.goldfive.v1.RunSummary\x12\x13\n\x0bhub_warning\x18\x64 \x01(\t\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xcf\x01\n\x0bRunSnapshot\x12(\n\x07summary\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.RunSummary\x12\x1f\n\x04plan\x18\x02 \x01(\x0b\x32\x11.goldfive.v1.Plan\x12\x39\n\x11pending_approvals\x18\x03 \x03(\x0b\x32\x1e.goldfive.v1.ApprovalRequested\x12\x0e\n\x06paused\x18\x04 \x01(\x08\x12\x15\n\rlast_sequence\x18\x05 \x01(\x03\x12\x13\n\x0bhub_warning\x18\x64 \x01(\t2Z\n\x0fGoldfiveIngress\x12G\n\x0cStreamEvents\x12\x12.goldfive.v1.Event\x1a!.goldfive.v1.StreamEventsResponse(\x01\x32\x83\x04\n\x04Runs\x12@\n\tSubscribe\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x12.goldfive.v1.Event0\x01\x12G\n\x0bSendControl\x12\x1f.goldfive.v1.SendControlRequest\x1a\x17.goldfive.v1.ControlAck\x12G\n\x08ListRuns\x12\x1c.goldfive.v1.ListRunsRequest\x1a\x1d.goldfive.v1.ListRunsResponse\x12>\n\x06GetRun\x12\x1a.goldfive.v1.GetRunRequest\x1a\x18.goldfive.v1.RunSnapshot\x12G\n\x08StartRun\x12\x1c.goldfive.v1.StartRunRequest\x1a\x1d.goldfive.v1.StartRunResponse\x12P\n\x0bListWaiting\x12\x1f.goldfive.v1.ListWaitingRequest\x1a .goldfive.v1.ListWaitingResponse\x12L\n\x10SubscribeBatches\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x17.goldfive.v1.EventBatch0\x01\x32\x8f\x01\n\x03Hub\x12\x42\n\x07\x43onnect\x12\x1a.goldfive.v1.RunnerMessage\x1a\x17.goldfive.v1.HubMessage(\x01\x30\x01\x12\x44\n\rConnectShared\x12\x18.goldfive.v1.RunnerFrame\x1a\x15.goldfive.v1.HubFrame(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19goldfive/v1/service.proto\x12\x0bgoldfive.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19goldfive/v1/control.proto\x1a\x18goldfive/v1/events.proto\x1a\x17goldfive/v1/types.proto\"7\n\x14StreamEventsResponse\x12\x10\n\x08received\x18\x01 \x01(\x04\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"0\n\nEventBatch\x12\"\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x12.goldfive.v1.Event\"P\n\x0fStartRunRequest\x12\r\n\x05\x61gent\x18\x01 \x01(\t\x12\x0c\n\x04goal\x18\x02 \x01(\t\x12\x11\n\tplan_json\x18\x03 \x01(\t\x12\r\n\x05speed\x18\x04 \x01(\x01\"\"\n\x10StartRunResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"$\n\x12ListWaitingRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xc2\x01\n\x0bWaitingItem\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x11\n\ttarget_id\x18\x03 \x01(\t\x12\x0f\n\x07task_id\x18\x04 \x01(\t\x12\x11\n\ttool_name\x18\x05 \x01(\t\x12\x11\n\targs_json\x18\x06 \x01(\t\x12\x0e\n\x06prompt\x18\x07 \x01(\t\x12)\n\x05since\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08sequence\x18\t \x01(\x03\">\n\x13ListWaitingResponse\x12\'\n\x05items\x18\x01 \x03(\x0b\x32\x18.goldfive.v1.WaitingItem\"\x95\x01\n\rRunnerMessage\x12)\n\x05hello\x18\x01 \x01(\x0b\x32\x18.goldfive.v1.RunnerHelloH\x00\x12)\n\x06\x65vents\x18\x02 \x01(\x0b\x32\x17.goldfive.v1.EventBatchH\x00\x12&\n\x03\x61\x63k\x18\x03 \x01(\x0b\x32\x17.goldfive.v1.ControlAckH\x00\x42\x06\n\x04\x62ody\"w\n\x0bRunnerHello\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0b\n\x03pid\x18\x03 \x01(\x05\x12\x14\n\x0cresume_after\x18\x04 \x01(\x03\x12\x14\n\x0cgoal_summary\x18\x05 \x01(\t\x12\x11\n\ttake_over\x18\x06 \x01(\x08\"\x9f\x01\n\nHubMessage\x12*\n\x07welcome\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.HubWelcomeH\x00\x12,\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEventH\x00\x12\x1c\n\x12\x63onfirmed_sequence\x18\x03 \x01(\x03H\x00\x12\x11\n\x07goodbye\x18\x04 \x01(\tH\x00\x42\x06\n\x04\x62ody\"5\n\x0bRunnerFrame\x12&\n\x05parts\x18\x01 \x03(\x0b\x32\x17.goldfive.v1.RunnerPart\"h\n\nRunnerPart\x12\x0c\n\x04lane\x18\x01 \x01(\x04\x12+\n\x07message\x18\x02 \x01(\x0b\x32\x1a.goldfive.v1.RunnerMessage\x12\x0c\n\x04\x64one\x18\x03 \x01(\x08\x12\x11\n\tcancelled\x18\x04 \x01(\x08\"/\n\x08HubFrame\x12#\n\x05parts\x18\x01 \x03(\x0b\x32\x14.goldfive.v1.HubPart\"n\n\x07HubPart\x12\x0c\n\x04lane\x18\x01 \x01(\x04\x12(\n\x07message\x18\x02 \x01(\x0b\x32\x17.goldfive.v1.HubMessage\x12\r\n\x05\x65nded\x18\x03 \x01(\x08\x12\x0c\n\x04\x63ode\x18\x04 \x01(\x05\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"$\n\nHubWelcome\x12\x16\n\x0estored_through\x18\x01 \x01(\x03\":\n\x10SubscribeRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x03\"P\n\x12SendControlRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12*\n\x07\x63ontrol\x18\x02 \x01(\x0b\x32\x19.goldfive.v1.ControlEvent\"\x11\n\x0fListRunsRequest\"\xe9\x03\n\nRunSummary\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\r\n\x05state\x18\x02 \x01(\t\x12\x17\n\x0ftasks_completed\x18\x03 \x01(\r\x12\x13\n\x0btasks_total\x18\x04 \x01(\r\x12.\n\nstarted_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0cgoal_summary\x18\x06 \x01(\t\x12\x16\n\x0e\x64\x61maged_events\x18\x64 \x01(\x04\x12\x15\n\rhistory_error\x18\x65 \x01(\t\x12\x13\n\x0bwrite_error\x18\x66 \x01(\t\x12\x18\n\x10unwritten_events\x18g \x01(\x04\x12\x16\n\x0e\x64ropped_events\x18h \x01(\x04\x12\x0e\n\x06origin\x18n \x01(\t\x12\x0c\n\x04host\x18o \x01(\t\x12\x0b\n\x03pid\x18p \x01(\x05\x12\x12\n\nconnection\x18q \x01(\t\x12\x11\n\tneeds_you\x18r \x01(\t\x12\x33\n\x0fneeds_you_since\x18s \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63urrent_task\x18t \x01(\t\x12\x19\n\x11waiting_approvals\x18u \x01(\r\x12\x0b\n\x03hub\x18v \x01(\t\x12\r\n\x05owner\x18w \x01(\t\"N\n\x10ListRunsResponse\x12%\n\x04runs\x18\x01 \x03(\x0b\x32\x17.goldfive.v1.RunSummary\x12\x13\n\x0bhub_warning\x18\x64 \x01(\t\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\xcf\x01\n\x0bRunSnapshot\x12(\n\x07summary\x18\x01 \x01(\x0b\x32\x17.goldfive.v1.RunSummary\x12\x1f\n\x04plan\x18\x02 \x01(\x0b\x32\x11.goldfive.v1.Plan\x12\x39\n\x11pending_approvals\x18\x03 \x03(\x0b\x32\x1e.goldfive.v1.ApprovalRequested\x12\x0e\n\x06paused\x18\x04 \x01(\x08\x12\x15\n\rlast_sequence\x18\x05 \x01(\x03\x12\x13\n\x0bhub_warning\x18\x64 \x01(\t2Z\n\x0fGoldfiveIngress\x12G\n\x0cStreamEvents\x12\x12.goldfive.v1.Event\x1a!.goldfive.v1.StreamEventsResponse(\x01\x32\x83\x04\n\x04Runs\x12@\n\tSubscribe\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x12.goldfive.v1.Event0\x01\x12G\n\x0bSendControl\x12\x1f.goldfive.v1.SendControlRequest\x1a\x17.goldfive.v1.ControlAck\x12G\n\x08ListRuns\x12\x1c.goldfive.v1.ListRunsRequest\x1a\x1d.goldfive.v1.ListRunsResponse\x12>\n\x06GetRun\x12\x1a.goldfive.v1.GetRunRequest\x1a\x18.goldfive.v1.RunSnapshot\x12G\n\x08StartRun\x12\x1c.goldfive.v1.StartRunRequest\x1a\x1d.goldfive.v1.StartRunResponse\x12P\n\x0bListWaiting\x12\x1f.goldfive.v1.ListWaitingRequest\x1a .goldfive.v1.ListWaitingResponse\x12L\n\x10SubscribeBatches\x12\x1d.goldfive.v1.SubscribeRequest\x1a\x17.goldfive.v1.EventBatch0\x01\x32\x8f\x01\n\x03Hub\x12\x42\n\x07\x43onnect\x12\x1a.goldfive.v1.RunnerMessage\x1a\x17.goldfive.v1.HubMessage(\x01\x30\x01\x12\x44\n\rConnectShared\x12\x18.goldfive.v1.RunnerFrame\x1a\x15.goldfive.v1.HubFrame(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -52,37 +52,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RUNNERMESSAGE']._serialized_start=678
   _globals['_RUNNERMESSAGE']._serialized_end=827
   _globals['_RUNNERHELLO']._serialized_start=829
-  _globals['_RUNNERHELLO']._serialized_end=929
-  _globals['_HUBMESSAGE']._serialized_start=932
-  _globals['_HUBMESSAGE']._serialized_end=1091
-  _globals['_RUNNERFRAME']._serialized_start=1093
-  _globals['_RUNNERFRAME']._serialized_end=1146
-  _globals['_RUNNERPART']._serialized_start=1148
-  _globals['_RUNNERPART']._serialized_end=1252
-  _globals['_HUBFRAME']._serialized_start=1254
-  _globals['_HUBFRAME']._serialized_end=1301
-  _globals['_HUBPART']._serialized_start=1303
-  _globals['_HUBPART']._serialized_end=1413
-  _globals['_HUBWELCOME']._serialized_start=1415
-  _globals['_HUBWELCOME']._serialized_end=1451
-  _globals['_SUBSCRIBEREQUEST']._serialized_start=1453
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=1511
-  _globals['_SENDCONTROLREQUEST']._serialized_start=1513
-  _globals['_SENDCONTROLREQUEST']._serialized_end=1593
-  _globals['_LISTRUNSREQUEST']._serialized_start=1595
-  _globals['_LISTRUNSREQUEST']._serialized_end=1612
-  _globals['_RUNSUMMARY']._serialized_start=1615
-  _globals['_RUNSUMMARY']._serialized_end=2089
-  _globals['_LISTRUNSRESPONSE']._serialized_start=2091
-  _globals['_LISTRUNSRESPONSE']._serialized_end=2169
-  _globals['_GETRUNREQUEST']._serialized_start=2171
-  _globals['_GETRUNREQUEST']._serialized_end=2202
-  _globals['_RUNSNAPSHOT']._serialized_start=2205
-  _globals['_RUNSNAPSHOT']._serialized_end=2412
-  _globals['_GOLDFIVEINGRESS']._serialized_start=2414
-  _globals['_GOLDFIVEINGRESS']._serialized_end=2504
-  _globals['_RUNS']._serialized_start=2507
-  _globals['_RUNS']._serialized_end=3022
-  _globals['_HUB']._serialized_start=3025
-  _globals['_HUB']._serialized_end=3168
+  _globals['_RUNNERHELLO']._serialized_end=948
+  _globals['_HUBMESSAGE']._serialized_start=951
+  _globals['_HUBMESSAGE']._serialized_end=1110
+  _globals['_RUNNERFRAME']._serialized_start=1112
+  _globals['_RUNNERFRAME']._serialized_end=1165
+  _globals['_RUNNERPART']._serialized_start=1167
+  _globals['_RUNNERPART']._serialized_end=1271
+  _globals['_HUBFRAME']._serialized_start=1273
+  _globals['_HUBFRAME']._serialized_end=1320
+  _globals['_HUBPART']._serialized_start=1322
+  _globals['_HUBPART']._serialized_end=1432
+  _globals['_HUBWELCOME']._serialized_start=1434
+  _globals['_HUBWELCOME']._serialized_end=1470
+  _globals['_SUBSCRIBEREQUEST']._serialized_start=1472
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=1530
+  _globals['_SENDCONTROLREQUEST']._serialized_start=1532
+  _globals['_SENDCONTROLREQUEST']._serialized_end=1612
+  _globals['_LISTRUNSREQUEST']._serialized_start=1614
+  _globals['_LISTRUNSREQUEST']._serialized_end=1631
+  _globals['_RUNSUMMARY']._serialized_start=1634
+  _globals['_RUNSUMMARY']._serialized_end=2123
+  _globals['_LISTRUNSRESPONSE']._serialized_start=2125
+  _globals['_LISTRUNSRESPONSE']._serialized_end=2203
+  _globals['_GETRUNREQUEST']._serialized_start=2205
+  _globals['_GETRUNREQUEST']._serialized_end=2236
+  _globals['_RUNSNAPSHOT']._serialized_start=2239
+  _globals['_RUNSNAPSHOT']._serialized_end=2446
+  _globals['_GOLDFIVEINGRESS']._serialized_start=2448
+  _globals['_GOLDFIVEINGRESS']._serialized_end=2538
+  _globals['_RUNS']._serialized_start=2541
+  _globals['_RUNS']._serialized_end=3056
+  _globals['_HUB']._serialized_start=3059
+  _globals['_HUB']._serialized_end=3202
 # @@protoc_insertion_point(module_scope)

@@ -89,18 +89,20 @@ class RunnerMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[RunnerHello, _Mapping]] = ..., events: _Optional[_Union[EventBatch, _Mapping]] = ..., ack: _Optional[_Union[_control_pb2.ControlAck, _Mapping]] = ...) -> None: ...
 
 class RunnerHello(_message.Message):
-    __slots__ = ("run_id", "host", "pid", "resume_after", "goal_summary")
+    __slots__ = ("run_id", "host", "pid", "resume_after", "goal_summary", "take_over")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
     RESUME_AFTER_FIELD_NUMBER: _ClassVar[int]
     GOAL_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    TAKE_OVER_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     host: str
     pid: int
     resume_after: int
     goal_summary: str
-    def __init__(self, run_id: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., resume_after: _Optional[int] = ..., goal_summary: _Optional[str] = ...) -> None: ...
+    take_over: bool
+    def __init__(self, run_id: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., resume_after: _Optional[int] = ..., goal_summary: _Optional[str] = ..., take_over: _Optional[bool] = ...) -> None: ...
 
 class HubMessage(_message.Message):
     __slots__ = ("welcome", "control", "confirmed_sequence", "goodbye")
@@ -179,7 +181,7 @@ class ListRunsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class RunSummary(_message.Message):
-    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals", "hub")
+    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals", "hub", "owner")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TASKS_COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -200,6 +202,7 @@ class RunSummary(_message.Message):
     CURRENT_TASK_FIELD_NUMBER: _ClassVar[int]
     WAITING_APPROVALS_FIELD_NUMBER: _ClassVar[int]
     HUB_FIELD_NUMBER: _ClassVar[int]
+    OWNER_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     state: str
     tasks_completed: int
@@ -220,7 +223,8 @@ class RunSummary(_message.Message):
     current_task: str
     waiting_approvals: int
     hub: str
-    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ..., hub: _Optional[str] = ...) -> None: ...
+    owner: str
+    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ..., hub: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs", "hub_warning")

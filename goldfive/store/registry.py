@@ -1,0 +1,309 @@
+"""The hub's own records of its runs: what it started, who registered each run, who wrote it.
+
+Everything a hub decides about a run (whether it may continue it after a restart and how to
+build it, which credential may reconnect it, whether a decision in its ledger is one the hub
+routed) is read from here, never from the run's events: a runner writes those, and a runner
+is trusted with its own data, not with the hub's decisions.
+
+- **Registrations** (``hub_runs``): one row per run, written once by the hub when a run first
+  appears. ``origin`` says how (``hosted``: started by the hub, ``placed``: started by the hub
+  on a cluster, ``connected``: a runner registered it, ``pushed``: a GoldfiveIngress producer),
+  ``owner`` is the name of the credential that may connect as it, and ``launch`` (only for runs
+  the hub started) what the hub needs to build it again. The insert is conditional: the first
+  registration stands.
+- **Writers** (``hub_writers``): which credential wrote the run's events from which sequence
+  on (a run changes writer only when an operator takes it over).
+- **Routed controls** (``hub_routed``): every control the hub sent down a runner's stream,
+  with its author, so a decision the runner reports can be checked against it.
+
+:class:`SqliteRegistry` keeps them in the hub's SQLite file; a hub on PostgreSQL keeps the same
+rows in the shared database (:mod:`goldfive.store.postgres_registry`). Both implement
+:class:`RunRegistry`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from goldfive.errors import GoldfiveError
+
+__all__ = [
+    "CONNECTED",
+    "HOSTED",
+    "PLACED",
+    "PUSHED",
+    "LaunchSpec",
+    "MemoryRegistry",
+    "Registration",
+    "RoutedControl",
+    "RunRegistry",
+    "SqliteRegistry",
+    "read_registration",
+]
+
+HOSTED = "hosted"
+PLACED = "placed"
+CONNECTED = "connected"
+PUSHED = "pushed"
+#: Runs the hub started itself: the only ones it may continue, and only from ``launch``.
+STARTED_BY_HUB = frozenset({HOSTED, PLACED})
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS hub_runs ("
+    " run_id TEXT PRIMARY KEY, origin TEXT NOT NULL, owner TEXT NOT NULL, launch TEXT,"
+    " created_at_ms INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS hub_writers ("
+    " run_id TEXT NOT NULL, from_sequence INTEGER NOT NULL, writer TEXT NOT NULL,"
+    " PRIMARY KEY (run_id, from_sequence))",
+    "CREATE TABLE IF NOT EXISTS hub_routed ("
+    " run_id TEXT NOT NULL, control_id TEXT NOT NULL, kind TEXT NOT NULL, author TEXT NOT NULL,"
+    " target_id TEXT NOT NULL, sent_at_ms INTEGER NOT NULL, PRIMARY KEY (run_id, control_id))",
+)
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """How the hub started a run, as the hub itself recorded it: enough to build it again.
+
+    ``cwd`` is where the hub imported the agent from at the time, kept for the person reading
+    it; a continued run is imported from the hub's own search directory, never from a
+    recorded one."""
+
+    target: str
+    goal: str = ""
+    plan_json: str = ""
+    speed: float = 1.0
+    base_url: str = ""
+    model: str = ""
+    started_by: str = ""
+    cwd: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> LaunchSpec:
+        """The spec the hub wrote; GoldfiveError when the row is not one (damaged)."""
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise GoldfiveError(f"the hub's launch record does not parse: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("target"), str) or not data["target"]:
+            raise GoldfiveError("the hub's launch record names no target")
+        known = {f: data[f] for f in cls.__dataclass_fields__ if f in data}
+        try:
+            spec = cls(**known)
+            float(spec.speed)
+        except (TypeError, ValueError) as exc:
+            raise GoldfiveError(f"the hub's launch record is malformed: {exc}") from None
+        return spec
+
+
+@dataclass(frozen=True)
+class Registration:
+    run_id: str
+    origin: str
+    #: The credential that may connect as this run ("" on a hub without tokens, "hub" for a
+    #: run the hub hosts in its own process).
+    owner: str
+    launch: LaunchSpec | None = None
+    created_at_ms: int = 0
+
+    @property
+    def started_by_hub(self) -> bool:
+        return self.origin in STARTED_BY_HUB
+
+
+@dataclass(frozen=True)
+class RoutedControl:
+    """A control the hub sent to a run's runner."""
+
+    control_id: str
+    kind: str
+    author: str
+    target_id: str = ""
+    sent_at_ms: int = field(default=0, compare=False)
+
+
+class RunRegistry(Protocol):
+    """The hub's records of its runs (see the module's docstring). Every method may raise
+    the store's own error when the database cannot be used; callers that serve a live run
+    treat that as degraded, never as permission."""
+
+    async def register(self, run_id: str, origin: str, owner: str, launch: LaunchSpec | None = None) -> Registration:
+        """Record the run unless it is recorded already; the registration that stands."""
+        ...
+
+    async def get(self, run_id: str) -> Registration | None: ...
+
+    async def all(self) -> dict[str, Registration]: ...
+
+    async def forget(self, run_id: str) -> None:
+        """Drop a run that never stored an event (its runner left after its hello)."""
+        ...
+
+    async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
+        """``writer`` writes the run's events from ``from_sequence`` on."""
+        ...
+
+    async def writers(self, run_id: str) -> list[tuple[int, str]]: ...
+
+    async def routed(self, run_id: str, control: RoutedControl) -> None: ...
+
+    async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]: ...
+
+    def close(self) -> None:
+        """Release what the registry holds open (its own connection, if any)."""
+        ...
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _registration(row: tuple[Any, ...]) -> Registration:
+    run_id, origin, owner, launch, created = row
+    spec = None
+    if launch:
+        try:
+            spec = LaunchSpec.from_json(str(launch))
+        except GoldfiveError:
+            spec = None  # a damaged row builds nothing; the run stays as it is
+    return Registration(str(run_id), str(origin), str(owner), spec, int(created or 0))
+
+
+class SqliteRegistry:
+    """The registry in the hub's SQLite file (its own connection, next to the events)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
+        try:
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            for statement in _SCHEMA:
+                self._conn.execute(statement)
+        except sqlite3.Error:
+            self._conn.close()
+            raise
+
+    def close(self) -> None:
+        self._conn.close()
+
+    async def register(self, run_id: str, origin: str, owner: str, launch: LaunchSpec | None = None) -> Registration:
+        self._conn.execute(
+            "INSERT INTO hub_runs (run_id, origin, owner, launch, created_at_ms) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (run_id) DO NOTHING",
+            (run_id, origin, owner, launch.to_json() if launch is not None else None, _now_ms()),
+        )
+        found = await self.get(run_id)
+        assert found is not None
+        return found
+
+    async def get(self, run_id: str) -> Registration | None:
+        row = self._conn.execute(
+            "SELECT run_id, origin, owner, launch, created_at_ms FROM hub_runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        return _registration(row) if row is not None else None
+
+    async def all(self) -> dict[str, Registration]:
+        rows = self._conn.execute("SELECT run_id, origin, owner, launch, created_at_ms FROM hub_runs").fetchall()
+        return {r.run_id: r for r in map(_registration, rows)}
+
+    async def forget(self, run_id: str) -> None:
+        for table in ("hub_runs", "hub_writers", "hub_routed"):
+            self._conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+
+    async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
+        last = self._conn.execute(
+            "SELECT writer FROM hub_writers WHERE run_id = ? ORDER BY from_sequence DESC LIMIT 1", (run_id,)
+        ).fetchone()
+        if last is not None and last[0] == writer:
+            return
+        self._conn.execute(
+            "INSERT INTO hub_writers (run_id, from_sequence, writer) VALUES (?, ?, ?)"
+            " ON CONFLICT (run_id, from_sequence) DO UPDATE SET writer = excluded.writer",
+            (run_id, from_sequence, writer),
+        )
+
+    async def writers(self, run_id: str) -> list[tuple[int, str]]:
+        rows = self._conn.execute(
+            "SELECT from_sequence, writer FROM hub_writers WHERE run_id = ? ORDER BY from_sequence", (run_id,)
+        ).fetchall()
+        return [(int(s), str(w)) for s, w in rows]
+
+    async def routed(self, run_id: str, control: RoutedControl) -> None:
+        self._conn.execute(
+            "INSERT INTO hub_routed (run_id, control_id, kind, author, target_id, sent_at_ms) VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (run_id, control_id) DO NOTHING",
+            (run_id, control.control_id, control.kind, control.author, control.target_id, control.sent_at_ms or _now_ms()),
+        )
+
+    async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]:
+        rows = self._conn.execute(
+            "SELECT control_id, kind, author, target_id, sent_at_ms FROM hub_routed WHERE run_id = ?", (run_id,)
+        ).fetchall()
+        return {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(s)) for c, k, a, t, s in rows}
+
+
+class MemoryRegistry:
+    """The registry of a hub that keeps nothing on disk (``--db :memory:``, tests)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, Registration] = {}
+        self._writers: dict[str, list[tuple[int, str]]] = {}
+        self._routed: dict[str, dict[str, RoutedControl]] = {}
+
+    async def register(self, run_id: str, origin: str, owner: str, launch: LaunchSpec | None = None) -> Registration:
+        return self._runs.setdefault(run_id, Registration(run_id, origin, owner, launch, _now_ms()))
+
+    async def get(self, run_id: str) -> Registration | None:
+        return self._runs.get(run_id)
+
+    async def all(self) -> dict[str, Registration]:
+        return dict(self._runs)
+
+    async def forget(self, run_id: str) -> None:
+        self._runs.pop(run_id, None)
+        self._writers.pop(run_id, None)
+        self._routed.pop(run_id, None)
+
+    async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
+        ranges = self._writers.setdefault(run_id, [])
+        if not ranges or ranges[-1][1] != writer:
+            ranges.append((from_sequence, writer))
+
+    async def writers(self, run_id: str) -> list[tuple[int, str]]:
+        return list(self._writers.get(run_id, []))
+
+    async def routed(self, run_id: str, control: RoutedControl) -> None:
+        self._routed.setdefault(run_id, {}).setdefault(control.control_id, control)
+
+    async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]:
+        return dict(self._routed.get(run_id, {}))
+
+    def close(self) -> None:
+        return None
+
+
+def read_registration(path: str | os.PathLike[str], run_id: str) -> Registration | None:
+    """The hub's registration of ``run_id`` in the SQLite file ``path``, read only (None when
+    the file has no hub tables or no row: a run recorded by a local process)."""
+    try:
+        conn = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute(
+            "SELECT run_id, origin, owner, launch, created_at_ms FROM hub_runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return _registration(row) if row is not None else None
