@@ -72,6 +72,13 @@ class Tally:
                 f"{c['kill_integrity_ok']} integrity_check ok, {c['kill_runs_checked']} recorded runs gap-free "
                 f"from 0 ({c['kill_events']:,} events), {c['kill_restart_ok']} restarts completed"
             )
+        if c["trust_ops"]:
+            out.append(
+                f"{c['trust_ops']:,} random runner-token operations against a real hub ({c['trust_restarts']} restart): "
+                f"{c['trust_refused']:,} takeovers refused, {c['trust_forged']:,} forged events of {c['trust_kinds']} kinds, "
+                f"{c['trust_hellos']:,} hellos alone, {c['trust_routed']} decisions routed and {c['trust_reported']} "
+                f"reported (unverified); {c['trust_imports']} modules imported, 0 runs changed hands"
+            )
         if self.seconds:
             out.append("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in sorted(self.seconds.items())))
         return out
