@@ -72,6 +72,12 @@ class Tally:
                 f"{c['kill_integrity_ok']} integrity_check ok, {c['kill_runs_checked']} recorded runs gap-free "
                 f"from 0 ({c['kill_events']:,} events), {c['kill_restart_ok']} restarts completed"
             )
+        if c["web_requests"]:
+            out.append(
+                f"{c['web_requests']:,} random Host/Origin/cookie/token requests to goldfive web: {c['web_in']:,} let in, "
+                f"{c['web_redirected']:,} redirected, {c['web_refused']:,} refused; {c['web_wrong']} answered wrongly, "
+                f"{c['web_token_lines']} output lines with the token (the start URL), {c['web_wrong_token_lines']} with a wrong one"
+            )
         if self.seconds:
             out.append("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in sorted(self.seconds.items())))
         return out
