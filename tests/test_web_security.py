@@ -49,12 +49,16 @@ class Served:
 
 def _serve(args: list[str], tmp_path: Path, env: dict[str, str] | None = None, token: str | None = None) -> Served:
     web = WebProcess(args, tmp_path, env=env)
-    start = web.start_url()
-    port = int(start.group(3))
-    token = token or start.group(4)
-    first = raw_request(port, f"/?token={token}", headers=[("Host", f"127.0.0.1:{port}")])
-    assert first.status == 303, (first.status, first.text, web.output())
-    name, value, _ = set_cookie(first)
+    try:
+        start = web.start_url()
+        port = int(start.group(3))
+        token = token or start.group(4)
+        first = raw_request(port, f"/?token={token}", headers=[("Host", f"127.0.0.1:{port}")])
+        assert first.status == 303, (first.status, first.text, web.output())
+        name, value, _ = set_cookie(first)
+    except BaseException:
+        web.stop()  # a fixture that fails before its yield is never torn down
+        raise
     return Served(web, port, token, name, value)
 
 
