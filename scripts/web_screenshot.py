@@ -7,20 +7,22 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
-import httpx
 from playwright.async_api import async_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+#: The URL goldfive web prints on start, with the start's token.
+START_URL = re.compile(rb"http://\S+/\?token=\S+")
 
 
 async def shoot(url: str, out: Path) -> None:
@@ -36,23 +38,31 @@ async def shoot(url: str, out: Path) -> None:
         await browser.close()
 
 
+def start_url(proc: subprocess.Popen[bytes]) -> str:
+    """The URL the server prints once it listens (it reads stdout line by line until then)."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        found = START_URL.search(line)
+        if found:
+            # keep reading what it prints (its access log), so a full pipe never stalls it
+            threading.Thread(target=proc.stdout.read, daemon=True).start()
+            return found.group(0).decode()
+    raise SystemExit("goldfive web printed no URL")
+
+
 def main() -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     with tempfile.TemporaryDirectory() as data:
         env = dict(os.environ, XDG_DATA_HOME=data)
-        proc = subprocess.Popen([sys.executable, "-m", "goldfive_tui.cli", "web", "--listen", f"127.0.0.1:{port}", "demo"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        env.pop("GOLDFIVE_WEB_TOKEN", None)  # a random token, printed in the URL
+        proc = subprocess.Popen([sys.executable, "-m", "goldfive_tui.cli", "web", "--listen", "127.0.0.1:0", "demo"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            for _ in range(100):
-                try:
-                    httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.2)
             out = ROOT / "screenshots" / "web.png"
-            asyncio.run(shoot(f"http://127.0.0.1:{port}/", out))
+            asyncio.run(shoot(start_url(proc), out))
             print(f"wrote {out}")
         finally:
             os.killpg(proc.pid, signal.SIGINT)

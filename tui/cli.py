@@ -6,11 +6,15 @@ front-ends that open it, so ``goldfive demo`` (without --headless) shows the app
 
 from __future__ import annotations
 
+import socket
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldfive.cli import FRONTENDS, main
+
+if TYPE_CHECKING:
+    from goldfive.remote.web_access import WebAccess
 
 
 def _wall_ms() -> int:
@@ -75,13 +79,13 @@ def open_pick_run(path: str, choices: Any) -> str | None:
     return pick_run(path, choices)
 
 
-def open_web(command: list[str], *, host: str, port: int, token: str | None = None) -> int:
+def open_web(command: list[str], *, access: WebAccess, sock: socket.socket) -> int:
     try:
         from .web import open_web as serve_web
     except ImportError as exc:
         print(f"goldfive web needs textual-serve ({exc}); install it with: pip install 'goldfive[web]'", file=sys.stderr)
         return 2
-    return serve_web(command, host=host, port=port, token=token)
+    return serve_web(command, access=access, sock=sock)
 
 
 FRONTENDS.update(demo=open_demo, run=open_run, replay=open_replay, attach=open_attach, web=open_web, pick_run=open_pick_run)

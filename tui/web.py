@@ -1,24 +1,51 @@
 """The "web" front-end: serve one goldfive command's TUI to browsers through textual-serve.
 
 Each browser tab starts ``python -m goldfive_tui.cli COMMAND...`` under Textual's web driver.
-With a token (required off loopback), every request must carry it: the first page load as
-``?token=...``, which sets an HttpOnly, SameSite=Strict cookie the websocket then sends.
+Every route textual-serve 1.1.3 (pinned) serves (the page ``/``, the websocket ``/ws``,
+``/download/{key}`` and the files under ``/static``) goes through one middleware that asks
+:class:`goldfive.remote.web_access.WebAccess` about the request and acts on its decision; every
+response, refusals and the websocket's upgrade included, carries headers that forbid framing and
+referrers. The access log names the path only, never the query (which may hold the token).
 """
 
 from __future__ import annotations
 
-import hmac
+import asyncio
+import logging
+import os
 import shlex
+import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import aiohttp_jinja2
 from aiohttp import web
-from textual_serve.server import Server
+from aiohttp.abc import AbstractAccessLogger
+from aiohttp.web_runner import GracefulExit
+from rich.logging import RichHandler
+from textual_serve.server import LogHighlighter, Server, to_int
 
-_COOKIE = "goldfive_web_token"
+from goldfive.remote.web_access import Decision, Verdict, WebAccess, WebRequest
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: The request key under which the guard leaves the origin of an allowed request's page.
+PAGE_ORIGIN = "goldfive_page_origin"
+
+#: On every response: no other page may frame this one, no URL leaks in a Referer, no sniffing.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+_HTML = '<!doctype html><meta charset="utf-8"><title>goldfive web</title><p>{}</p>\n'
+NO_TOKEN_PAGE = _HTML.format(
+    "goldfive web needs this start's token: open the URL that <code>goldfive web</code> printed when it started."
+)
+#: Options of the served command whose value is a secret, shown as "..." in titles and output.
+_SECRET_OPTIONS = ("--token", "--hub-token", "--api-key")
 
 
 def command_line(command: list[str]) -> str:
@@ -26,39 +53,140 @@ def command_line(command: list[str]) -> str:
     return shlex.join([sys.executable, "-m", "goldfive_tui.cli", *command])
 
 
-def token_middleware(token: str) -> Any:
-    """An aiohttp middleware that lets a request through only with the token (query or cookie)."""
+def title(command: list[str]) -> str:
+    """The served command as the page and the start message show it, secrets masked."""
+    shown: list[str] = []
+    for i, arg in enumerate(command):
+        if i and command[i - 1] in _SECRET_OPTIONS:
+            shown.append("...")
+        elif arg.startswith(tuple(o + "=" for o in _SECRET_OPTIONS)):
+            shown.append(arg.split("=", 1)[0] + "=...")
+        else:
+            shown.append(arg)
+    return "goldfive " + " ".join(shown)
+
+
+def _request_view(request: web.Request, cookie_name: str) -> WebRequest:
+    sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
+    origins = request.headers.getall("Origin", [])
+    tokens = request.query.getall("token", [])
+    return WebRequest(
+        method=request.method,
+        host=request.headers.get("Host", "") if len(request.headers.getall("Host", [])) == 1 else "",
+        origin=",".join(origins) if origins else None,
+        local_ip=str(sockname[0]) if sockname else "",
+        websocket=request.headers.get("Upgrade", "").lower() == "websocket" or request.path == "/ws",
+        query_token=",".join(tokens) if tokens else None,
+        cookie=request.cookies.get(cookie_name),
+    )
+
+
+def _without_token(request: web.Request) -> str:
+    """The URL the redirect sends the browser to: the same path and query, without the token;
+    always a path on this server (``//host`` would leave it)."""
+    url = request.rel_url.with_query([(k, v) for k, v in request.rel_url.query.items() if k != "token"])
+    target = str(url)
+    return "/" + target.lstrip("/\\")
+
+
+def guard(access: WebAccess) -> Any:
+    """The aiohttp middleware that enforces ``access`` on every request."""
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        given = request.query.get("token") or request.cookies.get(_COOKIE, "")
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            return web.Response(status=401, text="goldfive web: this server needs its token: open /?token=TOKEN\n")
-        response = await handler(request)
-        if request.query.get("token") and not response.prepared:
-            response.set_cookie(_COOKIE, token, httponly=True, samesite="Strict")
-        return response
+        decision: Decision = access.decide(_request_view(request, access.cookie_name))
+        if decision.verdict is Verdict.ALLOW:
+            request[PAGE_ORIGIN] = decision.origin
+            return await handler(request)
+        if decision.verdict is Verdict.REDIRECT:
+            response = web.Response(status=303, headers={"Location": _without_token(request), "Cache-Control": "no-store"})
+            response.set_cookie(access.cookie_name, access.cookie_value(decision.origin), httponly=True, samesite="Strict", path="/")
+            return response
+        if decision.verdict is Verdict.NO_TOKEN:
+            return web.Response(status=401, text=NO_TOKEN_PAGE, content_type="text/html")
+        return web.Response(status=403, text=_HTML.format(f"goldfive web refused this request: {decision.reason}."), content_type="text/html")
 
     return check
 
 
-class GoldfiveWebServer(Server):  # type: ignore[misc]
-    """textual-serve's Server with goldfive's title and the token check."""
+async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers.update(SECURITY_HEADERS)
 
-    def __init__(self, command: list[str], *, host: str, port: int, token: str | None = None) -> None:
-        super().__init__(command_line(command), host=host, port=port, title=f"goldfive {' '.join(command)}")
-        self.token = token
+
+class AccessLog(AbstractAccessLogger):
+    """One line per request: client, method, path (never the query string), status, time."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.info('%s "%s %s" %s %.3fs', request.remote, request.method, request.path, response.status, time)
+
+
+class GoldfiveWebServer(Server):  # type: ignore[misc]
+    """textual-serve's Server with goldfive's title, the access rules and a bound socket."""
+
+    def __init__(self, command: list[str], *, access: WebAccess, sock: socket.socket) -> None:
+        super().__init__(command_line(command), host=access.listen_host, port=access.port, title=title(command))
+        self.access = access
+        self.sock = sock
 
     async def _make_app(self) -> web.Application:
-        # textual-serve 1.1.3 (pinned) builds its aiohttp app here; the middleware goes in front.
+        # textual-serve 1.1.3 builds its app and routes here; the guard goes in front of all of them.
         app: web.Application = await super()._make_app()
-        if self.token:
-            app.middlewares.append(token_middleware(self.token))
+        app.middlewares.append(guard(self.access))
+        app.on_response_prepare.append(_security_headers)
         return app
 
+    async def handle_index(self, request: web.Request) -> web.Response:
+        """textual-serve's page with its URLs on the origin the browser used (textual-serve's
+        are on the listen address), so the websocket opens on the page's own origin, where its
+        cookie is."""
+        origin: str = request[PAGE_ORIGIN]
+        context = {
+            "font_size": to_int(request.query.get("fontsize", "16"), 16),
+            "app_websocket_url": "ws" + origin.removeprefix("http") + str(request.app.router["websocket"].url_for()),
+            "config": {"static": {"url": f"{origin}/static/"}},
+            "application": {"name": self.title},
+        }
+        return aiohttp_jinja2.render_template("app_index.html", request, context)
 
-def open_web(command: list[str], *, host: str, port: int, token: str | None = None) -> int:
+    def initialize_logging(self) -> None:
+        # textual-serve's own setup shows the locals of every frame in a traceback; a frame that
+        # holds the token would print it.
+        logging.basicConfig(
+            level="DEBUG" if self.debug else "INFO", format="%(message)s", datefmt="[%X]",
+            handlers=[RichHandler(show_path=False, show_time=False, rich_tracebacks=True, tracebacks_show_locals=False,
+                                  highlighter=LogHighlighter(), console=self.console)],
+        )
+
+    async def on_startup(self, app: web.Application) -> None:
+        urls = "\n".join(f"    {url}" for url in self.access.start_urls())
+        note = "" if self.access.generated else "\n(the token is the one you gave)"
+        self.console.print(
+            f"goldfive web: serving [bold]{self.title}[/] (each browser tab runs its own copy)\n"
+            f"Open this URL; it carries this start's token, which the browser swaps for a cookie:\n{urls}{note}\n"
+            "Press Ctrl+C to stop.",
+            highlight=False, soft_wrap=True,
+        )
+
+    def serve(self, debug: bool = False) -> None:
+        """Serve on the bound socket until Ctrl+C or SIGTERM."""
+        self.debug = debug
+        self.initialize_logging()
+        loop = asyncio.new_event_loop()
+        loop.add_signal_handler(signal.SIGINT, self.request_exit)
+        loop.add_signal_handler(signal.SIGTERM, self.request_exit)
+        try:
+            web.run_app(
+                self._make_app(), sock=self.sock, handle_signals=False, loop=loop, print=lambda *args: None,
+                access_log_class=AccessLog,
+            )
+        except GracefulExit:
+            pass
+
+
+def open_web(command: list[str], *, access: WebAccess, sock: socket.socket) -> int:
     """Serve until Ctrl+C. Returns the exit code."""
-    server = GoldfiveWebServer(command, host=host, port=port, token=token)
-    server.serve()
+    # Each tab's command inherits this process's environment (textual-serve copies it); it has
+    # no use for the web token.
+    os.environ.pop("GOLDFIVE_WEB_TOKEN", None)
+    GoldfiveWebServer(command, access=access, sock=sock).serve()
     return 0

@@ -79,6 +79,12 @@ class Tally:
                 f"{c['trust_hellos']:,} hellos alone, {c['trust_routed']} decisions routed and {c['trust_reported']} "
                 f"reported (unverified); {c['trust_imports']} modules imported, 0 runs changed hands"
             )
+        if c["web_requests"]:
+            out.append(
+                f"{c['web_requests']:,} random Host/Origin/cookie/token requests to goldfive web: {c['web_in']:,} let in, "
+                f"{c['web_redirected']:,} redirected, {c['web_refused']:,} refused; {c['web_wrong']} answered wrongly, "
+                f"{c['web_token_lines']} output lines with the token (the start URL), {c['web_wrong_token_lines']} with a wrong one"
+            )
         if self.seconds:
             out.append("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in sorted(self.seconds.items())))
         return out
