@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import click
 from google.protobuf import json_format
 
+from goldfive.cli.output import echo, field, write_lines
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.client import RemoteClient
@@ -42,7 +43,7 @@ class _Opts:
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> click.exceptions.Exit:
-    click.echo(f"goldfive ctl: error: {message}", err=True)
+    echo(f"goldfive ctl: error: {field(message)}", err=True)  # a hub's refusal can quote a run's text
     return click.exceptions.Exit(code)
 
 
@@ -198,14 +199,14 @@ def runs_command(opts: _Opts) -> None:
 
     runs = _call(opts, read)
     if warning and warning[0]:  # on stderr: the rows (or the JSON) stay what scripts read
-        click.echo(f"goldfive ctl: hub degraded: {warning[0]}", err=True)
-    if opts.as_json:
+        echo(f"goldfive ctl: hub degraded: {field(warning[0])}", err=True)
+    if opts.as_json:  # json.dumps escapes every control character: \u001b, \u009b
         click.echo(json.dumps([_dict(r) for r in runs]))
         return
     from goldfive.cli.ctl_hub import run_line, runs_order
 
     for r in sorted(runs, key=runs_order):
-        click.echo(run_line(r))
+        echo(run_line(r))
 
 
 @ctl.command("status")
@@ -218,21 +219,21 @@ def status_command(opts: _Opts, run_id: str) -> None:
         click.echo(json.dumps(_dict(snap)))
         return
     s = snap.summary
-    click.echo(f"run {s.run_id}: {s.state}{' (paused)' if snap.paused else ''}, "
-               f"{s.tasks_completed}/{s.tasks_total} tasks, last sequence {snap.last_sequence}")  # fmt: skip
+    echo(f"run {field(s.run_id)}: {field(s.state)}{' (paused)' if snap.paused else ''}, "
+         f"{s.tasks_completed}/{s.tasks_total} tasks, last sequence {snap.last_sequence}")  # fmt: skip
     if s.goal_summary:
-        click.echo(f"goal: {s.goal_summary}")
+        echo(f"goal: {field(s.goal_summary)}")
     from goldfive.remote.health import health_note
 
     if note := health_note(s):
-        click.echo(f"recording: {note}")
+        echo(f"recording: {field(note)}")
     from goldfive import conv
 
     for t in snap.plan.tasks:
         status = conv.task_status_from_pb(t.status) if t.status else "PENDING"
-        click.echo(f"  {str(status):<10} {t.id}  {t.title}")
+        echo(f"  {str(status):<10} {field(t.id)}  {field(t.title)}")
     for a in snap.pending_approvals:
-        click.echo(f"  approval waiting: {a.target_id} ({a.kind}) {a.prompt}")
+        echo(f"  approval waiting: {field(a.target_id)} ({field(a.kind)}) {field(a.prompt)}")
 
 
 @ctl.command("tail", short_help="Print the run's events, history then live.")
@@ -250,14 +251,13 @@ def tail_command(opts: _Opts, run_id: str, after: int) -> None:
 
     def tell(state: str, detail: str) -> None:
         if state == "reconnecting":
-            click.echo(f"goldfive ctl: {detail}", err=True)
+            echo(f"goldfive ctl: {field(detail)}", err=True)
 
     async def follow(client: RemoteClient) -> None:
         await client.get_run(run_id)  # unreachable or unknown: fail now rather than retry forever
         out = sys.stdout  # read now: a redirected stdout is honoured
         async for batch in client.follow_batches(run_id, after, on_state=tell):
-            out.write("\n".join(map(line, batch)) + "\n")  # one write per batch, not per line
-            out.flush()
+            write_lines(out, [line(ev) for ev in batch])  # one write per batch, not per line
 
     _call(opts, follow)
 
@@ -291,7 +291,7 @@ def _print_ack(opts: _Opts, kind: str, ack: ControlAck) -> None:
         click.echo(json.dumps({"control_id": ack.control_id, "kind": str(kind), "result": str(result),
                                "detail": ack.detail, "acked_at_ms": ack.acked_at_ms}))  # fmt: skip
     else:
-        click.echo(f"{kind} {result}" + (f": {ack.detail}" if ack.detail else ""))
+        echo(f"{field(kind)} {result}" + (f": {field(ack.detail)}" if ack.detail else ""))  # the run wrote the detail
     if result is not AckResult.SUCCESS:
         raise click.exceptions.Exit(EXIT_FAILURE)
 

@@ -14,6 +14,7 @@ from typing import Any, Callable, TextIO
 import click
 
 from goldfive.cli.inputs import InputError, load_agent, make_planner
+from goldfive.cli.output import echo, field
 from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -25,7 +26,7 @@ EXIT_INTERRUPTED = 130  # the shell's convention for Ctrl-C
 
 
 def _fail(message: str) -> click.exceptions.Exit:
-    click.echo(f"goldfive: error: {message}", err=True)
+    echo(f"goldfive: error: {field(message)}", err=True)
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
@@ -57,7 +58,7 @@ class _PrintSink:
         kind = event.WhichOneof("payload") or ""
         if kind in ("run_completed", "run_aborted"):
             self.terminal = kind
-        print(self.format(event), file=self.out, flush=True)
+        print(field(self.format(event)), file=self.out, flush=True)  # the agent's text, one safe line
 
     async def close(self) -> None:
         return None
@@ -122,20 +123,20 @@ async def run_headless(
     try:
         runner, user_input = factory([printer, recorder] if recorder is not None else [printer], None)
     except GoldfiveError as exc:
-        click.echo(f"goldfive: {exc}", err=True)
+        echo(f"goldfive: {field(exc)}", err=True)
         return EXIT_BAD_INPUT
     try:
         await runner.run(user_input)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the sinks already saw RunAborted; say why in one line
-        click.echo(f"goldfive: run aborted: {type(exc).__name__}: {exc}", err=True)
+        echo(f"goldfive: run aborted: {type(exc).__name__}: {field(exc)}", err=True)
     finally:
         await runner.close()
         if client is not None:
             await client.aclose()
         if runner.session is not None:  # also after Ctrl-C: the part that ran can be replayed
-            click.echo(recorded_line(where, runner.session.run_id), err=True)
+            echo(field(recorded_line(where, runner.session.run_id)), err=True)
     return 0 if printer.terminal == "run_completed" else 1
 
 
@@ -251,9 +252,9 @@ def replay_command(path: str, run_id: str | None) -> None:
     if not recording.events:  # one line: not a recording, and the first reason why
         raise _fail(f"{path!r} holds no readable events" + (f"; {skipped}" if skipped else ""))
     if recording.note:
-        click.echo(recording.note, err=True)
+        echo(field(recording.note), err=True)
     if skipped:
-        click.echo(skipped, err=True)
+        echo(field(skipped), err=True)  # quotes the recording's own lines
     from goldfive.cli import frontend
 
     frontend("replay")(recording)

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from goldfive.cli.output import echo, field
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.server import DEFAULT_LISTEN
 
@@ -22,7 +23,7 @@ EXIT_BAD_INPUT = 2
 
 
 def _fail(command: str, message: str) -> click.exceptions.Exit:
-    click.echo(f"goldfive {command}: error: {message}", err=True)
+    echo(f"goldfive {command}: error: {field(message)}", err=True)  # a hub's refusal can quote a run
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
@@ -170,7 +171,7 @@ def serve_command(
             if placer is not None:
                 click.echo(f"goldfive serve: runs started with ctl start go to the Ray cluster; they dial back {placer.address}", err=True)
             for run in server.host.runs():
-                click.echo(f"  run {run.run_id}: {'live' if run.live else 'recorded'}", err=True)
+                echo(f"  run {field(run.run_id)}: {'live' if run.live else 'recorded'}", err=True)  # a runner chose the id
         try:
             await task
         except asyncio.CancelledError:

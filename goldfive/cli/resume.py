@@ -22,7 +22,9 @@ __all__ = ["register", "resume_command"]
 
 
 def _fail(message: str) -> click.exceptions.Exit:
-    click.echo(f"goldfive resume: {message}", err=True)
+    from goldfive.cli.output import echo, field
+
+    echo(f"goldfive resume: {field(message)}", err=True)  # run ids and reasons come from the recording
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
