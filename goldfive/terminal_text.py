@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["has_terminal_controls", "terminal_safe"]
+__all__ = ["drop_controls", "has_terminal_controls", "terminal_safe"]
 
 # ECMA-48: CSI params* intermediates* final; the control strings (OSC, DCS, SOS, PM, APC) run
 # to BEL or ST, or to the end of the text when unterminated (a terminal would swallow what
@@ -50,3 +50,12 @@ def terminal_safe(text: str, *, multiline: bool = False) -> str:
         text = _LINE_BREAKS.sub(" ", text)
         return _CONTROLS.sub("", text)
     return _CONTROLS_BUT_LINES.sub("", text.replace("\r\n", "\n"))
+
+
+def drop_controls(text: str) -> str:
+    """``text`` less its control characters (C0, DEL, C1), each removed alone.
+
+    For a renderer that has measured the text already (the TUI's line filter): a control is
+    zero cells wide, so the line keeps its width; what followed an ``ESC`` stays as plain,
+    harmless text."""
+    return _CONTROLS.sub("", text) if _CONTROLS.search(text) else text
