@@ -89,6 +89,17 @@ def _dict(message: Any) -> dict[str, Any]:
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
 
+def _token(given: str | None, path: str | None, env: str | None) -> str | None:
+    """``--token``, else ``--token-file``'s, else ``env``; a bad file is one line, exit 2."""
+    from goldfive.cli.inputs import InputError
+    from goldfive.cli.tokens import client_token
+
+    try:
+        return client_token(given, path, env, flag="--token", warn=lambda m: echo(f"goldfive ctl: warning: {m}", err=True))
+    except InputError as exc:
+        raise _fail(str(exc)) from None
+
+
 def _merge(ctx: click.Context, sub: _Opts) -> _Opts:
     base: _Opts = ctx.obj
     return _Opts(
@@ -104,6 +115,7 @@ def _merge(ctx: click.Context, sub: _Opts) -> _Opts:
 _PEM = click.Path(exists=True, dir_okay=False)
 _CERT_HELP = "This client's certificate (PEM), for a server that requires one."
 _KEY_HELP = "The private key (PEM) of --tls-cert."
+_TOKEN_FILE_HELP = "Read the bearer token from FILE (kept out of the process list)."
 
 
 def _options(fn: Callable[..., None]) -> Callable[..., None]:
@@ -112,13 +124,15 @@ def _options(fn: Callable[..., None]) -> Callable[..., None]:
     def wrapper(
         ctx: click.Context,
         sub_token: str | None,
+        sub_token_file: str | None,
         sub_tls_ca: str | None,
         sub_tls_cert: str | None,
         sub_tls_key: str | None,
         sub_json: bool,
         **kw: Any,
     ) -> None:
-        fn(_merge(ctx, _Opts("", sub_token, sub_tls_ca, sub_json, sub_tls_cert, sub_tls_key)), **kw)
+        token = _token(sub_token, sub_token_file, None)
+        fn(_merge(ctx, _Opts("", token, sub_tls_ca, sub_json, sub_tls_cert, sub_tls_key)), **kw)
 
     # click reads the command's name and help from these; set by hand (not functools.wraps)
     # so the wrapper keeps its own signature for click.pass_context's type.
@@ -127,6 +141,7 @@ def _options(fn: Callable[..., None]) -> Callable[..., None]:
     for option in reversed(
         (
             click.option("--token", "sub_token", help="Bearer token (default: GOLDFIVE_TOKEN)."),
+            click.option("--token-file", "sub_token_file", metavar="FILE", help=_TOKEN_FILE_HELP),
             click.option("--tls-ca", "sub_tls_ca", type=_PEM, help="CA certificate (PEM)."),
             click.option("--tls-cert", "sub_tls_cert", type=_PEM, help=_CERT_HELP),
             click.option("--tls-key", "sub_tls_key", type=_PEM, help=_KEY_HELP),
@@ -141,7 +156,7 @@ class _CtlGroup(click.Group):
     """Accepts the group's options after ADDR too (``ctl ADDR --json runs``): the options
     between ADDR and the subcommand are moved in front of ADDR before click parses them."""
 
-    _VALUED = ("--token", "--tls-ca", "--tls-cert", "--tls-key")
+    _VALUED = ("--token", "--token-file", "--tls-ca", "--tls-cert", "--tls-key")
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         options: list[str] = []
@@ -163,6 +178,7 @@ class _CtlGroup(click.Group):
 @click.group("ctl", cls=_CtlGroup)
 @click.argument("addr", metavar="ADDR")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
+@click.option("--token-file", metavar="FILE", help=_TOKEN_FILE_HELP)
 @click.option("--tls-ca", type=_PEM, help="CA certificate (PEM): use TLS.")
 @click.option("--tls-cert", type=_PEM, help=_CERT_HELP)
 @click.option("--tls-key", type=_PEM, help=_KEY_HELP)
@@ -172,6 +188,7 @@ def ctl(
     ctx: click.Context,
     addr: str,
     token: str | None,
+    token_file: str | None,
     tls_ca: str | None,
     tls_cert: str | None,
     tls_key: str | None,
@@ -180,7 +197,7 @@ def ctl(
     """Inspect and control the runs served at ADDR (HOST:PORT)."""
     from goldfive.settings import remote_token
 
-    ctx.obj = _Opts(addr, token or remote_token(), tls_ca, as_json, tls_cert, tls_key)
+    ctx.obj = _Opts(addr, _token(token, token_file, remote_token()), tls_ca, as_json, tls_cert, tls_key)
 
 
 # -- queries ------------------------------------------------------------------------------
