@@ -7,6 +7,8 @@ characters, or client certificates signed by a CA it was given (``--tls-client-c
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import hmac
 import ipaddress
@@ -213,6 +215,69 @@ def _denied(
     return grpc.stream_stream_rpc_method_handler(deny, request_deserializer=de, response_serializer=ser)
 
 
+#: A refused call whose client keeps writing is read (and discarded) until the client stops
+#: writing this long, half-closes, or DRAIN_LIMIT_S have passed, and only then answered: grpc's
+#: Python client turns a write in flight when the status arrives into INTERNAL, hiding the
+#: UNAUTHENTICATED the server sent.
+DRAIN_QUIET_S = 0.25
+DRAIN_LIMIT_S = 10.0
+
+
+def _discard(_data: bytes) -> Any:
+    """The request deserializer of a refused call: a stranger's bytes are not parsed."""
+    return None
+
+
+async def _drain(requests: Any, *, at_least: float) -> None:
+    """Read and drop ``requests`` for at least ``at_least`` seconds, then until the client
+    half-closes or writes nothing for DRAIN_QUIET_S; never past DRAIN_LIMIT_S. What cancels
+    it: the call ending (its task is cancelled)."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    it = requests.__aiter__()
+    pending: asyncio.Future[Any] | None = None
+    try:
+        while (now := loop.time()) - start < DRAIN_LIMIT_S:
+            if pending is None:
+                pending = asyncio.ensure_future(it.__anext__())
+            wait = min(max(DRAIN_QUIET_S, start + at_least - now), start + DRAIN_LIMIT_S - now)
+            done, _ = await asyncio.wait({pending}, timeout=wait)
+            if not done:
+                if loop.time() - start >= at_least:
+                    return  # the client stopped writing: it will read the answer
+                continue
+            finished, pending = pending, None
+            if finished.exception() is not None:  # StopAsyncIteration: half-closed; else the call broke
+                await asyncio.sleep(max(0.0, start + at_least - loop.time()))
+                return
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+
+
+def _refused(handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str) -> grpc.RpcMethodHandler[_Req, _Resp]:
+    """A handler of ``handler``'s shape that refuses with UNAUTHENTICATED and ``reason``, the
+    client's messages read (and dropped) first while it keeps writing."""
+
+    async def unary_request(_request: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
+
+    async def stream_request(requests: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
+        await _drain(requests, at_least=0.0)
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
+
+    ser = handler.response_serializer
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(unary_request, request_deserializer=_discard, response_serializer=ser)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(unary_request, request_deserializer=_discard, response_serializer=ser)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(stream_request, request_deserializer=_discard, response_serializer=ser)
+    return grpc.stream_stream_rpc_method_handler(stream_request, request_deserializer=_discard, response_serializer=ser)
+
+
 def _as(handler: Any, name: str) -> Any:
     """``handler`` with its behaviour run while :func:`caller` answers ``name``."""
 
@@ -275,10 +340,10 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 given = value.encode() if isinstance(value, str) else bytes(value)
                 break
         if not given:
-            return _denied(handler, "missing token: send metadata 'authorization: Bearer <token>'")
+            return _refused(handler, "missing token: send metadata 'authorization: Bearer <token>'")
         cred = self._match(given)
         if cred is None:
-            return _denied(handler, "wrong token")
+            return _refused(handler, "wrong token")
         if cred.role != OPERATOR and handler_call_details.method not in RUNNER_METHODS:
             what = handler_call_details.method.rsplit("/", 1)[-1]
             return _denied(
