@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 import grpc
 
 from goldfive.errors import ServeConfigError
+from goldfive.remote.throttle import FailedAuthThrottle, peer_address
 
 __all__ = [
     "MIN_TOKEN_CHARS",
@@ -221,6 +222,7 @@ def _denied(
 #: UNAUTHENTICATED the server sent.
 DRAIN_QUIET_S = 0.25
 DRAIN_LIMIT_S = 10.0
+_CROWDED = "too many refused calls from this address: wait and retry"
 
 
 def _discard(_data: bytes) -> Any:
@@ -257,16 +259,34 @@ async def _drain(requests: Any, *, at_least: float) -> None:
                 await pending
 
 
-def _refused(handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str) -> grpc.RpcMethodHandler[_Req, _Resp]:
-    """A handler of ``handler``'s shape that refuses with UNAUTHENTICATED and ``reason``, the
-    client's messages read (and dropped) first while it keeps writing."""
+def _refused(
+    handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str, why: str, throttle: FailedAuthThrottle
+) -> grpc.RpcMethodHandler[_Req, _Resp]:
+    """A handler of ``handler``'s shape that refuses with UNAUTHENTICATED and ``reason``: held
+    back as long as the throttle says for the caller's address (``why`` is what the log says),
+    the client's messages read meanwhile; refused at once as RESOURCE_EXHAUSTED when the
+    address already has too many refusals held."""
+
+    async def refuse(context: grpc.aio.ServicerContext[_Req, _Resp], requests: Any = None) -> None:
+        peer = peer_address(context.peer())
+        if throttle.crowded(peer):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, _CROWDED)
+        delay = throttle.failed(peer, why)
+        throttle.hold(peer)
+        try:
+            if requests is not None:
+                await _drain(requests, at_least=delay)
+            elif delay:
+                await asyncio.sleep(delay)
+        finally:
+            throttle.release(peer)
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
 
     async def unary_request(_request: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
+        await refuse(context)
 
     async def stream_request(requests: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
-        await _drain(requests, at_least=0.0)
-        await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
+        await refuse(context, requests)
 
     ser = handler.response_serializer
     if handler.unary_unary:
@@ -278,19 +298,28 @@ def _refused(handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str) -> grpc.R
     return grpc.stream_stream_rpc_method_handler(stream_request, request_deserializer=_discard, response_serializer=ser)
 
 
-def _as(handler: Any, name: str) -> Any:
-    """``handler`` with its behaviour run while :func:`caller` answers ``name``."""
+def _as(handler: Any, name: str, throttle: FailedAuthThrottle) -> Any:
+    """``handler`` with its behaviour run while :func:`caller` answers ``name``. An address
+    with too many refusals held is refused even with a right token (otherwise the answer
+    would tell a guess was right); the others clear their address's count."""
+
+    async def admit(context: Any) -> None:
+        peer = peer_address(context.peer())
+        if throttle.crowded(peer):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, _CROWDED)
+        throttle.succeeded(peer)
+        _CALLER.set(name)  # this call's own task: nothing else sees it
 
     def call(behavior: Callable[..., Any]) -> Callable[..., Any]:
         async def unary(request: Any, context: Any) -> Any:
-            _CALLER.set(name)  # this call's own task: nothing else sees it
+            await admit(context)
             return await behavior(request, context)
 
         return unary
 
     def stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
         async def streaming(request: Any, context: Any) -> AsyncIterator[Any]:
-            _CALLER.set(name)
+            await admit(context)
             async for item in behavior(request, context):
                 yield item
 
@@ -311,13 +340,15 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
     """Every RPC must carry ``authorization: Bearer <token>`` of one of the server's tokens
     (compared in constant time). An operator token may call everything; a runner token only
     :data:`RUNNER_METHODS`, other calls get PERMISSION_DENIED. The token's name is what
-    :func:`caller` answers inside the call."""
+    :func:`caller` answers inside the call. A missing or wrong token is logged and answered
+    slower and slower per client address (:mod:`goldfive.remote.throttle`)."""
 
-    def __init__(self, token: str | Sequence[Credential]) -> None:
+    def __init__(self, token: str | Sequence[Credential], *, throttle: FailedAuthThrottle | None = None) -> None:
         creds = credentials(token) if isinstance(token, str) else list(token)
         if not creds or any(not c.secret for c in creds):
             raise ServeConfigError("an empty token would let anyone in; pass None for no token")
         self._expected = [((_SCHEME + c.secret).encode(), c) for c in creds]
+        self.throttle = throttle if throttle is not None else FailedAuthThrottle()
 
     def _match(self, given: bytes) -> Credential | None:
         found = None
@@ -340,10 +371,10 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 given = value.encode() if isinstance(value, str) else bytes(value)
                 break
         if not given:
-            return _refused(handler, "missing token: send metadata 'authorization: Bearer <token>'")
+            return _refused(handler, "missing token: send metadata 'authorization: Bearer <token>'", "no token", self.throttle)
         cred = self._match(given)
         if cred is None:
-            return _refused(handler, "wrong token")
+            return _refused(handler, "wrong token", "wrong token", self.throttle)
         if cred.role != OPERATOR and handler_call_details.method not in RUNNER_METHODS:
             what = handler_call_details.method.rsplit("/", 1)[-1]
             return _denied(
@@ -352,4 +383,4 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 "listing, watching and controlling runs needs an operator token",
                 grpc.StatusCode.PERMISSION_DENIED,
             )
-        return _as(handler, cred.name)  # type: ignore[no-any-return]
+        return _as(handler, cred.name, self.throttle)  # type: ignore[no-any-return]
