@@ -3,8 +3,21 @@ holds none of them. Shared by the CLI, TUI and chaos tests."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from goldfive import events
+from goldfive.pb.goldfive.v1 import service_pb2_grpc
+from goldfive.remote import RemoteServer, RunHost, start_server
+from goldfive.types import Plan, Session, Task
+from tests.hub.drive import CallDriver
 
 #: Each is something a terminal would obey: clipboard write, window title, clear screen (7-bit
 #: and 8-bit CSI), a DCS string, a reset, a bell, a carriage return that rewrites the line.
@@ -48,3 +61,58 @@ def random_laden(rng: random.Random, length: int = 40) -> str:
 def forbidden_in(output: str) -> list[str]:
     """The forbidden characters found in ``output``, with what surrounds them (for messages)."""
     return [repr(output[max(0, m.start() - 12) : m.end() + 12]) for m in FORBIDDEN.finditer(output)]
+
+
+class HostileHub:
+    """A hub (on its own loop, in a thread: CliRunner runs asyncio itself) with two runs
+    connected over Hub.Connect by hand, as a hostile runner would: ``open-run`` waits for an
+    approval, ``done-run`` has completed; each text of theirs is ``text(what)``."""
+
+    def __init__(self, db: Path, text: Callable[[str], str]) -> None:
+        self.text = text
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.server: RemoteServer = self.call(start_server(RunHost(db), listen="127.0.0.1:0"))
+        self.lanes: list[Any] = []
+        for run_id, finish in (("open-run", False), ("done-run", True)):
+            self.call(self._connect(run_id, finish))
+
+    def call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(20)
+
+    async def _connect(self, run_id: str, finish: bool) -> None:
+        lane = CallDriver()
+        channel = grpc.aio.insecure_channel(self.server.address)
+        lane.call = service_pb2_grpc.HubStub(channel).Connect()
+        self.lanes.append((lane, channel))
+        await lane.hello(run_id)
+        s = Session(run_id=run_id)
+        t = self.text
+        evs = [
+            events.run_started(s, goal_summary=t("goal")),
+            events.plan_submitted(s, Plan(tasks=[Task("t1", t("title")), Task("t2", t("text"))], id="p")),
+            events.task_started(s, "t1"),
+            events.task_progress(s, "t1", detail=t("text")),
+            events.approval_requested(
+                s, target_id="approve-me", kind="tool", prompt=t("prompt"), task_id="t1", tool_name="publish", args={"path": t("arg")}
+            ),
+        ]
+        if finish:
+            evs += [events.task_completed(s, "t1", t("text")), events.run_completed(s, t("outcome"))]
+        for i, ev in enumerate(evs):
+            ev.sequence = i
+        await lane.send(evs)
+        await lane.read_until("confirmed_sequence")
+
+    def stop(self) -> None:
+        async def close() -> None:
+            for lane, channel in self.lanes:
+                lane.call.cancel()
+                await channel.close()
+            await self.server.stop(None)
+
+        self.call(close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()

@@ -7,12 +7,9 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import grpc
 import pytest
 from click.testing import CliRunner
 
@@ -20,12 +17,9 @@ from goldfive import events
 from goldfive.cli import main
 from goldfive.control import AckResult, ControlAck
 from goldfive.event_format import format_event
-from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
-from goldfive.remote import RemoteServer, RunHost, start_server
 from goldfive.terminal_text import terminal_safe
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task
-from tests.escapes import ESCAPES, forbidden_in, laden
-from tests.hub.drive import CallDriver
+from tests.escapes import ESCAPES, HostileHub, forbidden_in, laden
 
 # -- the sanitizer ---------------------------------------------------------------------------
 
@@ -96,63 +90,9 @@ def test_log_lines_on_stderr_hold_no_escapes() -> None:
 # -- ctl against a real hub ---------------------------------------------------------------------
 
 
-class _EvilHub:
-    """A hub (on its own loop, in a thread: CliRunner runs asyncio itself) with two runs
-    connected over Hub.Connect by hand, as a hostile runner would: ``open`` waits for an
-    approval, ``done`` has completed; every text of theirs is laden with escapes."""
-
-    def __init__(self, db: Path) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.server: RemoteServer = self.call(start_server(RunHost(db), listen="127.0.0.1:0"))
-        self.lanes: list[Any] = []
-        for run_id, finish in (("open-run", False), ("done-run", True)):
-            self.call(self._connect(run_id, finish))
-
-    def call(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(20)
-
-    async def _connect(self, run_id: str, finish: bool) -> None:
-        lane = CallDriver()
-        channel = grpc.aio.insecure_channel(self.server.address)
-        lane.call = service_pb2_grpc.HubStub(channel).Connect()
-        self.lanes.append((lane, channel))
-        await lane.hello(run_id)
-        s = Session(run_id=run_id)
-        bad = laden("text")
-        evs = [
-            events.run_started(s, goal_summary=laden("goal")),
-            events.plan_submitted(s, Plan(tasks=[Task("t1", laden("title")), Task("t2", bad)], id="p")),
-            events.task_started(s, "t1"),
-            events.task_progress(s, "t1", detail=bad),
-            events.approval_requested(
-                s, target_id="approve-me", kind="tool", prompt=laden("prompt"), task_id="t1", tool_name="publish", args={"path": laden("arg")}
-            ),
-        ]
-        if finish:
-            evs += [events.task_completed(s, "t1", bad), events.run_completed(s, laden("outcome"))]
-        for i, ev in enumerate(evs):
-            ev.sequence = i
-        await lane.send(evs)
-        await lane.read_until("confirmed_sequence")
-
-    def stop(self) -> None:
-        async def close() -> None:
-            for lane, channel in self.lanes:
-                lane.call.cancel()
-                await channel.close()
-            await self.server.stop(None)
-
-        self.call(close())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
-
-
 @pytest.fixture
-def evil_hub(tmp_path: Path) -> Iterator[_EvilHub]:
-    hub = _EvilHub(tmp_path / "hub.sqlite")
+def evil_hub(tmp_path: Path) -> Iterator[HostileHub]:
+    hub = HostileHub(tmp_path / "hub.sqlite", laden)
     yield hub
     hub.stop()
 
@@ -162,7 +102,7 @@ def evil_hub(tmp_path: Path) -> Iterator[_EvilHub]:
     [("runs",), ("status", "open-run"), ("waiting",), ("tail", "done-run"), ("runs", "--json"), ("waiting", "--json")],
     ids=lambda a: " ".join(a),
 )
-def test_ctl_prints_a_hostile_runs_text_without_its_escapes(evil_hub: _EvilHub, args: tuple[str, ...]) -> None:
+def test_ctl_prints_a_hostile_runs_text_without_its_escapes(evil_hub: HostileHub, args: tuple[str, ...]) -> None:
     result = CliRunner().invoke(main, ["ctl", evil_hub.server.address, *args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert any(w in result.output for w in ("goal", "text", "arg"))  # the text is there, its escapes are not
