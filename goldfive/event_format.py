@@ -9,6 +9,7 @@ from goldfive import events
 from goldfive.errors import ConversionError
 from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import AgentStep, Event
+from goldfive.terminal_text import terminal_safe
 
 if TYPE_CHECKING:
     from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
@@ -17,7 +18,7 @@ _CLIP = 100
 
 
 def _clip(text: str, limit: int = _CLIP) -> str:
-    text = " ".join(str(text).split())
+    text = " ".join(terminal_safe(str(text)).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -153,8 +154,9 @@ def _agent_step(p: AgentStep) -> str:
 
 def format_event(event: Event) -> str:
     """``<sequence> <kind> <key fields>`` on one line, e.g.
-    ``  12 task_completed     research "collected 5 key facts..."``."""
+    ``  12 task_completed     research "collected 5 key facts..."``. What the run wrote is
+    made safe for a terminal (no escape sequences or control characters)."""
     kind = events.kind_of(event) or "(empty)"
     fields = _FIELDS.get(kind)
     detail = fields(event) if fields is not None else _clip(str(getattr(event, kind, "")) if kind != "(empty)" else "")
-    return f"{event.sequence:>4} {kind:<18} {detail}".rstrip()
+    return terminal_safe(f"{event.sequence:>4} {kind:<18} {detail}").rstrip()

@@ -11,7 +11,10 @@ waits for. Two ways to find them, so every front-end says the same thing:
 :func:`osc9` and :func:`osc777` are the terminal escape strings that terminals turn into
 desktop notifications. :class:`NotifyCommand` runs ``--notify-cmd CMD`` with the notice as
 JSON on stdin, in the background: it never blocks the caller, and a failing command is
-logged once, never raised.
+logged once, never raised. Notices that come faster than the command runs wait in a queue
+per run, coalesced (one notice carrying how many it stands for), and the runs take turns;
+only past :data:`MAX_WAITING_RUNS` runs waiting is a notice dropped, and every drop is counted
+(``NotifyCommand.dropped``, ``warning()``, a log line per interval).
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ import asyncio
 import json
 import logging
 import subprocess
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.view.attention import attention
@@ -44,9 +50,14 @@ log = logging.getLogger("goldfive.notify")
 NOTICE_KINDS = ("approval", "escalation", "failed")
 #: A notice's text in a terminal escape is cut to this many characters.
 _OSC_LIMIT = 200
-#: Commands that have not finished yet are not started again past this many (a stuck hook
-#: must not pile up processes); the notice is logged instead.
+#: At most this many commands run at once (a stuck hook must not pile up processes); the
+#: notices that come meanwhile wait in the queue.
 MAX_RUNNING_COMMANDS = 8
+#: Runs with notices waiting for a command, at most; a notice of one more run is dropped
+#: (and counted). A run already waiting takes any number: they are coalesced.
+MAX_WAITING_RUNS = 1000
+#: Dropped notices are logged at most once per this many seconds.
+DROP_LOG_INTERVAL_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,10 @@ class Notice:
     prompt: str = ""
     #: The run's goal, when known (which run, for a person with several).
     goal: str = ""
+    #: How many notices of the run this one stands for: those that came while the command
+    #: was busy are coalesced into the newest, which carries their number (and by kind).
+    count: int = 1
+    counts: tuple[tuple[str, int], ...] = ()
 
     @property
     def title(self) -> str:
@@ -77,10 +92,14 @@ class Notice:
             text += f": {self.prompt}"
         if self.goal:
             text += f" ({self.goal})"
+        if self.count > 1:  # "300 approvals, 1 failed waiting; newest: ..."
+            kinds = ", ".join(f"{n} {kind}{'s' if n > 1 and kind != 'failed' else ''}" for kind, n in self.counts)
+            text = f"{kinds or self.count} waiting; newest: {text}"
         return text
 
     def to_json(self) -> str:
         data = asdict(self)
+        data["counts"] = dict(self.counts)
         data["title"], data["body"] = self.title, self.body
         return json.dumps(data, sort_keys=True)
 
@@ -153,48 +172,114 @@ def diff_notices(old: set[tuple[str, str, str]] | None, current: Iterable[Notice
     return [n for n in current if notice_key(n) not in old]
 
 
+class _Waiting:
+    """The notices of one run not yet given to the command: the newest, and how many."""
+
+    __slots__ = ("counts", "newest")
+
+    def __init__(self, notice: Notice) -> None:
+        self.newest = notice
+        self.counts: Counter[str] = Counter({notice.kind: 1})
+
+    def add(self, notice: Notice) -> None:
+        self.newest = notice
+        self.counts[notice.kind] += 1
+
+    def notice(self) -> Notice:
+        total = sum(self.counts.values())
+        if total == 1:
+            return self.newest
+        return replace(self.newest, count=total, counts=tuple(sorted(self.counts.items())))
+
+
 class NotifyCommand:
     """Runs a shell command for each notice, the notice's JSON on its stdin.
 
-    ``send`` returns at once: the command runs in a task on the running loop. Its failures
-    (cannot start, non-zero exit) are logged once per kind of failure, never raised: a broken
-    hook must not stop the run or the UI. ``wait()`` waits for the commands started so far
-    (tests, shutdown)."""
+    ``send`` returns at once. At most :data:`MAX_RUNNING_COMMANDS` commands run at a time, in
+    threads of their own; the notices sent meanwhile wait, per run: a run's waiting notices
+    become one (the newest, with ``count``), and the runs take turns, so a run that floods
+    cannot hide another run's notice. Past :data:`MAX_WAITING_RUNS` runs waiting, a new run's
+    notice is dropped: counted in ``dropped``, said by ``warning()`` and logged at most once per
+    :data:`DROP_LOG_INTERVAL_S`. Command failures (cannot start, non-zero exit) are logged
+    once per kind of failure, never raised: a broken hook must not stop the run or the UI.
+    ``wait()`` waits until every notice sent so far was handed to a command that finished."""
 
-    def __init__(self, command: str, *, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        command: str,
+        *,
+        timeout: float = 10.0,
+        max_waiting_runs: int = MAX_WAITING_RUNS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if not command.strip():
             raise ValueError("--notify-cmd needs a command")
         self.command = command
         self.timeout = timeout
+        self.max_waiting_runs = max_waiting_runs
+        self._clock = clock
         self._tasks: set[asyncio.Task[None]] = set()
         self._logged: set[str] = set()
+        #: Runs with notices waiting, in the order they take their turn.
+        self._waiting: dict[str, _Waiting] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        #: Notices given to ``send``; commands started; notices dropped, and folded into another.
+        self.received = 0
         self.sent = 0
+        self.dropped = 0
+        self.coalesced = 0
         self.failures = 0
+        self._dropped_unlogged = 0
+        self._last_drop_log: float | None = None
 
     def __call__(self, notice: Notice) -> None:
         self.send(notice)
 
     def send(self, notice: Notice) -> None:
-        if len(self._tasks) >= MAX_RUNNING_COMMANDS:
-            self._log_once("busy", f"notify command still busy with {len(self._tasks)} notices; dropped: {notice.body}")
-            return
+        self.received += 1
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._log_once("loop", "notify command needs a running event loop; notice dropped")
+            self._drop(1, "no running event loop to run the command on")
             return
-        task = loop.create_task(self._run(notice.to_json()), name="goldfive-notify")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        self.sent += 1
+        waiting = self._waiting.get(notice.run_id)
+        if waiting is not None:
+            waiting.add(notice)
+            self.coalesced += 1
+        elif len(self._waiting) >= self.max_waiting_runs:
+            self._drop(1, f"{len(self._waiting)} runs already wait for the command")
+            return
+        else:
+            self._waiting[notice.run_id] = _Waiting(notice)
+        if len(self._tasks) < MAX_RUNNING_COMMANDS:
+            task = loop.create_task(self._work(), name="goldfive-notify")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
-    async def _run(self, payload: str) -> None:
-        # A thread, not asyncio's subprocess transports: a command still running when its
-        # loop closes must not leave a transport behind (each run is bounded by the timeout).
-        failure = await asyncio.to_thread(self._run_blocking, payload)
-        if failure is not None:
-            self.failures += 1
-            self._log_once(*failure)
+    def warning(self) -> str:
+        """What the hub says about notices it could not deliver ("" when none)."""
+        if not self.dropped:
+            return ""
+        return f"{self.dropped} notifications dropped: --notify-cmd could not keep up"
+
+    async def _work(self) -> None:
+        """Hand waiting notices to the command, the runs in turn, until none waits."""
+        while self._waiting:
+            run_id = next(iter(self._waiting))  # the run that has waited longest
+            notice = self._waiting.pop(run_id).notice()  # its next notices queue behind the others
+            self.sent += 1
+            failure = await asyncio.get_running_loop().run_in_executor(self._executor(), self._run_blocking, notice.to_json())
+            if failure is not None:
+                self.failures += 1
+                self._log_once(*failure)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        # Threads of its own, not asyncio's subprocess transports (a command still running when
+        # its loop closes must not leave a transport behind) nor the loop's default executor
+        # (slow hooks must not hold the threads the rest of the process uses).
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(MAX_RUNNING_COMMANDS, thread_name_prefix="goldfive-notify")
+        return self._pool
 
     def _run_blocking(self, payload: str) -> tuple[str, str] | None:
         try:
@@ -204,12 +289,21 @@ class NotifyCommand:
             )  # fmt: skip
         except subprocess.TimeoutExpired:
             return "timeout", f"notify command {self.command!r} took over {self.timeout:g}s and was killed"
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the command
             return "start", f"notify command {self.command!r} could not start: {exc}"
         if done.returncode:
             why = done.stderr.decode(errors="replace").strip().splitlines()
             return "exit", f"notify command {self.command!r} exited {done.returncode}" + (f": {why[-1]}" if why else "")
         return None
+
+    def _drop(self, n: int, why: str) -> None:
+        self.dropped += n
+        self._dropped_unlogged += n
+        now = self._clock()
+        if self._last_drop_log is None or now - self._last_drop_log >= DROP_LOG_INTERVAL_S:
+            log.warning("notify: %d notices dropped (%s); %d dropped in all", self._dropped_unlogged, why, self.dropped)
+            self._dropped_unlogged = 0
+            self._last_drop_log = now
 
     def _log_once(self, key: str, message: str) -> None:
         if key not in self._logged:
@@ -217,15 +311,24 @@ class NotifyCommand:
             log.warning("%s (further such errors are not logged)", message)
 
     async def wait(self) -> None:
-        """Wait for every command started so far."""
+        """Wait until every notice sent so far went to a command, and those commands ended."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def aclose(self, timeout: float = 5.0) -> None:
-        """Give the running commands ``timeout`` seconds to finish, then kill them."""
+        """Give the queue and the running commands ``timeout`` seconds, then stop: what still
+        waits is dropped (and counted, and logged); the commands left are killed by their own
+        timeout."""
         tasks = list(self._tasks)
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
+        left = sum(sum(w.counts.values()) for w in self._waiting.values())
+        self._waiting.clear()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if left:
+            self._last_drop_log = None  # said now, whatever the interval
+            self._drop(left, "still waiting when the command was stopped")
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)

@@ -51,10 +51,35 @@ def hub_db_path(environ: Mapping[str, str] | None = None) -> str:
     return os.path.join(data_dir(environ), "hub.sqlite")
 
 
+#: The environment variables that hold secrets, each named after its option (GOLDFIVE_ and
+#: the option's name); each option also has a ``-file`` form (goldfive.cli.tokens). A file or
+#: the environment keeps a secret out of the process list, which every user can read.
+#: GOLDFIVE_TOKEN (``--token``): an operator token; ``serve`` accepts it, ``ctl`` and
+#: ``attach`` present it. GOLDFIVE_RUNNER_TOKEN (``serve --runner-token``): a runner token
+#: ``serve`` accepts. GOLDFIVE_HUB_TOKEN (``run --hub-token``, ``Runner(hub=...)``): the
+#: token a run presents to its hub, GOLDFIVE_TOKEN when unset. GOLDFIVE_LLM_API_KEY or
+#: OPENAI_API_KEY (``--api-key``): the LLM server's key (LLMSettings).
+TOKEN_ENV = "GOLDFIVE_TOKEN"
+RUNNER_TOKEN_ENV = "GOLDFIVE_RUNNER_TOKEN"
+HUB_TOKEN_ENV = "GOLDFIVE_HUB_TOKEN"
+
+
 def remote_token(environ: Mapping[str, str] | None = None) -> str | None:
-    """The bearer token for ``goldfive serve`` / ``ctl`` / ``attach`` (GOLDFIVE_TOKEN), or None."""
+    """The operator token for ``goldfive serve`` / ``ctl`` / ``attach`` (GOLDFIVE_TOKEN), or None."""
     env = os.environ if environ is None else environ
-    return env.get("GOLDFIVE_TOKEN") or None
+    return env.get(TOKEN_ENV) or None
+
+
+def runner_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The runner token ``goldfive serve`` accepts (GOLDFIVE_RUNNER_TOKEN), or None."""
+    env = os.environ if environ is None else environ
+    return env.get(RUNNER_TOKEN_ENV) or None
+
+
+def hub_token(environ: Mapping[str, str] | None = None) -> str | None:
+    """The token a run presents to its hub: GOLDFIVE_HUB_TOKEN, else GOLDFIVE_TOKEN, else None."""
+    env = os.environ if environ is None else environ
+    return env.get(HUB_TOKEN_ENV) or remote_token(env)
 
 
 def redact_dsn(dsn: str) -> str:

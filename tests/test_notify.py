@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import sys
@@ -91,7 +92,7 @@ async def test_a_failing_command_is_logged_once_and_never_raised(caplog: pytest.
     (approval,) = _notices("approval")
     with caplog.at_level(logging.WARNING, logger="goldfive.notify"):
         command.send(approval)
-        command.send(approval)
+        command.send(dataclasses.replace(approval, run_id="r2"))  # another run's: not coalesced
         await command.wait()
     assert command.failures == 2
     assert len([r for r in caplog.records if "exited 3" in r.getMessage()]) == 1
@@ -137,3 +138,77 @@ async def test_attach_with_run_id_tells_the_command_only_of_news(tmp_path: Path)
         await source.stop()  # waits for the commands
         assert len(seen) == len(events)
         assert (len(out.read_text().splitlines()) if out.exists() else 0) == expected
+
+
+def _approval(run_id: str, n: int) -> Notice:
+    return Notice(run_id, "approval", f"approval: tool{n}", target_id=f"t{n}", tool_name=f"tool{n}")
+
+
+async def test_a_burst_from_one_run_does_not_hide_another_runs_approval(tmp_path: Path) -> None:
+    out = tmp_path / "notices.jsonl"
+    command = NotifyCommand(f"sleep 0.05; cat >> {out}")  # slower than the burst comes
+    for n in range(300):
+        command.send(_approval("noisy", n))
+        if n % 25 == 0:
+            await asyncio.sleep(0)  # commands start in between, as they would on a live hub
+    command.send(_approval("quiet", 0))
+    await command.wait()
+    delivered = [json.loads(line) for line in out.read_text().splitlines()]
+    quiet = [d for d in delivered if d["run_id"] == "quiet"]
+    assert len(quiet) == 1 and quiet[0]["tool_name"] == "tool0" and quiet[0]["count"] == 1
+    noisy = [d for d in delivered if d["run_id"] == "noisy"]
+    assert sum(d["count"] for d in noisy) == 300  # every approval is in some notice's count
+    assert noisy[-1]["tool_name"] == "tool299"  # the newest is the one shown
+    assert command.received == 301 and command.dropped == 0 and command.sent == len(delivered)
+    assert command.coalesced == 301 - len(delivered) and command.warning() == ""
+    coalesced = next(d for d in noisy if d["count"] > 1)
+    assert coalesced["body"].startswith(f"{coalesced['count']} approvals waiting; newest: approval: tool")
+    assert coalesced["counts"] == {"approval": coalesced["count"]}
+
+
+async def test_the_runs_take_turns_at_the_command(tmp_path: Path) -> None:
+    out = tmp_path / "order.jsonl"
+    command = NotifyCommand(f"cat >> {out}")
+    for n in range(3):  # all sent before any command starts: each run waits once, in order
+        for run_id in ("a", "b", "c"):
+            command.send(_approval(run_id, n))
+    await command.wait()
+    delivered = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted((d["run_id"], d["count"]) for d in delivered) == [("a", 3), ("b", 3), ("c", 3)]
+
+
+async def test_past_the_bound_of_waiting_runs_notices_are_dropped_counted_and_logged_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    out = tmp_path / "notices.jsonl"
+    command = NotifyCommand(f"cat >> {out}", max_waiting_runs=3)
+    with caplog.at_level(logging.WARNING, logger="goldfive.notify"):
+        for n in range(10):  # ten runs at once: three wait, seven have no room
+            command.send(_approval(f"run{n}", n))
+        await command.wait()
+    delivered = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(d["run_id"] for d in delivered) == ["run0", "run1", "run2"]  # the first three
+    assert command.dropped == 7 and sum(d["count"] for d in delivered) + command.dropped == command.received == 10
+    assert command.warning() == "7 notifications dropped: --notify-cmd could not keep up"
+    drops = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(drops) == 1 and drops[0].startswith("notify: 1 notices dropped")  # once per interval
+
+
+async def test_the_hubs_warning_counts_the_notices_it_dropped(tmp_path: Path) -> None:
+    from goldfive.remote import RemoteClient, RunHost, start_server
+    from goldfive.remote.server import _notify_command
+
+    host = RunHost(":memory:")
+    host.warning = lambda: "database unreachable"
+    command = _notify_command(host, f"cat >> {tmp_path / 'n.jsonl'}")
+    command.max_waiting_runs = 0  # no room at all: every notice is dropped
+    server = await start_server(host, listen="127.0.0.1:0")
+    try:
+        command.send(_approval("r1", 1))
+        client = RemoteClient(server.address)
+        async with client:
+            await client.list_runs()
+        assert client.hub_warning == "database unreachable; 1 notifications dropped: --notify-cmd could not keep up"
+    finally:
+        await server.stop(None)
+        await command.aclose()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import getpass
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
+from textual.filter import LineFilter
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.approvals.ledger import LedgerEntry
@@ -22,6 +24,7 @@ from .inputs import validate_message, validate_steer_note
 from .screens.approvals import EditArgumentsScreen, LedgerScreen, RulesScreen
 from .screens.detail import ApprovalScreen
 from .screens.dialogs import ConfirmScreen, TextPrompt
+from .safe_output import safe_line_filters
 from .screens.note import NotePrompt
 from .widgets.approvals import ApprovalsView
 from .widgets.eventlog import EventLog
@@ -53,6 +56,9 @@ class ControlActions(App[str | None]):
     ledger: list[LedgerEntry]
     #: Notes sent this session, per prompt ("steer", "inject"), oldest first: ↑ recalls them.
     note_history: dict[str, list[str]]
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return safe_line_filters(super().get_line_filters())  # a run's text holds no escapes on screen
 
     def now_ms(self) -> int:
         raise NotImplementedError

@@ -59,15 +59,17 @@ def run_local_tui(
 
 
 async def _run(app: Any, source: Any, out: TextIO, err: TextIO) -> None:
+    from goldfive.cli.output import field
+
     from .screens.dialogs import DETACH
 
     try:
         if await app.run_async() == DETACH:
             where = source.recorded_at()
             recorded = f"; it is recorded to {where}" if where else ""
-            print(f"goldfive: the TUI closed; run {source.run_id} goes on headless until it ends{recorded}. Ctrl+C cancels it.", file=err, flush=True)
+            print(field(f"goldfive: the TUI closed; run {source.run_id} goes on headless until it ends{recorded}. Ctrl+C cancels it."), file=err, flush=True)
             for view in app.state.approvals.values():  # nobody can answer these now
-                print(f"goldfive: {view.tool_name or view.target_id} still waits for approval; it times out on its own", file=err, flush=True)
+                print(f"goldfive: {field(view.tool_name or view.target_id)} still waits for approval; it times out on its own", file=err, flush=True)
             await source.follow(out)
     finally:
         await source.stop()  # the app left the run alive only when it was kept running
@@ -75,10 +77,13 @@ async def _run(app: Any, source: Any, out: TextIO, err: TextIO) -> None:
 
 def _report(source: Any, err: TextIO) -> int:
     """After the terminal is back: the agent's tracebacks, how it ended, how to replay it."""
-    for task_id, trace in source.tracebacks.items():
-        print(f"goldfive: the agent raised on task {task_id}:\n{trace.rstrip()}", file=err)
+    from goldfive.cli.output import field
+    from goldfive.terminal_text import terminal_safe
+
+    for task_id, trace in source.tracebacks.items():  # an exception's message is the agent's text
+        print(f"goldfive: the agent raised on task {field(task_id)}:\n{terminal_safe(trace.rstrip(), multiline=True)}", file=err)
     if source.error is not None:
-        print(f"goldfive: run aborted: {type(source.error).__name__}: {source.error}", file=err)
+        print(f"goldfive: run aborted: {type(source.error).__name__}: {field(source.error)}", file=err)
     if source.runner.session is not None:
         from goldfive.cli.local import recorded_line
 

@@ -8,9 +8,12 @@ from typing import ClassVar, Sequence
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.filter import LineFilter
 from textual.widgets import DataTable, Footer, Static
 
 from goldfive.recording import RunChoice
+
+from .safe_output import safe_line_filters
 
 _STATE_STYLE = {"COMPLETED": "green", "ABORTED": "red", "INTERRUPTED": "yellow"}
 
@@ -34,6 +37,9 @@ class RunPickerApp(App[str | None]):
         Binding("G", "edge(-1)", "Last", show=False),
         Binding("escape,q", "quit_picker", "Quit"),
     ]
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return safe_line_filters(super().get_line_filters())  # goals read from the recording
 
     def __init__(self, path: str, choices: Sequence[RunChoice]) -> None:
         super().__init__()

@@ -28,6 +28,9 @@ def frontend(name: str) -> Callable[..., Any]:
 @click.version_option(__version__, prog_name="goldfive")
 def main() -> None:
     """Steer an LLM agent while it runs."""
+    from goldfive.cli.output import safe_log_lines
+
+    safe_log_lines()  # warnings can quote what a run sent
 
 
 # The subcommand modules import nothing from here at import time (``frontend`` is looked up

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import click
 from google.protobuf import json_format
 
+from goldfive.cli.output import echo, field, write_lines
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.client import RemoteClient
@@ -42,7 +43,7 @@ class _Opts:
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> click.exceptions.Exit:
-    click.echo(f"goldfive ctl: error: {message}", err=True)
+    echo(f"goldfive ctl: error: {field(message)}", err=True)  # a hub's refusal can quote a run's text
     return click.exceptions.Exit(code)
 
 
@@ -88,6 +89,17 @@ def _dict(message: Any) -> dict[str, Any]:
     return json_format.MessageToDict(message, preserving_proto_field_name=True)
 
 
+def _token(given: str | None, path: str | None, env: str | None) -> str | None:
+    """``--token``, else ``--token-file``'s, else ``env``; a bad file is one line, exit 2."""
+    from goldfive.cli.inputs import InputError
+    from goldfive.cli.tokens import client_token
+
+    try:
+        return client_token(given, path, env, flag="--token", warn=lambda m: echo(f"goldfive ctl: warning: {m}", err=True))
+    except InputError as exc:
+        raise _fail(str(exc)) from None
+
+
 def _merge(ctx: click.Context, sub: _Opts) -> _Opts:
     base: _Opts = ctx.obj
     return _Opts(
@@ -103,6 +115,7 @@ def _merge(ctx: click.Context, sub: _Opts) -> _Opts:
 _PEM = click.Path(exists=True, dir_okay=False)
 _CERT_HELP = "This client's certificate (PEM), for a server that requires one."
 _KEY_HELP = "The private key (PEM) of --tls-cert."
+_TOKEN_FILE_HELP = "Read the bearer token from FILE (kept out of the process list)."
 
 
 def _options(fn: Callable[..., None]) -> Callable[..., None]:
@@ -111,13 +124,15 @@ def _options(fn: Callable[..., None]) -> Callable[..., None]:
     def wrapper(
         ctx: click.Context,
         sub_token: str | None,
+        sub_token_file: str | None,
         sub_tls_ca: str | None,
         sub_tls_cert: str | None,
         sub_tls_key: str | None,
         sub_json: bool,
         **kw: Any,
     ) -> None:
-        fn(_merge(ctx, _Opts("", sub_token, sub_tls_ca, sub_json, sub_tls_cert, sub_tls_key)), **kw)
+        token = _token(sub_token, sub_token_file, None)
+        fn(_merge(ctx, _Opts("", token, sub_tls_ca, sub_json, sub_tls_cert, sub_tls_key)), **kw)
 
     # click reads the command's name and help from these; set by hand (not functools.wraps)
     # so the wrapper keeps its own signature for click.pass_context's type.
@@ -126,6 +141,7 @@ def _options(fn: Callable[..., None]) -> Callable[..., None]:
     for option in reversed(
         (
             click.option("--token", "sub_token", help="Bearer token (default: GOLDFIVE_TOKEN)."),
+            click.option("--token-file", "sub_token_file", metavar="FILE", help=_TOKEN_FILE_HELP),
             click.option("--tls-ca", "sub_tls_ca", type=_PEM, help="CA certificate (PEM)."),
             click.option("--tls-cert", "sub_tls_cert", type=_PEM, help=_CERT_HELP),
             click.option("--tls-key", "sub_tls_key", type=_PEM, help=_KEY_HELP),
@@ -140,7 +156,7 @@ class _CtlGroup(click.Group):
     """Accepts the group's options after ADDR too (``ctl ADDR --json runs``): the options
     between ADDR and the subcommand are moved in front of ADDR before click parses them."""
 
-    _VALUED = ("--token", "--tls-ca", "--tls-cert", "--tls-key")
+    _VALUED = ("--token", "--token-file", "--tls-ca", "--tls-cert", "--tls-key")
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         options: list[str] = []
@@ -162,6 +178,7 @@ class _CtlGroup(click.Group):
 @click.group("ctl", cls=_CtlGroup)
 @click.argument("addr", metavar="ADDR")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
+@click.option("--token-file", metavar="FILE", help=_TOKEN_FILE_HELP)
 @click.option("--tls-ca", type=_PEM, help="CA certificate (PEM): use TLS.")
 @click.option("--tls-cert", type=_PEM, help=_CERT_HELP)
 @click.option("--tls-key", type=_PEM, help=_KEY_HELP)
@@ -171,6 +188,7 @@ def ctl(
     ctx: click.Context,
     addr: str,
     token: str | None,
+    token_file: str | None,
     tls_ca: str | None,
     tls_cert: str | None,
     tls_key: str | None,
@@ -179,7 +197,7 @@ def ctl(
     """Inspect and control the runs served at ADDR (HOST:PORT)."""
     from goldfive.settings import remote_token
 
-    ctx.obj = _Opts(addr, token or remote_token(), tls_ca, as_json, tls_cert, tls_key)
+    ctx.obj = _Opts(addr, _token(token, token_file, remote_token()), tls_ca, as_json, tls_cert, tls_key)
 
 
 # -- queries ------------------------------------------------------------------------------
@@ -198,14 +216,14 @@ def runs_command(opts: _Opts) -> None:
 
     runs = _call(opts, read)
     if warning and warning[0]:  # on stderr: the rows (or the JSON) stay what scripts read
-        click.echo(f"goldfive ctl: hub degraded: {warning[0]}", err=True)
-    if opts.as_json:
+        echo(f"goldfive ctl: hub degraded: {field(warning[0])}", err=True)
+    if opts.as_json:  # json.dumps escapes every control character: \u001b, \u009b
         click.echo(json.dumps([_dict(r) for r in runs]))
         return
     from goldfive.cli.ctl_hub import run_line, runs_order
 
     for r in sorted(runs, key=runs_order):
-        click.echo(run_line(r))
+        echo(run_line(r))
 
 
 @ctl.command("status")
@@ -218,21 +236,21 @@ def status_command(opts: _Opts, run_id: str) -> None:
         click.echo(json.dumps(_dict(snap)))
         return
     s = snap.summary
-    click.echo(f"run {s.run_id}: {s.state}{' (paused)' if snap.paused else ''}, "
-               f"{s.tasks_completed}/{s.tasks_total} tasks, last sequence {snap.last_sequence}")  # fmt: skip
+    echo(f"run {field(s.run_id)}: {field(s.state)}{' (paused)' if snap.paused else ''}, "
+         f"{s.tasks_completed}/{s.tasks_total} tasks, last sequence {snap.last_sequence}")  # fmt: skip
     if s.goal_summary:
-        click.echo(f"goal: {s.goal_summary}")
+        echo(f"goal: {field(s.goal_summary)}")
     from goldfive.remote.health import health_note
 
     if note := health_note(s):
-        click.echo(f"recording: {note}")
+        echo(f"recording: {field(note)}")
     from goldfive import conv
 
     for t in snap.plan.tasks:
         status = conv.task_status_from_pb(t.status) if t.status else "PENDING"
-        click.echo(f"  {str(status):<10} {t.id}  {t.title}")
+        echo(f"  {str(status):<10} {field(t.id)}  {field(t.title)}")
     for a in snap.pending_approvals:
-        click.echo(f"  approval waiting: {a.target_id} ({a.kind}) {a.prompt}")
+        echo(f"  approval waiting: {field(a.target_id)} ({field(a.kind)}) {field(a.prompt)}")
 
 
 @ctl.command("tail", short_help="Print the run's events, history then live.")
@@ -250,14 +268,13 @@ def tail_command(opts: _Opts, run_id: str, after: int) -> None:
 
     def tell(state: str, detail: str) -> None:
         if state == "reconnecting":
-            click.echo(f"goldfive ctl: {detail}", err=True)
+            echo(f"goldfive ctl: {field(detail)}", err=True)
 
     async def follow(client: RemoteClient) -> None:
         await client.get_run(run_id)  # unreachable or unknown: fail now rather than retry forever
         out = sys.stdout  # read now: a redirected stdout is honoured
         async for batch in client.follow_batches(run_id, after, on_state=tell):
-            out.write("\n".join(map(line, batch)) + "\n")  # one write per batch, not per line
-            out.flush()
+            write_lines(out, [line(ev) for ev in batch])  # one write per batch, not per line
 
     _call(opts, follow)
 
@@ -291,7 +308,7 @@ def _print_ack(opts: _Opts, kind: str, ack: ControlAck) -> None:
         click.echo(json.dumps({"control_id": ack.control_id, "kind": str(kind), "result": str(result),
                                "detail": ack.detail, "acked_at_ms": ack.acked_at_ms}))  # fmt: skip
     else:
-        click.echo(f"{kind} {result}" + (f": {ack.detail}" if ack.detail else ""))
+        echo(f"{field(kind)} {result}" + (f": {field(ack.detail)}" if ack.detail else ""))  # the run wrote the detail
     if result is not AckResult.SUCCESS:
         raise click.exceptions.Exit(EXIT_FAILURE)
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from goldfive.cli.ctl import EXIT_FAILURE, _call, _control, _fail, _Opts, _options, _RUN, ctl
+from goldfive.cli.output import echo, field
 from goldfive.control import AckResult, ControlKind, ControlMessage
 from goldfive.remote.client import RemoteClient
 
@@ -98,9 +99,9 @@ def ledger_command(opts: _Opts, run_id: str) -> None:
         click.echo(json.dumps([e.as_dict() for e in entries]))
         return
     if not entries:
-        click.echo("no approval decisions yet")
+        echo("no approval decisions yet")
     for e in entries:
-        click.echo(format_entry(e))
+        echo(field(format_entry(e)))  # who decided and the arguments: the run's text, one line
 
 
 @ctl.group("rules", short_help="List, add and remove the rules for \"always\".")
@@ -134,11 +135,11 @@ def rules_list(opts: _Opts, run_id: str) -> None:
     for raw in listing["rules"]:
         rule = Rule.from_dict(raw)
         made = f" at {when_text(rule.made_at_ms)}" if rule.made_at_ms else ""
-        click.echo(f"{rule.id:<5} {rule.scope:<8} {rule.describe()}  (made by {rule.author or '?'}{made})")
+        echo(f"{field(rule.id):<5} {field(rule.scope):<8} {field(rule.describe())}  (made by {field(rule.author) or '?'}{made})")
     if listing["never_auto"]:
-        click.echo(f"never automatic: {', '.join(listing['never_auto'])}")
+        echo(f"never automatic: {field(', '.join(map(str, listing['never_auto'])))}")
     if not listing["rules"]:
-        click.echo("no rules")
+        echo("no rules")
 
 
 @rules_group.command("add")
@@ -150,7 +151,7 @@ def rules_list(opts: _Opts, run_id: str) -> None:
 def rules_add(opts: _Opts, run_id: str, tool: str, match_json: str | None, scope: str) -> None:
     """Approve calls to TOOL without asking (only those matching --match, when given)."""
     rule = {"tool": tool, "match": _json_object(match_json, "--match") or {}, "scope": scope}
-    click.echo(_rules_control(opts, run_id, {"op": "add", "rule": rule}))
+    echo(field(_rules_control(opts, run_id, {"op": "add", "rule": rule})))  # the run's ack detail
 
 
 @rules_group.command("remove")
@@ -159,4 +160,4 @@ def rules_add(opts: _Opts, run_id: str, tool: str, match_json: str | None, scope
 @_options
 def rules_remove(opts: _Opts, run_id: str, rule_id: str) -> None:
     """Remove RULE (it holds from the next call)."""
-    click.echo(_rules_control(opts, run_id, {"op": "remove", "rule_id": rule_id}))
+    echo(field(_rules_control(opts, run_id, {"op": "remove", "rule_id": rule_id})))

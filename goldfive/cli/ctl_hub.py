@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from goldfive.cli.ctl import _call, _dict, _fail, _options, _Opts, ctl
+from goldfive.cli.output import echo, field
 from goldfive.remote.client import RemoteClient
 
 __all__ = ["age", "run_line", "runs_order", "start_command", "waiting_command"]
@@ -43,24 +44,26 @@ def runs_order(summary: Any) -> tuple[int, int, str]:
 
 def run_line(r: Any, now: float | None = None) -> str:
     """One ``ctl runs`` row: id, state, tasks, origin, needs-you (for how long), current task,
-    started, goal, and what is wrong with its recording."""
+    started, goal, and what is wrong with its recording. Each field the run or the hub wrote is
+    made one line safe for a terminal (:func:`goldfive.cli.output.field`)."""
     from goldfive.remote.health import health_note
 
     now = time.time() if now is None else now
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.started_at.ToMilliseconds() / 1000)) if r.HasField("started_at") else "-"
-    origin = r.origin or "-"
+    origin = field(r.origin) or "-"
+    connection = field(r.connection)
     # A run the hub placed (serve --ray) that is not placed yet, or whose process failed first.
-    pending = r.connection if r.connection.startswith(("pending placement", "placement failed")) else ""
-    if r.origin in ("connected", "ray") and r.connection and r.connection != "connected" and not pending and r.state not in ("COMPLETED", "ABORTED"):
-        origin += f"({r.connection})"
-    where = f"{r.host}:{r.pid}" if r.host and r.pid else ""
+    pending = connection if connection.startswith(("pending placement", "placement failed")) else ""
+    if r.origin in ("connected", "ray") and connection and connection != "connected" and not pending and r.state not in ("COMPLETED", "ABORTED"):
+        origin += f"({connection})"
+    where = f"{field(r.host)}:{r.pid}" if r.host and r.pid else ""
     if r.hub:  # several hubs: the run's runner is connected to that one
-        where += f" via hub {r.hub}"
-    needs = f"NEEDS YOU {r.needs_you} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
-    task = r.current_task or "-"
-    note = health_note(r)
-    return (f"{r.run_id}  {r.state:<11} {r.tasks_completed}/{r.tasks_total}  {origin:<9} {where}  {needs}  "
-            f"task {task}  {started}  {r.goal_summary}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip
+        where += f" via hub {field(r.hub)}"
+    needs = f"NEEDS YOU {field(r.needs_you)} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
+    task = field(r.current_task) or "-"
+    note = field(health_note(r))
+    return (f"{field(r.run_id)}  {field(r.state):<11} {r.tasks_completed}/{r.tasks_total}  {origin:<9} {where}  {needs}  "
+            f"task {task}  {started}  {field(r.goal_summary)}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip
 
 
 @ctl.command("start", short_help="Host a new run in the hub: demo, or MODULE:FUNCTION.")
@@ -87,7 +90,7 @@ def start_command(opts: _Opts, agent: str, goal: str, plan_path: str | None, spe
         except (InputError, OSError) as exc:
             raise _fail(str(exc)) from None
     run_id: str = _call(opts, lambda c: c.start_run(agent, goal=goal, plan_json=plan_json, speed=speed))
-    click.echo(json.dumps({"run_id": run_id}) if opts.as_json else run_id)
+    echo(json.dumps({"run_id": run_id}) if opts.as_json else field(run_id))
 
 
 @ctl.command("waiting", short_help="Everything waiting for a person, across every run, oldest first.")
@@ -106,9 +109,9 @@ def waiting_command(opts: _Opts, run_id: str) -> None:
         click.echo(json.dumps([_dict(i) for i in items]))
         return
     if not items:
-        click.echo("nothing is waiting for a person")
+        echo("nothing is waiting for a person")
         return
     now = time.time()
-    for i in items:
-        what = f"tool {i.tool_name} {i.args_json}" if i.tool_name else i.prompt
-        click.echo(f"{i.run_id}  {i.kind:<10} {i.target_id}  task {i.task_id or '-'}  {_since(i, 'since', now):>7}  {what}")
+    for i in items:  # every text here is the run's: one line each, safe for a terminal
+        what = f"tool {field(i.tool_name)} {field(i.args_json)}" if i.tool_name else field(i.prompt)
+        echo(f"{field(i.run_id)}  {field(i.kind):<10} {field(i.target_id)}  task {field(i.task_id) or '-'}  {_since(i, 'since', now):>7}  {what}")

@@ -14,6 +14,7 @@ from typing import Any, Callable, TextIO
 import click
 
 from goldfive.cli.inputs import InputError, load_agent, make_planner
+from goldfive.cli.output import echo, field
 from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -25,7 +26,7 @@ EXIT_INTERRUPTED = 130  # the shell's convention for Ctrl-C
 
 
 def _fail(message: str) -> click.exceptions.Exit:
-    click.echo(f"goldfive: error: {message}", err=True)
+    echo(f"goldfive: error: {field(message)}", err=True)
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
@@ -57,7 +58,7 @@ class _PrintSink:
         kind = event.WhichOneof("payload") or ""
         if kind in ("run_completed", "run_aborted"):
             self.terminal = kind
-        print(self.format(event), file=self.out, flush=True)
+        print(field(self.format(event)), file=self.out, flush=True)  # the agent's text, one safe line
 
     async def close(self) -> None:
         return None
@@ -122,20 +123,20 @@ async def run_headless(
     try:
         runner, user_input = factory([printer, recorder] if recorder is not None else [printer], None)
     except GoldfiveError as exc:
-        click.echo(f"goldfive: {exc}", err=True)
+        echo(f"goldfive: {field(exc)}", err=True)
         return EXIT_BAD_INPUT
     try:
         await runner.run(user_input)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the sinks already saw RunAborted; say why in one line
-        click.echo(f"goldfive: run aborted: {type(exc).__name__}: {exc}", err=True)
+        echo(f"goldfive: run aborted: {type(exc).__name__}: {field(exc)}", err=True)
     finally:
         await runner.close()
         if client is not None:
             await client.aclose()
         if runner.session is not None:  # also after Ctrl-C: the part that ran can be replayed
-            click.echo(recorded_line(where, runner.session.run_id), err=True)
+            echo(field(recorded_line(where, runner.session.run_id)), err=True)
     return 0 if printer.terminal == "run_completed" else 1
 
 
@@ -146,6 +147,7 @@ async def run_headless(
 @click.option("--base-url", help="OpenAI-compatible server URL (default: GOLDFIVE_LLM_BASE_URL / OPENAI_BASE_URL).")
 @click.option("--model", help="Model name (default: GOLDFIVE_LLM_MODEL).")
 @click.option("--api-key", help="API key (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
+@click.option("--api-key-file", metavar="FILE", help="Read the API key from FILE (kept out of the process list).")
 @click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
 @click.option("--db", "db_path", help="SQLite file to record the run to (default: the user data directory).")
 @click.option(
@@ -155,7 +157,10 @@ async def run_headless(
     help="Register the run with this hub (goldfive serve): watched and steered from there. Several hubs on one "
     "database, comma-separated: the run moves to the next when its hub goes away.",
 )
-@click.option("--hub-token", help="Bearer token for the hub, a runner token is enough (default: GOLDFIVE_TOKEN).")
+@click.option(
+    "--hub-token", help="Bearer token for the hub, a runner token is enough (default: GOLDFIVE_HUB_TOKEN, else GOLDFIVE_TOKEN)."
+)
+@click.option("--hub-token-file", metavar="FILE", help="Read the hub's bearer token from FILE (kept out of the process list).")
 @click.option("--hub-tls-ca", metavar="FILE", help="CA certificate (PEM) to verify the hub's TLS certificate.")
 def run_command(
     agent_spec: str,
@@ -164,16 +169,21 @@ def run_command(
     base_url: str | None,
     model: str | None,
     api_key: str | None,
+    api_key_file: str | None,
     headless: bool,
     db_path: str | None,
     hub_addr: str | None,
     hub_token: str | None,
+    hub_token_file: str | None,
     hub_tls_ca: str | None,
 ) -> None:
     """Run your async agent MODULE:FUNCTION, `async def fn(task, session[, tools])`."""
     if not goal.strip():
         raise _fail("--goal is empty: say what the run should achieve")
-    hub = _hub_options(hub_addr, hub_token, hub_tls_ca)
+    if hub_addr is None and hub_token_file:
+        raise _fail("--hub-token-file goes with --hub HOST:PORT")
+    api_key = secret_option(api_key, api_key_file, "--api-key")
+    hub = _hub_options(hub_addr, secret_option(hub_token, hub_token_file, "--hub-token"), hub_tls_ca)
     try:
         agent = load_agent(agent_spec)
         planning = make_planner(plan_path, base_url, model, api_key)
@@ -202,6 +212,17 @@ def run_command(
 
         code = frontend("run")(factory, db_path=db_path)
     raise click.exceptions.Exit(code)
+
+
+def secret_option(given: str | None, path: str | None, flag: str) -> str | None:
+    """``flag``'s value or the secret in ``flag``-file's FILE (None: the environment's, read
+    where it is used); a bad file is one line, exit 2."""
+    from goldfive.cli.tokens import client_token
+
+    try:
+        return client_token(given, path, None, flag=flag, warn=lambda m: echo(f"goldfive: warning: {m}", err=True))
+    except InputError as exc:
+        raise _fail(str(exc)) from None
 
 
 def _hub_options(addr: str | None, token: str | None, tls_ca: str | None) -> dict[str, Any] | None:
@@ -251,9 +272,9 @@ def replay_command(path: str, run_id: str | None) -> None:
     if not recording.events:  # one line: not a recording, and the first reason why
         raise _fail(f"{path!r} holds no readable events" + (f"; {skipped}" if skipped else ""))
     if recording.note:
-        click.echo(recording.note, err=True)
+        echo(field(recording.note), err=True)
     if skipped:
-        click.echo(skipped, err=True)
+        echo(field(skipped), err=True)  # quotes the recording's own lines
     from goldfive.cli import frontend
 
     frontend("replay")(recording)

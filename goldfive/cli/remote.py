@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from goldfive.cli.output import echo, field
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.server import DEFAULT_LISTEN
 
@@ -22,7 +23,7 @@ EXIT_BAD_INPUT = 2
 
 
 def _fail(command: str, message: str) -> click.exceptions.Exit:
-    click.echo(f"goldfive {command}: error: {message}", err=True)
+    echo(f"goldfive {command}: error: {field(message)}", err=True)  # a hub's refusal can quote a run
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
@@ -37,10 +38,25 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     "NAME=SECRET names it (repeatable; the name is recorded as the author of its controls).",
 )
 @click.option(
+    "--token-file",
+    "token_files",
+    multiple=True,
+    metavar="FILE",
+    help="Operator tokens from FILE, one [NAME=]SECRET a line (repeatable): kept out of the process list.",
+)
+@click.option(
     "--runner-token",
     "runner_tokens",
     multiple=True,
-    help="Runner token: may only connect a run (Hub.Connect), never list or control runs. NAME=SECRET, repeatable.",
+    help="Runner token: may only connect a run (Hub.Connect), never list or control runs (default: "
+    "GOLDFIVE_RUNNER_TOKEN). NAME=SECRET, repeatable.",
+)
+@click.option(
+    "--runner-token-file",
+    "runner_token_files",
+    multiple=True,
+    metavar="FILE",
+    help="Runner tokens from FILE, one [NAME=]SECRET a line (repeatable).",
 )
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), help="TLS certificate (PEM).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="TLS private key (PEM).")
@@ -101,7 +117,9 @@ def serve_command(
     target: str | None,
     listen: str,
     tokens: tuple[str, ...],
+    token_files: tuple[str, ...],
     runner_tokens: tuple[str, ...],
+    runner_token_files: tuple[str, ...],
     tls_cert: str | None,
     tls_key: str | None,
     tls_client_ca: str | None,
@@ -126,10 +144,21 @@ def serve_command(
     later with `goldfive ctl ADDR start`. With no TARGET it starts as an empty hub."""
     from goldfive.remote.launch import Launch, agent_run, demo_run, resume_with
     from goldfive.remote.server import RemoteServer, default_db_path, is_postgres, serve
-    from goldfive.settings import redact_dsn as redact, remote_token
+    from goldfive.cli.inputs import InputError
+    from goldfive.cli.tokens import server_tokens
+    from goldfive.settings import redact_dsn as redact, remote_token, runner_token
 
-    env_token = remote_token()
-    token: list[str] = list(tokens) or ([env_token] if env_token else [])
+    def warn(message: str) -> None:
+        click.echo(f"goldfive serve: warning: {message}", err=True)
+
+    try:
+        token = server_tokens(tokens, token_files, remote_token(), flag="--token", warn=warn)
+        runners = server_tokens(runner_tokens, runner_token_files, runner_token(), flag="--runner-token", warn=warn)
+    except InputError as exc:
+        raise _fail("serve", str(exc)) from None
+    if runners and not token and not runner_tokens and not runner_token_files:
+        raise _fail("serve", "GOLDFIVE_RUNNER_TOKEN is set but no operator token is given (--token, --token-file or "
+                             "GOLDFIVE_TOKEN): nobody could watch or control the runs")  # fmt: skip
     if not interrupt_after > 0:
         raise _fail("serve", f"--interrupt-after must be a positive number of seconds, got {interrupt_after}")
     if notify_cmd is not None and not notify_cmd.strip():
@@ -153,7 +182,7 @@ def serve_command(
     except GoldfiveError as exc:
         raise _fail("serve", str(exc)) from None
     db = db_path or str(default_db_path())
-    placer = _ray_placer(ray_address, ray_resources, advertise, listen, token, list(runner_tokens), tls_cert)
+    placer = _ray_placer(ray_address, ray_resources, advertise, listen, token, runners, tls_cert)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -162,7 +191,7 @@ def serve_command(
             serve(
                 listen, token, tls_cert, tls_key, db, runs, ingest=ingest, ready=ready,
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
-                resume_with=None if no_resume else resume_with, runner_token=list(runner_tokens),
+                resume_with=None if no_resume else resume_with, runner_token=runners,
                 interrupt_after=interrupt_after,
                 notify_cmd=notify_cmd, placer=placer, runner_limits=limits,
             )  # fmt: skip
@@ -175,15 +204,15 @@ def serve_command(
             server = ready.result()
             scheme = "TLS" if server.tls else "plaintext"
             needs = (["token"] if token else []) + (["client certificate"] if server.client_certs else [])
-            if runner_tokens:
-                needs[0] = f"token ({len(token)} operator, {len(runner_tokens)} runner)"
+            if runners:
+                needs[0] = f"token ({len(token)} operator, {len(runners)} runner)"
             auth = " and ".join(needs) + " required" if needs else "no token"
             shown = redact(db) if is_postgres(db) else db
             click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {shown}", err=True)
             if placer is not None:
                 click.echo(f"goldfive serve: runs started with ctl start go to the Ray cluster; they dial back {placer.address}", err=True)
             for run in server.host.runs():
-                click.echo(f"  run {run.run_id}: {'live' if run.live else 'recorded'}", err=True)
+                echo(f"  run {field(run.run_id)}: {'live' if run.live else 'recorded'}", err=True)  # a runner chose the id
         try:
             await task
         except asyncio.CancelledError:
@@ -243,6 +272,7 @@ def _ray_placer(
 @click.argument("addr", metavar="ADDR")
 @click.option("--run-id", help="Open this run (its id or a unique prefix of 4+ characters); without it, the runs screen lists every run.")
 @click.option("--token", help="Bearer token (default: GOLDFIVE_TOKEN).")
+@click.option("--token-file", metavar="FILE", help="Read the bearer token from FILE (kept out of the process list).")
 @click.option("--tls-ca", type=click.Path(exists=True, dir_okay=False), help="CA certificate (PEM): use TLS.")
 @click.option(
     "--tls-cert",
@@ -255,6 +285,7 @@ def attach_command(
     addr: str,
     run_id: str | None,
     token: str | None,
+    token_file: str | None,
     tls_ca: str | None,
     tls_cert: str | None,
     tls_key: str | None,
@@ -266,6 +297,8 @@ def attach_command(
     """Open the runs screen of the hub at ADDR (every run, what needs you first), or with
     --run-id the TUI on that run: every key works, with the run's acks."""
     from goldfive.cli.ctl import addr_problem, client_cert_problem
+    from goldfive.cli.inputs import InputError
+    from goldfive.cli.tokens import client_token
     from goldfive.remote.client import RemoteClient
     from goldfive.settings import remote_token
 
@@ -274,8 +307,10 @@ def attach_command(
         problem = "--notify-cmd needs a command"
     if problem is not None:
         raise _fail("attach", problem)
-
-    token = token or remote_token()
+    try:
+        token = client_token(token, token_file, remote_token(), flag="--token", warn=lambda m: click.echo(f"goldfive attach: warning: {m}", err=True))
+    except InputError as exc:
+        raise _fail("attach", str(exc)) from None
     tls: dict[str, str | None] = {"tls_ca": tls_ca}
     if tls_cert is not None:  # only then: a front-end without client certificates still opens
         tls.update(tls_client_cert=tls_cert, tls_client_key=tls_key)

@@ -22,7 +22,9 @@ __all__ = ["register", "resume_command"]
 
 
 def _fail(message: str) -> click.exceptions.Exit:
-    click.echo(f"goldfive resume: {message}", err=True)
+    from goldfive.cli.output import echo, field
+
+    echo(f"goldfive resume: {field(message)}", err=True)  # run ids and reasons come from the recording
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
@@ -31,13 +33,17 @@ def _fail(message: str) -> click.exceptions.Exit:
 @click.option("--db", "db_path", help="The SQLite recording (default: the user data directory's).")
 @click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
 @click.option("--api-key", help="API key for the LLM planner (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
-def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api_key: str | None) -> None:
+@click.option("--api-key-file", metavar="FILE", help="Read the API key from FILE (kept out of the process list).")
+def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api_key: str | None, api_key_file: str | None) -> None:
     """Continue run RUN (its id or a unique prefix; without it, the one interrupted run) where
     its recording stops: completed tasks are not run again, the task the stop cut off runs
     again, a paused run comes back paused."""
     from goldfive.durable.resume import load_for_resume
     from goldfive.settings import default_db_path
 
+    from goldfive.cli.local import secret_option
+
+    api_key = secret_option(api_key, api_key_file, "--api-key")
     path = db_path or default_db_path()
     if run_ref is None:
         run_ref = _the_interrupted_run(path)

@@ -447,9 +447,9 @@ def hub_link(
     shared: bool = False,
 ) -> tuple[ControlChannel, HubLink]:
     """The run's control channel (``control``, or a new one) and a HubLink feeding it; the
-    token falls back to GOLDFIVE_TOKEN. ``shared``: one stream for every such run of this
+    token falls back to GOLDFIVE_HUB_TOKEN, then GOLDFIVE_TOKEN. ``shared``: one stream for every such run of this
     process (Hub.ConnectShared, a lane each)."""
-    from goldfive.settings import remote_token
+    from goldfive.settings import hub_token
 
     channel = control if control is not None else ControlChannel()
-    return channel, HubLink(address, channel, token=token or remote_token(), tls_ca=tls_ca, shared=shared)
+    return channel, HubLink(address, channel, token=token or hub_token(), tls_ca=tls_ca, shared=shared)

@@ -7,6 +7,8 @@ characters, or client certificates signed by a CA it was given (``--tls-client-c
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import hmac
 import ipaddress
@@ -20,6 +22,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 import grpc
 
 from goldfive.errors import ServeConfigError
+from goldfive.remote.throttle import FailedAuthThrottle, peer_address
 
 __all__ = [
     "MIN_TOKEN_CHARS",
@@ -223,22 +226,112 @@ def _denied(
     return grpc.stream_stream_rpc_method_handler(deny, request_deserializer=de, response_serializer=ser)
 
 
-def _as(handler: Any, name: str, role: str) -> Any:
+#: A refused call whose client keeps writing is read (and discarded) until the client stops
+#: writing this long, half-closes, or DRAIN_LIMIT_S have passed, and only then answered: grpc's
+#: Python client turns a write in flight when the status arrives into INTERNAL, hiding the
+#: UNAUTHENTICATED the server sent.
+DRAIN_QUIET_S = 0.25
+DRAIN_LIMIT_S = 10.0
+_CROWDED = "too many refused calls from this address: wait and retry"
+
+
+def _discard(_data: bytes) -> Any:
+    """The request deserializer of a refused call: a stranger's bytes are not parsed."""
+    return None
+
+
+async def _drain(requests: Any, *, at_least: float) -> None:
+    """Read and drop ``requests`` for at least ``at_least`` seconds, then until the client
+    half-closes or writes nothing for DRAIN_QUIET_S; never past DRAIN_LIMIT_S. What cancels
+    it: the call ending (its task is cancelled)."""
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    it = requests.__aiter__()
+    pending: asyncio.Future[Any] | None = None
+    try:
+        while (now := loop.time()) - start < DRAIN_LIMIT_S:
+            if pending is None:
+                pending = asyncio.ensure_future(it.__anext__())
+            wait = min(max(DRAIN_QUIET_S, start + at_least - now), start + DRAIN_LIMIT_S - now)
+            done, _ = await asyncio.wait({pending}, timeout=wait)
+            if not done:
+                if loop.time() - start >= at_least:
+                    return  # the client stopped writing: it will read the answer
+                continue
+            finished, pending = pending, None
+            if finished.exception() is not None:  # StopAsyncIteration: half-closed; else the call broke
+                await asyncio.sleep(max(0.0, start + at_least - loop.time()))
+                return
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+
+
+def _refused(
+    handler: grpc.RpcMethodHandler[_Req, _Resp], reason: str, why: str, throttle: FailedAuthThrottle
+) -> grpc.RpcMethodHandler[_Req, _Resp]:
+    """A handler of ``handler``'s shape that refuses with UNAUTHENTICATED and ``reason``: held
+    back as long as the throttle says for the caller's address (``why`` is what the log says),
+    the client's messages read meanwhile; refused at once as RESOURCE_EXHAUSTED when the
+    address already has too many refusals held."""
+
+    async def refuse(context: grpc.aio.ServicerContext[_Req, _Resp], requests: Any = None) -> None:
+        peer = peer_address(context.peer())
+        if throttle.crowded(peer):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, _CROWDED)
+        delay = throttle.failed(peer, why)
+        throttle.hold(peer)
+        try:
+            if requests is not None:
+                await _drain(requests, at_least=delay)
+            elif delay:
+                await asyncio.sleep(delay)
+        finally:
+            throttle.release(peer)
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
+
+    async def unary_request(_request: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
+        await refuse(context)
+
+    async def stream_request(requests: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
+        await refuse(context, requests)
+
+    ser = handler.response_serializer
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(unary_request, request_deserializer=_discard, response_serializer=ser)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(unary_request, request_deserializer=_discard, response_serializer=ser)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(stream_request, request_deserializer=_discard, response_serializer=ser)
+    return grpc.stream_stream_rpc_method_handler(stream_request, request_deserializer=_discard, response_serializer=ser)
+
+
+def _as(handler: Any, name: str, role: str, throttle: FailedAuthThrottle) -> Any:
     """``handler`` with its behaviour run while :func:`caller` answers ``name`` (and
-    :func:`caller_role` ``role``)."""
+    :func:`caller_role` ``role``). An address
+    with too many refusals held is refused even with a right token (otherwise the answer
+    would tell a guess was right); the others clear their address's count."""
+
+    async def admit(context: Any) -> None:
+        peer = peer_address(context.peer())
+        if throttle.crowded(peer):
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, _CROWDED)
+        throttle.succeeded(peer)
+        _CALLER.set(name)  # this call's own task: nothing else sees it
+        _ROLE.set(role)
 
     def call(behavior: Callable[..., Any]) -> Callable[..., Any]:
         async def unary(request: Any, context: Any) -> Any:
-            _CALLER.set(name)  # this call's own task: nothing else sees it
-            _ROLE.set(role)
+            await admit(context)
             return await behavior(request, context)
 
         return unary
 
     def stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
         async def streaming(request: Any, context: Any) -> AsyncIterator[Any]:
-            _CALLER.set(name)
-            _ROLE.set(role)
+            await admit(context)
             async for item in behavior(request, context):
                 yield item
 
@@ -259,13 +352,15 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
     """Every RPC must carry ``authorization: Bearer <token>`` of one of the server's tokens
     (compared in constant time). An operator token may call everything; a runner token only
     :data:`RUNNER_METHODS`, other calls get PERMISSION_DENIED. The token's name is what
-    :func:`caller` answers inside the call."""
+    :func:`caller` answers inside the call. A missing or wrong token is logged and answered
+    slower and slower per client address (:mod:`goldfive.remote.throttle`)."""
 
-    def __init__(self, token: str | Sequence[Credential]) -> None:
+    def __init__(self, token: str | Sequence[Credential], *, throttle: FailedAuthThrottle | None = None) -> None:
         creds = credentials(token) if isinstance(token, str) else list(token)
         if not creds or any(not c.secret for c in creds):
             raise ServeConfigError("an empty token would let anyone in; pass None for no token")
         self._expected = [((_SCHEME + c.secret).encode(), c) for c in creds]
+        self.throttle = throttle if throttle is not None else FailedAuthThrottle()
 
     def _match(self, given: bytes) -> Credential | None:
         found = None
@@ -288,10 +383,10 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 given = value.encode() if isinstance(value, str) else bytes(value)
                 break
         if not given:
-            return _denied(handler, "missing token: send metadata 'authorization: Bearer <token>'")
+            return _refused(handler, "missing token: send metadata 'authorization: Bearer <token>'", "no token", self.throttle)
         cred = self._match(given)
         if cred is None:
-            return _denied(handler, "wrong token")
+            return _refused(handler, "wrong token", "wrong token", self.throttle)
         if cred.role != OPERATOR and handler_call_details.method not in RUNNER_METHODS:
             what = handler_call_details.method.rsplit("/", 1)[-1]
             return _denied(
@@ -300,4 +395,4 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 "listing, watching and controlling runs needs an operator token",
                 grpc.StatusCode.PERMISSION_DENIED,
             )
-        return _as(handler, cred.name, cred.role)  # type: ignore[no-any-return]
+        return _as(handler, cred.name, cred.role, self.throttle)  # type: ignore[no-any-return]

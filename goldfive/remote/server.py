@@ -290,13 +290,17 @@ async def serve(
 
 
 def _notify_command(host: RunHost, notify_cmd: str | None) -> Any:
-    """``serve --notify-cmd``: the command, told of every notice in the host's live events."""
+    """``serve --notify-cmd``: the command, told of every notice in the host's live events.
+    The notices it had to drop are said with the hub's warning (ListRuns / GetRun
+    ``hub_warning``: ``ctl runs``, the runs screen), after whatever the host said already."""
     if not notify_cmd:
         return None
     from goldfive.notify import NoticeTracker, NotifyCommand
 
     command = NotifyCommand(notify_cmd)
     host.event_hooks.append(notice_hook(NoticeTracker(), command))
+    before = host.warning
+    host.warning = lambda: "; ".join(w for w in (before(), command.warning()) if w)
     return command
 
 
@@ -347,7 +351,6 @@ async def _serve_fleet(
         ) from None
     store = await PostgresStore.open(dsn, max_size=8)
     host = RunHost(":memory:")  # nothing on local disk: the database holds every run
-    command = _notify_command(host, notify_cmd)
     # The runs a gone hub started go on here: in this process, or placed on Ray with --ray.
     fleet = Fleet(
         store, host, address=listen, interrupt_after=interrupt_after, resume_with=resume_with,
@@ -356,6 +359,7 @@ async def _serve_fleet(
     host.recorder = fleet.recorder
     host.registry = fleet.registry
     host.warning = lambda: fleet.health
+    command = _notify_command(host, notify_cmd)  # after: its warning joins the fleet's
     claims: set[asyncio.Task[None]] = set()
 
     def claim(run: Any) -> None:

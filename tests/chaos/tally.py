@@ -85,6 +85,21 @@ class Tally:
                 f"{c['web_redirected']:,} redirected, {c['web_refused']:,} refused; {c['web_wrong']} answered wrongly, "
                 f"{c['web_token_lines']} output lines with the token (the start URL), {c['web_wrong_token_lines']} with a wrong one"
             )
+        if c["escape_strings"]:
+            out.append(
+                f"{c['escape_strings']:,} random escape-laden runner strings: {c['escape_outputs']} ctl outputs and "
+                f"{c['escape_lines']:,} event lines checked, {c['escape_leaks']} control characters reached them"
+            )
+        if c["notify_rounds"]:
+            out.append(
+                f"{c['notify_notices']:,} notices in {c['notify_rounds']} bursts: {c['notify_commands']:,} commands run "
+                f"(coalesced per run), {c['notify_dropped']:,} dropped and counted, {c['notify_starved']} runs starved"
+            )
+        if c["auth_refused_streams"]:
+            out.append(
+                f"{c['auth_refused_streams']} refused clients writing on Connect/ConnectShared/StreamEvents: "
+                f"{c['auth_internal']} told INTERNAL instead of UNAUTHENTICATED"
+            )
         if self.seconds:
             out.append("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in sorted(self.seconds.items())))
         return out
