@@ -219,3 +219,29 @@ async def test_with_a_writer_thread_flush_writes_off_the_loop_and_rows_added_mea
     for i, run in enumerate(runs):
         assert replay_from_sqlite(db, f"r{i}") == run
     assert len(replay_from_sqlite(db, "late")) == 1
+
+
+def test_a_flush_after_a_worker_write_that_just_finished_does_not_spin(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The worker's write is done but its done-callback has not run yet: awaiting the done
+    future does not yield, so a loop on ``_inflight`` alone held the event loop forever (the
+    hub's commit hung under load). Run in a thread of its own, so a spin fails the test."""
+    import asyncio
+    import threading
+
+    from goldfive.sinks.sqlite import SQLitePersistenceSink
+
+    finished = threading.Event()
+
+    async def scenario() -> None:
+        sink = SQLitePersistenceSink(tmp_path / "w.sqlite", writer_thread=True)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        sink._inflight = done  # as the worker leaves it, its callback still queued
+        await sink.flush()
+        await sink.close()
+        finished.set()
+
+    worker = threading.Thread(target=lambda: asyncio.run(scenario()), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert finished.is_set(), "flush spun on a finished write"

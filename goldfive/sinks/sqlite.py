@@ -170,8 +170,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         if not self.writer_thread:
             await super().flush()
             return
-        while self._inflight is not None:
-            await asyncio.shield(self._inflight)
+        await self._settle()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -188,14 +187,23 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         self._write_batch(batch)
 
     def _written(self, fut: asyncio.Future[None]) -> None:
+        if self._inflight is not fut:
+            return  # settled already (by _settle or this callback): once per write
         self._writing = False
         self._inflight = None
         if not fut.cancelled() and fut.exception() is not None:  # a bug, not a storage failure (those are recorded)
             self._fail(SinkError(f"writing to {self.path} failed: {fut.exception()!r}"))
 
+    async def _settle(self) -> None:
+        """Wait for the worker's write in flight, if any, and account for it here: awaiting a
+        future that is already done does not yield to the loop, so its done-callback may not
+        have run yet, and looping on ``_inflight`` alone spun forever with the loop held."""
+        while (fut := self._inflight) is not None:
+            await asyncio.shield(fut)
+            self._written(fut)
+
     async def close(self) -> None:
-        while self._inflight is not None:  # never close the connection under a running write
-            await asyncio.shield(self._inflight)
+        await self._settle()  # never close the connection under a running write
         await super().close()
 
     async def sync(self) -> None:
