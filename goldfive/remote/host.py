@@ -211,8 +211,13 @@ class HostedRun:
                     last = ev.sequence
                     yield ev
             last = max(last, self.archived_through)
-        if self.memory is not None and self.history is not None and last < self._resumed_after:
-            older = self.history.events(last)  # a resumed run: its recorded part first
+        # A resumed run (or a connected run whose older events left memory): its recorded
+        # part first. The boundary moves while this reader is slow (the hub commits and trims
+        # memory), so read the recording again until it is reached, never jump to it: the
+        # events between were not read yet.
+        while self.memory is not None and self.history is not None and last < self._resumed_after:
+            older = self.history.events(last)
+            before = last
             try:
                 for ev in older:
                     if ev.sequence > self._resumed_after:
@@ -221,7 +226,8 @@ class HostedRun:
                     yield ev
             finally:
                 older.close()
-            last = max(last, self._resumed_after)
+            if last == before:
+                break  # nothing more recorded: the rest is in memory (a Missed refills any gap)
         if self.memory is None:
             if self.history is not None:
                 events = self.history.events(last)
