@@ -93,7 +93,7 @@ async def controls_to(addr: str, run_id: str, n: int) -> list[float]:
 
 
 async def measure_hubs(a: str, b: str, passes: int) -> None:
-    from goldfive.hub.link import HubLink
+    from goldfive.link.runner import HubLink
     from goldfive.remote import RemoteClient
 
     session = Session(run_id="bench-fleet-run")

@@ -69,13 +69,13 @@ def rss_kb() -> int:
 async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
     import grpc
 
-    from goldfive.hub.link import HubLink
+    from goldfive.link.runner import HubLink
 
     links: list[tuple[Session, HubLink, ControlChannel]] = []
     one = grpc.aio.insecure_channel(addr) if shared == "channel" else None
     mux: Any = None
     if shared == "stream":
-        from goldfive.hub.mux import HubMux
+        from goldfive.link.mux import HubMux
 
         mux = HubMux(addr)
     for i in range(count):

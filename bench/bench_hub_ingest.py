@@ -236,7 +236,7 @@ def median_with_cpu(fn: Any, passes: int, pid: int) -> tuple[float, float]:
 
 
 async def read(addr: str, run_id: str, batched: bool) -> tuple[float, int]:
-    from goldfive.remote.client import RemoteClient
+    from goldfive.link.client import RemoteClient
 
     async with RemoteClient(addr) as client:
         t = time.perf_counter()

@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from goldfive.remote.client import RemoteClient  # noqa: E402
+from goldfive.link.client import RemoteClient  # noqa: E402
 
 
 def rss_kb(pid: int) -> int:

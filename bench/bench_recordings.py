@@ -123,7 +123,7 @@ def measure(what: str, path: str, extra: str) -> float:
     if what == "tail":
         import asyncio
 
-        from goldfive.remote.client import RemoteClient
+        from goldfive.link.client import RemoteClient
 
         async def count() -> int:
             async with RemoteClient(extra) as client:

@@ -92,7 +92,7 @@ class Runner:
         self._suspending = False
         self.session: Session | None = None
         if hub is not None:  # registered with a hub: events go up, its controls come down
-            from goldfive.hub.link import hub_link
+            from goldfive.link.runner import hub_link
 
             self.control, link = hub_link(hub, self.control, token=hub_token, tls_ca=hub_tls_ca, shared=hub_shared)
             self.sinks.append(link)

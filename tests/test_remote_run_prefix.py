@@ -6,7 +6,7 @@ from goldfive import Plan, Runner, StaticPlanner, Task
 from goldfive.control import ControlKind, ControlMessage
 from goldfive.errors import RemoteError
 from goldfive.remote import RunHost, start_server
-from goldfive.remote.client import RemoteClient
+from goldfive.link.client import RemoteClient
 
 
 def _factory(*, sinks, control, run_id):

@@ -15,7 +15,7 @@ from typing import Any
 
 from goldfive.control import ControlAck, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.remote.client import RemoteClient
+from goldfive.link.client import RemoteClient
 
 __all__ = ["GrpcRunSource", "connection_notifier"]
 

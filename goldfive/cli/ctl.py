@@ -22,7 +22,7 @@ from google.protobuf import json_format
 from goldfive.cli.output import echo, field, write_lines
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.errors import GoldfiveError, RemoteError
-from goldfive.remote.client import RemoteClient
+from goldfive.link.client import RemoteClient
 
 __all__ = ["ctl"]
 

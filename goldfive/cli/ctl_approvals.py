@@ -12,7 +12,7 @@ import click
 from goldfive.cli.ctl import EXIT_FAILURE, _call, _control, _fail, _Opts, _options, _RUN, ctl
 from goldfive.cli.output import echo, field
 from goldfive.control import AckResult, ControlKind, ControlMessage
-from goldfive.remote.client import RemoteClient
+from goldfive.link.client import RemoteClient
 
 CLIENT = "ctl"
 

@@ -13,7 +13,7 @@ import click
 
 from goldfive.cli.ctl import _call, _dict, _fail, _options, _Opts, ctl
 from goldfive.cli.output import echo, field
-from goldfive.remote.client import RemoteClient
+from goldfive.link.client import RemoteClient
 
 __all__ = ["age", "run_line", "runs_order", "start_command", "waiting_command"]
 

@@ -299,7 +299,7 @@ def attach_command(
     from goldfive.cli.ctl import addr_problem, client_cert_problem
     from goldfive.cli.inputs import InputError
     from goldfive.cli.tokens import client_token
-    from goldfive.remote.client import RemoteClient
+    from goldfive.link.client import RemoteClient
     from goldfive.settings import remote_token
 
     problem = addr_problem(addr) or client_cert_problem(tls_cert, tls_key)

@@ -32,7 +32,7 @@ async def history_from_hub(
     asked (NOT_FOUND for a run it does not know); ResumeRefused when what it sends has a gap."""
     import asyncio
 
-    from goldfive.remote.client import RemoteClient
+    from goldfive.link.client import RemoteClient
 
     async with RemoteClient(address, token, os.fspath(tls_ca) if tls_ca is not None else None) as client:
         snap = await client.get_run(run_id, timeout=timeout)

@@ -1,14 +1,14 @@
 """The hub: runs in other processes connect to ``goldfive serve`` over ``Hub.Connect``.
 
-Server side: :class:`HubService` (the servicer) and :class:`ConnectedRun` (such a run, served
-like a hosted one). Runner side: :class:`HubLink` (what ``Runner(hub=...)`` adds to its sinks)
-and its :class:`EventBuffer` (bounded in memory, spilled to disk past the bound).
+The server side: :class:`HubService` (the servicer) and :class:`ConnectedRun` (such a run,
+served like a hosted one). The runner's side lives in :mod:`goldfive.link` (``HubLink``,
+``EventBuffer``), which imports none of this; both are re-exported here as before.
 """
 
-from goldfive.hub.buffer import DEFAULT_MAX_MEMORY, EventBuffer
 from goldfive.hub.connected import CONNECTED, DISCONNECTED, INTERRUPTED, ConnectedRun
-from goldfive.hub.link import HubLink
 from goldfive.hub.service import DEFAULT_INTERRUPT_AFTER, HubService
+from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
+from goldfive.link.runner import HubLink
 
 __all__ = [
     "CONNECTED",

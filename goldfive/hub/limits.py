@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from goldfive.link.wire import MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2
+
+__all__ = ["DEFAULT_INTERRUPT_AFTER", "MAX_EVENT_BYTES", "MAX_FRAME_BYTES", "MAX_HOST", "MAX_RUN_ID", "hello_problem", "run_id_problem"]
 
 #: Seconds a runner may be gone before its run shows INTERRUPTED (``serve --interrupt-after``).
 DEFAULT_INTERRUPT_AFTER = 60.0
@@ -10,8 +13,6 @@ DEFAULT_INTERRUPT_AFTER = 60.0
 MAX_RUN_ID = 128
 #: The longest host name kept from a runner's hello.
 MAX_HOST = 255
-#: A ConnectShared frame closes past this many bytes of parts (gRPC refuses messages over 4 MiB).
-MAX_FRAME_BYTES = 1 << 20
 #: The largest event a runner may send (serialized bytes), unless ``serve --runner-limits``
 #: says otherwise: every event a hub stores is also held in memory for its watchers.
 MAX_EVENT_BYTES = 1 << 20

@@ -18,7 +18,7 @@ from goldfive import conv
 from goldfive.control import ControlAck, ControlMessage
 from goldfive.errors import RemoteError
 from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, service_pb2, service_pb2_grpc
-from goldfive.remote.auth import bearer_metadata
+from goldfive.link.wire import bearer_metadata
 
 __all__ = ["RemoteClient", "StateCallback"]
 

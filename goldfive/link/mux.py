@@ -31,9 +31,9 @@ from typing import Any
 
 import grpc
 
-from goldfive.hub.limits import MAX_FRAME_BYTES
+from goldfive.link.wire import MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
-from goldfive.remote.auth import bearer_metadata
+from goldfive.link.wire import bearer_metadata
 
 __all__ = ["HubMux", "acquire", "release"]
 
@@ -121,7 +121,7 @@ class HubMux:
         linger: float = 0.005,
         grpc_channel: grpc.aio.Channel | None = None,
     ) -> None:
-        from goldfive.hub.link import hub_addresses
+        from goldfive.link.runner import hub_addresses
 
         self.addresses = hub_addresses(address)
         self._at = 0

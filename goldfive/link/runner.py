@@ -31,11 +31,11 @@ import grpc
 from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlChannel
 from goldfive.errors import ChannelClosedError, ConversionError, SinkError
-from goldfive.hub.buffer import DEFAULT_MAX_MEMORY, EventBuffer
-from goldfive.hub.mux import HubMux
+from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
+from goldfive.link.mux import HubMux
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.remote.auth import bearer_metadata
+from goldfive.link.wire import bearer_metadata
 
 __all__ = ["HubLink", "hub_addresses", "hub_link"]
 
@@ -117,7 +117,7 @@ class HubLink:
         self._shared_channel = grpc_channel
         #: A stream shared with other links of this process: this run is one lane of it.
         self._mux = mux
-        #: ``shared``: the process's one stream to these hubs (goldfive.hub.mux.acquire),
+        #: ``shared``: the process's one stream to these hubs (goldfive.link.mux.acquire),
         #: taken when the link first connects and given back when it closes.
         self._shared = shared and mux is None
         self._acquired = False
@@ -171,7 +171,7 @@ class HubLink:
         for channel in self._channels.values():
             await channel.close()
         if self._acquired and self._mux is not None:
-            from goldfive.hub.mux import release
+            from goldfive.link.mux import release
 
             self._acquired = False
             await release(self._mux)
@@ -193,7 +193,7 @@ class HubLink:
     # -- the connection task -------------------------------------------------------------
     def _open(self) -> Any:
         if self._mux is None and self._shared:
-            from goldfive.hub.mux import acquire
+            from goldfive.link.mux import acquire
 
             self._mux = acquire(self.addresses, token=self._token, tls_ca=self._tls_ca)
             self._acquired = True
@@ -264,7 +264,7 @@ class HubLink:
 
     async def _own_stream(self) -> None:
         """Leave the shared stream (the hub does not offer it) for a Connect of this run's own."""
-        from goldfive.hub.mux import release
+        from goldfive.link.mux import release
 
         mux, self._mux = self._mux, None
         self._shared = self._acquired = False

@@ -50,7 +50,7 @@ async def run_placed(spec: PlacedSpec) -> str:
     the run continued after its last event: completed tasks are not run again, an
     interrupted one runs again. A run the hub holds as ended is left alone."""
     from goldfive.durable.recover import recover
-    from goldfive.hub.link import hub_link
+    from goldfive.link.runner import hub_link
     from goldfive.remote.launch import start_spec
 
     history = await _history(spec)

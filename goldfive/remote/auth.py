@@ -22,6 +22,7 @@ from typing import Any, Awaitable, Callable, TypeVar
 import grpc
 
 from goldfive.errors import ServeConfigError
+from goldfive.link.wire import AUTH_KEY, SCHEME, bearer_metadata
 from goldfive.remote.throttle import FailedAuthThrottle, peer_address
 
 __all__ = [
@@ -43,15 +44,10 @@ __all__ = [
 #: Shortest bearer token a server beyond loopback accepts.
 MIN_TOKEN_CHARS = 16
 
-_AUTH_KEY = "authorization"
-_SCHEME = "Bearer "
+_AUTH_KEY = AUTH_KEY
+_SCHEME = SCHEME
 _Req = TypeVar("_Req")
 _Resp = TypeVar("_Resp")
-
-
-def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
-    """The call metadata that carries ``token`` (empty without one)."""
-    return ((_AUTH_KEY, _SCHEME + token),) if token else ()
 
 
 def split_host_port(listen: str) -> tuple[str, str]:

@@ -11,7 +11,7 @@ import pytest
 
 from goldfive import events
 from goldfive.control import ControlChannel
-from goldfive.hub import EventBuffer, HubLink
+from goldfive.link import EventBuffer, HubLink
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.planners.static import StaticPlanner
 from goldfive.remote import RunHost, start_server
@@ -167,7 +167,7 @@ async def test_events_to_send_on_a_stream_the_hub_already_ended_end_that_session
     # A killed hub: the call's status arrives (done() is true) a few loop steps before the
     # reader raises it; the writer waking in between must see a broken session (_Ended, so the
     # link reconnects), not grpc's InvalidStateError, which ended the link's task for good.
-    from goldfive.hub.link import _Ended
+    from goldfive.link.runner import _Ended
 
     server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0")
     try:

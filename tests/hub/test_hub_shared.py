@@ -15,8 +15,8 @@ import pytest
 
 from goldfive import events
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
-from goldfive.hub import HubLink
-from goldfive.hub.mux import HubMux
+from goldfive.link import HubLink
+from goldfive.link.mux import HubMux
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote import RemoteClient, RunHost, start_server

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from goldfive.control import ControlKind, ControlMessage
-from goldfive.hub import mux as hub_mux
+from goldfive.link import mux as hub_mux
 from goldfive.planners.static import StaticPlanner
 from goldfive.remote import RemoteClient, RunHost, start_server
 from goldfive.runner import Runner

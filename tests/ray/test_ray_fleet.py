@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.remote.client import RemoteClient
+from goldfive.link.client import RemoteClient
 from tests.hub.conftest import free_port
 from tests.ray.conftest import RayCluster, start_hub, stop_hub, wait_for
 from tests.ray.test_ray_placement import PLAN, SLOW_AGENT

@@ -14,7 +14,7 @@ import pytest
 
 from goldfive.pb.goldfive.v1 import events_pb2, service_pb2
 from goldfive.errors import RemoteError
-from goldfive.remote.client import RemoteClient
+from goldfive.link.client import RemoteClient
 from goldfive.sinks import replay_from_sqlite
 from tests.ray.conftest import Hub, RayCluster, start_hub, stop_hub, wait_for
 

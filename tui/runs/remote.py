@@ -15,7 +15,7 @@ from typing import Any
 from goldfive.control import ControlAck
 from goldfive.errors import RemoteError
 from goldfive.pb.goldfive.v1 import service_pb2
-from goldfive.remote.client import RemoteClient
+from goldfive.link.client import RemoteClient
 
 from ..grpc_source import GrpcRunSource
 from .local import decision

@@ -1,0 +1,17 @@
+"""What both ends of a goldfive connection agree on: how a token is carried, and the size a
+ConnectShared frame may reach. Defined once, imported by the runner's end and the hub."""
+
+from __future__ import annotations
+
+__all__ = ["AUTH_KEY", "MAX_FRAME_BYTES", "SCHEME", "bearer_metadata"]
+
+#: The call metadata key that carries a token, and its scheme.
+AUTH_KEY = "authorization"
+SCHEME = "Bearer "
+#: A ConnectShared frame closes past this many bytes of parts (gRPC refuses messages over 4 MiB).
+MAX_FRAME_BYTES = 1 << 20
+
+
+def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
+    """The call metadata that carries ``token`` (empty without one)."""
+    return ((AUTH_KEY, SCHEME + token),) if token else ()
