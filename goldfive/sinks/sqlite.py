@@ -29,6 +29,7 @@ from operator import itemgetter
 from google.protobuf.message import DecodeError
 
 from goldfive.durable import lock
+from goldfive.durable.store import ResumeRefused
 from goldfive.errors import DuplicateEventError, ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._batching import MAX_PENDING, BatchingSink
@@ -207,13 +208,36 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
             self._locked.discard(run_id)
         self._ended.clear()
 
+    def hold_run(self, run_id: str) -> None:
+        """Take ``run_id``'s resume lock now, before its recording is read for a resume: the
+        check and the write are one transaction, so of two processes resuming the run at once
+        one gets it and the other is refused (RunLocked, naming the holder)."""
+        if run_id in self._locked:
+            return
+        try:
+            held = lock.take(self._conn, run_id, self.path)
+        except sqlite3.Error as exc:
+            raise ResumeRefused(f"cannot lock run {run_id} in {self.path}: {_one_line(exc)}") from None
+        if held is not None:
+            raise lock.RunLocked(f"run {run_id} is still running in {held.describe()}")
+        self._locked.add(run_id)
+
+    def release_run(self, run_id: str) -> None:
+        """Drop ``run_id``'s lock if this sink holds it (a resume refused after ``hold_run``)."""
+        if run_id in self._locked:
+            self._locked.discard(run_id)
+            lock.drop(self._conn, run_id, self.path)
+
     def _track_lock(self, event: Event) -> None:
         kind = event.WhichOneof("payload")
         if kind in ("run_started", "run_resumed") and event.run_id not in self._locked:
             try:
-                lock.take(self._conn, event.run_id, self.path)
+                held = lock.take(self._conn, event.run_id, self.path)
             except sqlite3.Error as exc:  # the write that follows fails the same way, and says so
                 log.warning("cannot lock run %s in %s: %s", event.run_id, self.path, exc)
+                return
+            if held is not None:
+                log.error("run %s is locked in %s by %s: this process does not hold it", event.run_id, self.path, held.describe())
                 return
             self._locked.add(event.run_id)
         elif kind in ("run_completed", "run_aborted"):

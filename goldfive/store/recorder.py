@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from goldfive.durable.store import ResumeRefused
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._batching import MAX_PENDING
@@ -90,6 +91,17 @@ class RunRecorder:
     def durability(self, value: str) -> None:
         if self.sink is not None:
             self.sink.durability = value
+
+    def hold_run(self, run_id: str) -> None:
+        """Take ``run_id``'s resume lock (see SQLitePersistenceSink.hold_run); a database that
+        could not be opened cannot be locked: ResumeRefused, saying why."""
+        if self.sink is None:
+            raise ResumeRefused(f"cannot lock run {run_id}: {self.open_error}")
+        self.sink.hold_run(run_id)
+
+    def release_run(self, run_id: str) -> None:
+        if self.sink is not None:
+            self.sink.release_run(run_id)
 
     async def sync(self) -> None:
         """Commit a run's state change now (a durable run); a failure is recorded, not raised."""
