@@ -116,6 +116,7 @@ class ExecutorBase:
     async def _boundary(self, ctx: RunContext) -> None:
         controls = ctx.controls
         while True:
+            ctx.raise_if_conflicted()
             await self._apply_rewinds(ctx)
             await controls.run_ladder()
             _raise_if_cancelled(await controls.drain())

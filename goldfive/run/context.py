@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from goldfive import events
 from goldfive.approvals.desk import ApprovalDesk
-from goldfive.errors import GoldfiveError
+from goldfive.errors import GoldfiveError, RecordingConflictError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.messages import EndTurn, InjectedMessages
@@ -87,6 +87,8 @@ class RunContext:
     intercept_transfer: bool
     #: Rules, timeout policy and the calls rejected in each open turn (goldfive.approvals).
     approval_desk: ApprovalDesk
+    #: Set when a durable sink found another process writing this run: the run stops.
+    recording_conflict: RecordingConflictError | None
 
     def __init__(
         self,
@@ -123,6 +125,7 @@ class RunContext:
             machine_rules_path=self.config.machine_rules_path,
             use_machine_rules=self.config.use_machine_rules,
         )
+        self.recording_conflict = None
         self._emit_lock = asyncio.Lock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
@@ -149,12 +152,26 @@ class RunContext:
             return ev
 
     async def _sync(self, ev: Event) -> None:
-        """A state change is on disk before the run goes on (the next task, the ack)."""
+        """A state change is on disk before the run goes on (the next task, the ack).
+
+        Another process writing this run (RecordingConflictError naming it) stops the run at
+        once: raised from here, and again at the next task boundary should an isolation
+        boundary on the way have caught it."""
         for sync in self._syncs:
             try:
                 await sync()
+            except RecordingConflictError as exc:
+                if self.session.run_id not in exc.run_ids or self.recording_conflict is not None:
+                    continue  # another run of a shared sink, or already stopping
+                self.recording_conflict = exc
+                raise
             except Exception:  # isolation boundary: a sink's failure is its own, reported
                 log.exception("could not commit %s (sequence %d) durably", events.kind_of(ev), ev.sequence)
+
+    def raise_if_conflicted(self) -> None:
+        """At a task boundary: another process writes this run, so it goes no further."""
+        if self.recording_conflict is not None:
+            raise self.recording_conflict
 
     # -- pause -------------------------------------------------------------------
     @property
