@@ -91,6 +91,10 @@ class Runner:
         self._sinks_closed = False
         self._responder: asyncio.Task[None] | None = None
         self.session: Session | None = None
+        #: After run(): how many durable commits of its recording failed, and why the last
+        #: one did if no later RESUME found writing works again ("" then).
+        self.recording_failures = 0
+        self.recording_error = ""
         if hub is not None:  # registered with a hub: events go up, its controls come down
             from goldfive.hub.link import hub_link
 
@@ -256,6 +260,7 @@ class Runner:
                     log.exception("could not record the end of run %s (%s)", session.run_id, reason)
                 raise
         finally:
+            self.recording_failures, self.recording_error = ctx.recording_failures, ctx.recording_error
             self._start_responder(ctx)
             await self._close_sinks()
         return outcome

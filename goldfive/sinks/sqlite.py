@@ -319,14 +319,20 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         conn.execute("BEGIN")
         try:
             self._insert_rows(batch)
+            conn.execute("COMMIT")
         except sqlite3.IntegrityError:
-            conn.execute("ROLLBACK")
+            self._rollback()
             return self._write_row_by_row(batch)
         except BaseException:
-            conn.execute("ROLLBACK")
+            self._rollback()
             raise
-        conn.execute("COMMIT")
         return len(batch), []
+
+    def _rollback(self) -> None:
+        """End a failed write's transaction. SQLite has often rolled it back itself already (a
+        full disk, SQLITE_FULL, does): a second ROLLBACK would fail and hide the first error."""
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
 
     def _write_row_by_row(self, batch: list[_Row]) -> tuple[int, list[tuple[str, int]]]:
         """Rare path: redo the batch row by row to learn exactly which keys collide. A
@@ -349,7 +355,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                         stored += 1
                 taken = {run_id: seq for run_id, seq in reversed(duplicates) if run_id in self._locked}
                 if taken:
-                    conn.execute("ROLLBACK")
+                    self._rollback()
                     for run_id, seq in taken.items():
                         self._fence(run_id, f"run {run_id}'s recording in {self.path} already holds sequence {seq}: "
                                     "another process is writing this run; this process stops it")  # fmt: skip
@@ -358,8 +364,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                     continue
                 conn.execute("COMMIT")
             except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             return stored, duplicates
 

@@ -3,7 +3,8 @@
 A server must keep serving a run whose recording fails (disk full, a damaged file): the sink
 already keeps what it could not write (up to its bound, then drops the oldest and counts them)
 and logs when writing starts and stops failing, so the error it would raise on the next emit is
-absorbed here instead of reaching the runner as a traceback per batch. What is wrong stays
+absorbed here instead of reaching the runner as a traceback per batch. Only ``sync`` (a durable
+run's commit of a state change) raises it: the run pauses on a failed commit. What is wrong stays
 visible: ``write_error``, ``unwritten`` and ``dropped`` feed the run's summary.
 """
 
@@ -104,13 +105,11 @@ class RunRecorder:
             self.sink.release_run(run_id)
 
     async def sync(self) -> None:
-        """Commit a run's state change now (a durable run); a failure is recorded, not raised."""
+        """Commit a run's state change now (a durable run). A failure is raised (SinkError,
+        once per commit, not per event): the run pauses on it until writing works again."""
         if self.sink is None:
-            return
-        try:
-            await self.sink.sync()
-        except SinkError:
-            pass  # as in emit
+            raise SinkError(f"cannot record to {self.path}: {self.open_error}")
+        await self.sink.sync()
 
     async def commit(self) -> bool:
         """Write what is held now; True when everything emitted so far is stored (a hub
