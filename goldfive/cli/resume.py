@@ -39,6 +39,7 @@ def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api
     from goldfive.settings import default_db_path
 
     path = db_path or default_db_path()
+    _refuse_damaged(path)
     if run_ref is None:
         run_ref = _the_interrupted_run(path)
     try:
@@ -68,6 +69,17 @@ def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api
 
         code = frontend("run")(factory, db_path=path)
     raise click.exceptions.Exit(code)
+
+
+def _refuse_damaged(path: str) -> None:
+    """A recording SQLite finds damaged is not written into (as ``serve`` refuses it): one
+    line naming the finding, nothing resumed."""
+    from goldfive.store.history import check_database
+
+    problem = check_database(path)
+    if problem is not None:
+        shown = " ".join("".join(ch if ch.isprintable() else "?" for ch in problem).split())
+        raise _fail(f"the recording {path} is damaged ({shown[:200]}); nothing was resumed: restore it from a backup")
 
 
 def _the_interrupted_run(path: str) -> str:
