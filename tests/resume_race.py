@@ -1,10 +1,9 @@
 """Several processes resuming one run at the same moment (tests/test_resume_race.py and the
 chaos suite).
 
-``python -m tests.resume_race GO DB RUN``: imports everything ``goldfive resume`` needs, says
-``ready`` on stdout, blocks reading the FIFO ``GO`` until the test closes its end (every racer
-wakes at once: the test held the write end open from before the racers started), then runs ``goldfive resume RUN --db DB --headless`` in this process and exits
-with its code. :func:`agent` is the run's agent: it appends ``task_id pid`` to the file named
+``python -m tests.resume_race GO DB RUN``: imports everything ``goldfive resume`` needs, waits
+at the start gate ``GO`` (tests/start_gate.py: every racer goes at the same moment), then
+runs ``goldfive resume RUN --db DB --headless`` in this process and exits with its code. :func:`agent` is the run's agent: it appends ``task_id pid`` to the file named
 by ``GOLDFIVE_TEST_DONE`` for each task it finishes.
 
 :func:`interrupted_run` makes the recording (a real ``goldfive run``, cut after its third task
@@ -25,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.start_gate import StartGate, wait_at_gate
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,9 +41,7 @@ def main(go: str, db: str, run_id: str) -> int:
     import goldfive.durable.resume  # noqa: F401 - imported before the start line, not after it
     import goldfive.runner  # noqa: F401
 
-    with open(go, "rb") as f:  # the test holds the other end open, so this does not block
-        print("ready", flush=True)
-        f.read()  # returns when the test closes its end: every racer at the same moment
+    wait_at_gate(go)
     code = cli.main(["resume", run_id, "--db", db, "--headless"], prog_name="goldfive", standalone_mode=False)
     return int(code or 0)  # not standalone: click returns an Exit's code instead of exiting
 
@@ -99,8 +98,7 @@ def race(tmp: Path, recorded: Path, run_id: str, racers: int = 2, name: str = "r
     """``racers`` processes resume a copy of ``recorded`` at the same moment; what came of it."""
     db, go, done = tmp / f"{name}.sqlite", tmp / f"{name}.go", tmp / f"{name}.done"
     shutil.copy(recorded, db)
-    os.mkfifo(go)
-    gate = os.open(go, os.O_RDWR)  # a writer from the start: the racers' opens never block
+    gate = StartGate(go)
     env = {**os.environ, "GOLDFIVE_DATA_DIR": str(tmp / "data"), "GOLDFIVE_TEST_DONE": str(done), "PYTHONUNBUFFERED": "1"}
     procs, errs = [], []
     for i in range(racers):
@@ -109,17 +107,13 @@ def race(tmp: Path, recorded: Path, run_id: str, racers: int = 2, name: str = "r
         procs.append(subprocess.Popen([sys.executable, "-m", "tests.resume_race", str(go), str(db), run_id],
                                       cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True))  # fmt: skip
     try:
-        for p in procs:
-            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        os.close(gate)  # the last writer goes: every racer's read returns now
-        gate = -1
+        gate.release(procs)
         for p in procs:
             assert p.stdout is not None
             p.stdout.read()
             p.wait(120)
     finally:
-        if gate >= 0:
-            os.close(gate)
+        gate.close()
         for p in procs:
             if p.poll() is None:
                 p.kill()
