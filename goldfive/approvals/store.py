@@ -21,6 +21,11 @@ from typing import TypeVar
 from goldfive.approvals.rules import Rule, RuleBook
 from goldfive.errors import GoldfiveError
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
+
 T = TypeVar("T")
 
 
@@ -67,10 +72,12 @@ def lock_path(path: Path) -> Path:
 
 @contextmanager
 def _exclusive(path: Path) -> Iterator[None]:
-    """Hold the rules file's lock: one editing process at a time, on this machine."""
-    import fcntl  # POSIX; the rules file lives on the machine that runs the agents
-
+    """Hold the rules file's lock: one editing process at a time, on this machine. Where
+    there is no flock (not POSIX) edits are not serialised, as the JSONL sink's lock is not."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:  # pragma: no cover - POSIX only
+        yield
+        return
     try:
         fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
