@@ -44,6 +44,16 @@ class DuplicateEventError(SinkError):
     """A persistence sink already holds an event with this (run_id, sequence)."""
 
 
+class RecordingConflictError(DuplicateEventError):
+    """Another process writes the recording of a run this process is running (its rows were
+    refused as duplicates, or its lock is held): this process stops the run and writes no
+    more of it. ``run_ids`` names the runs."""
+
+    def __init__(self, message: str, run_ids: frozenset[str] = frozenset()) -> None:
+        super().__init__(message)
+        self.run_ids = run_ids
+
+
 class ReplayError(GoldfiveError):
     """A recording could not be read."""
 

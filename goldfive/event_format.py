@@ -135,6 +135,7 @@ _FIELDS: dict[str, Callable[[Event], str]] = {
     "message_returned": lambda e: f"{e.message_returned.message_id} from {e.message_returned.lane or '(next turn)'}",
     "invocation_abandoned": lambda e: f"{e.invocation_abandoned.task_id} {_q(e.invocation_abandoned.reason)}",
     "run_resumed": lambda e: f"#{e.run_resumed.resume_count} {_q(e.run_resumed.detail, 200)}",
+    "recording_failed": lambda e: f"at #{e.recording_failed.failed_at_sequence}, paused: {_q(e.recording_failed.detail, 200)}",
     "agent_step": lambda e: _agent_step(e.agent_step),
 }
 

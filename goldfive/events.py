@@ -420,6 +420,14 @@ def invocation_abandoned(session: Session, task_id: str, grace_s: float, reason:
     return _stamp(session, ev)
 
 
+def recording_failed(session: Session, detail: str, failed_at_sequence: int) -> pb.Event:
+    ev = pb.Event()
+    p = ev.recording_failed
+    p.detail = clean_text(detail)
+    p.failed_at_sequence = max(failed_at_sequence, 0)
+    return _stamp(session, ev)
+
+
 # -- control audit trail ------------------------------------------------------------------
 
 # kind_name() of each known kind, computed once: reading an enum member's value is slow.

@@ -37,9 +37,10 @@ log = logging.getLogger("goldfive.runner")
 
 
 def _records_to(sink: Any, store: str | os.PathLike[str]) -> bool:
-    """Whether ``sink`` is a durable-capable recorder writing to the file ``store``."""
-    path = getattr(sink, "path", None)
-    return isinstance(path, str) and callable(getattr(sink, "sync", None)) and os.path.realpath(path) == os.path.realpath(store)
+    """Whether ``sink`` is a durable recorder (it holds run locks) writing to the file ``store``."""
+    from goldfive.durable.lock import RunRecording
+
+    return isinstance(sink, RunRecording) and isinstance(sink.path, str) and os.path.realpath(sink.path) == os.path.realpath(store)
 
 
 def _as_adapter(agent: Any) -> Any:
@@ -91,6 +92,10 @@ class Runner:
         self._responder: asyncio.Task[None] | None = None
         self._suspending = False
         self.session: Session | None = None
+        #: After run(): how many durable commits of its recording failed, and why the last
+        #: one did if no later RESUME found writing works again ("" then).
+        self.recording_failures = 0
+        self.recording_error = ""
         if hub is not None:  # registered with a hub: events go up, its controls come down
             from goldfive.link.runner import hub_link
 
@@ -135,7 +140,8 @@ class Runner:
     def continue_from(self, store: str | os.PathLike[str], run_id: str, *, durability: str = "normal") -> None:
         """Make this (not yet run) Runner continue run ``run_id`` from ``store`` instead of
         starting anew; its sinks must include a recorder for ``store``. For front-ends that
-        build a Runner with a factory (``goldfive serve`` resuming its runs after a restart)."""
+        build a Runner with a factory (``goldfive serve`` resuming its runs after a restart).
+        The recorder holds the run's lock from here on (RunLocked when a live process does)."""
         from goldfive.durable.resume import check_matches, load_for_resume
 
         if self.session is not None:
@@ -143,10 +149,16 @@ class Runner:
         recorder = next((x for x in self.sinks if _records_to(x, store)), None)
         if recorder is None:
             raise GoldfiveError(f"none of this Runner's sinks records to {os.fspath(store)}: the resumed run would not be kept")
-        rec = load_for_resume(store, run_id)
-        check_matches(rec, self.planner, self.adapter)
         if getattr(recorder, "durability", "") == "batched":
             recorder.durability = durability
+        # The recorder takes the run's lock before the recording is read (one transaction):
+        # a second process resuming the same run is refused here, before anything runs.
+        rec = load_for_resume(store, run_id, hold=recorder)
+        try:
+            check_matches(rec, self.planner, self.adapter)
+        except BaseException:
+            recorder.release_run(rec.run_id)
+            raise
         self._run_id, self._session_id = rec.run_id, rec.session_id
         self._recovered = rec
         self._recorder = recorder
@@ -251,6 +263,7 @@ class Runner:
                     log.exception("could not record the end of run %s (%s)", session.run_id, reason)
                 raise
         finally:
+            self.recording_failures, self.recording_error = ctx.recording_failures, ctx.recording_error
             self._start_responder(ctx)
             await self._close_sinks()
         return outcome

@@ -2,7 +2,8 @@
 
 State machine: statuses only move forward; a terminal status (COMPLETED, FAILED, CANCELLED,
 NOT_NEEDED) absorbs every later transition; a transition to the current status is harmless.
-The one way back is ``rewind`` (REWIND_TO), which resets a task and everything downstream.
+The one way back is ``rewind`` (REWIND_TO), which resets a task and everything downstream;
+``unstart`` takes back a start whose commit failed, before the agent ran.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ _ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
     S.BLOCKED: frozenset({S.RUNNING, S.COMPLETED, S.FAILED, S.CANCELLED}),
 }
 PROCESSED_STEER_IDS = "goldfive.processed_steer_ids"
+#: The reason of a start taken back because it could not be recorded (``unstart``).
+NOT_STARTED = "not started: the recording failed"
 _USER_KINDS = frozenset({DriftKind.USER_STEER, DriftKind.USER_CANCEL, DriftKind.USER_PAUSE})
 #: Drifts that are records of a decision already taken, never inputs to the ladder.
 _NOT_LADDERED = _USER_KINDS | {
@@ -112,6 +115,20 @@ class DefaultSteerer:
             await ctx.emit(events.task_transitioned, task_id, frm, to, reason)
         if to.is_terminal and session.current_task_id == task_id:
             session.current_task_id = ""
+        return True
+
+    async def unstart(self, session: Session, task_id: str, reason: str = NOT_STARTED) -> bool:
+        """Take back the start of ``task_id`` before its agent ran (its start could not be
+        recorded): RUNNING -> PENDING, the attempt given back. False when it is not RUNNING."""
+        ctx = context_of(session)
+        task = _plan(session).task(task_id)
+        if task.status != S.RUNNING:
+            return False
+        set_task_status(task, S.PENDING)
+        task.attempt = max(0, task.attempt - 1)
+        if session.current_task_id == task_id:
+            session.current_task_id = ""
+        await ctx.emit(events.task_transitioned, task_id, S.RUNNING, S.PENDING, reason)
         return True
 
     async def mark_task_blocked(self, session: Session, task_id: str, blocker: str) -> bool:

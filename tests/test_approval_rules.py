@@ -42,7 +42,8 @@ def test_a_path_rule_approves_only_paths_that_resolve_inside_its_directory(path:
     rule = Rule("find", {"path": Matcher("path_under", directory)})
     approved = rule.matches("find", {"path": path})
     inside = (
-        path.startswith("/") == directory.startswith("/")
+        "\\" not in path  # a backslash is never inside: see test_path_under_refuses_a_backslash
+        and path.startswith("/") == directory.startswith("/")
         and _resolved(path)[: len(_resolved(directory))] == _resolved(directory)
         and ".." not in _resolved(path)
     )
@@ -84,6 +85,59 @@ def test_exact_is_type_strict_and_glob_refuses_dot_dot() -> None:
     assert Matcher("exact", 1).matches(1) and not Matcher("exact", 1).matches(True) and not Matcher("exact", 1).matches("1")
     g = Matcher("glob", "src/*")
     assert g.matches("src/a.py") and not g.matches("src/../etc/passwd") and not g.matches(3)
+
+
+def test_exact_compares_nested_values_type_strictly() -> None:
+    """0 is not False, 1 is not True, 1 is not 1.0, at any depth: what a person approved is the
+    value as it was, its JSON type included."""
+    rule = Rule("push", {"opts": Matcher("exact", {"force": False, "tags": [1, "a", None], "n": 1})})
+    assert rule.matches("push", {"opts": {"force": False, "tags": [1, "a", None], "n": 1}})
+    for other in (
+        {"force": 0, "tags": [1, "a", None], "n": 1},
+        {"force": False, "tags": [True, "a", None], "n": 1},
+        {"force": False, "tags": [1, "a", None], "n": 1.0},
+        {"force": False, "tags": (1, "a", None), "n": 1},
+        {"force": False, "tags": [1, "a"], "n": 1},
+        {"force": False, "tags": [1, "a", None], "n": 1, "extra": 1},
+        {0: False, "tags": [1, "a", None], "n": 1},
+    ):
+        assert not rule.matches("push", {"opts": other}), other
+    book = RuleBook(rules=[Rule("rm", {"recursive": Matcher("exact", False)})])  # the indexed path too
+    assert book.match("rm", {"recursive": False}) is not None and book.match("rm", {"recursive": 0}) is None
+    deep: Any = "x"
+    for _ in range(100_000):  # deeper than the recursion limit: answered, never a RecursionError
+        deep = [deep]
+    assert not Matcher("exact", [[["x"]]]).matches(deep) and not Matcher("exact", [[[["y"]]]]).matches(deep)
+
+
+def test_range_compares_huge_integers_exactly_and_never_raises() -> None:
+    m = Matcher("range", low=0, high=10)
+    assert not m.matches(10**400) and not m.matches(-(10**400)) and m.matches(10)
+    assert Matcher("range", low=1.5).matches(10**400) and not Matcher("range", high=1e308).matches(10**400)
+    assert not Matcher("range", low=0).matches(float("inf")) and not Matcher("range", low=0).matches(float("nan"))
+    assert Matcher("range", low=10**30, high=10**30 + 1).matches(10**30 + 1) and not Matcher("range", low=10**30, high=10**30 + 1).matches(10**30 + 2)
+    assert RuleBook(rules=[Rule("pay", {"amount": Matcher("range", high=500)})]).match("pay", {"amount": 10**5000}) is None
+
+
+def test_path_under_refuses_a_backslash() -> None:
+    """On Linux a backslash is a name character, but a tool may hand the path to a shell (where
+    ``..\\/`` is ``../``) or to Windows-aware code (where it separates): a path with one is never
+    inside a rule's directory, and the person is asked instead."""
+    rule = Rule("read", {"path": Matcher("path_under", "/srv/data")})
+    assert rule.matches("read", {"path": "/srv/data/report.txt"})
+    for sneaky in ("/srv/data/..\\..\\etc\\passwd", "/srv/data/..\\/..\\/etc/passwd", "/srv/data/a\\b", "/srv/data\\..\\x"):
+        assert not rule.matches("read", {"path": sneaky}), sneaky
+    assert not is_under("/srv/data/..\\x", "/srv/data")
+    with pytest.raises(ValueError, match="backslash"):
+        Matcher("path_under", "C:\\work")
+    g = Matcher("glob", "src/*")  # a glob's ".." check splits on backslashes too
+    assert not g.matches("src/..\\..\\etc") and g.matches("src/a\\b.txt")
+
+
+def test_a_saved_rule_with_an_impossible_number_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "rules.json"
+    path.write_text('{"rules": [{"tool": "x", "made_at_ms": 1e999}]}')
+    assert load_rules(path).rules()[0].made_at_ms == 0  # an infinite timestamp is no timestamp, not an OverflowError
 
 
 def test_any_allows_an_argument_to_be_left_out_other_matchers_do_not() -> None:

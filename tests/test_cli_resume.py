@@ -74,3 +74,52 @@ def test_resume_without_a_run_takes_the_one_interrupted_run_or_says_why_not(tmp_
     conn.close()
     one = CliRunner().invoke(main, ["resume", "--db", str(db), "--headless"])
     assert one.exit_code == 2 and "was not started by 'goldfive run'" in one.output  # found it; a library run
+
+
+def damaged_copies(db: Path, tmp: Path, n: int, seed: int) -> list[Path]:
+    """``n`` copies of ``db``, each with one page damaged the ways a torn write or a bad disk
+    does: a b-tree page header overwritten, or a run of bytes inside a page."""
+    import random
+
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    (page_size,) = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    data = db.read_bytes()
+    pages = len(data) // page_size
+    rng = random.Random(seed)
+    out = []
+    for k in range(n):
+        spoilt = bytearray(data)
+        page = 1 + k % (pages - 1)  # every page but the header's, in turn
+        if k % 2 == 0:
+            spoilt[page * page_size : page * page_size + 8] = b"\x0d" + b"\xff" * 7
+        else:
+            at = page * page_size + rng.randrange(8, page_size - 512)
+            spoilt[at : at + rng.choice([16, 64, 512])] = bytes([rng.randrange(256)]) * 512
+        path = tmp / f"damaged{k}.sqlite"
+        path.write_bytes(bytes(spoilt))
+        for side in ("-wal", "-shm"):
+            Path(str(path) + side).unlink(missing_ok=True)
+        out.append(path)
+    return out
+
+
+def test_resume_of_a_damaged_recording_is_one_line_and_a_non_zero_exit(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from goldfive.store import check_database
+    from tests.resume_race import interrupted_run
+
+    db, run_id = interrupted_run(tmp_path)
+    monkeypatch.setenv("GOLDFIVE_TEST_DONE", str(tmp_path / "done.txt"))
+    refused = 0
+    for path in damaged_copies(db, tmp_path, 12, seed=20261130):
+        damaged = check_database(path) is not None
+        result = CliRunner().invoke(main, ["resume", run_id, "--db", str(path), "--headless"])
+        assert "Traceback" not in result.output and not isinstance(result.exception, Exception), (path.name, result.output)
+        if result.exit_code != 0:
+            refused += 1
+            assert len(result.output.strip().splitlines()) == 1, (path.name, result.output)
+            assert result.output.startswith("goldfive resume: "), result.output
+        else:
+            assert not damaged, (path.name, result.output)  # SQLite finds nothing wrong: it resumes
+    assert refused >= 6  # header damage is always found

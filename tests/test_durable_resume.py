@@ -221,6 +221,49 @@ async def test_resume_refuses_a_run_a_live_process_holds_and_takes_over_a_stale_
     assert out.success
 
 
+def _write_foreign_row(db: Path, sequence: int) -> None:
+    """What another process writing the run (without its lock) leaves: a row at ``sequence``."""
+    from goldfive.pb.goldfive.v1 import events_pb2 as pb
+
+    ev = pb.Event(event_id=f"foreign-{sequence}", run_id=RUN, sequence=sequence, task_progress=pb.TaskProgress(task_id="x", detail="not ours"))
+    conn = sqlite3.connect(db, timeout=10)
+    with conn:
+        conn.execute("INSERT INTO events VALUES (?, ?, ?, 'task_progress', 0, ?)", (RUN, sequence, ev.event_id, ev.SerializeToString()))
+    conn.close()
+
+
+@pytest.mark.parametrize("where", ["at_resume", "mid_run"])
+async def test_a_run_whose_writes_are_refused_as_duplicates_stops_at_once(tmp_path: Path, executor: Any, where: str) -> None:
+    from goldfive.errors import RecordingConflictError
+
+    crashed = await run_until_held(tmp_path, executor, ("a", "b", "c", "d"), hold="b")
+    last = sequences_of(crashed)[-1]
+    foreign: list[int] = []
+
+    class Racing(Agent):
+        async def __call__(self, task: Task, session: Session) -> str:
+            if where == "mid_run" and not foreign:  # another writer gets two sequences ahead of us
+                foreign.append(session.last_sequence + 2)
+                _write_foreign_row(crashed, foreign[0])
+            return await super().__call__(task, session)
+
+    agent, watcher = Racing(), InMemorySink()
+    runner = Runner.resuming(RUN, store=crashed, agent=agent, planner=StaticPlanner(plan("a", "b", "c", "d")),
+                             executor=type(executor)(), sinks=[watcher])  # fmt: skip
+    if where == "at_resume":
+        foreign.append(last + 1)  # the other process's RunResumed took the sequence ours needs
+        _write_foreign_row(crashed, foreign[0])
+    with pytest.raises(RecordingConflictError, match="another process is writing this run"):
+        await runner.run()
+    await runner.close()
+    assert agent.done == ([] if where == "at_resume" else [("b", 2)])  # no task starts after the refusal
+    stored = sequences_of(crashed)
+    assert stored[-1] == foreign[0]  # nothing of ours after the other writer's row: the batch that met it was not stored
+    if where == "at_resume":
+        assert stored == list(range(last + 2))
+    assert kinds(watcher.events)[-1] == "run_aborted"  # the watcher learns how it ended
+
+
 async def test_resume_names_an_unknown_or_ambiguous_run(tmp_path: Path, executor: Any) -> None:
     crashed = await run_until_held(tmp_path, executor, ("a", "b"), hold="b")
     with pytest.raises(ResumeRefused, match="no run 'nope'"):

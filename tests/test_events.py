@@ -110,6 +110,8 @@ CASES: list[tuple[str, Factory, Callable[[Any], None]]] = [
      lambda p: (p.message_id, p.lane) == ("m1", "a") or pytest.fail("returned")),
     ("invocation_abandoned", lambda s: events.invocation_abandoned(s, "a", 2.5, "ignored cancel"),
      lambda p: (p.task_id, p.grace_s, p.reason) == ("a", 2.5, "ignored cancel") or pytest.fail("abandoned")),
+    ("recording_failed", lambda s: events.recording_failed(s, "writing 3 events to r.sqlite failed: disk full", 41),
+     lambda p: (p.detail, p.failed_at_sequence) == ("writing 3 events to r.sqlite failed: disk full", 41) or pytest.fail("rec")),
     ("control_received",
      lambda s: events.control_received(
          s, ControlMessage(ControlKind.STEER, id="ctl-1", payload={"note": "x", "author": "ana"})),

@@ -45,6 +45,7 @@ def _every_kind(s: Session) -> list[Event]:
         events.message_delivered(s, message_id="m", lane="main", via="boundary"),
         events.message_returned(s, message_id="m", lane="main"),
         events.invocation_abandoned(s, "a", 1.5, "timeout"),
+        events.recording_failed(s, "writing 1 events failed: disk full", 7),
         events.control_received(s, msg),
         events.control_acked(s, ControlAck(control_id=msg.id, result=AckResult.SUCCESS, detail="d"), "STEER"),
         events.run_completed(s, "ok"),

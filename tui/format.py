@@ -188,6 +188,7 @@ _DESCRIBE: dict[str, Any] = {
     "conversation_ended": lambda p: (f"{p.lane} {p.reason}".rstrip(), "dim"),
     "invocation_abandoned": lambda p: (f"{p.task_id} after {p.grace_s:g}s: {p.reason}", "fail"),
     "run_resumed": lambda p: (f"#{p.resume_count}: {clip(p.detail, 100)}", "ok"),
+    "recording_failed": lambda p: (f"paused: {clip(p.detail, 100)}", "fail"),
     "agent_step": lambda p: (
         (f"{p.task_id} {p.tool_name}({clip(p.args_json, 50)}) {p.outcome}: {clip(p.text, 40)}", "fail" if p.outcome in ("error", "rejected") else "dim")
         if p.step == "tool_call"

@@ -84,11 +84,13 @@ def _report(source: Any, err: TextIO) -> int:
         print(f"goldfive: the agent raised on task {field(task_id)}:\n{terminal_safe(trace.rstrip(), multiline=True)}", file=err)
     if source.error is not None:
         print(f"goldfive: run aborted: {type(source.error).__name__}: {field(source.error)}", file=err)
-    if source.runner.session is not None:
-        from goldfive.cli.local import recorded_line
+    from goldfive.cli.local import recorded_line, recording_failed_line
 
+    if source.runner.recording_failures:
+        print(f"goldfive: {recording_failed_line(source.runner)}", file=err)
+    if source.runner.session is not None:
         print(recorded_line(source.recorder.path, source.run_id), file=err)
-    return 0 if source.succeeded else 1
+    return 0 if source.succeeded and not source.runner.recording_failures else 1
 
 
 def run_demo_tui(*, speed: float = 1.0, base_url: str | None = None, model: str | None = None, db_path: str | None = None) -> int:

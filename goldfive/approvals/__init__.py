@@ -9,7 +9,7 @@ from goldfive.approvals.arguments import arguments_problem
 from goldfive.approvals.ledger import LedgerEntry, Outcome, format_entry, ledger_of
 from goldfive.approvals.policy import ApprovalPolicy, OnTimeout
 from goldfive.approvals.rules import Matcher, MatchKind, Rule, RuleBook, is_under
-from goldfive.approvals.store import RulesFileError, default_rules_path, load_rules, save_rules
+from goldfive.approvals.store import RulesFileError, default_rules_path, load_rules, save_rules, update_rules
 
 __all__ = [
     "ApprovalPolicy",
@@ -28,4 +28,5 @@ __all__ = [
     "ledger_of",
     "load_rules",
     "save_rules",
+    "update_rules",
 ]

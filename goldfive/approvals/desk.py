@@ -11,7 +11,7 @@ from typing import Any
 
 from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy
 from goldfive.approvals.rules import Rule, RuleBook
-from goldfive.approvals.store import RulesFileError, load_rules, save_rules
+from goldfive.approvals.store import RulesFileError, load_rules, update_rules
 
 log = logging.getLogger("goldfive.approvals")
 
@@ -34,7 +34,7 @@ class ApprovalDesk:
         self.machine_rules_path = machine_rules_path
         self.use_machine_rules = use_machine_rules
         self._machine: RuleBook | None = None
-        self._machine_stamp: tuple[int, int] | None = None
+        self._machine_stamp: tuple[int, int, int] | None = None
         self._warned = ""
         #: Per task (one open turn each): call key -> id of the rejected approval.
         self._rejected: dict[str, dict[str, str]] = {}
@@ -50,9 +50,11 @@ class ApprovalDesk:
         path = self.machine_rules_path or default_rules_path()
         try:
             st = path.stat()
-            stamp = (st.st_mtime_ns, st.st_size)
+            # Each save is a new file (atomic replace): its inode tells two saves apart even
+            # within one mtime tick and at the same size.
+            stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         except OSError:
-            stamp = (0, 0)
+            stamp = (0, 0, 0)
         if stamp != self._machine_stamp or self._machine is None:
             try:
                 self._machine = load_rules(path)
@@ -83,9 +85,9 @@ class ApprovalDesk:
             from goldfive.approvals.store import default_rules_path
 
             path = self.machine_rules_path or default_rules_path()
-            book = load_rules(path)  # the file as it is now: another run may have added to it
-            added = book.add(Rule(rule.tool, dict(rule.matchers), "", rule.author, rule.made_at_ms, "machine"))
-            save_rules(book, path)
+            fresh = Rule(rule.tool, dict(rule.matchers), "", rule.author, rule.made_at_ms, "machine")
+            # Under the file's lock, from the file as it is now: another process may have edited it.
+            added = update_rules(lambda book: book.add(fresh), path)
             self._machine_stamp = None
             return added
         if rule.scope != "run":
@@ -99,10 +101,8 @@ class ApprovalDesk:
         from goldfive.approvals.store import default_rules_path
 
         path = self.machine_rules_path or default_rules_path()
-        book = load_rules(path)
-        removed = book.remove(rule_id)
+        removed = update_rules(lambda book: book.remove(rule_id), path)
         if removed is not None:
-            save_rules(book, path)
             self._machine_stamp = None
         return removed
 

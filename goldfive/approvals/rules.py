@@ -1,4 +1,4 @@
-"""Rules for "always": approve a tool call without asking when it is inside what a rule names.
+r"""Rules for "always": approve a tool call without asking when it is inside what a rule names.
 
 A rule names a tool and, optionally, every argument the call may carry, each with a matcher
 (exact value, a path under a directory, a glob, a number range, or any value). Matching is on
@@ -7,6 +7,18 @@ does not name is outside the rule: a rule for ``find`` with ``path`` under ``./s
 allow ``find(path="./src", exec="curl ...")``, nor ``path="./src/../etc"`` (paths are
 normalised lexically, never by touching the filesystem). A tool on the never-auto list always
 asks whatever the rules say.
+
+What each matcher holds, exactly:
+- ``exact``: the same value with the same JSON type at every depth (``same_value``): ``0`` is
+  not ``false``, ``1`` is not ``true`` and not ``1.0``, a list is not a tuple. A person approved
+  the value as the agent sent it; a call that differs only in type is asked again.
+- ``range``: a number (not a bool) between the bounds, compared exactly: a huge integer is
+  outside ``[0, 10]``, never an error; infinities and NaN are outside every range.
+- ``path_under``: a text path that, normalised lexically, is the directory or inside it, and
+  holds no backslash: on Linux ``\`` is a name character, but a tool may hand the path to a
+  shell (where ``..\/`` is ``../``) or to Windows-aware code (where it separates), so such a
+  path is never inside, and the person is asked. A directory with a backslash is refused.
+- ``glob``: text matching the pattern with no ``..`` segment, segments split at ``/`` or ``\``.
 """
 
 from __future__ import annotations
@@ -14,6 +26,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import posixpath
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -35,9 +48,45 @@ def path_parts(path: str) -> tuple[bool, tuple[str, ...]]:
     return norm.startswith("/"), tuple(c for c in norm.split("/") if c not in ("", "."))
 
 
+_SEGMENTS = re.compile(r"[/\\]")
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Type-strict deep equality (``exact``): equal values of the same type at every depth,
+    dict keys included (``{0: x}`` is not ``{False: x}``). Iterative, so a value nested deeper
+    than the recursion limit is answered, and the work is bounded by the smaller value."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if len(x) != len(y) or {(type(k), k) for k in x} != {(type(k), k) for k in y}:
+                return False
+            stack.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, (list, tuple)):
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y))
+        elif x != y:
+            return False
+    return True
+
+
+def _in_range(value: Any, low: float | None, high: float | None) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    # int against int or float compares exactly in Python (no conversion to float, which
+    # overflows for a huge int); a NaN bound holds nothing.
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
 def is_under(path: str, directory: str) -> bool:
-    """Whether ``path`` is ``directory`` or inside it, judged lexically."""
-    if "\x00" in path:
+    """Whether ``path`` is ``directory`` or inside it, judged lexically (a path holding a NUL
+    or a backslash never is)."""
+    if "\x00" in path or "\\" in path:
         return False
     p_abs, p = path_parts(path)
     d_abs, d = path_parts(directory)
@@ -62,6 +111,8 @@ class Matcher:
         if self.kind is MatchKind.RANGE and self.low is None and self.high is None:
             raise ValueError("a range matcher needs a low or a high bound")
         if self.kind is MatchKind.PATH_UNDER:
+            if "\\" in self.value or "\x00" in self.value:
+                raise ValueError(f"a path_under directory cannot hold a backslash or a NUL: {self.value!r}")
             # Kept normalised so matching splits only the call's value.
             object.__setattr__(self, "_dir", path_parts(self.value))
 
@@ -70,16 +121,16 @@ class Matcher:
         if kind is MatchKind.ANY:
             return True
         if kind is MatchKind.EXACT:
-            return type(value) is type(self.value) and value == self.value
+            return same_value(self.value, value)
         if kind is MatchKind.RANGE:
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                return False
-            return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+            return _in_range(value, self.low, self.high)
         if not isinstance(value, str) or "\x00" in value:
             return False
         if kind is MatchKind.GLOB:
             # A glob names text; a ".." segment would let "src/*" reach outside src.
-            return ".." not in value.split("/") and fnmatch.fnmatchcase(value, self.value)
+            return ".." not in _SEGMENTS.split(value) and fnmatch.fnmatchcase(value, self.value)
+        if "\\" in value:
+            return False  # see the module's docstring: never inside, the person is asked
         d_abs, d = self.__dict__["_dir"]
         p_abs, p = path_parts(value)
         return p_abs == d_abs and p[: len(d)] == d and ".." not in p[len(d) :]
@@ -203,7 +254,7 @@ class Rule:
             matchers,
             id=str(d.get("id", "") or ""),
             author=str(d.get("author", "") or ""),
-            made_at_ms=int(made) if isinstance(made, (int, float)) and not isinstance(made, bool) else 0,
+            made_at_ms=int(made) if _in_range(made, None, None) else 0,
             scope=str(d.get("scope", "run") or "run"),
         )
 

@@ -240,6 +240,8 @@ def status_command(opts: _Opts, run_id: str) -> None:
          f"{s.tasks_completed}/{s.tasks_total} tasks, last sequence {snap.last_sequence}")  # fmt: skip
     if s.goal_summary:
         echo(f"goal: {field(s.goal_summary)}")
+    if s.needs_you:
+        echo(f"needs you: {field(s.needs_you)}")
     from goldfive.remote.health import health_note
 
     if note := health_note(s):

@@ -19,7 +19,7 @@ from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 
-__all__ = ["recorded_line", "register", "replay_command", "run_command"]
+__all__ = ["recorded_line", "recording_failed_line", "register", "replay_command", "run_command"]
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # the shell's convention for Ctrl-C
@@ -115,8 +115,10 @@ async def run_headless(
     client: Any = None,
     record: bool = True,
 ) -> int:
-    """Run with a line per event on ``out``; 0 when the run completed, 1 otherwise.
-    ``record=False``: the factory's Runner records itself (a resumed run) to ``db_path``."""
+    """Run with a line per event on ``out``; 0 when the run completed with its recording
+    whole, 1 otherwise (a failed durable commit is never a success: the run paused on it, and
+    without a control channel to resume it, it stopped). ``record=False``: the factory's
+    Runner records itself (a resumed run) to ``db_path``."""
     printer = _PrintSink(out)
     recorder = _recording_sink(db_path) if record else None
     where = recorder.path if recorder is not None else os.path.abspath(db_path or "")
@@ -135,9 +137,19 @@ async def run_headless(
         await runner.close()
         if client is not None:
             await client.aclose()
+        if runner.recording_failures:
+            click.echo(f"goldfive: {recording_failed_line(runner)}", err=True)
         if runner.session is not None:  # also after Ctrl-C: the part that ran can be replayed
             echo(field(recorded_line(where, runner.session.run_id)), err=True)
-    return 0 if printer.terminal == "run_completed" else 1
+    return 0 if printer.terminal == "run_completed" and not runner.recording_failures else 1
+
+
+def recording_failed_line(runner: Any) -> str:
+    """What became of a run whose recording failed, in one line."""
+    if runner.recording_error:
+        return f"recording failed: {runner.recording_error}; the run stopped before its next task and the recording ends there"
+    n = runner.recording_failures
+    return f"recording failed during the run ({n} failed commit{'s' if n != 1 else ''}); it was resumed once writing worked again"
 
 
 @click.command("run", short_help="Run your own async agent MODULE:FUNCTION on a goal.")

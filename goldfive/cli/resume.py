@@ -45,6 +45,7 @@ def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api
 
     api_key = secret_option(api_key, api_key_file, "--api-key")
     path = db_path or default_db_path()
+    _refuse_damaged(path)
     if run_ref is None:
         run_ref = _the_interrupted_run(path)
     try:
@@ -93,6 +94,17 @@ def _refuse_hub_recorded(path: str, run_id: str) -> None:
         f"run {run_id} was recorded by a goldfive hub from {who} in another process; "
         "continue it where it ran (that process's own recording), not from the hub's database"
     )
+
+
+def _refuse_damaged(path: str) -> None:
+    """A recording SQLite finds damaged is not written into (as ``serve`` refuses it): one
+    line naming the finding, nothing resumed."""
+    from goldfive.store.history import check_database
+
+    problem = check_database(path)
+    if problem is not None:
+        shown = " ".join("".join(ch if ch.isprintable() else "?" for ch in problem).split())
+        raise _fail(f"the recording {path} is damaged ({shown[:200]}); nothing was resumed: restore it from a backup")
 
 
 def _the_interrupted_run(path: str) -> str:

@@ -3,6 +3,12 @@
 A row ``(run_id, pid, host)`` in table ``run_locks`` says which process is running the run.
 The durable SQLite sink takes it when the run starts or resumes and drops it when the run
 ends. A lock whose process is gone (same host, no such pid) is stale and is taken over.
+
+Taking it is one write transaction (``BEGIN IMMEDIATE``): the holder is read and the row is
+written only when it is free or its holder is gone, by a conditional insert or an update of
+exactly the row that was read. Two processes resuming one run at once serialise on that
+transaction, so the second one reads the first one's row and is refused: checking in one
+transaction and writing in another let both pass.
 """
 
 from __future__ import annotations
@@ -12,11 +18,37 @@ import socket
 import sqlite3
 import time
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from goldfive.durable.store import ResumeRefused
+
+__all__ = ["LockHolder", "RunLocked", "RunRecording", "drop", "holder", "take"]
 
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS run_locks ("
     "run_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, acquired_at_ms INTEGER NOT NULL)"
 )
+
+
+class RunLocked(ResumeRefused):
+    """Another live process holds the run's lock: it is running the run now."""
+
+
+@runtime_checkable
+class RunRecording(Protocol):
+    """A sink recording runs durably to the SQLite file ``path`` that holds their locks: what
+    ``Runner.continue_from`` needs of the sink that will record the resumed run."""
+
+    path: str
+
+    async def sync(self) -> None: ...
+
+    def hold_run(self, run_id: str) -> None:
+        """Take ``run_id``'s lock for this process now; RunLocked (one line) when a live
+        process holds it, ResumeRefused when the database cannot be locked."""
+
+    def release_run(self, run_id: str) -> None:
+        """Drop ``run_id``'s lock if this sink holds it (a resume refused after the lock)."""
 
 
 @dataclass(frozen=True)
@@ -68,23 +100,61 @@ def ensure_table(conn: sqlite3.Connection) -> None:
     conn.execute(_CREATE)
 
 
-def holder(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
-    """Who holds ``run_id``'s lock, or None."""
-    try:
-        row = conn.execute("SELECT run_id, pid, host, acquired_at_ms FROM run_locks WHERE run_id = ?", (run_id,)).fetchone()
-    except sqlite3.OperationalError:  # no table: nobody ever locked a run here
+def _row(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
+    row = conn.execute("SELECT run_id, pid, host, acquired_at_ms FROM run_locks WHERE run_id = ?", (run_id,)).fetchone()
+    if row is None:
         return None
-    return None if row is None else LockHolder(*row)
+    rid, pid, host, at = row
+    if not (isinstance(pid, int) and isinstance(host, str) and isinstance(at, int)):
+        # A damaged row names nobody who can be asked: treat it as a live holder elsewhere,
+        # which refuses the resume (one line) rather than guessing the run is free.
+        return LockHolder(run_id, -1, f"(unreadable lock row: {pid!r}, {host!r})", 0)
+    return LockHolder(str(rid), pid, host, at)
 
 
-def take(conn: sqlite3.Connection, run_id: str, path: str) -> None:
-    """This process holds ``run_id`` now (a stale holder's row is replaced)."""
+def holder(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
+    """Who holds ``run_id``'s lock, or None. A recording that cannot be read here raises
+    ResumeRefused (one line)."""
+    try:
+        return _row(conn, run_id)
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):  # nobody ever locked a run here
+            return None
+        raise ResumeRefused(f"the recording's locks cannot be read: {_one_line(exc)}") from None
+    except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
+        raise ResumeRefused(f"the recording's locks cannot be read: {_one_line(exc)}") from None
+
+
+def take(conn: sqlite3.Connection, run_id: str, path: str) -> LockHolder | None:
+    """Take ``run_id``'s lock for this process, checked and written in one transaction.
+    None when this process holds it now; else the live process that does (nothing written).
+    ``conn`` must be in autocommit mode with no transaction open; sqlite3.Error propagates."""
+    me = (os.getpid(), socket.gethostname(), time.time_ns() // 1_000_000)
+    conn.execute("BEGIN IMMEDIATE")  # the write lock first: no one else checks in between
+    try:
+        ensure_table(conn)
+        current = _row(conn, run_id)
+        if current is not None and current.alive(path):
+            conn.execute("ROLLBACK")
+            return current
+        if current is None:
+            cur = conn.execute("INSERT INTO run_locks VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING", (run_id, *me))
+        else:  # stale: replace exactly the row read above
+            cur = conn.execute(
+                "UPDATE run_locks SET pid = ?, host = ?, acquired_at_ms = ?"
+                " WHERE run_id = ? AND pid IS ? AND host IS ? AND acquired_at_ms IS ?",
+                (*me, run_id, current.pid, current.host, current.acquired_at_ms),
+            )
+        if cur.rowcount != 1:  # cannot happen under the write lock; never take it blind
+            conn.execute("ROLLBACK")
+            return _row(conn, run_id) or LockHolder(run_id, -1, "(another writer)", 0)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
     _HELD.add((_key(path), run_id))
-    ensure_table(conn)
-    conn.execute(
-        "INSERT OR REPLACE INTO run_locks VALUES (?, ?, ?, ?)",
-        (run_id, os.getpid(), socket.gethostname(), time.time_ns() // 1_000_000),
-    )
+    return None
 
 
 def drop(conn: sqlite3.Connection, run_id: str, path: str) -> None:
@@ -92,5 +162,12 @@ def drop(conn: sqlite3.Connection, run_id: str, path: str) -> None:
     _HELD.discard((_key(path), run_id))
     try:
         conn.execute("DELETE FROM run_locks WHERE run_id = ? AND pid = ? AND host = ?", (run_id, os.getpid(), socket.gethostname()))
-    except sqlite3.OperationalError:
-        pass  # no table: nothing was held
+    except sqlite3.Error:
+        pass  # no table (nothing was held), or a database that fails: the row is stale once we exit
+
+
+def _one_line(exc: BaseException) -> str:
+    """SQLite's message as one printable line (a damaged page can put any bytes in it)."""
+    text = " ".join(str(exc).split())
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= 200 else text[:200] + "..."

@@ -19,6 +19,7 @@ from goldfive.control import AckResult, ControlKind, ControlMessage
 from goldfive.errors import ConversionError
 from goldfive.inbox import InjectedMessage
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
+from goldfive.steerer import NOT_STARTED
 from goldfive.types import DriftKind, Goal, Plan, TaskStatus
 
 _STATUS_EVENTS = {
@@ -142,6 +143,8 @@ class _Fold:
         to = conv.task_status_from_pb(p.to_status)
         if to is TaskStatus.PENDING:
             self.r.results.pop(p.task_id, None)
+            if p.reason == NOT_STARTED and self.r.starts.get(p.task_id, 0) > 0:
+                self.r.starts[p.task_id] -= 1  # a start taken back before its agent ran
         if p.reason == "rewind" and self.rewinds and self.rewinds[0] == p.task_id:
             self.rewinds.popleft()
         self._set(p.task_id, to)

@@ -18,21 +18,35 @@ from goldfive.types import TaskStatus
 __all__ = ["ResumeRefused", "check_resumable", "install", "load_for_resume"]
 
 
-def load_for_resume(path: str | os.PathLike[str], ref: str) -> Recovered:
+def load_for_resume(path: str | os.PathLike[str], ref: str, *, hold: lock.RunRecording | None = None) -> Recovered:
     """The run ``ref`` (an id or a unique prefix) of recording ``path``, folded; refuses a run
-    that ended, that never got a plan, or that a live process still runs. Writes nothing."""
+    that ended, that never got a plan, or that a live process still runs.
+
+    Without ``hold`` nothing is written: a live holder is only looked at. With ``hold`` (the
+    sink that will record the resumed run) the run's lock is taken through it first, checked
+    and written in one transaction, and the recording is read after that: of two processes
+    resuming one run at once, one holds it and the other is refused. A refusal after the lock
+    releases it."""
     shown = os.fspath(path)
     conn = open_store(path)
     try:
         run_id = resolve_run(conn, ref, shown)
-        held = lock.holder(conn, run_id)
-        if held is not None and held.alive(shown):
-            raise ResumeRefused(f"run {run_id} is still running in {held.describe()}")
-        evs, left_out = read_run(conn, run_id)
+        if hold is None:
+            held = lock.holder(conn, run_id)
+            if held is not None and held.alive(shown):
+                raise lock.RunLocked(f"run {run_id} is still running in {held.describe()}")
+        else:
+            hold.hold_run(run_id)
+        try:
+            evs, left_out = read_run(conn, run_id)
+            rec = recover(run_id, evs, unreadable=left_out)
+            check_resumable(rec)
+        except BaseException:
+            if hold is not None:
+                hold.release_run(run_id)
+            raise
     finally:
         conn.close()
-    rec = recover(run_id, evs, unreadable=left_out)
-    check_resumable(rec)
     return rec
 
 

@@ -116,6 +116,7 @@ class ExecutorBase:
     async def _boundary(self, ctx: RunContext) -> None:
         controls = ctx.controls
         while True:
+            ctx.raise_if_conflicted()
             await self._apply_rewinds(ctx)
             await controls.run_ladder()
             _raise_if_cancelled(await controls.drain())
@@ -153,6 +154,14 @@ class ExecutorBase:
         for task in batch:
             await steerer.transition(session, task.id, S.RUNNING)
             ends[task.id] = await ctx.begin_turn(task.id)
+        if ctx.recording_error:
+            # Their start could not be committed: no agent runs unrecorded. The run paused
+            # on the failure and waits at the boundary for a RESUME that commits.
+            for task in batch:
+                await ends.pop(task.id)()
+                await steerer.unstart(session, task.id)
+            self._ready.reset()
+            return
         if ctx.control is None and len(batch) == 1:
             # Without a channel nothing can interrupt a lone invocation, so it is awaited
             # inline rather than raced in its own task (two loop iterations less per task);

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from goldfive import events
 from goldfive.approvals.desk import ApprovalDesk
-from goldfive.errors import GoldfiveError
+from goldfive.errors import GoldfiveError, RecordingConflictError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.messages import EndTurn, InjectedMessages
@@ -87,6 +87,13 @@ class RunContext:
     intercept_transfer: bool
     #: Rules, timeout policy and the calls rejected in each open turn (goldfive.approvals).
     approval_desk: ApprovalDesk
+    #: Set when a durable sink found another process writing this run: the run stops.
+    recording_conflict: RecordingConflictError | None
+    #: Why the last durable commit failed, "" while commits work. The run is paused from the
+    #: failure (no task starts) until a RESUME finds that a commit works again.
+    recording_error: str
+    #: Durable commits that failed in this run (an exit after one is not a success).
+    recording_failures: int
 
     def __init__(
         self,
@@ -123,6 +130,9 @@ class RunContext:
             machine_rules_path=self.config.machine_rules_path,
             use_machine_rules=self.config.use_machine_rules,
         )
+        self.recording_conflict = None
+        self.recording_error = ""
+        self.recording_failures = 0
         self._emit_lock = asyncio.Lock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
@@ -149,12 +159,57 @@ class RunContext:
             return ev
 
     async def _sync(self, ev: Event) -> None:
-        """A state change is on disk before the run goes on (the next task, the ack)."""
+        """A state change is on disk before the run goes on (the next task, the ack).
+
+        Another process writing this run (RecordingConflictError naming it) stops the run at
+        once: raised from here, and again at the next task boundary should an isolation
+        boundary on the way have caught it."""
         for sync in self._syncs:
             try:
                 await sync()
-            except Exception:  # isolation boundary: a sink's failure is its own, reported
-                log.exception("could not commit %s (sequence %d) durably", events.kind_of(ev), ev.sequence)
+            except RecordingConflictError as exc:
+                if self.session.run_id not in exc.run_ids or self.recording_conflict is not None:
+                    continue  # another run of a shared sink, or already stopping
+                self.recording_conflict = exc
+                raise
+            except Exception as exc:  # isolation boundary: the failure pauses the run, reported
+                await self._commit_failed(ev, exc)
+
+    async def _commit_failed(self, ev: Event, exc: Exception) -> None:
+        """A state change is not on disk: the run must not go on as if it were. It pauses
+        (no task starts; the person is told, RecordingFailed) until a RESUME commits."""
+        detail = _one_line(exc)
+        if isinstance(exc, SinkError):  # a storage failure, said in one line
+            log.error("could not commit %s (sequence %d) durably: %s", events.kind_of(ev), ev.sequence, detail)
+        else:  # a sink's bug
+            log.exception("could not commit %s (sequence %d) durably", events.kind_of(ev), ev.sequence)
+        self.recording_failures += 1
+        first = not self.recording_error
+        self.recording_error = detail
+        if self.ended or not first:
+            return  # the run is over, or already paused for this
+        self.pause()
+        # Inside emit's lock (this is its commit): straight to the sinks, not through emit.
+        await self.fanout.emit(events.recording_failed(self.session, detail, ev.sequence))
+
+    async def retry_recording(self) -> str:
+        """Commit what the durable sinks hold now (a RESUME after a recording failure): ""
+        when every commit worked (the failure is over), else why not, in one line."""
+        async with self._emit_lock:
+            for sync in self._syncs:
+                try:
+                    await sync()
+                except RecordingConflictError as exc:
+                    if self.session.run_id in exc.run_ids:
+                        return _one_line(exc)
+                except Exception as exc:  # isolation boundary: the answer to the RESUME says it
+                    return _one_line(exc)
+            self.recording_error = ""
+            return ""
+    def raise_if_conflicted(self) -> None:
+        """At a task boundary: another process writes this run, so it goes no further."""
+        if self.recording_conflict is not None:
+            raise self.recording_conflict
 
     # -- pause -------------------------------------------------------------------
     @property
@@ -192,6 +247,11 @@ class RunContext:
             self.approval_desk.end_turn(task_id)
 
         return await self.messages.begin_turn(task_id, on_end=drop_tools)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:299] + "…"
 
 
 def context_of(session: Session) -> RunContext:

@@ -63,6 +63,8 @@ def status_snapshot(ctx: RunContext, control_id: str) -> str:
     session = ctx.session
     plan = session.plan
     state = f" state={ctx.pause_state}" + (f" busy={ctx.controls.busy_with}" if ctx.controls.busy_with else "")
+    if ctx.recording_error:
+        state += f' needs_you="recording failed: {ctx.recording_error}"'
     if plan is None:
         return f"status_query control_id={control_id} current_task= completed=0/0 pending={state}"
     done = sum(1 for t in plan.tasks if t.status == TaskStatus.COMPLETED)
@@ -102,11 +104,17 @@ async def _pause(ctx: RunContext, msg: ControlMessage, mid_task: bool) -> Contro
 async def _resume(ctx: RunContext, msg: ControlMessage, mid_task: bool) -> ControlOutcome:
     if not ctx.paused:
         return ok(msg, "not paused; nothing to resume")
+    detail = "resumed"
+    if ctx.recording_error:  # paused by a failed commit: it goes on only once one works
+        problem = await ctx.retry_recording()
+        if problem:
+            return fail(msg, f"the recording still fails ({problem}); the run stays paused until RESUME finds it works")
+        detail = "the recording works again; resumed"
 
     async def resume() -> None:
         ctx.unpause()
 
-    return ok(msg, "resumed", effect=resume)
+    return ok(msg, detail, effect=resume)
 
 
 async def _cancel(ctx: RunContext, msg: ControlMessage, mid_task: bool) -> ControlOutcome:

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from typing import Iterable
 
+from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.protocols import EventSink
 
@@ -34,7 +35,10 @@ class SinkFailures:
         self.failures[name] = self.failures.get(name, 0) + 1
         self.total += 1
         self.last_error = exc
-        log.error("sink %s failed on %s: %s: %s", name, what, type(exc).__name__, exc, exc_info=exc)
+        # A storage failure the sink described (SinkError) is one line; anything else is a
+        # sink's bug, logged with its traceback.
+        known = isinstance(exc, SinkError)
+        log.error("sink %s failed on %s: %s: %s", name, what, type(exc).__name__, exc, exc_info=None if known else exc)
 
     def reset(self) -> None:
         self.failures.clear()

@@ -8,7 +8,11 @@ measured, a 1000-row commit takes a few milliseconds, cheaper than a thread hop 
 Duplicates: a row whose (run_id, sequence) is already stored is not written (the first one
 stays). Each is counted on ``duplicates``, logged as a warning naming run_id and sequence,
 described on ``errors``, and the flush that found them raises :class:`DuplicateEventError`
-after storing the rest of the batch. A timer flush has no caller, so its error is raised by
+after storing the rest of the batch. A durable run this sink holds the lock of is different:
+a duplicate there means another process writes the same run, so none of that batch's rows of
+the run are stored, the run is *fenced* (its later events are dropped and counted on
+``fenced``) and every ``sync`` raises :class:`RecordingConflictError` naming it, which stops
+the run. A timer flush has no caller, so its error is raised by
 the next ``emit``/``flush``/``close``. Other write failures are raised the same way as
 :class:`SinkError`; the batch is kept and retried by the next flush, up to ``max_pending``
 events (then the oldest are dropped and counted on ``dropped``; see ``_batching``).
@@ -29,7 +33,8 @@ from operator import itemgetter
 from google.protobuf.message import DecodeError
 
 from goldfive.durable import lock
-from goldfive.errors import DuplicateEventError, ReplayError, SinkError
+from goldfive.durable.store import ResumeRefused
+from goldfive.errors import DuplicateEventError, RecordingConflictError, ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._batching import MAX_PENDING, BatchingSink
 
@@ -86,6 +91,10 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         self.durability = durability
         self._locked: set[str] = set()
         self._ended: set[str] = set()
+        #: Durable runs another process writes too: run id -> why. Nothing more of them is written.
+        self._fenced: dict[str, str] = {}
+        #: Events of fenced runs not written.
+        self.fenced = 0
         self.table = _check_table(table)
         super().__init__(flush_interval=flush_interval, batch_size=batch_size, max_pending=max_pending)
         self.path = os.fspath(path)
@@ -132,6 +141,9 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         ts = event.emitted_at
         if self.durability != "batched":
             self._track_lock(event)
+            if event.run_id in self._fenced:
+                self.fenced += 1
+                return
         self._add(
             (
                 event.run_id,
@@ -148,6 +160,10 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         if self.durability != "batched":
             for event in events:
                 self._track_lock(event)
+            if self._fenced:
+                kept = [e for e in events if e.run_id not in self._fenced]
+                self.fenced += len(events) - len(kept)
+                events = kept
         rows: list[_Row] = []
         add = rows.append
         for event in events:
@@ -207,21 +223,55 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         await super().close()
 
     async def sync(self) -> None:
-        """Commit what is batched now, when this sink is durable (a run's state change)."""
+        """Commit what is batched now, when this sink is durable (a run's state change).
+        Raises RecordingConflictError while a run it records is fenced (another process
+        writes it), SinkError when the commit failed."""
         if self.durability != "batched":
             await self.flush()
         for run_id in self._ended:
             lock.drop(self._conn, run_id, self.path)
             self._locked.discard(run_id)
         self._ended.clear()
+        if self._fenced:
+            raise RecordingConflictError("; ".join(self._fenced.values()), frozenset(self._fenced))
+
+    def _fence(self, run_id: str, why: str) -> None:
+        """Write nothing more of ``run_id``: another process writes it."""
+        if run_id not in self._fenced:
+            log.error("%s: %s", self, why)
+            self._fenced[run_id] = why
+            self._pending = [row for row in self._pending if row[0] != run_id]
+
+    def hold_run(self, run_id: str) -> None:
+        """Take ``run_id``'s resume lock now, before its recording is read for a resume: the
+        check and the write are one transaction, so of two processes resuming the run at once
+        one gets it and the other is refused (RunLocked, naming the holder)."""
+        if run_id in self._locked:
+            return
+        try:
+            held = lock.take(self._conn, run_id, self.path)
+        except sqlite3.Error as exc:
+            raise ResumeRefused(f"cannot lock run {run_id} in {self.path}: {_one_line(exc)}") from None
+        if held is not None:
+            raise lock.RunLocked(f"run {run_id} is still running in {held.describe()}")
+        self._locked.add(run_id)
+
+    def release_run(self, run_id: str) -> None:
+        """Drop ``run_id``'s lock if this sink holds it (a resume refused after ``hold_run``)."""
+        if run_id in self._locked:
+            self._locked.discard(run_id)
+            lock.drop(self._conn, run_id, self.path)
 
     def _track_lock(self, event: Event) -> None:
         kind = event.WhichOneof("payload")
         if kind in ("run_started", "run_resumed") and event.run_id not in self._locked:
             try:
-                lock.take(self._conn, event.run_id, self.path)
+                held = lock.take(self._conn, event.run_id, self.path)
             except sqlite3.Error as exc:  # the write that follows fails the same way, and says so
                 log.warning("cannot lock run %s in %s: %s", event.run_id, self.path, exc)
+                return
+            if held is not None:
+                self._fence(event.run_id, f"run {event.run_id} is being run by {held.describe()} (it holds its lock in {self.path}); this process stops it")
                 return
             self._locked.add(event.run_id)
         elif kind in ("run_completed", "run_aborted"):
@@ -243,13 +293,17 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         self._conn.close()
 
     def _write_batch(self, batch: list[_Row]) -> None:
+        if self._fenced:
+            kept = [row for row in batch if row[0] not in self._fenced]
+            self.fenced += len(batch) - len(kept)
+            batch = kept
         try:
-            duplicates = self._write(batch)
+            stored, duplicates = self._write(batch)
         except sqlite3.Error as exc:
             self._write_failed(batch, SinkError(f"writing {len(batch)} events to {self.path} failed: {exc}"))
             return
         self._write_succeeded()
-        self.written += len(batch) - len(duplicates)
+        self.written += stored
         if duplicates:
             self.duplicates += len(duplicates)
             for run_id, seq in duplicates:
@@ -266,33 +320,61 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         if i < n:
             conn.executemany(self._insert, batch[i:])
 
-    def _write(self, batch: list[_Row]) -> list[tuple[str, int]]:
-        """Commit ``batch``; return the (run_id, sequence) keys refused as duplicates."""
+    def _write(self, batch: list[_Row]) -> tuple[int, list[tuple[str, int]]]:
+        """Commit ``batch``; return how many rows were stored and the (run_id, sequence) keys
+        refused as duplicates."""
         conn = self._conn
         conn.execute("BEGIN")
         try:
             self._insert_rows(batch)
+            conn.execute("COMMIT")
         except sqlite3.IntegrityError:
-            # Rare path: redo the batch row by row to learn exactly which keys collide.
-            conn.execute("ROLLBACK")
+            self._rollback()
+            return self._write_row_by_row(batch)
+        except BaseException:
+            self._rollback()
+            raise
+        return len(batch), []
+
+    def _rollback(self) -> None:
+        """End a failed write's transaction. SQLite has often rolled it back itself already (a
+        full disk, SQLITE_FULL, does): a second ROLLBACK would fail and hide the first error."""
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def _write_row_by_row(self, batch: list[_Row]) -> tuple[int, list[tuple[str, int]]]:
+        """Rare path: redo the batch row by row to learn exactly which keys collide. A
+        collision in a durable run this sink holds fences the run and the batch is redone
+        without its rows (none of them is stored beside the other process's)."""
+        conn = self._conn
+        while True:
             conn.execute("BEGIN")
+            stored = 0
             duplicates: list[tuple[str, int]] = []
             try:
                 for row in batch:
+                    if row[0] in self._fenced:
+                        continue
                     try:
                         conn.execute(self._insert, row)
                     except sqlite3.IntegrityError:
                         duplicates.append((row[0], row[1]))
+                    else:
+                        stored += 1
+                taken = {run_id: seq for run_id, seq in reversed(duplicates) if run_id in self._locked}
+                if taken:
+                    self._rollback()
+                    for run_id, seq in taken.items():
+                        self._fence(run_id, f"run {run_id}'s recording in {self.path} already holds sequence {seq}: "
+                                    "another process is writing this run; this process stops it")  # fmt: skip
+                    dropped = sum(1 for row in batch if row[0] in taken)
+                    self.fenced += dropped
+                    continue
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._rollback()
                 raise
-            return duplicates
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return []
+            return stored, duplicates
 
 
 # -- reading ------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 A server must keep serving a run whose recording fails (disk full, a damaged file): the sink
 already keeps what it could not write (up to its bound, then drops the oldest and counts them)
 and logs when writing starts and stops failing, so the error it would raise on the next emit is
-absorbed here instead of reaching the runner as a traceback per batch. What is wrong stays
+absorbed here instead of reaching the runner as a traceback per batch. Only ``sync`` (a durable
+run's commit of a state change) raises it: the run pauses on a failed commit. What is wrong stays
 visible: ``write_error``, ``unwritten`` and ``dropped`` feed the run's summary.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from goldfive.durable.store import ResumeRefused
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._batching import MAX_PENDING
@@ -91,14 +93,23 @@ class RunRecorder:
         if self.sink is not None:
             self.sink.durability = value
 
-    async def sync(self) -> None:
-        """Commit a run's state change now (a durable run); a failure is recorded, not raised."""
+    def hold_run(self, run_id: str) -> None:
+        """Take ``run_id``'s resume lock (see SQLitePersistenceSink.hold_run); a database that
+        could not be opened cannot be locked: ResumeRefused, saying why."""
         if self.sink is None:
-            return
-        try:
-            await self.sink.sync()
-        except SinkError:
-            pass  # as in emit
+            raise ResumeRefused(f"cannot lock run {run_id}: {self.open_error}")
+        self.sink.hold_run(run_id)
+
+    def release_run(self, run_id: str) -> None:
+        if self.sink is not None:
+            self.sink.release_run(run_id)
+
+    async def sync(self) -> None:
+        """Commit a run's state change now (a durable run). A failure is raised (SinkError,
+        once per commit, not per event): the run pauses on it until writing works again."""
+        if self.sink is None:
+            raise SinkError(f"cannot record to {self.path}: {self.open_error}")
+        await self.sink.sync()
 
     async def commit(self) -> bool:
         """Write what is held now; True when everything emitted so far is stored (a hub

@@ -2,8 +2,9 @@
 
 The runs screen's "needs you" column, the hub's ``RunSummary.needs_you``, ``ctl waiting`` and
 the notifications all ask :func:`attention` of a run's :class:`~goldfive.view.state.RunState`,
-so they never disagree. What needs a person: a pending approval, an escalation from the drift
-ladder (GOLDFIVE_PAUSE_ESCALATE), a pause, a failed (aborted) run. Mere completion does not.
+so they never disagree. What needs a person: a recording that failed (the run paused until
+its database can be written again), a pending approval, an escalation from the drift ladder
+(GOLDFIVE_PAUSE_ESCALATE), a pause, a failed (aborted) run. Mere completion does not.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from goldfive.view.state import RunState
 __all__ = ["Attention", "attention", "URGENCY"]
 
 #: Sort rank of each kind: lower needs a person sooner.
-URGENCY = {"approval": 0, "escalation": 0, "failed": 1, "paused": 2}
+URGENCY = {"recording": 0, "approval": 0, "escalation": 0, "failed": 1, "paused": 2}
 
 
 @dataclass(frozen=True)
 class Attention:
-    #: "approval", "escalation", "failed" or "paused".
+    #: "recording", "approval", "escalation", "failed" or "paused".
     kind: str
     #: In words, for a column or a notification: "approval: publish_deck", "escalation: ...".
     reason: str
@@ -41,6 +42,8 @@ def attention(state: RunState) -> Attention | None:
         return Attention("failed", f"failed: {_clip(state.abort_reason) or 'aborted'}", state.ended_ms)
     if state.finished:
         return None
+    if state.paused and state.pause_kind == "RECORDING":
+        return Attention("recording", f"recording failed: {_clip(state.recording_error)}", state.paused_ms)
     if state.paused and state.pause_kind == "GOLDFIVE_PAUSE_ESCALATE":
         detail = next((d.detail for d in reversed(state.drifts)), "")
         return Attention("escalation", f"escalation: {_clip(detail) or 'the drift ladder paused the run'}", state.paused_ms)

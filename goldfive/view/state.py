@@ -48,7 +48,8 @@ class RunState:
     last_event_ms: int = 0
     finished: str = ""  # "", "COMPLETED" or "ABORTED"
     paused: bool = False
-    #: The kind of the control that paused the run ("PAUSE", "GOLDFIVE_PAUSE_ESCALATE") and when.
+    #: What paused the run and when: the control's kind ("PAUSE", "GOLDFIVE_PAUSE_ESCALATE"),
+    #: or "RECORDING" when a durable commit of its recording failed.
     pause_kind: str = ""
     paused_ms: int = 0
     abort_reason: str = ""
@@ -60,6 +61,8 @@ class RunState:
     approvals: dict[str, ApprovalView] = field(default_factory=dict)
     #: How many times the run was resumed after its process stopped (RunResumed).
     resumes: int = 0
+    #: Why its recording failed (RecordingFailed), until a RESUME finds writing works again.
+    recording_error: str = ""
     controls: dict[str, ControlView] = field(default_factory=dict)
     drifts: deque[DriftView] = field(default_factory=lambda: deque(maxlen=_RECENT_DRIFTS))
     events: int = 0
@@ -136,6 +139,7 @@ class RunState:
             elif view.kind in _UNPAUSING:
                 self.paused = False
                 self.pause_kind, self.paused_ms = "", 0
+                self.recording_error = ""  # a RESUME is acked SUCCESS only once a commit works again
         return view
 
     def apply_missed(self, count: int) -> None:
@@ -192,6 +196,13 @@ class RunState:
         elif not p.paused:
             self.pause_kind, self.paused_ms = "", 0
         self.resumes = p.resume_count
+        self.recording_error = ""
+
+    def _recording_failed(self, p: pb.RecordingFailed, ms: int) -> None:
+        if self.pause_kind != "RECORDING":
+            self.pause_kind, self.paused_ms = "RECORDING", ms
+        self.paused = True
+        self.recording_error = p.detail or "a commit failed"
 
     def _goal_derived(self, p: pb.GoalDerived, ms: int) -> None:
         self.goals = [g.summary for g in p.goals]
@@ -352,6 +363,7 @@ class RunState:
 
 _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
     "run_resumed": RunState._run_resumed,
+    "recording_failed": RunState._recording_failed,
     "run_started": RunState._run_started,
     "goal_derived": RunState._goal_derived,
     "run_completed": RunState._run_completed,

@@ -100,6 +100,23 @@ class Tally:
                 f"{c['auth_refused_streams']} refused clients writing on Connect/ConnectShared/StreamEvents: "
                 f"{c['auth_internal']} told INTERNAL instead of UNAUTHENTICATED"
             )
+        if c["resume_rounds"]:
+            out.append(
+                f"{c['resume_rounds']} rounds of {c['resume_racers']} 'goldfive resume' processes on one run at once: "
+                f"{c['resume_winner_not_one']} rounds without exactly one runner, {c['resume_ran_twice']} tasks run or "
+                f"recorded twice, {c['resume_loser_bad_exit']} refused processes without exit 2 and one line"
+            )
+        if c["rules_rounds"]:
+            out.append(
+                f"{c['rules_rounds']} rounds of {c['rules_processes']} processes editing the machine rules at once: "
+                f"{c['rules_removed']:,} removed, {c['rules_added']:,} added; {c['rules_came_back']} came back, "
+                f"{c['rules_lost']} lost, {c['rules_reused']} ids given twice"
+            )
+        if c["disk_full_runs"]:
+            out.append(
+                f"{c['disk_full_runs']} runs whose disk filled at a random task: {c['disk_full_bad']} started an agent "
+                "after the failed commit, resumed while full, or lost an event"
+            )
         if self.seconds:
             out.append("time: " + ", ".join(f"{k} {v:.1f}s" for k, v in sorted(self.seconds.items())))
         return out

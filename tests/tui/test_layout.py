@@ -50,3 +50,23 @@ async def test_a_replay_shows_no_rate(tmp_path) -> None:  # type: ignore[no-unty
         await pilot.pause()
         line = screen_text(app).splitlines()[0]
         assert "RUNNING" in line and "ev/s" not in line
+
+
+async def test_the_header_says_the_run_needs_you_when_its_recording_failed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from goldfive.pb.goldfive.v1 import events_pb2 as pb
+
+    evs = story()[:12]
+    last = evs[-1]
+    failed = pb.Event(
+        event_id="failed", run_id=last.run_id, session_id=last.session_id, sequence=last.sequence + 1,
+        recording_failed=pb.RecordingFailed(detail="writing 3 events to runs.sqlite failed: database or disk is full", failed_at_sequence=last.sequence),
+    )  # fmt: skip
+    failed.emitted_at.CopyFrom(last.emitted_at)
+    app = ReplayApp(open_recording(str(write_jsonl(tmp_path / "run.jsonl", [*evs, failed]))), start_at=len(evs) + 1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app._repaint()
+        await pilot.pause()
+        top, second = screen_text(app).splitlines()[:2]
+        assert "PAUS" in top, top
+        assert "needs you: recording failed: writing 3 events to runs.sqlite failed: database" in second, second

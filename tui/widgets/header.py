@@ -51,8 +51,10 @@ class RunHeader(Static):
         if waiting:
             noun = "approval" if waiting == 1 else "approvals"
             line2.append(f"   {waiting} {noun} waiting", style("header--approvals"))
-        detail = ""
-        if state.finished == "ABORTED" and state.abort_reason:
+        detail, detail_style = "", "header--dim"
+        if state.recording_error and state.paused and not state.finished:
+            detail, detail_style = f"needs you: recording failed: {state.recording_error}", "header--approvals"
+        elif state.finished == "ABORTED" and state.abort_reason:
             detail = f"aborted: {state.abort_reason}"
         elif state.finished == "COMPLETED" and state.outcome:
             detail = f"done: {state.outcome}"
@@ -62,5 +64,5 @@ class RunHeader(Static):
         if stream_note:
             detail = f"{detail}  {stream_note}".strip()
         if detail:
-            line2.append(f"   {clip(detail, max(0, width - line2.cell_len - 4))}", style("header--dim"))
+            line2.append(f"   {clip(detail, max(0, width - line2.cell_len - 4))}", style(detail_style))
         self.update(Text("\n").join([line1, line2]))
