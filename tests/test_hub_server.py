@@ -294,11 +294,7 @@ def test_waiting_lists_an_escalation_from_the_ladder_with_its_task_and_since_whe
     state.control_sent(escalate)
     state.control_ack(ControlAck(control_id=escalate.id, result=AckResult.SUCCESS, acked_at_ms=9_000))
 
-    class Run:  # the duck-typed shape the service reads
-        run_id, plan = "esc1", None
-
-    run = Run()
-    run.state = state  # type: ignore[attr-defined]
+    run = _served("esc1", state)
     items = waiting_items(run)
     assert [(i.kind, i.target_id, i.task_id) for i in items] == [("approval", "c1", ""), ("escalation", "t2", "t2")]
     assert items[1].prompt == "escalation: wandered off" and items[1].since.ToMilliseconds() == 9_000
@@ -323,10 +319,16 @@ def test_a_snapshots_pending_approval_carries_its_parameters_and_what_its_deadli
         )  # fmt: skip
     )
 
-    class Run:
-        run_id, plan = "snap1", None
-
-    run = Run()
-    run.state = state  # type: ignore[attr-defined]
+    run = _served("snap1", state)
     (pending,) = snapshot(run).pending_approvals
     assert (json.loads(pending.parameters_json), pending.on_timeout, pending.timeout_ms) == ({"type": "object"}, "reject", 5_000)
+
+
+def _served(run_id: str, state: Any) -> Any:
+    """A run served as hosted here, with ``state`` as its folded state."""
+    from goldfive.remote.host import HostedRun
+
+    run = HostedRun(run_id)
+    run._state_sink.state = state
+    run.origin = "hosted"
+    return run

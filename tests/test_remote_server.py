@@ -257,7 +257,10 @@ async def test_a_control_the_run_never_acks_is_deadline_exceeded_and_ids_in_flig
 
     host = RunHost(tmp_path / "runs.sqlite")
     stuck = HostedRun("stuck")
-    stuck.channel = channel = ControlChannel()  # nobody receives from it: no ack will ever come
+    from goldfive.remote.route import LocalRoute
+
+    channel = ControlChannel()  # nobody receives from it: no ack will ever come
+    stuck.route = LocalRoute(channel)
     queued = asyncio.Event()
     original = channel.send_nowait
 

@@ -24,13 +24,14 @@ from goldfive.hub.limits import MAX_EVENT_BYTES
 from goldfive.hub.trust import stamp_decisions
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.remote.host import RUN_NOT_ACTIVE, HostedRun
+from goldfive.remote.host import HostedRun
+from goldfive.remote.route import RUN_NOT_ACTIVE, NotLive
 from goldfive.sinks.memory import InMemorySink
 from goldfive.store.recorder import RunRecorder
 from goldfive.store.history import RunHistory
 from goldfive.store.registry import RoutedControl, RunRegistry
 
-__all__ = ["CONNECTED", "DISCONNECTED", "INTERRUPTED", "ConnectedRun", "RunnerConnection"]
+__all__ = ["CONNECTED", "DISCONNECTED", "INTERRUPTED", "ConnectedRun", "HubRoute", "RunnerConnection", "RunnerRoute"]
 
 CONNECTED = "connected"
 DISCONNECTED = "disconnected"
@@ -54,6 +55,48 @@ class RunnerConnection(Protocol):
     def end(self) -> None: ...
 
 
+#: Sends a control to the hub another runner of the fleet is connected to (Fleet.route).
+Forward = Callable[[str, ControlMessage, float], Awaitable[ControlAck]]
+
+
+class RunnerRoute:
+    """The run's runner is connected to this hub: a control goes down its stream, recorded as
+    routed (with its author) first, and the runner's ack comes back up (``ConnectedRun.acked``)."""
+
+    live = True
+
+    def __init__(self, run: ConnectedRun, conn: RunnerConnection) -> None:
+        self.run, self.conn = run, conn
+
+    async def send(self, msg: ControlMessage, timeout: float) -> ControlAck:
+        run = self.run
+        if msg.id in run._waiting:
+            raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
+        if not msg.issued_at_ms:
+            msg.issued_at_ms = int(time.time() * 1000)
+        await run._record_routed(msg)
+        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
+        run._waiting[msg.id] = fut
+        try:
+            self.conn.send(service_pb2.HubMessage(control=conv.to_pb_control_event(msg)))
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            run._waiting.pop(msg.id, None)
+
+
+class HubRoute:
+    """The run's runner is connected to another hub of the fleet: controls are forwarded
+    there (goldfive.hub.fleet), which sends them down the runner's stream."""
+
+    live = True
+
+    def __init__(self, forward: Forward, run_id: str) -> None:
+        self.forward, self.run_id = forward, run_id
+
+    async def send(self, msg: ControlMessage, timeout: float) -> ControlAck:
+        return await self.forward(self.run_id, msg, timeout)
+
+
 class ConnectedRun(HostedRun):
     origin = "connected"
     #: Started by its hub (a placed run): kept even before its first event.
@@ -73,13 +116,13 @@ class ConnectedRun(HostedRun):
         self.conn: RunnerConnection | None = None
         self.recorder = recorder  # the hub's one recording, shared by every connected run
         self.memory = InMemorySink()
-        self.ingest_sinks = []  # served live (summary: not a recorded run)
+        self.route = NotLive(self._not_delivered())
         self._waiting: dict[str, asyncio.Future[ControlAck]] = {}
         self._interrupt: asyncio.TimerHandle | None = None
         #: Several hubs (goldfive.hub.fleet): the address of the other hub its runner is
-        #: connected to ("" when none or this one), and how to send a control there.
+        #: connected to ("" when none or this one), and how a control is sent there.
         self.hub = ""
-        self.route: Callable[[str, ControlMessage, float], Awaitable[ControlAck]] | None = None
+        self.forward: Forward | None = None
         #: The hub's records (set when a runner claims the run): the controls this hub sent
         #: to it are recorded there, and a reported decision is checked against them.
         self.registry: RunRegistry | None = None
@@ -116,11 +159,10 @@ class ConnectedRun(HostedRun):
         self.hub = ""  # here, not on another hub
         self.connection = CONNECTED
         self.disconnected_at = None
+        self.route = RunnerRoute(self, conn)
         if self._interrupt is not None:
             self._interrupt.cancel()
             self._interrupt = None
-        if self.ingest_sinks is None:
-            self.ingest_sinks = []
         if goal_summary and not self.state.goal_summary:
             self.state.goal_summary = goal_summary
 
@@ -132,6 +174,7 @@ class ConnectedRun(HostedRun):
         self.conn = None
         self.connection = DISCONNECTED
         self.disconnected_at = time.monotonic()
+        self.route = NotLive(self._not_delivered())
         if not self.state.finished:
             loop = asyncio.get_running_loop()
             self._interrupt = loop.call_later(interrupt_after, self._interrupted)
@@ -145,11 +188,10 @@ class ConnectedRun(HostedRun):
         self.hub, self.host, self.pid = hub, host, pid
         self.connection = CONNECTED
         self.disconnected_at = None
+        self.route = HubRoute(self.forward, self.run_id) if self.forward is not None else NotLive(self._not_delivered())
         if self._interrupt is not None:
             self._interrupt.cancel()
             self._interrupt = None
-        if self.ingest_sinks is None and not self.state.finished:
-            self.ingest_sinks = []
 
     def released(self, interrupt_after: float) -> None:
         """No hub has its runner (the other hub lost it, or stopped answering): disconnected,
@@ -160,6 +202,7 @@ class ConnectedRun(HostedRun):
         if self.connection != DISCONNECTED or self.disconnected_at is None:
             self.connection = DISCONNECTED
             self.disconnected_at = time.monotonic()
+        self.route = NotLive(self._not_delivered())
         if not self.state.finished and self._interrupt is None:
             self._interrupt = asyncio.get_running_loop().call_later(interrupt_after, self._interrupted)
 
@@ -167,7 +210,7 @@ class ConnectedRun(HostedRun):
         self._interrupt = None
         if self.conn is None and not self.state.finished:
             self.connection = INTERRUPTED
-            self.ingest_sinks = None  # summary: recorded without an end, like a hosted run cut short
+            self.route = NotLive(self._not_delivered())
 
     # -- events --------------------------------------------------------------------------
     def check_batch(self, events: Sequence[Event], after: int, size: int = 0) -> str:
@@ -266,34 +309,30 @@ class ConnectedRun(HostedRun):
         await self.begin_ingest("")
 
     # -- controls ------------------------------------------------------------------------
+    def _not_delivered(self) -> str:
+        return f"{RUN_NOT_ACTIVE} now: its runner is {self.connection}; not delivered"
+
+    @property
+    def interrupted(self) -> bool:
+        return self.connection == INTERRUPTED and not self.state.finished
+
     async def control(self, msg: ControlMessage, timeout: float) -> ControlAck:
-        """Send ``msg`` down the runner's stream and return the run's ack. TimeoutError when
-        none came in ``timeout`` s (the control stays with the run; its ack is in the history)."""
+        """Send ``msg`` by the run's route (its runner's stream here, another hub, or not
+        live) and return the run's ack. TimeoutError when none came in ``timeout`` s (the
+        control stays with the run; its ack is in the history)."""
         if self.state.finished:
             return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE}: it ended")
-        if self.conn is None and self.hub and self.route is not None:
-            return await self.route(self.run_id, msg, timeout)
-        return await self.control_here(msg, timeout)
+        return await self.route.send(msg, timeout)
 
     async def control_here(self, msg: ControlMessage, timeout: float) -> ControlAck:
-        """``control`` for a runner connected to this hub, never routed to another."""
+        """``control`` for a runner connected to this hub, never forwarded to another (a
+        control another hub routed here)."""
         if self.state.finished:
             return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE}: it ended")
-        conn = self.conn
-        if conn is None:
-            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE} now: its runner is {self.connection}; not delivered")
-        if msg.id in self._waiting:
-            raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
-        if not msg.issued_at_ms:
-            msg.issued_at_ms = int(time.time() * 1000)
-        await self._record_routed(msg)
-        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
-        self._waiting[msg.id] = fut
-        try:
-            conn.send(service_pb2.HubMessage(control=conv.to_pb_control_event(msg)))
-            return await asyncio.wait_for(fut, timeout)
-        finally:
-            self._waiting.pop(msg.id, None)
+        route = self.route
+        if not isinstance(route, RunnerRoute):
+            return ControlAck(msg.id, AckResult.FAILURE, self._not_delivered())
+        return await route.send(msg, timeout)
 
     async def _record_routed(self, msg: ControlMessage) -> None:
         """Remember (and record) that this hub sent ``msg`` to the run, with its author: what
@@ -317,7 +356,7 @@ class ConnectedRun(HostedRun):
 
     @property
     def live(self) -> bool:
-        return self.conn is not None or bool(self.hub)
+        return self.route.live
 
     async def close(self, *, suspend: bool = False) -> None:
         if self._interrupt is not None:
@@ -327,4 +366,4 @@ class ConnectedRun(HostedRun):
             conn.end()  # not a goodbye: the runner reconnects when a hub is back
         if self.memory is not None:
             await self.memory.close()
-        self.ingest_sinks = None
+        self.route = NotLive()

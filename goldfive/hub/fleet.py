@@ -225,7 +225,7 @@ class Fleet:
 
     # -- runs of this hub ----------------------------------------------------------------
     def adopt(self, run: ConnectedRun) -> None:
-        run.route = self.route
+        run.forward = self.route
         run.archive = self.store
 
     async def catch_up(self, run: ConnectedRun) -> None:

@@ -151,7 +151,7 @@ class HubService(service_pb2_grpc.HubServicer):
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         conn = _Conn(first.hello)
-        run = await self._claim(first.hello, conn, context)
+        run = await self.claim(first.hello, conn, context)
         run.attach(conn, first.hello.goal_summary[:1000])
         conn.received = run.stored_through
         if first.hello.resume_after > conn.received:
@@ -159,8 +159,7 @@ class HubService(service_pb2_grpc.HubServicer):
                 "hub: run %s's runner was told events through %d were stored, this hub holds %d (a replaced database?)",
                 run.run_id, first.hello.resume_after, conn.received,
             )  # fmt: skip
-        self._conns.add(conn)
-        self._start_ticker()
+        self.opened(conn)
         owner = conn.owner or ""
         reader = asyncio.get_running_loop().create_task(self._read(conn, run, request_iterator, owner))
         try:
@@ -176,8 +175,6 @@ class HubService(service_pb2_grpc.HubServicer):
                     return
         finally:
             conn.closed = True
-            self._conns.discard(conn)
-            self._dirty.pop(conn, None)
             reader.cancel()
             try:
                 await reader
@@ -185,10 +182,26 @@ class HubService(service_pb2_grpc.HubServicer):
                 pass
             self.left(run, conn)
 
+    def opened(self, conn: _Conn | LaneConn) -> None:
+        """``conn`` (a stream or a lane) is a runner's now: the ticker confirms its commits."""
+        self._conns.add(conn)
+        self._start_ticker()
+
+    def mark_stored(self, conn: _Conn | LaneConn, run: ConnectedRun) -> None:
+        """``conn`` sent events of ``run`` that the next group commit confirms."""
+        self._dirty[conn] = run
+
+    def unmark(self, conn: _Conn | LaneConn) -> bool:
+        """Take ``conn`` out of the next group commit (its caller commits and confirms now);
+        True when it had something waiting."""
+        return self._dirty.pop(conn, None) is not None
+
     def left(self, run: ConnectedRun, conn: _Conn | LaneConn) -> None:
         """``conn``'s stream (or lane) ended: the run is disconnected, its credential's run
         is counted no more, and a run that never stored an event (a hello alone) is
         forgotten rather than kept as a run nobody will ever see move."""
+        self._conns.discard(conn)
+        self._dirty.pop(conn, None)
         run.detach(conn, self.interrupt_after)
         if conn.owner is not None:
             self.quotas.release_run(conn.owner)
@@ -246,7 +259,7 @@ class HubService(service_pb2_grpc.HubServicer):
                 pass
             stream.close_all()
 
-    async def _claim(self, hello: service_pb2.RunnerHello, conn: _Conn | LaneConn, context: Any) -> ConnectedRun:
+    async def claim(self, hello: service_pb2.RunnerHello, conn: _Conn | LaneConn, context: Any) -> ConnectedRun:
         """The ConnectedRun ``hello`` names (existing, new, or a recorded one going on), once
         the hub's registry says the caller may connect as it (goldfive.hub.trust) and its
         credential is within its quota. Refusals abort ``context`` with a sentence."""
@@ -257,7 +270,7 @@ class HubService(service_pb2_grpc.HubServicer):
             reg = await registry.get(run_id)
             existing = self.host.get(run_id)
             if reg is None and existing is not None and not isinstance(existing, ConnectedRun):
-                if existing.runner is not None or existing.ingest_sinks is not None:
+                if existing.origin in ("hosted", "pushed"):
                     await context.abort(
                         grpc.StatusCode.FAILED_PRECONDITION, f"run {run_id} is hosted by this hub; a runner cannot connect as it"
                     )
@@ -335,8 +348,8 @@ class HubService(service_pb2_grpc.HubServicer):
                     if events:
                         await run.ingest_batch(events)
                         conn.received = events[-1].sequence
-                        self._dirty[conn] = run
-                        self._stored_some()
+                        self.mark_stored(conn, run)
+                        self.stored_some()
                         await self.quotas.spend(owner, len(events))
                 elif body == "ack":
                     run.acked(msg.ack)
@@ -344,7 +357,7 @@ class HubService(service_pb2_grpc.HubServicer):
                     end = _End(grpc.StatusCode.INVALID_ARGUMENT, "a second RunnerHello on the same stream")
                     return
             # The runner ended its side (its run is closing): confirm what it sent, then end.
-            if self._dirty.pop(conn, None) is not None and await self._commit():
+            if self.unmark(conn) and await self.commit():
                 conn.send(service_pb2.HubMessage(confirmed_sequence=conn.received))
         except asyncio.CancelledError:
             raise
@@ -360,7 +373,7 @@ class HubService(service_pb2_grpc.HubServicer):
             conn.out.put_nowait(end)
 
     # -- group commit --------------------------------------------------------------------
-    async def _commit(self) -> bool:
+    async def commit(self) -> bool:
         """Write what the recorder holds; True when everything is stored."""
         started = time.perf_counter()
         try:
@@ -371,7 +384,7 @@ class HubService(service_pb2_grpc.HubServicer):
             self.commit_seconds += took
             self.commit_max_seconds = max(self.commit_max_seconds, took)
 
-    def _stored_some(self) -> None:
+    def stored_some(self) -> None:
         """Rows were added to the recording: commit early when many wait."""
         if self.fleet is None and self.recorder.unwritten >= COMMIT_ROWS:
             self._kick.set()
@@ -392,7 +405,7 @@ class HubService(service_pb2_grpc.HubServicer):
             dirty = list(self._dirty.items())
             marks = [(conn, conn.received) for conn, _ in dirty]
             self._dirty.clear()
-            if not await self._commit():
+            if not await self.commit():
                 for conn, run in dirty:  # nothing confirmed: try again next tick
                     self._dirty.setdefault(conn, run)
                 continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import grpc
 
@@ -22,8 +22,6 @@ from goldfive.hub.limits import MAX_FRAME_BYTES, MAX_HOST, hello_problem
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.remote.auth import caller
 
-if TYPE_CHECKING:
-    from goldfive.hub.service import HubService
 
 __all__ = ["LaneConn", "Refused", "SharedStream"]
 
@@ -42,7 +40,7 @@ class Refused(Exception):
 
 
 class _LaneContext:
-    """Stands in for the call's context where HubService refuses a run (``_claim``,
+    """Stands in for the call's context where HubService refuses a run (``claim``,
     ``_claim_in_fleet``): on a shared stream only that lane is refused."""
 
     async def abort(self, code: grpc.StatusCode, details: str = "") -> None:
@@ -84,10 +82,35 @@ class LaneConn:
             self.stream.closing.append(self)
 
 
+class LaneHost(Protocol):
+    """What a shared stream needs of the hub serving it (HubService): each lane is claimed,
+    recorded, confirmed and let go exactly as a Connect stream is."""
+
+    fleet: Any
+    quotas: Any
+
+    @property
+    def recorder(self) -> Any: ...
+
+    async def claim(self, hello: service_pb2.RunnerHello, conn: Any, context: Any) -> ConnectedRun: ...
+
+    def opened(self, conn: Any) -> None: ...
+
+    def mark_stored(self, conn: Any, run: ConnectedRun) -> None: ...
+
+    def unmark(self, conn: Any) -> bool: ...
+
+    def stored_some(self) -> None: ...
+
+    async def commit(self) -> bool: ...
+
+    def left(self, run: ConnectedRun, conn: Any) -> None: ...
+
+
 class SharedStream:
     """One ConnectShared call: its lanes, and the parts waiting to go down."""
 
-    def __init__(self, service: HubService) -> None:
+    def __init__(self, service: LaneHost) -> None:
         self.service = service
         self.lanes: dict[int, tuple[LaneConn, ConnectedRun]] = {}
         self.over: set[int] = set()  # lanes that ended: their late parts are dropped
@@ -135,8 +158,8 @@ class SharedStream:
                 await self.service.quotas.spend(who, sum(len(p.message.events.events) for p in frame.parts))
             # The runner's process ended its side: confirm what it sent, then end its lanes.
             service = self.service
-            dirty = [conn for conn, _ in self.lanes.values() if service._dirty.pop(conn, None) is not None]
-            if dirty and await service._commit():
+            dirty = [conn for conn, _ in self.lanes.values() if service.unmark(conn)]
+            if dirty and await service.commit():
                 for conn in dirty:
                     conn.send(service_pb2.HubMessage(confirmed_sequence=conn.received))
             for conn, _ in list(self.lanes.values()):
@@ -197,14 +220,14 @@ class SharedStream:
             for conn, run, events in batch:
                 await run.ingest_batch(events, record=False)
                 conn.received = events[-1].sequence
-                service._dirty[conn] = run
+                service.mark_stored(conn, run)
         except asyncio.CancelledError:
             raise
         except Exception:  # isolation boundary: a bug here ends these lanes, not the stream
             log.exception("hub: storing a frame of %d runs' events failed", len(batch))
             for conn, run, _ in batch:
                 conn.refuse(grpc.StatusCode.INTERNAL, f"the hub failed while storing run {run.run_id}; its log has the details")
-        service._stored_some()
+        service.stored_some()
 
     async def _part(self, part: service_pb2.RunnerPart) -> None:
         entry = self.lanes.get(part.lane)
@@ -237,15 +260,15 @@ class SharedStream:
                 if events:
                     await run.ingest_batch(events)
                     conn.received = events[-1].sequence
-                    service._dirty[conn] = run
-                    service._stored_some()
+                    service.mark_stored(conn, run)
+                    service.stored_some()
             elif body == "ack":
                 run.acked(part.message.ack)
             elif body == "hello":
                 conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, "a second RunnerHello on the same lane")
                 return
             if part.done:  # the runner closed this run's side: confirm what it sent, then end
-                if service._dirty.pop(conn, None) is not None and await service._commit():
+                if service.unmark(conn) and await service.commit():
                     conn.send(service_pb2.HubMessage(confirmed_sequence=conn.received))
                 conn.end()
         except asyncio.CancelledError:
@@ -266,7 +289,7 @@ class SharedStream:
             return
         conn = LaneConn(self, lane, hello)
         try:
-            run = await service._claim(hello, conn, _LaneContext())
+            run = await service.claim(hello, conn, _LaneContext())
         except Refused as exc:
             self._refuse_new(lane, exc.code, exc.detail)
             return
@@ -278,8 +301,7 @@ class SharedStream:
                 run.run_id, hello.resume_after, conn.received,
             )  # fmt: skip
         self.lanes[lane] = (conn, run)
-        service._conns.add(conn)
-        service._start_ticker()
+        service.opened(conn)
         conn.send(service_pb2.HubMessage(welcome=service_pb2.HubWelcome(stored_through=conn.received)))
 
     def _refuse_new(self, lane: int, code: grpc.StatusCode, detail: str) -> None:
@@ -306,7 +328,4 @@ class SharedStream:
         self.lanes.clear()
 
     def _forget(self, conn: LaneConn, run: ConnectedRun) -> None:
-        service = self.service
-        service._conns.discard(conn)
-        service._dirty.pop(conn, None)
-        service.left(run, conn)
+        self.service.left(run, conn)

@@ -87,8 +87,8 @@ async def run_batches(run: Any, after_sequence: int) -> AsyncGenerator[EventBatc
     """A served run's events after ``after_sequence`` as EventBatch messages. A run only
     recorded in the database is read a chunk at a time, each chunk decoded in one parse
     (``RunHistory.batches``); any other run's ``stream`` is grouped by :func:`batched`."""
-    history = getattr(run, "history", None)
-    if history is not None and getattr(run, "memory", None) is None and getattr(run, "ingest_sinks", None) is None:
+    history = run.history
+    if history is not None and run.memory is None:  # recorded only: no live tail
         chunks = history.batches(after_sequence)
         try:
             for batch in chunks:

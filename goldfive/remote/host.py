@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldfive.aio import cancel_and_wait
-from goldfive.control import AckResult, ControlAck, ControlChannel, ControlMessage
-from goldfive.errors import ChannelClosedError, ReplayError
+from goldfive.control import ControlAck, ControlChannel, ControlMessage
+from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.view import RunState
 from goldfive.sinks.memory import InMemorySink, Missed
 from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, recorded_runs
+from goldfive.remote.route import RUN_NOT_ACTIVE, ControlRoute, LocalRoute, NotLive
 from goldfive.store.recorder import RunRecorder
 from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry
 
@@ -41,7 +42,6 @@ __all__ = ["HUB_OWNER", "HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
 
 log = logging.getLogger("goldfive.remote")
 
-RUN_NOT_ACTIVE = "run not active"
 #: The owner and writer of the runs a hub hosts in its own process.
 HUB_OWNER = "hub"
 _HOSTNAME = socket.gethostname()
@@ -74,10 +74,20 @@ class _StateSink:
 
 
 class HostedRun:
-    """One run the server can stream, snapshot and (while live) control."""
+    """One run the server can stream, snapshot and (while live) control: its state (folded as
+    its events arrive), its history (``history``, read from the recording on demand), its live
+    tail (``memory``), and the :class:`~goldfive.remote.route.ControlRoute` its controls take
+    now. ``origin`` says how it is served: "hosted" (a Runner in this process), "pushed" (a
+    GoldfiveIngress producer), "recorded" (nothing executes it here); a hub's connected and
+    placed runs (goldfive.hub) are their own kinds."""
+
+    #: How the run is served (see the class docstring).
+    origin = "recorded"
 
     def __init__(self, run_id: str, *, events: list[Event] | None = None, history: RunHistory | None = None) -> None:
         self.run_id = run_id
+        #: Where its controls go now.
+        self.route: ControlRoute = NotLive()
         self._state_sink = _StateSink(RunState())
         self.memory: InMemorySink | None = None
         self.channel: ControlChannel | None = None
@@ -132,16 +142,19 @@ class HostedRun:
         return run
 
     # -- where it runs (the hub's RunSummary.origin, host, pid) ---------------------------
-    @property
-    def origin(self) -> str:
-        """"hosted" (run in this process), "pushed" (by a GRPCSink producer) or "recorded"."""
-        return "hosted" if self.runner is not None else "pushed" if self.ingest_sinks is not None else "recorded"
-
     host = property(lambda self: _HOSTNAME if self.runner is not None else "", doc="This machine, for a run hosted here.")
     pid = property(lambda self: os.getpid() if self.runner is not None else 0, doc="This process, for a run hosted here.")
 
-    #: Only a hub's connected runs have a connection to report.
+    #: Only a hub's connected runs have a connection to report, and (several hubs) the hub
+    #: their runner is on.
     connection = ""
+    hub = ""
+
+    @property
+    def label(self) -> str:
+        """A state word that overrides the run's phase in its summary ("" for none): a placed
+        run's PENDING_PLACEMENT, say."""
+        return ""
 
     # -- health of the recording ---------------------------------------------------------
     @property
@@ -173,6 +186,12 @@ class HostedRun:
     @property
     def plan(self) -> Any:
         return self._state_sink.plan
+
+    @property
+    def interrupted(self) -> bool:
+        """Recorded without a terminal event and executed by nothing here: the process that
+        ran it went away mid-run."""
+        return self.origin == "recorded" and not self.state.finished
 
     @property
     def live(self) -> bool:
@@ -261,19 +280,11 @@ class HostedRun:
 
     # -- controls ------------------------------------------------------------------------
     async def control(self, msg: ControlMessage, timeout: float) -> ControlAck:
-        """Send ``msg`` on the run's channel and return the ack the run produced for it.
+        """Send ``msg`` by the run's route and return its ack (see goldfive.remote.route).
 
-        Raises TimeoutError when no ack came within ``timeout`` seconds. A recorded run (or
-        one whose channel was closed) answers FAILURE "run not active" itself."""
-        channel = self.channel
-        if self.ingest_sinks is not None:
-            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE} here: its events are pushed by a remote producer")
-        if channel is None or channel.closed:
-            return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
-        try:
-            return await channel.request(msg, timeout)
-        except ChannelClosedError:
-            return ControlAck(msg.id, AckResult.FAILURE, RUN_NOT_ACTIVE)
+        Raises TimeoutError when no ack came within ``timeout`` seconds. A run nothing
+        executes answers FAILURE with the reason itself."""
+        return await self.route.send(msg, timeout)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(
@@ -308,6 +319,7 @@ class HostedRun:
                 raise
             self._fold_history()
         self.memory, self.channel, self.recorder, self.runner = memory, channel, recorder, runner
+        self.origin, self.route = "hosted", LocalRoute(channel)
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._run(user_input), name=f"run-{self.run_id}")
 
@@ -329,6 +341,8 @@ class HostedRun:
         self._history = []
         self.recorder = RunRecorder(db_path)
         self.ingest_sinks = [self.memory, self._state_sink, self.recorder]
+        self.origin = "pushed"
+        self.route = NotLive(f"{RUN_NOT_ACTIVE} here: its events are pushed by a remote producer")
 
     async def ingest(self, event: Event) -> None:
         assert self.ingest_sinks is not None
@@ -338,6 +352,7 @@ class HostedRun:
             await self.end_ingest()
 
     async def end_ingest(self) -> None:
+        self.origin, self.route = "recorded", NotLive()  # its producer is done: served as recorded
         sinks, self.ingest_sinks = self.ingest_sinks, None
         for sink in sinks or ():
             await sink.close()

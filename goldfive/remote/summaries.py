@@ -1,24 +1,22 @@
 """What the Runs service says about a run: its summary row, its snapshot, what it waits for.
 
-A served run is duck-typed: a ``HostedRun`` or a hub's connected run. The service needs
-``run_id``, ``state`` (RunState), ``plan``, ``live``, ``stream(after_sequence)`` (an async
-generator of events, each sequence once, in order), ``control(msg, timeout) -> ControlAck`` and
-``close()``; the rest is read with ``getattr`` and a default, so a kind of run supplies only
-what it knows: ``origin``, ``host``, ``pid``, ``connection``, ``hub``, ``label`` (a state word that
-overrides the phase, e.g. "INTERRUPTED") and the recording's health (``damaged``,
-``history_error``, ``write_error``, ``unwritten``, ``dropped``). "Needs you" comes from
+A served run is a :class:`~goldfive.remote.host.HostedRun` (or one of a hub's kinds of run,
+which are HostedRuns): every field read here is one it defines. "Needs you" comes from
 :func:`goldfive.view.attention.attention`, so every screen gives the same answer.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from goldfive import conv
 from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, types_pb2
 from goldfive.types import TaskStatus
 from goldfive.view.attention import attention
 from goldfive.view.state import RunState
+
+if TYPE_CHECKING:
+    from goldfive.remote.host import HostedRun
 
 __all__ = ["current_task", "snapshot", "summary", "waiting_items"]
 
@@ -32,16 +30,13 @@ def current_task(state: RunState) -> str:
     return ""
 
 
-def _label(run: Any, state: RunState) -> str:
-    label = getattr(run, "label", None)
-    if label:
-        return str(label)
-    # Recorded without a terminal event: the process hosting it went away mid-run.
-    recorded = getattr(run, "channel", None) is None and getattr(run, "ingest_sinks", None) is None
-    return "INTERRUPTED" if recorded and not state.finished else str(state.phase)
+def _label(run: HostedRun, state: RunState) -> str:
+    if run.label:
+        return run.label
+    return "INTERRUPTED" if run.interrupted else str(state.phase)
 
 
-def summary(run: Any) -> service_pb2.RunSummary:
+def summary(run: HostedRun) -> service_pb2.RunSummary:
     state: RunState = run.state
     out = service_pb2.RunSummary(
         run_id=run.run_id,
@@ -49,17 +44,17 @@ def summary(run: Any) -> service_pb2.RunSummary:
         tasks_completed=state.count_status(TaskStatus.COMPLETED),
         tasks_total=len(state.tasks),
         goal_summary=state.goal_summary,
-        damaged_events=getattr(run, "damaged", 0),
-        history_error=getattr(run, "history_error", ""),
-        write_error=getattr(run, "write_error", ""),
-        unwritten_events=getattr(run, "unwritten", 0),
-        dropped_events=getattr(run, "dropped", 0),
-        origin=getattr(run, "origin", "hosted"),
-        host=getattr(run, "host", ""),
-        pid=getattr(run, "pid", 0),
-        connection=getattr(run, "connection", ""),
+        damaged_events=run.damaged,
+        history_error=run.history_error,
+        write_error=run.write_error,
+        unwritten_events=run.unwritten,
+        dropped_events=run.dropped,
+        origin=run.origin,
+        host=run.host,
+        pid=run.pid,
+        connection=run.connection,
         owner=run.owner,
-        hub=getattr(run, "hub", ""),
+        hub=run.hub,
         current_task=current_task(state),
         waiting_approvals=len(state.approvals),
     )
@@ -73,7 +68,7 @@ def summary(run: Any) -> service_pb2.RunSummary:
     return out
 
 
-def snapshot(run: Any) -> service_pb2.RunSnapshot:
+def snapshot(run: HostedRun) -> service_pb2.RunSnapshot:
     state: RunState = run.state
     plan = types_pb2.Plan()
     if run.plan is not None:
@@ -105,7 +100,7 @@ def snapshot(run: Any) -> service_pb2.RunSnapshot:
     )
 
 
-def waiting_items(run: Any) -> list[service_pb2.WaitingItem]:
+def waiting_items(run: HostedRun) -> list[service_pb2.WaitingItem]:
     """The run's pending approvals (each with the sequence of the event that asked), and its
     escalation from the drift ladder if it is paused by one."""
     state: RunState = run.state
