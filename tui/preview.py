@@ -13,6 +13,7 @@ import asyncio
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from .app import GoldfiveApp
+from .run.screen import RunScreen
 from .scenario import DemoScript
 from .source import ScriptedSource
 
@@ -81,7 +82,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speed", type=float, default=1.0, help="story speed multiplier")
     args = parser.parse_args()
-    GoldfiveApp(PacedDemoSource(args.speed)).run()
+    GoldfiveApp(RunScreen(PacedDemoSource(args.speed))).run()
 
 
 if __name__ == "__main__":
