@@ -33,7 +33,7 @@ from goldfive.sinks._json_decode import parse_dict  # noqa: E402
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity  # noqa: E402
 from goldfive_tui.app import GoldfiveApp  # noqa: E402
 from goldfive_tui.replay import Replay, replay_screen  # noqa: E402
-from goldfive_tui.scenario import DemoScript  # noqa: E402
+from tests.tui.scenario import DemoScript  # noqa: E402
 
 BIG = 100_000
 SMALL = 1_000

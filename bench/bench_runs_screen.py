@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from goldfive_tui.app import GoldfiveApp  # noqa: E402
 from goldfive_tui.runs.model import RunRow, Snapshot  # noqa: E402
-from goldfive_tui.runs.scripted import ScriptedRuns  # noqa: E402
+from tests.tui.scripted import ScriptedRuns  # noqa: E402
 from goldfive_tui.runs.table import RunsTable  # noqa: E402
 from goldfive_tui.screens.runs import RunsScreen  # noqa: E402
 

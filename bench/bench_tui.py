@@ -26,8 +26,8 @@ from textual import events  # noqa: E402
 from goldfive import events as E  # noqa: E402
 from goldfive_tui.app import GoldfiveApp  # noqa: E402
 from goldfive_tui.run.screen import RunScreen  # noqa: E402
-from goldfive_tui.scenario import DemoScript  # noqa: E402
-from goldfive_tui.source import ScriptedSource  # noqa: E402
+from tests.tui.scenario import DemoScript  # noqa: E402
+from tests.tui.scripted import ScriptedSource  # noqa: E402
 from goldfive_tui.widgets.eventlog import EventLog  # noqa: E402
 
 PRESSES = 40

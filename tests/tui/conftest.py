@@ -11,8 +11,8 @@ from textual.app import App
 
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.run.screen import RunScreen
-from goldfive_tui.scenario import DemoScript, story_source
-from goldfive_tui.source import ScriptedSource
+from tests.tui.scenario import DemoScript, story_source
+from tests.tui.scripted import ScriptedSource
 
 STAGES = ("opening", "approval", "finished")
 

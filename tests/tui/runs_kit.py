@@ -7,9 +7,9 @@ from goldfive.control import ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.run.screen import RunScreen
-from goldfive_tui.runs.scripted import ScriptedRuns
+from tests.tui.scripted import ScriptedRuns
 from goldfive_tui.screens.runs import RunsScreen
-from goldfive_tui.scenario import T0_MS, DemoScript, flatten
+from tests.tui.scenario import T0_MS, DemoScript, flatten
 
 NOW_MS = T0_MS + 95_000
 IDS = {

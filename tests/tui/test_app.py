@@ -11,7 +11,7 @@ from textual.app import App
 from goldfive.control import ControlAck, ControlMessage
 from tests.tui.conftest import make_rig, run_app, run_screen, screen_text, settle
 from goldfive_tui.format import LogLine
-from goldfive_tui.scenario import T0_MS
+from tests.tui.scenario import T0_MS
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
 

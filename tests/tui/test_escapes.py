@@ -10,7 +10,7 @@ from goldfive.types import Plan, Session, Task
 from goldfive_tui.app import GoldfiveApp
 from tests.tui.conftest import run_app, run_screen
 from goldfive_tui.safe_output import DropControls
-from goldfive_tui.source import ScriptedSource
+from tests.tui.scripted import ScriptedSource
 from tests.escapes import forbidden_in, laden
 
 

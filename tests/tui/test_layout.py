@@ -7,7 +7,7 @@ from goldfive.recording import open_recording
 from tests.tui.conftest import make_rig, run_app, run_screen, screen_text, settle
 from tests.tui.test_replay import replay_app, story, write_jsonl
 from goldfive_tui.app import GoldfiveApp
-from goldfive_tui.scenario import T0_MS
+from tests.tui.scenario import T0_MS
 from goldfive_tui.widgets.plan import PlanView
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from goldfive import events as E
 from goldfive.types import Plan, Session, Task, TaskEdge
 from tests.tui.conftest import run_app, run_screen, screen_text
-from goldfive_tui.scenario import ScriptClock
-from goldfive_tui.source import ScriptedSource
+from tests.tui.scenario import ScriptClock
+from tests.tui.scripted import ScriptedSource
 
 LONG = "review (focus on fewer slides)"  # 30 characters, as the demo's replanner names tasks
 

@@ -17,7 +17,7 @@ from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.format import describe
 from goldfive_tui.replay import PLAY_RATE, Replay, ReplayBar, replay_screen
 from goldfive_tui.run.screen import RunScreen
-from goldfive_tui.scenario import DemoScript, flatten
+from tests.tui.scenario import DemoScript, flatten
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
 from goldfive_tui.widgets.plan import PlanView
