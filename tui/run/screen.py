@@ -114,7 +114,8 @@ class RunScreen(Screen[None]):
         approvals = self._approvals
         approvals.border_title = "Approvals (0)"
         approvals.empty_text = "no approvals waiting"
-        approvals.border_subtitle = "Enter details · a approve · e edit · x reject"
+        # What Enter and the keys do here; a read-only view only opens the request to read it.
+        approvals.border_subtitle = "Enter details · a approve · e edit · x reject" if self.controls else "Enter details"
         self._detail_box.border_title = "Task"
         self._plan.focus()
         self.set_interval(REPAINT_S, self._repaint_if_dirty)
