@@ -104,6 +104,7 @@ def decode_per_event(path: Path, lines: int = 5000) -> tuple[float, float]:
 
 def cursor_moves(path: Path) -> tuple[list[float], list[float]]:
     replay = Replay(open_recording(path))
+    replay.timeline.index()  # a long recording opens before it is indexed; the bar indexes the rest
     rng = random.Random(5)
     jumps, steps = [], []
     for _ in range(200):
