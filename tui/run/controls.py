@@ -64,7 +64,7 @@ class RunControls:
             ack = ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
         view = self.screen.feed.state.control_ack(ack, kind)
         first = self.screen.rewrite_control(view.id)
-        refusal = self.screen.feed.ack(view)
+        refusal = self.screen.feed.refusal(view)
         if first and refusal:  # a refusal must not go unnoticed in a scrolled log
             self.screen.notify(refusal, title="refused", severity="error", timeout=6)
         self.screen.repaint()  # acks are rare and the person is waiting for this one: no throttle

@@ -78,8 +78,9 @@ def _control_id(ev: Event, kind: str | None) -> str:
 class RunFeed:
     def __init__(self, state: RunState | None = None) -> None:
         self.state = state if state is not None else RunState()
-        #: Controls sent from here: their log line (index, time shown) and whether the ack was shown.
+        #: Controls sent from here: control id -> their log line (index, time shown).
         self.mine: dict[str, tuple[int, str]] = {}
+        #: Those whose ack is on their line already.
         self.acked: set[str] = set()
         #: task id -> the tool calls rejected in it ("publish_deck: too early"); the reducer
         #: forgets an approval once answered, so the screen keeps what a REJECT did to a task.
@@ -186,7 +187,7 @@ class RunFeed:
             self.acked.add(control_id)
         return index, control_line(view, at), first
 
-    def ack(self, view: ControlView) -> str:
+    def refusal(self, view: ControlView) -> str:
         """What a refusal says in its toast ("" when the control was applied)."""
         if view.ack_result == "SUCCESS":
             return ""
