@@ -104,18 +104,18 @@ def measure(what: str, path: str, extra: str) -> float:
             return float(sum(1 for _ in f))
     if what == "replay":
         from goldfive.recording import open_recording
-        from goldfive_tui.replay import ReplayApp
+        from goldfive_tui.replay import Replay
 
-        app = ReplayApp(open_recording(path), cursor_blink=False)  # opens: the first screen's state
-        return float(app.total)
+        replay = Replay(open_recording(path))  # opens: the first screen's state
+        return float(replay.total)
     if what == "replay-indexed":
         from goldfive.recording import open_recording
-        from goldfive_tui.replay import ReplayApp
+        from goldfive_tui.replay import Replay
 
-        app = ReplayApp(open_recording(path), cursor_blink=False)
-        app.timeline.index()  # what the app does in the background, a step at a time
-        app.timeline.state_at(app.timeline.indexed)  # the final state, where it then shows
-        return float(app.timeline.indexed)
+        replay = Replay(open_recording(path))
+        replay.timeline.index()  # what the screen does in the background, a step at a time
+        replay.timeline.state_at(replay.timeline.indexed)  # the final state, where it then shows
+        return float(replay.timeline.indexed)
     if what == "serve":
         from goldfive.remote.host import RunHost
 

@@ -2,7 +2,7 @@
 
 For a JSONL and a SQLite recording written from the real event factories, times each stage of
 ``goldfive replay FILE``: reading the file (open_recording: replay_from_jsonl, or list_runs +
-replay_from_sqlite), building the initial state (ReplayApp: Timeline checkpoints + state at the
+replay_from_sqlite), building the initial state (Replay: Timeline checkpoints + state at the
 end) and the first paint (App.run_test at 120x40). The baseline is the same pipeline on a
 1,000-event recording, so the ratio shows how opening scales. Also: a cursor move that rebuilds
 from a checkpoint (random jumps) against one step forward. Target (issue 5): open <= 3 s.
@@ -31,8 +31,9 @@ from goldfive.sinks import SQLitePersistenceSink  # noqa: E402
 from goldfive.sinks._json import message_to_json  # noqa: E402
 from goldfive.sinks._json_decode import parse_dict  # noqa: E402
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity  # noqa: E402
-from goldfive_tui.replay import ReplayApp  # noqa: E402
-from goldfive_tui.scenario import DemoScript  # noqa: E402
+from goldfive_tui.app import GoldfiveApp  # noqa: E402
+from goldfive_tui.replay import Replay, replay_screen  # noqa: E402
+from tests.tui.scenario import DemoScript  # noqa: E402
 
 BIG = 100_000
 SMALL = 1_000
@@ -76,14 +77,15 @@ async def open_and_paint(path: Path) -> dict[str, float]:
     t0 = time.perf_counter()
     recording = open_recording(path)
     t1 = time.perf_counter()
-    app = ReplayApp(recording, cursor_blink=False)
+    screen = replay_screen(recording)
+    app = GoldfiveApp(screen, cursor_blink=False)
     t2 = time.perf_counter()
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app._repaint()
+        screen.repaint()
         await pilot.pause()
         t3 = time.perf_counter()
-        assert app.cursor == len(recording.events)
+        assert screen.replay is not None and screen.replay.cursor == len(recording.events)
     return {"read": t1 - t0, "state": t2 - t1, "paint": t3 - t2, "total": t3 - t0, "events": len(recording.events)}
 
 
@@ -101,18 +103,19 @@ def decode_per_event(path: Path, lines: int = 5000) -> tuple[float, float]:
 
 
 def cursor_moves(path: Path) -> tuple[list[float], list[float]]:
-    app = ReplayApp(open_recording(path), cursor_blink=False)
+    replay = Replay(open_recording(path))
+    replay.timeline.index()  # a long recording opens before it is indexed; the bar indexes the rest
     rng = random.Random(5)
     jumps, steps = [], []
     for _ in range(200):
-        n = rng.randrange(app.total)
+        n = rng.randrange(replay.total)
         t = time.perf_counter()
-        app.state = app.timeline.state_at(n)
+        replay.state = replay.timeline.state_at(n)
         jumps.append(time.perf_counter() - t)
-        app.cursor = n
-        if n < app.total:
+        replay.cursor = n
+        if n < replay.total:
             t = time.perf_counter()
-            app.state.apply(app.timeline.events[n])
+            replay.state.apply(replay.timeline.events[n])
             steps.append(time.perf_counter() - t)
     return jumps, steps
 

@@ -16,10 +16,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from goldfive_tui.runs.app import HubApp  # noqa: E402
+from goldfive_tui.app import GoldfiveApp  # noqa: E402
 from goldfive_tui.runs.model import RunRow, Snapshot  # noqa: E402
-from goldfive_tui.runs.scripted import ScriptedRuns  # noqa: E402
+from tests.tui.scripted import ScriptedRuns  # noqa: E402
 from goldfive_tui.runs.table import RunsTable  # noqa: E402
+from goldfive_tui.screens.runs import RunsScreen  # noqa: E402
 
 NOW = 1_767_225_600_000
 WARMUP, PASSES = 3, 15
@@ -43,10 +44,10 @@ def rows(n: int, generation: int) -> list[RunRow]:
 
 
 async def measure(n: int) -> tuple[float, float]:
-    app = HubApp(ScriptedRuns({}), clock=lambda: NOW, poll_s=3600, cursor_blink=False, osc=False)
+    screen = RunsScreen(ScriptedRuns({}), clock=lambda: NOW, poll_s=3600, osc=False)
+    app = GoldfiveApp(screen, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        screen = app.runs_screen
         table = screen.query_one(RunsTable)
         wall, cpu = [], []
         for generation in range(WARMUP + PASSES):

@@ -25,8 +25,9 @@ from textual import events  # noqa: E402
 
 from goldfive import events as E  # noqa: E402
 from goldfive_tui.app import GoldfiveApp  # noqa: E402
-from goldfive_tui.scenario import DemoScript  # noqa: E402
-from goldfive_tui.source import ScriptedSource  # noqa: E402
+from goldfive_tui.run.screen import RunScreen  # noqa: E402
+from tests.tui.scenario import DemoScript  # noqa: E402
+from tests.tui.scripted import ScriptedSource  # noqa: E402
 from goldfive_tui.widgets.eventlog import EventLog  # noqa: E402
 
 PRESSES = 40
@@ -40,7 +41,7 @@ def rss_mib() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def make() -> tuple[GoldfiveApp, ScriptedSource, DemoScript]:
+def make() -> tuple[GoldfiveApp, RunScreen, ScriptedSource, DemoScript]:
     script = DemoScript()
     source = ScriptedSource(
         script.opening(),
@@ -48,19 +49,20 @@ def make() -> tuple[GoldfiveApp, ScriptedSource, DemoScript]:
         react=lambda m, a: script.control(m, a.result, a.detail),
         clock=script.clock,
     )
-    return GoldfiveApp(source), source, script
+    screen = RunScreen(source)
+    return GoldfiveApp(screen), screen, source, script
 
 
 async def press_to_ack(flood: bool) -> list[float]:
-    app, source, script = make()
+    app, screen, source, script = make()
     acked = asyncio.Event()
-    original = app._show_ack
+    original = screen.control._deliver
 
-    def show_ack(view):  # type: ignore[no-untyped-def]
-        original(view)
+    async def deliver(msg, kind):  # type: ignore[no-untyped-def]
+        await original(msg, kind)  # returns once the ack is on screen (line rewritten, repainted)
         acked.set()
 
-    app._show_ack = show_ack  # type: ignore[method-assign]
+    screen.control._deliver = deliver  # type: ignore[method-assign]
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await source.wait_idle()
@@ -99,7 +101,7 @@ async def press_to_ack(flood: bool) -> list[float]:
 
 async def backlog(n: int) -> tuple[float, float, float]:
     """Returns (events/s applied, RSS growth MiB, ms to draw the log mid-scroll)."""
-    app, source, script = make()
+    app, screen, source, script = make()
     async with app.run_test(size=(120, 40)) as pilot:
         await source.wait_idle()
         await pilot.pause()
@@ -113,7 +115,7 @@ async def backlog(n: int) -> tuple[float, float, float]:
             await source.wait_idle()
             done += k
         rate = n / (time.perf_counter() - t0)
-        app._repaint()
+        screen.repaint()
         await pilot.pause()
         gc.collect()
         grown = rss_mib() - before

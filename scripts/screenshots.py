@@ -29,6 +29,7 @@ from goldfive.demo import DEMO_GOAL, make_demo_runner  # noqa: E402
 from goldfive.view import RunPhase  # noqa: E402
 from goldfive_tui.app import GoldfiveApp  # noqa: E402
 from goldfive_tui.local_source import LocalRunSource  # noqa: E402
+from goldfive_tui.run.screen import RunScreen  # noqa: E402
 
 SIZE = (120, 40)
 NOTE = "only 3 slides, fewer words"
@@ -54,33 +55,33 @@ class StepClock:
         return self.now
 
 
-Moment = Callable[[GoldfiveApp], bool]
+Moment = Callable[[RunScreen], bool]
 
 
-def drafting(app: GoldfiveApp) -> bool:
-    draft = app.state.tasks.get("draft")
-    return draft is not None and bool(draft.progress) and app.state.tasks["outline"].result != ""
+def drafting(screen: RunScreen) -> bool:
+    draft = screen.state.tasks.get("draft")
+    return draft is not None and bool(draft.progress) and screen.state.tasks["outline"].result != ""
 
 
-def researched(app: GoldfiveApp) -> bool:
-    research = app.state.tasks.get("research")
+def researched(screen: RunScreen) -> bool:
+    research = screen.state.tasks.get("research")
     return research is not None and research.result != ""
 
 
-def approval(app: GoldfiveApp) -> bool:
-    return bool(app.state.approvals)
+def approval(screen: RunScreen) -> bool:
+    return bool(screen.state.approvals)
 
 
-def finished(app: GoldfiveApp) -> bool:
-    return bool(app.state.finished)
+def finished(screen: RunScreen) -> bool:
+    return bool(screen.state.finished)
 
 
-def paused(app: GoldfiveApp) -> bool:
-    return app.state.phase in (RunPhase.PAUSING, RunPhase.PAUSED) and all(c.acked for c in app.state.controls.values())
+def paused(screen: RunScreen) -> bool:
+    return screen.state.phase in (RunPhase.PAUSING, RunPhase.PAUSED) and all(c.acked for c in screen.state.controls.values())
 
 
-def steered(app: GoldfiveApp) -> bool:
-    return any(t.added_revision == 1 and t.progress for t in app.state.tasks.values())
+def steered(screen: RunScreen) -> bool:
+    return any(t.added_revision == 1 and t.progress for t in screen.state.tasks.values())
 
 
 @dataclass(frozen=True)
@@ -101,25 +102,26 @@ SHOTS = (
 )
 
 
-async def wait_for(app: GoldfiveApp, pilot: Pilot, moment: Moment, timeout: float = 60) -> None:
+async def wait_for(screen: RunScreen, pilot: Pilot, moment: Moment, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
-    while not moment(app):
+    while not moment(screen):
         if time.monotonic() > deadline:
             raise TimeoutError(f"the demo never reached {moment.__name__}")
         await asyncio.sleep(0.01)
     await pilot.pause()
-    app._repaint()
+    screen.repaint()
     await pilot.pause()
 
 
-def build() -> GoldfiveApp:
+def build() -> tuple[GoldfiveApp, RunScreen]:
     clock = StepClock()
 
     def factory(sinks: list[object], channel: ControlChannel):  # type: ignore[no-untyped-def]
         runner = make_demo_runner(sinks=sinks, control=channel, speed=SPEED, run_id="3f9c2a7b41d04e5f", clock=clock)
         return runner, DEMO_GOAL
 
-    return GoldfiveApp(LocalRunSource(factory), clock=clock.peek, cursor_blink=False)
+    screen = RunScreen(LocalRunSource(factory), clock=clock.peek)
+    return GoldfiveApp(screen, cursor_blink=False), screen
 
 
 def plain_spaces(svg: Path) -> None:
@@ -132,17 +134,17 @@ def plain_spaces(svg: Path) -> None:
 
 
 async def take(shot: Shot, out: Path) -> Path:
-    app = build()
+    app, screen = build()
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         for moment, keys in shot.steps:
             if moment is not None:
-                await wait_for(app, pilot, moment)
+                await wait_for(screen, pilot, moment)
             for key in keys:
                 await pilot.press(key)
             await pilot.pause()
         if shot.name != "approval":  # the "Approval needed" toast would hide the log
             app.clear_notifications()
-        app._repaint()
+        screen.repaint()
         await pilot.pause()
         path = Path(app.save_screenshot(f"{shot.name}.svg", str(out)))
     plain_spaces(path)

@@ -199,9 +199,9 @@ def test_replay_opens_the_recorded_run_of_a_headless_run(workdir: Path, monkeypa
     assert invoke("myagents:agent", "--goal", "g", "--plan", "plan.json", "--headless", "--db", str(db)).exit_code == 0
     opened: list[object] = []
     import goldfive_tui.cli  # noqa: F401  (registers the replay front-end; alone, goldfive.cli has none)
-    import goldfive_tui.replay
+    from goldfive_tui.app import GoldfiveApp
 
-    monkeypatch.setattr(goldfive_tui.replay.ReplayApp, "run", lambda self: opened.append(self.recording))
+    monkeypatch.setattr(GoldfiveApp, "run", lambda self: opened.append(self.home.replay.recording))
     result = CliRunner().invoke(main, ["replay", str(db)])
     assert result.exit_code == 0, result.output + result.stderr
     (recording,) = opened
@@ -238,9 +238,9 @@ def test_replay_skips_a_deeply_nested_line_and_opens_the_good_events(tmp_path: P
     path = write(tmp_path / "deep.jsonl", "\n".join([good[0], "[" * 100_000, good[1]]) + "\n")
     opened: list[object] = []
     import goldfive_tui.cli  # noqa: F401  (registers the replay front-end)
-    import goldfive_tui.replay
+    from goldfive_tui.app import GoldfiveApp
 
-    monkeypatch.setattr(goldfive_tui.replay.ReplayApp, "run", lambda self: opened.append(self.recording))
+    monkeypatch.setattr(GoldfiveApp, "run", lambda self: opened.append(self.home.replay.recording))
     result = CliRunner().invoke(main, ["replay", path])
     assert result.exit_code == 0, result.output
     (recording,) = opened

@@ -15,7 +15,7 @@ import pytest
 from goldfive import events as E
 from goldfive.control import ControlKind, ControlMessage
 from goldfive.notify import Notice, NoticeTracker, NotifyCommand, diff_notices, notice_key, osc777, osc9
-from goldfive_tui.scenario import DemoScript, flatten
+from tests.tui.scenario import DemoScript, flatten
 
 
 def _story(kind: str) -> list:  # type: ignore[type-arg]
@@ -126,7 +126,7 @@ async def test_serve_notify_cmd_runs_the_command_for_a_hosted_runs_approval(tmp_
 
 async def test_attach_with_run_id_tells_the_command_only_of_news(tmp_path: Path) -> None:
     from goldfive_tui.runs.launch import with_notices
-    from goldfive_tui.source import ScriptedSource
+    from tests.tui.scripted import ScriptedSource
 
     events = _story("approval")
     approval_seq = next(ev.sequence for ev in events if ev.WhichOneof("payload") == "approval_requested")

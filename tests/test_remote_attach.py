@@ -12,6 +12,7 @@ from goldfive.demo import DEMO_GOAL, make_demo_runner
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote import RunHost, start_server
 from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.run.screen import RunScreen
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.grpc_source import GrpcRunSource, connection_notifier
 from goldfive_tui.widgets.eventlog import EventLog
@@ -53,9 +54,10 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
     server = await start_server(host, listen="127.0.0.1:0")
     host.start_run(_demo, DEMO_GOAL, run_id="demo1")
     source = WatchedSource(server.address, "demo1")
-    app = GoldfiveApp(source, cursor_blink=False)
+    screen = RunScreen(source)
+    app = GoldfiveApp(screen, cursor_blink=False)
     states: list[str] = []
-    notify = connection_notifier(app)
+    notify = connection_notifier(screen)
 
     def on_state(state: str, detail: str) -> None:
         states.append(state)
@@ -65,8 +67,8 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await source.wait_for("approval_requested")
-            assert app.state.approvals and source.connection_state == "connected"
-            assert app.sub_title == "connected"
+            assert screen.state.approvals and source.connection_state == "connected"
+            assert screen.sub_title == "connected"
             await pilot.pause(0.15)  # one repaint
             assert "[connected]" in screen_text(app)  # persistently, in the header
             await pilot.press("s", *"keep it short", "ctrl+s")  # the steer prompt: Enter is a new line, ctrl+s sends
@@ -74,18 +76,18 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
             await source.wait_for("approval_requested", 2)
             approvals = app.query_one(ApprovalsView)
             for _ in range(500):  # under load the pane may repaint later: 'a' acts on what it selects
-                if approvals.selected_key in app.state.approvals:
+                if approvals.selected_key in screen.state.approvals:
                     break
                 await pilot.pause(0.02)
-            assert approvals.selected_key in app.state.approvals
+            assert approvals.selected_key in screen.state.approvals
             await pilot.press("a")
             await source.wait_for("run_completed")
             await pilot.pause()
             log = _log(app)
             assert any(line.startswith("control STEER") and "→ SUCCESS" in line and line.endswith("→ plan revision 1") for line in log)
             assert any(line.startswith("control APPROVE") and "→ SUCCESS" in line for line in log)
-            assert app.state.finished == "COMPLETED"
-            assert any(t.startswith("publish_") for t in app.state.tasks)
+            assert screen.state.finished == "COMPLETED"
+            assert any(t.startswith("publish_") for t in screen.state.tasks)
         assert source.sequences == list(range(len(source.sequences)))
         assert states[:2] == ["connecting", "connected"] and "ended" in states
     finally:

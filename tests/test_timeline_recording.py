@@ -13,7 +13,7 @@ from goldfive.view import RunState
 from goldfive.sinks import SQLitePersistenceSink
 from goldfive.sinks._json import message_to_json
 from goldfive.timeline import Timeline
-from goldfive_tui.scenario import DemoScript, flatten
+from tests.tui.scenario import DemoScript, flatten
 
 
 def story(run_id: str = "3f9c2a7b41d04e5f", shift_ms: int = 0) -> list[Event]:

@@ -1,5 +1,6 @@
 """The wheel installs goldfive and goldfive_tui, nothing else at the top level (a top-level
-"tui" would clash with any other project's), and every package of the source tree is in it."""
+"tui" would clash with any other project's), every package of the source tree is in it, and
+none of the TUI's test-only code (scripted sources, the scripted story, the preview script)."""
 
 from __future__ import annotations
 
@@ -25,5 +26,12 @@ def test_the_wheel_has_only_goldfive_and_goldfive_tui_at_the_top_and_every_packa
     in_tree |= {str(Path("goldfive_tui") / p.parent.relative_to(ROOT / "tui")) for p in (ROOT / "tui").rglob("__init__.py")}
     assert in_tree <= in_wheel, f"packages missing from the wheel: {sorted(in_tree - in_wheel)}"
     assert "goldfive_tui/styles/app.tcss" in names and "goldfive/prompts/plan_generate.system.txt" in names
+    tui_modules = {n for n in names if n.startswith("goldfive_tui/") and n.endswith(".py")}
+    assert not {"goldfive_tui/scenario.py", "goldfive_tui/preview.py", "goldfive_tui/runs/scripted.py"} & tui_modules
+    wheel_zip = zipfile.ZipFile(wheel)
+    for name in sorted(tui_modules):
+        text = wheel_zip.read(name).decode()
+        for test_only in ("class ScriptedSource", "class ScriptedRuns", "class DemoScript", "class PacedDemoSource"):
+            assert test_only not in text, f"{test_only} ships in {name}: it belongs in tests/tui"
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "goldfive = goldfive_tui.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()

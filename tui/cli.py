@@ -38,9 +38,10 @@ def open_run(factory: Any, *, db_path: str | None = None) -> int:
 
 
 def open_replay(recording: Any) -> int:
-    from .replay import ReplayApp
+    from .app import GoldfiveApp
+    from .replay import replay_screen
 
-    ReplayApp(recording).run()
+    GoldfiveApp(replay_screen(recording)).run()
     return 0
 
 
@@ -64,12 +65,13 @@ def open_attach(
         return run_attach_hub(addr, token=token, notify_cmd=notify_cmd, **tls)
     from .app import GoldfiveApp
     from .grpc_source import GrpcRunSource, connection_notifier
+    from .run.screen import RunScreen
     from .runs.launch import with_notices
 
     source = GrpcRunSource(addr, run_id, token=token, tls_ca=tls_ca, tls_client_cert=tls_client_cert, tls_client_key=tls_client_key)
-    app = GoldfiveApp(with_notices(source, notify_cmd, int(notify_after)), clock=_wall_ms)
-    source.on_state = connection_notifier(app)
-    app.run()
+    screen = RunScreen(with_notices(source, notify_cmd, int(notify_after)), clock=_wall_ms)
+    source.on_state = connection_notifier(screen)
+    GoldfiveApp(screen).run()
     return 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from goldfive.control import ControlAck, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -111,10 +111,20 @@ class GrpcRunSource:
         self._set_state("closed", "")
 
 
-def connection_notifier(app: Any) -> StateCallback:
-    """Show connection changes on ``app``: one toast per change of state (not per retry) and
-    the state in its sub-title; an app method ``set_connection_state(state, detail)``, when
-    it has one, is told every update so it can show the state persistently."""
+class ConnectionView(Protocol):
+    """Where a run's connection shows (the run screen): its sub-title, its header, a toast."""
+
+    sub_title: str | None
+
+    def set_connection_state(self, state: str, detail: str) -> None: ...
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None: ...
+
+
+def connection_notifier(view: ConnectionView) -> StateCallback:
+    """Show connection changes on ``view``: one toast per change of state (not per retry) and
+    the state in its sub-title; ``set_connection_state(state, detail)`` is told every update,
+    so the header shows the state persistently."""
     titles = {
         "connected": "connected", "reconnecting": "connection lost, reconnecting", "ended": "stream ended",
         f"connected · {DEGRADED}": DEGRADED,
@@ -123,15 +133,13 @@ def connection_notifier(app: Any) -> StateCallback:
     last = [""]
 
     def on_state(state: str, detail: str) -> None:
-        app.sub_title = state
-        setter = getattr(app, "set_connection_state", None)
-        if callable(setter):
-            setter(state, detail)
+        view.sub_title = state
+        view.set_connection_state(state, detail)
         if state == last[0] or state not in titles:
             last[0] = state
             return
         last[0] = state
         text = detail if len(detail) <= 100 else detail[:99] + "…"
-        app.notify(text or state, title=titles[state], severity=severities[state], timeout=6)
+        view.notify(text or state, title=titles[state], severity=severities[state], timeout=6)
 
     return on_state

@@ -1,8 +1,14 @@
-"""The live app's one key table: the footer, the help screen and the command palette are all
-built from it, so a key and its description cannot drift apart."""
+"""The run screen's key tables: the footer, the help screen and the command palette are all
+built from them, so a key and its description cannot drift apart.
+
+A RunScreen binds every table; what its constructor flags leave out (the control keys without
+``controls``, the transport without a replay, n and d without a runs screen) its
+``check_action`` turns off, so those keys are neither shown nor handled.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
 from textual.binding import Binding, BindingType
@@ -37,8 +43,69 @@ KEYS: list[BindingType] = [
     Binding("escape", "clear_filter", "Clear filter", show=False, id="filter.clear"),
 ]  # fmt: skip
 
+#: The keys that steer a run: off without controls, and once the run has ended.
+CONTROL_ACTIONS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "inject", "cancel_run"})
+
+#: Without controls the same keys only say that this view is read-only (never in the footer).
+READ_ONLY_KEYS: list[BindingType] = [
+    Binding(b.key, f"read_only({b.description.lower()!r})", b.description, show=False, id=f"read_only.{b.id}")
+    for b in KEYS
+    if isinstance(b, Binding) and b.action in CONTROL_ACTIONS
+]
+
+#: A run opened from the runs screen: n and d work there as on the runs screen.
+OPENER_KEYS: list[BindingType] = [
+    Binding("n", "next_needing", "Next needing you", show=False, tooltip="Open the next run that needs you", id="hub.next"),
+    Binding("d", "waiting", "Decisions waiting", show=False, tooltip="Everything waiting for a person (decisions), every run, oldest first", id="hub.waiting"),
+]  # fmt: skip
+
+#: A replay's transport. Priority: the panes' own arrows and Home/End give way to it.
+REPLAY_KEYS: list[BindingType] = [
+    Binding("left,comma", "step(-1)", "Back", key_display="←", priority=True, tooltip="Step back one event (← or ,)", id="replay.back"),
+    Binding("right,full_stop", "step(1)", "Forward", key_display="→", priority=True, tooltip="Step forward one event (→ or .)", id="replay.forward"),
+    Binding("space", "play", "Play/pause", key_display="space", priority=True, tooltip="Play the recording at a steady rate; again to pause", id="replay.play"),
+    Binding("home", "jump(0)", "Start", show=False, priority=True, tooltip="Jump to the start of the recording", id="replay.start"),
+    Binding("end", "jump(-1)", "End", show=False, priority=True, tooltip="Jump to the end of the recording", id="replay.end"),
+    Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+", priority=True, tooltip="Play faster (up to 16x)", id="replay.faster"),
+    Binding("minus", "speed(-1)", "Slower", key_display="-", priority=True, tooltip="Play slower (down to 0.5x)", id="replay.slower"),
+]  # fmt: skip
+TRANSPORT_ACTIONS = frozenset({"step", "jump", "play", "speed"})
+
 #: Actions that help and the command palette offer; pane moves and Esc are keys only.
 PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "ledger", "inject", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a run screen was built to do: steer the run (``controls``), move through a
+    recording (``replay``), lead back to the runs screen it was opened from (``opener``)."""
+
+    controls: bool
+    replay: bool = False
+    opener: bool = False
+
+    def enabled(self, action: str, *, ended: bool = False, typing: bool = False) -> bool:
+        """Whether ``action``'s key works now (False: neither shown nor handled). ``ended``:
+        the run has ended; ``typing``: an input has the focus (keys are text there)."""
+        if action in CONTROL_ACTIONS:
+            return self.controls and not ended
+        if action == "read_only":
+            return not self.controls
+        if action in TRANSPORT_ACTIONS:
+            return self.replay and not typing
+        if action in ("next_needing", "waiting"):
+            return self.opener
+        return True
+
+    def offered(self) -> list[Binding]:
+        """What help and the command palette offer: the replay's moves first, the control
+        keys only with controls, n and d (with an opener) before help and quit."""
+        keys = [b for b in palette_bindings(KEYS) if self.controls or b.action not in CONTROL_ACTIONS]
+        if self.replay:
+            keys = [b for b in REPLAY_KEYS if isinstance(b, Binding)] + keys
+        if self.opener:
+            keys = keys[:-2] + [b for b in OPENER_KEYS if isinstance(b, Binding)] + keys[-2:]
+        return keys
 
 
 def palette_bindings(bindings: Iterable[BindingType]) -> list[Binding]:
@@ -46,12 +113,14 @@ def palette_bindings(bindings: Iterable[BindingType]) -> list[Binding]:
     return [b for b in bindings if isinstance(b, Binding) and b.action in PALETTE_ACTIONS]
 
 
-def help_rows(offered: list[Binding], bindings: Iterable[BindingType]) -> list[Binding]:
-    """Help's rows: the offered keys, then pane moves and the palette, with help and quit last."""
+def help_rows(offered: list[Binding], bindings: Iterable[BindingType] = KEYS, *, decide: bool = True) -> list[Binding]:
+    """Help's rows: the offered keys, then pane moves and the palette, with help and quit last.
+    ``decide``: an approval opened with Enter can be answered there (not in a read-only view)."""
     panes = [b for b in bindings if isinstance(b, Binding) and b.action.startswith("focus_")]
     palette = Binding("ctrl+p", "command_palette", "Command palette", tooltip="Command palette: the same actions by name")
     # Enter belongs to the panes (each opens its own selection), so it is not in KEYS.
-    enter = Binding("enter", "open", "Open", tooltip="Open the selection: an approval (then a / x), an event, a task")
+    approval = "an approval (then a / x)" if decide else "an approval"
+    enter = Binding("enter", "open", "Open", tooltip=f"Open the selection: {approval}, an event, a task")
     # The event log's own keys (while it has the focus).
     tail = Binding("f", "toggle_follow", "Tail", tooltip="In the event log: tail on / off (follow the newest line)")
     wrap = Binding("W", "toggle_wrap", "Wrap", tooltip="In the event log: wrap long lines, shown whole / one line each")

@@ -44,13 +44,14 @@ def run_local_tui(
     """
     from .app import GoldfiveApp
     from .local_source import LocalRunSource
+    from .run.screen import RunScreen
 
     out, err = out or sys.stdout, err or sys.stderr
     recorder = _recording_sink(db_path)
     source = LocalRunSource(factory, extra_sinks=[recorder])
-    app = GoldfiveApp(source, clock=_wall_ms)
+    screen = RunScreen(source, clock=_wall_ms)
     try:
-        asyncio.run(_run(app, source, out, err))
+        asyncio.run(_run(GoldfiveApp(screen), screen, source, out, err))
     except KeyboardInterrupt:  # Ctrl+C while following headless: the run was cancelled
         print("goldfive: interrupted: the run was cancelled", file=err)
         _report(source, err)
@@ -58,7 +59,7 @@ def run_local_tui(
     return _report(source, err)
 
 
-async def _run(app: Any, source: Any, out: TextIO, err: TextIO) -> None:
+async def _run(app: Any, screen: Any, source: Any, out: TextIO, err: TextIO) -> None:
     from goldfive.cli.output import field
 
     from .screens.dialogs import DETACH
@@ -68,7 +69,7 @@ async def _run(app: Any, source: Any, out: TextIO, err: TextIO) -> None:
             where = source.recorded_at()
             recorded = f"; it is recorded to {where}" if where else ""
             print(field(f"goldfive: the TUI closed; run {source.run_id} goes on headless until it ends{recorded}. Ctrl+C cancels it."), file=err, flush=True)
-            for view in app.state.approvals.values():  # nobody can answer these now
+            for view in screen.feed.state.approvals.values():  # nobody can answer these now
                 print(f"goldfive: {field(view.tool_name or view.target_id)} still waits for approval; it times out on its own", file=err, flush=True)
             await source.follow(out)
     finally:

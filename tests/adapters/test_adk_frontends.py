@@ -20,8 +20,8 @@ from goldfive.sinks.sqlite import SQLitePersistenceSink
 from goldfive.types import Plan, Task, TaskStatus
 from goldfive.view import RunPhase
 from tests.adapters.adk_kit import warm_up_adk
-from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.local_source import LocalRunSource
+from tests.tui.conftest import run_app, run_screen
 from goldfive_tui.widgets.approvals import ApprovalsView
 
 
@@ -68,16 +68,16 @@ async def test_the_tui_approves_an_adk_tool_call(tmp_path: Path, fast_example: l
         return runner, "publish a haiku"
 
     source = LocalRunSource(factory, extra_sinks=[SQLitePersistenceSink(str(tmp_path / "runs.db"))])
-    app = GoldfiveApp(source, cursor_blink=False)
+    app = run_app(source, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, "the publish_haiku approval", lambda: bool(app.state.approvals))
-        [request] = app.state.approvals.values()
+        await wait_until(pilot, "the publish_haiku approval", lambda: bool(run_screen(app).state.approvals))
+        [request] = run_screen(app).state.approvals.values()
         assert request.tool_name == "publish_haiku"
         approvals = app.query_one(ApprovalsView)
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         approvals.focus()
         await pilot.press("a")
-        await wait_until(pilot, "run COMPLETED", lambda: app.state.phase == RunPhase.COMPLETED)
-        assert app.state.tasks["publish"].status == TaskStatus.COMPLETED
+        await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
+        assert run_screen(app).state.tasks["publish"].status == TaskStatus.COMPLETED
     assert source.error is None
     assert fast_example == ["PUBLISHED: old pond / a frog jumps in / the sound of water"]

@@ -10,8 +10,8 @@ from goldfive.planners.static import StaticPlanner
 from goldfive.runner import Runner
 from goldfive.types import Plan, Task, TaskStatus
 from goldfive.view import RunPhase
-from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.local_source import LocalRunSource
+from tests.tui.conftest import run_app, run_screen
 from goldfive_tui.widgets.approvals import ApprovalsView
 from tests.tui.test_demo_e2e import acked, controls, wait_until
 
@@ -25,10 +25,10 @@ async def test_the_tui_approves_a_langgraph_tool_call_and_it_runs() -> None:
         return Runner(agent=graph, planner=StaticPlanner(plan), sinks=sinks, control=channel), "tidy"
 
     source = LocalRunSource(factory)
-    app = GoldfiveApp(source, cursor_blink=False)
+    app = run_app(source, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, "the delete_file approval", lambda: bool(app.state.approvals))
-        [request] = app.state.approvals.values()
+        await wait_until(pilot, "the delete_file approval", lambda: bool(run_screen(app).state.approvals))
+        [request] = run_screen(app).state.approvals.values()
         assert (request.tool_name, request.target_id) == ("delete_file", "clean-del")
         approvals = app.query_one(ApprovalsView)
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
@@ -37,7 +37,7 @@ async def test_the_tui_approves_a_langgraph_tool_call_and_it_runs() -> None:
         await pilot.press("a")
         await wait_until(pilot, "APPROVE acked", lambda: acked(app, "APPROVE"))
         assert controls(app, "APPROVE")[0].ack_result == "SUCCESS"
-        await wait_until(pilot, "run COMPLETED", lambda: app.state.phase == RunPhase.COMPLETED)
-        assert app.state.tasks["clean"].status == TaskStatus.COMPLETED
+        await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
+        assert run_screen(app).state.tasks["clean"].status == TaskStatus.COMPLETED
     [ran] = [m for m in model.seen[1] if isinstance(m, ToolMessage)]
     assert ran.content == "deleted build/old.log"

@@ -18,8 +18,8 @@ from goldfive.planners.static import StaticPlanner
 from goldfive.sinks import list_runs, replay_from_sqlite
 from goldfive.types import Plan, Task, TaskStatus
 from goldfive.view import RunPhase
-from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.local_source import LocalRunSource
+from tests.tui.conftest import run_app, run_screen
 from goldfive_tui.widgets.approvals import ApprovalsView
 
 
@@ -60,18 +60,18 @@ async def test_the_tui_approves_an_sdk_tool_call_and_the_tool_runs() -> None:
     agent = Agent(name="publisher", model=model, tools=[publish_notes])
     plan = Plan(tasks=[Task("publish", "Publish the notes")])
     source = LocalRunSource(_runner_factory(agent, StaticPlanner(plan), "publish 1.2"))  # type: ignore[arg-type]
-    app = GoldfiveApp(source, cursor_blink=False)
+    app = run_app(source, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, "the publish_notes approval", lambda: bool(app.state.approvals))
-        [request] = app.state.approvals.values()
+        await wait_until(pilot, "the publish_notes approval", lambda: bool(run_screen(app).state.approvals))
+        [request] = run_screen(app).state.approvals.values()
         assert (request.tool_name, request.target_id) == ("publish_notes", "call-pub")
         approvals = app.query_one(ApprovalsView)
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         approvals.focus()
         await pilot.press("a")
-        await wait_until(pilot, "run COMPLETED", lambda: app.state.phase == RunPhase.COMPLETED)
-        assert app.state.approvals == {}
-        assert {t.status for t in app.state.tasks.values()} == {TaskStatus.COMPLETED}
+        await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
+        assert run_screen(app).state.approvals == {}
+        assert {t.status for t in run_screen(app).state.tasks.values()} == {TaskStatus.COMPLETED}
     assert source.error is None
     tool_output = [i for i in model.calls[1].input if isinstance(i, dict) and i.get("type") == "function_call_output"]
     assert tool_output[0]["output"].startswith("published '1.2'")

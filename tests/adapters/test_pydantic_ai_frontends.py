@@ -20,8 +20,8 @@ from goldfive.goals import PassthroughGoalDeriver
 from goldfive.runner import Runner
 from goldfive.types import TaskStatus
 from goldfive.view import RunPhase
-from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.local_source import LocalRunSource
+from tests.tui.conftest import run_app, run_screen
 from goldfive_tui.widgets.approvals import ApprovalsView
 
 PLAN = "examples/pydantic_ai_plan.json"
@@ -63,10 +63,10 @@ async def test_the_tui_approves_a_pydantic_ai_tool_call_and_the_tool_runs() -> N
         return runner, GOAL
 
     source = LocalRunSource(factory)
-    app = GoldfiveApp(source, cursor_blink=False)
+    app = run_app(source, cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, "the publish approval", lambda: bool(app.state.approvals))
-        [request] = app.state.approvals.values()
+        await wait_until(pilot, "the publish approval", lambda: bool(run_screen(app).state.approvals))
+        [request] = run_screen(app).state.approvals.values()
         assert request.tool_name == "publish" and request.task_id == "publish"
         assert request.target_id.startswith("pyd_ai_")  # PydanticAI's own tool call id
         approvals = app.query_one(ApprovalsView)
@@ -74,8 +74,8 @@ async def test_the_tui_approves_a_pydantic_ai_tool_call_and_the_tool_runs() -> N
         await pilot.press("tab", "tab", "tab")  # plan -> task detail -> events -> approvals
         assert app.focused is approvals
         await pilot.press("a")
-        await wait_until(pilot, "run COMPLETED", lambda: app.state.phase == RunPhase.COMPLETED)
-        assert all(t.status == TaskStatus.COMPLETED for t in app.state.tasks.values())
+        await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
+        assert all(t.status == TaskStatus.COMPLETED for t in run_screen(app).state.tasks.values())
     assert source.error is None
     assert source.runner.session is not None
     assert "posted to #releases" in source.runner.session.completed_results["publish"]

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 
 import pytest
 from rich.console import Console
+from textual.app import App
 
 from goldfive_tui.app import GoldfiveApp
-from goldfive_tui.scenario import DemoScript, story_source
-from goldfive_tui.source import ScriptedSource
+from goldfive_tui.run.screen import RunScreen
+from tests.tui.scenario import DemoScript, story_source
+from tests.tui.scripted import ScriptedSource
 
 STAGES = ("opening", "approval", "finished")
 
@@ -18,8 +20,20 @@ STAGES = ("opening", "approval", "finished")
 @dataclass
 class Rig:
     app: GoldfiveApp
+    screen: RunScreen
     source: ScriptedSource
     script: DemoScript
+
+
+def run_app(source: object, *, clock=None, cursor_blink: bool = True) -> GoldfiveApp:  # type: ignore[no-untyped-def]
+    """The app on one live run screen over ``source`` (what ``goldfive run`` opens)."""
+    return GoldfiveApp(RunScreen(source, clock=clock), cursor_blink=cursor_blink)  # type: ignore[arg-type]
+
+
+def run_screen(app: GoldfiveApp) -> RunScreen:
+    """The app's run screen (its first screen)."""
+    assert isinstance(app.home, RunScreen)
+    return app.home
 
 
 def make_rig(
@@ -30,8 +44,8 @@ def make_rig(
     script = DemoScript()
     source = story_source(script, stage, live=live, acks=acks)
     source.owns_run = owns_run
-    app = GoldfiveApp(source, clock=None, cursor_blink=cursor_blink)
-    return Rig(app, source, script)
+    screen = RunScreen(source, clock=None)
+    return Rig(GoldfiveApp(screen, cursor_blink=cursor_blink), screen, source, script)
 
 
 async def settle(rig: Rig, pilot) -> None:  # type: ignore[no-untyped-def]
@@ -39,11 +53,11 @@ async def settle(rig: Rig, pilot) -> None:  # type: ignore[no-untyped-def]
     await pilot.pause()
     await rig.source.wait_idle()
     await pilot.pause()
-    rig.app._repaint()
+    rig.screen.repaint()
     await pilot.pause()
 
 
-def screen_text(app: GoldfiveApp) -> str:
+def screen_text(app: App[object]) -> str:
     """The current screen as plain text (what a person reads)."""
     width, height = app.size
     console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,

@@ -5,9 +5,11 @@ from __future__ import annotations
 from goldfive import events as E
 from goldfive.control import ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive_tui.runs.app import HubApp
-from goldfive_tui.runs.scripted import ScriptedRuns
-from goldfive_tui.scenario import T0_MS, DemoScript, flatten
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.run.screen import RunScreen
+from tests.tui.scripted import ScriptedRuns
+from goldfive_tui.screens.runs import RunsScreen
+from tests.tui.scenario import T0_MS, DemoScript, flatten
 
 NOW_MS = T0_MS + 95_000
 IDS = {
@@ -40,10 +42,23 @@ def make_runs(*kinds: str) -> ScriptedRuns:
     return ScriptedRuns({IDS[k]: script_events(k)[1] for k in kinds})
 
 
-def make_hub(*kinds: str, runs: ScriptedRuns | None = None) -> HubApp:
+def make_hub(*kinds: str, runs: ScriptedRuns | None = None) -> GoldfiveApp:
     runs = runs or make_runs(*kinds)
-    # A long poll: tests poll by hand (await app.poll()) so nothing races them.
-    return HubApp(runs, clock=lambda: NOW_MS, cursor_blink=False, poll_s=3600, osc=False)
+    # A long poll: tests poll by hand (await hub_of(app).poll()) so nothing races them.
+    return GoldfiveApp(RunsScreen(runs, clock=lambda: NOW_MS, poll_s=3600, osc=False), cursor_blink=False)
+
+
+def hub_of(app: GoldfiveApp) -> RunsScreen:
+    """The app's runs screen (its first screen)."""
+    assert isinstance(app.home, RunsScreen)
+    return app.home
+
+
+def open_screen(app: GoldfiveApp) -> RunScreen:
+    """The run screen of the run opened last."""
+    screen = hub_of(app).run_screen
+    assert screen is not None
+    return screen
 
 
 def new_approval(run_id: str, target: str = "send_mail", at_ms: int = NOW_MS - 2_000) -> Event:

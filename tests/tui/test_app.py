@@ -9,10 +9,9 @@ from textual._log import LogGroup, LogVerbosity
 from textual.app import App
 
 from goldfive.control import ControlAck, ControlMessage
-from tests.tui.conftest import make_rig, screen_text, settle
-from goldfive_tui.app import GoldfiveApp
+from tests.tui.conftest import make_rig, run_app, run_screen, screen_text, settle
 from goldfive_tui.format import LogLine
-from goldfive_tui.scenario import T0_MS
+from tests.tui.scenario import T0_MS
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
 
@@ -28,8 +27,8 @@ async def test_without_a_clock_elapsed_time_follows_the_event_clock() -> None:
 
 async def test_an_injected_clock_drives_elapsed_time_and_approval_ages() -> None:
     rig = make_rig("approval")
-    app = GoldfiveApp(rig.source, clock=lambda: T0_MS + 65_000)
-    rig.app = app
+    app = run_app(rig.source, clock=lambda: T0_MS + 65_000)
+    rig.app, rig.screen = app, run_screen(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
         text = screen_text(app)
@@ -56,11 +55,11 @@ class BrokenSource:
 
 
 async def test_a_failing_event_stream_is_shown_and_the_app_stays_up() -> None:
-    app = GoldfiveApp(BrokenSource())
+    app = run_app(BrokenSource())
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        app._repaint()
+        await run_screen(app).workers.wait_for_complete()
+        run_screen(app).repaint()
         await pilot.pause()
         assert app.is_running
         assert "event stream failed: lost the server" in screen_text(app)

@@ -19,7 +19,7 @@ from goldfive.runner import Runner
 from goldfive.view import ControlView, RunPhase
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 from goldfive.types import TaskStatus
-from tests.tui.conftest import screen_text
+from tests.tui.conftest import run_app, run_screen, screen_text
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.local_source import LocalRunSource
 from goldfive_tui.widgets.approvals import ApprovalsView
@@ -46,11 +46,11 @@ def demo_app(db: Path) -> tuple[GoldfiveApp, LocalRunSource]:
         return make_demo_runner(sinks=sinks, control=channel, speed=SPEED), DEMO_GOAL
 
     source = LocalRunSource(factory, extra_sinks=[SQLitePersistenceSink(str(db))])
-    return GoldfiveApp(source, cursor_blink=False), source
+    return run_app(source, cursor_blink=False), source
 
 
 def controls(app: GoldfiveApp, kind: str) -> list[ControlView]:
-    return [c for c in app.state.controls.values() if c.kind == kind]
+    return [c for c in run_screen(app).state.controls.values() if c.kind == kind]
 
 
 def acked(app: GoldfiveApp, kind: str) -> bool:
@@ -58,7 +58,7 @@ def acked(app: GoldfiveApp, kind: str) -> bool:
 
 
 def started(app: GoldfiveApp) -> set[str]:
-    return {t.id for t in app.state.tasks.values() if t.started_ms}
+    return {t.id for t in run_screen(app).state.tasks.values() if t.started_ms}
 
 
 def log_texts(app: GoldfiveApp) -> list[str]:
@@ -76,13 +76,13 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         [pause] = controls(app, "PAUSE")
         assert pause.ack_result == "SUCCESS", pause.ack_detail
         # The running task finishes first: PAUSING until it has, then PAUSED.
-        assert app.state.phase in (RunPhase.PAUSING, RunPhase.PAUSED)
-        await wait_until(pilot, "the running task to finish", lambda: app.state.count_status(TaskStatus.RUNNING) == 0)
+        assert run_screen(app).state.phase in (RunPhase.PAUSING, RunPhase.PAUSED)
+        await wait_until(pilot, "the running task to finish", lambda: run_screen(app).state.count_status(TaskStatus.RUNNING) == 0)
         before = started(app)
         await pilot.pause(0.8)  # ~2.5 task lengths at this speed: time for one to start if pause leaked
         assert started(app) == before
-        assert app.state.phase == RunPhase.PAUSED
-        app._repaint()
+        assert run_screen(app).state.phase == RunPhase.PAUSED
+        run_screen(app).repaint()
         await pilot.pause()
         screen = screen_text(app).splitlines()
         assert "PAUSED" in screen[0]
@@ -98,24 +98,24 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         # Paused again first, so the steer lands before publishing however slowly we type;
         # the steer is applied while paused and the run stays paused until RESUME.
         await pilot.press("p")
-        await wait_until(pilot, "the second PAUSE acked", lambda: app.state.phase == RunPhase.PAUSED)
+        await wait_until(pilot, "the second PAUSE acked", lambda: run_screen(app).state.phase == RunPhase.PAUSED)
         await pilot.press("s", *NOTE, "ctrl+s")
         await wait_until(pilot, "STEER acked", lambda: acked(app, "STEER"))
         [steer] = controls(app, "STEER")
         assert steer.ack_result == "SUCCESS", steer.ack_detail
         assert steer.summary == NOTE and "stays paused" in steer.ack_detail
-        assert app.state.phase == RunPhase.PAUSED
+        assert run_screen(app).state.phase == RunPhase.PAUSED
         await wait_until(pilot, "the STEER's plan revision", lambda: steer.revision is not None)
         await pilot.press("p")
-        await wait_until(pilot, "the second RESUME acked", lambda: app.state.phase == RunPhase.RUNNING)
-        assert steer.revision == app.state.revision == 1
-        added = [t for t in app.state.tasks.values() if t.added_revision == 1]
+        await wait_until(pilot, "the second RESUME acked", lambda: run_screen(app).state.phase == RunPhase.RUNNING)
+        assert steer.revision == run_screen(app).state.revision == 1
+        added = [t for t in run_screen(app).state.tasks.values() if t.added_revision == 1]
         assert added and all("fewer slides" in t.title for t in added)
         await wait_until(pilot, "the revision line in the log", lambda: any(t.endswith("→ plan revision 1") for t in log_texts(app)))
 
         # -- approve publish_deck when it is requested --------------------------------------
-        await wait_until(pilot, "the publish_deck approval", lambda: bool(app.state.approvals))
-        [request] = app.state.approvals.values()
+        await wait_until(pilot, "the publish_deck approval", lambda: bool(run_screen(app).state.approvals))
+        [request] = run_screen(app).state.approvals.values()
         assert request.tool_name == "publish_deck"
         approvals = app.query_one(ApprovalsView)
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
@@ -128,14 +128,14 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         assert approve.summary == request.target_id
 
         # -- the run completes, and the header says so --------------------------------------
-        await wait_until(pilot, "run COMPLETED", lambda: app.state.phase == RunPhase.COMPLETED)
-        assert app.state.approvals == {}
+        await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
+        assert run_screen(app).state.approvals == {}
         assert all(t.status == TaskStatus.COMPLETED for t in added)
-        app._repaint()
+        run_screen(app).repaint()
         await pilot.pause()
         header = screen_text(app).splitlines()[:2]
         assert "COMPLETED" in header[0] and "rev 1" in header[0]
-        total = len(app.state.tasks)
+        total = len(run_screen(app).state.tasks)
         assert f"{total}/{total} tasks" in header[1]
     assert source.error is None
     recorded = open_recording(db)
@@ -145,10 +145,10 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
 async def test_keys_typed_into_the_steer_input_control_nothing_on_the_real_run(tmp_path: Path) -> None:
     app, _ = demo_app(tmp_path / "runs.db")
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, "the plan", lambda: bool(app.state.tasks))
+        await wait_until(pilot, "the plan", lambda: bool(run_screen(app).state.tasks))
         await pilot.press("s", "a", "p", "c", "x")
         assert app.screen.query_one("#note-input").text == "apcx"  # type: ignore[attr-defined]
         await pilot.press("escape")
-        await wait_until(pilot, "the publish_deck approval", lambda: bool(app.state.approvals))
-        assert app.state.controls == {}
-        assert app.state.phase == RunPhase.RUNNING
+        await wait_until(pilot, "the publish_deck approval", lambda: bool(run_screen(app).state.approvals))
+        assert run_screen(app).state.controls == {}
+        assert run_screen(app).state.phase == RunPhase.RUNNING

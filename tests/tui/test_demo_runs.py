@@ -7,24 +7,26 @@ import asyncio
 from click.testing import CliRunner
 
 from goldfive.cli import FRONTENDS, main
-from goldfive_tui.runs.app import HubApp
+from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.runs.launch import demo_runs
+from goldfive_tui.screens.runs import RunsScreen
 from goldfive_tui.screens.dialogs import ConfirmScreen
 
 
 async def test_demo_runs_three_different_runs_and_one_soon_needs_you() -> None:
     runs = demo_runs(3, speed=20.0, run_ids=["aaaa0001", "bbbb0002", "cccc0003"])
-    app = HubApp(runs, poll_s=0.1, cursor_blink=False, osc=False)
+    hub = RunsScreen(runs, poll_s=0.1, osc=False)
+    app = GoldfiveApp(hub, cursor_blink=False)
     async with app.run_test(size=(80, 24)) as pilot:
         for _ in range(300):
             await asyncio.sleep(0.05)
-            if any(r.needs_kind == "approval" for r in app.snapshot.rows):
+            if any(r.needs_kind == "approval" for r in hub.snapshot.rows):
                 break
         await pilot.pause()
-        rows = app.runs_screen.rows
+        rows = hub.rows
         assert len(rows) == 3 and len({r.goal for r in rows}) == 3
         assert rows[0].needs_kind == "approval" and rows[0].run_id == "aaaa0001"  # the fast deck, first
-        assert [n.run_id for n in app.notices][:1] == ["aaaa0001"]
+        assert [n.run_id for n in hub.announcer.notices][:1] == ["aaaa0001"]
         await pilot.press("q")  # live runs of this process: asks before cancelling them
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)

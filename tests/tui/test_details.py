@@ -3,7 +3,7 @@ and y to copy them; what a REJECT did to a task stays visible."""
 
 from __future__ import annotations
 
-from goldfive_tui.actions import who
+from goldfive_tui.run.controls import who
 
 import json
 
@@ -152,9 +152,9 @@ async def test_an_approval_withdrawn_by_a_steer_or_timed_out_is_not_counted_as_r
     rig = make_rig("approval")
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
-        [target] = list(rig.app.state.approvals)
+        [target] = list(rig.screen.state.approvals)
         rig.source.release([E.approval_rejected(rig.script.session, target, WITHDRAWN)])
         await settle(rig, pilot)
-        assert not rig.app.state.approvals
-        assert rig.app.rejected == {}
+        assert not rig.screen.state.approvals
+        assert rig.screen.feed.rejected == {}
         assert "rejected" not in screen_text(rig.app).splitlines()[1]

@@ -8,8 +8,9 @@ from rich.segment import Segment
 from goldfive import events as E
 from goldfive.types import Plan, Session, Task
 from goldfive_tui.app import GoldfiveApp
+from tests.tui.conftest import run_app, run_screen
 from goldfive_tui.safe_output import DropControls
-from goldfive_tui.source import ScriptedSource
+from tests.tui.scripted import ScriptedSource
 from tests.escapes import forbidden_in, laden
 
 
@@ -31,12 +32,12 @@ async def test_a_runs_goal_titles_prompt_and_progress_are_drawn_without_their_es
     for i, ev in enumerate(evs):
         ev.sequence = i
     source = ScriptedSource(evs)
-    app = GoldfiveApp(source, clock=None, cursor_blink=False)
+    app = run_app(source, cursor_blink=False)
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.pause()
         await source.wait_idle()
         await pilot.pause()
-        app._repaint()
+        run_screen(app).repaint()
         await pilot.pause()
         drawn = _drawn(app)
     assert "goal" in drawn and "title" in drawn  # the run's text is on screen

@@ -6,7 +6,7 @@ import re
 
 from goldfive import events as E
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
-from tests.tui.conftest import make_rig, screen_text, settle
+from tests.tui.conftest import make_rig, run_screen, screen_text, settle
 from goldfive_tui.app import GoldfiveApp
 
 SIZE = (120, 40)
@@ -17,7 +17,8 @@ def footer(app: GoldfiveApp) -> str:
 
 
 def palette_names(app: GoldfiveApp) -> list[str]:
-    return [b.description for b in app.action_bindings() if app.check_action(b.action, ()) is not False]
+    screen = run_screen(app)
+    return [b.description for b in screen.offered_bindings() if screen.check_action(b.action, ()) is not False]
 
 
 async def test_p_pauses_then_resumes_and_the_header_says_pausing_while_a_task_still_runs() -> None:
@@ -89,7 +90,7 @@ async def test_our_own_cancel_raises_no_critical_drift_alarm() -> None:
         await settle(rig, pilot)
         titles = [n.title for n in rig.app._notifications]
         assert "CRITICAL drift" not in titles
-        assert rig.app.state.controls[rig.source.sent[0].id].ack_result == "SUCCESS"
+        assert rig.screen.state.controls[rig.source.sent[0].id].ack_result == "SUCCESS"
 
 
 async def test_a_cancel_from_elsewhere_still_raises_the_alarm() -> None:

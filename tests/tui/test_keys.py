@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from goldfive_tui.actions import who
+from goldfive_tui.run.controls import who
 
 import pytest
 from textual.widgets import Label, TextArea
@@ -41,12 +41,12 @@ async def test_p_sends_pause_then_resume_and_shows_each_ack() -> None:
         # One line per control, its ack folded in: no toast, no control_received / control_acked lines.
         assert [t for t in log_texts(rig.app) if t.startswith(("control", "ack"))] == ["control PAUSE → SUCCESS"]
         assert not [n for n in rig.app._notifications if "PAUSE" in n.message]
-        assert rig.app.state.phase == RunPhase.PAUSING  # the rig's task is still running
+        assert rig.screen.state.phase == RunPhase.PAUSING  # the rig's task is still running
         assert "PAUSING" in screen_text(rig.app).splitlines()[0]
         await pilot.press("p")
         await settle(rig, pilot)
         assert sent(rig)[1] == ("RESUME", {})
-        assert rig.app.state.phase == RunPhase.RUNNING
+        assert rig.screen.state.phase == RunPhase.RUNNING
 
 
 async def test_s_sends_steer_with_the_note_and_shows_the_revision_it_produced() -> None:
@@ -60,7 +60,7 @@ async def test_s_sends_steer_with_the_note_and_shows_the_revision_it_produced() 
         assert sent(rig) == [("STEER", {"note": "fewer slides", "author": "you"})]
         lines = log_texts(rig.app)
         assert [t for t in lines if t.startswith(("control", "ack"))] == ['control STEER "fewer slides" → SUCCESS → plan revision 1']
-        assert "draft_focused" in rig.app.state.tasks
+        assert "draft_focused" in rig.screen.state.tasks
         assert "+r1" in screen_text(rig.app)
 
 
@@ -113,7 +113,7 @@ async def test_typing_a_in_the_steer_input_approves_nothing() -> None:
         await pilot.press("escape")
         await settle(rig, pilot)
         assert sent(rig) == []
-        assert "publish_deck" in rig.app.state.approvals
+        assert "publish_deck" in rig.screen.state.approvals
 
 
 async def test_a_approves_the_selected_approval_and_it_leaves_the_pane() -> None:
@@ -124,7 +124,7 @@ async def test_a_approves_the_selected_approval_and_it_leaves_the_pane() -> None
         await settle(rig, pilot)
         assert sent(rig) == [("APPROVE", {"target_id": "publish_deck", "detail": "", **who()})]
         assert "control APPROVE \"publish_deck\" → SUCCESS" in log_texts(rig.app)
-        assert rig.app.state.approvals == {}
+        assert rig.screen.state.approvals == {}
         assert "Approvals (0)" in screen_text(rig.app)
 
 
@@ -180,7 +180,7 @@ async def test_c_cancels_the_run_after_confirmation() -> None:
         await pilot.press("c", "y")
         await settle(rig, pilot)
         assert sent(rig) == [("CANCEL", {"reason": "cancelled from the TUI"})]
-        assert rig.app.state.phase == RunPhase.ABORTED
+        assert rig.screen.state.phase == RunPhase.ABORTED
         assert "ABORTED" in screen_text(rig.app).splitlines()[0]
 
 
@@ -193,7 +193,7 @@ async def test_a_failed_or_unsupported_ack_is_shown_with_its_detail(result: AckR
         await settle(rig, pilot)
         assert f"control PAUSE → {result.value}: not now" in log_texts(rig.app)
         assert [n.title for n in rig.app._notifications] == ["refused"]  # a refusal also toasts
-        assert rig.app.state.phase == RunPhase.RUNNING
+        assert rig.screen.state.phase == RunPhase.RUNNING
 
 
 async def test_a_send_that_raises_shows_a_failure_instead_of_crashing() -> None:
@@ -246,7 +246,7 @@ async def test_help_lists_every_binding_from_the_table() -> None:
         await pilot.pause()
         assert isinstance(rig.app.screen, HelpScreen)
         text = screen_text(rig.app)
-        for b in rig.app.action_bindings():
+        for b in rig.screen.offered_bindings():
             assert b.tooltip in text
         await pilot.press("escape")
         assert not isinstance(rig.app.screen, HelpScreen)
@@ -281,7 +281,7 @@ async def test_missed_events_are_reported_in_the_log() -> None:
         rig.source.release([Missed(count=3, first_sequence=10, last_sequence=12)])
         await settle(rig, pilot)
         assert "missed 3 events (10..12) were dropped" in log_texts(rig.app)
-        assert rig.app.state.missed == 3
+        assert rig.screen.state.missed == 3
 
 
 async def test_a_new_approval_rings_the_bell_and_shows_a_toast() -> None:
@@ -333,7 +333,7 @@ async def test_j_k_g_and_shift_g_move_in_the_plan_and_the_event_log_and_send_not
         await pilot.press("k")
         assert plan.cursor == 1
         await pilot.press("G")
-        assert plan.cursor == len(rig.app.state.tasks) - 1
+        assert plan.cursor == len(rig.screen.state.tasks) - 1
         log = rig.app.query_one(EventLog)
         log.focus()
         await pilot.press("g")

@@ -4,11 +4,10 @@ columns, the plan keeps rows at 60x16, and a rate shows only while a live run ru
 from __future__ import annotations
 
 from goldfive.recording import open_recording
-from tests.tui.conftest import make_rig, screen_text, settle
-from tests.tui.test_replay import story, write_jsonl
+from tests.tui.conftest import make_rig, run_app, run_screen, screen_text, settle
+from tests.tui.test_replay import replay_app, story, write_jsonl
 from goldfive_tui.app import GoldfiveApp
-from goldfive_tui.replay import ReplayApp
-from goldfive_tui.scenario import T0_MS
+from tests.tui.scenario import T0_MS
 from goldfive_tui.widgets.plan import PlanView
 
 
@@ -29,24 +28,24 @@ async def test_at_60x16_the_plan_keeps_rows_for_its_tasks() -> None:
 
 async def _header(app: GoldfiveApp, rig) -> str:  # type: ignore[no-untyped-def]
     async with app.run_test(size=(120, 40)) as pilot:
-        rig.app = app
+        rig.app, rig.screen = app, run_screen(app)
         await settle(rig, pilot)
         return screen_text(app).splitlines()[0]
 
 
 async def test_the_rate_shows_while_a_live_run_runs_and_not_after_it_ended() -> None:
     rig = make_rig()
-    assert "ev/s" in await _header(GoldfiveApp(rig.source, clock=lambda: T0_MS + 6_000), rig)
+    assert "ev/s" in await _header(run_app(rig.source, clock=lambda: T0_MS + 6_000), rig)
     rig = make_rig("finished")
-    line = await _header(GoldfiveApp(rig.source, clock=lambda: T0_MS + 60_000), rig)
+    line = await _header(run_app(rig.source, clock=lambda: T0_MS + 60_000), rig)
     assert "COMPLETED" in line and "ev/s" not in line
 
 
 async def test_a_replay_shows_no_rate(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    app = ReplayApp(open_recording(str(write_jsonl(tmp_path / "run.jsonl", story()))), start_at=5)
+    app = replay_app(open_recording(str(write_jsonl(tmp_path / "run.jsonl", story()))), start_at=5)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app._repaint()
+        run_screen(app).repaint()
         await pilot.pause()
         line = screen_text(app).splitlines()[0]
         assert "RUNNING" in line and "ev/s" not in line

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from goldfive import events as E
 from goldfive.types import Plan, Session, Task, TaskEdge
-from tests.tui.conftest import screen_text
-from goldfive_tui.app import GoldfiveApp
-from goldfive_tui.scenario import ScriptClock
-from goldfive_tui.source import ScriptedSource
+from tests.tui.conftest import run_app, run_screen, screen_text
+from tests.tui.scenario import ScriptClock
+from tests.tui.scripted import ScriptedSource
 
 LONG = "review (focus on fewer slides)"  # 30 characters, as the demo's replanner names tasks
 
@@ -24,20 +23,20 @@ def _source() -> ScriptedSource:
 
 
 async def test_a_30_character_title_is_shown_whole_at_120_columns() -> None:
-    app = GoldfiveApp(_source(), cursor_blink=False)
+    app = run_app(_source(), cursor_blink=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app._repaint()
+        run_screen(app).repaint()
         await pilot.pause()
         plan_rows = [ln.split("││")[0] for ln in screen_text(app).splitlines()]
         assert any(LONG in row for row in plan_rows)
 
 
 async def test_at_80_columns_it_is_clipped_with_an_ellipsis() -> None:
-    app = GoldfiveApp(_source(), cursor_blink=False)
+    app = run_app(_source(), cursor_blink=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        app._repaint()
+        run_screen(app).repaint()
         await pilot.pause()
         text = screen_text(app)
         assert LONG not in text and "review (focus on fewe…" in text

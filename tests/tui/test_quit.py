@@ -9,7 +9,7 @@ from goldfive.cli.local import _runner_factory
 from goldfive.planners.static import StaticPlanner
 from goldfive.sinks import list_runs
 from goldfive.types import Plan, Task, TaskEdge
-from tests.tui.conftest import make_rig, screen_text, settle
+from tests.tui.conftest import make_rig, run_app, run_screen, screen_text, settle
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.launch import run_local_tui
 from goldfive_tui.local_source import LocalRunSource
@@ -39,7 +39,7 @@ async def test_q_then_c_cancels_the_run_and_quits() -> None:
         await settle(rig, pilot)
         await pilot.press("q", "c")
         await settle(rig, pilot)
-        await rig.app.workers.wait_for_complete()
+        await rig.screen.workers.wait_for_complete()
         assert [str(m.kind) for m in rig.source.sent] == ["CANCEL"]
     assert rig.app.return_value is None
 
@@ -70,7 +70,7 @@ async def test_the_system_commands_leave_quit_to_the_q_key() -> None:
         await settle(rig, pilot)
         titles = [c.title for c in rig.app.get_system_commands(rig.app.screen)]
         assert "Quit" not in titles and "Theme" in titles
-        assert [b.description for b in rig.app.action_bindings()].count("Quit") == 1
+        assert [b.description for b in rig.screen.offered_bindings()].count("Quit") == 1
 
 
 # -- the launcher: keep running headless, crashes, exit codes -------------------------------------
@@ -93,10 +93,11 @@ def _quit_at_once(monkeypatch, result):  # type: ignore[no-untyped-def]
     """App.run_async replaced: start the run, then quit with ``result`` (no terminal)."""
 
     async def run_async(self: GoldfiveApp):  # type: ignore[no-untyped-def]
-        await self.source.start()
+        source = self.home.source
+        await source.start()
         if result != DETACH:
-            await self.source.wait_finished()  # type: ignore[attr-defined]
-            await self.source.stop()  # type: ignore[attr-defined]
+            await source.wait_finished()  # type: ignore[attr-defined]
+            await source.stop()  # type: ignore[attr-defined]
         return result
 
     monkeypatch.setattr(GoldfiveApp, "run_async", run_async)
@@ -128,13 +129,13 @@ def test_an_agent_crash_prints_its_traceback_on_quit_and_exits_1(tmp_path, monke
 async def test_an_agent_crash_shows_its_traceback_in_the_task_detail() -> None:
     plan = Plan(tasks=[Task("boom", "Boom")])
     source = LocalRunSource(_runner_factory(crashing_agent, StaticPlanner(plan), "x"))  # type: ignore[arg-type]
-    app = GoldfiveApp(source)
+    app = run_app(source)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await source.wait_finished()
         await pilot.pause()
-        app._repaint()
+        run_screen(app).repaint()
         await pilot.pause()
-        assert app.state.finished == "ABORTED"
+        assert run_screen(app).state.finished == "ABORTED"
         text = screen_text(app)
         assert "traceback:" in text and "RuntimeError: kaboom" in text

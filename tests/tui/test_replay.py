@@ -1,4 +1,5 @@
-"""ReplayApp: a recording read-only, with a cursor; the panes show the run as of the cursor."""
+"""Replay: the run screen on a recording, read-only, with a cursor; the panes show the run as of
+the cursor."""
 
 from __future__ import annotations
 
@@ -12,14 +13,36 @@ from goldfive.recording import Recording, open_recording
 from goldfive.view import RunPhase, RunState
 from goldfive.sinks._json import message_to_json
 from goldfive.types import TaskStatus
+from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.format import describe
-from goldfive_tui.replay import ReplayApp, ReplayBar
-from goldfive_tui.scenario import DemoScript, flatten
+from goldfive_tui.replay import PLAY_RATE, Replay, ReplayBar, replay_screen
+from goldfive_tui.run.screen import RunScreen
+from tests.tui.scenario import DemoScript, flatten
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
 from goldfive_tui.widgets.plan import PlanView
 
 SIZE = (120, 40)
+
+
+def replay_app(recording: Recording, *, start_at: int | None = None, play_rate: float = PLAY_RATE, cursor_blink: bool = False) -> GoldfiveApp:
+    """What ``goldfive replay`` opens: the app on a read-only run screen with the transport."""
+    return GoldfiveApp(replay_screen(recording, start_at=start_at, play_rate=play_rate), cursor_blink=cursor_blink)
+
+
+def screen_of(app: GoldfiveApp) -> RunScreen:
+    assert isinstance(app.home, RunScreen)
+    return app.home
+
+
+def replay_of(app: GoldfiveApp) -> Replay:
+    replay = screen_of(app).replay
+    assert replay is not None
+    return replay
+
+
+def bar_of(app: GoldfiveApp) -> ReplayBar:
+    return screen_of(app).query_one(ReplayBar)
 
 
 def story() -> list[Event]:
@@ -40,17 +63,17 @@ def index_of(events: list[Event], kind: str, task_id: str = "") -> int:
     raise AssertionError(f"no {kind} {task_id}")
 
 
-def statuses(app: ReplayApp) -> dict[str, TaskStatus]:
-    return {tid: t.status for tid, t in app.state.tasks.items()}
+def statuses(app: GoldfiveApp) -> dict[str, TaskStatus]:
+    return {tid: t.status for tid, t in screen_of(app).state.tasks.items()}
 
 
-def plan_rows(app: ReplayApp) -> list[str]:
+def plan_rows(app: GoldfiveApp) -> list[str]:
     return [row.plain for row in app.query_one(PlanView)._rows]
 
 
-async def settle(app: ReplayApp, pilot: Pilot) -> None:
+async def settle(app: GoldfiveApp, pilot: Pilot) -> None:
     await pilot.pause()
-    app._repaint()
+    screen_of(app).repaint()
     await pilot.pause()
 
 
@@ -59,7 +82,7 @@ async def test_a_torn_last_line_is_skipped_and_the_count_shown(tmp_path: Path) -
     path = write_jsonl(tmp_path / "run.jsonl", events, torn_tail='{"eventId":"x","runId":"3f9c')
     recording = open_recording(path)
     assert recording.skipped == 1 and len(recording.events) == len(events)
-    app = ReplayApp(recording, cursor_blink=False)
+    app = replay_app(recording)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         bar = str(app.query_one(ReplayBar).render())
@@ -70,48 +93,48 @@ async def test_a_torn_last_line_is_skipped_and_the_count_shown(tmp_path: Path) -
 async def test_stepping_forward_and_back_changes_the_plan_shown() -> None:
     events = story()
     done = index_of(events, "task_completed", "research")  # research completes at done + 1 events
-    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=done, cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=done)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert statuses(app)["research"] == TaskStatus.RUNNING
         assert plan_rows(app)[0].lstrip().startswith("◐")
         await pilot.press("right")
         await settle(app, pilot)
-        assert app.cursor == done + 1
+        assert replay_of(app).cursor == done + 1
         assert statuses(app)["research"] == TaskStatus.COMPLETED
         assert plan_rows(app)[0].lstrip().startswith("●")
         assert app.query_one(EventLog).shown_count == done + 1
         await pilot.press("left", "comma")  # two back: a rebuild from the checkpoint
         await settle(app, pilot)
-        assert app.cursor == done - 1
+        assert replay_of(app).cursor == done - 1
         assert statuses(app)["research"] == TaskStatus.RUNNING
-        assert app.state == RunState.from_events(events[: done - 1])
+        assert screen_of(app).state == RunState.from_events(events[: done - 1])
         assert app.query_one(EventLog).shown_count == done - 1
         await pilot.press("full_stop")
         await settle(app, pilot)
-        assert app.cursor == done
+        assert replay_of(app).cursor == done
 
 
 async def test_home_shows_the_start_and_end_shows_the_final_state() -> None:
     events = story()
-    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=5, cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=5)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("home")
         await settle(app, pilot)
-        assert app.cursor == 0 and app.state.tasks == {}
+        assert replay_of(app).cursor == 0 and screen_of(app).state.tasks == {}
         await pilot.press("end")
         await settle(app, pilot)
-        assert app.cursor == len(events)
-        assert app.state.phase == RunPhase.COMPLETED
+        assert replay_of(app).cursor == len(events)
+        assert screen_of(app).state.phase == RunPhase.COMPLETED
         assert set(statuses(app).values()) == {TaskStatus.COMPLETED}
-        assert app.state == RunState.from_events(events)
+        assert screen_of(app).state == RunState.from_events(events)
         assert "COMPLETED" in str(app.query_one("#header").render())
 
 
 async def test_approvals_are_shown_as_of_the_cursor() -> None:
     events = story()
     asked = index_of(events, "approval_requested")
-    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=asked + 1, cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=asked + 1)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert app.query_one(ApprovalsView).selected_key == "publish_deck"
@@ -123,7 +146,7 @@ async def test_approvals_are_shown_as_of_the_cursor() -> None:
 async def test_control_keys_are_refused_as_read_only() -> None:
     events = story()
     asked = index_of(events, "approval_requested")
-    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=asked + 1, cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=asked + 1)
     said: list[str] = []
     original = app.notify
     app.notify = lambda message, **kw: (said.append(message), original(message, **kw))[1]  # type: ignore[method-assign]
@@ -135,48 +158,48 @@ async def test_control_keys_are_refused_as_read_only() -> None:
         await settle(app, pilot)
         assert len(said) == 7 and all("read-only" in m for m in said)
         assert len(app.screen_stack) == 1  # no steer prompt, no confirmation
-        assert statuses(app) == before and app.cursor == asked + 1
-        assert "publish_deck" in app.state.approvals
+        assert statuses(app) == before and replay_of(app).cursor == asked + 1
+        assert "publish_deck" in screen_of(app).state.approvals
 
 
 async def test_space_plays_and_pauses_and_playing_stops_at_the_end() -> None:
     events = story()
     # A slow rate: the test drives the ticks itself.
-    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=len(events) - 1, play_rate=0.01, cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=len(events) - 1, play_rate=0.01)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space")
-        assert app.playing
-        assert "▶ playing" in app.status_text()
-        app._tick()  # what the interval does, without waiting for it
-        assert app.cursor == len(events) and not app.playing
+        assert bar_of(app).playing
+        assert "▶ playing" in bar_of(app).status_text()
+        bar_of(app)._tick()  # what the interval does, without waiting for it
+        assert replay_of(app).cursor == len(events) and not bar_of(app).playing
         await pilot.press("space")  # at the end: plays again from the start
-        assert app.playing and app.cursor == 0
+        assert bar_of(app).playing and replay_of(app).cursor == 0
         await pilot.press("space")
-        assert not app.playing and "⏸ paused" in app.status_text()
+        assert not bar_of(app).playing and "⏸ paused" in bar_of(app).status_text()
 
 
 async def test_keys_typed_into_the_filter_do_not_move_the_cursor() -> None:
     events = story()
-    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=8, cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=8)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *"task", "space", "backspace", "left", "home", "end")
         await settle(app, pilot)
         assert isinstance(app.focused, Input)
         assert app.query_one("#filter", Input).value == "task"
-        assert app.cursor == 8 and not app.playing
+        assert replay_of(app).cursor == 8 and not bar_of(app).playing
         log = app.query_one(EventLog)
         expected = [describe(ev) for ev in events[:8]]
         expected = [d for d in expected if "task" in d[0].lower() or "task" in d[1].lower()]
         assert 0 < log.shown_count == len(expected) < 8
         await pilot.press("enter", "right")  # the filter stays; the cursor moves again
         await settle(app, pilot)
-        assert app.cursor == 9
+        assert replay_of(app).cursor == 9
         lines = [describe(ev) for ev in events[:9]]
         assert log.shown_count == sum(1 for d in lines if "task" in d[0].lower() or "task" in d[1].lower())
         for key, at in (("left", 8), ("left", 7), ("home", 0), ("end", len(events)), ("comma", len(events) - 1)):
             await pilot.press(key)
             await settle(app, pilot)
-            assert app.cursor == at
+            assert replay_of(app).cursor == at
             wanted = [i for i, ev in enumerate(events[:at]) if any("task" in part.lower() for part in describe(ev)[:2])]
             assert log.shown_lines() == [log.lines[i] for i in wanted]
 
@@ -186,7 +209,7 @@ def test_snapshot_replay_at_a_cursor(snap_compare) -> None:  # type: ignore[no-u
     events = story()
     asked = index_of(events, "approval_requested")
     recording = Recording("run.jsonl", "jsonl", events[0].run_id, events, skipped=1, errors=["line 17: torn"])
-    app = ReplayApp(recording, start_at=asked + 1, cursor_blink=False)
+    app = replay_app(recording, start_at=asked + 1)
 
     async def run_before(pilot: Pilot) -> None:
         await settle(app, pilot)
@@ -195,8 +218,8 @@ def test_snapshot_replay_at_a_cursor(snap_compare) -> None:  # type: ignore[no-u
 
 
 async def test_help_offers_the_replay_moves_and_not_the_controls() -> None:
-    app = ReplayApp(Recording("story", "jsonl", "r", story()), cursor_blink=False)
-    actions = [b.action for b in app.action_bindings()]
+    app = replay_app(Recording("story", "jsonl", "r", story()))
+    actions = [b.action for b in screen_of(app).offered_bindings()]
     assert actions[:5] == ["step(-1)", "step(1)", "play", "jump(0)", "jump(-1)"]
     assert "steer" not in actions and "pause" not in actions
     assert actions[-2:] == ["help", "quit"]

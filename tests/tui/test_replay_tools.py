@@ -15,50 +15,51 @@ from goldfive.recording import Recording, match_run, recorded_run_choices
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 from goldfive.types import Session
 from goldfive_tui.pick_run import RunPickerApp
-from goldfive_tui.replay import SCRUB_CELLS, ReplayApp, ReplayBar
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.replay import SCRUB_CELLS, ReplayBar
 from goldfive_tui.screens.detail import EventScreen
 from goldfive_tui.widgets.eventlog import EventLog
 
-from .test_replay import SIZE, settle, story
+from .test_replay import SIZE, bar_of, replay_app, replay_of, screen_of, settle, story
 
 
-def bar(app: ReplayApp) -> str:
+def bar(app: GoldfiveApp) -> str:
     return str(app.query_one(ReplayBar).render())
 
 
 async def test_plus_and_minus_change_the_play_speed_within_half_to_sixteen() -> None:
     # A slow base rate: playing must not reach the end (and stop) while the test looks at it.
-    app = ReplayApp(Recording("story", "jsonl", "r", story()), start_at=0, play_rate=0.05, cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", story()), start_at=0, play_rate=0.05)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert "(1x)" in bar(app)
         await pilot.press("plus", "plus")
-        assert app.speed == 4.0 and "(4x)" in bar(app)
+        assert replay_of(app).speed == 4.0 and "(4x)" in bar(app)
         await pilot.press(*["plus"] * 5)
-        assert app.speed == 16.0
+        assert replay_of(app).speed == 16.0
         await pilot.press(*["minus"] * 9)
-        assert app.speed == 0.5 and "(0.5x)" in bar(app)
+        assert replay_of(app).speed == 0.5 and "(0.5x)" in bar(app)
         await pilot.press("space")
         assert "playing 0.5x" in bar(app)
         await pilot.press("plus")
-        assert app.playing and "playing 1x" in bar(app)
+        assert bar_of(app).playing and "playing 1x" in bar(app)
 
 
 async def test_the_scrubber_shows_the_position() -> None:
     events = story()
-    app = ReplayApp(Recording("story", "jsonl", "r", events), start_at=0, cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=0)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         assert "░" * SCRUB_CELLS + "   0%" in bar(app)
         await pilot.press("end")
         assert "█" * SCRUB_CELLS + " 100%" in bar(app)
-        app.move_to(len(events) // 2)
+        bar_of(app).move_to(len(events) // 2)
         await settle(app, pilot)
         assert "█" * (SCRUB_CELLS // 2) in bar(app) and "░" in bar(app)
 
 
 async def test_enter_on_a_replayed_event_opens_it_whole() -> None:
-    app = ReplayApp(Recording("story", "jsonl", "r", story()), cursor_blink=False)
+    app = replay_app(Recording("story", "jsonl", "r", story()))
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         log = app.query_one(EventLog)
@@ -154,17 +155,17 @@ async def test_a_long_recording_opens_at_once_and_reaches_the_end_when_indexed(m
     monkeypatch.setattr(replay, "INDEX_STEP", 60)
     monkeypatch.setattr(replay, "FIRST_SCREEN", 30)
     events = _long_story(400)
-    app = ReplayApp(Recording("long", "jsonl", "r", events), cursor_blink=False)
-    assert app.timeline.indexed == 30 and app.cursor == 30  # opened before indexing the rest
-    assert "indexing" in app.status_text()
+    app = replay_app(Recording("long", "jsonl", "r", events))
+    assert replay_of(app).timeline.indexed == 30 and replay_of(app).cursor == 30  # opened before indexing the rest
+    assert "indexing" in replay_of(app).status_text(False)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(100):
             await pilot.pause()
-            if app.timeline.complete and app.cursor == len(events):
+            if replay_of(app).timeline.complete and replay_of(app).cursor == len(events):
                 break
-        assert app.timeline.complete and app.cursor == len(events)
+        assert replay_of(app).timeline.complete and replay_of(app).cursor == len(events)
         assert "indexing" not in bar(app)
-        assert app.state.events == len(events)
+        assert screen_of(app).state.events == len(events)
 
 
 async def test_moving_while_indexing_is_not_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -173,12 +174,12 @@ async def test_moving_while_indexing_is_not_overridden(monkeypatch: pytest.Monke
     monkeypatch.setattr(replay, "INDEX_NOW", 100)
     monkeypatch.setattr(replay, "INDEX_STEP", 60)
     events = _long_story(400)
-    app = ReplayApp(Recording("long", "jsonl", "r", events), cursor_blink=False)
+    app = replay_app(Recording("long", "jsonl", "r", events))
     async with app.run_test(size=SIZE) as pilot:
-        app.action_jump(0)  # the person went to the start while it indexed
+        screen_of(app).action_jump(0)  # the person went to the start while it indexed
         for _ in range(100):
             await pilot.pause()
-            if app.timeline.complete:
+            if replay_of(app).timeline.complete:
                 break
         await pilot.pause()
-        assert app.timeline.complete and app.cursor == 0
+        assert replay_of(app).timeline.complete and replay_of(app).cursor == 0

@@ -9,6 +9,7 @@ from goldfive.sinks import SQLitePersistenceSink, list_runs
 from goldfive.types import Plan, Task, TaskEdge, TaskStatus
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.local_source import LocalRunSource
+from tests.tui.conftest import run_app, run_screen
 
 
 async def agent(task, session):  # type: ignore[no-untyped-def]
@@ -20,18 +21,19 @@ async def test_the_run_factory_drives_the_tui_to_completed_and_records_it(tmp_pa
     factory = _runner_factory(agent, StaticPlanner(plan), "ship it")
     db = tmp_path / "runs.sqlite"
     source = LocalRunSource(factory, extra_sinks=[SQLitePersistenceSink(db)])  # type: ignore[arg-type]
-    app = GoldfiveApp(source)
+    app = run_app(source)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         assert source._run_task is not None
         await source._run_task
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        app._repaint()
+        screen = run_screen(app)
+        await screen.workers.wait_for_complete()
+        screen.repaint()
         await pilot.pause()
-        assert app.state.phase == RunPhase.COMPLETED
-        assert {t.status for t in app.state.tasks.values()} == {TaskStatus.COMPLETED}
-        assert app.state.goal_summary == "ship it"
+        assert screen.state.phase == RunPhase.COMPLETED
+        assert {t.status for t in screen.state.tasks.values()} == {TaskStatus.COMPLETED}
+        assert screen.state.goal_summary == "ship it"
     assert len(list_runs(db)) == 1
 
 
@@ -39,9 +41,10 @@ def test_after_the_tui_closes_the_run_says_where_it_was_recorded_and_how_to_repl
     from goldfive_tui.launch import run_local_tui
 
     async def headless_app_run(self: GoldfiveApp) -> None:  # drive the run to its end without a terminal
-        await self.source.start()
-        await self.source._run_task  # type: ignore[attr-defined]
-        await self.source.stop()  # type: ignore[attr-defined]
+        source = self.home.source
+        await source.start()
+        await source._run_task  # type: ignore[attr-defined]
+        await source.stop()  # type: ignore[attr-defined]
 
     monkeypatch.setattr(GoldfiveApp, "run_async", headless_app_run)
     plan = Plan(tasks=[Task("fetch", "Fetch")])

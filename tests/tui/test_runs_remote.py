@@ -14,7 +14,7 @@ from goldfive.remote.launch import demo_run as _demo_run
 from goldfive.control import AckResult
 from goldfive.remote.host import RunHost
 from goldfive.remote.server import start_server
-from goldfive_tui.runs.app import HubApp
+from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.runs.remote import RemoteRuns
 from goldfive_tui.screens.runs import RunsScreen
 
@@ -84,19 +84,21 @@ async def test_hub_app_opens_a_served_run_through_grpc(tmp_path: Path) -> None:
     gate = Gate()
     host.start_run(gated_factory(gate), "gated", run_id="gate0002bbbb")
     server = await start_server(host, listen="127.0.0.1:0")
-    app = HubApp(RemoteRuns(server.address), poll_s=3600, cursor_blink=False, osc=False)
+    hub = RunsScreen(RemoteRuns(server.address), poll_s=3600, osc=False)
+    app = GoldfiveApp(hub, cursor_blink=False)
     try:
         async with app.run_test(size=(80, 24)) as pilot:
             await gate.entered.wait()
-            await app.poll()
+            await hub.poll()
             await pilot.pause()
-            assert [r.run_id for r in app.runs_screen.rows] == ["gate0002bbbb"]
+            assert [r.run_id for r in hub.rows] == ["gate0002bbbb"]
             await pilot.press("enter")
             for _ in range(200):
                 await pilot.pause(0.02)
-                if app.state.run_id:
+                if hub.run_screen is not None and hub.run_screen.state.run_id:
                     break
-            assert app.open_run_id == "gate0002bbbb" and app.state.run_id == "gate0002bbbb"
+            assert hub.run_screen is not None
+            assert hub.open_run_id == "gate0002bbbb" and hub.run_screen.state.run_id == "gate0002bbbb"
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(app.screen, RunsScreen)

@@ -3,25 +3,26 @@ toast for another run, and the waiting queue's batch-approve rule."""
 
 from __future__ import annotations
 
-from goldfive_tui.runs.app import HubApp
+from goldfive_tui.app import GoldfiveApp
+from goldfive_tui.run.screen import RunScreen
 from goldfive_tui.runs.model import RunRow, sort_rows
 from goldfive_tui.screens.runs import RunsScreen
 from goldfive_tui.screens.waiting import WaitingDetail, WaitingScreen
 
 from tests.tui.conftest import screen_text
-from tests.tui.runs_kit import IDS, make_hub, make_runs, new_approval
+from tests.tui.runs_kit import IDS, hub_of, make_hub, make_runs, new_approval, open_screen
 
 SIZE = (80, 24)
 
 
-async def ready(app: HubApp, pilot) -> None:  # type: ignore[no-untyped-def]
+async def ready(app: GoldfiveApp, pilot) -> None:  # type: ignore[no-untyped-def]
     await pilot.pause()
-    await app.poll()
+    await hub_of(app).poll()
     await pilot.pause()
 
 
-def shown_ids(app: HubApp) -> list[str]:
-    return [r.run_id for r in app.runs_screen.rows]
+def shown_ids(app: GoldfiveApp) -> list[str]:
+    return [r.run_id for r in hub_of(app).rows]
 
 
 async def test_rows_sort_what_needs_a_person_first() -> None:
@@ -31,7 +32,7 @@ async def test_rows_sort_what_needs_a_person_first() -> None:
         assert isinstance(app.screen, RunsScreen)
         order = shown_ids(app)
         # approval and escalation (the oldest first), failed, paused, then live, then finished
-        assert order[:2] == sorted([IDS["approval"], IDS["escalation"]], key=lambda r: next(x.needs_since_ms for x in app.snapshot.rows if x.run_id == r))
+        assert order[:2] == sorted([IDS["approval"], IDS["escalation"]], key=lambda r: next(x.needs_since_ms for x in hub_of(app).snapshot.rows if x.run_id == r))
         assert order[2:] == [IDS["failed"], IDS["paused"], IDS["running"], IDS["done"]]
         text = screen_text(app)
         assert "approve publish_deck" in text and "4 need you" in text
@@ -57,21 +58,21 @@ async def test_enter_opens_the_run_and_esc_comes_back() -> None:
         assert first == IDS["approval"]
         await pilot.press("enter")
         await pilot.pause()
-        assert app.open_run_id == first
+        assert hub_of(app).open_run_id == first
         assert not isinstance(app.screen, RunsScreen)
-        await app.runs.opened[first].wait_idle()  # type: ignore[attr-defined]
+        await hub_of(app).runs.opened[first].wait_idle()  # type: ignore[attr-defined]
         await pilot.pause()
-        app._repaint()
-        assert app.state.run_id == first and "publish_deck" in app.state.approvals
+        open_screen(app).repaint()
+        assert open_screen(app).state.run_id == first and "publish_deck" in open_screen(app).state.approvals
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, RunsScreen)
         await pilot.press("j", "enter")  # the other run: the source is swapped, its state afresh
         await pilot.pause()
-        assert app.open_run_id == IDS["running"]
-        await app.runs.opened[IDS["running"]].wait_idle()  # type: ignore[attr-defined]
+        assert hub_of(app).open_run_id == IDS["running"]
+        await hub_of(app).runs.opened[IDS["running"]].wait_idle()  # type: ignore[attr-defined]
         await pilot.pause()
-        assert app.state.run_id == IDS["running"] and not app.state.approvals
+        assert open_screen(app).state.run_id == IDS["running"] and not open_screen(app).state.approvals
 
 
 async def test_n_opens_the_next_run_that_needs_you_from_anywhere() -> None:
@@ -80,13 +81,13 @@ async def test_n_opens_the_next_run_that_needs_you_from_anywhere() -> None:
         await ready(app, pilot)
         await pilot.press("n")
         await pilot.pause()
-        assert app.open_run_id == IDS["approval"]
+        assert hub_of(app).open_run_id == IDS["approval"]
         await pilot.press("n")  # from inside a run: the next one
         await pilot.pause()
-        assert app.open_run_id == IDS["failed"]
+        assert hub_of(app).open_run_id == IDS["failed"]
         await pilot.press("n")  # and round again
         await pilot.pause()
-        assert app.open_run_id == IDS["approval"]
+        assert hub_of(app).open_run_id == IDS["approval"]
 
 
 async def test_slash_filters_the_rows() -> None:
@@ -108,18 +109,18 @@ async def test_a_new_approval_in_another_run_rings_and_toasts_while_a_run_is_ope
     app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        assert app.notices == [] and bells == []  # what waited already is not news
-        app.open_run(IDS["running"])
+        assert hub_of(app).announcer.notices == [] and bells == []  # what waited already is not news
+        hub_of(app).open_run(IDS["running"])
         await pilot.pause()
-        app.runs.release(IDS["paused"], [new_approval(IDS["paused"])])  # type: ignore[attr-defined]
-        await app.poll()
+        hub_of(app).runs.release(IDS["paused"], [new_approval(IDS["paused"])])  # type: ignore[attr-defined]
+        await hub_of(app).poll()
         await pilot.pause()
-        assert [(n.run_id, n.kind, n.tool_name) for n in app.notices] == [(IDS["paused"], "approval", "send_mail")]
+        assert [(n.run_id, n.kind, n.tool_name) for n in hub_of(app).announcer.notices] == [(IDS["paused"], "approval", "send_mail")]
         assert bells == [1]
         toasts = [n.message for n in app._notifications]
         assert any(IDS["paused"][:8] in m and "send_mail" in m for m in toasts)
-        await app.poll()  # the same approval at the next poll: no second alarm
-        assert len(app.notices) == 1 and bells == [1]
+        await hub_of(app).poll()  # the same approval at the next poll: no second alarm
+        assert len(hub_of(app).announcer.notices) == 1 and bells == [1]
 
 
 async def test_completion_is_not_a_notice() -> None:
@@ -133,14 +134,14 @@ async def test_completion_is_not_a_notice() -> None:
         from goldfive import events as E
 
         runs.release(IDS["running"], [script._at(5000, E.run_completed, "done")])
-        await app.poll()
-        assert app.notices == []
+        await hub_of(app).poll()
+        assert hub_of(app).announcer.notices == []
 
 
 async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opened() -> None:
     runs = make_runs("running", "paused", "approval")
     app = make_hub(runs=runs)
-    runs.release(IDS["running"], [new_approval(IDS["running"], "send_mail", at_ms=app.wall_ms() - 94_000)])
+    runs.release(IDS["running"], [new_approval(IDS["running"], "send_mail", at_ms=hub_of(app).wall_ms() - 94_000)])
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
         await pilot.press("d")
@@ -157,8 +158,8 @@ async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opene
         await pilot.press("escape")
         await pilot.pause()
         # A new approval arrives after the list was drawn; the person even reads it.
-        runs.release(IDS["paused"], [new_approval(IDS["paused"], "drop_table", at_ms=app.wall_ms() - 1_000)])
-        await app.poll()
+        runs.release(IDS["paused"], [new_approval(IDS["paused"], "drop_table", at_ms=hub_of(app).wall_ms() - 1_000)])
+        await hub_of(app).poll()
         await pilot.pause()
         assert [w.tool_name for w in queue.items] == ["send_mail", "publish_deck", "drop_table"]
         await pilot.press("G", "enter", "escape")
@@ -196,8 +197,8 @@ async def test_jump_from_the_queue_opens_the_run() -> None:
         await pilot.pause()
         await pilot.press("o")
         await pilot.pause()
-        assert app.open_run_id == IDS["approval"]
-        assert len(app.screen_stack) == 1
+        assert hub_of(app).open_run_id == IDS["approval"]
+        assert [type(s) for s in app.screen_stack] == [RunsScreen, RunScreen]
 
 
 async def test_help_on_the_runs_screen_and_in_a_run_lists_the_hub_keys() -> None:

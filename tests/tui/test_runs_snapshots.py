@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.pilot import Pilot
 
-from tests.tui.runs_kit import make_hub
+from tests.tui.runs_kit import hub_of, make_hub
 
 
 def _snap(snap_compare, keys: tuple[str, ...] = (), size: tuple[int, int] = (80, 24)) -> bool:  # type: ignore[no-untyped-def]
@@ -13,7 +13,7 @@ def _snap(snap_compare, keys: tuple[str, ...] = (), size: tuple[int, int] = (80,
 
     async def before(pilot: Pilot) -> None:
         await pilot.pause()
-        await app.poll()
+        await hub_of(app).poll()
         await pilot.pause()
         for key in keys:
             await pilot.press(key)

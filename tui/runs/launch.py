@@ -47,10 +47,10 @@ def _notify_cmd(command: str | None) -> Any:
 
 
 def run_demo_hub(*, runs: int, speed: float = 1.0, notify_cmd: str | None = None) -> int:
-    from .app import HubApp
+    from ..app import GoldfiveApp
+    from ..screens.runs import RunsScreen
 
-    app = HubApp(demo_runs(runs, speed=speed), poll_s=0.25, notify_cmd=_notify_cmd(notify_cmd))
-    app.run()
+    GoldfiveApp(RunsScreen(demo_runs(runs, speed=speed), poll_s=0.25, notify_cmd=_notify_cmd(notify_cmd))).run()
     return 0
 
 
@@ -63,11 +63,12 @@ def run_attach_hub(
     tls_client_key: str | None = None,
     notify_cmd: str | None = None,
 ) -> int:
-    from .app import HubApp
+    from ..app import GoldfiveApp
+    from ..screens.runs import RunsScreen
     from .remote import RemoteRuns
 
     source = RemoteRuns(addr, token=token, tls_ca=tls_ca, tls_client_cert=tls_client_cert, tls_client_key=tls_client_key)
-    HubApp(source, poll_s=1.0, notify_cmd=_notify_cmd(notify_cmd)).run()
+    GoldfiveApp(RunsScreen(source, poll_s=1.0, notify_cmd=_notify_cmd(notify_cmd))).run()
     return 0
 
 

@@ -88,7 +88,8 @@ class _DetailScreen(ModalScreen[str | None]):
 
 class ApprovalScreen(_DetailScreen):
     """A pending approval: prompt, tool, task, age and the full arguments. ``a`` approves,
-    ``x`` rejects (the app asks for the reason), Esc closes without answering."""
+    ``x`` rejects (the run screen asks for the reason), Esc closes without answering; with
+    ``can_decide=False`` (a read-only view) it only shows the request."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "answer('approve')", "Approve", id="approval.approve"),
@@ -97,9 +98,10 @@ class ApprovalScreen(_DetailScreen):
     ]
     copy_what = "arguments"
 
-    def __init__(self, view: ApprovalView, state: RunState, now_ms: int) -> None:
+    def __init__(self, view: ApprovalView, state: RunState, now_ms: int, *, can_decide: bool = True) -> None:
         super().__init__()
         self.view = view
+        self.can_decide = can_decide
         self.copy_text = pretty_json(view.args if view.args is not None else view.args_json)
         self._state, self._now = state, now_ms
         self.gone = ""
@@ -114,7 +116,8 @@ class ApprovalScreen(_DetailScreen):
             with VerticalScroll(id="approval-args", classes="detail-body", can_focus=True):
                 yield Static(highlighted(self.copy_text or "(no arguments)"))
             edit = " · e edit, then approve" if v.kind == "tool" else ""
-            yield Label(f"a approve · x reject{edit} · y copy the arguments · ↑↓ scroll · Esc close", classes="dialog-hint")
+            decide = f"a approve · x reject{edit} · " if self.can_decide else ""
+            yield Label(f"{decide}y copy the arguments · ↑↓ scroll · Esc close", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one("#approval-args").focus()
@@ -142,6 +145,11 @@ class ApprovalScreen(_DetailScreen):
         if not self.gone and self.view.target_id not in state.approvals:
             self.gone = "No longer waiting: it was answered or timed out."
         self.query_one("#approval-meta", Static).update(self._meta())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer" and not self.can_decide:
+            return False
+        return super().check_action(action, parameters)
 
     def action_answer(self, what: str) -> None:
         if self.gone:

@@ -8,7 +8,7 @@ opened) and still wait: an item that arrived afterwards is never approved unread
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -31,6 +31,8 @@ WAITING_KEYS: list[BindingType] = [
     Binding("A", "approve_read", "Approve read", tooltip="Approve every item you opened and read that was listed when the queue opened", id="waiting.batch"),
     Binding("o", "jump", "Open run", tooltip="Open the selected item's run", id="waiting.jump"),
     Binding("escape", "close", "Back", id="waiting.close"),
+    Binding("n", "next_needing", "Next needing you", show=False, tooltip="Open the next run that needs you", id="waiting.next"),
+    Binding("q", "app.quit", "Quit", tooltip="Quit; runs started in this process are cancelled after a confirmation", id="waiting.quit"),
 ]  # fmt: skip
 
 _KIND_STYLE = {"approval": "bold yellow", "escalation": "bold magenta"}
@@ -38,6 +40,16 @@ _KIND_STYLE = {"approval": "bold yellow", "escalation": "bold magenta"}
 
 class WaitingList(CursorList):
     pass
+
+
+class Decider(Protocol):
+    """Where the queue's decisions and jumps go: the runs screen."""
+
+    def decide(self, items: list[WaitingItem], approve: bool, reason: str = "") -> None: ...
+
+    def open_run(self, run_id: str) -> None: ...
+
+    def next_needing(self) -> None: ...
 
 
 def item_row(item: WaitingItem, now_ms: int, width: int, *, read: bool, new: bool) -> Text:
@@ -54,12 +66,13 @@ def item_row(item: WaitingItem, now_ms: int, width: int, *, read: bool, new: boo
 
 
 class WaitingScreen(Screen[None]):
-    """The app calls ``show`` at every poll; decisions go through ``app.decide``."""
+    """The runs screen calls ``show`` at every poll; decisions go to ``hub.decide``."""
 
     BINDINGS: ClassVar[list[BindingType]] = WAITING_KEYS
 
-    def __init__(self, snapshot: Snapshot, now_ms: int) -> None:
+    def __init__(self, snapshot: Snapshot, now_ms: int, hub: Decider) -> None:
         super().__init__(id="waiting-screen")
+        self.hub = hub
         #: The items as the list was drawn when the queue opened: only these can be batch-approved.
         self.drawn: frozenset[str] = frozenset(w.key for w in snapshot.waiting)
         self.read: set[str] = set()
@@ -120,11 +133,11 @@ class WaitingScreen(Screen[None]):
 
         def answered(what: str | None) -> None:
             if what == "approve":
-                self.app.decide([item], True)  # type: ignore[attr-defined]
+                self.hub.decide([item], True)
             elif what == "reject":
                 self._reject(item)
             elif what == "open":
-                self.app.open_run(item.run_id)  # type: ignore[attr-defined]
+                self.hub.open_run(item.run_id)
 
         self.app.push_screen(WaitingDetail(item, self._now), answered)
 
@@ -137,7 +150,7 @@ class WaitingScreen(Screen[None]):
             self.action_open_item()
             return
         if approve:
-            self.app.decide([item], True)  # type: ignore[attr-defined]
+            self.hub.decide([item], True)
         else:
             self._reject(item)
 
@@ -146,7 +159,7 @@ class WaitingScreen(Screen[None]):
 
         def entered(reason: str | None) -> None:
             if reason is not None:
-                self.app.decide([item], False, reason.strip())  # type: ignore[attr-defined]
+                self.hub.decide([item], False, reason.strip())
 
         verb = "Reject" if item.kind == "approval" else "Cancel the run of"
         self.app.push_screen(TextPrompt(f"{verb} {item.what} ({item.run_id[:8]}): reason", hint="Enter sends · Esc cancels"), entered)
@@ -156,11 +169,14 @@ class WaitingScreen(Screen[None]):
         if not items:
             self.notify("Open (Enter) and read the items first: A approves only those.", severity="warning")
             return
-        self.app.decide(items, True)  # type: ignore[attr-defined]
+        self.hub.decide(items, True)
 
     def action_jump(self) -> None:
         if item := self.selected:
-            self.app.open_run(item.run_id)  # type: ignore[attr-defined]
+            self.hub.open_run(item.run_id)
+
+    def action_next_needing(self) -> None:
+        self.hub.next_needing()
 
     def action_close(self) -> None:
         self.app.pop_screen()

@@ -1,4 +1,4 @@
-"""Try the TUI without a runtime: ``python -m tui.preview [--speed X]``.
+"""Try the TUI without a runtime: ``python scripts/preview.py [--speed X]``.
 
 Plays the scripted slide-deck story over a few seconds and reacts to the keys the way the
 runtime would: PAUSE holds the story, STEER revises the plan, the publish step waits for
@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
+from pathlib import Path
 
-from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
-from goldfive.pb.goldfive.v1.events_pb2 import Event
-from .app import GoldfiveApp
-from .scenario import DemoScript
-from .source import ScriptedSource
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage  # noqa: E402
+from goldfive.pb.goldfive.v1.events_pb2 import Event  # noqa: E402
+from goldfive_tui.app import GoldfiveApp  # noqa: E402
+from goldfive_tui.run.screen import RunScreen  # noqa: E402
+from tests.tui.scenario import DemoScript  # noqa: E402
+from tests.tui.scripted import ScriptedSource  # noqa: E402
 
 
 class PacedDemoSource(ScriptedSource):
@@ -81,7 +86,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--speed", type=float, default=1.0, help="story speed multiplier")
     args = parser.parse_args()
-    GoldfiveApp(PacedDemoSource(args.speed)).run()
+    GoldfiveApp(RunScreen(PacedDemoSource(args.speed))).run()
 
 
 if __name__ == "__main__":

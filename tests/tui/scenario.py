@@ -1,6 +1,6 @@
 """A scripted, deterministic run (the DESIGN section 5 slide-deck story) as real events.
 
-Used by the preview script, the snapshot tests and the Pilot tests. Every event comes from the
+Used by the snapshot and Pilot tests, the benches and ``scripts/preview.py``; not shipped. Every event comes from the
 real factories in ``goldfive.events`` on a ``Session`` whose clock this script moves by hand, so
 the same calls always give the same events (up to the random event-id suffix, never shown).
 """
@@ -15,7 +15,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskEdge, TaskStatus
 
 if TYPE_CHECKING:
-    from .source import ScriptedSource
+    from .scripted import ScriptedSource
 
 #: 2026-01-01T00:00:00Z: a fixed epoch so every run of the script gives the same times.
 T0_MS = 1_767_225_600_000
@@ -180,7 +180,7 @@ def story_source(
 ) -> ScriptedSource:
     """The story up to ``stage`` ("opening", "approval", "finished") as a source whose
     controls get the runtime's reaction events. Tests, snapshots and screenshots share it."""
-    from .source import ScriptedSource
+    from .scripted import ScriptedSource
 
     steps: list[list[Event]] = [script.opening()]
     if stage in ("approval", "finished"):

@@ -1,0 +1,211 @@
+"""The control keys of a run screen: each builds one ControlMessage, shows it as one log line
+at once, and rewrites that line when its ack (and for STEER the plan revision) comes.
+
+A RunScreen with a source has one ``RunControls``; its control keys (bound only when the screen
+was built with ``controls=True``) call the methods here. Quitting while a run of this process is
+live asks here too: cancelling it goes the same way as the c key's CANCEL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+from typing import TYPE_CHECKING, Any
+
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+
+from ..inputs import validate_message, validate_steer_note
+from ..screens.approvals import EditArgumentsScreen, RulesScreen
+from ..screens.detail import ApprovalScreen
+from ..screens.dialogs import DETACH, ConfirmScreen, QuitScreen, TextPrompt
+from ..screens.note import NotePrompt
+from .feed import approval_name
+
+if TYPE_CHECKING:
+    from ..source import RunSource
+    from .screen import RunScreen
+
+__all__ = ["RunControls", "who"]
+
+
+def who() -> dict[str, object]:
+    """Who decides an approval from here: the OS user, through the TUI (the ledger says so)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid
+        user = "unknown"
+    return {"author": user, "client": "tui"}
+
+
+class RunControls:
+    def __init__(self, screen: RunScreen, source: RunSource) -> None:
+        self.screen = screen
+        self.source = source
+        #: Notes sent this session, per prompt ("steer", "inject"), oldest first: ↑ recalls them.
+        self.note_history: dict[str, list[str]] = {}
+
+    # -- sending -------------------------------------------------------------------------
+    def send(self, kind: ControlKind, payload: dict[str, object] | None = None) -> ControlMessage:
+        """Show the control as sent at once and deliver it from a worker."""
+        screen = self.screen
+        msg = ControlMessage(kind=kind, payload=dict(payload or {}))
+        msg.issued_at_ms = screen.now_ms()
+        screen.add_line(screen.feed.sent(msg, screen.log_size(), screen.at()))
+        view_kind = screen.feed.state.controls[msg.id].kind
+        screen.run_worker(self._deliver(msg, view_kind), group="controls")
+        return msg
+
+    async def _deliver(self, msg: ControlMessage, kind: str) -> None:
+        try:
+            ack = await self.source.send(msg)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: a broken transport is shown as a FAILURE
+            ack = ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
+        view = self.screen.feed.state.control_ack(ack, kind)
+        first = self.screen.rewrite_control(view.id)
+        refusal = self.screen.feed.refusal(view)
+        if first and refusal:  # a refusal must not go unnoticed in a scrolled log
+            self.screen.notify(refusal, title="refused", severity="error", timeout=6)
+        self.screen.repaint()  # acks are rare and the person is waiting for this one: no throttle
+
+    def _push(self, screen: Any, callback: Any = None) -> None:
+        self.screen.app.push_screen(screen, callback)
+
+    # -- the run ---------------------------------------------------------------------------
+    def pause(self) -> None:
+        self.send(ControlKind.RESUME if self.screen.feed.state.paused else ControlKind.PAUSE)
+
+    def steer(self) -> None:
+        def entered(note: str | None) -> None:
+            if note is not None:
+                self.send(ControlKind.STEER, {"note": note.strip(), "author": "you"})
+
+        prompt = NotePrompt(
+            "Steer the run: what should change? (e.g. focus on fewer, higher-quality slides)",
+            hint="ctrl+s sends STEER · Enter new line · ↑ earlier notes · Esc cancels · at most 8 KiB",
+            validate=validate_steer_note,
+            history=self.note_history.setdefault("steer", []),
+        )
+        self._push(prompt, entered)
+
+    def rewind(self, task_id: str | None) -> None:
+        if not task_id:
+            self.screen.notify("Select a task in the plan first.", severity="warning")
+            return
+        task = self.screen.feed.state.tasks.get(task_id)
+        name = f"{task_id} ({task.title})" if task and task.title and task.title != task_id else task_id
+        question = f"Rewind to {name}? It and every task after it run again."
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.send(ControlKind.REWIND_TO, {"task_id": task_id})
+
+        self._push(ConfirmScreen(question, yes="Rewind"), confirmed)
+
+    def inject(self) -> None:
+        def entered(text: str | None) -> None:
+            if text is not None:
+                self.send(ControlKind.INJECT_MESSAGE, {"role": "user", "text": text.strip()})
+
+        prompt = NotePrompt(
+            "Inject a message into the running turn",
+            hint="ctrl+s sends INJECT_MESSAGE · Enter new line · ↑ earlier messages · Esc cancels",
+            validate=validate_message,
+            history=self.note_history.setdefault("inject", []),
+        )
+        self._push(prompt, entered)
+
+    def cancel(self) -> None:
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.send(ControlKind.CANCEL, {"reason": "cancelled from the TUI"})
+
+        self._push(ConfirmScreen("Cancel the whole run?", yes="Cancel run"), confirmed)
+
+    # -- quitting while the run lives in this process ---------------------------------------------
+    def ask_quit(self) -> None:
+        """Cancel the run and quit, keep it running without the TUI (DETACH), or stay."""
+
+        def chosen(choice: str | None) -> None:
+            if choice == "cancel":
+                self.screen.run_worker(self._cancel_and_exit(), group="quit", exclusive=True)
+            elif choice == "detach":
+                self.screen.app.exit(DETACH)
+
+        where = getattr(self.source, "recorded_at", None)
+        self._push(QuitScreen(where() if callable(where) else ""), chosen)
+
+    async def _cancel_and_exit(self) -> None:
+        """CANCEL the run and give it a moment to record how it ended, then quit."""
+        self.send(ControlKind.CANCEL, {"reason": "cancelled: the TUI quit"})
+        finished = getattr(self.source, "wait_finished", None)
+        if finished is not None:
+            try:
+                await asyncio.wait_for(finished(), timeout=5)
+            except asyncio.TimeoutError:
+                pass  # stop() cancels what is left
+        self.screen.app.exit()
+
+    # -- approvals ---------------------------------------------------------------------------
+    def approve(self, target: str, arguments: dict[str, object] | None = None) -> None:
+        payload: dict[str, object] = {"target_id": target, "detail": "", **who()}
+        if arguments is not None:
+            payload["arguments"] = arguments
+        self.send(ControlKind.APPROVE, payload)
+
+    def edit(self, target: str) -> None:
+        view = self.screen.feed.state.approvals.get(target)
+        if view is None:
+            self.screen.notify("That approval is no longer waiting.", severity="warning")
+            return
+        if view.kind != "tool":
+            self.screen.notify("A task approval has no arguments to edit.", severity="warning")
+            return
+
+        def edited(arguments: dict[str, Any] | None) -> None:
+            if arguments is not None:
+                self.approve(target, arguments)
+
+        self._push(EditArgumentsScreen(view), edited)
+
+    def reject(self, target: str) -> None:
+        def entered(reason: str | None) -> None:
+            if reason is not None:
+                self.send(ControlKind.REJECT, {"target_id": target, "detail": reason.strip(), **who()})
+
+        name = approval_name(self.screen.feed.state, target)
+        self._push(TextPrompt(f"Reject {name}: reason (optional)", hint="Enter sends REJECT · Esc cancels"), entered)
+
+    def rules(self) -> None:
+        from goldfive.run.approval_rules import RULES_VERB
+
+        async def ask(payload: dict[str, Any]) -> ControlAck:
+            msg = ControlMessage(RULES_VERB, payload={**payload, **who()})
+            try:
+                return await self.source.send(msg)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # isolation boundary: a broken transport is shown, not raised
+                return ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
+
+        self._push(RulesScreen(ask))
+
+    def answer(self, target: str, what: str | None) -> None:
+        """What the person chose in an approval's detail (ApprovalScreen)."""
+        if what == "approve":
+            self.approve(target)
+        elif what == "reject":
+            self.reject(target)
+        elif what == "edit":
+            self.edit(target)
+
+
+def open_approval(screen: RunScreen, target: str, controls: RunControls | None) -> None:
+    """The approval's detail: everything it asks, then (with controls) a / x / e right there."""
+    view = screen.feed.state.approvals.get(target)
+    if view is None:
+        screen.notify("That approval is no longer waiting.", severity="warning")
+        return
+    detail = ApprovalScreen(view, screen.feed.state, screen.now_ms(), can_decide=controls is not None)
+    screen.app.push_screen(detail, None if controls is None else (lambda what: controls.answer(target, what)))

@@ -1,0 +1,213 @@
+"""RunFeed: what the run screen knows of its run, folded from its events; no Textual here.
+
+``follow`` reads a RunSource (history, then live); each event goes into one ``RunState`` (the
+reducer replay and the server use) and, unless it is about a control sent from this screen,
+becomes one log line. A control sent from here is one
+line, rewritten when its ack (and for STEER the plan revision) arrives. What deserves an alert
+(a new approval, a CRITICAL drift, a deadline near) is collected here and raised by the screen
+once per repaint, so a backlog of history never rings for what was answered long ago.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from goldfive import conv
+from goldfive.approvals.ledger import LedgerEntry
+from goldfive.control import ControlMessage
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.run.approvals import WITHDRAWN
+from goldfive.types import DriftKind
+from goldfive.view import ControlView, RunState
+
+from ..format import LogLine, clip, clock_text, control_line, describe
+
+if TYPE_CHECKING:
+    from ..source import RunSource
+
+__all__ = ["Alert", "Fold", "RunFeed", "approval_name"]
+
+#: Events applied between yields to the event loop while a backlog is drained.
+_BATCH = 256
+
+Severity = Literal["information", "warning", "error"]
+
+
+class Fold(NamedTuple):
+    """What one event (or a gap, or the stream's failure) changes on screen."""
+
+    #: The new log line; None when the event belongs to a control sent from here.
+    line: LogLine | None
+    #: Controls whose line must be rewritten (their ack, or the plan revision they made).
+    rewrite: list[str]
+    #: The run has just ended (its control keys go).
+    ended: bool = False
+
+
+@dataclass(frozen=True)
+class Alert:
+    title: str
+    message: str
+    severity: Severity
+
+
+@dataclass
+class _Pending:
+    approvals: list[str] = field(default_factory=list)
+    critical: list[str] = field(default_factory=list)
+    expiring: list[str] = field(default_factory=list)
+
+
+def approval_name(state: RunState, target: str) -> str:
+    """The tool's name first: a target id is often an opaque call id."""
+    view = state.approvals.get(target)
+    return f"{view.tool_name} ({target})" if view and view.tool_name and view.tool_name != target else target
+
+
+def _control_id(ev: Event, kind: str | None) -> str:
+    if kind == "control_received":
+        return ev.control_received.control.id
+    if kind == "control_acked":
+        return ev.control_acked.ack.control_id
+    return ""
+
+
+class RunFeed:
+    def __init__(self, state: RunState | None = None) -> None:
+        self.state = state if state is not None else RunState()
+        #: Controls sent from here: control id -> their log line (index, time shown).
+        self.mine: dict[str, tuple[int, str]] = {}
+        #: Those whose ack is on their line already.
+        self.acked: set[str] = set()
+        #: task id -> the tool calls rejected in it ("publish_deck: too early"); the reducer
+        #: forgets an approval once answered, so the screen keeps what a REJECT did to a task.
+        self.rejected: dict[str, list[str]] = {}
+        #: The run's approval decisions as they arrived (approval_decided events).
+        self.ledger: list[LedgerEntry] = []
+        self.stream_note = ""
+        self.connection_note = ""  # remote sources: where the link is, always visible
+        self._pending = _Pending()
+
+    def at(self, ms: int) -> str:
+        """``ms`` as time since the run started, as the log and the header show it."""
+        return clock_text(ms - self.state.started_ms) if self.state.started_ms else "--:--"
+
+    # -- events ----------------------------------------------------------------------------
+    async def follow(self, source: RunSource, now_ms: Callable[[], int]) -> AsyncIterator[Fold]:
+        """Start ``source`` and fold what it yields until its stream ends. A broken stream is
+        one failed line and a note in the header, never an exception: the screen stays up."""
+        await source.start()
+        n = 0
+        try:
+            async for item in source.events():
+                if isinstance(item, Event):
+                    yield self.apply(item)
+                else:  # a Missed marker: events this reader lost
+                    count, first, last = item.count, item.first_sequence, item.last_sequence
+                    yield Fold(self.missed(count, first, last, self.at(now_ms())), [])
+                n += 1
+                if n % _BATCH == 0:
+                    await asyncio.sleep(0)  # let keys and repaints in during a backlog
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: a broken stream is shown, the UI stays up
+            self.stream_note = f"(event stream failed: {exc})"
+            yield Fold(LogLine(self.at(now_ms()), "stream", f"failed: {exc}", "fail"), [])
+        else:
+            if not self.state.finished:
+                self.stream_note = "(event stream ended)"
+
+    def apply(self, ev: Event) -> Fold:
+        """Fold ``ev``: its log line, and the controls whose line must be rewritten."""
+        kind = ev.WhichOneof("payload")
+        if kind == "approval_rejected":
+            self._note_rejection(ev)
+        self.state.apply(ev)
+        control_id = _control_id(ev, kind)
+        if control_id in self.mine:  # folded into the control's own line
+            if kind != "control_acked":
+                return Fold(None, [])
+            self.acked.add(control_id)  # shown by the line itself: no toast when the send returns
+            return Fold(None, [control_id])
+        label, text, style = describe(ev)
+        line = LogLine(self.at(ev.emitted_at.ToMilliseconds()), label, text, style, ev)
+        rewrite: list[str] = []
+        if kind == "approval_requested":
+            self._pending.approvals.append(ev.approval_requested.target_id)
+        elif kind == "drift_detected" and style == "drift-critical" and not self._cancelled_here(ev):
+            self._pending.critical.append(ev.drift_detected.detail)
+        elif kind == "plan_revised":
+            rewrite = [cid for cid in self.mine if (v := self.state.controls.get(cid)) is not None and v.revision is not None]
+        elif kind == "approval_decided":
+            self.ledger.append(LedgerEntry.from_event(ev))
+        elif kind == "approval_expiring":
+            self._pending.expiring.append(ev.approval_expiring.target_id)
+        return Fold(line, rewrite, kind in ("run_completed", "run_aborted"))
+
+    def missed(self, count: int, first: int, last: int, at: str) -> LogLine:
+        self.state.apply_missed(count)
+        return LogLine(at, "missed", f"{count} events ({first}..{last}) were dropped", "fail")
+
+    def _note_rejection(self, ev: Event) -> None:
+        """Keep a person's rejection on its task; a request withdrawn because its invocation
+        was cancelled (STEER, CANCEL) or one that timed out was nobody's decision."""
+        p = ev.approval_rejected
+        if p.detail.startswith((WITHDRAWN, "timeout")):
+            return
+        view = self.state.approvals.get(p.target_id)
+        if view is not None and view.task_id:
+            name = view.tool_name or p.target_id
+            self.rejected.setdefault(view.task_id, []).append(f"{name}: {p.detail}" if p.detail else name)
+
+    def _cancelled_here(self, ev: Event) -> bool:
+        """A USER_CANCEL drift after our own CANCEL: its ack already said so, no alarm."""
+        if conv.drift_kind_from_pb(ev.drift_detected.kind) != DriftKind.USER_CANCEL:
+            return False
+        return any(self.state.controls[c].kind == "CANCEL" for c in self.mine if c in self.state.controls)
+
+    # -- controls sent from here -------------------------------------------------------------
+    def sent(self, msg: ControlMessage, index: int, at: str) -> LogLine:
+        """``msg`` goes out now as log line ``index``: its line, saying it waits for the ack."""
+        view = self.state.control_sent(msg, msg.issued_at_ms)
+        self.mine[msg.id] = (index, at)
+        return control_line(view, at)
+
+    def control_line(self, control_id: str) -> tuple[int, LogLine, bool] | None:
+        """The control's line as of now: (index, line, True when its ack shows for the first time)."""
+        where = self.mine.get(control_id)
+        view = self.state.controls.get(control_id)
+        if where is None or view is None:
+            return None
+        index, at = where
+        first = view.acked and control_id not in self.acked
+        if view.acked:
+            self.acked.add(control_id)
+        return index, control_line(view, at), first
+
+    def refusal(self, view: ControlView) -> str:
+        """What a refusal says in its toast ("" when the control was applied)."""
+        if view.ack_result == "SUCCESS":
+            return ""
+        detail = f": {view.ack_detail}" if view.ack_detail else ""
+        return f"{view.kind} {view.ack_result}{detail}"
+
+    # -- alerts ------------------------------------------------------------------------------
+    def take_alerts(self) -> tuple[list[Alert], bool]:
+        """What to tell the person since the last call, and whether to ring the bell."""
+        pending, self._pending = self._pending, _Pending()
+        state = self.state
+        out: list[Alert] = []
+        for target in [t for t in pending.expiring if t in state.approvals][-3:]:
+            view = state.approvals[target]
+            out.append(Alert("Approval deadline near", f"{approval_name(state, target)}: {view.on_timeout} soon unless decided", "warning"))
+        waiting = [t for t in pending.approvals if t in state.approvals]
+        for target in waiting[-3:]:
+            out.append(Alert("Approval needed", f"{approval_name(state, target)}: {state.approvals[target].prompt}", "warning"))
+        critical = pending.critical
+        if critical:
+            title = "CRITICAL drift" if len(critical) == 1 else f"{len(critical)} CRITICAL drifts"
+            out.append(Alert(title, clip(critical[-1], 120), "error"))
+        return out, bool(waiting or critical)
