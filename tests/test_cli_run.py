@@ -250,7 +250,7 @@ def test_replay_skips_a_deeply_nested_line_and_opens_the_good_events(tmp_path: P
 
 
 def test_a_non_callable_agent_is_named_with_the_right_article(workdir: Path) -> None:
-    from goldfive.cli.inputs import InputError, load_agent
+    from goldfive.inputs import InputError, load_agent
 
     with pytest.raises(InputError) as info:
         load_agent("myagents:not_callable", search_dir=str(workdir))

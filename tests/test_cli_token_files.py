@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from goldfive.cli import main
-from goldfive.cli.inputs import InputError
+from goldfive.inputs import InputError
 from goldfive.cli.tokens import read_token_file
 from goldfive.errors import GoldfiveError
 from goldfive.settings import hub_token

@@ -38,6 +38,9 @@ def test_the_runners_end_loads_no_server_module(what: str) -> None:
         ("goldfive.hub.mux", "goldfive.link.mux", "HubMux"),
         ("goldfive.hub.buffer", "goldfive.link.buffer", "EventBuffer"),
         ("goldfive.remote.client", "goldfive.link.client", "RemoteClient"),
+        ("goldfive.cli.inputs", "goldfive.inputs", "load_agent"),
+        ("goldfive.cli.ctl_hub", "goldfive.cli.ctl.hub", "run_line"),
+        ("goldfive.cli.ctl_approvals", "goldfive.cli.ctl.approvals", "os_user"),
     ],
 )
 def test_a_moved_module_still_imports_from_its_old_path_with_a_deprecation_warning(old: str, new: str, name: str) -> None:
@@ -56,3 +59,12 @@ def test_the_packages_users_import_still_export_what_moved() -> None:
     from goldfive.link import RemoteClient as R
 
     assert (EventBuffer, HubLink, RemoteClient) == (E, H, R)
+
+
+def test_a_hub_builds_and_serves_runs_without_importing_the_cli() -> None:
+    code = (
+        "import sys, goldfive.remote.server, goldfive.remote.launch, goldfive.hub\n"
+        "print('\\n'.join(m for m in sys.modules if m.startswith('goldfive.cli')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == []

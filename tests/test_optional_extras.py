@@ -91,7 +91,7 @@ def test_not_an_agent_names_what_is_accepted() -> None:
 
 
 def test_cli_names_the_extra_when_the_users_module_needs_a_missing_framework(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from goldfive.cli.inputs import InputError, load_agent
+    from goldfive.inputs import InputError, load_agent
 
     (tmp_path / "needs_lg.py").write_text("import langgraph.graph\nagent = None\n")
     monkeypatch.setitem(sys.modules, "langgraph", None)

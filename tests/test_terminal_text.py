@@ -109,11 +109,12 @@ def test_ctl_prints_a_hostile_runs_text_without_its_escapes(evil_hub: HostileHub
     assert forbidden_in(result.output) == []
     if not args[-1] == "--json":  # one row per run or item: a newline in a field starts no row
         rows = result.output.splitlines()
-        assert len(rows) == {"runs": 2, "status": 5, "waiting": 1, "tail": 7}[args[0]], rows
+        assert len(rows) == {"runs": 2, "status": 6, "waiting": 1, "tail": 7}[args[0]], rows  # status: with its "needs you" line
 
 
 def test_an_acks_detail_from_the_run_is_printed_without_escapes(capsys: pytest.CaptureFixture[str]) -> None:
-    from goldfive.cli.ctl import _Opts, _print_ack
+    from goldfive.cli.ctl.controls import _print_ack
+    from goldfive.cli.ctl.group import _Opts
 
     ack = ControlAck(control_id="c1", result=AckResult.SUCCESS, detail=laden("detail"))
     _print_ack(_Opts("a:1", None, None, False), "STEER", ack)

@@ -13,7 +13,7 @@ from typing import Any, Callable, TextIO
 
 import click
 
-from goldfive.cli.inputs import InputError, load_agent, make_planner
+from goldfive.inputs import InputError, load_agent, make_planner
 from goldfive.cli.output import echo, field
 from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError, ReplayError

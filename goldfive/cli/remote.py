@@ -144,7 +144,7 @@ def serve_command(
     later with `goldfive ctl ADDR start`. With no TARGET it starts as an empty hub."""
     from goldfive.remote.launch import Launch, agent_run, demo_run, resume_with
     from goldfive.remote.server import RemoteServer, default_db_path, is_postgres, serve
-    from goldfive.cli.inputs import InputError
+    from goldfive.inputs import InputError
     from goldfive.cli.tokens import server_tokens
     from goldfive.settings import redact_dsn as redact, remote_token, runner_token
 
@@ -297,7 +297,7 @@ def attach_command(
     """Open the runs screen of the hub at ADDR (every run, what needs you first), or with
     --run-id the TUI on that run: every key works, with the run's acks."""
     from goldfive.cli.ctl import addr_problem, client_cert_problem
-    from goldfive.cli.inputs import InputError
+    from goldfive.inputs import InputError
     from goldfive.cli.tokens import client_token
     from goldfive.link.client import RemoteClient
     from goldfive.settings import remote_token
@@ -340,7 +340,6 @@ def attach_command(
 
 
 def register(group: click.Group) -> None:
-    from goldfive.cli import ctl_hub  # noqa: F401  (adds start and waiting to ctl)
     from goldfive.cli.ctl import ctl
 
     group.add_command(serve_command)

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from goldfive.cli.inputs import load_agent, make_planner
+from goldfive.inputs import load_agent, make_planner
 from goldfive.cli.local import EXIT_BAD_INPUT, EXIT_INTERRUPTED, run_headless
 from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError

@@ -14,7 +14,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable
 
-from goldfive.cli.inputs import InputError
+from goldfive.inputs import InputError
 
 __all__ = ["client_token", "read_token_file", "server_tokens"]
 

@@ -8,7 +8,7 @@ when it starts the run (its registry, never the run's events): after a restart t
 the run again from that record alone, importing the agent from its own search directory, never
 from a directory a record names. Every problem with what was asked (an agent that cannot be
 imported, a plan that does not parse, no planner) is an
-:class:`~goldfive.cli.inputs.InputError` whose message is one line.
+:class:`~goldfive.inputs.InputError` whose message is one line.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def demo_run(speed: float) -> Launch:
     from goldfive.demo import DEMO_GOAL, make_demo_runner
 
     if speed <= 0:
-        from goldfive.cli.inputs import InputError
+        from goldfive.inputs import InputError
 
         raise InputError(f"the demo's speed must be positive, got {speed}")
 
@@ -60,7 +60,7 @@ def agent_run(
     """The user's agent ``MODULE:FUNCTION`` (importable from ``search_dir``, default the
     current directory) working on ``goal``, planned from ``plan_path`` or ``plan_json`` (plan
     JSON as text), else by the LLM planner (``base_url``/``model`` or the environment)."""
-    from goldfive.cli.inputs import InputError, load_agent, make_planner, parse_plan_text
+    from goldfive.inputs import InputError, load_agent, make_planner, parse_plan_text
 
     if not goal or not goal.strip():
         raise InputError("MODULE:FUNCTION needs a goal: say what the run should achieve")
@@ -101,7 +101,7 @@ def start_spec(agent: str, goal: str, plan_json: str, speed: float, *, search_di
     """A StartRun request's run: ``"demo"`` (with ``speed``, 0 = 1) or ``MODULE:FUNCTION``
     importable by this process (from ``search_dir``, default the current directory) with
     ``goal`` and an optional plan. InputError says why not."""
-    from goldfive.cli.inputs import InputError
+    from goldfive.inputs import InputError
 
     agent = agent.strip()
     if agent == "demo":

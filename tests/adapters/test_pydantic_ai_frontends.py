@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from textual.pilot import Pilot
 
 from goldfive.cli import main
-from goldfive.cli.inputs import make_planner
+from goldfive.inputs import make_planner
 from goldfive.control import ControlChannel
 from goldfive.goals import PassthroughGoalDeriver
 from goldfive.runner import Runner

@@ -3,7 +3,7 @@ PENDING_PLACEMENT and the cluster's reason; a placed run's line is like any conn
 
 from __future__ import annotations
 
-from goldfive.cli.ctl_hub import run_line
+from goldfive.cli.ctl.hub import run_line
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive_tui.runs.remote import row_from_summary
 

@@ -1,0 +1,130 @@
+"""``ctl pause``, ``resume``, ``cancel``, ``steer``, ``rewind``, ``inject`` and ``ack``: a control sent to a run, and its ack."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from goldfive.cli.ctl.group import EXIT_FAILURE, _RUN, _call, _fail, _Opts, _options, ctl
+from goldfive.cli.output import echo, field
+from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.errors import RemoteError
+from goldfive.link.client import RemoteClient
+
+
+def _control(opts: _Opts, run_id: str, kind: ControlKind, payload: dict[str, Any] | None = None) -> None:
+    msg = ControlMessage(kind, payload=dict(payload or {}))
+
+    async def send(client: RemoteClient) -> ControlAck:
+        try:
+            return await client.send_control(run_id, msg)
+        except RemoteError as exc:
+            if exc.code != "DEADLINE_EXCEEDED":
+                raise
+            # The control is queued for the run and will be applied: resending would apply it
+            # twice. Say how to look its ack up instead.
+            raise _fail(
+                f"{kind} sent, not yet acked (control {msg.id}); the run applies it when it gets to it. "
+                f"Look its ack up with: goldfive ctl {opts.addr} ack {run_id} {msg.id}"
+            ) from None
+
+    ack: ControlAck = _call(opts, send)
+    _print_ack(opts, str(kind), ack)
+
+
+def _print_ack(opts: _Opts, kind: str, ack: ControlAck) -> None:
+    result = AckResult(ack.result)
+    if opts.as_json:
+        click.echo(json.dumps({"control_id": ack.control_id, "kind": str(kind), "result": str(result),
+                               "detail": ack.detail, "acked_at_ms": ack.acked_at_ms}))  # fmt: skip
+    else:
+        echo(f"{field(kind)} {result}" + (f": {field(ack.detail)}" if ack.detail else ""))  # the run wrote the detail
+    if result is not AckResult.SUCCESS:
+        raise click.exceptions.Exit(EXIT_FAILURE)
+
+
+@ctl.command("ack", short_help="A control's ack, looked up by its id in the run's history.")
+@_RUN
+@click.argument("control_id", metavar="CONTROL_ID")
+@_options
+def ack_command(opts: _Opts, run_id: str, control_id: str) -> None:
+    """The ack a run recorded for CONTROL_ID (as printed by a control that was sent, not yet
+    acked). Exit 0 on SUCCESS, 1 on FAILURE / UNSUPPORTED / no ack yet."""
+    from goldfive import conv
+
+    async def look_up(client: RemoteClient) -> tuple[bool, ControlAck | None, str]:
+        last = (await client.get_run(run_id)).last_sequence
+        received, kind = False, ""
+        if last < 0:
+            return received, None, kind
+        async for ev in client.subscribe(run_id, -1):
+            which = ev.WhichOneof("payload")
+            if which == "control_received" and ev.control_received.control.id == control_id:
+                received, kind = True, ev.control_received.kind
+            elif which == "control_acked" and ev.control_acked.ack.control_id == control_id:
+                return True, conv.from_pb_control_ack(ev.control_acked.ack), ev.control_acked.kind
+            if ev.sequence >= last:
+                break
+        return received, None, kind
+
+    received, ack, kind = _call(opts, look_up)
+    if ack is None:
+        state = "received, not yet acked" if received else "not received yet (still queued, or unknown)"
+        raise _fail(f"control {control_id} on run {run_id}: {state}", code=EXIT_FAILURE)
+    _print_ack(opts, kind or "control", ack)
+
+
+@ctl.command("pause")
+@_RUN
+@_options
+def pause_command(opts: _Opts, run_id: str) -> None:
+    """PAUSE: the running task finishes, no new task starts."""
+    _control(opts, run_id, ControlKind.PAUSE)
+
+
+@ctl.command("resume")
+@_RUN
+@_options
+def resume_command(opts: _Opts, run_id: str) -> None:
+    """RESUME a paused run."""
+    _control(opts, run_id, ControlKind.RESUME)
+
+
+@ctl.command("cancel")
+@_RUN
+@click.option("--reason", default="", help="Why (recorded with the control).")
+@_options
+def cancel_command(opts: _Opts, run_id: str, reason: str) -> None:
+    """CANCEL the run."""
+    _control(opts, run_id, ControlKind.CANCEL, {"reason": reason})
+
+
+@ctl.command("steer")
+@_RUN
+@click.argument("note")
+@click.option("--author", default="", help="Who is steering.")
+@_options
+def steer_command(opts: _Opts, run_id: str, note: str, author: str) -> None:
+    """STEER the run with NOTE (at most 8 KiB)."""
+    _control(opts, run_id, ControlKind.STEER, {"note": note, "author": author})
+
+
+@ctl.command("rewind")
+@_RUN
+@click.argument("task_id", metavar="TASK")
+@_options
+def rewind_command(opts: _Opts, run_id: str, task_id: str) -> None:
+    """REWIND_TO TASK: it and everything downstream run again."""
+    _control(opts, run_id, ControlKind.REWIND_TO, {"task_id": task_id})
+
+
+@ctl.command("inject")
+@_RUN
+@click.argument("text")
+@click.option("--role", default="user", show_default=True, help="The message's role.")
+@_options
+def inject_command(opts: _Opts, run_id: str, text: str, role: str) -> None:
+    """INJECT_MESSAGE TEXT into the running turn."""
+    _control(opts, run_id, ControlKind.INJECT_MESSAGE, {"role": role, "text": text})

@@ -1,0 +1,92 @@
+"""``ctl runs``, ``status``, ``tail``: what the runs are doing, for a person or a script."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from google.protobuf import json_format
+
+from goldfive.cli.ctl.group import _call, _dict, _Opts, _options, ctl
+from goldfive.cli.output import echo, field, write_lines
+from goldfive.link.client import RemoteClient
+
+
+@ctl.command("runs", short_help="List the runs, those that need a person first.")
+@_options
+def runs_command(opts: _Opts) -> None:
+    """List the runs (live and recorded), the ones that need a person first."""
+    warning: list[str] = []
+
+    async def read(client: Any) -> list[Any]:
+        found = await client.list_runs()
+        warning.append(client.hub_warning)
+        return list(found)
+
+    runs = _call(opts, read)
+    if warning and warning[0]:  # on stderr: the rows (or the JSON) stay what scripts read
+        echo(f"goldfive ctl: hub degraded: {field(warning[0])}", err=True)
+    if opts.as_json:  # json.dumps escapes every control character: \u001b, \u009b
+        click.echo(json.dumps([_dict(r) for r in runs]))
+        return
+    from goldfive.cli.ctl.hub import run_line, runs_order
+
+    for r in sorted(runs, key=runs_order):
+        echo(run_line(r))
+
+
+@ctl.command("status")
+@click.argument("run_id", metavar="RUN")
+@_options
+def status_command(opts: _Opts, run_id: str) -> None:
+    """A run's snapshot: state, plan with statuses, pending approvals."""
+    snap = _call(opts, lambda c: c.get_run(run_id))
+    if opts.as_json:
+        click.echo(json.dumps(_dict(snap)))
+        return
+    s = snap.summary
+    echo(f"run {field(s.run_id)}: {field(s.state)}{' (paused)' if snap.paused else ''}, "
+         f"{s.tasks_completed}/{s.tasks_total} tasks, last sequence {snap.last_sequence}")  # fmt: skip
+    if s.goal_summary:
+        echo(f"goal: {field(s.goal_summary)}")
+    if s.needs_you:
+        echo(f"needs you: {field(s.needs_you)}")
+    from goldfive.remote.health import health_note
+
+    if note := health_note(s):
+        echo(f"recording: {field(note)}")
+    from goldfive import conv
+
+    for t in snap.plan.tasks:
+        status = conv.task_status_from_pb(t.status) if t.status else "PENDING"
+        echo(f"  {str(status):<10} {field(t.id)}  {field(t.title)}")
+    for a in snap.pending_approvals:
+        echo(f"  approval waiting: {field(a.target_id)} ({field(a.kind)}) {field(a.prompt)}")
+
+
+@ctl.command("tail", short_help="Print the run's events, history then live.")
+@click.argument("run_id", metavar="RUN")
+@click.option("--after", type=int, default=-1, show_default=True, help="Start after this sequence.")
+@_options
+def tail_command(opts: _Opts, run_id: str, after: int) -> None:
+    """Print the run's events (history, then live) until it ends; reconnects if cut."""
+    from goldfive.event_format import format_event
+
+    def as_json(ev: Any) -> str:
+        return json_format.MessageToJson(ev, preserving_proto_field_name=True, indent=None)
+
+    line = as_json if opts.as_json else format_event
+
+    def tell(state: str, detail: str) -> None:
+        if state == "reconnecting":
+            echo(f"goldfive ctl: {field(detail)}", err=True)
+
+    async def follow(client: RemoteClient) -> None:
+        await client.get_run(run_id)  # unreachable or unknown: fail now rather than retry forever
+        out = sys.stdout  # read now: a redirected stdout is honoured
+        async for batch in client.follow_batches(run_id, after, on_state=tell):
+            write_lines(out, [line(ev) for ev in batch])  # one write per batch, not per line
+
+    _call(opts, follow)
