@@ -37,7 +37,6 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 
@@ -49,6 +48,7 @@ from goldfive.pb.goldfive.v1 import control_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.host import RUN_NOT_ACTIVE, RunHost
 from goldfive.store.postgres import EVENTS_CHANNEL, PostgresSink, PostgresStore, redact
+from goldfive.store.postgres_fleet import OWNERS_CHANNEL, RELEASED, FleetTables, Owner, hub_channel
 from goldfive.store.postgres_registry import PostgresRegistry
 from goldfive.store.registry import LaunchSpec
 
@@ -56,8 +56,6 @@ __all__ = ["Fleet", "FleetRecorder", "OWNERS_CHANNEL"]
 
 log = logging.getLogger("goldfive.hub")
 
-OWNERS_CHANNEL = "goldfive_owners"
-_RELEASED = "-"
 
 
 def _one_line(exc: BaseException) -> str:
@@ -106,15 +104,6 @@ class FleetRecorder:
         await self.commit()
 
 
-@dataclass
-class _Owner:
-    hub_id: str
-    host: str
-    pid: int
-    #: Hosted in that hub's process (not a runner of its own that reconnects by itself).
-    hosted: bool = False
-
-
 class Fleet:
     """This hub's part in the fleet on ``store``. ``await start()`` once the gRPC server is
     up, ``await stop()`` when it stops."""
@@ -148,12 +137,14 @@ class Fleet:
         self._adopting: asyncio.Task[None] | None = None
         self._refused: set[str] = set()
         self.hub_id = uuid.uuid4().hex[:16]
-        self.channel = f"goldfive_hub_{self.hub_id}"
+        self.channel = hub_channel(self.hub_id)
+        #: The fleet's rows (hubs, owners, routed controls): all its SQL.
+        self.tables = FleetTables(store, self.hub_id, address)
         self.recorder = FleetRecorder(store, self.hub_id)
         #: Every hub's records of the fleet's runs, in the shared database.
         self.registry = PostgresRegistry(store)
         #: run id -> the hub its runner is connected to (every hub, this one included).
-        self._owners: dict[str, _Owner] = {}
+        self._owners: dict[str, Owner] = {}
         #: hub id -> address, for the hubs seen alive at the last heartbeat.
         self._alive: dict[str, str] = {}
         self._acks: dict[int, asyncio.Future[ControlAck]] = {}
@@ -192,11 +183,8 @@ class Fleet:
 
     # -- lifecycle -----------------------------------------------------------------------
     async def start(self) -> None:
-        async with self.store._pool.connection() as conn:
-            await conn.execute(
-                "INSERT INTO goldfive_hubs (hub_id, address, host, pid) VALUES (%s, %s, %s, %s)",
-                (self.hub_id, self.address, socket.gethostname(), os.getpid()),
-            )
+        self.tables.address = self.address  # the bound one, known now
+        await self.tables.join()
         await self._refresh()
         await self._load_all()
         loop = asyncio.get_running_loop()
@@ -218,10 +206,7 @@ class Fleet:
         await asyncio.gather(*self._tasks, *self._handlers, *([self._adopting] if self._adopting else []), return_exceptions=True)
         await self.recorder.shutdown()
         with contextlib.suppress(Exception):  # leaving is a courtesy: the heartbeat says it anyway
-            async with self.store._pool.connection(timeout=2.0) as conn:
-                # A hosted run's row stays: it says which runs another hub may continue.
-                await conn.execute("DELETE FROM goldfive_run_owners WHERE hub_id = %s AND NOT hosted", (self.hub_id,))
-                await conn.execute("DELETE FROM goldfive_hubs WHERE hub_id = %s", (self.hub_id,))
+            await self.tables.leave()
 
     # -- runs of this hub ----------------------------------------------------------------
     def adopt(self, run: ConnectedRun) -> None:
@@ -239,33 +224,17 @@ class Fleet:
     async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False) -> None:
         """Say in the database that ``run_id``'s runner is connected here (``hosted``: runs
         in this hub's process, and holds the run's lock so only one hub ever runs it)."""
-        self._owners[run_id] = _Owner(self.hub_id, host, pid, hosted)
+        self._owners[run_id] = Owner(self.hub_id, host, pid, hosted)
         if hosted:
             await self.store.take_lock_from_gone(run_id, self.hub_id, self.interrupt_after)
-        async with self.store._pool.connection() as conn:
-            await conn.execute(
-                "INSERT INTO goldfive_run_owners (run_id, hub_id, runner_host, runner_pid, hosted) VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT (run_id) DO UPDATE SET hub_id = excluded.hub_id, runner_host = excluded.runner_host,"
-                " runner_pid = excluded.runner_pid, hosted = excluded.hosted, since = now()",
-                (run_id, self.hub_id, host[:255], pid, hosted),
-            )
-            await conn.execute(
-                "SELECT pg_notify(%s, %s)",
-                (OWNERS_CHANNEL, f"{self.hub_id}\t{run_id}\t{host[:255]}\t{pid}\t{self.address}\t{int(hosted)}"),
-            )
+        await self.tables.claim(run_id, host, pid, hosted)
 
     async def release(self, run_id: str) -> None:
         """``run_id``'s runner left this hub (unless another hub has it by now)."""
         if (owner := self._owners.get(run_id)) is not None and owner.hub_id == self.hub_id:
             del self._owners[run_id]
         try:
-            async with self.store._pool.connection() as conn:
-                cur = await conn.execute(
-                    "DELETE FROM goldfive_run_owners WHERE run_id = %s AND hub_id = %s", (run_id, self.hub_id)
-                )
-                if cur.rowcount:
-                    await conn.execute("SELECT pg_notify(%s, %s)", (OWNERS_CHANNEL, f"{self.hub_id}\t{run_id}\t{_RELEASED}\t0\t{self.address}\t0"),
-                    )
+            await self.tables.release(run_id)
         except Exception as exc:  # the heartbeat tells the other hubs when this one is gone for good
             log.warning("hub: could not record that run %s left this hub: %s", run_id, _one_line(exc))
 
@@ -279,16 +248,7 @@ class Fleet:
         """Continue here the runs hosted by a hub not seen for ``interrupt_after`` seconds (or
         stopped): each taken under its lock, so exactly one hub continues it."""
         try:
-            async with self.store._pool.connection() as conn:
-                rows = await (
-                    await conn.execute(
-                        "SELECT o.run_id FROM goldfive_run_owners o LEFT JOIN goldfive_hubs h ON h.hub_id = o.hub_id"
-                        " WHERE o.hosted AND o.hub_id <> %s"
-                        " AND (h.hub_id IS NULL OR h.seen_at < now() - make_interval(secs => %s))",
-                        (self.hub_id, self.interrupt_after),
-                    )
-                ).fetchall()
-            for (run_id,) in rows:
+            for run_id in await self.tables.orphans(self.interrupt_after):
                 run = self.host.get(run_id)
                 if run_id in self._refused or not isinstance(run, ConnectedRun) or run.conn is not None or run.state.finished:
                     continue
@@ -349,17 +309,7 @@ class Fleet:
             msg.issued_at_ms = int(time.time() * 1000)
         payload = conv.to_pb_control_event(msg).SerializeToString()
         fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
-        async with self.store._pool.connection() as conn:
-            row = await (
-                await conn.execute(
-                    "INSERT INTO goldfive_controls (run_id, from_hub, to_hub, control) VALUES (%s, %s, %s, %s) RETURNING id",
-                    (run_id, self.hub_id, owner.hub_id, payload),
-                )
-            ).fetchone()
-            assert row is not None
-            control_row = int(row[0])
-            self._acks[control_row] = fut  # before the commit: the ack cannot come sooner
-            await conn.execute("SELECT pg_notify(%s, %s)", (f"goldfive_hub_{owner.hub_id}", f"control\t{control_row}"))
+        control_row = await self.tables.route(run_id, owner.hub_id, payload, lambda row: self._acks.__setitem__(row, fut))
         try:
             return await asyncio.wait_for(fut, timeout)
         finally:
@@ -367,15 +317,12 @@ class Fleet:
 
     async def _deliver(self, control_row: int) -> None:
         """A control another hub routed here: send it to the run, write back its ack."""
-        async with self.store._pool.connection() as conn:
-            row = await (
-                await conn.execute("SELECT run_id, from_hub, control FROM goldfive_controls WHERE id = %s", (control_row,))
-            ).fetchone()
-        if row is None:
+        routed = await self.tables.routed(control_row)
+        if routed is None:
             return
-        run_id, from_hub, payload = row
+        run_id, from_hub, payload = routed
         pb = control_pb2.ControlEvent()
-        pb.ParseFromString(bytes(payload))
+        pb.ParseFromString(payload)
         run = self.host.get(run_id)
         try:
             msg = conv.from_pb_control_event(pb)
@@ -388,23 +335,17 @@ class Fleet:
                 ack = await run.control(msg, self.control_timeout)
             else:
                 ack = ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE} on hub {self.address}")
-        async with self.store._pool.connection() as conn:
-            await conn.execute(
-                "UPDATE goldfive_controls SET ack = %s, acked_at = now() WHERE id = %s",
-                (conv.to_pb_control_ack(ack).SerializeToString(), control_row),
-            )
-            await conn.execute("SELECT pg_notify(%s, %s)", (f"goldfive_hub_{from_hub}", f"ack\t{control_row}"))
+        await self.tables.answer(control_row, from_hub, conv.to_pb_control_ack(ack).SerializeToString())
 
     async def _acked(self, control_row: int) -> None:
         fut = self._acks.get(control_row)
         if fut is None or fut.done():
             return
-        async with self.store._pool.connection() as conn:
-            row = await (await conn.execute("SELECT ack FROM goldfive_controls WHERE id = %s", (control_row,))).fetchone()
-        if row is None or row[0] is None:
+        answer = await self.tables.ack_of(control_row)
+        if answer is None:
             return
         pb = control_pb2.ControlAck()
-        pb.ParseFromString(bytes(row[0]))
+        pb.ParseFromString(answer)
         if not fut.done():
             fut.set_result(conv.from_pb_control_ack(pb))
 
@@ -490,12 +431,12 @@ class Fleet:
         if hub_id == self.hub_id:
             return
         self._owner_changes += 1
-        if host == _RELEASED:
+        if host == RELEASED:
             owner = self._owners.get(run_id)
             if owner is not None and owner.hub_id == hub_id:
                 del self._owners[run_id]
         else:
-            self._owners[run_id] = _Owner(hub_id, host, int(pid), hosted == "1")
+            self._owners[run_id] = Owner(hub_id, host, int(pid), hosted == "1")
             self._alive[hub_id] = address
         run = self.host.get(run_id)
         if isinstance(run, ConnectedRun):
@@ -510,26 +451,14 @@ class Fleet:
         when a hub came or went, and every 30 s as a repair) also read which hub has each run.
         Between those, owner changes come as notifications."""
         changes = self._owner_changes
-        async with self.store._pool.connection() as conn:
-            await conn.execute("UPDATE goldfive_hubs SET seen_at = now() WHERE hub_id = %s", (self.hub_id,))
-            hubs = await (
-                await conn.execute(
-                    "SELECT hub_id, address FROM goldfive_hubs WHERE seen_at > now() - make_interval(secs => %s)",
-                    (self.dead_after,),
-                )
-            ).fetchall()
-            alive = {h: a for h, a in hubs}
-            owners = owners or alive.keys() != self._alive.keys()
-            rows = []
-            if owners:
-                rows = await (
-                    await conn.execute("SELECT run_id, hub_id, runner_host, runner_pid, hosted FROM goldfive_run_owners")
-                ).fetchall()
+        alive, rows = await self.tables.heartbeat(self.dead_after, with_owners=owners)
+        if rows is None and alive.keys() != self._alive.keys():  # a hub came or went: read the owners too
+            rows = await self.tables.owners()
         self._alive = alive
-        if not owners:
+        if rows is None:
             return
         if changes == self._owner_changes:  # else a notification came meanwhile: newer than this read
-            self._owners = {r: _Owner(h, host, pid, hosted) for r, h, host, pid, hosted in rows}
+            self._owners = rows
         for run in self.host.runs():
             if isinstance(run, ConnectedRun) and run.conn is None:
                 self._show_owner(run)
@@ -554,9 +483,7 @@ class Fleet:
     async def _tidy(self) -> None:
         """Forget routed controls and stopped hubs older than a day (the run's own history
         keeps every control and ack)."""
-        async with self.store._pool.connection() as conn:
-            await conn.execute("DELETE FROM goldfive_controls WHERE created_at < now() - interval '1 day'")
-            await conn.execute("DELETE FROM goldfive_hubs WHERE seen_at < now() - interval '1 day'")
+        await self.tables.tidy()
 
     async def _listen(self) -> None:
         import psycopg  # the [postgres] extra, as the store that opened this fleet already needed
