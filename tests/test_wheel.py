@@ -4,6 +4,7 @@ none of the TUI's test-only code (scripted sources, the scripted story, the prev
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,8 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_wheel_has_only_goldfive_and_goldfive_tui_at_the_top_and_every_package(tmp_path: Path) -> None:
+    # Built from a copy without the tree's build/ (setuptools stages files there and would
+    # ship a module since deleted from the tree) nor its virtual environments.
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns("build", "dist", ".venv*", ".git", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis"))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(src)],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     [wheel] = tmp_path.glob("goldfive-*.whl")

@@ -61,10 +61,10 @@ async def test_the_header_says_the_run_needs_you_when_its_recording_failed(tmp_p
         recording_failed=pb.RecordingFailed(detail="writing 3 events to runs.sqlite failed: database or disk is full", failed_at_sequence=last.sequence),
     )  # fmt: skip
     failed.emitted_at.CopyFrom(last.emitted_at)
-    app = ReplayApp(open_recording(str(write_jsonl(tmp_path / "run.jsonl", [*evs, failed]))), start_at=len(evs) + 1)
+    app = replay_app(open_recording(str(write_jsonl(tmp_path / "run.jsonl", [*evs, failed]))), start_at=len(evs) + 1)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app._repaint()
+        run_screen(app).repaint()
         await pilot.pause()
         top, second = screen_text(app).splitlines()[:2]
         assert "PAUS" in top, top
