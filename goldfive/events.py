@@ -352,6 +352,10 @@ def conversation_ended(session: Session, lane: str, reason: str = "") -> pb.Even
     return _stamp(session, ev)
 
 
+#: What an AgentStep's ``step`` may be.
+AGENT_STEPS = ("model_turn", "tool_call", "prompt", "notice")
+
+
 def agent_step(
     session: Session,
     *,
@@ -364,9 +368,11 @@ def agent_step(
     text: str = "",
     outcome: str = "",
 ) -> pb.Event:
-    """One model turn or tool call inside a task's agent run (framework adapters)."""
-    if step not in ("model_turn", "tool_call"):
-        raise ValueError(f"agent_step step must be 'model_turn' or 'tool_call', got {step!r}")
+    """One step of an agent: a model turn or a tool call inside a task's agent run (framework
+    adapters), or what an agent's hooks report ("prompt": a person's prompt to the agent,
+    "notice": its notifications and turn ends)."""
+    if step not in AGENT_STEPS:
+        raise ValueError(f"agent_step step must be one of {', '.join(AGENT_STEPS)}, got {step!r}")
     ev = pb.Event()
     p = ev.agent_step
     p.task_id = clean_text(task_id)

@@ -28,15 +28,16 @@ from typing import Any
 import grpc
 
 from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.hooked import HookedRun, hook_problem, run_id_for
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, hello_problem
 from goldfive.hub.quota import Quotas, RunnerLimits
 from goldfive.hub.shared import LaneConn, Refused, SharedStream
-from goldfive.hub.trust import connect_refusal, writer_label
+from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
 from goldfive.remote.host import RunHost
 from goldfive.store.recorder import RunRecorder
-from goldfive.store.registry import CONNECTED
+from goldfive.store.registry import CONNECTED, HOOKED
 
 __all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "HubService", "MAX_RUN_ID"]
 
@@ -105,6 +106,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self.host = host
         #: What each runner credential may use of this hub (goldfive.hub.quota).
         self.quotas = Quotas(limits)
+        self._hook_locks: dict[str, asyncio.Lock] = {}
         self.interrupt_after = interrupt_after
         self.confirm_interval = confirm_interval
         #: Several hubs on one PostgreSQL database (goldfive.hub.fleet.Fleet), or None.
@@ -258,6 +260,51 @@ class HubService(service_pb2_grpc.HubServicer):
             except asyncio.CancelledError:
                 pass
             stream.close_all()
+
+    async def Hook(
+        self,
+        request: service_pb2.HookReport,
+        context: grpc.aio.ServicerContext[service_pb2.HookReport, service_pb2.HookAnswer],
+    ) -> service_pb2.HookAnswer:
+        """One hook event of an agent session (goldfive.hub.hooked): written into the
+        session's run; a call a person decides is held until the decision or the wait."""
+        problem = hook_problem(request)
+        if problem:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        run = await self._hooked(request, context)
+        answer = await run.report(request)
+        if answer.decision:
+            log.info("hub: %s %s for %s in run %s", answer.decision, request.tool_name, request.tool_use_id, run.run_id)
+        return answer
+
+    async def _hooked(self, r: service_pb2.HookReport, context: Any) -> HookedRun:
+        """The HookedRun of ``r``'s session, registered to the caller on its first report."""
+        run_id = run_id_for(r.source, r.session_id)
+        who, role = caller(context), caller_role(context)
+        lock = self._hook_locks.setdefault(run_id, asyncio.Lock())  # the first reports of a session may race
+        async with lock:
+            registry = self.host.registry
+            try:
+                reg = await registry.get(run_id) or await registry.register(run_id, HOOKED, who)
+            except Exception as exc:  # the registry cannot be read: nobody's ownership can be checked
+                await context.abort(
+                    grpc.StatusCode.UNAVAILABLE, f"this hub cannot check who run {run_id} belongs to now ({_one_line(exc)[:200]}); try again"
+                )
+                raise AssertionError("unreachable: abort raises") from None
+            refusal = hook_refusal(reg, who, role)
+            if refusal is not None:
+                await context.abort(refusal.code, refusal.detail)
+            existing = self.host.get(run_id)
+            if isinstance(existing, HookedRun):
+                return existing
+            if existing is None:
+                run = HookedRun(run_id, r.source, self.recorder, self.commit)
+                await registry.wrote(run_id, 0, writer_label(who, role))
+            else:
+                run = HookedRun.from_recorded(existing, r.source, self.recorder, self.commit)
+            run.owner = reg.owner
+            self.host.adopt(run)
+            return run
 
     async def claim(self, hello: service_pb2.RunnerHello, conn: _Conn | LaneConn, context: Any) -> ConnectedRun:
         """The ConnectedRun ``hello`` names (existing, new, or a recorded one going on), once

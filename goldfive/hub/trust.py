@@ -24,9 +24,9 @@ import grpc
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.auth import OPERATOR
-from goldfive.store.registry import CONNECTED, HOSTED, PLACED, PUSHED, Registration, RoutedControl
+from goldfive.store.registry import CONNECTED, HOOKED, HOSTED, PLACED, PUSHED, Registration, RoutedControl
 
-__all__ = ["ANONYMOUS", "REPORTED", "ROUTED", "Refusal", "connect_refusal", "stamp_decisions", "writer_label"]
+__all__ = ["ANONYMOUS", "REPORTED", "ROUTED", "Refusal", "connect_refusal", "hook_refusal", "stamp_decisions", "writer_label"]
 
 #: ApprovalDecided.hub_check values.
 ROUTED = "routed"
@@ -53,6 +53,8 @@ def connect_refusal(reg: Registration, who: str, role: str, take_over: bool) -> 
     run = reg.run_id
     if reg.origin == HOSTED:
         return Refusal(grpc.StatusCode.FAILED_PRECONDITION, f"run {run} is hosted by this hub; a runner cannot connect as it")
+    if reg.origin == HOOKED:
+        return Refusal(grpc.StatusCode.FAILED_PRECONDITION, f"run {run} is an agent session the hub writes from its hooks; a runner cannot connect as it")
     if reg.owner == who:
         return None
     if reg.origin in (CONNECTED, PUSHED) and role == OPERATOR and take_over:
@@ -91,3 +93,14 @@ def stamp_decisions(events: Sequence[Event], routed: Mapping[str, RoutedControl]
             if wanted is not None and d.author:
                 unverified += 1
     return unverified
+
+
+def hook_refusal(reg: Registration, who: str, role: str) -> Refusal | None:
+    """Why the caller may not report hook events into ``reg``'s run, or None: only into a
+    session the hub writes from hooks, and only the credential that first reported it."""
+    if reg.origin != HOOKED:
+        return Refusal(grpc.StatusCode.FAILED_PRECONDITION, f"run {reg.run_id} is not an agent session the hub writes from its hooks")
+    if reg.owner != who:
+        owner = f"token {reg.owner!r}" if reg.owner else "a connection without a token"
+        return Refusal(grpc.StatusCode.PERMISSION_DENIED, f"run {reg.run_id} belongs to {owner}; {_credential(who, role)} may not report into it")
+    return None

@@ -34,6 +34,7 @@ from goldfive.errors import GoldfiveError
 
 __all__ = [
     "CONNECTED",
+    "HOOKED",
     "HOSTED",
     "PLACED",
     "PUSHED",
@@ -50,6 +51,8 @@ HOSTED = "hosted"
 PLACED = "placed"
 CONNECTED = "connected"
 PUSHED = "pushed"
+#: An agent session the hub writes from its hooks' reports (goldfive.hub.hooked).
+HOOKED = "hooked"
 #: Runs the hub started itself: the only ones it may continue, and only from ``launch``.
 STARTED_BY_HUB = frozenset({HOSTED, PLACED})
 

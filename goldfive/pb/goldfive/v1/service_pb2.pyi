@@ -20,6 +20,46 @@ class StreamEventsResponse(_message.Message):
     error: str
     def __init__(self, received: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
+class HookReport(_message.Message):
+    __slots__ = ("source", "session_id", "event", "cwd", "host", "pid", "tool_name", "tool_use_id", "tool_json", "text", "ask", "wait_ms")
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    CWD_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    TOOL_USE_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_JSON_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    ASK_FIELD_NUMBER: _ClassVar[int]
+    WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    source: str
+    session_id: str
+    event: str
+    cwd: str
+    host: str
+    pid: int
+    tool_name: str
+    tool_use_id: str
+    tool_json: str
+    text: str
+    ask: bool
+    wait_ms: int
+    def __init__(self, source: _Optional[str] = ..., session_id: _Optional[str] = ..., event: _Optional[str] = ..., cwd: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., tool_name: _Optional[str] = ..., tool_use_id: _Optional[str] = ..., tool_json: _Optional[str] = ..., text: _Optional[str] = ..., ask: _Optional[bool] = ..., wait_ms: _Optional[int] = ...) -> None: ...
+
+class HookAnswer(_message.Message):
+    __slots__ = ("run_id", "decision", "reason", "updated_input_json")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_INPUT_JSON_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
+    decision: str
+    reason: str
+    updated_input_json: str
+    def __init__(self, run_id: _Optional[str] = ..., decision: _Optional[str] = ..., reason: _Optional[str] = ..., updated_input_json: _Optional[str] = ...) -> None: ...
+
 class EventBatch(_message.Message):
     __slots__ = ("events",)
     EVENTS_FIELD_NUMBER: _ClassVar[int]

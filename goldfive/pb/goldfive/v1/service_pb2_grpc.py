@@ -461,6 +461,11 @@ class HubStub:
                 request_serializer=goldfive_dot_v1_dot_service__pb2.RunnerFrame.SerializeToString,
                 response_deserializer=goldfive_dot_v1_dot_service__pb2.HubFrame.FromString,
                 _registered_method=True)
+        self.Hook = channel.unary_unary(
+                '/goldfive.v1.Hub/Hook',
+                request_serializer=goldfive_dot_v1_dot_service__pb2.HookReport.SerializeToString,
+                response_deserializer=goldfive_dot_v1_dot_service__pb2.HookAnswer.FromString,
+                _registered_method=True)
 
 
 class HubServicer:
@@ -483,6 +488,15 @@ class HubServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Hook(self, request, context):
+        """An agent's hook (Claude Code's `goldfive hook claude-code`): one short call per hook event.
+        A hook process lives for one event, so the hub writes the session's events itself, and
+        holds a call that needs a person until the person decides or the call's wait runs out.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HubServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -495,6 +509,11 @@ def add_HubServicer_to_server(servicer, server):
                     servicer.ConnectShared,
                     request_deserializer=goldfive_dot_v1_dot_service__pb2.RunnerFrame.FromString,
                     response_serializer=goldfive_dot_v1_dot_service__pb2.HubFrame.SerializeToString,
+            ),
+            'Hook': grpc.unary_unary_rpc_method_handler(
+                    servicer.Hook,
+                    request_deserializer=goldfive_dot_v1_dot_service__pb2.HookReport.FromString,
+                    response_serializer=goldfive_dot_v1_dot_service__pb2.HookAnswer.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -553,6 +572,33 @@ class Hub:
             '/goldfive.v1.Hub/ConnectShared',
             goldfive_dot_v1_dot_service__pb2.RunnerFrame.SerializeToString,
             goldfive_dot_v1_dot_service__pb2.HubFrame.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Hook(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/goldfive.v1.Hub/Hook',
+            goldfive_dot_v1_dot_service__pb2.HookReport.SerializeToString,
+            goldfive_dot_v1_dot_service__pb2.HookAnswer.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,176 @@
+"""`goldfive hook claude-code` against a real hub: each hook event is one `goldfive hook`
+process fed Claude Code's hook JSON, as Claude Code runs it. The session is a run on the hub;
+a call a person decides waits in the hub's queue and is answered in Claude Code's own JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goldfive.remote import RemoteClient, RunHost, start_server
+from goldfive.remote.server import RemoteServer
+from tests.hub.conftest import ROOT, until
+
+OP = "operator-token-0123456789"
+R1 = "runner-one-0123456789xx"
+R2 = "runner-two-0123456789xx"
+SESSION = "0b2f6a1e-5c1d-4b8e-9f00-000000000001"
+
+
+@pytest.fixture
+async def hub(tmp_path: Path):  # type: ignore[no-untyped-def]
+    server = await start_server(
+        RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0", token="alice=" + OP, runner_token=["r1=" + R1, "r2=" + R2]
+    )
+    yield server
+    await server.stop(None)
+
+
+async def hook(addr: str | None, data: dict[str, Any], *args: str, token: str = R1, wait: bool = True) -> Any:
+    """One `goldfive hook claude-code` process, as Claude Code runs it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GOLDFIVE_HUB_TOKEN": token}
+    env.pop("GOLDFIVE_TOKEN", None)
+    env.pop("GOLDFIVE_HUB", None)
+    if addr is not None:
+        env["GOLDFIVE_HUB"] = addr
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "goldfive.cli", "hook", "claude-code", *args,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )  # fmt: skip
+    data = {"session_id": SESSION, "cwd": "/work/project", "transcript_path": "/tmp/t.jsonl", **data}
+    communicate = proc.communicate(json.dumps(data).encode())
+    if not wait:
+        return proc, asyncio.ensure_future(communicate)
+    out, err = await asyncio.wait_for(communicate, 60)
+    assert proc.returncode == 0, err
+    return (json.loads(out) if out.strip() else None), err.decode()
+
+
+def _tool(tool_use_id: str, command: str, event: str = "PreToolUse") -> dict[str, Any]:
+    return {"hook_event_name": event, "tool_name": "Bash", "tool_use_id": tool_use_id, "tool_input": {"command": command}}
+
+
+async def _pending(hub: RemoteServer, run_id: str) -> Any:
+    async with RemoteClient(hub.address, token=OP) as client:
+
+        async def asking() -> bool:
+            return bool([i for i in await client.list_waiting() if i.run_id == run_id])
+
+        await until(asking, what="the call waiting in the hub's queue")
+        return [i for i in await client.list_waiting() if i.run_id == run_id][0]
+
+
+async def test_a_session_is_a_run_and_an_asked_call_runs_only_once_a_person_approves_it(hub: RemoteServer) -> None:
+    out, _ = await hook(hub.address, {"hook_event_name": "UserPromptSubmit", "prompt": "tidy the logs"})
+    assert out is None  # nothing to say: Claude Code goes on
+    run_id = "cc-" + SESSION
+    async with RemoteClient(hub.address, token=OP) as client:
+        [summary] = await client.list_runs()
+        assert (summary.run_id, summary.goal_summary, summary.origin, summary.owner) == (run_id, "tidy the logs", "claude-code", "r1")
+    proc, done = await hook(hub.address, _tool("toolu_1", "rm -rf logs/old"), "--ask", "Bash", wait=False)
+    item = await _pending(hub, run_id)
+    assert (item.target_id, item.tool_name, json.loads(item.args_json)) == ("toolu_1", "Bash", {"command": "rm -rf logs/old"})
+    assert not done.done()  # the call is held while nobody decided
+    async with RemoteClient(hub.address, token=OP) as client:
+        from goldfive.control import ControlKind, ControlMessage
+
+        ack = await client.send_control(run_id, ControlMessage(ControlKind.APPROVE, payload={"target_id": "toolu_1", "client": "ctl"}))
+        assert ack.result.value == "SUCCESS"
+    out, _ = await asyncio.wait_for(done, 30)
+    assert json.loads(out) == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
+    async with RemoteClient(hub.address, token=OP) as client:
+        decided = [ev.approval_decided async for ev in _events(client, run_id) if ev.WhichOneof("payload") == "approval_decided"]
+    assert [(d.outcome, d.author, d.hub_check) for d in decided] == [("APPROVED", "alice", "routed")]
+
+
+async def _events(client: RemoteClient, run_id: str):  # type: ignore[no-untyped-def]
+    snap = await client.get_run(run_id)
+    async for ev in client.subscribe(run_id, -1):
+        yield ev
+        if ev.sequence >= snap.last_sequence:
+            return
+
+
+async def test_a_rejection_reaches_claude_code_with_its_reason_and_edits_reach_it_too(hub: RemoteServer) -> None:
+    from goldfive.control import ControlKind, ControlMessage
+
+    run_id = "cc-" + SESSION
+    proc, done = await hook(hub.address, _tool("toolu_2", "git push --force"), "--ask", "Bash", wait=False)
+    await _pending(hub, run_id)
+    async with RemoteClient(hub.address, token=OP) as client:
+        await client.send_control(run_id, ControlMessage(ControlKind.REJECT, payload={"target_id": "toolu_2", "detail": "never force-push main"}))
+    out, _ = await asyncio.wait_for(done, 30)
+    assert json.loads(out)["hookSpecificOutput"] == {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "never force-push main",
+    }  # fmt: skip
+    proc, done = await hook(hub.address, _tool("toolu_3", "rm -rf /", event="PermissionRequest"), wait=False)
+    await _pending(hub, run_id)
+    async with RemoteClient(hub.address, token=OP) as client:
+        edited = {"command": "rm -rf ./tmp"}
+        await client.send_control(run_id, ControlMessage(ControlKind.APPROVE, payload={"target_id": "toolu_3", "arguments": edited}))
+    out, _ = await asyncio.wait_for(done, 30)
+    assert json.loads(out) == {
+        "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedInput": edited}}
+    }
+
+
+async def test_without_a_decision_in_time_or_without_a_hub_claude_code_asks_its_own_user(hub: RemoteServer, tmp_path: Path) -> None:
+    out, _ = await hook(hub.address, _tool("toolu_4", "make deploy"), "--ask", "Bash", "--wait", "1")
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+    out, err = await hook("127.0.0.1:1", _tool("toolu_5", "make deploy"), "--ask", "Bash")
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask" and "did not answer" in err
+    out, err = await hook("127.0.0.1:1", _tool("toolu_6", "ls"))  # not a call a person decides: no answer
+    assert out is None
+    out, err = await hook(None, _tool("toolu_7", "ls", event="PermissionRequest"))  # no hub: Claude Code's own dialog
+    assert out is None and "no hub" in err
+
+
+async def test_another_runner_token_cannot_report_into_a_session_nor_decide_for_it(hub: RemoteServer) -> None:
+    await hook(hub.address, {"hook_event_name": "UserPromptSubmit", "prompt": "mine"})
+    out, err = await hook(hub.address, _tool("toolu_8", "curl evil"), "--ask", "Bash", token=R2)
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"  # refused, so never "allow"
+    assert "PERMISSION_DENIED" in err and "belongs to token 'r1'" in err
+
+
+async def test_a_rule_for_always_answers_before_anyone_is_asked(hub: RemoteServer) -> None:
+    from goldfive.control import ControlKind, ControlMessage
+
+    run_id = "cc-" + SESSION
+    proc, done = await hook(hub.address, _tool("toolu_9", "pytest -q"), "--ask", "Bash", wait=False)
+    await _pending(hub, run_id)
+    async with RemoteClient(hub.address, token=OP) as client:
+        always = {"scope": "run", "match": {"command": {"kind": "exact", "value": "pytest -q"}}}
+        await client.send_control(run_id, ControlMessage(ControlKind.APPROVE, payload={"target_id": "toolu_9", "always": always}))
+    await asyncio.wait_for(done, 30)
+    out, _ = await hook(hub.address, _tool("toolu_10", "pytest -q"), "--ask", "Bash")  # same call: the rule answers
+    assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
+    out, _ = await hook(hub.address, _tool("toolu_11", "pytest -x"), "--ask", "Bash", "--wait", "1")  # another: asked
+    assert out["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+async def test_the_session_ends_as_a_completed_run_and_a_late_hook_changes_nothing(hub: RemoteServer) -> None:
+    await hook(hub.address, {"hook_event_name": "UserPromptSubmit", "prompt": "one thing"})
+    await hook(hub.address, {"hook_event_name": "SessionEnd", "reason": "logout"})
+    async with RemoteClient(hub.address, token=OP) as client:
+        [summary] = await client.list_runs()
+        assert summary.state == "COMPLETED"
+    out, _ = await hook(hub.address, _tool("toolu_12", "ls"), "--ask", "Bash")
+    assert out is None  # ended: not held, nothing said
+
+
+def test_install_merges_the_hook_into_settings_and_keeps_what_is_there(tmp_path: Path) -> None:
+    from goldfive.cli.hook import merge_settings
+
+    mine = {"type": "command", "command": "my-formatter"}
+    settings = {"model": "opus", "hooks": {"PostToolUse": [{"matcher": "Edit", "hooks": [mine]}]}}
+    merged, added = merge_settings(json.loads(json.dumps(settings)), "goldfive hook claude-code --ask Bash", 600)
+    assert merged["model"] == "opus" and merged["hooks"]["PostToolUse"][0] == {"matcher": "Edit", "hooks": [mine]}
+    assert "PreToolUse" in added and merged["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] == 630
+    again, added_again = merge_settings(merged, "goldfive hook claude-code", 600)
+    assert added_again == [] and again == merged  # never twice
