@@ -28,6 +28,7 @@ from operator import itemgetter
 
 from google.protobuf.message import DecodeError
 
+from goldfive.compat import decode_recorded, recorded_bytes
 from goldfive.durable import lock
 from goldfive.errors import DuplicateEventError, ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -139,7 +140,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                 event.event_id,
                 event.WhichOneof("payload") or "",
                 ts.seconds * 1000 + ts.nanos // 1_000_000,
-                event.SerializeToString(),
+                recorded_bytes(event),
             )
         )
 
@@ -159,7 +160,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                     event.event_id,
                     event.WhichOneof("payload") or "",
                     ts.seconds * 1000 + ts.nanos // 1_000_000,
-                    event.SerializeToString(),
+                    recorded_bytes(event),
                 )
             )
         self._add_many(rows)
@@ -311,7 +312,7 @@ def _replay(conn: sqlite3.Connection, table: str, run_id: str) -> list[Event]:
     events: list[Event] = []
     for sequence, payload in rows:
         try:
-            events.append(Event.FromString(payload))
+            events.append(decode_recorded(payload))
         except DecodeError as exc:
             raise ReplayError(f"run {run_id!r} sequence {sequence}: payload is not an Event: {exc}") from exc
     return events
