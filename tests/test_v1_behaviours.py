@@ -49,3 +49,24 @@ async def test_a_positive_max_concurrency_still_caps() -> None:
     agent.release(*first)
     agent.release(await agent.started())
     assert (await asyncio.wait_for(run, 10)).success
+
+
+async def test_replay_from_jsonl_is_iterable_and_has_a_length(tmp_path: Path) -> None:
+    s = Session(run_id="r", clock=lambda: 1_700_000_000_000)
+    emitted = [events.run_started(s, goal_summary="g"), events.task_started(s, "a"), events.run_completed(s, "ok")]
+    sink = JSONLPersistenceSink(tmp_path / "run.jsonl")
+    for ev in emitted:
+        await sink.emit(ev)
+    await sink.close()
+    result = replay_from_jsonl(tmp_path / "run.jsonl")
+    assert len(result) == 3 and list(result) == emitted == result.events
+    assert result[0] == emitted[0] and result[-1].run_completed.outcome_summary == "ok"
+    assert [e.sequence for e in result] == [0, 1, 2]
+    assert (result.skipped, result.errors) == (0, [])  # what it returned before still works
+    assert not replay_from_jsonl(_empty(tmp_path)) and len(replay_from_jsonl(_empty(tmp_path))) == 0
+
+
+def _empty(tmp_path: Path) -> Path:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("")
+    return path

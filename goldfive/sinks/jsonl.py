@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from io import BufferedWriter
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, overload
 
 from google.protobuf import json_format
 
@@ -93,13 +94,27 @@ class JSONLPersistenceSink(BatchingSink[str]):
 
 
 @dataclass(frozen=True)
-class ReplayResult:
+class ReplayResult(Sequence[Event]):
     """The events read back, and the lines that could not be: ``skipped`` of them, each
-    described in ``errors`` as ``"line N: reason"``."""
+    described in ``errors`` as ``"line N: reason"``. It is also the sequence of its events
+    (``len``, iteration, indexing), as goldfive v1's ``replay_from_jsonl`` list was."""
 
     events: list[Event] = field(default_factory=list)
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        return self.events[index]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
 
 
 def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
