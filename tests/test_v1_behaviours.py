@@ -70,3 +70,20 @@ def _empty(tmp_path: Path) -> Path:
     path = tmp_path / "empty.jsonl"
     path.write_text("")
     return path
+
+
+@pytest.mark.parametrize("bad", [42, 4.2, {"goal": "x"}, ["not a goal"], [Goal("g", "ok"), 7]])
+async def test_run_with_input_that_is_not_text_or_goals_ends_as_an_aborted_run(bad: Any) -> None:
+    sink = InMemorySink()
+    runner = Runner(agent=ScriptedAgent(), planner=StaticPlanner(_wide_plan(1)), sinks=[sink])
+    outcome = await runner.run(bad)
+    assert outcome.success is False
+    assert "str or a list of Goal" in outcome.reason and type(bad if not isinstance(bad, list) else bad[-1]).__name__ in outcome.reason
+    assert kinds(sink.events) == ["run_started", "run_aborted"]
+    assert sink.events[-1].run_aborted.reason == outcome.reason
+    await runner.close()
+
+
+async def test_a_list_of_goals_still_runs() -> None:
+    runner = Runner(agent=ScriptedAgent(), planner=StaticPlanner(_wide_plan(1)))
+    assert (await runner.run([Goal("g1", "the goal")])).success
