@@ -23,6 +23,7 @@ from goldfive.executors.base import ExecutorBase
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.goals import PassthroughGoalDeriver
 from goldfive.planners.static import PassthroughPlanner
+from goldfive.protocols import move_task
 from goldfive.results import ExecutionOutcome
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.context import RunContext
@@ -392,7 +393,7 @@ class Runner:
             return
         for task in plan.tasks:
             if not task.status.is_terminal:
-                await self.steerer.transition(ctx.session, task.id, TaskStatus.CANCELLED, reason=reason)
+                await move_task(self.steerer, ctx.session, task.id, TaskStatus.CANCELLED, reason)
         await ctx.messages.finish()
 
     async def _abort(self, ctx: RunContext, reason: str) -> ExecutionOutcome:

@@ -87,3 +87,62 @@ async def test_run_with_input_that_is_not_text_or_goals_ends_as_an_aborted_run(b
 async def test_a_list_of_goals_still_runs() -> None:
     runner = Runner(agent=ScriptedAgent(), planner=StaticPlanner(_wide_plan(1)))
     assert (await runner.run([Goal("g1", "the goal")])).success
+
+
+class V1StyleSteerer(DefaultSteerer):
+    """A steerer written for goldfive v1: it overrides ``transition`` with v1's signature
+    (keyword-only session, ``detail``/``cancel_reason``, returns None) and records calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, TaskStatus, str]] = []
+
+    async def transition(  # type: ignore[override]  # v1 returns None
+        self, task_id: str, to: TaskStatus, *, detail: str = "", session: Session, cancel_reason: str = ""
+    ) -> None:
+        self.calls.append((task_id, to, detail))
+        await super().transition(task_id, to, session=session, detail=detail, cancel_reason=cancel_reason)
+
+
+async def test_a_steerer_written_to_v1s_transition_drives_a_run() -> None:
+    plan = Plan(tasks=[Task("a", "A"), Task("b", "B"), Task("c", "C")], edges=[TaskEdge("a", "b")], id="p")
+    agent = ScriptedAgent()
+
+    async def fail(task: Task, session: Session, tools: dict[str, Any]) -> str:
+        raise RuntimeError("no")
+
+    agent.on("c", fail)
+    steerer = V1StyleSteerer()
+    assert isinstance(steerer, Steerer)
+    sink = InMemorySink()
+    runner = Runner(agent=agent, planner=StaticPlanner(plan), steerer=steerer, sinks=[sink])
+    outcome = await runner.run("three tasks")
+    statuses = {t.id: t.status for t in outcome.session.plan.tasks}  # type: ignore[union-attr]
+    assert statuses == {"a": TaskStatus.COMPLETED, "b": TaskStatus.COMPLETED, "c": TaskStatus.FAILED}
+    assert ("a", TaskStatus.RUNNING, "") in steerer.calls and ("a", TaskStatus.COMPLETED, "done a") in steerer.calls
+    assert ("c", TaskStatus.FAILED, "agent raised RuntimeError: no") in steerer.calls
+    assert outcome.session.completed_results["a"] == "done a"
+    assert [e.task_failed.reason for e in sink.events if events.kind_of(e) == "task_failed"] == ["agent raised RuntimeError: no"]
+
+
+async def test_a_steerer_with_only_v1s_required_transition_arguments_runs_a_plain_run() -> None:
+    """``transition(task_id, to, *, session)``: the runtime passes ``detail`` only when there
+    is one (a run whose agent returns nothing and never fails passes none)."""
+
+    class Minimal(DefaultSteerer):
+        async def transition(self, task_id: str, to: TaskStatus, *, session: Session) -> bool:  # type: ignore[override]
+            return await super().transition(task_id, to, session=session)
+
+    async def silent(task: Task, session: Session) -> str:
+        return ""
+
+    runner = Runner(agent=silent, planner=StaticPlanner(_wide_plan(2)), steerer=Minimal())
+    assert (await runner.run("quiet")).success
+
+
+def test_the_six_protocols_are_exported_from_the_package_root() -> None:
+    names = ["GoalDeriver", "Planner", "Executor", "Steerer", "AgentAdapter", "EventSink"]
+    assert all(name in goldfive.__all__ for name in names)
+    assert isinstance(DefaultSteerer(), goldfive.Steerer)
+    assert isinstance(InMemorySink(), goldfive.EventSink)
+    assert isinstance(StaticPlanner(_wide_plan(1)), goldfive.Planner)
