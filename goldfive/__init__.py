@@ -20,6 +20,7 @@ from goldfive.executors import ParallelDAGExecutor, SequentialExecutor
 from goldfive.goals import LiteralGoalDeriver, PassthroughGoalDeriver
 from goldfive.llm import CallLLM, ChatModel, ChatResult, OpenAICompatClient, ScriptedModel, ToolCall
 from goldfive.planners import LLMGoalDeriver, LLMPlanner, PassthroughPlanner, StaticPlanner
+from goldfive.protocols import AgentAdapter, EventSink, Executor, GoalDeriver, Planner, Steerer
 from goldfive.quick import quickstart, wrap
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.runner import Runner
@@ -52,6 +53,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AckResult",
+    "AgentAdapter",
     "CallLLM",
     "CallableAdapter",
     "ChannelClosedError",
@@ -66,9 +68,12 @@ __all__ = [
     "DriftEvent",
     "DriftKind",
     "DriftSeverity",
+    "EventSink",
     "ExecutionOutcome",
+    "Executor",
     "GRPCSink",
     "Goal",
+    "GoalDeriver",
     "GoldfiveError",
     "InMemorySink",
     "InvalidTransitionError",
@@ -86,6 +91,7 @@ __all__ = [
     "PassthroughPlanner",
     "Plan",
     "PlanValidationError",
+    "Planner",
     "PlannerError",
     "RemoteError",
     "ReportingToolSpec",
@@ -97,6 +103,7 @@ __all__ = [
     "ServeConfigError",
     "Session",
     "StaticPlanner",
+    "Steerer",
     "Task",
     "TaskEdge",
     "TaskStatus",

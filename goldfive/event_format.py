@@ -64,7 +64,7 @@ def _revised(ev: Event) -> str:
 
 def _progress(ev: Event) -> str:
     p = ev.task_progress
-    frac = f" {round(p.fraction * 100)}%" if p.fraction >= 0 else ""
+    frac = f" {round(p.fraction * 100)}%" if p.HasField("fraction") else ""
     return f"{p.task_id}{frac} {_q(p.detail)}"
 
 

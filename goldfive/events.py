@@ -16,6 +16,7 @@ import json
 from typing import Any, Iterable
 
 from goldfive import conv
+from goldfive.compat import fill_v1_fields
 from goldfive.clean import (
     clean_ack,
     clean_control,
@@ -74,7 +75,7 @@ def run_started(session: Session, *, goal_summary: str, user_input: str = "", la
     p.goal_summary = clean_text(goal_summary)
     p.user_input = clean_text(user_input)
     p.launch_json = clean_text(launch_json)
-    return _stamp(session, ev)
+    return fill_v1_fields(_stamp(session, ev))
 
 
 def run_resumed(
@@ -126,7 +127,7 @@ def plan_revised(session: Session, old: Plan | None, new: Plan, *, drift_id: str
         )
     )
     p.drift_id = clean_text(drift_id)
-    return _stamp(session, ev)
+    return fill_v1_fields(_stamp(session, ev))
 
 
 def run_completed(session: Session, outcome_summary: str = "") -> pb.Event:
@@ -152,12 +153,15 @@ def task_started(session: Session, task_id: str, assignee_agent_id: str = "") ->
     return _stamp(session, ev)
 
 
-def task_progress(session: Session, task_id: str, *, detail: str = "", fraction: float = -1.0) -> pb.Event:
+def task_progress(session: Session, task_id: str, *, detail: str = "", fraction: float | None = None) -> pb.Event:
+    """``fraction`` in 0..1 when the agent reported one; None (or negative): none reported,
+    and the event has no fraction."""
     ev = pb.Event()
     p = ev.task_progress
     p.task_id = clean_text(task_id)
     p.detail = clean_text(detail)
-    p.fraction = fraction
+    if fraction is not None and fraction >= 0:
+        p.fraction = fraction
     return _stamp(session, ev)
 
 
@@ -203,7 +207,7 @@ def task_transitioned(
     t.from_status = conv.task_status_to_pb(from_status)
     t.to_status = conv.task_status_to_pb(to_status)
     t.reason = clean_text(reason)
-    return _stamp(session, ev)
+    return fill_v1_fields(_stamp(session, ev))
 
 
 # -- drift and approvals ---------------------------------------------------------------
@@ -255,7 +259,7 @@ def approval_requested(
     a.timeout_ms = timeout_ms
     if metadata:
         a.metadata.update(clean_map(metadata))
-    return _stamp(session, ev)
+    return fill_v1_fields(_stamp(session, ev))
 
 
 def approval_granted(
@@ -341,7 +345,7 @@ def conversation_started(session: Session, lane: str, input_text: str = "") -> p
     p = ev.conversation_started
     p.lane = clean_text(lane)
     p.input = clean_text(input_text)
-    return _stamp(session, ev)
+    return fill_v1_fields(_stamp(session, ev))
 
 
 def conversation_ended(session: Session, lane: str, reason: str = "") -> pb.Event:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
+from goldfive.compat import decode_recorded
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 
@@ -150,8 +151,6 @@ def _event_at(conn: sqlite3.Connection, run_id: str, sequence: int) -> Event | N
         row = conn.execute("SELECT payload FROM events WHERE run_id = ? AND sequence = ?", (run_id, sequence)).fetchone()
         if row is None:
             return None
-        ev = Event()
-        ev.ParseFromString(bytes(row[0]))
-        return ev
+        return decode_recorded(bytes(row[0]))
     except (sqlite3.Error, DecodeError, ValueError, TypeError):
         return None

@@ -23,6 +23,7 @@ from goldfive.executors.base import ExecutorBase
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.goals import PassthroughGoalDeriver
 from goldfive.planners.static import PassthroughPlanner
+from goldfive.protocols import move_task
 from goldfive.results import ExecutionOutcome
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.context import RunContext
@@ -41,6 +42,19 @@ def _records_to(sink: Any, store: str | os.PathLike[str]) -> bool:
     from goldfive.durable.lock import RunRecording
 
     return isinstance(sink, RunRecording) and isinstance(sink.path, str) and os.path.realpath(sink.path) == os.path.realpath(store)
+
+
+def _input_problem(user_input: object) -> str:
+    """Why ``user_input`` cannot start a run ("" when it can: a str, a list of Goal, or None
+    for a resuming run)."""
+    if user_input is None or isinstance(user_input, str):
+        return ""
+    if isinstance(user_input, list):
+        wrong = next((x for x in user_input if not isinstance(x, Goal)), None)
+        if wrong is None:
+            return ""
+        return f"run() takes the user's input as a str or a list of Goal, not a list holding {type(wrong).__name__}"
+    return f"run() takes the user's input as a str or a list of Goal, not {type(user_input).__name__}"
 
 
 def _as_adapter(agent: Any) -> Any:
@@ -233,7 +247,11 @@ class Runner:
             ctx.controls.custom = self.executor.custom_handler()
         if self._recovered is None and user_input is None:
             raise GoldfiveError("run() needs the user's input (a resuming Runner is made with Runner.resuming)")
-        text = "" if user_input is None else user_input if isinstance(user_input, str) else "; ".join(g.summary for g in user_input)
+        refused = _input_problem(user_input)
+        if refused or user_input is None:
+            text = ""
+        else:
+            text = user_input if isinstance(user_input, str) else "; ".join(g.summary for g in user_input)
         session.user_input = text
         try:
             try:
@@ -245,7 +263,10 @@ class Runner:
                     else:
                         await ctx.emit(events.run_started, goal_summary=text, user_input=text, launch_json=self._launch_json())
                         assert user_input is not None
-                        outcome = await self._setup(ctx, user_input)
+                        if refused:  # a run that cannot start still ends as a run, with the reason
+                            outcome = await self._abort(ctx, refused)
+                        else:
+                            outcome = await self._setup(ctx, user_input)
                 except RunCancelled as exc:  # a CANCEL while the goals or the plan were made
                     await self._abandon(ctx, exc.reason)
                     outcome = await self._abort(ctx, exc.reason)
@@ -385,7 +406,7 @@ class Runner:
             return
         for task in plan.tasks:
             if not task.status.is_terminal:
-                await self.steerer.transition(ctx.session, task.id, TaskStatus.CANCELLED, reason=reason)
+                await move_task(self.steerer, ctx.session, task.id, TaskStatus.CANCELLED, reason)
         await ctx.messages.finish()
 
     async def _abort(self, ctx: RunContext, reason: str) -> ExecutionOutcome:

@@ -18,6 +18,7 @@ from goldfive.control import ControlKind, ControlMessage
 from goldfive.errors import InvalidTransitionError
 from goldfive.inbox import InjectedMessage
 from goldfive.ladder import InterventionLevel, ladder_level
+from goldfive.protocols import move_task
 from goldfive.run.context import RunContext, context_of
 from goldfive.run.control_loop import RunCancelled
 from goldfive.types import (
@@ -84,11 +85,16 @@ class DefaultSteerer:
 
     # -- the state machine ------------------------------------------------------------
     async def transition(
-        self, session: Session, task_id: str, to: TaskStatus, *, reason: str = "", result: str = ""
+        self, task_id: str, to: TaskStatus, *, session: Session, detail: str = "", cancel_reason: str = ""
     ) -> bool:
-        """Move ``task_id`` to ``to`` and emit the event. Returns False when nothing changed
-        (same status, or the task is already terminal). Raises InvalidTransitionError for a
-        move the machine forbids (e.g. RUNNING -> PENDING) and UnknownTaskError."""
+        """Move ``task_id`` to ``to`` and emit the event (goldfive v1's signature, so a
+        subclass written for v1 overrides it as is). ``detail`` is the result of a COMPLETED
+        task and the reason for any other status; ``cancel_reason``, when given, is the reason
+        of a CANCELLED one. Returns False when nothing changed (same status, or the task is
+        already terminal). Raises InvalidTransitionError for a move the machine forbids (e.g.
+        RUNNING -> PENDING) and UnknownTaskError."""
+        reason = (cancel_reason or detail) if to == S.CANCELLED else detail
+        result = detail
         ctx = context_of(session)
         task = _plan(session).task(task_id)
         frm = task.status
@@ -132,14 +138,14 @@ class DefaultSteerer:
         return True
 
     async def mark_task_blocked(self, session: Session, task_id: str, blocker: str) -> bool:
-        return await self.transition(session, task_id, S.BLOCKED, reason=blocker)
+        return await move_task(self, session, task_id, S.BLOCKED, blocker)
 
     async def cascade_cancel_downstream(self, session: Session, task_id: str, reason: str) -> list[str]:
         """Cancel every non-terminal task reachable from ``task_id``."""
         cancelled = []
         plan = _plan(session)
         for tid in plan.downstream(task_id):
-            if await self.transition(session, tid, S.CANCELLED, reason=reason):
+            if await move_task(self, session, tid, S.CANCELLED, reason):
                 cancelled.append(tid)
         return cancelled
 
@@ -320,7 +326,7 @@ class DefaultSteerer:
         # A task that already ended (e.g. completed) keeps its status, and its dependents stay
         # runnable: only a task this rule actually fails takes its downstream with it.
         reason = f"refine failed {n} times for {drift.kind}"
-        if plan.has_task(drift.task_id) and await self.transition(session, drift.task_id, S.FAILED, reason=reason):
+        if plan.has_task(drift.task_id) and await move_task(self, session, drift.task_id, S.FAILED, reason):
             await self.cascade_cancel_downstream(session, drift.task_id, f"upstream {drift.task_id} failed")
         await context_of(session).emit(
             events.drift_detected,

@@ -41,7 +41,8 @@ def _check_drift(p: Any) -> None:
 def _check_approval_requested(p: Any) -> None:
     assert (p.target_id, p.kind, p.prompt, p.tool_name, p.timeout_ms) == ("tc-1", "tool", "ok?", "pay", 60000)
     assert json.loads(p.args_json) == {"amount": 500}
-    assert dict(p.metadata) == {"k": "v"}
+    # v1 readers find a tool approval's tool and arguments in metadata: they are repeated there.
+    assert dict(p.metadata) == {"k": "v", "tool_name": "pay", "args_json": p.args_json}
 
 
 def _check_control_received(p: Any) -> None:
@@ -160,8 +161,12 @@ def test_drift_without_task_id_falls_back_to_the_current_task() -> None:
     assert ev.drift_detected.current_task_id == "running-task"
 
 
-def test_task_progress_without_a_fraction_is_negative() -> None:
-    assert events.task_progress(_session(), "a").task_progress.fraction < 0
+def test_task_progress_without_a_fraction_has_none_so_v1_readers_see_zero() -> None:
+    for ev in (events.task_progress(_session(), "a"), events.task_progress(_session(), "a", fraction=-1.0)):
+        assert not ev.task_progress.HasField("fraction")
+        assert ev.task_progress.fraction == 0.0
+    reported_zero = events.task_progress(_session(), "a", fraction=0.0).task_progress
+    assert reported_zero.HasField("fraction") and reported_zero.fraction == 0.0
 
 
 # -- plan_diff ----------------------------------------------------------------------------

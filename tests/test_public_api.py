@@ -8,7 +8,8 @@ DESIGN_ROOT_NAMES = """Runner ControlChannel ControlMessage ControlKind ControlA
 ParallelDAGExecutor DefaultSteerer PassthroughGoalDeriver LiteralGoalDeriver LLMGoalDeriver PassthroughPlanner
 StaticPlanner LLMPlanner CallableAdapter InMemorySink LoggingSink JSONLPersistenceSink SQLitePersistenceSink
 Goal Plan Task TaskEdge TaskStatus Session DriftKind DriftSeverity ExecutionOutcome InvocationResult
-ReportingToolSpec wrap quickstart GoldfiveError""".split()
+ReportingToolSpec wrap quickstart GoldfiveError
+GoalDeriver Planner Executor Steerer AgentAdapter EventSink""".split()
 
 MODULE_NAMES = {
     "goldfive.control": ["ControlChannel", "ControlMessage", "ControlKind", "ControlAck", "AckResult"],
@@ -48,6 +49,13 @@ def test_every_error_derives_from_goldfive_error():
     classes = [v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, Exception)]
     assert len(classes) > 5
     assert all(issubclass(c, goldfive.GoldfiveError) for c in classes)
+
+
+def test_the_six_protocols_are_the_same_at_the_root_and_in_goldfive_protocols():
+    import goldfive.protocols
+
+    for name in ("GoalDeriver", "Planner", "Executor", "Steerer", "AgentAdapter", "EventSink"):
+        assert getattr(goldfive, name) is getattr(goldfive.protocols, name)
 
 
 def test_spec_planner_path_reexports_the_same_classes_as_the_root():

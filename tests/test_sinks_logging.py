@@ -22,7 +22,8 @@ async def test_each_event_is_logged_as_one_line_of_json(caplog: pytest.LogCaptur
     lines = [r.getMessage() for r in caplog.records if r.name == "goldfive.test.events"]
     assert len(lines) == 2 and all("\n" not in line for line in lines)
     first, second = (json.loads(line) for line in lines)
-    assert first["runStarted"] == {"goalSummary": "ship it"}
+    # run_id and started_at repeat the envelope for goldfive v1 readers
+    assert first["runStarted"] == {"runId": "r1", "goalSummary": "ship it", "startedAt": "2023-11-14T22:13:20Z"}
     assert second["sequence"] == "1" and second["taskFailed"]["reason"] == "boom\nsecond line"
     assert second["emittedAt"] == "2023-11-14T22:13:20Z"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from goldfive import events
+from goldfive.compat import decode_recorded, recorded_bytes
 from goldfive.errors import DuplicateEventError, ReplayError, SinkError
 from goldfive.sinks import RunInfo, SQLitePersistenceSink, list_runs, replay_from_sqlite
 from goldfive.types import Session
@@ -43,7 +44,10 @@ async def test_columns_hold_the_envelope_and_the_serialized_event(tmp_path: Path
     await sink.close()
     with sqlite3.connect(db) as conn:
         row = conn.execute("SELECT run_id, sequence, event_id, kind, emitted_at_ms, payload FROM goldfive_events").fetchone()
-    assert row == ("r1", 0, ev.event_id, "task_started", 1_700_000_000_000, ev.SerializeToString())
+    assert row[:5] == ("r1", 0, ev.event_id, "task_started", 1_700_000_000_000)
+    # The serialized event, marked with the recording schema (goldfive.compat).
+    assert row[5] == recorded_bytes(ev) and row[5].startswith(ev.SerializeToString())
+    assert decode_recorded(row[5]) == ev
 
 
 async def test_list_runs_reports_each_run_across_two_runs(tmp_path: Path) -> None:

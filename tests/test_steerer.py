@@ -53,11 +53,11 @@ class Rig:
 async def test_transitions_move_forward_and_emit_one_event_each() -> None:
     rig = Rig(linear_plan("a", "b"))
     st = rig.steerer
-    assert await st.transition(rig.session, "a", S.RUNNING)
+    assert await st.transition("a", S.RUNNING, session=rig.session)
     assert rig.session.current_task_id == "a"
-    assert await st.transition(rig.session, "a", S.BLOCKED, reason="waiting")
-    assert await st.transition(rig.session, "a", S.RUNNING, reason="unblocked")
-    assert await st.transition(rig.session, "a", S.COMPLETED, result="42")
+    assert await st.transition("a", S.BLOCKED, session=rig.session, detail="waiting")
+    assert await st.transition("a", S.RUNNING, session=rig.session, detail="unblocked")
+    assert await st.transition("a", S.COMPLETED, session=rig.session, detail="42")
     assert rig.kinds() == ["task_started", "task_blocked", "task_transitioned", "task_completed"]
     assert rig.session.completed_results == {"a": "42"} and rig.session.current_task_id == ""
 
@@ -66,34 +66,34 @@ async def test_transitions_move_forward_and_emit_one_event_each() -> None:
 @pytest.mark.parametrize("to", [S.PENDING, S.RUNNING, S.BLOCKED, S.COMPLETED, S.FAILED, S.CANCELLED])
 async def test_a_terminal_status_absorbs_every_later_transition(terminal: TaskStatus, to: TaskStatus) -> None:
     rig = Rig(linear_plan("a"))
-    await rig.steerer.transition(rig.session, "a", terminal)
+    await rig.steerer.transition("a", terminal, session=rig.session)
     n = len(rig.sink.events)
-    assert await rig.steerer.transition(rig.session, "a", to) is False
+    assert await rig.steerer.transition("a", to, session=rig.session) is False
     assert rig.status("a") == terminal and len(rig.sink.events) == n
 
 
 @pytest.mark.parametrize("status", [S.RUNNING, S.BLOCKED])
 async def test_a_transition_to_the_current_status_is_harmless(status: TaskStatus) -> None:
     rig = Rig(linear_plan("a"))
-    await rig.steerer.transition(rig.session, "a", status)
+    await rig.steerer.transition("a", status, session=rig.session)
     n = len(rig.sink.events)
-    assert await rig.steerer.transition(rig.session, "a", status) is False
+    assert await rig.steerer.transition("a", status, session=rig.session) is False
     assert len(rig.sink.events) == n
 
 
 @pytest.mark.parametrize(("frm", "to"), [(S.RUNNING, S.PENDING), (S.BLOCKED, S.PENDING), (S.RUNNING, S.NOT_NEEDED)])
 async def test_a_backward_transition_raises_invalid_transition(frm: TaskStatus, to: TaskStatus) -> None:
     rig = Rig(linear_plan("a"))
-    await rig.steerer.transition(rig.session, "a", frm)
+    await rig.steerer.transition("a", frm, session=rig.session)
     with pytest.raises(InvalidTransitionError, match=f"task a: {frm} -> {to} is not allowed"):
-        await rig.steerer.transition(rig.session, "a", to)
+        await rig.steerer.transition("a", to, session=rig.session)
     assert rig.status("a") == frm
 
 
 async def test_an_unknown_task_raises_unknown_task() -> None:
     rig = Rig(linear_plan("a"))
     with pytest.raises(UnknownTaskError):
-        await rig.steerer.transition(rig.session, "zz", S.RUNNING)
+        await rig.steerer.transition("zz", S.RUNNING, session=rig.session)
 
 
 # -- the reporting tools --------------------------------------------------------------------
@@ -183,7 +183,7 @@ async def test_cascade_cancel_reaches_every_non_terminal_task_downstream() -> No
         edges=[TaskEdge("a", "b"), TaskEdge("a", "c"), TaskEdge("c", "d")],
     )
     rig = Rig(plan)
-    await rig.steerer.transition(rig.session, "c", S.NOT_NEEDED)
+    await rig.steerer.transition("c", S.NOT_NEEDED, session=rig.session)
     cancelled = await rig.steerer.cascade_cancel_downstream(rig.session, "a", "upstream a failed")
     assert cancelled == ["b", "d"]
     assert [rig.status(i) for i in "abcde"] == [S.PENDING, S.CANCELLED, S.NOT_NEEDED, S.CANCELLED, S.PENDING]
@@ -194,9 +194,9 @@ async def test_rewind_resets_the_task_and_downstream_and_drops_their_results() -
     rig = Rig(linear_plan("a", "b", "c"))
     st, s = rig.steerer, rig.session
     for tid in "ab":
-        await st.transition(s, tid, S.RUNNING)
+        await st.transition(tid, S.RUNNING, session=s)
         await rig.ctx.tools_for(tid)["report_task_progress"](detail="p")
-        await st.transition(s, tid, S.COMPLETED, result=tid)
+        await st.transition(tid, S.COMPLETED, session=s, detail=tid)
     reset = await st.rewind(s, "b")
     assert reset == ["b"]  # c was still PENDING: nothing to reset, no event
     assert s.completed_results == {"a": "a"} and s.task_progress == {"a": ["p"]}
@@ -322,7 +322,7 @@ async def test_the_ladder_is_overridable_in_a_subclass() -> None:
 
 async def test_two_failed_refines_for_one_drift_and_task_fail_the_task() -> None:
     rig = Rig(linear_plan("a", "b", "c"), planner=ReplanningPlanner(linear_plan("a"), fail_refines=True))
-    await rig.steerer.transition(rig.session, "a", S.RUNNING)
+    await rig.steerer.transition("a", S.RUNNING, session=rig.session)
     drift = DriftEvent(K.PLAN_DIVERGENCE, DriftSeverity.WARNING, "off plan", "a")
     one = await rig.steerer.handle_drift(rig.session, drift)
     assert (one.revised, one.error) == (False, "planner returned no plan") and rig.status("a") == S.RUNNING
@@ -381,8 +381,8 @@ async def test_a_revision_never_redoes_completed_work() -> None:
             return Plan(tasks=[Task(t.id, t.title + "!") for t in plan.tasks] + [Task("z", "Z")], id="p9", revision_index=0)
 
     rig = Rig(linear_plan("a", "b"), planner=Resets(linear_plan("a")))
-    await rig.steerer.transition(rig.session, "a", S.COMPLETED, result="kept")
-    await rig.steerer.transition(rig.session, "b", S.FAILED)
+    await rig.steerer.transition("a", S.COMPLETED, session=rig.session, detail="kept")
+    await rig.steerer.transition("b", S.FAILED, session=rig.session)
     assert (await rig.steerer.handle_drift(rig.session, DriftEvent(K.PLAN_DIVERGENCE, DriftSeverity.WARNING, "x", "a"))).revised
     plan = rig.session.plan
     assert plan is not None

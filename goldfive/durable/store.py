@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from google.protobuf.message import DecodeError
 
+from goldfive.compat import decode_recorded
 from goldfive.errors import GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 
@@ -53,9 +54,8 @@ def read_run(conn: sqlite3.Connection, run_id: str) -> tuple[list[pb.Event], int
         if left_out or sequence != len(out):
             left_out += 1
             continue
-        ev = pb.Event()
         try:
-            ev.ParseFromString(payload)
+            ev = decode_recorded(payload)
         except DecodeError:
             left_out += 1
             continue

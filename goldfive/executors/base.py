@@ -22,6 +22,7 @@ from goldfive.run.context import RunContext
 from goldfive.run.control_loop import CustomHandler, RunCancelled
 from goldfive.run.handlers import ControlOutcome, dispatch_control
 from goldfive.control import ControlMessage
+from goldfive.protocols import move_task
 from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
 
@@ -152,7 +153,7 @@ class ExecutorBase:
         session, steerer = ctx.session, ctx.steerer
         ends = {}
         for task in batch:
-            await steerer.transition(session, task.id, S.RUNNING)
+            await move_task(steerer, session, task.id, S.RUNNING)
             ends[task.id] = await ctx.begin_turn(task.id)
         if ctx.recording_error:
             # Their start could not be committed: no agent runs unrecorded. The run paused
@@ -241,9 +242,9 @@ class ExecutorBase:
         elif status == S.BLOCKED:
             error = "the agent returned while the task was blocked"
         else:
-            await steerer.transition(session, task.id, S.COMPLETED, result=result.text)
+            await move_task(steerer, session, task.id, S.COMPLETED, result.text)
             return
-        await steerer.transition(session, task.id, S.FAILED, reason=error)
+        await move_task(steerer, session, task.id, S.FAILED, error)
         await steerer.report_drift(session, DriftEvent(DriftKind.TASK_FAILED_FATAL, DriftSeverity.CRITICAL, error, task.id))
         await steerer.cascade_cancel_downstream(session, task.id, f"upstream {task.id} failed")
 
@@ -256,7 +257,7 @@ class ExecutorBase:
             detail = f"agent ignored cancellation for {grace:g}s; abandoned"
             await ctx.emit(events.invocation_abandoned, running[fut].id, grace, detail)
         for fut in pending:
-            await ctx.steerer.transition(ctx.session, running[fut].id, S.CANCELLED, reason=reason)
+            await move_task(ctx.steerer, ctx.session, running[fut].id, S.CANCELLED, reason)
 
     async def _cancel_everything(self, ctx: RunContext, reason: str) -> None:
         plan = ctx.session.plan
@@ -264,7 +265,7 @@ class ExecutorBase:
             return
         for task in plan.tasks:
             if not task.status.is_terminal:
-                await ctx.steerer.transition(ctx.session, task.id, S.CANCELLED, reason=reason)
+                await move_task(ctx.steerer, ctx.session, task.id, S.CANCELLED, reason)
 
     # -- the end -----------------------------------------------------------------------
     async def _finish(self, ctx: RunContext) -> ExecutionOutcome:

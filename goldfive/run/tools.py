@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from goldfive import events
 from goldfive.errors import GoldfiveError
+from goldfive.protocols import move_task
 from goldfive.run.approvals import request_approval
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, TaskStatus
 
@@ -102,8 +103,8 @@ def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
     def tid(given: str | None) -> str:
         return given or task_id
 
-    async def _move(task: str, to: TaskStatus, **kw: Any) -> dict[str, Any]:
-        changed = await steerer.transition(session, task, to, **kw)
+    async def _move(task: str, to: TaskStatus, detail: str = "") -> dict[str, Any]:
+        changed = await move_task(steerer, session, task, to, detail)
         status = session.plan.task(task).status if session.plan else to
         return {"ok": True, "task_id": task, "status": str(status), "changed": changed}
 
@@ -119,11 +120,11 @@ def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
         return {"ok": True, "task_id": task}
 
     async def completed(result: str = "", task_id: str | None = None) -> dict[str, Any]:
-        return await _move(tid(task_id), TaskStatus.COMPLETED, result=result)
+        return await _move(tid(task_id), TaskStatus.COMPLETED, result)
 
     async def failed(reason: str, recoverable: bool = False, task_id: str | None = None) -> dict[str, Any]:
         task = tid(task_id)
-        out = await _move(task, TaskStatus.FAILED, reason=reason)
+        out = await _move(task, TaskStatus.FAILED, reason)
         kind = DriftKind.TASK_FAILED_RECOVERABLE if recoverable else DriftKind.TASK_FAILED_FATAL
         sev = DriftSeverity.WARNING if recoverable else DriftSeverity.CRITICAL
         await steerer.report_drift(session, DriftEvent(kind, sev, reason, task))
@@ -131,7 +132,7 @@ def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
 
     async def blocked(blocker: str, task_id: str | None = None) -> dict[str, Any]:
         task = tid(task_id)
-        out = await _move(task, TaskStatus.BLOCKED, reason=blocker)
+        out = await _move(task, TaskStatus.BLOCKED, blocker)
         await steerer.report_drift(session, DriftEvent(DriftKind.BLOCKED, DriftSeverity.INFO, blocker, task))
         return out
 
@@ -163,7 +164,7 @@ def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
             ctx, target_id=task, kind="task", prompt=prompt, task_id=task, timeout_ms=timeout_ms
         )
         if session.plan and session.plan.task(task).status == TaskStatus.BLOCKED:
-            await steerer.transition(session, task, TaskStatus.RUNNING, reason="approval resolved")
+            await move_task(steerer, session, task, TaskStatus.RUNNING, "approval resolved")
         return decision
 
     specs = [

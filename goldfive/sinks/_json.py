@@ -25,7 +25,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 if TYPE_CHECKING:
     from google._upb._message import Descriptor as _UpbDescriptor
 
-__all__ = ["message_to_dict", "message_to_json", "parse_event_json"]
+__all__ = ["message_to_dict", "message_to_json", "message_to_json_line", "parse_event_json"]
 
 _Conv = Callable[[Any], Any]
 _FD = FieldDescriptor
@@ -38,6 +38,11 @@ _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 def message_to_json(message: Message) -> str:
     """One compact line of protobuf JSON (no newline)."""
     return _dumps(message_to_dict(message))
+
+
+def message_to_json_line(obj: dict[str, Any]) -> str:
+    """A :func:`message_to_dict` result as one compact line (no newline)."""
+    return _dumps(obj)
 
 
 def parse_event_json(line: str | bytes, event_cls: type[_M]) -> _M:

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from io import BufferedWriter
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, overload
 
 from google.protobuf import json_format
 
+from goldfive.compat import decode_recorded_dict, recorded_dict
 from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._batching import BatchingSink
-from goldfive.sinks._json import message_to_json
+from goldfive.sinks._json import message_to_dict, message_to_json_line
 from goldfive.sinks._json_decode import parse_dict
 
 try:  # advisory locking is POSIX-only; elsewhere the sink simply does not lock
@@ -33,6 +35,10 @@ except ImportError:  # pragma: no cover
 __all__ = ["JSONLPersistenceSink", "ReplayResult", "replay_from_jsonl"]
 
 _MODES: dict[str, Literal["ab", "wb"]] = {"append": "ab", "write": "wb"}
+
+
+def _parse_event(obj: dict[str, Any]) -> Event:
+    return parse_dict(obj, Event)  # json_format.ParseDict's result, faster
 
 
 class JSONLPersistenceSink(BatchingSink[str]):
@@ -66,7 +72,7 @@ class JSONLPersistenceSink(BatchingSink[str]):
         return f"JSONLPersistenceSink({self.path})"
 
     async def emit(self, event: Event) -> None:
-        self._add(message_to_json(event))
+        self._add(message_to_json_line(recorded_dict(message_to_dict(event))))
 
     def _can_write(self) -> bool:
         return not self._file.closed
@@ -88,13 +94,27 @@ class JSONLPersistenceSink(BatchingSink[str]):
 
 
 @dataclass(frozen=True)
-class ReplayResult:
+class ReplayResult(Sequence[Event]):
     """The events read back, and the lines that could not be: ``skipped`` of them, each
-    described in ``errors`` as ``"line N: reason"``."""
+    described in ``errors`` as ``"line N: reason"``. It is also the sequence of its events
+    (``len``, iteration, indexing), as goldfive v1's ``replay_from_jsonl`` list was."""
 
     events: list[Event] = field(default_factory=list)
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        return self.events[index]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
 
 
 def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
@@ -116,7 +136,7 @@ def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
             obj = json.loads(raw)
             if not isinstance(obj, dict):
                 raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-            event = parse_dict(obj, Event)  # json_format.ParseDict's result, faster
+            event = decode_recorded_dict(obj, _parse_event)
             if event.ByteSize() == 0:  # unknown fields are ignored, so any JSON object parses
                 raise ValueError("not a goldfive event (no event_id, run_id or payload)")
             events.append(event)

@@ -32,6 +32,7 @@ from operator import itemgetter
 
 from google.protobuf.message import DecodeError
 
+from goldfive.compat import decode_recorded, recorded_bytes
 from goldfive.durable import lock
 from goldfive.durable.store import ResumeRefused
 from goldfive.errors import DuplicateEventError, RecordingConflictError, ReplayError, SinkError
@@ -151,7 +152,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                 event.event_id,
                 event.WhichOneof("payload") or "",
                 ts.seconds * 1000 + ts.nanos // 1_000_000,
-                event.SerializeToString(),
+                recorded_bytes(event),
             )
         )
 
@@ -175,7 +176,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                     event.event_id,
                     event.WhichOneof("payload") or "",
                     ts.seconds * 1000 + ts.nanos // 1_000_000,
-                    event.SerializeToString(),
+                    recorded_bytes(event),
                 )
             )
         self._add_many(rows)
@@ -401,7 +402,7 @@ def _replay(conn: sqlite3.Connection, table: str, run_id: str) -> list[Event]:
     events: list[Event] = []
     for sequence, payload in rows:
         try:
-            events.append(Event.FromString(payload))
+            events.append(decode_recorded(payload))
         except DecodeError as exc:
             raise ReplayError(f"run {run_id!r} sequence {sequence}: payload is not an Event: {exc}") from exc
     return events

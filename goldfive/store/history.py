@@ -18,6 +18,7 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
+from goldfive.compat import decode_recorded
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.pb.goldfive.v1.service_pb2 import EventBatch
@@ -173,8 +174,9 @@ class RunHistory:
         if len(batch.events) != len(block):
             return None
         for ev, (sequence, _) in zip(batch.events, block):
-            if ev.sequence != sequence or ev.run_id != rid:
-                return None
+            if ev.sequence != sequence or ev.run_id != rid or not ev.recording_schema:
+                return None  # not this row's event, or recorded before the v1 numbering
+            ev.ClearField("recording_schema")
         return batch
 
     def _rows(
@@ -234,7 +236,7 @@ class RunHistory:
 
     def _decode(self, sequence: int, payload: bytes) -> Event | None:
         try:
-            ev = Event.FromString(payload)
+            ev = decode_recorded(payload)
         except DecodeError as exc:
             problem = f"payload is not an Event ({exc})"
         else:

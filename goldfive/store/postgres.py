@@ -27,6 +27,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
+from goldfive.compat import decode_recorded, recorded_bytes
 from goldfive.errors import GoldfiveError, SinkError
 from goldfive.settings import redact_dsn
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -177,7 +178,7 @@ class PostgresStore:
             cols[2].append(e.event_id)
             cols[3].append(e.WhichOneof("payload") or "")
             cols[4].append(e.emitted_at.ToMilliseconds())
-            cols[5].append(e.SerializeToString())
+            cols[5].append(recorded_bytes(e))
         # One statement per batch (arrays unnested server-side), not one per row.
         async with self._pool.connection() as conn:
             cur = await conn.execute(
@@ -245,9 +246,8 @@ class PostgresStore:
                 rows = await cur.fetchall()
             for sequence, payload in rows:
                 after = int(sequence)
-                ev = Event()
                 try:
-                    ev.ParseFromString(bytes(payload))
+                    ev = decode_recorded(bytes(payload))
                 except DecodeError as exc:
                     log.error("run %s sequence %d does not decode, skipped: %s", run_id, sequence, exc)
                     continue

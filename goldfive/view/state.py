@@ -279,7 +279,7 @@ class RunState:
     def _task_progress(self, p: pb.TaskProgress, ms: int) -> None:
         if t := self._task(p.task_id):
             t.progress = p.detail or t.progress
-            if p.fraction >= 0:
+            if p.HasField("fraction"):
                 t.fraction = p.fraction
 
     def _task_completed(self, p: pb.TaskCompleted, ms: int) -> None:

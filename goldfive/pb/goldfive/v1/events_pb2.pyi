@@ -12,7 +12,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed")
+    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "recording_schema")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,7 @@ class Event(_message.Message):
     APPROVAL_DECIDED_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_EXPIRING_FIELD_NUMBER: _ClassVar[int]
     RECORDING_FAILED_FIELD_NUMBER: _ClassVar[int]
+    RECORDING_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     run_id: str
     sequence: int
@@ -83,17 +84,22 @@ class Event(_message.Message):
     approval_decided: ApprovalDecided
     approval_expiring: ApprovalExpiring
     recording_failed: RecordingFailed
-    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ...) -> None: ...
+    recording_schema: int
+    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
 
 class RunStarted(_message.Message):
-    __slots__ = ("goal_summary", "user_input", "launch_json")
+    __slots__ = ("run_id", "goal_summary", "started_at", "user_input", "launch_json")
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
     GOAL_SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     USER_INPUT_FIELD_NUMBER: _ClassVar[int]
     LAUNCH_JSON_FIELD_NUMBER: _ClassVar[int]
+    run_id: str
     goal_summary: str
+    started_at: _timestamp_pb2.Timestamp
     user_input: str
     launch_json: str
-    def __init__(self, goal_summary: _Optional[str] = ..., user_input: _Optional[str] = ..., launch_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., goal_summary: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., user_input: _Optional[str] = ..., launch_json: _Optional[str] = ...) -> None: ...
 
 class RunResumed(_message.Message):
     __slots__ = ("resumed_after_sequence", "resume_count", "interrupted_task_ids", "pending_approval_ids", "paused", "undelivered_message_ids", "unreadable_rows", "detail")
@@ -142,22 +148,32 @@ class PlanRevisionDiff(_message.Message):
     def __init__(self, added_task_ids: _Optional[_Iterable[str]] = ..., removed_task_ids: _Optional[_Iterable[str]] = ..., modified_task_ids: _Optional[_Iterable[str]] = ..., added_edges: _Optional[_Iterable[_Union[_types_pb2.TaskEdge, _Mapping]]] = ..., removed_edges: _Optional[_Iterable[_Union[_types_pb2.TaskEdge, _Mapping]]] = ...) -> None: ...
 
 class PlanRevised(_message.Message):
-    __slots__ = ("plan", "diff", "drift_id")
+    __slots__ = ("plan", "drift_kind", "severity", "reason", "revision_index", "diff", "drift_id")
     PLAN_FIELD_NUMBER: _ClassVar[int]
+    DRIFT_KIND_FIELD_NUMBER: _ClassVar[int]
+    SEVERITY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REVISION_INDEX_FIELD_NUMBER: _ClassVar[int]
     DIFF_FIELD_NUMBER: _ClassVar[int]
     DRIFT_ID_FIELD_NUMBER: _ClassVar[int]
     plan: _types_pb2.Plan
+    drift_kind: _types_pb2.DriftKind
+    severity: _types_pb2.DriftSeverity
+    reason: str
+    revision_index: int
     diff: PlanRevisionDiff
     drift_id: str
-    def __init__(self, plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., diff: _Optional[_Union[PlanRevisionDiff, _Mapping]] = ..., drift_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., drift_kind: _Optional[_Union[_types_pb2.DriftKind, str]] = ..., severity: _Optional[_Union[_types_pb2.DriftSeverity, str]] = ..., reason: _Optional[str] = ..., revision_index: _Optional[int] = ..., diff: _Optional[_Union[PlanRevisionDiff, _Mapping]] = ..., drift_id: _Optional[str] = ...) -> None: ...
 
 class TaskStarted(_message.Message):
-    __slots__ = ("task_id", "assignee_agent_id")
+    __slots__ = ("task_id", "detail", "assignee_agent_id")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
     ASSIGNEE_AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     task_id: str
+    detail: str
     assignee_agent_id: str
-    def __init__(self, task_id: _Optional[str] = ..., assignee_agent_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, task_id: _Optional[str] = ..., detail: _Optional[str] = ..., assignee_agent_id: _Optional[str] = ...) -> None: ...
 
 class TaskProgress(_message.Message):
     __slots__ = ("task_id", "fraction", "detail")
@@ -204,32 +220,36 @@ class TaskCancelled(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class TaskTransitioned(_message.Message):
-    __slots__ = ("task_id", "from_status", "to_status", "reason")
+    __slots__ = ("task_id", "from_status_name", "to_status_name", "from_status", "to_status", "reason")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_STATUS_NAME_FIELD_NUMBER: _ClassVar[int]
+    TO_STATUS_NAME_FIELD_NUMBER: _ClassVar[int]
     FROM_STATUS_FIELD_NUMBER: _ClassVar[int]
     TO_STATUS_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     task_id: str
+    from_status_name: str
+    to_status_name: str
     from_status: _types_pb2.TaskStatus
     to_status: _types_pb2.TaskStatus
     reason: str
-    def __init__(self, task_id: _Optional[str] = ..., from_status: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., to_status: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, task_id: _Optional[str] = ..., from_status_name: _Optional[str] = ..., to_status_name: _Optional[str] = ..., from_status: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., to_status: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class DriftDetected(_message.Message):
-    __slots__ = ("id", "kind", "severity", "detail", "current_task_id", "annotation_id")
-    ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("kind", "severity", "detail", "current_task_id", "annotation_id", "id")
     KIND_FIELD_NUMBER: _ClassVar[int]
     SEVERITY_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
     CURRENT_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     ANNOTATION_ID_FIELD_NUMBER: _ClassVar[int]
-    id: str
+    ID_FIELD_NUMBER: _ClassVar[int]
     kind: _types_pb2.DriftKind
     severity: _types_pb2.DriftSeverity
     detail: str
     current_task_id: str
     annotation_id: str
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[_types_pb2.DriftKind, str]] = ..., severity: _Optional[_Union[_types_pb2.DriftSeverity, str]] = ..., detail: _Optional[str] = ..., current_task_id: _Optional[str] = ..., annotation_id: _Optional[str] = ...) -> None: ...
+    id: str
+    def __init__(self, kind: _Optional[_Union[_types_pb2.DriftKind, str]] = ..., severity: _Optional[_Union[_types_pb2.DriftSeverity, str]] = ..., detail: _Optional[str] = ..., current_task_id: _Optional[str] = ..., annotation_id: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
 
 class RunCompleted(_message.Message):
     __slots__ = ("outcome_summary",)
@@ -244,12 +264,14 @@ class RunAborted(_message.Message):
     def __init__(self, reason: _Optional[str] = ...) -> None: ...
 
 class ConversationStarted(_message.Message):
-    __slots__ = ("lane", "input")
+    __slots__ = ("lane", "started_at", "input")
     LANE_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
     lane: str
+    started_at: _timestamp_pb2.Timestamp
     input: str
-    def __init__(self, lane: _Optional[str] = ..., input: _Optional[str] = ...) -> None: ...
+    def __init__(self, lane: _Optional[str] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., input: _Optional[str] = ...) -> None: ...
 
 class ConversationEnded(_message.Message):
     __slots__ = ("lane", "reason")
@@ -260,7 +282,7 @@ class ConversationEnded(_message.Message):
     def __init__(self, lane: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ApprovalRequested(_message.Message):
-    __slots__ = ("target_id", "kind", "prompt", "task_id", "tool_name", "args_json", "timeout_ms", "metadata", "on_timeout", "retry_of", "parameters_json")
+    __slots__ = ("target_id", "kind", "prompt", "task_id", "metadata", "tool_name", "args_json", "timeout_ms", "on_timeout", "retry_of", "parameters_json")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -272,10 +294,10 @@ class ApprovalRequested(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
     TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
     ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
-    METADATA_FIELD_NUMBER: _ClassVar[int]
     ON_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     RETRY_OF_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
@@ -283,14 +305,14 @@ class ApprovalRequested(_message.Message):
     kind: str
     prompt: str
     task_id: str
+    metadata: _containers.ScalarMap[str, str]
     tool_name: str
     args_json: str
     timeout_ms: int
-    metadata: _containers.ScalarMap[str, str]
     on_timeout: str
     retry_of: str
     parameters_json: str
-    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., metadata: _Optional[_Mapping[str, str]] = ..., on_timeout: _Optional[str] = ..., retry_of: _Optional[str] = ..., parameters_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., on_timeout: _Optional[str] = ..., retry_of: _Optional[str] = ..., parameters_json: _Optional[str] = ...) -> None: ...
 
 class ApprovalGranted(_message.Message):
     __slots__ = ("target_id", "detail", "arguments_json", "rule_id")
