@@ -24,7 +24,11 @@ def test_two_resumes_started_together_run_the_run_once(tmp_path: Path, recorded:
         assert r.winners == 1, (n, r.codes, r.stderr)
         loser = r.codes.index(next(c for c in r.codes if c != 0))
         assert r.codes[loser] == 2 and len(r.stderr[loser].strip().splitlines()) == 1, r.stderr[loser]
-        assert f"run {run_id} is still running in process" in r.stderr[loser] and "Traceback" not in r.stderr[loser]
+        # Refused as running, or (on a loaded machine the winner may finish before the other
+        # process gets to read the recording) as completed: either way it ran nothing.
+        said = r.stderr[loser]
+        assert f"run {run_id} is still running in process" in said or f"run {run_id} completed" in said, said
+        assert "Traceback" not in said
         # The third task was cut off: it and the five after it run once more, in one process.
         assert r.finished == {t: 1 for t in TASKS[2:]}, (n, r.finished)
         assert r.recorded_completions == {t: 1 for t in TASKS}, (n, r.recorded_completions)

@@ -171,7 +171,13 @@ async def test_a_decision_is_routed_only_when_the_hub_routed_its_control_with_th
             if ev.sequence == 4:
                 break
     assert checks == {2: "routed", 3: "reported", 4: "reported"}
-    with sqlite3.connect(hub.host.db_path) as db:  # as stored, not only as served
+
+    async def stored() -> bool:  # as stored, not only as served (the hub's group commit)
+        with sqlite3.connect(hub.host.db_path) as db:
+            return bool(db.execute("SELECT 1 FROM events WHERE run_id = 'ledger' AND sequence = 4").fetchall())
+
+    await until(stored, what="the hub's commit")
+    with sqlite3.connect(hub.host.db_path) as db:
         [(payload,)] = db.execute("SELECT payload FROM events WHERE run_id = 'ledger' AND sequence = 4")
     assert Event.FromString(payload).approval_decided.hub_check == "reported"
 
