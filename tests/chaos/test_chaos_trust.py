@@ -147,9 +147,14 @@ class Pass:
             self.counts["kinds"].add(kind)  # type: ignore[union-attr]
             batch.append(ev)
             seq += 1
+            if kind in ("run_completed", "run_aborted"):
+                break  # the run ended: the hub refuses what would follow
         await self.streams[run_id].send(batch)
-        self.next_seq[run_id] = seq
         self.counts["forged"] += len(batch)
+        if batch[-1].WhichOneof("payload") in ("run_completed", "run_aborted"):
+            del self.next_seq[run_id]  # nothing more to send it, and nothing to decide in it
+        else:
+            self.next_seq[run_id] = seq
 
     async def hellos(self, ch: grpc.aio.Channel, server: RemoteServer) -> None:
         name = self.rng.choice(sorted(RUNNERS))
