@@ -352,6 +352,10 @@ def conversation_ended(session: Session, lane: str, reason: str = "") -> pb.Even
     return _stamp(session, ev)
 
 
+#: The kinds of ``agent_step`` (AgentStep.step).
+AGENT_STEPS = ("model_turn", "tool_call", "hook", "usage")
+
+
 def agent_step(
     session: Session,
     *,
@@ -364,9 +368,13 @@ def agent_step(
     text: str = "",
     outcome: str = "",
 ) -> pb.Event:
-    """One model turn or tool call inside a task's agent run (framework adapters)."""
-    if step not in ("model_turn", "tool_call"):
-        raise ValueError(f"agent_step step must be 'model_turn' or 'tool_call', got {step!r}")
+    """One step inside a task's agent run (framework adapters): ``model_turn`` (the model's
+    text and the tools it called), ``tool_call`` (a tool ran, was refused or failed), ``hook``
+    (a framework's lifecycle hook: ``tool_name`` names it, e.g. PreToolUse, SubagentStart,
+    Notification; ``text`` says what it reported) or ``usage`` (what a framework run consumed:
+    ``args`` holds its token counts and cost, ``text`` a summary)."""
+    if step not in AGENT_STEPS:
+        raise ValueError(f"agent_step step must be one of {', '.join(AGENT_STEPS)}, got {step!r}")
     ev = pb.Event()
     p = ev.agent_step
     p.task_id = clean_text(task_id)
