@@ -267,3 +267,29 @@ async def test_a_resumed_run_continues_its_claude_session(home: Path, servers: l
     assert any("Do the current task (t1)" in t for t in texts(resumed))
     usage = ClaudeAgentSDKAdapter.usage(again.runner.adapter, out.session)
     assert [u.session_id for u in usage] == [session_id_for("run-a")]
+
+
+# -- goldfive run -------------------------------------------------------------------------------------
+
+
+def test_goldfive_run_takes_claude_agent_options_as_they_are(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import examples.claude_agent as example
+    from goldfive.cli import main
+
+    async def start() -> MessagesServer:
+        return MessagesServer(reporting())
+
+    loop = asyncio.new_event_loop()
+    server = loop.run_until_complete(start())
+    try:
+        monkeypatch.setenv("GOLDFIVE_DATA_DIR", str(tmp_path / "data"))
+        monkeypatch.setattr(example, "agent", options(server, home))
+        result = CliRunner().invoke(
+            main, ["run", "examples.claude_agent:agent", "--goal", "tidy", "--plan", "examples/claude_plan.json", "--headless"]
+        )
+    finally:
+        server.close()
+        loop.close()
+    assert result.exit_code == 0, result.output
+    assert "2/2 tasks completed" in result.output
+    assert "look usage" in result.output and "PreToolUse" in result.output
