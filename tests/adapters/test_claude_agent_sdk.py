@@ -181,6 +181,36 @@ async def test_ask_user_question_is_a_question_whose_answer_claude_reads(home: P
     assert '"Deploy now?"="no: after the freeze"' in tool_results(server.requests[-1])["t1-ask"]
 
 
+
+async def test_subagent_hooks_become_hook_steps(home: Path, servers: list[MessagesServer]) -> None:
+    def respond(body: dict[str, Any]) -> list[Block]:
+        if not task_of(body):  # the subagent's own model call
+            return [("text", "three files nobody uses")]
+        if "t1-agent" in tool_results(body):
+            return [("text", "done")]
+        return [("tool_use", "Agent", {"description": "look", "prompt": "find unused files", "subagent_type": "general-purpose"}, "t1-agent")]
+
+    server = serve(servers, respond)
+    h = Harness(ClaudeAgentSDKAdapter(options(server, home, allowed_tools=["Agent"])), SequentialExecutor(), static("t1"))
+    h.start()
+    out = await h.finish()
+    assert out.success, out.reason
+    hooks = [(s.tool_name, s.text) for s in h.of("agent_step") if s.step == "hook"]
+    assert ("SubagentStart", "general-purpose started") in hooks
+    assert ("SubagentStop", "general-purpose stopped: three files nobody uses") in hooks
+
+
+async def test_without_memory_each_task_is_a_session_of_its_own(home: Path, servers: list[MessagesServer]) -> None:
+    server = serve(servers, reporting())
+    adapter = ClaudeAgentSDKAdapter(options(server, home), memory=False)
+    h = Harness(adapter, SequentialExecutor(), static("t1", "t2"))
+    h.start()
+    out = await h.finish()
+    assert out.success
+    t2_first = next(b for b in server.requests if task_of(b) == "t2")
+    assert not any("Do the current task (t1)" in t for t in texts(t2_first))
+    assert len({u.session_id for u in adapter.usage(out.session)}) == 2 and claude_children() == []
+
 # -- injected messages, cancel, steer -------------------------------------------------------------
 
 
