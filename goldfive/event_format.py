@@ -150,8 +150,9 @@ def _decided(ev: Event) -> str:
 def _agent_step(p: AgentStep) -> str:
     if p.step == "tool_call":
         return f"{p.task_id} {p.tool_name}({_clip(p.args_json, 120)}) {p.outcome}: {_q(p.text, 120)}"
-    who = "model" if p.step == "model_turn" else p.step
-    return f"{p.task_id} {who} {_q(p.text, 160)}".lstrip()
+    if p.step in ("hook", "usage"):
+        return f"{p.task_id} {p.tool_name or p.step} {_q(p.text, 160)}"
+    return f"{p.task_id} model {_q(p.text, 160)}"
 
 
 def format_event(event: Event) -> str:

@@ -356,8 +356,8 @@ def conversation_ended(session: Session, lane: str, reason: str = "") -> pb.Even
     return _stamp(session, ev)
 
 
-#: What an AgentStep's ``step`` may be.
-AGENT_STEPS = ("model_turn", "tool_call", "prompt", "notice")
+#: The kinds of ``agent_step`` (AgentStep.step).
+AGENT_STEPS = ("model_turn", "tool_call", "hook", "usage")
 
 
 def agent_step(
@@ -372,9 +372,11 @@ def agent_step(
     text: str = "",
     outcome: str = "",
 ) -> pb.Event:
-    """One step of an agent: a model turn or a tool call inside a task's agent run (framework
-    adapters), or what an agent's hooks report ("prompt": a person's prompt to the agent,
-    "notice": its notifications and turn ends)."""
+    """One step inside a task's agent run (framework adapters): ``model_turn`` (the model's
+    text and the tools it called), ``tool_call`` (a tool ran, was refused or failed), ``hook``
+    (a framework's lifecycle hook: ``tool_name`` names it, e.g. PreToolUse, SubagentStart,
+    Notification; ``text`` says what it reported) or ``usage`` (what a framework run consumed:
+    ``args`` holds its token counts and cost, ``text`` a summary)."""
     if step not in AGENT_STEPS:
         raise ValueError(f"agent_step step must be one of {', '.join(AGENT_STEPS)}, got {step!r}")
     ev = pb.Event()

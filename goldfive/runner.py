@@ -286,7 +286,10 @@ class Runner:
         finally:
             self.recording_failures, self.recording_error = ctx.recording_failures, ctx.recording_error
             self._start_responder(ctx)
-            await self._close_sinks()
+            try:
+                await ctx.release()
+            finally:
+                await self._close_sinks()
         return outcome
 
     def suspend(self) -> None:

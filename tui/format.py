@@ -192,6 +192,8 @@ _DESCRIBE: dict[str, Any] = {
     "agent_step": lambda p: (
         (f"{p.task_id} {p.tool_name}({clip(p.args_json, 50)}) {p.outcome}: {clip(p.text, 40)}", "fail" if p.outcome in ("error", "rejected") else "dim")
         if p.step == "tool_call"
+        else (f"{p.task_id} {p.tool_name or p.step}: {clip(p.text, 70)}", "dim")
+        if p.step in ("hook", "usage")
         else (f"{p.task_id} model: {clip(p.text, 70)}", "dim")
     ),
     "run_completed": lambda p: (clip(p.outcome_summary, 80), "ok"),

@@ -9,6 +9,10 @@ to the model and to the person:
 - :func:`ask_tool_approval` turns the framework's native "this call needs approval" into a
   goldfive approval (ApprovalRequested, the approvals pane, APPROVE / REJECT) and returns a
   :class:`ToolDecision` the adapter hands back to the framework in its native form.
+- :func:`ask_question` does the same for a question the agent asks a person (a LangGraph
+  ``interrupt("Deploy api?")``, Claude's ``AskUserQuestion``): until goldfive has typed
+  questions it is an approval of kind ``"question"`` whose prompt is the question; APPROVE
+  answers yes, REJECT answers no (with the person's reason).
 - :func:`record_model_turn` / :func:`record_tool_call` put what happened inside the turn on
   the event stream (``agent_step`` events).
 """
@@ -26,7 +30,7 @@ from goldfive.run.approvals import request_approval
 from goldfive.run.context import RunContext
 from goldfive.types import Session, Task
 
-__all__ = ["ToolDecision", "ask_tool_approval", "record_model_turn", "record_tool_call", "task_input", "to_text"]
+__all__ = ["ToolDecision", "ask_question", "ask_tool_approval", "record_model_turn", "record_tool_call", "task_input", "to_text"]
 
 
 def task_input(session: Session, task: Task) -> str:
@@ -80,13 +84,15 @@ async def ask_tool_approval(
     call_id: str = "",
     prompt: str = "",
     parameters: dict[str, Any] | None = None,
+    editable: bool = True,
 ) -> ToolDecision:
     """Ask the person about one tool call and wait for the decision.
 
     ``call_id`` is the framework's id of the call; a fresh one is made when the framework has
     none (parallel calls each get their own). ``parameters`` (the tool's JSON schema, when the
-    framework gives one) is what arguments a person edits are checked against. Cancelling the
-    caller withdraws the request."""
+    framework gives one) is what arguments a person edits are checked against;
+    ``editable=False`` when the framework takes no changed arguments for this call (an APPROVE
+    with edited arguments is then refused). Cancelling the caller withdraws the request."""
     target = call_id or f"call-{uuid.uuid4().hex[:12]}"
     decision = await request_approval(
         ctx,
@@ -97,7 +103,22 @@ async def ask_tool_approval(
         tool_name=tool_name,
         args=args,
         parameters=parameters,
+        editable=editable,
     )
+    return _decision(decision)
+
+
+async def ask_question(ctx: RunContext, *, task_id: str, question: str, target_id: str = "") -> ToolDecision:
+    """Ask the person a question the agent asked and wait for the answer: approved is yes,
+    anything else no (``reason`` says why: the person's words, a timeout, nobody to ask).
+
+    No rule answers a question and it has no arguments to edit. Cancelling the caller
+    withdraws it."""
+    target = target_id or f"question-{uuid.uuid4().hex[:12]}"
+    return _decision(await request_approval(ctx, target_id=target, kind="question", prompt=question, task_id=task_id))
+
+
+def _decision(decision: dict[str, Any]) -> ToolDecision:
     edited = decision.get("arguments")
     return ToolDecision(
         outcome=str(decision.get("decision", "reject")),

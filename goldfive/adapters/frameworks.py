@@ -2,7 +2,8 @@
 
 ``Runner(agent=...)`` and ``goldfive run MODULE:OBJECT`` accept an agent as it is: an
 AgentAdapter, a plain async function, or a framework's own object (a PydanticAI ``Agent``, an
-OpenAI Agents SDK ``Agent``, a Google ADK agent, a compiled LangGraph graph). The framework is
+OpenAI Agents SDK ``Agent``, a Google ADK agent, a compiled LangGraph graph, the Claude Agent
+SDK's ``ClaudeAgentOptions``). The framework is
 recognised from the module its class (or a base class) comes from, so this file imports no
 framework; the adapter module is imported only when such an object is given. A framework whose
 adapter cannot be imported (the extra is not installed) is one line naming the extra.
@@ -47,6 +48,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     Framework("the OpenAI Agents SDK", "openai-agents", ("agents",), "goldfive.adapters.openai_agents:OpenAIAgentsAdapter"),
     Framework("Google ADK", "adk", ("google.adk",), "goldfive.adapters.adk:ADKAdapter"),
     Framework("LangGraph", "langgraph", ("langgraph",), "goldfive.adapters.langgraph:LangGraphAdapter"),
+    Framework("the Claude Agent SDK", "claude-agent-sdk", ("claude_agent_sdk",), "goldfive.adapters.claude_agent_sdk:ClaudeAgentSDKAdapter"),
 )
 
 

@@ -74,8 +74,11 @@ class ExecutorBase:
         try:
             return await self._loop(ctx)
         finally:
-            if direct:  # no Runner will answer what was sent as the run ended
-                await ctx.controls.answer_queued()
+            if direct:  # no Runner will answer what was sent as the run ended, nor close what it kept
+                try:
+                    await ctx.release()
+                finally:
+                    await ctx.controls.answer_queued()
 
     def custom_handler(self) -> CustomHandler | None:
         """This executor's ``_handle_custom`` when a subclass overrides it (spec 7.b), else None."""

@@ -178,7 +178,7 @@ class HookedRun(HostedRun):
             await self._emit(events.run_started(self.session, goal_summary=goal[:1000], user_input=r.text))
         step: dict[str, Any] = {"task_id": "", "framework": self.source}
         if r.event == "UserPromptSubmit":
-            await self._emit(events.agent_step(self.session, step="prompt", text=r.text, **step))
+            await self._emit(events.agent_step(self.session, step="hook", tool_name=r.event, text=r.text, **step))
         elif r.event in ("PreToolUse", "PermissionRequest"):
             if r.event == "PreToolUse":
                 await self._emit(
@@ -192,7 +192,7 @@ class HookedRun(HostedRun):
             )  # fmt: skip
         elif r.event in ("Notification", "Stop", "SubagentStop", "SessionStart"):
             text = r.text or {"Stop": "the agent finished its turn", "SubagentStop": "a subagent finished", "SessionStart": "session started"}.get(r.event, "")
-            await self._emit(events.agent_step(self.session, step="notice", text=f"{r.event}: {text}", **step))
+            await self._emit(events.agent_step(self.session, step="hook", tool_name=r.event, text=text, **step))
         elif r.event == "SessionEnd":
             await self._emit(events.run_completed(self.session, r.text or "the session ended"))
             self.route, self.connection = NotLive(f"{RUN_NOT_ACTIVE}: the {self.source} session ended"), ""

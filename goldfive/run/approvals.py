@@ -58,12 +58,14 @@ async def request_approval(
     timeout_ms: int | None = None,
     parameters: dict[str, Any] | None = None,
     policy: ApprovalPolicy | None = None,
+    editable: bool = True,
 ) -> dict[str, Any]:
     """Wait for a decision. Returns {"decision": approve|reject|timeout|unavailable, "detail"},
     plus "arguments" when a person edited them (the call runs with those) and "rule_id" when a
     rule approved it.
 
-    ``parameters`` (the tool's JSON schema) is what edited arguments are checked against.
+    ``parameters`` (the tool's JSON schema) is what edited arguments are checked against;
+    ``editable=False`` (the framework accepts no changed arguments for this call) refuses edits.
     ``timeout_ms`` (an agent-given deadline) rejects at it; otherwise ``policy``, else the
     run's policy, says what happens when nobody decides (by default: wait).
     With no control channel, or a closed one with nothing left in it, nobody could answer:
@@ -97,6 +99,7 @@ async def request_approval(
         "tool_name": tool_name,
         "args": args or {},
         "parameters": parameters,
+        "editable": editable,
     }
     retry_of = desk.rejected_before(task_id, tool_name, args) if kind == "tool" else ""
     session.pending_approvals[target_id] = waiter
@@ -122,6 +125,7 @@ async def request_approval(
             on_timeout=str(pol.on_timeout) if deadline is not None else "wait",
             retry_of=retry_of,
             parameters=parameters if kind == "tool" else None,
+            metadata=None if editable else {"editable": "false"},
         )
         try:
             timed_out = not await _wait(ctx, waiter, pol, target_id)

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from goldfive import events
 from goldfive.approvals.desk import ApprovalDesk
@@ -137,6 +137,9 @@ class RunContext:
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
         self._tools: dict[str, dict[str, ReportingToolSpec]] = {}
+        #: What adapters keep for the run's life (a framework's client, a subprocess), closed
+        #: when the run ends (``release``), last registered first.
+        self._at_end: list[Callable[[], Awaitable[None]]] = []
         self.controls = ControlLoop(self)
         session.context = self
 
@@ -210,6 +213,26 @@ class RunContext:
         """At a task boundary: another process writes this run, so it goes no further."""
         if self.recording_conflict is not None:
             raise self.recording_conflict
+
+    # -- what lives as long as the run ----------------------------------------------
+    def at_end(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Have ``close`` awaited when the run ends, however it ends (an adapter's session)."""
+        self._at_end.append(close)
+
+    async def release(self) -> None:
+        """Close what ``at_end`` registered (each once, last first). A closer that fails is
+        logged and the others still run; cancellation propagates after they all ran."""
+        closers, self._at_end = self._at_end, []
+        cancelled: asyncio.CancelledError | None = None
+        for close in reversed(closers):
+            try:
+                await close()
+            except asyncio.CancelledError as exc:
+                cancelled = exc
+            except Exception:  # isolation boundary: one adapter's cleanup must not stop the others
+                log.exception("closing what run %s kept failed", self.session.run_id)
+        if cancelled is not None:
+            raise cancelled
 
     # -- pause -------------------------------------------------------------------
     @property

@@ -219,7 +219,9 @@ async def _decide_approval(ctx: RunContext, msg: ControlMessage, mid_task: bool)
     arguments = msg.payload.get("arguments") if approve else None
     if arguments is not None:
         if meta.get("kind") != "tool":
-            return fail(msg, f"{target} is a task approval: it has no arguments to edit; nothing ran")
+            return fail(msg, f"{target} is a {meta.get('kind') or 'task'} approval: it has no arguments to edit; nothing ran")
+        if meta.get("editable") is False:
+            return fail(msg, f"{target}: the agent's framework takes no edited arguments for this call; approve or reject it; nothing ran")
         problem = arguments_problem(meta.get("parameters"), arguments)
         if problem:
             return fail(msg, f"edited arguments refused: {problem}; nothing ran")

@@ -22,13 +22,8 @@ from langgraph.types import Command
 from examples.langgraph_agent import ScriptedChatModel, build, tidy_script
 from goldfive.adapters.common import ToolDecision
 from goldfive.adapters.frameworks import adapter_for
-from goldfive.adapters.langgraph import (
-    LangGraphAdapter,
-    _response,
-    ask_first,
-    goldfive_pre_model_hook,
-    goldfive_tools,
-)
+from goldfive.adapters.langgraph import LangGraphAdapter, ask_first, goldfive_pre_model_hook, goldfive_tools
+from goldfive.adapters.langgraph.requests import read_request
 from goldfive.cli import main
 from goldfive.control import ControlKind
 from goldfive.types import Plan, Task, TaskStatus
@@ -205,7 +200,8 @@ async def test_parallel_calls_each_get_their_own_approval_and_one_decision_resol
 
 async def test_edited_arguments_resume_as_an_edit_and_the_tool_runs_with_them() -> None:
     # The person's edit reaches the graph as LangGraph's HumanResponse "edit" (the adapter's mapping).
-    answer = _response(ToolDecision("approve", arguments={"path": "b.txt"}), "delete_file", {})
+    request = {"action_request": {"action": "delete_file", "args": {"path": "a.txt"}}, "config": {"allow_edit": True}}
+    answer = read_request(request, None, []).answer([ToolDecision("approve", arguments={"path": "b.txt"})])
     assert answer == {"type": "edit", "args": {"action": "delete_file", "args": {"path": "b.txt"}}}
     model = ScriptedChatModel(respond=script(call("delete_file", "c1", path="a.txt"), lambda m: AIMessage("ok")))
     graph = react(model, delete_file).copy({"checkpointer": InMemorySaver()})
@@ -217,22 +213,6 @@ async def test_edited_arguments_resume_as_an_edit_and_the_tool_runs_with_them() 
     assert deleted == ["b.txt"]
     [tool_msg] = [m for m in model.seen[1] if isinstance(m, ToolMessage)]
     assert tool_msg.content.startswith("deleted b.txt") and "changed the arguments" in tool_msg.content
-
-
-async def test_an_interrupt_goldfive_cannot_answer_fails_the_task_with_one_line() -> None:
-    from langgraph.graph import MessagesState, StateGraph
-    from langgraph.types import interrupt
-
-    def ask(state: MessagesState) -> dict[str, Any]:
-        return {"messages": [AIMessage(str(interrupt("what colour?")))]}
-
-    graph = StateGraph(MessagesState).add_node("ask", ask).set_entry_point("ask").compile()
-    h = Harness(graph, SequentialExecutor(), static("t1"))
-    h.start()
-    out = await h.finish()
-    assert not out.success
-    [failed] = h.of("task_failed")
-    assert "interrupted with a request goldfive cannot answer: what colour?" in failed.reason
 
 
 async def test_a_hand_written_interrupt_in_the_list_form_is_answered_in_the_same_form() -> None:

@@ -1,8 +1,8 @@
 """LangGraphAdapter: a goldfive task is one run of a compiled LangGraph graph.
 
-The graph is any ``CompiledStateGraph`` whose state has a ``messages`` key (a
-``create_react_agent`` graph, or a user's ``StateGraph``). What the adapter uses, all LangGraph's
-own public mechanisms:
+The graph is any ``CompiledStateGraph`` whose state has a ``messages`` key (a LangChain v1
+``create_agent`` agent, a ``create_react_agent`` graph, or a user's ``StateGraph``). What the
+adapter uses, all LangGraph's own public mechanisms:
 
 - **One thread per goldfive run.** Every task of a run streams on the same ``thread_id``, so the
   graph's checkpointer keeps the conversation across the run's tasks. A graph compiled without a
@@ -10,20 +10,17 @@ own public mechanisms:
   changed) whose thread is deleted when the run is gone. Tasks that run at the same time
   (parallel executor) cannot share a thread: a task that finds the run's thread busy runs on a
   thread of its own. ``LangGraphAdapter(graph, memory=False)`` gives every task a fresh thread.
-- **Approvals are ``interrupt()``.** A tool that needs a person interrupts with LangGraph's
-  human-in-the-loop request (``{"action_request": {"action": name, "args": {...}}, ...}``);
-  :func:`ask_first` is a ``ToolNode`` ``awrap_tool_call`` that does it for the named tools. The
-  adapter turns each interrupt into a goldfive approval and resumes the thread with
-  ``Command(resume={interrupt_id: HumanResponse})``: ``accept``, ``edit`` (a person's edited
-  arguments; the tool runs with them) or ``response`` (the denial text, which the model gets as
-  the tool's result). Parallel calls interrupt separately, each with its own id.
-- **The reporting tools and injected messages are part of the graph.** A compiled graph's tools
-  (the model's binding and the ``ToolNode``) are fixed when it is compiled; nothing can add a tool
-  to it afterwards. So the graph is built with :func:`goldfive_tools` among its tools and
-  :func:`goldfive_pre_model_hook` as ``create_react_agent``'s ``pre_model_hook`` (a hand-written
-  graph awaits :func:`injected_messages` in its model node). They find the run and the task in
-  the run's config; outside goldfive the tools say so and the hook adds nothing. A graph built
-  without them still runs: injected messages then reach it only when a run starts or resumes.
+- **Interrupts are answered by a person.** Each ``interrupt()`` the graph stops on is read by
+  ``goldfive.adapters.langgraph.requests``: LangChain's ``HumanInTheLoopMiddleware`` (batched or
+  per call), the Agent Inbox request of :func:`ask_first`, or any other value, which is a
+  question. Each tool call becomes a goldfive tool approval under its tool call id (rules and
+  the never-auto list apply first; the ledger records the decision), each question an approval
+  of kind ``"question"``; all are asked at once, and the thread resumes with
+  ``Command(resume={interrupt_id: answer})`` in the form the request expects.
+- **The reporting tools and injected messages are part of the graph** when it is built with
+  them (``goldfive.adapters.langgraph.tools``; ``GoldfiveMiddleware`` for ``create_agent``).
+  A graph built without them still runs: injected messages then reach it only when a task
+  starts or an interrupt resumes.
 - **Visibility** comes from ``astream(stream_mode="updates")``: each new AI message is a model
   turn, each ToolMessage a tool call. Cancelling ``invoke`` closes the stream (``aclosing``),
   which cancels LangGraph's running nodes.
@@ -36,110 +33,23 @@ import uuid
 import weakref
 from collections.abc import Iterable, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command, Interrupt, interrupt
+from langgraph.types import Command, Interrupt
 
-from goldfive.adapters.common import ToolDecision, ask_tool_approval, record_model_turn, record_tool_call, task_input, to_text
+from goldfive.adapters.common import ToolDecision, ask_question, ask_tool_approval, record_model_turn, record_tool_call, task_input
+from goldfive.adapters.langgraph.requests import Ask, Unanswerable, read_request
+from goldfive.adapters.langgraph.tools import CONFIG_KEY, Binding
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext, context_of, read_injected
-from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
 from goldfive.types import Session, Task, TaskStatus
 
-__all__ = ["LangGraphAdapter", "ask_first", "goldfive_pre_model_hook", "goldfive_tools", "injected_messages"]
+__all__ = ["FRAMEWORK", "LangGraphAdapter"]
 
 FRAMEWORK = "langgraph"
-#: The key of the run's config under ``configurable`` that tells goldfive's tools which task runs.
-CONFIG_KEY = "goldfive"
-
-
-@dataclass(frozen=True)
-class _Binding:
-    session: Session
-    task_id: str
-
-
-def _binding(config: RunnableConfig | None) -> _Binding | None:
-    found = ((config or {}).get("configurable") or {}).get(CONFIG_KEY)
-    return found if isinstance(found, _Binding) else None
-
-
-# -- what the graph is built with ------------------------------------------------------------
-
-
-def goldfive_tools() -> list[BaseTool]:
-    """The eight reporting tools as LangChain tools, for the graph's model and ToolNode."""
-    # The schemas do not depend on the run: build them once from a placeholder context.
-    specs = build_tools(cast(RunContext, SimpleNamespace(session=None, steerer=None, user_tools=[])), "")
-    return [_reporting_tool(specs[name].name, specs[name].description, specs[name].parameters) for name in REPORTING_TOOL_NAMES]
-
-
-def _reporting_tool(name: str, description: str, parameters: dict[str, Any]) -> BaseTool:
-    async def run(config: RunnableConfig, **kwargs: Any) -> dict[str, Any]:
-        bound = _binding(config)
-        if bound is None:
-            return {"ok": False, "error": f"{name}: this graph is not running under goldfive"}
-        spec = context_of(bound.session).tools_for(bound.task_id).get(name)
-        if spec is None:
-            return {"ok": False, "error": f"{name}: not available in this run"}
-        return await spec(**kwargs)
-
-    return StructuredTool(name=name, description=description, args_schema=parameters, coroutine=run)
-
-
-async def injected_messages(config: RunnableConfig | None) -> list[HumanMessage]:
-    """The messages injected into the running task, to add to the model's input (empty outside goldfive)."""
-    bound = _binding(config)
-    if bound is None:
-        return []
-    return [HumanMessage(text) for text in await read_injected(bound.session, bound.task_id)]
-
-
-async def goldfive_pre_model_hook(state: Any, config: RunnableConfig) -> dict[str, Any]:
-    """``create_react_agent(..., pre_model_hook=goldfive_pre_model_hook)``: before each model
-    call, the injected messages join the thread's messages (so later calls see them too)."""
-    return {"messages": await injected_messages(config)}
-
-
-def ask_first(*tool_names: str) -> Any:
-    """A ``ToolNode(tools, awrap_tool_call=ask_first("delete_file"))`` wrapper: a call to a named
-    tool interrupts with LangGraph's human-in-the-loop request and runs, runs with edited
-    arguments, or returns the person's denial to the model, as the resume value says."""
-    names = frozenset(tool_names)
-
-    async def wrapper(request: Any, execute: Any) -> Any:
-        call = request.tool_call
-        if call["name"] not in names:
-            return await execute(request)
-        answer = interrupt(
-            {
-                "action_request": {"action": call["name"], "args": dict(call["args"])},
-                "config": {"allow_accept": True, "allow_edit": True, "allow_respond": True, "allow_ignore": False},
-                "description": f"Run {call['name']}?",
-                "tool_call_id": call["id"],
-            }
-        )
-        kind = answer.get("type") if isinstance(answer, dict) else None
-        if kind == "accept":
-            return await execute(request)
-        if kind == "edit" and isinstance(answer.get("args"), dict) and isinstance(answer["args"].get("args"), dict):
-            edited = answer["args"]["args"]
-            result = await execute(request.override(tool_call={**call, "args": edited}))
-            if isinstance(result, ToolMessage) and isinstance(result.content, str):
-                note = f"\n(A person changed the arguments before approving; it ran with {to_text(edited)}.)"
-                result = result.model_copy(update={"content": result.content + note})
-            return result
-        text = answer.get("args") if isinstance(answer, dict) else None
-        denial = text if isinstance(text, str) and text else f"The call to {call['name']} was not approved; it did not run."
-        return ToolMessage(content=denial, tool_call_id=call["id"], name=call["name"], status="error")
-
-    return wrapper
 
 
 # -- the adapter ------------------------------------------------------------------------------
@@ -225,9 +135,12 @@ class _TaskRun:
     def __init__(self, graph: Any, ctx: RunContext, session: Session, task: Task, thread_id: str) -> None:
         self.graph, self.ctx, self.session, self.task = graph, ctx, session, task
         self.config: RunnableConfig = {
-            "configurable": {"thread_id": thread_id, CONFIG_KEY: _Binding(session, task.id)},
+            "configurable": {"thread_id": thread_id, CONFIG_KEY: Binding(session, task.id)},
         }
-        self.calls: dict[str, dict[str, Any]] = {}  # tool call id -> its arguments
+        self.calls: dict[str, dict[str, Any]] = {}  # tool call id -> its arguments (as they ran)
+        #: The tool calls of the latest model answer (a batched request is matched to them).
+        self.latest_calls: list[dict[str, Any]] = []
+        self.turns_seen: set[str] = set()
         self.rejected: set[str] = set()
         self.final_text = ""
         self.reported = ""
@@ -246,17 +159,14 @@ class _TaskRun:
                     self.task.id,
                     stop_reason="interrupted",
                     error="the graph stopped at a static breakpoint (interrupt_before/interrupt_after), which goldfive cannot "
-                    "answer; compile it without them and ask with interrupt() (goldfive.adapters.langgraph.ask_first)",
+                    "answer; compile it without them and ask with interrupt() (goldfive.adapters.langgraph.ask_first, or LangChain's HumanInTheLoopMiddleware)",
                 )
             if not interrupts:
                 return InvocationResult(self.task.id, text=self.final_text, stop_reason="stop")
-            unknown = [i for i in interrupts if _request_of(i.value) is None]
-            if unknown:
-                value = to_text(unknown[0].value)[:200]
-                return InvocationResult(
-                    self.task.id, stop_reason="interrupted", error=f"the graph interrupted with a request goldfive cannot answer: {value}"
-                )
-            answers = await self._decide(interrupts)
+            try:
+                answers = await self._decide(interrupts)
+            except Unanswerable as exc:
+                return InvocationResult(self.task.id, stop_reason="interrupted", error=f"the graph cannot take the decision: {exc}")
             next_input = Command(resume=answers)
 
     async def _injected(self) -> list[HumanMessage]:
@@ -291,9 +201,18 @@ class _TaskRun:
                     await self._tool_call(m)
 
     async def _model_turn(self, m: AIMessage) -> None:
+        if m.id is not None:
+            if m.id in self.turns_seen:
+                # A middleware updated the answer (HumanInTheLoopMiddleware puts it back with the
+                # calls still to run): the same model turn, recorded once.
+                self.latest_calls = [dict(c) for c in m.tool_calls]
+                return
+            self.turns_seen.add(m.id)
         text = _text(m)
         for call in m.tool_calls:
             self.calls[str(call.get("id") or "")] = dict(call.get("args") or {})
+        if m.tool_calls:
+            self.latest_calls = [dict(c) for c in m.tool_calls]
         names = [str(c.get("name", "")) for c in m.tool_calls]
         if not names:
             self.final_text = text
@@ -318,24 +237,32 @@ class _TaskRun:
         )
 
     async def _decide(self, interrupts: Sequence[Interrupt]) -> dict[str, Any]:
-        """Ask about every interrupted call at once (each its own approval); the resume map."""
-
-        async def one(i: Interrupt) -> tuple[str, Any]:
-            request = _request_of(i.value)
-            assert request is not None
-            name, args, call_id = request
-            about = i.value[0] if isinstance(i.value, list) else i.value
-            prompt = str(about.get("description") or "") if isinstance(about, dict) else ""
-            decision = await ask_tool_approval(
-                self.ctx, task_id=self.task.id, tool_name=name, args=args, call_id=call_id or i.id, prompt=prompt
-            )
-            if not decision.approved and call_id:
-                self.rejected.add(call_id)
-            return i.id, _response(decision, name, i.value)
-
+        """Ask about everything the interrupts hold at once (one approval each); the resume map.
+        Raises Unanswerable when a decision cannot be put in a request's form."""
+        requests = [(i, read_request(i.value, i.response_schema, self.latest_calls)) for i in interrupts]
         async with asyncio.TaskGroup() as group:
-            asks = [group.create_task(one(i)) for i in interrupts]
-        return dict(a.result() for a in asks)
+            asked = [[group.create_task(self._ask(i, n, ask)) for n, ask in enumerate(r.asks)] for i, r in requests]
+        return {i.id: r.answer([t.result() for t in tasks]) for (i, r), tasks in zip(requests, asked)}
+
+    async def _ask(self, i: Interrupt, n: int, ask: Ask) -> ToolDecision:
+        target = ask.call_id or (i.id if n == 0 else f"{i.id}-{n}")
+        if ask.is_question:
+            return await ask_question(self.ctx, task_id=self.task.id, question=ask.prompt, target_id=target)
+        decision = await ask_tool_approval(
+            self.ctx,
+            task_id=self.task.id,
+            tool_name=ask.tool_name,
+            args=ask.args,
+            call_id=target,
+            prompt=ask.prompt,
+            parameters=ask.parameters,
+            editable=ask.editable,
+        )
+        if ask.call_id and not decision.approved:
+            self.rejected.add(ask.call_id)
+        elif ask.call_id and decision.arguments is not None:
+            self.calls[ask.call_id] = decision.arguments
+        return decision
 
     def _status(self) -> TaskStatus:
         plan = self.session.plan
@@ -348,30 +275,6 @@ class _TaskRun:
         if status == TaskStatus.COMPLETED:
             return InvocationResult(self.task.id, text=self.reported or self.final_text, stop_reason="task_completed")
         return InvocationResult(self.task.id, stop_reason=f"task_{status.lower()}", error=self.reported or f"task {status.lower()}")
-
-
-def _request_of(value: Any) -> tuple[str, dict[str, Any], str] | None:
-    """(tool name, arguments, tool call id) of a human-in-the-loop interrupt, else None."""
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if not isinstance(value, dict):
-        return None
-    action = value.get("action_request")
-    if not isinstance(action, dict) or not isinstance(action.get("action"), str):
-        return None
-    args = action.get("args")
-    return action["action"], dict(args) if isinstance(args, dict) else {}, str(value.get("tool_call_id") or "")
-
-
-def _response(decision: ToolDecision, name: str, value: Any) -> Any:
-    """The HumanResponse for ``decision`` (a list of one when the request was a list of one)."""
-    if decision.approved and decision.arguments is not None:
-        answer: dict[str, Any] = {"type": "edit", "args": {"action": name, "args": decision.arguments}}
-    elif decision.approved:
-        answer = {"type": "accept", "args": None}
-    else:
-        answer = {"type": "response", "args": decision.denial_for_model(name)}
-    return [answer] if isinstance(value, list) else answer
 
 
 def _text(m: AIMessage) -> str:

@@ -1,0 +1,52 @@
+"""goldfive's eight reporting tools for Claude, as one in-process SDK MCP server ("goldfive").
+
+Claude sees them as ``mcp__goldfive__<name>``; they are allowed without asking (they only
+report to goldfive). Each call runs the tool of the task the conversation is on
+(``current_turn``); a call with no task running says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, cast
+
+from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server
+
+from goldfive.run.context import RunContext
+from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.adapters.claude_agent_sdk.turn import Turn
+
+__all__ = ["SERVER", "allowed_names", "reporting_server"]
+
+SERVER = "goldfive"
+_TERMINAL = ("report_task_completed", "report_task_failed")
+
+
+def allowed_names() -> list[str]:
+    """The reporting tools as Claude names them (for ``allowed_tools``)."""
+    return [f"mcp__{SERVER}__{name}" for name in REPORTING_TOOL_NAMES]
+
+
+def reporting_server(current_turn: Callable[[], Turn | None]) -> McpSdkServerConfig:
+    # The schemas do not depend on the run: built from a placeholder context.
+    specs = build_tools(cast(RunContext, SimpleNamespace(session=None, steerer=None, user_tools=[])), "")
+    tools = [_tool(specs[name].name, specs[name].description, specs[name].parameters, current_turn) for name in REPORTING_TOOL_NAMES]
+    return create_sdk_mcp_server(SERVER, tools=tools)
+
+
+def _tool(name: str, description: str, parameters: dict[str, Any], current_turn: Callable[[], Turn | None]) -> SdkMcpTool[Any]:
+    async def handler(args: dict[str, Any]) -> dict[str, Any]:
+        turn = current_turn()
+        if turn is None:
+            out: dict[str, Any] = {"ok": False, "error": f"{name}: no goldfive task is running"}
+        else:
+            out = await turn.ctx.tools_for(turn.task.id)[name](**args)
+            if name in _TERMINAL and out.get("ok"):
+                turn.reported = str(args.get("result") or args.get("reason") or "")
+        return {"content": [{"type": "text", "text": json.dumps(out, default=str)}], "is_error": out.get("ok") is False}
+
+    return SdkMcpTool(name=name, description=description, input_schema=parameters, handler=handler)
