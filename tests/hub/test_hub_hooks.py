@@ -174,3 +174,75 @@ def test_install_merges_the_hook_into_settings_and_keeps_what_is_there(tmp_path:
     assert "PreToolUse" in added and merged["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"] == 630
     again, added_again = merge_settings(merged, "goldfive hook claude-code", 600)
     assert added_again == [] and again == merged  # never twice
+
+
+# -- the real Claude Code (the CLI the claude-agent-sdk wheel bundles), offline ---------------
+
+
+def _bundled_claude() -> str:
+    claude_agent_sdk = pytest.importorskip("claude_agent_sdk")
+    path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    assert path.exists(), f"the claude-agent-sdk wheel has no bundled CLI at {path}"
+    return str(path)
+
+
+@pytest.mark.parametrize("verdict", ["approve", "reject"])
+async def test_the_real_claude_code_runs_a_held_command_only_after_approval_and_reads_a_rejections_reason(
+    hub: RemoteServer, tmp_path: Path, verdict: str
+) -> None:
+    from goldfive.control import ControlKind, ControlMessage
+    from tests.adapters.claude_kit import MessagesServer, tool_results
+
+    marker = tmp_path / "ran"
+    command = f"echo ran > {marker}"
+
+    def respond(body: dict[str, Any]) -> list[Any]:
+        results = tool_results(body)
+        if "toolu_hooked" in results:
+            return [("text", f"done: {results['toolu_hooked'][:200]}")]
+        return [("tool_use", "Bash", {"command": command, "description": "write the marker"}, "toolu_hooked")]
+
+    api = MessagesServer(respond)
+    home = tmp_path / "home"
+    home.mkdir()
+    hook_cmd = f"{sys.executable} -m goldfive.cli hook claude-code --ask Bash --wait 60"
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"hooks": {event: [{"matcher": "*", "hooks": [{"type": "command", "command": hook_cmd, "timeout": 90}]}]
+                                               for event in ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionEnd")}}))  # fmt: skip
+    env = {
+        **os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-test-offline",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "GOLDFIVE_HUB": hub.address, "GOLDFIVE_HUB_TOKEN": R1,
+        "PYTHONPATH": str(ROOT),
+    }  # fmt: skip
+    env.pop("GOLDFIVE_TOKEN", None)
+    claude = await asyncio.create_subprocess_exec(
+        _bundled_claude(), "-p", "write the marker", "--settings", str(settings), "--model", "claude-test",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=home,
+    )  # fmt: skip
+    try:
+        async with RemoteClient(hub.address, token=OP) as client:
+
+            async def held() -> bool:
+                return any(i.target_id == "toolu_hooked" for i in await client.list_waiting())
+
+            await until(held, timeout=60, what="Claude Code's Bash call waiting in the hub")
+            [item] = [i for i in await client.list_waiting() if i.target_id == "toolu_hooked"]
+            assert json.loads(item.args_json)["command"] == command and item.run_id.startswith("cc-")
+            await asyncio.sleep(0.5)
+            assert not marker.exists()  # held: it has not run
+            kind = ControlKind.APPROVE if verdict == "approve" else ControlKind.REJECT
+            payload = {"target_id": "toolu_hooked", "detail": "" if verdict == "approve" else "not on this machine"}
+            ack = await client.send_control(item.run_id, ControlMessage(kind, payload=payload))
+            assert ack.result.value == "SUCCESS", ack.detail
+        out, err = await asyncio.wait_for(claude.communicate(), 90)
+    finally:
+        if claude.returncode is None:
+            claude.kill()
+            await claude.wait()
+        api.close()
+    assert claude.returncode == 0, err.decode()[-2000:]
+    if verdict == "approve":
+        assert marker.read_text().strip() == "ran"
+    else:
+        assert not marker.exists()
+        assert any("not on this machine" in text for text in tool_results(api.requests[-1]).values())
