@@ -215,7 +215,11 @@ class RunScreen(Screen[None]):
         live = self._clock is not None and not state.finished
         rejected = sum(len(v) for v in feed.rejected.values())
         self._header.show(state, now, note, rate=live, rejected=rejected)
-        self._plan.update_plan(state, now, feed.rejected)
+        try:
+            self._plan.update_plan(state, now, feed.rejected)
+        except KeyError:  # pushed this instant: the plan's component styles are not applied yet
+            self._dirty = True  # the next tick paints it
+            return
         self._show_detail()
         self._approvals.update_approvals(state, now)
         self._approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
