@@ -37,6 +37,7 @@ __all__ = [
     "recorded_bytes",
     "recorded_dict",
     "upgrade_schema1",
+    "varint",
 ]
 
 #: The numbering recorders write: 2 is goldfive v1's. 1 (no mark) is the numbering before it.
@@ -46,7 +47,8 @@ _SCHEMA_FIELD = Event.DESCRIPTOR.fields_by_name["recording_schema"]
 _SCHEMA_JSON = _SCHEMA_FIELD.json_name
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` as a protobuf varint."""
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -57,7 +59,7 @@ def _varint(n: int) -> bytes:
 
 # Appended to a serialized Event: protobuf merges concatenated messages, so the stored bytes
 # are the event plus this one field (three bytes), with no re-serialization.
-_MARK = _varint(_SCHEMA_FIELD.number << 3) + _varint(RECORDING_SCHEMA)
+_MARK = varint(_SCHEMA_FIELD.number << 3) + varint(RECORDING_SCHEMA)
 
 
 # -- writing ----------------------------------------------------------------------------
@@ -179,12 +181,12 @@ def _fields(buf: bytes) -> list[tuple[int, int, int, int]]:
 
 
 def _len_field(number: int, body: bytes) -> bytes:
-    return _varint(number << 3 | _LEN) + _varint(len(body)) + body
+    return varint(number << 3 | _LEN) + varint(len(body)) + body
 
 
 def _renumber(body: bytes, moves: dict[int, int]) -> bytes:
     return b"".join(
-        _varint(moves.get(n, n) << 3 | w) + body[s:e] for n, w, s, e in _fields(body)
+        varint(moves.get(n, n) << 3 | w) + body[s:e] for n, w, s, e in _fields(body)
     )
 
 
@@ -197,9 +199,9 @@ def _task_progress(body: bytes) -> bytes:
         if n == 2 and w == _I64:
             (fraction,) = struct.unpack("<d", body[s:e])
             continue
-        out.append(_varint(n << 3 | w) + body[s:e])
+        out.append(varint(n << 3 | w) + body[s:e])
     if fraction >= 0:  # NaN too is "none reported"
-        out.append(_varint(2 << 3 | _I32) + struct.pack("<f", min(fraction, 3.4e38)))
+        out.append(varint(2 << 3 | _I32) + struct.pack("<f", min(fraction, 3.4e38)))
     return b"".join(out)
 
 
@@ -213,7 +215,7 @@ def upgrade_schema1(payload: bytes) -> bytes:
             new = _task_progress(body) if n == _TASK_PROGRESS else _renumber(body, _RENUMBERED[n])
             out.append(_len_field(n, new))
         else:
-            out.append(_varint(n << 3 | w) + payload[s:e])
+            out.append(varint(n << 3 | w) + payload[s:e])
     return b"".join(out)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from google.protobuf.message import DecodeError
 
-from goldfive.compat import decode_recorded
+from goldfive.compat import decode_recorded, varint
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.pb.goldfive.v1.service_pb2 import EventBatch
@@ -111,16 +111,6 @@ def recorded_runs(conn: sqlite3.Connection, table: str = "events") -> list[RunRe
             out.append(RunRecord(after, 0, -1, f"part of its history is unreadable: {exc}"))
 
 
-def _varint(n: int) -> bytes:
-    """``n`` as a protobuf varint (a length prefix on the wire)."""
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 class RunHistory:
     """The stored events of ``run_id`` in the SQLite file ``path``, read on demand."""
 
@@ -167,7 +157,7 @@ class RunHistory:
 
     def _bulk(self, block: list[tuple[int, bytes]]) -> EventBatch | None:
         try:
-            batch = EventBatch.FromString(b"".join([b"\x0a" + _varint(len(p)) + p for _, p in block]))
+            batch = EventBatch.FromString(b"".join([b"\x0a" + varint(len(p)) + p for _, p in block]))
         except DecodeError:
             return None
         rid = self.run_id
