@@ -1,0 +1,443 @@
+"""One frozen class per control kind's payload, and ``decode``: the one place a control's
+``payload: dict`` (the spec's ControlMessage) becomes typed.
+
+The run decodes each control once, where it enters (the ControlLoop), and hands the typed
+``Control`` to its handler; a payload that does not fit is refused there with a reason naming
+the field (``STEER payload.note must be text, got int``), never half-read. Keys a kind does not
+know are ignored (a newer client may send more); a key that is present with JSON ``null`` is
+taken as absent. ``to_payload`` goes back to the dict a ControlMessage carries, so a client can
+build its messages from these classes too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, ClassVar, Generic, TypeVar
+
+from goldfive.control import ControlKind, ControlMessage, kind_name
+from goldfive.errors import ControlPayloadError
+
+__all__ = [
+    "RULES_VERB",
+    "Always",
+    "Approve",
+    "ApprovalRules",
+    "Cancel",
+    "Control",
+    "ControlPayload",
+    "Custom",
+    "GoldfivePauseEscalate",
+    "GoldfiveSteer",
+    "Inject",
+    "InterceptTransfer",
+    "PAYLOAD_TYPES",
+    "Pause",
+    "Reject",
+    "Resume",
+    "Rewind",
+    "StatusQuery",
+    "Steer",
+    "decode",
+    "decode_payload",
+    "message",
+]
+
+#: The custom verb (spec 7.a) that lists, adds and removes a run's approval rules. Through the
+#: control channel, so every change is in the run's audit trail and holds from the next call.
+RULES_VERB = "approval_rules"
+
+
+class _Reader:
+    """Reads one payload dict for one kind; every refusal names the kind and the field."""
+
+    def __init__(self, kind: str, payload: Mapping[str, Any]) -> None:
+        self.kind = kind
+        self.payload = payload
+
+    def _refuse(self, key: str, want: str, value: Any) -> ControlPayloadError:
+        return ControlPayloadError(f"{self.kind} payload.{key} must be {want}, got {_type_name(value)}", key)
+
+    def text(self, key: str, default: str = "") -> str:
+        value = self.payload.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise self._refuse(key, "text", value)
+        return value
+
+    def required_text(self, key: str) -> str:
+        value = self.text(key)
+        if not value.strip():
+            raise ControlPayloadError(f"{self.kind} needs payload.{key}", key)
+        return value
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.payload.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self._refuse(key, "true or false", value)
+        return value
+
+    def seconds(self, key: str) -> float | None:
+        value = self.payload.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value <= 0:
+            raise self._refuse(key, "a positive number of seconds", value)
+        return float(value)
+
+    def mapping(self, key: str, want: str) -> Mapping[str, Any] | None:
+        value = self.payload.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+            raise self._refuse(key, want, value)
+        return MappingProxyType(dict(value))
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__
+
+
+# -- the payloads ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControlPayload:
+    """What every kind may carry: who sent it (the front end or the hub sets ``author``) and
+    through which client ("tui", "ctl", "web")."""
+
+    KIND: ClassVar[ControlKind | str] = ""
+    author: str = ""
+    client: str = ""
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        """This class's own fields from the payload (the base adds author and client)."""
+        return {}
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any], kind: str = "") -> ControlPayload:
+        r = _Reader(kind or kind_name(cls.KIND), payload)
+        return cls(author=r.text("author"), client=r.text("client"), **cls._read(r))
+
+    @property
+    def summary(self) -> str:
+        """One line for a person: the note, the task, the target."""
+        return ""
+
+    def to_payload(self) -> dict[str, Any]:
+        """The ControlMessage payload dict: every field that differs from its default."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != f.default and value is not None:
+                out[f.name] = _plain(value)
+        return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Always):
+        return {"scope": value.scope, "match": _plain(value.match)}
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pause(ControlPayload):
+    KIND: ClassVar[ControlKind | str] = ControlKind.PAUSE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resume(ControlPayload):
+    KIND: ClassVar[ControlKind | str] = ControlKind.RESUME
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cancel(ControlPayload):
+    KIND: ClassVar[ControlKind | str] = ControlKind.CANCEL
+    reason: str = ""
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        return {"reason": r.text("reason")}
+
+    @property
+    def summary(self) -> str:
+        return self.reason
+
+    @property
+    def why(self) -> str:
+        """The reason the run is aborted with."""
+        return self.reason or "cancelled by control"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Steer(ControlPayload):
+    """Spec 1.b. ``annotation_id`` is the idempotency key when set (spec 1.c)."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.STEER
+    note: str = ""
+    suggested_action: str = ""
+    annotation_id: str = ""
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        # A blank note is refused by validate_control with the note's own limits.
+        return {"note": r.text("note"), "suggested_action": r.text("suggested_action"), "annotation_id": r.text("annotation_id")}
+
+    @property
+    def summary(self) -> str:
+        return self.note
+
+    def dedupe_id(self, control_id: str) -> str:
+        """The id retries of this STEER share: its annotation, else the control's id."""
+        return self.annotation_id or control_id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rewind(ControlPayload):
+    KIND: ClassVar[ControlKind | str] = ControlKind.REWIND_TO
+    task_id: str
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        return {"task_id": r.required_text("task_id")}
+
+    @property
+    def summary(self) -> str:
+        return self.task_id
+
+
+@dataclass(frozen=True, slots=True)
+class Always:
+    """An APPROVE's "and always": a rule for calls like this one, for the run or the machine.
+    ``match`` maps an argument name to a matcher (``goldfive.approvals.rules``); empty: every call."""
+
+    scope: str = "run"
+    match: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def read(cls, r: _Reader) -> Always | None:
+        value = r.payload.get("always")
+        if value is None or value is False:
+            return None
+        if value is True:
+            return cls()
+        raw = r.mapping("always", 'an object: {"scope": "run"|"machine", "match": {...}}')
+        assert raw is not None
+        inner = _Reader(r.kind, raw)
+        scope = inner.text("scope", "run") or "run"
+        if scope not in ("run", "machine"):
+            raise ControlPayloadError(f"{r.kind} payload.always.scope must be 'run' or 'machine', got {scope!r}", "always")
+        match = inner.mapping("match", "an object of argument matchers")
+        return cls(scope, match if match is not None else MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Approve(ControlPayload):
+    """Spec 6. ``arguments``: the call's edited arguments (a tool approval only);
+    ``always``: also make a rule for calls like it."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.APPROVE
+    target_id: str
+    detail: str = ""
+    arguments: Mapping[str, Any] | None = None
+    always: Always | None = None
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        return {
+            "target_id": r.required_text("target_id"),
+            "detail": r.text("detail"),
+            "arguments": r.mapping("arguments", "a JSON object (the call's edited arguments)"),
+            "always": Always.read(r),
+        }
+
+    @property
+    def summary(self) -> str:
+        return f"{self.target_id}: {self.detail}" if self.detail else self.target_id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reject(ControlPayload):
+    KIND: ClassVar[ControlKind | str] = ControlKind.REJECT
+    target_id: str
+    detail: str = ""
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        return {"target_id": r.required_text("target_id"), "detail": r.text("detail")}
+
+    @property
+    def summary(self) -> str:
+        return f"{self.target_id}: {self.detail}" if self.detail else self.target_id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatusQuery(ControlPayload):
+    KIND: ClassVar[ControlKind | str] = ControlKind.STATUS_QUERY
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InterceptTransfer(ControlPayload):
+    KIND: ClassVar[ControlKind | str] = ControlKind.INTERCEPT_TRANSFER
+    enabled: bool = True
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        return {"enabled": r.flag("enabled", True)}
+
+    @property
+    def summary(self) -> str:
+        return "on" if self.enabled else "off"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Inject(ControlPayload):
+    """INJECT_MESSAGE (spec 003): ``text`` delivered into the running turn, or the next one."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.INJECT_MESSAGE
+    text: str = ""
+    role: str = "user"
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        # A blank text is refused by validate_control with the message's own limits.
+        return {"text": r.text("text"), "role": r.text("role") or "user"}
+
+    @property
+    def summary(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoldfiveSteer(ControlPayload):
+    """The ladder's CANCEL_REINVOKE (spec 7.d): restart the invocation with a corrective."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.GOLDFIVE_STEER
+    note: str = ""
+    drift_id: str = ""
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        return {"note": r.text("note"), "drift_id": r.text("drift_id")}
+
+    @property
+    def summary(self) -> str:
+        return self.note
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GoldfivePauseEscalate(ControlPayload):
+    """The ladder's PAUSE_ESCALATE / TERMINATE (spec 7.d): pause for a person, with a deadline
+    for TERMINATE."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.GOLDFIVE_PAUSE_ESCALATE
+    reason: str = ""
+    drift_id: str = ""
+    deadline_s: float | None = None
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        return {"reason": r.text("reason"), "drift_id": r.text("drift_id"), "deadline_s": r.seconds("deadline_s")}
+
+    @property
+    def summary(self) -> str:
+        return self.reason
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApprovalRules(ControlPayload):
+    """The ``approval_rules`` verb: ``op`` list, add (with ``rule``) or remove (``rule_id``)."""
+
+    KIND: ClassVar[ControlKind | str] = RULES_VERB
+    op: str = ""
+    rule: Mapping[str, Any] | None = None
+    rule_id: str = ""
+
+    @classmethod
+    def _read(cls, r: _Reader) -> dict[str, Any]:
+        return {"op": r.text("op"), "rule": r.mapping("rule", "a JSON object"), "rule_id": r.text("rule_id")}
+
+    @property
+    def summary(self) -> str:
+        return " ".join(p for p in (self.op, self.rule_id) if p)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Custom(ControlPayload):
+    """A kind goldfive has no class for (spec 7.a): an executor's ``_handle_custom`` reads the
+    message's payload itself."""
+
+
+#: Kind -> its payload class. A kind not here decodes to ``Custom``.
+PAYLOAD_TYPES: Mapping[ControlKind | str, type[ControlPayload]] = MappingProxyType(
+    {
+        cls.KIND: cls
+        for cls in (
+            Pause, Resume, Cancel, Steer, Rewind, Approve, Reject, StatusQuery, InterceptTransfer, Inject,
+            GoldfiveSteer, GoldfivePauseEscalate, ApprovalRules,
+        )
+    }
+)  # fmt: skip
+
+P = TypeVar("P", bound=ControlPayload, covariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Control(Generic[P]):
+    """A control as the run handles it: the message as sent (recorded, and handed to a spec
+    7.b custom handler) and its payload, decoded once."""
+
+    message: ControlMessage
+    payload: P
+
+    @property
+    def id(self) -> str:
+        return self.message.id
+
+    @property
+    def kind(self) -> ControlKind | str:
+        return self.message.kind
+
+    @property
+    def kind_name(self) -> str:
+        return kind_name(self.message.kind)
+
+
+def decode_payload(kind: ControlKind | str, payload: Mapping[str, Any] | None) -> ControlPayload:
+    """The typed payload of a control of ``kind``. Raises ControlPayloadError naming the field."""
+    if payload is not None and not isinstance(payload, Mapping):
+        raise ControlPayloadError(f"payload must be a JSON object, got {_type_name(payload)}", "")
+    cls = PAYLOAD_TYPES.get(kind, Custom)
+    return cls.from_payload(payload or {}, kind_name(kind))
+
+
+def decode(msg: ControlMessage) -> Control[ControlPayload]:
+    """``msg`` with its payload decoded. Raises ControlPayloadError naming the field."""
+    return Control(msg, decode_payload(msg.kind, msg.payload))
+
+
+def message(payload: ControlPayload, *, id: str | None = None) -> ControlMessage:
+    """The spec's ControlMessage for a typed payload (for clients and tests)."""
+    kind = payload.KIND
+    if not kind:
+        raise ValueError(f"{type(payload).__name__} has no kind of its own; build the ControlMessage directly")
+    if id is None:
+        return ControlMessage(kind, payload=payload.to_payload())
+    return ControlMessage(kind, id=id, payload=payload.to_payload())
