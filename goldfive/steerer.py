@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from goldfive import events
-from goldfive.control import ControlKind, ControlMessage
+from goldfive.control import ControlMessage
+from goldfive.controls.payloads import Cancel, Control, GoldfivePauseEscalate, GoldfiveSteer, Pause, Steer, decode, message
 from goldfive.errors import InvalidTransitionError
 from goldfive.inbox import InjectedMessage
 from goldfive.ladder import InterventionLevel, ladder_level
@@ -161,37 +162,32 @@ class DefaultSteerer:
         return reset
 
     # -- drift --------------------------------------------------------------------------
-    async def observe(self, msg: ControlMessage, session: Session) -> DriftEvent | None:
-        """The drift a user control stands for, or None (also for a duplicate STEER)."""
-        kind = msg.kind
-        payload = msg.payload or {}
-        if kind == ControlKind.STEER:
-            dedupe = str(payload.get("annotation_id") or msg.id)
+    async def observe(self, msg: Control[Any] | ControlMessage, session: Session) -> DriftEvent | None:
+        """The drift a user control stands for, or None (also for a duplicate STEER).
+
+        The run hands its controls decoded; a ControlMessage (the spec's ``observe(msg,
+        session)``) is decoded here, and a malformed payload raises ControlPayloadError."""
+        control = msg if isinstance(msg, Control) else decode(msg)
+        p = control.payload
+        if isinstance(p, Steer):
+            dedupe = p.dedupe_id(control.id)
             seen: deque[str] = session.state.setdefault(PROCESSED_STEER_IDS, deque(maxlen=_STEER_ID_MEMORY))
             if dedupe in seen:
                 return None
             seen.append(dedupe)
-            note = str(payload.get("note", ""))
-            author = str(payload.get("author", "") or "")
-            detail = f"by {author}: {note}" if author else note
+            detail = f"by {p.author}: {p.note}" if p.author else p.note
             return DriftEvent(
                 DriftKind.USER_STEER,
                 DriftSeverity.WARNING,
                 detail,
                 task_id=session.current_task_id,
-                annotation_id=str(payload.get("annotation_id", "") or ""),
-                metadata={
-                    "note": note,
-                    "suggested_action": str(payload.get("suggested_action", "") or ""),
-                    "author": author,
-                    "control_id": msg.id,
-                },
+                annotation_id=p.annotation_id,
+                metadata={"note": p.note, "suggested_action": p.suggested_action, "author": p.author, "control_id": control.id},
             )
-        if kind == ControlKind.PAUSE:
+        if isinstance(p, Pause):
             return DriftEvent(DriftKind.USER_PAUSE, DriftSeverity.INFO, "paused by control", session.current_task_id)
-        if kind == ControlKind.CANCEL:
-            reason = str(payload.get("reason", "") or "cancelled by control")
-            return DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, reason, session.current_task_id)
+        if isinstance(p, Cancel):
+            return DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, p.why, session.current_task_id)
         return None
 
     async def report_drift(self, session: Session, drift: DriftEvent) -> None:
@@ -229,8 +225,7 @@ class DefaultSteerer:
             self._auto_refines += 1
         out.revised, out.error = await self.refine(session, drift)
         if out.revised and level == InterventionLevel.CANCEL_REINVOKE:
-            payload = {"note": _corrective(drift), "drift_id": drift.id}
-            out.intervention = ControlMessage(ControlKind.GOLDFIVE_STEER, payload=payload)
+            out.intervention = message(GoldfiveSteer(note=_corrective(drift), drift_id=drift.id))
         return out
 
     def ladder_level_for(self, drift: DriftEvent, occurrences: int) -> InterventionLevel:
@@ -244,10 +239,8 @@ class DefaultSteerer:
             task_id=drift.task_id,
         )
         await ctx.emit(events.drift_detected, human)
-        payload: dict[str, Any] = {"drift_id": drift.id, "reason": human.detail}
-        if level == InterventionLevel.TERMINATE:
-            payload["deadline_s"] = 600
-        return ControlMessage(ControlKind.GOLDFIVE_PAUSE_ESCALATE, payload=payload)
+        deadline = 600.0 if level == InterventionLevel.TERMINATE else None
+        return message(GoldfivePauseEscalate(reason=human.detail, drift_id=drift.id, deadline_s=deadline))
 
     async def refine(self, session: Session, drift: DriftEvent) -> tuple[bool, str]:
         """Ask the planner for a revision and install it. Returns (revised, error)."""

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from goldfive.control import ControlKind, ControlMessage
+from goldfive.control import AckResult, AppliedAs, ControlKind, ControlMessage
 from goldfive.controls import (
     PAYLOAD_TYPES,
     RULES_VERB,
@@ -33,6 +33,7 @@ from goldfive.controls import (
     message,
 )
 from goldfive.run.validate import accept, validate_control
+from tests.runtime_kit import Harness, ScriptedAgent, executor, static  # noqa: F401
 
 WHO = {"author": "ann", "client": "tui"}
 
@@ -135,3 +136,29 @@ def test_a_decoded_payload_cannot_be_changed_afterwards() -> None:
     assert approve.arguments["slides"] == 6
     with pytest.raises(TypeError):
         approve.arguments["slides"] = 7  # type: ignore[index]
+
+
+# -- at the run's edge: one FAILURE ack naming the field, the run goes on ---------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "payload", "words"),
+    [
+        (ControlKind.STEER, {"note": 42}, "STEER payload.note must be text, got a number"),
+        (ControlKind.INTERCEPT_TRANSFER, {"enabled": "no"}, "payload.enabled must be true or false"),
+        (ControlKind.APPROVE, {"target_id": "t", "arguments": "slides=6"}, "payload.arguments must be a JSON object"),
+        (ControlKind.CANCEL, {"reason": 7}, "CANCEL payload.reason must be text"),
+    ],
+)
+async def test_the_run_acks_a_malformed_payload_failure_and_goes_on(
+    executor: Any, kind: ControlKind, payload: dict[str, Any], words: str
+) -> None:
+    h = Harness(ScriptedAgent(), executor, static("a", "b"))
+    bad = await h.send(kind, **payload)
+    h.start()
+    out = await h.finish()
+    (ack,) = h.acks[bad.id]
+    assert out.success, "a refused CANCEL must not cancel the run"
+    assert (ack.result, ack.applied_as) == (AckResult.FAILURE, AppliedAs.REFUSED) and words in ack.detail
+    recorded = [e.control_acked.ack for e in h.events if e.WhichOneof("payload") == "control_acked"]
+    assert [a.detail for a in recorded if a.control_id == bad.id] == [ack.detail]

@@ -22,6 +22,7 @@ from goldfive.run.context import RunContext
 from goldfive.run.control_loop import CustomHandler, RunCancelled
 from goldfive.run.handlers import ControlOutcome, dispatch_control
 from goldfive.control import ControlMessage
+from goldfive.controls.payloads import Control, Steer
 from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
 
@@ -178,7 +179,7 @@ class ExecutorBase:
         pending: set[asyncio.Future[Any]] = set(running)
         completions = Completions(running)
         controls = ctx.controls
-        steer: ControlMessage | None = None
+        steer: Control[Steer] | None = None
         rerun = False
         interrupted: list[str] = []
         try:
@@ -206,12 +207,12 @@ class ExecutorBase:
                     await self._settle(ctx, running[fut], fut.result())
                     await ends.pop(running[fut].id)()
                 interrupted = [running[f].id for f in pending]
-                reason = out.cancel_reason if out.cancel_run else ("user_steer" if out.steer_message else "goldfive_steer")
+                reason = out.cancel_reason if out.cancel_run else ("user_steer" if out.steer is not None else "goldfive_steer")
                 await self._cancel_invocations(ctx, pending, running, reason)
                 pending.clear()
                 if out.cancel_run:
                     raise RunCancelled(out.cancel_reason)
-                steer, rerun = out.steer_message, out.rerun_cancelled
+                steer, rerun = out.steer, out.rerun_cancelled
         finally:
             # The run is being torn down (cancelled, or a bug escaped): its invocations end
             # with it instead of being orphaned.
