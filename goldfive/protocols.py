@@ -37,6 +37,11 @@ class Planner(Protocol):
     async def refine(self, *, plan: Plan, drift: DriftEvent, goals: list[Goal]) -> Plan | None: ...
 
 
+def can_replan(planner: Any) -> bool:
+    """Planners say ``can_replan = False`` when refine can never return a plan."""
+    return bool(getattr(planner, "can_replan", True))
+
+
 @runtime_checkable
 class AgentAdapter(Protocol):
     """Wraps an agent. ``invoke`` runs one task; reporting tools are on ``session.tools``."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldfive import events
 from goldfive.control import ControlMessage
@@ -19,8 +19,10 @@ from goldfive.controls.payloads import Cancel, Control, GoldfivePauseEscalate, G
 from goldfive.errors import InvalidTransitionError
 from goldfive.inbox import InjectedMessage
 from goldfive.ladder import InterventionLevel, ladder_level
-from goldfive.run.context import RunContext, context_of
-from goldfive.run.control_loop import RunCancelled
+from goldfive.protocols import can_replan
+from goldfive.run.acks import PROCESSED_STEER_IDS
+from goldfive.run.current_run import current
+from goldfive.run.outcome import RunCancelled
 from goldfive.types import (
     DriftEvent,
     DriftKind,
@@ -32,6 +34,11 @@ from goldfive.types import (
     set_task_status,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.run.context import RunContext
+
+__all__ = ["FAILURE_REASONS", "NOT_STARTED", "PROCESSED_STEER_IDS", "DefaultSteerer", "DriftOutcome", "can_replan"]
+
 log = logging.getLogger("goldfive.steerer")
 
 S = TaskStatus
@@ -40,7 +47,6 @@ _ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
     S.RUNNING: frozenset({S.COMPLETED, S.FAILED, S.CANCELLED, S.BLOCKED}),
     S.BLOCKED: frozenset({S.RUNNING, S.COMPLETED, S.FAILED, S.CANCELLED}),
 }
-PROCESSED_STEER_IDS = "goldfive.processed_steer_ids"
 #: The reason of a start taken back because it could not be recorded (``unstart``).
 NOT_STARTED = "not started: the recording failed"
 _USER_KINDS = frozenset({DriftKind.USER_STEER, DriftKind.USER_CANCEL, DriftKind.USER_PAUSE})
@@ -52,9 +58,6 @@ _NOT_LADDERED = _USER_KINDS | {
 }
 
 
-def can_replan(planner: Any) -> bool:
-    """Planners say ``can_replan = False`` when refine can never return a plan."""
-    return bool(getattr(planner, "can_replan", True))
 #: session.state key: task id -> the reason it FAILED (the run's abort reason quotes it).
 FAILURE_REASONS = "goldfive.failure_reasons"
 _STEER_ID_MEMORY = 512
@@ -90,7 +93,7 @@ class DefaultSteerer:
         """Move ``task_id`` to ``to`` and emit the event. Returns False when nothing changed
         (same status, or the task is already terminal). Raises InvalidTransitionError for a
         move the machine forbids (e.g. RUNNING -> PENDING) and UnknownTaskError."""
-        ctx = context_of(session)
+        ctx = current()
         task = _plan(session).task(task_id)
         frm = task.status
         if frm == to or frm.is_terminal:
@@ -121,7 +124,7 @@ class DefaultSteerer:
     async def unstart(self, session: Session, task_id: str, reason: str = NOT_STARTED) -> bool:
         """Take back the start of ``task_id`` before its agent ran (its start could not be
         recorded): RUNNING -> PENDING, the attempt given back. False when it is not RUNNING."""
-        ctx = context_of(session)
+        ctx = current()
         task = _plan(session).task(task_id)
         if task.status != S.RUNNING:
             return False
@@ -146,7 +149,7 @@ class DefaultSteerer:
 
     async def rewind(self, session: Session, task_id: str) -> list[str]:
         """Reset ``task_id`` and every task downstream of it to PENDING and drop their results."""
-        ctx = context_of(session)
+        ctx = current()
         plan = _plan(session)
         plan.task(task_id)
         reset = []
@@ -194,14 +197,14 @@ class DefaultSteerer:
         """Record a drift on the event stream. One that calls for an intervention (WARNING and
         above, not a user control's own drift) is queued for the ladder, which runs at the next
         task boundary so a plan is never swapped under a running invocation."""
-        ctx = context_of(session)
+        ctx = current()
         await ctx.emit(events.drift_detected, drift)
         if drift.severity >= DriftSeverity.WARNING and drift.kind not in _NOT_LADDERED:
             ctx.deferred_drifts.append(drift)
 
     async def handle_drift(self, session: Session, drift: DriftEvent, *, emit: bool = True) -> DriftOutcome:
         """Emit the drift, then act on it per the intervention ladder."""
-        ctx = context_of(session)
+        ctx = current()
         if emit:
             await ctx.emit(events.drift_detected, drift)
         key = (str(drift.kind), drift.task_id)
@@ -244,7 +247,7 @@ class DefaultSteerer:
 
     async def refine(self, session: Session, drift: DriftEvent) -> tuple[bool, str]:
         """Ask the planner for a revision and install it. Returns (revised, error)."""
-        ctx = context_of(session)
+        ctx = current()
         old = _plan(session)
         metadata = dict(drift.metadata)
         metadata.setdefault("completed_results", dict(session.completed_results))
@@ -315,7 +318,7 @@ class DefaultSteerer:
         reason = f"refine failed {n} times for {drift.kind}"
         if plan.has_task(drift.task_id) and await self.transition(session, drift.task_id, S.FAILED, reason=reason):
             await self.cascade_cancel_downstream(session, drift.task_id, f"upstream {drift.task_id} failed")
-        await context_of(session).emit(
+        await current().emit(
             events.drift_detected,
             DriftEvent(
                 DriftKind.REPEATED_FAILURE,

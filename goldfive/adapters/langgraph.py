@@ -48,7 +48,8 @@ from langgraph.types import Command, Interrupt, interrupt
 
 from goldfive.adapters.common import ToolDecision, ask_tool_approval, record_model_turn, record_tool_call, task_input, to_text
 from goldfive.results import InvocationResult
-from goldfive.run.context import RunContext, context_of, read_injected
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import current, read_injected
 from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
 from goldfive.types import Session, Task, TaskStatus
 
@@ -85,7 +86,7 @@ def _reporting_tool(name: str, description: str, parameters: dict[str, Any]) -> 
         bound = _binding(config)
         if bound is None:
             return {"ok": False, "error": f"{name}: this graph is not running under goldfive"}
-        spec = context_of(bound.session).tools_for(bound.task_id).get(name)
+        spec = current().tools_for(bound.task_id).get(name)
         if spec is None:
             return {"ok": False, "error": f"{name}: not available in this run"}
         return await spec(**kwargs)
@@ -193,7 +194,7 @@ class LangGraphAdapter:
         return thread
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
-        ctx = context_of(session)
+        ctx = current()
         thread = self._run_thread(ctx, session)
         if self.memory and not thread.busy:
             thread_id, own = thread.current, False

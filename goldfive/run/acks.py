@@ -23,7 +23,12 @@ from types import MappingProxyType
 
 from goldfive.control import AckResult, AppliedAs, ControlAck
 
-__all__ = ["ACK_MEANING", "AckMeaning", "Follows", "PauseChange", "applied_as_of", "legacy_applied_as", "meaning_of"]
+__all__ = ["ACK_MEANING", "PROCESSED_STEER_IDS", "AckMeaning", "Follows", "PauseChange", "applied_as_of", "legacy_applied_as", "meaning_of"]
+
+
+#: session.state key: the dedupe ids of the STEERs already applied (spec 1.c), a bounded FIFO.
+#: A STEER whose row says ``steer_seen`` adds its id; a retry with the same id is a DUPLICATE.
+PROCESSED_STEER_IDS = "goldfive.processed_steer_ids"
 
 
 class PauseChange(StrEnum):

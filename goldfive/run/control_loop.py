@@ -28,12 +28,14 @@ from goldfive.controls.payloads import Control, ControlPayload, Steer
 from goldfive.errors import ControlPayloadError
 from goldfive.inbox import InjectedMessage
 from goldfive.run.handlers import decide
-from goldfive.run.outcome import ControlOutcome, refused
+from goldfive.run.outcome import ControlOutcome, RunCancelled, refused
 from goldfive.run.validate import accept
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
+
+__all__ = ["ControlLoop", "CustomHandler", "RunCancelled"]
 
 log = logging.getLogger("goldfive.run.control")
 
@@ -41,14 +43,6 @@ T = TypeVar("T")
 
 #: An executor's spec 7.b hook: ``async def _handle_custom(msg, *, session, **kw)``.
 CustomHandler = Callable[..., Awaitable[ControlOutcome]]
-
-
-class RunCancelled(Exception):
-    """Internal: a CANCEL (or an escalation nobody answered) ends the run."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class ControlLoop:

@@ -31,10 +31,13 @@ from goldfive.controls.payloads import (
     StatusQuery,
     Steer,
 )
-from goldfive.errors import ControlPayloadError
+from goldfive.errors import ControlPayloadError, GoldfiveError
 from goldfive.inbox import InjectedMessage
 from goldfive.run.approval_rules import rule_from_always, rules_control
 from goldfive.run.approvals import desk_of, resolve_approval
+from goldfive.protocols import can_replan
+from goldfive.run.acks import PROCESSED_STEER_IDS
+from goldfive.run.current_run import current_or_none
 from goldfive.run.outcome import ControlOutcome, fail, ok, refused, unsupported
 from goldfive.run.validate import accept
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, TaskStatus
@@ -115,8 +118,6 @@ async def _cancel(ctx: RunContext, c: Control[Cancel], mid_task: bool) -> Contro
 
 
 async def _steer(ctx: RunContext, c: Control[Steer], mid_task: bool) -> ControlOutcome:
-    from goldfive.steerer import PROCESSED_STEER_IDS, can_replan
-
     session = ctx.session
     dedupe = c.payload.dedupe_id(c.id)
     if dedupe in session.state.get(PROCESSED_STEER_IDS, ()):
@@ -316,9 +317,9 @@ async def dispatch_control(
     """The spec's module-level dispatcher (CONTROL.md 7.b): a custom handler falls back to it.
     The ControlLoop passes the run (``ctx``) and the control it already decoded (``control``)."""
     if ctx is None:
-        from goldfive.run.context import context_of
-
-        ctx = context_of(session)
+        ctx = current_or_none()
+        if ctx is None or ctx.session is not session:
+            raise GoldfiveError("dispatch_control: this session has no running goldfive run here")
     if control is None or control.message is not msg:
         return await decide(ctx, msg, mid_task=mid_task)
     return await decide(ctx, control, mid_task=mid_task)

@@ -16,9 +16,18 @@ from goldfive.control import AckResult, AppliedAs, ControlAck, ControlMessage
 from goldfive.controls.payloads import Cancel, Control, Steer
 from goldfive.run.acks import ACK_MEANING, Follows
 
-__all__ = ["ControlOutcome", "Effect", "fail", "ok", "refused", "unsupported"]
+__all__ = ["ControlOutcome", "Effect", "RunCancelled", "fail", "ok", "refused", "unsupported"]
 
 Effect = Callable[[], Awaitable[None]]
+
+
+class RunCancelled(Exception):
+    """Internal: a CANCEL (or an escalation nobody answered) ends the run. Raised through the
+    planner, the ladder and the executor up to the Runner, which records RunAborted."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass
