@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar
 
 from goldfive.control import ControlKind, ControlMessage, kind_name
+from goldfive.controls.reader import PayloadReader, type_name
 from goldfive.errors import ControlPayloadError
 
 __all__ = [
@@ -49,69 +50,6 @@ __all__ = [
 RULES_VERB = "approval_rules"
 
 
-class _Reader:
-    """Reads one payload dict for one kind; every refusal names the kind and the field."""
-
-    def __init__(self, kind: str, payload: Mapping[str, Any]) -> None:
-        self.kind = kind
-        self.payload = payload
-
-    def _refuse(self, key: str, want: str, value: Any) -> ControlPayloadError:
-        return ControlPayloadError(f"{self.kind} payload.{key} must be {want}, got {_type_name(value)}", key)
-
-    def text(self, key: str, default: str = "") -> str:
-        value = self.payload.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            raise self._refuse(key, "text", value)
-        return value
-
-    def required_text(self, key: str) -> str:
-        value = self.text(key)
-        if not value.strip():
-            raise ControlPayloadError(f"{self.kind} needs payload.{key}", key)
-        return value
-
-    def flag(self, key: str, default: bool) -> bool:
-        value = self.payload.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            raise self._refuse(key, "true or false", value)
-        return value
-
-    def seconds(self, key: str) -> float | None:
-        value = self.payload.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value <= 0:
-            raise self._refuse(key, "a positive number of seconds", value)
-        return float(value)
-
-    def mapping(self, key: str, want: str) -> Mapping[str, Any] | None:
-        value = self.payload.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
-            raise self._refuse(key, want, value)
-        return MappingProxyType(dict(value))
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return type(value).__name__
-
-
 # -- the payloads ---------------------------------------------------------------------------
 
 
@@ -125,13 +63,13 @@ class ControlPayload:
     client: str = ""
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         """This class's own fields from the payload (the base adds author and client)."""
         return {}
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any], kind: str = "") -> ControlPayload:
-        r = _Reader(kind or kind_name(cls.KIND), payload)
+        r = PayloadReader(kind or kind_name(cls.KIND), payload)
         return cls(author=r.text("author"), client=r.text("client"), **cls._read(r))
 
     @property
@@ -173,7 +111,7 @@ class Cancel(ControlPayload):
     reason: str = ""
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         return {"reason": r.text("reason")}
 
     @property
@@ -196,7 +134,7 @@ class Steer(ControlPayload):
     annotation_id: str = ""
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         # A blank note is refused by validate_control with the note's own limits.
         return {"note": r.text("note"), "suggested_action": r.text("suggested_action"), "annotation_id": r.text("annotation_id")}
 
@@ -215,7 +153,7 @@ class Rewind(ControlPayload):
     task_id: str
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         return {"task_id": r.required_text("task_id")}
 
     @property
@@ -232,7 +170,7 @@ class Always:
     match: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
-    def read(cls, r: _Reader) -> Always | None:
+    def read(cls, r: PayloadReader) -> Always | None:
         value = r.payload.get("always")
         if value is None or value is False:
             return None
@@ -240,7 +178,7 @@ class Always:
             return cls()
         raw = r.mapping("always", 'an object: {"scope": "run"|"machine", "match": {...}}')
         assert raw is not None
-        inner = _Reader(r.kind, raw)
+        inner = PayloadReader(r.kind, raw)
         scope = inner.text("scope", "run") or "run"
         if scope not in ("run", "machine"):
             raise ControlPayloadError(f"{r.kind} payload.always.scope must be 'run' or 'machine', got {scope!r}", "always")
@@ -260,7 +198,7 @@ class Approve(ControlPayload):
     always: Always | None = None
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         return {
             "target_id": r.required_text("target_id"),
             "detail": r.text("detail"),
@@ -280,7 +218,7 @@ class Reject(ControlPayload):
     detail: str = ""
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         return {"target_id": r.required_text("target_id"), "detail": r.text("detail")}
 
     @property
@@ -299,7 +237,7 @@ class InterceptTransfer(ControlPayload):
     enabled: bool = True
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         return {"enabled": r.flag("enabled", True)}
 
     @property
@@ -316,7 +254,7 @@ class Inject(ControlPayload):
     role: str = "user"
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         # A blank text is refused by validate_control with the message's own limits.
         return {"text": r.text("text"), "role": r.text("role") or "user"}
 
@@ -334,7 +272,7 @@ class GoldfiveSteer(ControlPayload):
     drift_id: str = ""
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         return {"note": r.text("note"), "drift_id": r.text("drift_id")}
 
     @property
@@ -353,7 +291,7 @@ class GoldfivePauseEscalate(ControlPayload):
     deadline_s: float | None = None
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         return {"reason": r.text("reason"), "drift_id": r.text("drift_id"), "deadline_s": r.seconds("deadline_s")}
 
     @property
@@ -371,7 +309,7 @@ class ApprovalRules(ControlPayload):
     rule_id: str = ""
 
     @classmethod
-    def _read(cls, r: _Reader) -> dict[str, Any]:
+    def _read(cls, r: PayloadReader) -> dict[str, Any]:
         return {"op": r.text("op"), "rule": r.mapping("rule", "a JSON object"), "rule_id": r.text("rule_id")}
 
     @property
@@ -423,7 +361,7 @@ class Control(Generic[P]):
 def decode_payload(kind: ControlKind | str, payload: Mapping[str, Any] | None) -> ControlPayload:
     """The typed payload of a control of ``kind``. Raises ControlPayloadError naming the field."""
     if payload is not None and not isinstance(payload, Mapping):
-        raise ControlPayloadError(f"payload must be a JSON object, got {_type_name(payload)}", "")
+        raise ControlPayloadError(f"payload must be a JSON object, got {type_name(payload)}", "")
     cls = PAYLOAD_TYPES.get(kind, Custom)
     return cls.from_payload(payload or {}, kind_name(kind))
 
