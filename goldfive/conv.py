@@ -183,13 +183,16 @@ def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
 
 
 def to_pb_control_ack(ack: ControlAck) -> control_pb2.ControlAck:
-    out = control_pb2.ControlAck(
-        control_id=ack.control_id, result=_ACK_TO_PB[AckResult(ack.result)], detail=ack.detail
-    )
+    # StrEnum members hash and compare as their values: a plain "SUCCESS" finds its entry too.
+    result = _ACK_TO_PB.get(ack.result)
+    if result is None:
+        result = _ACK_TO_PB[AckResult(ack.result)]  # ValueError naming a result that is none
+    out = control_pb2.ControlAck(control_id=ack.control_id, result=result, detail=ack.detail)
     if ack.acked_at_ms:
         out.acked_at.FromMilliseconds(ack.acked_at_ms)
     if ack.applied_as is not None:
-        out.applied_as = _APPLIED_TO_PB[AppliedAs(ack.applied_as)]
+        applied = _APPLIED_TO_PB.get(ack.applied_as)
+        out.applied_as = applied if applied is not None else _APPLIED_TO_PB[AppliedAs(ack.applied_as)]
     return out
 
 

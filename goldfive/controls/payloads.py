@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar
 
 from goldfive.control import ControlKind, ControlMessage, kind_name
-from goldfive.controls.reader import PayloadReader, type_name
+from goldfive.controls.reader import Convert, as_flag, as_object, as_seconds, as_text, read_fields, type_name
 from goldfive.errors import ControlPayloadError
 
 __all__ = [
@@ -59,18 +59,16 @@ class ControlPayload:
     through which client ("tui", "ctl", "web")."""
 
     KIND: ClassVar[ControlKind | str] = ""
+    #: The payload keys this class reads, each with its conversion; ``NEEDS``: the text
+    #: fields that may not be blank.
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (("author", as_text), ("client", as_text))
+    NEEDS: ClassVar[tuple[str, ...]] = ()
     author: str = ""
     client: str = ""
 
     @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        """This class's own fields from the payload (the base adds author and client)."""
-        return {}
-
-    @classmethod
-    def from_payload(cls, payload: Mapping[str, Any], kind: str = "") -> ControlPayload:
-        r = PayloadReader(kind or kind_name(cls.KIND), payload)
-        return cls(author=r.text("author"), client=r.text("client"), **cls._read(r))
+    def from_payload(cls, payload: Mapping[str, Any], kind: ControlKind | str = "") -> ControlPayload:
+        return cls(**read_fields(kind or cls.KIND, payload, cls.FIELDS, cls.NEEDS))
 
     @property
     def summary(self) -> str:
@@ -108,11 +106,8 @@ class Resume(ControlPayload):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cancel(ControlPayload):
     KIND: ClassVar[ControlKind | str] = ControlKind.CANCEL
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (*ControlPayload.FIELDS, ("reason", as_text))
     reason: str = ""
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        return {"reason": r.text("reason")}
 
     @property
     def summary(self) -> str:
@@ -129,14 +124,13 @@ class Steer(ControlPayload):
     """Spec 1.b. ``annotation_id`` is the idempotency key when set (spec 1.c)."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.STEER
+    # A blank note is refused by validate_control, with the note's own limits.
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (
+        *ControlPayload.FIELDS, ("note", as_text), ("suggested_action", as_text), ("annotation_id", as_text),
+    )  # fmt: skip
     note: str = ""
     suggested_action: str = ""
     annotation_id: str = ""
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        # A blank note is refused by validate_control with the note's own limits.
-        return {"note": r.text("note"), "suggested_action": r.text("suggested_action"), "annotation_id": r.text("annotation_id")}
 
     @property
     def summary(self) -> str:
@@ -150,11 +144,9 @@ class Steer(ControlPayload):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rewind(ControlPayload):
     KIND: ClassVar[ControlKind | str] = ControlKind.REWIND_TO
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (*ControlPayload.FIELDS, ("task_id", as_text))
+    NEEDS: ClassVar[tuple[str, ...]] = ("task_id",)
     task_id: str
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        return {"task_id": r.required_text("task_id")}
 
     @property
     def summary(self) -> str:
@@ -170,20 +162,21 @@ class Always:
     match: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
-    def read(cls, r: PayloadReader) -> Always | None:
-        value = r.payload.get("always")
-        if value is None or value is False:
+    def read(cls, kind: ControlKind | str, key: str, value: Any) -> Always | None:
+        if value is False:
             return None
         if value is True:
             return cls()
-        raw = r.mapping("always", 'an object: {"scope": "run"|"machine", "match": {...}}')
-        assert raw is not None
-        inner = PayloadReader(r.kind, raw)
-        scope = inner.text("scope", "run") or "run"
+        raw = _ALWAYS(kind, key, value)
+        scope = as_text(kind, "always.scope", raw.get("scope") or "run")
         if scope not in ("run", "machine"):
-            raise ControlPayloadError(f"{r.kind} payload.always.scope must be 'run' or 'machine', got {scope!r}", "always")
-        match = inner.mapping("match", "an object of argument matchers")
-        return cls(scope, match if match is not None else MappingProxyType({}))
+            raise ControlPayloadError(f"{kind_name(kind)} payload.always.scope must be 'run' or 'machine', got {scope!r}", key)
+        match = raw.get("match")
+        return cls(scope, _MATCH(kind, "always.match", match) if match is not None else MappingProxyType({}))
+
+
+_ALWAYS = as_object('an object: {"scope": "run"|"machine", "match": {...}}')
+_MATCH = as_object("an object of argument matchers")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -192,19 +185,15 @@ class Approve(ControlPayload):
     ``always``: also make a rule for calls like it."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.APPROVE
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (
+        *ControlPayload.FIELDS, ("target_id", as_text), ("detail", as_text),
+        ("arguments", as_object("a JSON object (the call's edited arguments)")), ("always", Always.read),
+    )  # fmt: skip
+    NEEDS: ClassVar[tuple[str, ...]] = ("target_id",)
     target_id: str
     detail: str = ""
     arguments: Mapping[str, Any] | None = None
     always: Always | None = None
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        return {
-            "target_id": r.required_text("target_id"),
-            "detail": r.text("detail"),
-            "arguments": r.mapping("arguments", "a JSON object (the call's edited arguments)"),
-            "always": Always.read(r),
-        }
 
     @property
     def summary(self) -> str:
@@ -214,12 +203,10 @@ class Approve(ControlPayload):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Reject(ControlPayload):
     KIND: ClassVar[ControlKind | str] = ControlKind.REJECT
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (*ControlPayload.FIELDS, ("target_id", as_text), ("detail", as_text))
+    NEEDS: ClassVar[tuple[str, ...]] = ("target_id",)
     target_id: str
     detail: str = ""
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        return {"target_id": r.required_text("target_id"), "detail": r.text("detail")}
 
     @property
     def summary(self) -> str:
@@ -234,15 +221,16 @@ class StatusQuery(ControlPayload):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InterceptTransfer(ControlPayload):
     KIND: ClassVar[ControlKind | str] = ControlKind.INTERCEPT_TRANSFER
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (*ControlPayload.FIELDS, ("enabled", as_flag))
     enabled: bool = True
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        return {"enabled": r.flag("enabled", True)}
 
     @property
     def summary(self) -> str:
         return "on" if self.enabled else "off"
+
+
+def _role(kind: ControlKind | str, key: str, value: Any) -> str:
+    return as_text(kind, key, value) or "user"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -250,13 +238,10 @@ class Inject(ControlPayload):
     """INJECT_MESSAGE (spec 003): ``text`` delivered into the running turn, or the next one."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.INJECT_MESSAGE
+    # A blank text is refused by validate_control, with the message's own limits.
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (*ControlPayload.FIELDS, ("text", as_text), ("role", _role))
     text: str = ""
     role: str = "user"
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        # A blank text is refused by validate_control with the message's own limits.
-        return {"text": r.text("text"), "role": r.text("role") or "user"}
 
     @property
     def summary(self) -> str:
@@ -268,12 +253,9 @@ class GoldfiveSteer(ControlPayload):
     """The ladder's CANCEL_REINVOKE (spec 7.d): restart the invocation with a corrective."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.GOLDFIVE_STEER
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (*ControlPayload.FIELDS, ("note", as_text), ("drift_id", as_text))
     note: str = ""
     drift_id: str = ""
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        return {"note": r.text("note"), "drift_id": r.text("drift_id")}
 
     @property
     def summary(self) -> str:
@@ -286,13 +268,12 @@ class GoldfivePauseEscalate(ControlPayload):
     for TERMINATE."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.GOLDFIVE_PAUSE_ESCALATE
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (
+        *ControlPayload.FIELDS, ("reason", as_text), ("drift_id", as_text), ("deadline_s", as_seconds),
+    )  # fmt: skip
     reason: str = ""
     drift_id: str = ""
     deadline_s: float | None = None
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        return {"reason": r.text("reason"), "drift_id": r.text("drift_id"), "deadline_s": r.seconds("deadline_s")}
 
     @property
     def summary(self) -> str:
@@ -304,13 +285,12 @@ class ApprovalRules(ControlPayload):
     """The ``approval_rules`` verb: ``op`` list, add (with ``rule``) or remove (``rule_id``)."""
 
     KIND: ClassVar[ControlKind | str] = RULES_VERB
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (
+        *ControlPayload.FIELDS, ("op", as_text), ("rule", as_object("a JSON object")), ("rule_id", as_text),
+    )  # fmt: skip
     op: str = ""
     rule: Mapping[str, Any] | None = None
     rule_id: str = ""
-
-    @classmethod
-    def _read(cls, r: PayloadReader) -> dict[str, Any]:
-        return {"op": r.text("op"), "rule": r.mapping("rule", "a JSON object"), "rule_id": r.text("rule_id")}
 
     @property
     def summary(self) -> str:
@@ -358,12 +338,31 @@ class Control(Generic[P]):
         return kind_name(self.message.kind)
 
 
+#: Payload class -> its instance for an empty payload (None: an empty payload is refused).
+#: Most controls a person sends (PAUSE, RESUME, STATUS_QUERY) carry nothing: read once.
+_EMPTY: dict[type[ControlPayload], ControlPayload | None] = {}
+_UNREAD = object()
+#: PAYLOAD_TYPES as a plain dict, for the lookup every control makes.
+_TYPES: dict[ControlKind | str, type[ControlPayload]] = dict(PAYLOAD_TYPES)
+
+
 def decode_payload(kind: ControlKind | str, payload: Mapping[str, Any] | None) -> ControlPayload:
     """The typed payload of a control of ``kind``. Raises ControlPayloadError naming the field."""
-    if payload is not None and not isinstance(payload, Mapping):
+    cls = _TYPES.get(kind, Custom)
+    if payload:
+        if type(payload) is not dict and not isinstance(payload, Mapping):
+            raise ControlPayloadError(f"payload must be a JSON object, got {type_name(payload)}", "")
+        return cls(**read_fields(kind, payload, cls.FIELDS, cls.NEEDS))
+    if payload is not None and type(payload) is not dict and not isinstance(payload, Mapping):
         raise ControlPayloadError(f"payload must be a JSON object, got {type_name(payload)}", "")
-    cls = PAYLOAD_TYPES.get(kind, Custom)
-    return cls.from_payload(payload or {}, kind_name(kind))
+    empty = _EMPTY.get(cls, _UNREAD)
+    if empty is _UNREAD:
+        try:
+            empty = _EMPTY[cls] = cls.from_payload({}, kind)
+        except ControlPayloadError:
+            _EMPTY[cls] = None
+            raise
+    return empty if isinstance(empty, ControlPayload) else cls.from_payload({}, kind)
 
 
 def decode(msg: ControlMessage) -> Control[ControlPayload]:

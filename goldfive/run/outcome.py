@@ -56,15 +56,19 @@ class ControlOutcome:
             await self.effect()
 
 
+#: Per AppliedAs, read once from ACK_MEANING: (the run ends, a replan follows).
+_RUN_FLAGS = {applied: (m.ends_run, m.follows is Follows.REPLAN) for applied, m in ACK_MEANING.items()}
+
+
 def ok(c: Control[Any], applied_as: AppliedAs, detail: str, *, effect: Effect | None = None, **kw: Any) -> ControlOutcome:
     """A SUCCESS ack saying what ``c`` was applied as; what the run does next per ACK_MEANING."""
-    meaning = ACK_MEANING[applied_as]
+    ends_run, replans = _RUN_FLAGS[applied_as]
     ack = ControlAck(c.id, AckResult.SUCCESS, detail, applied_as=applied_as)
     out = ControlOutcome(ack=ack, effect=effect, **kw)
-    if meaning.ends_run:
+    if ends_run:
         out.cancel_run = True
         out.cancel_reason = c.payload.why if isinstance(c.payload, Cancel) else detail
-    if meaning.follows is Follows.REPLAN and isinstance(c.payload, Steer):
+    if replans and isinstance(c.payload, Steer):
         out.steer = c
     return out
 

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from goldfive.control import ControlKind, ControlMessage, kind_name
-from goldfive.controls.payloads import Control, ControlPayload, Inject, Steer, decode
+from goldfive.controls.payloads import Control, ControlPayload, Inject, Steer, decode_payload
 from goldfive.errors import ControlPayloadError
 from goldfive.run.config import DEFAULT_LIMITS, ControlLimits
 
@@ -53,11 +53,15 @@ def accept(
     problem = _envelope_problem(msg, limits, allow_ladder_kinds)
     if problem:
         raise ControlPayloadError(problem)
-    control = decode(msg)
-    problem = _text_problem(control.payload, limits)
+    payload = decode_payload(msg.kind, msg.payload)
+    # Free text a person typed: held to max_note_bytes and refused when blank.
+    if isinstance(payload, Steer):
+        problem = note_problem("steer note", payload.note, limits)
+    elif isinstance(payload, Inject):
+        problem = note_problem("message", payload.text, limits)
     if problem:
-        raise ControlPayloadError(problem, "note" if isinstance(control.payload, Steer) else "text")
-    return control
+        raise ControlPayloadError(problem, "note" if isinstance(payload, Steer) else "text")
+    return Control(msg, payload)
 
 
 def validate_control(
@@ -84,12 +88,13 @@ def _envelope_problem(msg: ControlMessage, limits: ControlLimits, allow_ladder_k
         return f"payload must be a JSON object, got {type(payload).__name__}"
     if not allow_ladder_kinds and msg.kind in LADDER_KINDS:
         return f"{kind_name(msg.kind)} is sent by the intervention ladder only"
-    try:
-        size = payload_size(msg) if payload else 2  # "{}"
-    except (TypeError, ValueError) as exc:
-        return f"payload is not JSON-serialisable UTF-8: {_why(exc)}"
-    if size > limits.max_control_bytes:
-        return f"payload is {size} bytes; the limit is {limits.max_control_bytes} bytes"
+    if payload and not _surely_small(payload, limits.max_control_bytes):
+        try:
+            size = payload_size(msg)
+        except (TypeError, ValueError) as exc:
+            return f"payload is not JSON-serialisable UTF-8: {_why(exc)}"
+        if size > limits.max_control_bytes:
+            return f"payload is {size} bytes; the limit is {limits.max_control_bytes} bytes"
     for key in _ID_KEYS:
         value = payload.get(key)
         if value is not None and len(str(value)) > limits.max_id_chars:
@@ -97,13 +102,30 @@ def _envelope_problem(msg: ControlMessage, limits: ControlLimits, allow_ladder_k
     return ""
 
 
-def _text_problem(payload: ControlPayload, limits: ControlLimits) -> str:
-    """Free text a person typed: held to ``max_note_bytes`` and refused when blank."""
-    if isinstance(payload, Steer):
-        return note_problem("steer note", payload.note, limits)
-    if isinstance(payload, Inject):
-        return note_problem("message", payload.text, limits)
-    return ""
+#: Bytes one character can take in the JSON text at most (a control character as \u001f).
+_MAX_BYTES_PER_CHAR = 6
+
+
+def _surely_small(payload: dict[str, Any], limit: int) -> bool:
+    """A flat payload of text, booleans, small integers and nulls that encodes and whose JSON
+    cannot exceed ``limit`` bytes: the common case, answered without building the JSON
+    (``payload_size`` does that for anything else, and says what is wrong)."""
+    bound = 2  # {}
+    for key, value in payload.items():
+        if type(key) is not str or not (key.isascii() or _encodable(key)):
+            return False
+        if value is None or value is True or value is False:
+            n = 5
+        elif type(value) is str:
+            if not (value.isascii() or _encodable(value)):
+                return False
+            n = len(value) * _MAX_BYTES_PER_CHAR + 2
+        elif type(value) is int and value.bit_length() < 64:
+            n = 20
+        else:
+            return False
+        bound += n + len(key) * _MAX_BYTES_PER_CHAR + 4  # "key": value,
+    return bound <= limit
 
 
 def _encodable(text: str) -> bool:
