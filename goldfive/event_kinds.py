@@ -16,8 +16,9 @@ whole event (``ctl tail``, the TUI's wrap mode); an empty value is left out with
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any
 
@@ -69,11 +70,18 @@ class EventKind:
     fields: tuple[Field, ...]
     #: The tone of a line of this kind, from its payload.
     tone: Callable[[Any], Tone]
-    #: A shorter name for a log's label column ("" : the name).
+    #: A shorter name for a log's label column (default: the name).
     label: str = ""
+    #: The fields a brief line shows (``brief=True``), worked out once.
+    brief_fields: tuple[Field, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "brief_fields", tuple(f for f in self.fields if f.brief))
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
 
     def label_text(self) -> str:
-        return self.label or self.name
+        return self.label
 
     def values(self, payload: Message) -> dict[str, str]:
         """Every field's value by name (for an exporter: span attributes, JSON)."""
@@ -89,15 +97,16 @@ def _collapse(text: str, width: int) -> str:
 
 
 def render_fields(kind: EventKind, payload: Message, *, clip: Clip = _collapse, brief: bool = True) -> str:
-    """The fields of ``payload`` (a message of ``kind``) as one line of text."""
+    """The fields of ``payload`` (a message of ``kind``) as one line of text; ``clip`` is the
+    view's (text, width) -> text, width 0 meaning no limit."""
     out = ""
-    for f in kind.fields:
-        if brief and not f.brief:
-            continue
+    for f in kind.brief_fields if brief else kind.fields:
         value = f.get(payload)
         if not value:
             continue
-        text = f.fmt.format(clip(value, f.width))
+        text = clip(value, f.width)
+        if f.fmt != "{}":
+            text = f.fmt.format(text)
         out = out + f.sep + text if out else text
     return out
 
@@ -110,11 +119,18 @@ def kind_info(name: str) -> EventKind | None:
 
 
 def _attr(name: str) -> Callable[[Any], str]:
+    """A string field of the payload, as it is."""
+    get: Callable[[Any], str] = attrgetter(name)
+    return get
+
+
+def _number(name: str) -> Callable[[Any], str]:
+    """A number field of the payload as text ("" when 0: not set)."""
+
     def get(p: Any) -> str:
         value = getattr(p, name)
-        return value if isinstance(value, str) else str(value) if value else ""
+        return str(value) if value else ""
 
-    get.__name__ = f"get_{name}"
     return get
 
 
@@ -194,12 +210,12 @@ _KINDS = (
     EventKind("run_aborted", "The run ended without finishing, and why.", (Field("reason", _attr("reason"), 80),), _const(Tone.FAIL)),
     EventKind(
         "run_resumed", "The run went on from its recording after its process stopped.",
-        (Field("resume_count", _attr("resume_count"), fmt="#{}"), Field("detail", _attr("detail"), 100, sep=": ")),
+        (Field("resume_count", _number("resume_count"), fmt="#{}"), Field("detail", _attr("detail"), 100, sep=": ")),
         _const(Tone.OK),
     ),  # fmt: skip
     EventKind(
         "recording_failed", "A durable commit of the recording failed: the run is paused until a RESUME finds it works.",
-        (Field("detail", _attr("detail"), 100, fmt="paused: {}"), Field("failed_at_sequence", _attr("failed_at_sequence"), fmt="at #{}", brief=False)),
+        (Field("detail", _attr("detail"), 100, fmt="paused: {}"), Field("failed_at_sequence", _number("failed_at_sequence"), fmt="at #{}", brief=False)),
         _const(Tone.FAIL),
     ),  # fmt: skip
     # tasks

@@ -73,11 +73,6 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
 
 
-def _clip_field(text: str, width: int) -> str:
-    """A field of the event table: clipped to its width (0: whole)."""
-    return clip(text, width) if width > 0 else " ".join(text.split())
-
-
 def _whole_field(text: str, width: int) -> str:
     return " ".join(text.split())
 
@@ -117,5 +112,6 @@ def describe(ev: Event, *, whole: bool = False) -> tuple[str, str, str]:
     p = getattr(ev, kind, None) if kind != "unknown" else None
     if info is None or p is None:
         return kind, "", "other"
-    text = render_fields(info, p, clip=_whole_field if whole else _clip_field, brief=not whole)
-    return info.label_text(), text, info.tone(p).value
+    # A brief line clips each field as ``clip`` does (the table's default); whole, none.
+    text = render_fields(info, p, clip=_whole_field, brief=False) if whole else render_fields(info, p)
+    return info.label, text, info.tone(p)  # a Tone is its style name (a StrEnum)
