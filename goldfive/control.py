@@ -46,6 +46,46 @@ class AckResult(StrEnum):
     UNSUPPORTED = "UNSUPPORTED"
 
 
+class AppliedAs(StrEnum):
+    """What an acked control was applied as: the fact a view or a resume reads off the ack,
+    where the detail is the same thing in English. ``goldfive.run.acks.ACK_MEANING`` says
+    what each implies. A SUCCESS ack without one (a recording from before the field, or a
+    spec 7.b custom handler that did not say) is read by ``legacy_applied_as``."""
+
+    #: The run is paused (now, at the next task boundary, or it already was).
+    PAUSED = "PAUSED"
+    #: The run is not paused (it was resumed, or was not paused).
+    RESUMED = "RESUMED"
+    #: The run ends cancelled.
+    CANCELLED = "CANCELLED"
+    #: STEER: delete-and-replan follows (after cancelling the running task, when mid-task).
+    REPLANNED = "REPLANNED"
+    #: STEER while the goals or the plan are being made: replanned once the plan exists.
+    QUEUED = "QUEUED"
+    #: STEER with a planner that cannot replan: the note goes to the agent as a message.
+    NOTED = "NOTED"
+    #: STEER already applied (spec 1.c): acked, nothing else happens.
+    DUPLICATE = "DUPLICATE"
+    #: REWIND_TO: the task and everything downstream go back to PENDING at the boundary.
+    REWOUND = "REWOUND"
+    #: APPROVE / REJECT: the pending approval is decided.
+    DECIDED = "DECIDED"
+    #: INJECT_MESSAGE: parked on the running turn or queued for the next one.
+    INJECTED = "INJECTED"
+    #: STATUS_QUERY: a snapshot of the run follows as a drift.
+    STATUS = "STATUS"
+    #: INTERCEPT_TRANSFER: the flag is set (the payload says which way).
+    INTERCEPT_SET = "INTERCEPT_SET"
+    #: GOLDFIVE_STEER: the in-flight invocation restarts with a corrective.
+    RESTARTED = "RESTARTED"
+    #: The approval_rules verb: rules listed, added or removed.
+    RULES = "RULES"
+    #: Acked SUCCESS with no change to the run (a ladder steer with nothing in flight).
+    UNCHANGED = "UNCHANGED"
+    #: FAILURE or UNSUPPORTED: nothing was applied.
+    REFUSED = "REFUSED"
+
+
 def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -84,6 +124,8 @@ class ControlAck:
     result: AckResult
     detail: str = ""
     acked_at_ms: int = 0
+    #: What the control was applied as (None: not said; see AppliedAs).
+    applied_as: AppliedAs | None = None
 
 
 class _Closed:
@@ -224,7 +266,7 @@ class ControlChannel:
         ended without reading them, so each still gets its one ack. Returns how many."""
         n = 0
         while (msg := await self.receive(timeout=0)) is not None:
-            await self.ack(ControlAck(msg.id, AckResult.FAILURE, detail))
+            await self.ack(ControlAck(msg.id, AckResult.FAILURE, detail, applied_as=AppliedAs.REFUSED))
             n += 1
         return n
 

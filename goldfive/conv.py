@@ -11,7 +11,7 @@ from typing import Any, TypeVar, cast
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
-from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage, kind_name
+from goldfive.control import AckResult, AppliedAs, ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.errors import ConversionError
 from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
 from goldfive.types import DriftKind, DriftSeverity, Goal, Plan, Task, TaskEdge, TaskStatus
@@ -34,6 +34,7 @@ def _enum_maps(
 
 _KIND_TO_PB, _KIND_FROM_PB = _enum_maps(ControlKind, control_pb2.ControlKind, "CONTROL_KIND_")
 _ACK_TO_PB, _ACK_FROM_PB = _enum_maps(AckResult, control_pb2.ControlAckResult, "CONTROL_ACK_RESULT_")
+_APPLIED_TO_PB, _APPLIED_FROM_PB = _enum_maps(AppliedAs, control_pb2.ControlAppliedAs, "CONTROL_APPLIED_AS_")
 _STATUS_TO_PB, _STATUS_FROM_PB = _enum_maps(TaskStatus, types_pb2.TaskStatus, "TASK_STATUS_")
 _DRIFT_TO_PB, _DRIFT_FROM_PB = _enum_maps(DriftKind, types_pb2.DriftKind, "DRIFT_KIND_")
 _SEV_TO_PB, _SEV_FROM_PB = _enum_maps(DriftSeverity, types_pb2.DriftSeverity, "DRIFT_SEVERITY_")
@@ -182,11 +183,16 @@ def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
 
 
 def to_pb_control_ack(ack: ControlAck) -> control_pb2.ControlAck:
-    out = control_pb2.ControlAck(
-        control_id=ack.control_id, result=_ACK_TO_PB[AckResult(ack.result)], detail=ack.detail
-    )
+    # StrEnum members hash and compare as their values: a plain "SUCCESS" finds its entry too.
+    result = _ACK_TO_PB.get(ack.result)
+    if result is None:
+        result = _ACK_TO_PB[AckResult(ack.result)]  # ValueError naming a result that is none
+    out = control_pb2.ControlAck(control_id=ack.control_id, result=result, detail=ack.detail)
     if ack.acked_at_ms:
         out.acked_at.FromMilliseconds(ack.acked_at_ms)
+    if ack.applied_as is not None:
+        applied = _APPLIED_TO_PB.get(ack.applied_as)
+        out.applied_as = applied if applied is not None else _APPLIED_TO_PB[AppliedAs(ack.applied_as)]
     return out
 
 
@@ -200,6 +206,8 @@ def from_pb_control_ack(ack: control_pb2.ControlAck) -> ControlAck:
         result=result,
         detail=ack.detail,
         acked_at_ms=ack.acked_at.ToMilliseconds() if ack.HasField("acked_at") else 0,
+        # Unset (an ack from before the field) or a value a newer peer added: not said.
+        applied_as=_APPLIED_FROM_PB.get(ack.applied_as),
     )
 
 

@@ -36,6 +36,15 @@ class ConversionError(GoldfiveError, ValueError):
     """A protobuf message that cannot be converted to goldfive's dataclasses."""
 
 
+class ControlPayloadError(GoldfiveError, ValueError):
+    """A control's payload does not fit its kind. ``key`` names the payload field ("" for the
+    payload as a whole); the message says what was expected."""
+
+    def __init__(self, message: str, key: str = "") -> None:
+        super().__init__(message)
+        self.key = key
+
+
 class SinkError(GoldfiveError):
     """A sink could not accept or persist an event."""
 

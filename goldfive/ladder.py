@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 from goldfive.types import DriftKind, DriftSeverity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.control import ControlMessage
 
 
 class InterventionLevel(IntEnum):
@@ -52,3 +57,15 @@ def ladder_level(
     if level == L.PAUSE_ESCALATE and occurrences > 1:
         return L.TERMINATE
     return level
+
+
+@dataclass
+class DriftOutcome:
+    """What the ladder decided for one drift. ``intervention`` is a control for the run's
+    ControlLoop to apply (GOLDFIVE_STEER, GOLDFIVE_PAUSE_ESCALATE): a policy decides, the loop
+    that owns the run acts, and the person's channel never carries it."""
+
+    level: InterventionLevel
+    revised: bool = False
+    error: str = ""
+    intervention: ControlMessage | None = None

@@ -16,7 +16,7 @@ from goldfive.types import DriftEvent, Goal, Plan, Session, Task, TaskStatus
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.control import ControlChannel, ControlMessage
-    from goldfive.steerer import DriftOutcome
+    from goldfive.ladder import DriftOutcome
 
 __all__ = ["AgentAdapter", "EventSink", "Executor", "GoalDeriver", "Planner", "Steerer", "move_task"]
 
@@ -53,6 +53,11 @@ class Planner(Protocol):
     ) -> Plan | None: ...
 
     async def refine(self, *, plan: Plan, drift: DriftEvent, goals: list[Goal]) -> Plan | None: ...
+
+
+def can_replan(planner: Any) -> bool:
+    """Planners say ``can_replan = False`` when refine can never return a plan."""
+    return bool(getattr(planner, "can_replan", True))
 
 
 @runtime_checkable

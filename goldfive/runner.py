@@ -27,6 +27,7 @@ from goldfive.protocols import move_task
 from goldfive.results import ExecutionOutcome
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.context import RunContext
+from goldfive.run.current_run import running
 from goldfive.run.control_loop import RunCancelled
 from goldfive.steerer import DefaultSteerer
 from goldfive.types import Goal, Plan, Session, TaskStatus
@@ -106,6 +107,9 @@ class Runner:
         self._responder: asyncio.Task[None] | None = None
         self._suspending = False
         self.session: Session | None = None
+        #: The run this Runner ran (or runs), once ``run()`` began: its RunContext. Code the
+        #: run calls reaches it as ``goldfive.run.current()``.
+        self.context: RunContext | None = None
         #: After run(): how many durable commits of its recording failed, and why the last
         #: one did if no later RESUME found writing works again ("" then).
         self.recording_failures = 0
@@ -243,6 +247,7 @@ class Runner:
             control=self.control,
             config=self.config,
         )
+        self.context = ctx
         if isinstance(self.executor, ExecutorBase):  # its spec 7.b verbs work from the start
             ctx.controls.custom = self.executor.custom_handler()
         if self._recovered is None and user_input is None:
@@ -253,6 +258,12 @@ class Runner:
         else:
             text = user_input if isinstance(user_input, str) else "; ".join(g.summary for g in user_input)
         session.user_input = text
+        # The run is the current run of everything it starts, and of nothing after it returns.
+        with running(ctx):
+            return await self._run(ctx, user_input, text, refused)
+
+    async def _run(self, ctx: RunContext, user_input: str | list[Goal] | None, text: str, refused: str) -> ExecutionOutcome:
+        session = ctx.session
         try:
             try:
                 try:
@@ -389,7 +400,7 @@ class Runner:
         if isinstance(self.executor, ExecutorBase):
             return await self.executor.run(ctx)
         # A user's own executor implements the spec's Executor protocol (keywords); it finds
-        # the same RunContext through ``session.context``.
+        # the same RunContext as ``goldfive.run.current()``.
         result: ExecutionOutcome = await self.executor.run(
             plan=ctx.session.plan,
             session=ctx.session,

@@ -11,16 +11,18 @@ from __future__ import annotations
 import logging
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldfive import events
-from goldfive.control import ControlKind, ControlMessage
+from goldfive.control import ControlMessage
+from goldfive.controls.payloads import Cancel, Control, GoldfivePauseEscalate, GoldfiveSteer, Pause, Steer, decode, message
 from goldfive.errors import InvalidTransitionError
 from goldfive.inbox import InjectedMessage
-from goldfive.ladder import InterventionLevel, ladder_level
-from goldfive.protocols import move_task
-from goldfive.run.context import RunContext, context_of
-from goldfive.run.control_loop import RunCancelled
+from goldfive.ladder import DriftOutcome, InterventionLevel, ladder_level
+from goldfive.protocols import can_replan, move_task
+from goldfive.run.acks import PROCESSED_STEER_IDS
+from goldfive.run.current_run import current
+from goldfive.run.outcome import RunCancelled
 from goldfive.types import (
     DriftEvent,
     DriftKind,
@@ -32,6 +34,11 @@ from goldfive.types import (
     set_task_status,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.run.context import RunContext
+
+__all__ = ["FAILURE_REASONS", "NOT_STARTED", "PROCESSED_STEER_IDS", "DefaultSteerer", "DriftOutcome", "can_replan"]
+
 log = logging.getLogger("goldfive.steerer")
 
 S = TaskStatus
@@ -40,7 +47,6 @@ _ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
     S.RUNNING: frozenset({S.COMPLETED, S.FAILED, S.CANCELLED, S.BLOCKED}),
     S.BLOCKED: frozenset({S.RUNNING, S.COMPLETED, S.FAILED, S.CANCELLED}),
 }
-PROCESSED_STEER_IDS = "goldfive.processed_steer_ids"
 #: The reason of a start taken back because it could not be recorded (``unstart``).
 NOT_STARTED = "not started: the recording failed"
 _USER_KINDS = frozenset({DriftKind.USER_STEER, DriftKind.USER_CANCEL, DriftKind.USER_PAUSE})
@@ -52,24 +58,9 @@ _NOT_LADDERED = _USER_KINDS | {
 }
 
 
-def can_replan(planner: Any) -> bool:
-    """Planners say ``can_replan = False`` when refine can never return a plan."""
-    return bool(getattr(planner, "can_replan", True))
 #: session.state key: task id -> the reason it FAILED (the run's abort reason quotes it).
 FAILURE_REASONS = "goldfive.failure_reasons"
 _STEER_ID_MEMORY = 512
-
-
-@dataclass
-class DriftOutcome:
-    """What the ladder decided for one drift. ``intervention`` is a control for the run's
-    ControlLoop to apply (GOLDFIVE_STEER, GOLDFIVE_PAUSE_ESCALATE): a policy decides, the loop
-    that owns the run acts, and the person's channel never carries it."""
-
-    level: InterventionLevel
-    revised: bool = False
-    error: str = ""
-    intervention: ControlMessage | None = None
 
 
 @dataclass
@@ -95,7 +86,7 @@ class DefaultSteerer:
         RUNNING -> PENDING) and UnknownTaskError."""
         reason = (cancel_reason or detail) if to == S.CANCELLED else detail
         result = detail
-        ctx = context_of(session)
+        ctx = current()
         task = _plan(session).task(task_id)
         frm = task.status
         if frm == to or frm.is_terminal:
@@ -126,7 +117,7 @@ class DefaultSteerer:
     async def unstart(self, session: Session, task_id: str, reason: str = NOT_STARTED) -> bool:
         """Take back the start of ``task_id`` before its agent ran (its start could not be
         recorded): RUNNING -> PENDING, the attempt given back. False when it is not RUNNING."""
-        ctx = context_of(session)
+        ctx = current()
         task = _plan(session).task(task_id)
         if task.status != S.RUNNING:
             return False
@@ -151,7 +142,7 @@ class DefaultSteerer:
 
     async def rewind(self, session: Session, task_id: str) -> list[str]:
         """Reset ``task_id`` and every task downstream of it to PENDING and drop their results."""
-        ctx = context_of(session)
+        ctx = current()
         plan = _plan(session)
         plan.task(task_id)
         reset = []
@@ -167,51 +158,46 @@ class DefaultSteerer:
         return reset
 
     # -- drift --------------------------------------------------------------------------
-    async def observe(self, msg: ControlMessage, session: Session) -> DriftEvent | None:
-        """The drift a user control stands for, or None (also for a duplicate STEER)."""
-        kind = msg.kind
-        payload = msg.payload or {}
-        if kind == ControlKind.STEER:
-            dedupe = str(payload.get("annotation_id") or msg.id)
+    async def observe(self, msg: Control[Any] | ControlMessage, session: Session) -> DriftEvent | None:
+        """The drift a user control stands for, or None (also for a duplicate STEER).
+
+        The run hands its controls decoded; a ControlMessage (the spec's ``observe(msg,
+        session)``) is decoded here, and a malformed payload raises ControlPayloadError."""
+        control = msg if isinstance(msg, Control) else decode(msg)
+        p = control.payload
+        if isinstance(p, Steer):
+            dedupe = p.dedupe_id(control.id)
             seen: deque[str] = session.state.setdefault(PROCESSED_STEER_IDS, deque(maxlen=_STEER_ID_MEMORY))
             if dedupe in seen:
                 return None
             seen.append(dedupe)
-            note = str(payload.get("note", ""))
-            author = str(payload.get("author", "") or "")
-            detail = f"by {author}: {note}" if author else note
+            detail = f"by {p.author}: {p.note}" if p.author else p.note
             return DriftEvent(
                 DriftKind.USER_STEER,
                 DriftSeverity.WARNING,
                 detail,
                 task_id=session.current_task_id,
-                annotation_id=str(payload.get("annotation_id", "") or ""),
-                metadata={
-                    "note": note,
-                    "suggested_action": str(payload.get("suggested_action", "") or ""),
-                    "author": author,
-                    "control_id": msg.id,
-                },
+                annotation_id=p.annotation_id,
+                metadata={"note": p.note, "suggested_action": p.suggested_action, "author": p.author, "control_id": control.id},
             )
-        if kind == ControlKind.PAUSE:
+        if isinstance(p, Pause):
             return DriftEvent(DriftKind.USER_PAUSE, DriftSeverity.INFO, "paused by control", session.current_task_id)
-        if kind == ControlKind.CANCEL:
-            reason = str(payload.get("reason", "") or "cancelled by control")
-            return DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, reason, session.current_task_id)
+        if isinstance(p, Cancel):
+            return DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, p.why, session.current_task_id)
         return None
 
     async def report_drift(self, session: Session, drift: DriftEvent) -> None:
         """Record a drift on the event stream. One that calls for an intervention (WARNING and
         above, not a user control's own drift) is queued for the ladder, which runs at the next
         task boundary so a plan is never swapped under a running invocation."""
-        ctx = context_of(session)
+        ctx = current()
         await ctx.emit(events.drift_detected, drift)
         if drift.severity >= DriftSeverity.WARNING and drift.kind not in _NOT_LADDERED:
             ctx.deferred_drifts.append(drift)
 
     async def handle_drift(self, session: Session, drift: DriftEvent, *, emit: bool = True) -> DriftOutcome:
         """Emit the drift, then act on it per the intervention ladder."""
-        ctx = context_of(session)
+        ctx = current()
         if emit:
             await ctx.emit(events.drift_detected, drift)
         key = (str(drift.kind), drift.task_id)
@@ -235,8 +221,7 @@ class DefaultSteerer:
             self._auto_refines += 1
         out.revised, out.error = await self.refine(session, drift)
         if out.revised and level == InterventionLevel.CANCEL_REINVOKE:
-            payload = {"note": _corrective(drift), "drift_id": drift.id}
-            out.intervention = ControlMessage(ControlKind.GOLDFIVE_STEER, payload=payload)
+            out.intervention = message(GoldfiveSteer(note=_corrective(drift), drift_id=drift.id))
         return out
 
     def ladder_level_for(self, drift: DriftEvent, occurrences: int) -> InterventionLevel:
@@ -250,14 +235,12 @@ class DefaultSteerer:
             task_id=drift.task_id,
         )
         await ctx.emit(events.drift_detected, human)
-        payload: dict[str, Any] = {"drift_id": drift.id, "reason": human.detail}
-        if level == InterventionLevel.TERMINATE:
-            payload["deadline_s"] = 600
-        return ControlMessage(ControlKind.GOLDFIVE_PAUSE_ESCALATE, payload=payload)
+        deadline = 600.0 if level == InterventionLevel.TERMINATE else None
+        return message(GoldfivePauseEscalate(reason=human.detail, drift_id=drift.id, deadline_s=deadline))
 
     async def refine(self, session: Session, drift: DriftEvent) -> tuple[bool, str]:
         """Ask the planner for a revision and install it. Returns (revised, error)."""
-        ctx = context_of(session)
+        ctx = current()
         old = _plan(session)
         metadata = dict(drift.metadata)
         metadata.setdefault("completed_results", dict(session.completed_results))
@@ -328,7 +311,7 @@ class DefaultSteerer:
         reason = f"refine failed {n} times for {drift.kind}"
         if plan.has_task(drift.task_id) and await move_task(self, session, drift.task_id, S.FAILED, reason):
             await self.cascade_cancel_downstream(session, drift.task_id, f"upstream {drift.task_id} failed")
-        await context_of(session).emit(
+        await current().emit(
             events.drift_detected,
             DriftEvent(
                 DriftKind.REPEATED_FAILURE,

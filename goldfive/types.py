@@ -6,15 +6,13 @@ import asyncio
 import copy
 import secrets
 import time
+import warnings
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from goldfive.errors import PlanValidationError, UnknownTaskError
 from goldfive.sequence import sequence_counter
-
-if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.run.context import RunContext
 
 
 class TaskStatus(StrEnum):
@@ -344,6 +342,20 @@ def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _no_run() -> Any:
+    return None
+
+
+#: How the deprecated ``Session.context`` finds the running run (goldfive.run.current_run
+#: registers its lookup when it loads), so the value types import nothing of the run.
+_current_run: Callable[[], Any] = _no_run
+
+
+def _register_current_run(lookup: Callable[[], Any]) -> None:
+    global _current_run
+    _current_run = lookup
+
+
 @dataclass(eq=False)
 class Session:
     """All live state of one run. Only goldfive's runtime mutates it."""
@@ -362,9 +374,6 @@ class Session:
     user_input: str = ""
     #: Milliseconds since the epoch; injectable so tests and snapshots are deterministic.
     clock: Callable[[], int] = field(default=_wall_ms, repr=False)
-    #: The run this session belongs to, while it runs (set by ``RunContext``). Agents and
-    #: tools reach the run through it: ``read_injected(session, ...)``, ``tools_for``.
-    context: RunContext | None = field(default=None, repr=False, compare=False)
     _counter: Iterator[int] = field(default_factory=sequence_counter, repr=False)
     # Drawn once: the sequence already tells this session's events apart, and the suffix tells
     # this session from any other that shares its run_id (a rerun, another process).
@@ -373,6 +382,19 @@ class Session:
     def __post_init__(self) -> None:
         if not self.session_id:
             self.session_id = self.run_id
+
+    @property
+    def context(self) -> Any:
+        """Deprecated: the run this session belongs to, when the calling code runs inside it
+        (else None). Use ``goldfive.run.current()``: the run is a context variable now, not a
+        field of the session."""
+        warnings.warn(
+            "Session.context is deprecated: use goldfive.run.current() (the run of the calling task)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        run = _current_run()
+        return run if run is not None and getattr(run, "session", None) is self else None
 
     def next_sequence(self) -> int:
         """Gap-free from 0, unique under concurrent callers (threads included)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from goldfive.run import current
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 from goldfive.types import Session
 
@@ -24,8 +25,8 @@ def recorders(session: Session) -> list[SQLitePersistenceSink]:
     """The run's SQLite sinks (a hosted run's RunRecorder unwrapped)."""
     from goldfive.store.recorder import RunRecorder
 
-    ctx = session.context
-    assert ctx is not None
+    ctx = current()  # called by the run's agent: the run is the current one
+    assert ctx.session is session
     sinks = [s.sink if isinstance(s, RunRecorder) else s for s in ctx.fanout.sinks]
     return [s for s in sinks if isinstance(s, SQLitePersistenceSink)]
 

@@ -146,7 +146,7 @@ async def test_escalate_policy_pauses_the_run_and_keeps_waiting(executor: Any) -
     assert req.on_timeout == "escalate" and drift.detail.startswith(f"approval {req.target_id}")
     escalated = (await h.wait_event("control_acked", lambda p: p.kind == "GOLDFIVE_PAUSE_ESCALATE")).control_acked
     assert escalated.ack.detail == "paused for human intervention"
-    assert h.runner.session is not None and h.runner.session.context is not None and h.runner.session.context.paused
+    assert h.runner.context is not None and h.runner.context.paused
     await h.control(ControlKind.APPROVE, target_id=req.target_id)
     await h.control(ControlKind.RESUME)
     await h.finish()
@@ -234,7 +234,7 @@ async def test_a_rejected_call_retried_is_decided_by_a_rule_made_meanwhile(execu
     h, ran, results = _deploy_harness(executor, tries=2)
     h.start()
     first = (await h.wait_event("approval_requested")).approval_requested
-    ctx = h.runner.session.context if h.runner.session else None
+    ctx = h.runner.context
     assert ctx is not None
     ctx.approval_desk.add_rule(Rule("deploy", {"service": Matcher("exact", "web"), "replicas": Matcher("range", low=1, high=3)}, author="fay"))
     await h.control(ControlKind.REJECT, target_id=first.target_id)

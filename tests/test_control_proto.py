@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from goldfive.control import AckResult, ControlKind
+from goldfive.control import AckResult, AppliedAs, ControlKind
 from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, types_pb2
 from goldfive.types import DriftKind, DriftSeverity, TaskStatus
 
 ENUM_PAIRS = [
     (ControlKind, control_pb2.ControlKind, "CONTROL_KIND_"),
     (AckResult, control_pb2.ControlAckResult, "CONTROL_ACK_RESULT_"),
+    (AppliedAs, control_pb2.ControlAppliedAs, "CONTROL_APPLIED_AS_"),
     (TaskStatus, types_pb2.TaskStatus, "TASK_STATUS_"),
     (DriftKind, types_pb2.DriftKind, "DRIFT_KIND_"),
     (DriftSeverity, types_pb2.DriftSeverity, "DRIFT_SEVERITY_"),
@@ -109,6 +110,8 @@ def test_control_payload_and_target_field_numbers() -> None:
 def test_control_ack_field_numbers() -> None:
     names = ["control_id", "result", "detail", "acked_at"]
     assert _numbers(control_pb2.ControlAck, names) == [1, 2, 3, 4]
+    # This project's addition, from 100 up so goldfive v1 readers skip it.
+    assert _numbers(control_pb2.ControlAck, ["applied_as"]) == [100]
 
 
 def test_event_envelope_and_payload_field_numbers() -> None:

@@ -431,7 +431,7 @@ async def test_intercept_transfer_sets_the_flag_when_the_adapter_can_honour_it(
     h.start()
     out = await h.finish()
     assert (h.acks[msg.id][0].result, h.acks[msg.id][0].detail) == (AckResult.SUCCESS, f"intercept_transfer={detail}")
-    assert out.session.context is not None and out.session.context.intercept_transfer is flag
+    assert h.runner.context is not None and h.runner.context.intercept_transfer is flag
 
 
 async def test_intercept_transfer_is_unsupported_when_no_adapter_reads_it(executor: Any) -> None:
@@ -440,7 +440,7 @@ async def test_intercept_transfer_is_unsupported_when_no_adapter_reads_it(execut
     h.start()
     out = await h.finish()
     assert h.acks[msg.id][0].result == AckResult.UNSUPPORTED and "does not hand work" in h.acks[msg.id][0].detail
-    assert out.success and out.session.context is not None and out.session.context.intercept_transfer is True
+    assert out.success and h.runner.context is not None and h.runner.context.intercept_transfer is True
 
 
 # -- APPROVE / REJECT: flow A ----------------------------------------------------------------

@@ -8,7 +8,6 @@ import pytest
 
 import goldfive
 from goldfive import ControlChannel, GoldfiveError, InMemorySink, Plan, Runner, StaticPlanner, Task
-from goldfive.run import context_of
 from goldfive import events
 
 
@@ -53,7 +52,8 @@ async def test_an_event_after_the_terminal_event_is_refused_with_a_warning(caplo
     runner = Runner(agent=agent, planner=StaticPlanner(_plan()), sinks=[sink])
     await runner.run("go")
     n = len(sink.events)
-    ctx = context_of(runner.session)
+    ctx = runner.context
+    assert ctx is not None
     with caplog.at_level(logging.WARNING, logger="goldfive.run"):
         assert await ctx.emit(events.task_progress, "t1", detail="late") is None
     assert len(sink.events) == n and sink.events[-1].WhichOneof("payload") == "run_completed"
@@ -108,7 +108,7 @@ async def test_tools_built_for_a_turn_are_dropped_when_it_ends():
     plan = Plan(tasks=[Task(f"t{i}", "t") for i in range(20)])
     runner = Runner(agent=agent, planner=StaticPlanner(plan))
     assert (await runner.run("go")).success
-    assert context_of(runner.session)._tools == {}
+    assert runner.context is not None and runner.context._tools == {}
     await runner.close()
 
 

@@ -338,8 +338,7 @@ async def test_a_failing_sink_is_counted_and_never_starves_the_others(executor: 
     runner = Runner(agent=ScriptedAgent(), planner=static("a"), executor=executor, sinks=[Broken(), good])
     out = await runner.run("x")
     assert out.success and kinds(good.events)[-1] == "run_completed"
-    assert runner.session is not None
-    assert runner.session.context is not None
-    fanout = runner.session.context.fanout
+    assert runner.context is not None
+    fanout = runner.context.fanout
     assert fanout.failures == {"Broken": len(good.events)}
     await runner.close()

@@ -13,6 +13,7 @@ from goldfive.errors import InvalidTransitionError, UnknownTaskError
 from goldfive.ladder import LADDER, InterventionLevel, ladder_level
 from goldfive.planners.static import PassthroughPlanner
 from goldfive.run.context import RunContext
+from goldfive.run.current_run import bind
 from goldfive.sinks.memory import InMemorySink
 from goldfive.steerer import DefaultSteerer
 from goldfive.run.tools import REPORTING_TOOL_NAMES
@@ -35,6 +36,7 @@ class Rig:
         self.ctx = RunContext(
             self.session, sinks=[self.sink], steerer=self.steerer, planner=planner or PassthroughPlanner(), control=control
         )
+        bind(self.ctx)  # the steerer reaches the run as goldfive.run.current(), as in a real run
 
     def kinds(self) -> list[str]:
         return kinds(self.sink.events)

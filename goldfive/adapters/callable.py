@@ -12,7 +12,7 @@ import inspect
 from typing import Any, Awaitable, Callable, Iterable
 
 from goldfive.results import InvocationResult
-from goldfive.run.context import context_of
+from goldfive.run.current_run import current
 from goldfive.run.user_tools import UserTool
 from goldfive.types import Session, Task
 
@@ -37,7 +37,7 @@ class CallableAdapter:
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         if self._wants_tools:
-            out = await self.fn(task, session, context_of(session).tools_for(task.id))
+            out = await self.fn(task, session, current().tools_for(task.id))
         else:
             out = await self.fn(task, session)
         if isinstance(out, InvocationResult):

@@ -21,7 +21,8 @@ from goldfive.errors import LLMError
 from goldfive.llm.base import ChatModel, ChatResult, ToolCall
 from goldfive.llm.prompts import render_prompt
 from goldfive.results import InvocationResult
-from goldfive.run.context import RunContext, context_of, read_injected
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import current, read_injected
 from goldfive.run.tools import ReportingToolSpec
 from goldfive.run.user_tools import UserTool
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
@@ -58,7 +59,7 @@ class LLMAgentAdapter:
         return [self.name]
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
-        ctx = context_of(session)
+        ctx = current()
         specs = ctx.tools_for(task.id)
         schemas = [spec.openai_schema() for spec in specs.values()]
         messages: list[dict[str, Any]] = [

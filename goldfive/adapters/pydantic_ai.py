@@ -59,7 +59,7 @@ from pydantic_ai.usage import UsageLimits
 from goldfive.adapters.common import ask_tool_approval, record_model_turn, record_tool_call, task_input, to_text
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext as GoldfiveRun
-from goldfive.run.context import context_of, read_injected
+from goldfive.run.current_run import current, read_injected
 from goldfive.run.tools import ReportingToolSpec
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
@@ -109,7 +109,7 @@ class PydanticAIAdapter:
         return entry[1]
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
-        ctx = context_of(session)
+        ctx = current()
         specs = ctx.tools_for(task.id)
         steering = GoldfiveSteering(ctx, task.id, specs)
         toolset = self._reporting.for_specs(specs)

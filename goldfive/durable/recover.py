@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from goldfive import conv
-from goldfive.control import AckResult, ControlKind, ControlMessage
-from goldfive.errors import ConversionError
+from goldfive.controls.payloads import Cancel, Control, ControlPayload, Inject, Rewind, Steer, decode
+from goldfive.errors import ControlPayloadError, ConversionError
 from goldfive.inbox import InjectedMessage
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
+from goldfive.run.acks import Follows, PauseChange, meaning_of
 from goldfive.steerer import NOT_STARTED
 from goldfive.types import DriftKind, Goal, Plan, TaskStatus
 
@@ -53,7 +54,7 @@ class Recovered:
     #: Injected messages parked and never delivered, in the order they were parked.
     undelivered: list[InjectedMessage] = field(default_factory=list)
     #: Acked SUCCESS but their effect not in the recording: applied again on resume.
-    steers_to_apply: list[ControlMessage] = field(default_factory=list)
+    steers_to_apply: list[Control[Steer]] = field(default_factory=list)
     rewinds_to_apply: list[str] = field(default_factory=list)
     messages_to_inject: list[InjectedMessage] = field(default_factory=list)
     #: A CANCEL acked before the run could end: the resumed run ends cancelled at once.
@@ -81,12 +82,13 @@ class Recovered:
 class _Fold:
     def __init__(self, run_id: str) -> None:
         self.r = Recovered(run_id)
-        self.controls: dict[str, ControlMessage] = {}
+        self.controls: dict[str, Control[ControlPayload]] = {}
         self.parked: dict[str, InjectedMessage] = {}
         #: Acked STEERs / REWIND_TOs waiting for the event that shows they were applied.
-        self.steers: deque[ControlMessage] = deque()
+        self.steers: deque[Control[Steer]] = deque()
         self.rewinds: deque[str] = deque()
-        self.injects: dict[str, ControlMessage] = {}
+        #: Acked controls whose message (an INJECT_MESSAGE, a STEER noted) was not yet parked.
+        self.injects: dict[str, InjectedMessage] = {}
 
     def apply(self, ev: pb.Event) -> None:
         r = self.r
@@ -166,32 +168,33 @@ class _Fold:
 
     def _control_received(self, p: pb.ControlReceived) -> None:
         try:
-            self.controls[p.control.id] = conv.from_pb_control_event(p.control)
-        except ConversionError:
+            self.controls[p.control.id] = decode(conv.from_pb_control_event(p.control))
+        except (ConversionError, ControlPayloadError):
             pass  # its ack was FAILURE: nothing to carry over
 
     def _control_acked(self, p: pb.ControlAcked) -> None:
+        """What the ack says the control was applied as (``ACK_MEANING``), with its payload."""
         ack = conv.from_pb_control_ack(p.ack)
-        msg = self.controls.pop(ack.control_id, None)
-        if msg is None or ack.result != AckResult.SUCCESS:
+        control = self.controls.pop(ack.control_id, None)
+        if control is None:
             return
-        kind = msg.kind
-        if kind in (ControlKind.PAUSE, ControlKind.GOLDFIVE_PAUSE_ESCALATE):
+        meaning = meaning_of(ack, p.kind or control.kind_name)
+        payload = control.payload
+        if meaning.pause is PauseChange.PAUSES:
             self.r.paused = True
-        elif kind is ControlKind.RESUME:
+        elif meaning.pause is PauseChange.UNPAUSES:
             self.r.paused = False
-        elif kind is ControlKind.CANCEL:
-            self.r.cancel_reason = str(msg.payload.get("reason", "") or "cancelled by control")
-        elif kind is ControlKind.STEER and not ack.detail.startswith("duplicate"):
-            self.r.processed_steer_ids.append(str(msg.payload.get("annotation_id") or msg.id))
-            if "planner cannot replan" in ack.detail:
-                self.injects[msg.id] = msg
-            else:
-                self.steers.append(msg)
-        elif kind is ControlKind.REWIND_TO:
-            self.rewinds.append(str(msg.payload.get("task_id", "")))
-        elif kind is ControlKind.INJECT_MESSAGE:
-            self.injects[msg.id] = msg
+        if meaning.ends_run:
+            self.r.cancel_reason = payload.why if isinstance(payload, Cancel) else ack.detail
+        if meaning.steer_seen and isinstance(payload, Steer):
+            self.r.processed_steer_ids.append(payload.dedupe_id(control.id))
+        if meaning.follows is Follows.REPLAN and isinstance(payload, Steer):
+            self.steers.append(Control(control.message, payload))
+        elif meaning.follows is Follows.REWIND and isinstance(payload, Rewind):
+            self.rewinds.append(payload.task_id)
+        elif meaning.follows is Follows.MESSAGE and isinstance(payload, (Inject, Steer)):
+            text, role = (payload.text, payload.role) if isinstance(payload, Inject) else (payload.note, "user")
+            self.injects[control.id] = InjectedMessage(text=text, role=role, control_id=control.id)
 
     def _drift_detected(self, p: pb.DriftDetected) -> None:
         if conv.drift_kind_from_pb(p.kind) is DriftKind.USER_STEER and self.steers:
@@ -209,10 +212,7 @@ class _Fold:
         r.undelivered = list(self.parked.values())
         r.steers_to_apply = list(self.steers)
         r.rewinds_to_apply = [t for t in self.rewinds if t]
-        r.messages_to_inject = [
-            InjectedMessage(text=str(m.payload.get("text") or m.payload.get("note") or ""), role=str(m.payload.get("role") or "user"), control_id=m.id)
-            for m in self.injects.values()
-        ]
+        r.messages_to_inject = list(self.injects.values())
         if r.plan is not None:
             for task in r.plan.tasks:
                 task.attempt = r.starts.get(task.id, 0)

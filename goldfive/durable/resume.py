@@ -12,7 +12,7 @@ from goldfive.durable import lock
 from goldfive.durable.recover import Recovered, recover
 from goldfive.durable.store import ResumeRefused, open_store, read_run, resolve_run
 from goldfive.run.context import RunContext
-from goldfive.steerer import PROCESSED_STEER_IDS
+from goldfive.run.acks import PROCESSED_STEER_IDS
 from goldfive.types import TaskStatus
 
 __all__ = ["ResumeRefused", "check_resumable", "install", "load_for_resume"]

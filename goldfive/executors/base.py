@@ -19,10 +19,12 @@ from goldfive.aio import Completions, cancel_and_wait, first_done
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.run.context import RunContext
+from goldfive.run.current_run import current_or_none, running
 from goldfive.run.control_loop import CustomHandler, RunCancelled
 from goldfive.run.handlers import ControlOutcome, dispatch_control
 from goldfive.control import ControlMessage
 from goldfive.protocols import move_task
+from goldfive.controls.payloads import Control, Steer
 from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
 
@@ -59,13 +61,22 @@ class ExecutorBase:
         """Run the plan to its end. ``run(ctx)`` is how the Runner calls it; the spec's keyword
         form (``plan=, session=, adapter=, ...``) drives an executor without a Runner and builds
         the same RunContext the Runner would."""
-        direct = ctx is None and (session is None or session.context is None)
+        direct = False
         if ctx is None:
             if session is None:
                 raise TypeError("run() needs a RunContext, or the spec's keywords with session=")
-            ctx = session.context or RunContext(
-                session, sinks=list(sinks or []), steerer=steerer, planner=planner, adapter=adapter, control=control
-            )
+            ctx = current_or_none()
+            if ctx is None or ctx.session is not session:  # no Runner: this executor owns the run
+                direct = True
+                ctx = RunContext(
+                    session, sinks=list(sinks or []), steerer=steerer, planner=planner, adapter=adapter, control=control
+                )
+        if current_or_none() is ctx:  # the Runner bound it
+            return await self._run_plan(ctx, plan, direct=direct)
+        with running(ctx):
+            return await self._run_plan(ctx, plan, direct=direct)
+
+    async def _run_plan(self, ctx: RunContext, plan: Plan | None, *, direct: bool) -> ExecutionOutcome:
         if ctx.session.plan is None:
             ctx.session.plan = plan
         if self.cancel_grace_s is not None:
@@ -182,7 +193,7 @@ class ExecutorBase:
         pending: set[asyncio.Future[Any]] = set(running)
         completions = Completions(running)
         controls = ctx.controls
-        steer: ControlMessage | None = None
+        steer: Control[Steer] | None = None
         rerun = False
         interrupted: list[str] = []
         try:
@@ -210,12 +221,12 @@ class ExecutorBase:
                     await self._settle(ctx, running[fut], fut.result())
                     await ends.pop(running[fut].id)()
                 interrupted = [running[f].id for f in pending]
-                reason = out.cancel_reason if out.cancel_run else ("user_steer" if out.steer_message else "goldfive_steer")
+                reason = out.cancel_reason if out.cancel_run else ("user_steer" if out.steer is not None else "goldfive_steer")
                 await self._cancel_invocations(ctx, pending, running, reason)
                 pending.clear()
                 if out.cancel_run:
                     raise RunCancelled(out.cancel_reason)
-                steer, rerun = out.steer_message, out.rerun_cancelled
+                steer, rerun = out.steer, out.rerun_cancelled
         finally:
             # The run is being torn down (cancelled, or a bug escaped): its invocations end
             # with it instead of being orphaned.

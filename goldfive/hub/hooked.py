@@ -27,13 +27,15 @@ from typing import Any
 from goldfive import events
 from goldfive.approvals.desk import ApprovalDesk
 from goldfive.approvals.ledger import BY_GOLDFIVE, BY_RULE, Outcome
-from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.control import AckResult, AppliedAs, ControlAck, ControlKind, ControlMessage
+from goldfive.controls.payloads import Always, Approve, Reject, decode
+from goldfive.errors import ControlPayloadError
 from goldfive.hub.trust import ROUTED
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.host import HostedRun
 from goldfive.remote.route import RUN_NOT_ACTIVE, NotLive
-from goldfive.run.approval_rules import author_of, rule_from_always
+from goldfive.run.approval_rules import rule_from_always
 from goldfive.sinks.memory import InMemorySink
 from goldfive.types import Session
 
@@ -65,7 +67,7 @@ class _Decision:
     author: str = ""
     client: str = ""
     control_id: str = ""
-    always: Any = None
+    always: Always | None = None
 
 
 class HookRoute:
@@ -80,25 +82,33 @@ class HookRoute:
     async def send(self, msg: ControlMessage, timeout: float) -> ControlAck:
         if msg.kind is ControlKind.STATUS_QUERY:
             state = self.run.state
-            return ControlAck(msg.id, AckResult.SUCCESS, f"{state.phase}; {len(self.run.waiting)} call(s) waiting for a person")
+            return ControlAck(msg.id, AckResult.SUCCESS, f"{state.phase}; {len(self.run.waiting)} call(s) waiting for a person", applied_as=AppliedAs.STATUS)
         if msg.kind not in (ControlKind.APPROVE, ControlKind.REJECT):
             name = msg.kind.value if isinstance(msg.kind, ControlKind) else str(msg.kind)
             return ControlAck(
                 msg.id, AckResult.UNSUPPORTED,
                 f"{name} cannot reach a {self.run.source} session: its hooks take approvals and rejections only",
             )  # fmt: skip
-        target = str(msg.payload.get("target_id", "") or "")
-        waiter = self.run.waiting.get(target)
+        try:
+            c = decode(msg)
+        except ControlPayloadError as exc:
+            return ControlAck(msg.id, AckResult.FAILURE, f"malformed {msg.kind}: {exc}")
+        p = c.payload
+        assert isinstance(p, (Approve, Reject))
+        waiter = self.run.waiting.get(p.target_id)
         if waiter is None or waiter.done():
-            return ControlAck(msg.id, AckResult.FAILURE, f"no call {target!r} waits for a decision (decided already, or its hook gave up)")
-        arguments = msg.payload.get("arguments")
+            return ControlAck(msg.id, AckResult.FAILURE, f"no call {p.target_id!r} waits for a decision (decided already, or its hook gave up)")
+        approve = isinstance(p, Approve)
         decision = _Decision(
-            approve=msg.kind is ControlKind.APPROVE, reason=str(msg.payload.get("detail", "") or ""),
-            arguments=arguments if isinstance(arguments, dict) else None, author=author_of(msg),
-            client=str(msg.payload.get("client", "") or ""), control_id=msg.id, always=msg.payload.get("always"),
+            approve=approve, reason=p.detail, author=p.author, client=p.client, control_id=msg.id,
+            arguments=dict(p.arguments) if isinstance(p, Approve) and p.arguments is not None else None,
+            always=p.always if isinstance(p, Approve) else None,
         )  # fmt: skip
         waiter.set_result(decision)
-        return ControlAck(msg.id, AckResult.SUCCESS, "approved: the call runs" if decision.approve else "rejected: the agent is told why")
+        return ControlAck(
+            msg.id, AckResult.SUCCESS, "approved: the call runs" if decision.approve else "rejected: the agent is told why",
+            applied_as=AppliedAs.DECIDED,
+        )
 
 
 class HookedRun(HostedRun):

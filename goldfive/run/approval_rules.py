@@ -1,4 +1,4 @@
-"""Rules made while approving ("always"), and who a control came from."""
+"""Rules made while approving ("always"), and the ``approval_rules`` verb."""
 
 from __future__ import annotations
 
@@ -8,39 +8,24 @@ from typing import TYPE_CHECKING, Any
 
 from goldfive.approvals.rules import Rule, matchers_from
 from goldfive.approvals.store import RulesFileError
-from goldfive.control import ControlMessage
+from goldfive.control import AppliedAs
+from goldfive.controls.payloads import RULES_VERB, Always, ApprovalRules, Control
 from goldfive.run.approvals import desk_of
+from goldfive.run.outcome import ControlOutcome, fail, ok
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
-    from goldfive.run.handlers import ControlOutcome
+
+__all__ = ["RULES_VERB", "rule_from_always", "rules_control", "rules_listing"]
 
 
-def author_of(msg: ControlMessage) -> str:
-    """Who sent the control: the payload's author (the front end or the hub sets it)."""
-    return str(msg.payload.get("author", "") or "")
-
-
-def rule_from_always(always: Any, tool: str, meta: Mapping[str, Any], author: str, now_ms: int) -> Rule:
-    """The rule an APPROVE's ``always`` asks for: ``{"scope": "run"|"machine", "match":
-    {arg: matcher}}``; no ``match`` means every call to this tool. ValueError when it cannot be one."""
+def rule_from_always(always: Always, tool: str, meta: Mapping[str, Any], author: str, now_ms: int) -> Rule:
+    """The rule an APPROVE's ``always`` asks for; no ``match`` means every call to this tool.
+    ValueError when it cannot be one."""
     if meta.get("kind") != "tool" or not tool:
         raise ValueError("rules are for tool calls; this is a task approval")
-    if always is True:
-        always = {}
-    if not isinstance(always, Mapping):
-        raise ValueError("must be an object: {\"scope\": \"run\"|\"machine\", \"match\": {...}}")
-    scope = str(always.get("scope", "run") or "run")
-    if scope not in ("run", "machine"):
-        raise ValueError(f"scope must be 'run' or 'machine', got {scope!r}")
-    matchers = matchers_from(always.get("match") or {})
-    return Rule(tool, matchers, author=author, made_at_ms=now_ms, scope=scope)
-
-
-#: The control verb that lists, adds and removes a run's approval rules (spec 7.a: a custom
-#: kind). Through the control channel, so every change is in the run's audit trail and holds
-#: from the next call.
-RULES_VERB = "approval_rules"
+    matchers = matchers_from(always.match)
+    return Rule(tool, matchers, author=author, made_at_ms=now_ms, scope=always.scope)
 
 
 def rules_listing(ctx: RunContext) -> str:
@@ -50,34 +35,33 @@ def rules_listing(ctx: RunContext) -> str:
     return json.dumps({"rules": [r.to_dict() for r in desk.rules()], "never_auto": never}, sort_keys=True)
 
 
-async def rules_control(ctx: RunContext, msg: ControlMessage, mid_task: bool) -> ControlOutcome:
+async def rules_control(ctx: RunContext, c: Control[ApprovalRules], mid_task: bool) -> ControlOutcome:
     """``{"op": "list"}``, ``{"op": "add", "rule": {...}}`` (scope run or machine), or
     ``{"op": "remove", "rule_id": "R1"}``. The ack's detail is the listing (JSON) or what changed."""
-    from goldfive.run.handlers import fail, ok
-
-    op = str(msg.payload.get("op", "") or "")
+    p = c.payload
+    op = p.op
     desk = desk_of(ctx)
     if op == "list":
-        return ok(msg, rules_listing(ctx))
+        return ok(c, AppliedAs.RULES, rules_listing(ctx))
     if op == "add":
-        raw = msg.payload.get("rule")
+        raw = p.rule
         try:
-            if not isinstance(raw, dict):
+            if raw is None:
                 raise ValueError("payload.rule must be a JSON object")
-            rule = Rule.from_dict({**raw, "id": "", "author": author_of(msg), "made_at_ms": ctx.session.clock()})
+            rule = Rule.from_dict({**raw, "id": "", "author": p.author, "made_at_ms": ctx.session.clock()})
             if rule.scope not in ("run", "machine"):
                 raise ValueError(f"scope must be 'run' or 'machine', got {rule.scope!r}")
             added = desk.add_rule(rule)  # applied now: a rule takes effect from the next call
         except (ValueError, RulesFileError) as exc:
-            return fail(msg, f"rule not added: {exc}")
-        return ok(msg, f"added {added.id}: {added.describe()} (scope {added.scope}, by {added.author or '?'})")
+            return fail(c, f"rule not added: {exc}")
+        return ok(c, AppliedAs.RULES, f"added {added.id}: {added.describe()} (scope {added.scope}, by {added.author or '?'})")
     if op == "remove":
-        rule_id = str(msg.payload.get("rule_id", "") or "")
+        rule_id = p.rule_id
         try:
             removed = desk.remove_rule(rule_id)
         except RulesFileError as exc:
-            return fail(msg, f"rule not removed: {exc}")
+            return fail(c, f"rule not removed: {exc}")
         if removed is None:
-            return fail(msg, f"no rule {rule_id!r}")
-        return ok(msg, f"removed {removed.id}: {removed.describe()}")
-    return fail(msg, f"{RULES_VERB} needs payload.op list, add or remove; got {op!r}")
+            return fail(c, f"no rule {rule_id!r}")
+        return ok(c, AppliedAs.RULES, f"removed {removed.id}: {removed.describe()}")
+    return fail(c, f"{RULES_VERB} needs payload.op list, add or remove; got {op!r}")

@@ -1,8 +1,9 @@
 """RunContext: everything one run holds while it runs, declared in one place.
 
-The Runner (or an executor driven directly) builds it with ``RunContext.create``; the
-executor, the ControlLoop, the steerer, the tools and the adapters reach it through
-``context_of(session)``. Events go out through ``emit`` only, which builds and fans out each
+The Runner (or an executor driven directly) builds it and binds it as the current run
+(``goldfive.run.current_run.running``) for the run's life; the executor, the ControlLoop, the
+steerer, the tools and the adapters reach it through ``goldfive.run.current()``
+(``goldfive.run.current_run``). Events go out through ``emit`` only, which builds and fans out each
 event under one lock, so every sink sees sequences in order even when tasks run concurrently.
 """
 
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from goldfive import events
 from goldfive.approvals.desk import ApprovalDesk
-from goldfive.errors import GoldfiveError, RecordingConflictError, SinkError
+from goldfive.errors import RecordingConflictError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.messages import EndTurn, InjectedMessages
@@ -141,7 +142,6 @@ class RunContext:
         #: when the run ends (``release``), last registered first.
         self._at_end: list[Callable[[], Awaitable[None]]] = []
         self.controls = ControlLoop(self)
-        session.context = self
 
     # -- events ------------------------------------------------------------------
     async def emit(self, factory: Callable[..., Event], *args: Any, **kwargs: Any) -> Event | None:
@@ -275,19 +275,3 @@ class RunContext:
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 300 else text[:299] + "…"
-
-
-def context_of(session: Session) -> RunContext:
-    """The run ``session`` belongs to. Raises GoldfiveError outside a running run."""
-    ctx = session.context
-    if ctx is None:
-        raise GoldfiveError("this session has no running goldfive run")
-    return ctx
-
-
-async def read_injected(session: Session, task_id: str) -> list[str]:
-    """For agents: the injected messages waiting for the turn on ``task_id``, each rendered
-    whole inside ``[user_steering]`` tags."""
-    from goldfive.inbox import render
-
-    return [render(m) for m in await context_of(session).messages.drain(task_id)]

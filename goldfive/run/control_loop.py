@@ -1,9 +1,9 @@
 """ControlLoop: the only reader and the only acker of a run's ControlChannel.
 
-One message's life: ``handle`` records it (ControlReceived), checks it with
-``validate_control``, decides its ack through the handler table (``goldfive.run.handlers``)
-or an executor's ``_handle_custom`` hook (spec 7.b), publishes the ack (to the sender and as
-ControlAcked), then applies the effect. Interventions of the ladder come in through
+One message's life: ``handle`` records it (ControlReceived), checks it and decodes its payload
+once (``accept``: a malformed payload is acked FAILURE naming the field), decides its ack
+through the handler table (``goldfive.run.handlers``) or an executor's ``_handle_custom`` hook
+(spec 7.b), publishes the ack (to the sender and as ControlAcked), then applies the effect. Interventions of the ladder come in through
 ``submit`` instead of the person's channel, and go through the same steps; their ack goes on
 the event stream only.
 
@@ -23,14 +23,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from goldfive import events
 from goldfive.aio import cancel_and_wait, first_done
-from goldfive.control import AckResult, ControlAck, ControlMessage, kind_name
+from goldfive.control import AckResult, AppliedAs, ControlAck, ControlMessage, kind_name
+from goldfive.controls.payloads import Control, ControlPayload, Steer
+from goldfive.errors import ControlPayloadError
 from goldfive.inbox import InjectedMessage
-from goldfive.run.handlers import ControlOutcome, decide
-from goldfive.run.validate import validate_control
+from goldfive.run.handlers import decide
+from goldfive.run.outcome import ControlOutcome, RunCancelled, refused
+from goldfive.run.validate import accept
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
+
+__all__ = ["ControlLoop", "CustomHandler", "RunCancelled"]
 
 log = logging.getLogger("goldfive.run.control")
 
@@ -38,14 +43,6 @@ T = TypeVar("T")
 
 #: An executor's spec 7.b hook: ``async def _handle_custom(msg, *, session, **kw)``.
 CustomHandler = Callable[..., Awaitable[ControlOutcome]]
-
-
-class RunCancelled(Exception):
-    """Internal: a CANCEL (or an escalation nobody answered) ends the run."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 class ControlLoop:
@@ -59,7 +56,7 @@ class ControlLoop:
         #: ``responsive`` runs it; handlers word their acks by it.
         self.busy_with = ""
         #: STEERs acked while planning: applied to the plan once it exists.
-        self._deferred_steers: list[ControlMessage] = []
+        self._deferred_steers: list[Control[Steer]] = []
 
     # -- reading the channel ---------------------------------------------------------
     def usable(self) -> bool:
@@ -101,8 +98,8 @@ class ControlLoop:
                     if out.cancel_run:
                         await cancel_and_wait([job])
                         raise RunCancelled(out.cancel_reason)
-                    if out.steer_message is not None:
-                        self._deferred_steers.append(out.steer_message)
+                    if out.steer is not None:
+                        self._deferred_steers.append(out.steer)
         finally:
             self.busy_with = ""
             if not job.done():  # the caller itself was cancelled
@@ -120,14 +117,20 @@ class ControlLoop:
 
     # -- one message -------------------------------------------------------------------
     async def handle(self, msg: ControlMessage, *, mid_task: bool, from_ladder: bool = False) -> ControlOutcome:
-        """Record, check, decide, ack, then apply the effect. Exactly one ack per message."""
+        """Record, check and decode, decide, ack, then apply the effect. Exactly one ack per
+        message."""
         ctx = self.ctx
-        problem = validate_control(msg, ctx.config.limits)
+        control: Control[ControlPayload] | None = None
+        try:
+            control = accept(msg, ctx.config.limits)
+            problem = ""
+        except ControlPayloadError as exc:
+            problem = str(exc)
         await self._record_received(msg, problem)
-        if problem:
-            outcome = ControlOutcome(ack=ControlAck(msg.id, AckResult.FAILURE, problem))
+        if control is None:
+            outcome = refused(msg.id, AckResult.FAILURE, problem)
         else:
-            outcome = await self._decide(msg, mid_task)
+            outcome = await self._decide(control, mid_task)
         await self._publish_ack(msg, outcome.ack, to_sender=not from_ladder)
         try:
             await outcome.apply()
@@ -138,20 +141,23 @@ class ControlLoop:
             detail = f"effect of {kind_name(msg.kind)} {msg.id} failed after its ack: {type(exc).__name__}: {exc}"
             drift = DriftEvent(DriftKind.CUSTOM, DriftSeverity.WARNING, detail, ctx.session.current_task_id)
             await ctx.emit(events.drift_detected, drift)
-        if outcome.steer_message is not None and not outcome.cancel_invocation:
-            await self.apply_steer(outcome.steer_message, interrupted=[])
+        if outcome.steer is not None and not outcome.cancel_invocation:
+            await self.apply_steer(outcome.steer, interrupted=[])
         return outcome
 
-    async def _decide(self, msg: ControlMessage, mid_task: bool) -> ControlOutcome:
+    async def _decide(self, control: Control[ControlPayload], mid_task: bool) -> ControlOutcome:
         try:
             if self.custom is not None:
-                return await self.custom(msg, session=self.ctx.session, mid_task=mid_task, ctx=self.ctx)
-            return await decide(self.ctx, msg, mid_task=mid_task)
+                # Spec 7.b: the hook takes the message; falling back to dispatch_control with
+                # its keywords hands the decoded control on, so it is not decoded again.
+                msg = control.message
+                return await self.custom(msg, session=self.ctx.session, mid_task=mid_task, ctx=self.ctx, control=control)
+            return await decide(self.ctx, control, mid_task=mid_task)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: a broken handler still acks
             log.exception("control handler failed")
-            return ControlOutcome(ack=ControlAck(msg.id, AckResult.FAILURE, f"handler error: {exc}"))
+            return refused(control.id, AckResult.FAILURE, f"handler error: {exc}")
 
     async def _record_received(self, msg: ControlMessage, problem: str) -> None:
         try:
@@ -235,14 +241,14 @@ class ControlLoop:
         if intervention is not None:
             self.submit(intervention)
 
-    async def apply_steer(self, msg: ControlMessage, interrupted: list[str]) -> bool:
+    async def apply_steer(self, steer: Control[Steer], interrupted: list[str]) -> bool:
         """USER_STEER: drift, then delete-and-replan. If the planner fails, the interrupted
         tasks run again and the note reaches their agent as an injected message. A paused
         run stays paused. Returns True when the plan was revised."""
         ctx = self.ctx
         session = ctx.session
         ctx.pause_deadline = None  # a person decided: an escalation's deadline no longer runs
-        drift = await ctx.steerer.observe(msg, session)
+        drift = await ctx.steerer.observe(steer, session)
         if drift is None:
             return False
         if interrupted and not drift.task_id:
@@ -254,8 +260,7 @@ class ControlLoop:
         for tid in interrupted:
             if session.plan is not None and session.plan.has_task(tid):
                 ctx.pending_rewinds.append(tid)
-        note = str(msg.payload.get("note", ""))
-        await ctx.messages.inject(InjectedMessage(text=note, role="user", control_id=msg.id))
+        await ctx.messages.inject(InjectedMessage(text=steer.payload.note, role="user", control_id=steer.id))
         return False
 
     # -- after the run -----------------------------------------------------------------
@@ -265,7 +270,7 @@ class ControlLoop:
         while (msg := self.take()) is not None:
             assert self.channel is not None
             detail = f"run not active: {kind_name(msg.kind)} arrived as the run ended"
-            await self.channel.ack(ControlAck(msg.id, AckResult.FAILURE, detail))
+            await self.channel.ack(ControlAck(msg.id, AckResult.FAILURE, detail, applied_as=AppliedAs.REFUSED))
 
     async def answer_after_end(self) -> None:
         """Controls that arrive after the run ended still get their one ack (FAILURE).
@@ -277,4 +282,4 @@ class ControlLoop:
             msg = await ch.receive()
             if msg is None:
                 return
-            await ch.ack(ControlAck(msg.id, AckResult.FAILURE, "run not active"))
+            await ch.ack(ControlAck(msg.id, AckResult.FAILURE, "run not active", applied_as=AppliedAs.REFUSED))

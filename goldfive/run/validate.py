@@ -1,4 +1,5 @@
-"""``validate_control``: the one check a control passes before any run acts on it.
+"""``accept`` / ``validate_control``: the one check a control passes before any run acts on
+it, which also decodes its payload (``goldfive.controls``) once.
 
 Every boundary imports it (the run's ControlLoop, the gRPC service, the TUI's inputs), so a
 limit raised in ``ControlLimits`` is raised everywhere at once.
@@ -7,26 +8,20 @@ limit raised in ``ControlLimits`` is raised everywhere at once.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from goldfive.control import ControlKind, ControlMessage, kind_name
+from goldfive.controls.payloads import Control, ControlPayload, Inject, Steer, decode_payload
+from goldfive.errors import ControlPayloadError
 from goldfive.run.config import DEFAULT_LIMITS, ControlLimits
+
+__all__ = ["LADDER_KINDS", "accept", "note_problem", "payload_size", "validate_control"]
 
 #: Kinds only the intervention ladder originates; a remote client may not send them.
 LADDER_KINDS = frozenset({ControlKind.GOLDFIVE_STEER, ControlKind.GOLDFIVE_PAUSE_ESCALATE})
 
-#: Payload keys a control of this kind cannot do without.
-_REQUIRED: dict[ControlKind, str] = {
-    ControlKind.REWIND_TO: "task_id",
-    ControlKind.APPROVE: "target_id",
-    ControlKind.REJECT: "target_id",
-}
 #: Payload keys holding an id, held to ``max_id_chars``.
 _ID_KEYS = ("task_id", "target_id", "annotation_id")
-#: Free text a person typed, held to ``max_note_bytes`` and refused when blank.
-_TEXT_KEYS: dict[ControlKind, tuple[str, str]] = {
-    ControlKind.STEER: ("note", "steer note"),
-    ControlKind.INJECT_MESSAGE: ("text", "message"),
-}
 
 
 def note_problem(what: str, text: str, limits: ControlLimits = DEFAULT_LIMITS) -> str:
@@ -46,49 +41,91 @@ def payload_size(msg: ControlMessage) -> int:
     return len(text.encode("utf-8"))
 
 
-def validate_control(
+def accept(
     msg: ControlMessage, limits: ControlLimits = DEFAULT_LIMITS, *, allow_ladder_kinds: bool = True
-) -> str:
-    """Why ``msg`` cannot be acted on ("" when it can). The reason names the field and the limit.
+) -> Control[ControlPayload]:
+    """``msg`` checked and its payload decoded: what a run acts on. Raises ControlPayloadError
+    whose message names the field and the limit.
 
     ``allow_ladder_kinds=False`` is for remote clients: GOLDFIVE_STEER and
     GOLDFIVE_PAUSE_ESCALATE are the intervention ladder's, never a person's.
     """
-    kind = msg.kind
+    problem = _envelope_problem(msg, limits, allow_ladder_kinds)
+    if problem:
+        raise ControlPayloadError(problem)
+    payload = decode_payload(msg.kind, msg.payload)
+    # Free text a person typed: held to max_note_bytes and refused when blank.
+    if isinstance(payload, Steer):
+        problem = note_problem("steer note", payload.note, limits)
+    elif isinstance(payload, Inject):
+        problem = note_problem("message", payload.text, limits)
+    if problem:
+        raise ControlPayloadError(problem, "note" if isinstance(payload, Steer) else "text")
+    return Control(msg, payload)
+
+
+def validate_control(
+    msg: ControlMessage, limits: ControlLimits = DEFAULT_LIMITS, *, allow_ladder_kinds: bool = True
+) -> str:
+    """Why ``msg`` cannot be acted on ("" when it can): ``accept``'s refusal as text."""
+    try:
+        accept(msg, limits, allow_ladder_kinds=allow_ladder_kinds)
+    except ControlPayloadError as exc:
+        return str(exc)
+    return ""
+
+
+def _envelope_problem(msg: ControlMessage, limits: ControlLimits, allow_ladder_kinds: bool) -> str:
+    """What every control is held to, whatever its kind: its id, the payload's size and ids."""
     if not isinstance(msg.id, str) or not msg.id:
         return "a control needs an id"
     if len(msg.id) > limits.max_id_chars:
         return f"control id is {len(msg.id)} characters; the limit is {limits.max_id_chars}"
     if not _encodable(msg.id):
         return "control id is not valid Unicode text (it holds a lone surrogate)"
-    if not isinstance(msg.payload, dict):
-        return f"payload must be a JSON object, got {type(msg.payload).__name__}"
-    if not allow_ladder_kinds and kind in LADDER_KINDS:
-        return f"{kind_name(kind)} is sent by the intervention ladder only"
-    try:
-        size = payload_size(msg) if msg.payload else 2  # "{}"
-    except (TypeError, ValueError) as exc:
-        return f"payload is not JSON-serialisable UTF-8: {_why(exc)}"
-    if size > limits.max_control_bytes:
-        return f"payload is {size} bytes; the limit is {limits.max_control_bytes} bytes"
+    payload: Any = msg.payload
+    if not isinstance(payload, dict):
+        return f"payload must be a JSON object, got {type(payload).__name__}"
+    if not allow_ladder_kinds and msg.kind in LADDER_KINDS:
+        return f"{kind_name(msg.kind)} is sent by the intervention ladder only"
+    if payload and not _surely_small(payload, limits.max_control_bytes):
+        try:
+            size = payload_size(msg)
+        except (TypeError, ValueError) as exc:
+            return f"payload is not JSON-serialisable UTF-8: {_why(exc)}"
+        if size > limits.max_control_bytes:
+            return f"payload is {size} bytes; the limit is {limits.max_control_bytes} bytes"
     for key in _ID_KEYS:
-        value = msg.payload.get(key)
+        value = payload.get(key)
         if value is not None and len(str(value)) > limits.max_id_chars:
             return f"payload.{key} is {len(str(value))} characters; the limit is {limits.max_id_chars}"
-    if not isinstance(kind, ControlKind):
-        return ""  # a custom verb (spec 7.a): its handler judges the rest
-    text = _TEXT_KEYS.get(kind)
-    if text is not None:
-        key, what = text
-        problem = note_problem(what, str(msg.payload.get(key, "") or ""), limits)
-        if problem:
-            return problem
-    if kind is ControlKind.APPROVE and msg.payload.get("arguments") is not None and not isinstance(msg.payload["arguments"], dict):
-        return "APPROVE payload.arguments must be a JSON object (the call's edited arguments)"
-    required = _REQUIRED.get(kind)
-    if required is not None and not str(msg.payload.get(required, "") or "").strip():
-        return f"{kind_name(kind)} needs payload.{required}"
     return ""
+
+
+#: Bytes one character can take in the JSON text at most (a control character as \u001f).
+_MAX_BYTES_PER_CHAR = 6
+
+
+def _surely_small(payload: dict[str, Any], limit: int) -> bool:
+    """A flat payload of text, booleans, small integers and nulls that encodes and whose JSON
+    cannot exceed ``limit`` bytes: the common case, answered without building the JSON
+    (``payload_size`` does that for anything else, and says what is wrong)."""
+    bound = 2  # {}
+    for key, value in payload.items():
+        if type(key) is not str or not (key.isascii() or _encodable(key)):
+            return False
+        if value is None or value is True or value is False:
+            n = 5
+        elif type(value) is str:
+            if not (value.isascii() or _encodable(value)):
+                return False
+            n = len(value) * _MAX_BYTES_PER_CHAR + 2
+        elif type(value) is int and value.bit_length() < 64:
+            n = 20
+        else:
+            return False
+        bound += n + len(key) * _MAX_BYTES_PER_CHAR + 4  # "key": value,
+    return bound <= limit
 
 
 def _encodable(text: str) -> bool:

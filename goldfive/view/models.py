@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from goldfive.control import AppliedAs, normalize_kind
+from goldfive.controls.payloads import Custom, decode_payload
+from goldfive.errors import GoldfiveError
 from goldfive.types import TaskStatus
 
 
@@ -76,6 +79,8 @@ class ControlView:
     acked_ms: int = 0
     #: For STEER: the plan revision it produced, once plan_revised arrived.
     revision: int | None = None
+    #: What the ack says the control was applied as (None before the ack, or not said).
+    applied_as: AppliedAs | None = None
 
     @property
     def acked(self) -> bool:
@@ -93,19 +98,13 @@ class DriftView:
 
 
 def summarize_payload(kind: str, payload: dict[str, Any]) -> str:
-    """A one-line human summary of a control's payload."""
-    if kind == "STEER":
-        return str(payload.get("note", ""))
-    if kind == "REWIND_TO":
-        return str(payload.get("task_id", ""))
-    if kind in ("APPROVE", "REJECT"):
-        detail = str(payload.get("detail", "") or "")
-        target = str(payload.get("target_id", ""))
-        return f"{target}: {detail}" if detail else target
-    if kind == "INJECT_MESSAGE":
-        return str(payload.get("text", ""))
-    if kind == "CANCEL":
-        return str(payload.get("reason", ""))
+    """A one-line human summary of a control's payload (its typed payload's ``summary``)."""
+    try:
+        typed = decode_payload(normalize_kind(kind), payload)
+    except GoldfiveError:
+        typed = None
+    if typed is not None and not isinstance(typed, Custom):
+        return typed.summary
     return ", ".join(f"{k}={v}" for k, v in sorted(payload.items())) if payload else ""
 
 

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from goldfive import conv
-from goldfive.control import AckResult, ControlAck, ControlMessage, kind_name
+from goldfive.control import ControlAck, ControlMessage, kind_name
+from goldfive.controls.payloads import decode_payload
 from goldfive.errors import ConversionError, GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
+from goldfive.run.acks import ACK_MEANING, Follows, PauseChange, applied_as_of
 from goldfive.types import DriftKind, TaskStatus
 from goldfive.view.models import (
     ApprovalView,
@@ -29,10 +31,6 @@ from goldfive.view.models import (
 
 __all__ = ["RunState"]
 
-#: Acked controls of these kinds start a pause; of the second kind, end it. A STEER or a
-#: REWIND_TO is applied while paused and the run stays paused until RESUME.
-_PAUSING = frozenset({"PAUSE", "GOLDFIVE_PAUSE_ESCALATE"})
-_UNPAUSING = frozenset({"RESUME", "CANCEL"})
 _BUSY = frozenset({TaskStatus.RUNNING, TaskStatus.BLOCKED})
 _RECENT_DRIFTS = 50
 _RATE_WINDOW_S = 5
@@ -120,7 +118,11 @@ class RunState:
             view = ControlView(id=msg.id, kind=kind, summary=summarize_payload(kind, msg.payload))
             self.controls[msg.id] = view
         view.sent_ms = view.sent_ms or msg.issued_at_ms or now_ms
-        view.author = view.author or str(msg.payload.get("author", "") or "")
+        if not view.author:
+            try:
+                view.author = decode_payload(msg.kind, msg.payload).author
+            except GoldfiveError:
+                pass  # a malformed payload: its FAILURE ack says why
         return view
 
     def control_ack(self, ack: ControlAck, kind: str = "") -> ControlView:
@@ -131,15 +133,18 @@ class RunState:
         view.ack_result = str(getattr(ack.result, "value", ack.result))
         view.ack_detail = ack.detail
         view.acked_ms = ack.acked_at_ms
-        if view.ack_result == AckResult.SUCCESS:
-            if view.kind in _PAUSING:
-                if not self.paused or view.kind == "GOLDFIVE_PAUSE_ESCALATE":
-                    self.pause_kind, self.paused_ms = view.kind, ack.acked_at_ms or self.last_event_ms
-                self.paused = True
-            elif view.kind in _UNPAUSING:
-                self.paused = False
-                self.pause_kind, self.paused_ms = "", 0
-                self.recording_error = ""  # a RESUME is acked SUCCESS only once a commit works again
+        applied = applied_as_of(ack, view.kind)
+        view.applied_as = applied
+        pause = ACK_MEANING[applied].pause if applied is not None else PauseChange.NONE
+        if pause is PauseChange.PAUSES:
+            # An escalation names the pause even over one already in place: it needs a person.
+            if not self.paused or view.kind == "GOLDFIVE_PAUSE_ESCALATE":
+                self.pause_kind, self.paused_ms = view.kind, ack.acked_at_ms or self.last_event_ms
+            self.paused = True
+        elif pause is PauseChange.UNPAUSES:
+            self.paused = False
+            self.pause_kind, self.paused_ms = "", 0
+            self.recording_error = ""  # a RESUME is acked SUCCESS only once a commit works again
         return view
 
     def apply_missed(self, count: int) -> None:
@@ -232,15 +237,9 @@ class RunState:
         self._load_plan(p.plan)
         control_id = self._drift_control.pop(p.drift_id, "") if p.drift_id else ""
         if not control_id and conv.drift_kind_from_pb(p.plan.revision_kind) == DriftKind.USER_STEER:
-            # No drift link: credit the oldest successful STEER that has no revision yet.
-            control_id = next(
-                (
-                    c.id
-                    for c in self.controls.values()
-                    if c.kind == "STEER" and c.revision is None and c.ack_result != "FAILURE"
-                ),
-                "",
-            )
+            # No drift link: credit the oldest STEER that has no revision yet and that a replan
+            # follows (or whose ack has not come yet).
+            control_id = next((c.id for c in self.controls.values() if c.kind == "STEER" and c.revision is None and _replans(c)), "")
         if control_id and control_id in self.controls:
             self.controls[control_id].revision = self.revision
 
@@ -359,6 +358,12 @@ class RunState:
 
     def _control_acked(self, p: pb.ControlAcked, ms: int) -> None:
         self.control_ack(conv.from_pb_control_ack(p.ack), p.kind)
+
+
+def _replans(view: ControlView) -> bool:
+    if not view.acked:
+        return True
+    return view.applied_as is not None and ACK_MEANING[view.applied_as].follows is Follows.REPLAN
 
 
 _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {

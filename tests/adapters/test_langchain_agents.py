@@ -301,4 +301,4 @@ def test_goldfive_run_takes_the_langchain_example_as_it_is(tmp_path: Any, monkey
     assert "3/3 tasks completed" in result.output
     # headless, nobody can approve: the call does not run and the model is told why
     assert 'deploy({"service": "api"}) rejected' in result.output
-    assert result.output.count('ship model "[calls: deploy]"') == 1  # the middleware's update is the same turn
+    assert result.output.count('ship model: [calls: deploy]') == 1  # the middleware's update is the same turn

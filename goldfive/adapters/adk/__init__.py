@@ -46,7 +46,7 @@ from google.genai import types
 from goldfive.adapters.adk._hooks import GoldfivePlugin, ReportingTool, Turn, TurnRegistry
 from goldfive.adapters.common import ask_tool_approval, task_input
 from goldfive.results import InvocationResult
-from goldfive.run.context import context_of
+from goldfive.run.current_run import current
 from goldfive.run.tools import ReportingToolSpec
 from goldfive.types import Session, Task, TaskStatus
 
@@ -147,7 +147,7 @@ class ADKAdapter:
 
     # -- one task ---------------------------------------------------------------------
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
-        ctx = context_of(session)
+        ctx = current()
         specs = ctx.tools_for(task.id)
         runner = self._runner_for(specs)
         adk_session_id = await self._acquire(session)

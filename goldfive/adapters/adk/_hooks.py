@@ -33,7 +33,8 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 from goldfive.adapters.common import ToolDecision, record_model_turn, record_tool_call, to_text
-from goldfive.run.context import RunContext, read_injected
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import read_injected
 from goldfive.run.tools import ReportingToolSpec
 from goldfive.types import Session
 

@@ -23,7 +23,8 @@ from goldfive.adapters.claude_agent_sdk.conversation import Conversation, sessio
 from goldfive.adapters.claude_agent_sdk.turn import FRAMEWORK
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
 from goldfive.results import InvocationResult
-from goldfive.run.context import RunContext, context_of
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import current
 from goldfive.types import Session, Task
 
 __all__ = ["FRAMEWORK", "ClaudeAgentSDKAdapter"]
@@ -51,7 +52,7 @@ class ClaudeAgentSDKAdapter:
         #: True: the run's tasks continue one conversation; False: each task starts a new one.
         self.memory = memory
         self._runs: weakref.WeakKeyDictionary[RunContext, Conversation] = weakref.WeakKeyDictionary()
-        self._usage: weakref.WeakKeyDictionary[RunContext, list[QueryUsage]] = weakref.WeakKeyDictionary()
+        self._usage: dict[str, list[QueryUsage]] = {}  # by session id
 
     @property
     def available_agents(self) -> list[str]:
@@ -59,12 +60,11 @@ class ClaudeAgentSDKAdapter:
 
     def usage(self, session: Session) -> list[QueryUsage]:
         """What each query of ``session``'s run consumed, in order (empty when none ran)."""
-        ctx = session.context
-        return list(self._usage.get(ctx, [])) if isinstance(ctx, RunContext) else []
+        return list(self._usage.get(session.session_id, []))
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
-        ctx = context_of(session)
-        usage = self._usage.setdefault(ctx, [])
+        ctx = current()
+        usage = self._usage.setdefault(session.session_id, [])
         conversation = self._runs.get(ctx) if self.memory else None
         if self.memory and conversation is None:
             conversation = Conversation(self.options, ctx, session_id=self._session_id(session), on_usage=usage.append)

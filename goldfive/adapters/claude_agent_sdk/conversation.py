@@ -42,12 +42,17 @@ from goldfive.adapters.claude_agent_sdk.turn import PermissionResult, Turn
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
 from goldfive.adapters.common import task_input
 from goldfive.results import InvocationResult
-from goldfive.run.context import RunContext, read_injected
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import read_injected
 from goldfive.types import Session, Task
 
 __all__ = ["HOOK_EVENTS", "Conversation", "session_id_for"]
 
 log = logging.getLogger("goldfive.adapters.claude_agent_sdk")
+
+#: How long a task's end waits for the SubagentStop hook of a subagent it started (Claude Code
+#: can send it just after the query's result).
+_SUBAGENT_STOP_WAIT_S = 2.0
 
 #: The hooks recorded as agent steps.
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "SubagentStart", "SubagentStop", "Notification")
@@ -98,6 +103,7 @@ class Conversation:
             if not ended:
                 await self._drop()
                 return InvocationResult(task.id, stop_reason="exited", error=f"Claude Code ended the session{self._said()}")
+            await turn.settle(_SUBAGENT_STOP_WAIT_S)
         except asyncio.CancelledError:
             await self._interrupt(turn)
             raise

@@ -23,6 +23,8 @@ Code run one more turn, which still belongs to this task.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -41,7 +43,8 @@ from goldfive import events
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
 from goldfive.adapters.common import ToolDecision, ask_question, ask_tool_approval, record_model_turn, record_tool_call, to_text
 from goldfive.results import InvocationResult
-from goldfive.run.context import RunContext, read_injected
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 __all__ = ["FRAMEWORK", "Turn", "user_message"]
@@ -72,6 +75,10 @@ class Turn:
         #: tool_use id -> the arguments a person approved instead of the model's.
         self.ran_with: dict[str, dict[str, Any]] = {}
         self.result: ResultMessage | None = None
+        #: Subagents seen starting (SubagentStart) and not yet seen stopping, by agent id.
+        self.open_subagents: set[str] = set()
+        self._subagents_stopped = asyncio.Event()
+        self._subagents_stopped.set()
 
     # -- what goes in ---------------------------------------------------------------
     async def send(self, texts: list[str]) -> None:
@@ -196,12 +203,31 @@ class Turn:
             agent = str(data.get("agent_type") or "subagent")
             said = str(data.get("last_assistant_message") or "")
             text = f"{agent} started" if event == "SubagentStart" else f"{agent} stopped" + (f": {said}" if said else "")
-            await self._hook_step(event, text, call_id=str(data.get("agent_id") or ""))
+            agent_id = str(data.get("agent_id") or "")
+            await self._hook_step(event, text, call_id=agent_id)
+            self._track_subagent(agent_id, started=event == "SubagentStart")
         elif event == "Notification":
             title = str(data.get("title") or data.get("notification_type") or "")
             await self._hook_step(event, f"{title}: {data.get('message', '')}" if title else str(data.get("message", "")))
         await self.deliver_injected()
         return out
+
+    def _track_subagent(self, agent_id: str, *, started: bool) -> None:
+        if started:
+            self.open_subagents.add(agent_id)
+            self._subagents_stopped.clear()
+        else:
+            self.open_subagents.discard(agent_id)
+            if not self.open_subagents:
+                self._subagents_stopped.set()
+
+    async def settle(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) for the SubagentStop hooks of the subagents this
+        turn started: Claude Code may send one after the query's result, and the task's steps
+        should hold it."""
+        if not self._subagents_stopped.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._subagents_stopped.wait(), timeout)
 
     async def _hook_step(self, event: str, text: str, *, call_id: str = "", args: dict[str, Any] | None = None) -> None:
         await self.ctx.emit(

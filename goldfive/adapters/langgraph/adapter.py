@@ -44,7 +44,8 @@ from goldfive.adapters.common import ToolDecision, ask_question, ask_tool_approv
 from goldfive.adapters.langgraph.requests import Ask, Unanswerable, read_request
 from goldfive.adapters.langgraph.tools import CONFIG_KEY, Binding
 from goldfive.results import InvocationResult
-from goldfive.run.context import RunContext, context_of, read_injected
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import current, read_injected
 from goldfive.types import Session, Task, TaskStatus
 
 __all__ = ["FRAMEWORK", "LangGraphAdapter"]
@@ -103,7 +104,7 @@ class LangGraphAdapter:
         return thread
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
-        ctx = context_of(session)
+        ctx = current()
         thread = self._run_thread(ctx, session)
         if self.memory and not thread.busy:
             thread_id, own = thread.current, False

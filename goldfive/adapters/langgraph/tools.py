@@ -22,7 +22,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import interrupt
 
 from goldfive.adapters.common import to_text
-from goldfive.run.context import RunContext, context_of, read_injected
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import current, read_injected
 from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
 from goldfive.types import Session
 
@@ -55,7 +56,7 @@ def _reporting_tool(name: str, description: str, parameters: dict[str, Any]) -> 
         bound = binding(config)
         if bound is None:
             return {"ok": False, "error": f"{name}: this graph is not running under goldfive"}
-        spec = context_of(bound.session).tools_for(bound.task_id).get(name)
+        spec = current().tools_for(bound.task_id).get(name)
         if spec is None:
             return {"ok": False, "error": f"{name}: not available in this run"}
         return await spec(**kwargs)

@@ -31,7 +31,8 @@ from goldfive.adapters.common import ToolDecision, ask_tool_approval, task_input
 from goldfive.adapters.openai_agents import bridge
 from goldfive.adapters.openai_agents.turn import FRAMEWORK, TASK_LINE, RecordingHooks, Turn, call_args, call_id_of
 from goldfive.results import InvocationResult
-from goldfive.run.context import RunContext, context_of
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import current
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 __all__ = ["FRAMEWORK", "OpenAIAgentsAdapter", "SessionFactory"]
@@ -86,7 +87,7 @@ class OpenAIAgentsAdapter:
         return [self.name]
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
-        ctx = context_of(session)
+        ctx = current()
         turn = Turn(ctx, session, task)
         agent = self._agent(ctx, task)
         options: dict[str, Any] = {"hooks": self._hooks, "run_config": self._run_config()}

@@ -17,7 +17,8 @@ from agents.run_config import ModelInputData, ToolErrorFormatterArgs
 
 from goldfive.adapters.common import record_model_turn, record_tool_call, to_text
 from goldfive.errors import GoldfiveError
-from goldfive.run.context import RunContext, read_injected
+from goldfive.run.context import RunContext
+from goldfive.run.current_run import read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 FRAMEWORK = "openai_agents"

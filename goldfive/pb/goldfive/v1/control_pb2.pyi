@@ -31,6 +31,26 @@ class ControlAckResult(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTROL_ACK_RESULT_SUCCESS: _ClassVar[ControlAckResult]
     CONTROL_ACK_RESULT_FAILURE: _ClassVar[ControlAckResult]
     CONTROL_ACK_RESULT_UNSUPPORTED: _ClassVar[ControlAckResult]
+
+class ControlAppliedAs(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CONTROL_APPLIED_AS_UNSPECIFIED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_PAUSED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_RESUMED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_CANCELLED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_REPLANNED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_QUEUED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_NOTED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_DUPLICATE: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_REWOUND: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_DECIDED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_INJECTED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_STATUS: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_INTERCEPT_SET: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_RESTARTED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_RULES: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_UNCHANGED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_REFUSED: _ClassVar[ControlAppliedAs]
 CONTROL_KIND_UNSPECIFIED: ControlKind
 CONTROL_KIND_PAUSE: ControlKind
 CONTROL_KIND_RESUME: ControlKind
@@ -48,6 +68,23 @@ CONTROL_ACK_RESULT_UNSPECIFIED: ControlAckResult
 CONTROL_ACK_RESULT_SUCCESS: ControlAckResult
 CONTROL_ACK_RESULT_FAILURE: ControlAckResult
 CONTROL_ACK_RESULT_UNSUPPORTED: ControlAckResult
+CONTROL_APPLIED_AS_UNSPECIFIED: ControlAppliedAs
+CONTROL_APPLIED_AS_PAUSED: ControlAppliedAs
+CONTROL_APPLIED_AS_RESUMED: ControlAppliedAs
+CONTROL_APPLIED_AS_CANCELLED: ControlAppliedAs
+CONTROL_APPLIED_AS_REPLANNED: ControlAppliedAs
+CONTROL_APPLIED_AS_QUEUED: ControlAppliedAs
+CONTROL_APPLIED_AS_NOTED: ControlAppliedAs
+CONTROL_APPLIED_AS_DUPLICATE: ControlAppliedAs
+CONTROL_APPLIED_AS_REWOUND: ControlAppliedAs
+CONTROL_APPLIED_AS_DECIDED: ControlAppliedAs
+CONTROL_APPLIED_AS_INJECTED: ControlAppliedAs
+CONTROL_APPLIED_AS_STATUS: ControlAppliedAs
+CONTROL_APPLIED_AS_INTERCEPT_SET: ControlAppliedAs
+CONTROL_APPLIED_AS_RESTARTED: ControlAppliedAs
+CONTROL_APPLIED_AS_RULES: ControlAppliedAs
+CONTROL_APPLIED_AS_UNCHANGED: ControlAppliedAs
+CONTROL_APPLIED_AS_REFUSED: ControlAppliedAs
 
 class ControlTarget(_message.Message):
     __slots__ = ("agent_id", "task_id", "tool_call_id")
@@ -134,13 +171,15 @@ class ControlEvent(_message.Message):
     def __init__(self, id: _Optional[str] = ..., issued_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., target: _Optional[_Union[ControlTarget, _Mapping]] = ..., kind: _Optional[_Union[ControlKind, str]] = ..., steer: _Optional[_Union[SteerPayload, _Mapping]] = ..., rewind: _Optional[_Union[RewindPayload, _Mapping]] = ..., approve: _Optional[_Union[ApprovePayload, _Mapping]] = ..., reject: _Optional[_Union[RejectPayload, _Mapping]] = ..., inject_message: _Optional[_Union[InjectMessagePayload, _Mapping]] = ..., cancel_reason: _Optional[str] = ..., intercept_enabled: _Optional[bool] = ..., custom_kind: _Optional[str] = ..., extra_json: _Optional[str] = ...) -> None: ...
 
 class ControlAck(_message.Message):
-    __slots__ = ("control_id", "result", "detail", "acked_at")
+    __slots__ = ("control_id", "result", "detail", "acked_at", "applied_as")
     CONTROL_ID_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
     ACKED_AT_FIELD_NUMBER: _ClassVar[int]
+    APPLIED_AS_FIELD_NUMBER: _ClassVar[int]
     control_id: str
     result: ControlAckResult
     detail: str
     acked_at: _timestamp_pb2.Timestamp
-    def __init__(self, control_id: _Optional[str] = ..., result: _Optional[_Union[ControlAckResult, str]] = ..., detail: _Optional[str] = ..., acked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    applied_as: ControlAppliedAs
+    def __init__(self, control_id: _Optional[str] = ..., result: _Optional[_Union[ControlAckResult, str]] = ..., detail: _Optional[str] = ..., acked_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., applied_as: _Optional[_Union[ControlAppliedAs, str]] = ...) -> None: ...
