@@ -10,6 +10,7 @@ from goldfive.errors import ConversionError
 from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import AgentStep, Event
 from goldfive.terminal_text import terminal_safe
+from goldfive.usage.format import format_call
 
 if TYPE_CHECKING:
     from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
@@ -71,7 +72,11 @@ def _progress(ev: Event) -> str:
 def _drift(ev: Event) -> str:
     d = ev.drift_detected
     task = f" [{d.current_task_id}]" if d.current_task_id else ""
-    return f"{_drift_kind(d.kind)} {_severity(d.severity)}{task} {_q(d.detail)}"
+    evidence = ""
+    if d.evidence:
+        first, last = d.evidence[0].at.ToMilliseconds(), d.evidence[-1].at.ToMilliseconds()
+        evidence = f" ({len(d.evidence)} pieces of evidence over {(last - first) / 1000:.1f}s)"
+    return f"{_drift_kind(d.kind)} {_severity(d.severity)}{task} {_q(d.detail)}{evidence}"
 
 
 def _approval(ev: Event) -> str:
@@ -137,6 +142,7 @@ _FIELDS: dict[str, Callable[[Event], str]] = {
     "run_resumed": lambda e: f"#{e.run_resumed.resume_count} {_q(e.run_resumed.detail, 200)}",
     "recording_failed": lambda e: f"at #{e.recording_failed.failed_at_sequence}, paused: {_q(e.recording_failed.detail, 200)}",
     "agent_step": lambda e: _agent_step(e.agent_step),
+    "usage_recorded": lambda e: format_call(e.usage_recorded),
 }
 
 

@@ -20,6 +20,8 @@ from goldfive.inbox import InjectedMessage
 from goldfive.ladder import InterventionLevel, ladder_level
 from goldfive.run.context import RunContext, context_of
 from goldfive.run.control_loop import RunCancelled
+from goldfive.usage.model import Purpose
+from goldfive.usage.report import usage_scope
 from goldfive.types import (
     DriftEvent,
     DriftKind,
@@ -258,7 +260,8 @@ class DefaultSteerer:
         drift = replace(drift, metadata=metadata)
         error = ""
         try:
-            new = await ctx.controls.responsive(ctx.planner.refine(plan=old, drift=drift, goals=session.goals), "replanning")
+            with usage_scope(ctx, "", Purpose.REPLAN):  # the run's, not the task's
+                new = await ctx.controls.responsive(ctx.planner.refine(plan=old, drift=drift, goals=session.goals), "replanning")
         except RunCancelled:
             raise
         except Exception as exc:  # isolation boundary: a planner bug becomes a drift, not a crash

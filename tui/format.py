@@ -11,6 +11,7 @@ from goldfive import conv
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.view import ControlView, TaskView
 from goldfive.types import TaskStatus
+from goldfive.usage.format import format_call
 
 STATUS_MARK: dict[TaskStatus, str] = {
     TaskStatus.PENDING: "○",
@@ -194,6 +195,7 @@ _DESCRIBE: dict[str, Any] = {
         if p.step == "tool_call"
         else (f"{p.task_id} model: {clip(p.text, 70)}", "dim")
     ),
+    "usage_recorded": lambda p: (clip(format_call(p), 90), "dim"),
     "run_completed": lambda p: (clip(p.outcome_summary, 80), "ok"),
     "run_aborted": lambda p: (clip(p.reason, 80), "fail"),
 }

@@ -17,20 +17,30 @@ from __future__ import annotations
 
 import json
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from goldfive import events
-from goldfive.adapters.llm_agent import system_prompt
 from goldfive.run.approvals import request_approval
 from goldfive.run.context import RunContext
+from goldfive.run.tools import REPORTING_TOOL_NAMES, ReportingToolSpec
 from goldfive.types import Session, Task
 
-__all__ = ["ToolDecision", "ask_tool_approval", "record_model_turn", "record_tool_call", "task_input", "to_text"]
+__all__ = [
+    "ToolDecision",
+    "ask_tool_approval",
+    "record_model_turn",
+    "record_tool_call",
+    "recording_tools",
+    "task_input",
+    "to_text",
+]
 
 
 def task_input(session: Session, task: Task) -> str:
     """The input of the framework run for ``task``: the run's context, then the task."""
+    from goldfive.adapters.llm_agent import system_prompt  # it records its steps with this module
+
     return f"{system_prompt(session, task)}\n\nDo the current task ({task.id}): {task.title}"
 
 
@@ -135,3 +145,30 @@ async def record_tool_call(
         text=to_text(result),
         outcome=outcome,
     )
+
+
+#: The ``framework`` of the steps goldfive's own adapters record (CallableAdapter, LLMAgentAdapter).
+GOLDFIVE_FRAMEWORK = "goldfive"
+
+
+def recording_tools(ctx: RunContext, task_id: str, tools: dict[str, ReportingToolSpec], *, all_tools: bool = False) -> dict[str, ReportingToolSpec]:
+    """``tools`` with each call put on the event stream as an ``agent_step`` tool_call (so the
+    event log and the watchdog see what the agent called, with its arguments). The reporting
+    tools have events of their own and are recorded only with ``all_tools``."""
+    out: dict[str, ReportingToolSpec] = {}
+    for name, spec in tools.items():
+        if not all_tools and name in REPORTING_TOOL_NAMES:
+            out[name] = spec
+            continue
+
+        async def call(_spec: ReportingToolSpec = spec, **kwargs: Any) -> dict[str, Any]:
+            result = await _spec(**kwargs)
+            failed = isinstance(result, dict) and result.get("ok") is False
+            await record_tool_call(
+                ctx, task_id=task_id, framework=GOLDFIVE_FRAMEWORK, tool_name=_spec.name, args=kwargs,
+                result=result, outcome="error" if failed else "ok",
+            )  # fmt: skip
+            return result
+
+        out[name] = replace(spec, handler=call)
+    return out

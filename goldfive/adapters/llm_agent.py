@@ -17,6 +17,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from goldfive.adapters.common import GOLDFIVE_FRAMEWORK, record_model_turn, recording_tools
 from goldfive.errors import LLMError
 from goldfive.llm.base import ChatModel, ChatResult, ToolCall
 from goldfive.llm.prompts import render_prompt
@@ -59,7 +60,7 @@ class LLMAgentAdapter:
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         ctx = context_of(session)
-        specs = ctx.tools_for(task.id)
+        specs = recording_tools(ctx, task.id, ctx.tools_for(task.id), all_tools=True)
         schemas = [spec.openai_schema() for spec in specs.values()]
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(session, task)},
@@ -77,6 +78,8 @@ class LLMAgentAdapter:
                 words = result.refusal or result.content or "finish_reason content_filter"
                 await _drift(ctx, DriftKind.AGENT_REFUSAL, DriftSeverity.WARNING, f"model refused: {words}", task.id)
                 return InvocationResult(task.id, text=result.content, stop_reason="refusal", error=f"model refused: {words}")
+            calls = [c.name for c in result.tool_calls]
+            await record_model_turn(ctx, task_id=task.id, framework=GOLDFIVE_FRAMEWORK, text=result.content, tool_calls=calls)
             if result.finish_reason == "length":
                 await _drift(
                     ctx, DriftKind.CONTEXT_PRESSURE, DriftSeverity.WARNING, "model answer cut off (finish_reason length)", task.id

@@ -24,6 +24,7 @@ from goldfive.run.handlers import ControlOutcome, dispatch_control
 from goldfive.control import ControlMessage
 from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
+from goldfive.usage.report import usage_scope
 
 log = logging.getLogger("goldfive.executor")
 
@@ -138,7 +139,8 @@ class ExecutorBase:
     # -- running a batch ---------------------------------------------------------------
     async def _invoke(self, ctx: RunContext, task: Task) -> InvocationResult | BaseException:
         try:
-            result = await ctx.adapter.invoke(task, ctx.session)
+            with usage_scope(ctx, task.id):  # the model calls inside are this task's
+                result = await ctx.adapter.invoke(task, ctx.session)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: an agent crash fails its task

@@ -16,6 +16,11 @@ from goldfive.errors import LLMError
 from goldfive.llm.base import ChatResult, prompt_kind
 from goldfive.llm.scripted_agent import agent_turn
 from goldfive.llm.scripted_plans import answer_drift, answer_generate, answer_goals, answer_steer
+from goldfive.usage.model import ModelUsage
+from goldfive.usage.report import report_usage
+
+#: The model name (and usage source) of the scripted model's usage, when it reports any.
+SCRIPTED_MODEL = "scripted"
 
 _TEXT_ANSWERS = {
     "plan.generate": answer_generate,
@@ -45,9 +50,14 @@ class ScriptedModel:
     as the answer text, a ChatResult as the chat result, an exception is raised.
     """
 
-    def __init__(self, delay_s: float = 0.0, speed: float = 1.0, *, faults: Iterable[Fault] = ()) -> None:
+    def __init__(
+        self, delay_s: float = 0.0, speed: float = 1.0, *, faults: Iterable[Fault] = (), report_usage: bool = False
+    ) -> None:
         self.delay_s = delay_s
         self.speed = speed
+        #: Report each answer's tokens (estimated: 4 characters a token) as model "scripted",
+        #: as a real model client reports its server's figures. The demo turns it on.
+        self.report_usage = report_usage
         self.faults: deque[Fault] = deque(faults)
         self.calls: list[ScriptedCall] = []
 
@@ -55,6 +65,11 @@ class ScriptedModel:
         delay = self.delay_s * self.speed
         if delay > 0:
             await asyncio.sleep(delay)
+
+    async def _report(self, prompt: str, answer: str) -> None:
+        if self.report_usage:
+            usage = ModelUsage(SCRIPTED_MODEL, -(-len(prompt) // 4), -(-len(answer) // 4), source=SCRIPTED_MODEL)
+            await report_usage(usage)
 
     def _fault(self) -> str | ChatResult | None:
         """The next fault to answer with; an exception fault is raised here."""
@@ -75,7 +90,9 @@ class ScriptedModel:
         answer = _TEXT_ANSWERS.get(kind)
         if answer is None:
             raise LLMError(f"scripted model has no script for prompt kind {kind or '(no goldfive-prompt marker)'!r}")
-        return answer(user)
+        text = answer(user)
+        await self._report(system + user, text)
+        return text
 
     async def chat(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, model: str = ""
@@ -91,8 +108,13 @@ class ScriptedModel:
         if fault is not None:
             return ChatResult(content=fault, finish_reason="stop")
         answer = _TEXT_ANSWERS.get(kind)
+        result: ChatResult | None = None
         if answer is not None:
-            return ChatResult(content=answer(user), finish_reason="stop")
-        if kind == "agent.task" or tools:
-            return agent_turn(messages, tools)
+            result = ChatResult(content=answer(user), finish_reason="stop")
+        elif kind == "agent.task" or tools:
+            result = agent_turn(messages, tools)
+        if result is not None:
+            said = result.content + "".join(c.name + c.arguments_json for c in result.tool_calls)
+            await self._report("".join(str(m.get("content") or "") for m in messages), said)
+            return result
         raise LLMError(f"scripted model has no script for prompt kind {kind or '(no goldfive-prompt marker)'!r}")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy
 from goldfive.approvals.rules import RuleBook
+from goldfive.usage.prices import PriceTable
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ class RuntimeConfig:
     machine_rules_path: Path | None = None
     #: What a control may carry; see ControlLimits.
     limits: ControlLimits = DEFAULT_LIMITS
+    #: Model prices for the run's usage (None: the table shipped with goldfive).
+    prices: PriceTable | None = None
 
     @property
     def max_note_bytes(self) -> int:

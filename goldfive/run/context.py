@@ -21,6 +21,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.messages import EndTurn, InjectedMessages
 from goldfive.types import DriftEvent, Session
+from goldfive.usage.ledger import UsageLedger
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.control import ControlChannel
@@ -94,6 +95,8 @@ class RunContext:
     recording_error: str
     #: Durable commits that failed in this run (an exit after one is not a success).
     recording_failures: int
+    #: The run's model calls: ``report_usage`` records into it, a budget reads its totals.
+    usage: UsageLedger
 
     def __init__(
         self,
@@ -133,6 +136,7 @@ class RunContext:
         self.recording_conflict = None
         self.recording_error = ""
         self.recording_failures = 0
+        self.usage = UsageLedger(self.emit, self.config.prices)
         self._emit_lock = asyncio.Lock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
