@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.watchdog.config import WatchdogConfig
 
 DEFAULT_LLM_BASE_URL = "https://api.openai.com/v1"
 
@@ -87,3 +91,39 @@ def redact_dsn(dsn: str) -> str:
     import re
 
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+
+
+def _number(env: Mapping[str, str], name: str, default: float, kind: type[int] | type[float]) -> float:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return kind(raw.strip())
+    except ValueError:
+        from goldfive.errors import GoldfiveError
+
+        raise GoldfiveError(f"{name}={raw!r} is not a number") from None
+
+
+def watchdog_config(environ: Mapping[str, str] | None = None) -> "WatchdogConfig":
+    """The watchdog's thresholds for runs the command line starts: GOLDFIVE_WATCHDOG=off turns
+    it off; GOLDFIVE_WATCHDOG_REPEAT_CALLS, _PING_PONG_CYCLES, _STALL_S, _STALL_MODEL_CALLS,
+    _REPEAT_OUTPUTS and _TIMEOUT_FACTOR set its thresholds (see WatchdogConfig)."""
+    from goldfive.watchdog.config import WatchdogConfig
+
+    env = os.environ if environ is None else environ
+    d = WatchdogConfig()
+    try:
+        return WatchdogConfig(
+            enabled=env.get("GOLDFIVE_WATCHDOG", "on").strip().lower() not in ("off", "0", "false", "no"),
+            repeat_calls=int(_number(env, "GOLDFIVE_WATCHDOG_REPEAT_CALLS", d.repeat_calls, int)),
+            ping_pong_cycles=int(_number(env, "GOLDFIVE_WATCHDOG_PING_PONG_CYCLES", d.ping_pong_cycles, int)),
+            stall_s=_number(env, "GOLDFIVE_WATCHDOG_STALL_S", d.stall_s, float),
+            stall_model_calls=int(_number(env, "GOLDFIVE_WATCHDOG_STALL_MODEL_CALLS", d.stall_model_calls, int)),
+            repeat_outputs=int(_number(env, "GOLDFIVE_WATCHDOG_REPEAT_OUTPUTS", d.repeat_outputs, int)),
+            timeout_factor=_number(env, "GOLDFIVE_WATCHDOG_TIMEOUT_FACTOR", d.timeout_factor, float),
+        )
+    except ValueError as exc:
+        from goldfive.errors import GoldfiveError
+
+        raise GoldfiveError(str(exc)) from None

@@ -12,6 +12,7 @@ from pathlib import Path
 from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy
 from goldfive.approvals.rules import RuleBook
 from goldfive.usage.prices import PriceTable
+from goldfive.watchdog.config import WatchdogConfig
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class RuntimeConfig:
     limits: ControlLimits = DEFAULT_LIMITS
     #: Model prices for the run's usage (None: the table shipped with goldfive).
     prices: PriceTable | None = None
+    #: The stall and loop detectors' thresholds (``WatchdogConfig(enabled=False)``: off).
+    watchdog: WatchdogConfig = WatchdogConfig()
 
     @property
     def max_note_bytes(self) -> int:
