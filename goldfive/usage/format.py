@@ -28,12 +28,12 @@ def _usd(value: float) -> str:
 
 
 def format_cost(totals: UsageTotals) -> str:
-    """"$0.42"; "$0.42 + ?" when some calls have no price; "?" when none has; "" for no calls."""
+    """"$0.42"; "$0.42+?" when some calls have no price; "?" when none has; "" for no calls."""
     if totals.calls == 0:
         return ""
     if totals.unpriced_calls == totals.calls:
         return "?"
-    return _usd(totals.cost_usd) + (" + ?" if totals.unpriced_calls else "")
+    return _usd(totals.cost_usd) + ("+?" if totals.unpriced_calls else "")
 
 
 def format_rate(usd_per_hour: float | None) -> str:

@@ -9,6 +9,9 @@ from enum import StrEnum
 from typing import Any
 
 from goldfive.types import TaskStatus
+from goldfive.usage.model import UsageTotals
+
+_NO_USAGE = UsageTotals()
 
 
 class RunPhase(StrEnum):
@@ -37,6 +40,8 @@ class TaskView:
     reason: str = ""
     #: The plan revision in which the task first appeared (0: the submitted plan).
     added_revision: int = 0
+    #: The model calls made for it (every attempt).
+    usage: UsageTotals = _NO_USAGE
 
     @property
     def duration_ms(self) -> int | None:
@@ -90,6 +95,8 @@ class DriftView:
     detail: str
     task_id: str
     at_ms: int
+    #: What a detector saw: (when, what) pairs such as (ms, 'deploy({"v": 2})'), oldest first.
+    evidence: tuple[tuple[int, str], ...] = ()
 
 
 def summarize_payload(kind: str, payload: dict[str, Any]) -> str:

@@ -243,17 +243,26 @@ class GetRunRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class RunSnapshot(_message.Message):
-    __slots__ = ("summary", "plan", "pending_approvals", "paused", "last_sequence", "hub_warning")
+    __slots__ = ("summary", "plan", "pending_approvals", "paused", "last_sequence", "hub_warning", "task_usage")
+    class TaskUsageEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _events_pb2.UsageTotals
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_events_pb2.UsageTotals, _Mapping]] = ...) -> None: ...
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
     PENDING_APPROVALS_FIELD_NUMBER: _ClassVar[int]
     PAUSED_FIELD_NUMBER: _ClassVar[int]
     LAST_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     HUB_WARNING_FIELD_NUMBER: _ClassVar[int]
+    TASK_USAGE_FIELD_NUMBER: _ClassVar[int]
     summary: RunSummary
     plan: _types_pb2.Plan
     pending_approvals: _containers.RepeatedCompositeFieldContainer[_events_pb2.ApprovalRequested]
     paused: bool
     last_sequence: int
     hub_warning: str
-    def __init__(self, summary: _Optional[_Union[RunSummary, _Mapping]] = ..., plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., pending_approvals: _Optional[_Iterable[_Union[_events_pb2.ApprovalRequested, _Mapping]]] = ..., paused: _Optional[bool] = ..., last_sequence: _Optional[int] = ..., hub_warning: _Optional[str] = ...) -> None: ...
+    task_usage: _containers.MessageMap[str, _events_pb2.UsageTotals]
+    def __init__(self, summary: _Optional[_Union[RunSummary, _Mapping]] = ..., plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., pending_approvals: _Optional[_Iterable[_Union[_events_pb2.ApprovalRequested, _Mapping]]] = ..., paused: _Optional[bool] = ..., last_sequence: _Optional[int] = ..., hub_warning: _Optional[str] = ..., task_usage: _Optional[_Mapping[str, _events_pb2.UsageTotals]] = ...) -> None: ...
