@@ -394,6 +394,7 @@ def agent_step(
     args: dict[str, Any] | None = None,
     text: str = "",
     outcome: str = "",
+    duration_ms: int = 0,
 ) -> pb.Event:
     """One model turn or tool call inside a task's agent run (framework adapters)."""
     if step not in ("model_turn", "tool_call"):
@@ -409,6 +410,7 @@ def agent_step(
         p.args_json = clean_text(json.dumps(clean_json(args), ensure_ascii=False, sort_keys=True, default=str))
     p.text = clean_text(text)
     p.outcome = clean_text(outcome)
+    p.duration_ms = max(0, duration_ms)
     return _stamp(session, ev)
 
 

@@ -16,6 +16,7 @@ to the model and to the person:
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,6 +31,7 @@ __all__ = [
     "ToolDecision",
     "ask_tool_approval",
     "record_model_turn",
+    "framework_span",
     "record_tool_call",
     "recording_tools",
     "task_input",
@@ -132,10 +134,13 @@ async def record_tool_call(
     result: Any = None,
     outcome: str = "ok",
     call_id: str = "",
+    duration_ms: int = 0,
 ) -> None:
-    """One tool call: its arguments and its result (or why it did not run)."""
+    """One tool call: its arguments and its result (or why it did not run), and how long it
+    ran when the adapter measured it."""
     await ctx.emit(
         events.agent_step,
+        duration_ms=duration_ms,
         task_id=task_id,
         step="tool_call",
         framework=framework,
@@ -162,13 +167,31 @@ def recording_tools(ctx: RunContext, task_id: str, tools: dict[str, ReportingToo
             continue
 
         async def call(_spec: ReportingToolSpec = spec, **kwargs: Any) -> dict[str, Any]:
+            started = time.monotonic()
             result = await _spec(**kwargs)
             failed = isinstance(result, dict) and result.get("ok") is False
             await record_tool_call(
                 ctx, task_id=task_id, framework=GOLDFIVE_FRAMEWORK, tool_name=_spec.name, args=kwargs,
-                result=result, outcome="error" if failed else "ok",
+                result=result, outcome="error" if failed else "ok", duration_ms=int((time.monotonic() - started) * 1000),
             )  # fmt: skip
             return result
 
         out[name] = replace(spec, handler=call)
     return out
+
+
+def framework_span() -> tuple[str, str]:
+    """The (trace id, span id) in hex of the OpenTelemetry span current now, when a framework's
+    own instrumentation has one recording (ADK's ``call_llm`` span around its model callbacks;
+    an instrumented PydanticAI agent's run): the usage reported with them lets an OTel export
+    link to that span instead of making a second chat span. ("", "") otherwise, and always when
+    opentelemetry is not installed."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return "", ""
+    span = trace.get_current_span()
+    ctx = span.get_span_context()
+    if not span.is_recording() or not ctx.is_valid:
+        return "", ""
+    return f"{ctx.trace_id:032x}", f"{ctx.span_id:016x}"

@@ -7,6 +7,7 @@ parsing and validation as a real model's answers.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -66,9 +67,10 @@ class ScriptedModel:
         if delay > 0:
             await asyncio.sleep(delay)
 
-    async def _report(self, prompt: str, answer: str) -> None:
+    async def _report(self, prompt: str, answer: str, started: float) -> None:
         if self.report_usage:
-            usage = ModelUsage(SCRIPTED_MODEL, -(-len(prompt) // 4), -(-len(answer) // 4), source=SCRIPTED_MODEL)
+            took = int((time.monotonic() - started) * 1000)
+            usage = ModelUsage(SCRIPTED_MODEL, -(-len(prompt) // 4), -(-len(answer) // 4), source=SCRIPTED_MODEL, duration_ms=took)
             await report_usage(usage)
 
     def _fault(self) -> str | ChatResult | None:
@@ -83,6 +85,7 @@ class ScriptedModel:
     async def call_llm(self, system: str, user: str, model: str = "") -> str:
         kind = prompt_kind(system)
         self.calls.append(ScriptedCall(kind, system, user))
+        started = time.monotonic()
         await self._wait()
         fault = self._fault()
         if fault is not None:
@@ -91,7 +94,7 @@ class ScriptedModel:
         if answer is None:
             raise LLMError(f"scripted model has no script for prompt kind {kind or '(no goldfive-prompt marker)'!r}")
         text = answer(user)
-        await self._report(system + user, text)
+        await self._report(system + user, text, started)
         return text
 
     async def chat(
@@ -101,6 +104,7 @@ class ScriptedModel:
         user = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
         kind = prompt_kind(system)
         self.calls.append(ScriptedCall(kind, system, user, tuple(messages)))
+        started = time.monotonic()
         await self._wait()
         fault = self._fault()
         if isinstance(fault, ChatResult):
@@ -115,6 +119,6 @@ class ScriptedModel:
             result = agent_turn(messages, tools)
         if result is not None:
             said = result.content + "".join(c.name + c.arguments_json for c in result.tool_calls)
-            await self._report("".join(str(m.get("content") or "") for m in messages), said)
+            await self._report("".join(str(m.get("content") or "") for m in messages), said, started)
             return result
         raise LLMError(f"scripted model has no script for prompt kind {kind or '(no goldfive-prompt marker)'!r}")

@@ -421,7 +421,7 @@ class MessageReturned(_message.Message):
     def __init__(self, message_id: _Optional[str] = ..., lane: _Optional[str] = ...) -> None: ...
 
 class AgentStep(_message.Message):
-    __slots__ = ("task_id", "step", "framework", "tool_name", "call_id", "args_json", "text", "outcome")
+    __slots__ = ("task_id", "step", "framework", "tool_name", "call_id", "args_json", "text", "outcome", "duration_ms")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_FIELD_NUMBER: _ClassVar[int]
@@ -430,6 +430,7 @@ class AgentStep(_message.Message):
     ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     step: str
     framework: str
@@ -438,7 +439,8 @@ class AgentStep(_message.Message):
     args_json: str
     text: str
     outcome: str
-    def __init__(self, task_id: _Optional[str] = ..., step: _Optional[str] = ..., framework: _Optional[str] = ..., tool_name: _Optional[str] = ..., call_id: _Optional[str] = ..., args_json: _Optional[str] = ..., text: _Optional[str] = ..., outcome: _Optional[str] = ...) -> None: ...
+    duration_ms: int
+    def __init__(self, task_id: _Optional[str] = ..., step: _Optional[str] = ..., framework: _Optional[str] = ..., tool_name: _Optional[str] = ..., call_id: _Optional[str] = ..., args_json: _Optional[str] = ..., text: _Optional[str] = ..., outcome: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class InvocationAbandoned(_message.Message):
     __slots__ = ("task_id", "grace_s", "reason")
