@@ -127,3 +127,55 @@ def watchdog_config(environ: Mapping[str, str] | None = None) -> "WatchdogConfig
         from goldfive.errors import GoldfiveError
 
         raise GoldfiveError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class OTelSettings:
+    """Where ``--otel`` / ``OTelSink`` send traces, from the standard OpenTelemetry variables:
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL ("http/protobuf", the
+    default, or "grpc"); OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as it is) or
+    OTEL_EXPORTER_OTLP_ENDPOINT (http: "/v1/traces" is appended); the _HEADERS of either
+    ("k=v,k2=v2", values URL-encoded); OTEL_SERVICE_NAME; and
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true to send prompts, arguments and
+    results (off by default)."""
+
+    protocol: str = "http/protobuf"
+    endpoint: str = "http://localhost:4318/v1/traces"
+    headers: tuple[tuple[str, str], ...] = ()
+    service_name: str = "goldfive"
+    capture_content: bool = False
+    timeout_s: float = 10.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "OTelSettings":
+        from urllib.parse import unquote
+
+        from goldfive.errors import GoldfiveError
+
+        env = os.environ if environ is None else environ
+        protocol = (env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip()
+        if protocol not in ("http/protobuf", "grpc"):
+            raise GoldfiveError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: goldfive exports with \"http/protobuf\" or \"grpc\"")
+        endpoint = (env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or "").strip()
+        if not endpoint:
+            base = (env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "").strip()
+            if protocol == "grpc":
+                endpoint = base or "http://localhost:4317"
+            else:
+                endpoint = (base.rstrip("/") + "/v1/traces") if base else "http://localhost:4318/v1/traces"
+        raw = env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or env.get("OTEL_EXPORTER_OTLP_HEADERS") or ""
+        headers: list[tuple[str, str]] = []
+        for part in raw.split(","):
+            if not part.strip():
+                continue
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip():
+                raise GoldfiveError("OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs separated by commas")
+            headers.append((unquote(key.strip()).lower(), unquote(value.strip())))
+        timeout_ms = env.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or env.get("OTEL_EXPORTER_OTLP_TIMEOUT") or ""
+        try:
+            timeout_s = float(timeout_ms) / 1000 if timeout_ms.strip() else 10.0
+        except ValueError:
+            raise GoldfiveError(f"OTEL_EXPORTER_OTLP_TIMEOUT={timeout_ms!r} is not a number of milliseconds") from None
+        capture = (env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT") or "").strip().lower() == "true"
+        return cls(protocol, endpoint, tuple(headers), (env.get("OTEL_SERVICE_NAME") or "goldfive").strip() or "goldfive", capture, timeout_s)
