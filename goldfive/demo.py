@@ -24,6 +24,7 @@ from goldfive.llm.base import ChatModel
 from goldfive.llm.openai_compat import OpenAICompatClient
 from goldfive.llm.scripted import SCRIPTED_MODEL, ScriptedModel
 from goldfive.run.config import RuntimeConfig
+from goldfive.run.defaults import run_defaults
 from goldfive.usage.prices import Price, PriceTable, default_prices
 from goldfive.planners.goals import LLMGoalDeriver
 from goldfive.planners.llm import LLMPlanner
@@ -108,7 +109,10 @@ def make_demo_runner(
     else:
         planner_model = _scripted(PLANNER_ANSWER_DELAY_S, speed)
         agent_model = _scripted(AGENT_ANSWER_DELAY_S, speed)
-        config = replace(config, prices=demo_prices(config.prices))
+        table = config.prices or run_defaults().prices
+        if table is None or table.price(SCRIPTED_MODEL) is None:  # a --prices file may price it
+            table = demo_prices(table)
+        config = replace(config, prices=table)
     agent = LLMAgentAdapter(
         agent_model,
         model_name=model_name,
@@ -143,7 +147,7 @@ async def run_headless(
         raise ValueError(f"approvals must be approve, reject or wait, got {approvals!r}")
     sink = InMemorySink()
     channel = ControlChannel()
-    runner = make_demo_runner(sinks=[sink], control=channel, speed=speed, base_url=base_url, model=model)
+    runner = make_demo_runner(sinks=[sink, *run_defaults().sinks()], control=channel, speed=speed, base_url=base_url, model=model)
     watcher = asyncio.create_task(_print_and_answer(sink, channel, approvals, out))
     try:
         outcome = await runner.run(DEMO_GOAL)

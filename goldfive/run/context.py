@@ -19,6 +19,7 @@ from goldfive.approvals.desk import ApprovalDesk
 from goldfive.errors import GoldfiveError, RecordingConflictError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
+from goldfive.run.defaults import run_defaults
 from goldfive.run.messages import EndTurn, InjectedMessages
 from goldfive.types import DriftEvent, Session
 from goldfive.usage.ledger import UsageLedger
@@ -141,8 +142,10 @@ class RunContext:
         self.recording_conflict = None
         self.recording_error = ""
         self.recording_failures = 0
-        self.usage = UsageLedger(self.emit, self.config.prices)
-        self.watchdog = Watchdog(self, self.config.watchdog) if self.config.watchdog.enabled else None
+        defaults = run_defaults()
+        self.usage = UsageLedger(self.emit, self.config.prices or defaults.prices)
+        watch = self.config.watchdog or defaults.watchdog
+        self.watchdog = Watchdog(self, watch) if watch.enabled else None
         self._emit_lock = asyncio.Lock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
