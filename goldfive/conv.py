@@ -13,8 +13,9 @@ from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from goldfive.control import AckResult, AppliedAs, ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.errors import ConversionError
-from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
+from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, types_pb2
 from goldfive.types import DriftKind, DriftSeverity, Goal, Plan, Task, TaskEdge, TaskStatus
+from goldfive.usage.model import UsageTotals
 
 # -- enums -------------------------------------------------------------------------
 
@@ -288,4 +289,30 @@ def from_pb_plan(plan: types_pb2.Plan) -> Plan:
         revision_kind=drift_kind_from_pb(plan.revision_kind),
         revision_severity=drift_severity_from_pb(plan.revision_severity),
         revision_index=plan.revision_index,
+    )
+
+
+# -- usage ---------------------------------------------------------------------------
+
+
+def to_pb_usage_totals(totals: UsageTotals) -> events_pb2.UsageTotals:
+    return events_pb2.UsageTotals(
+        calls=totals.calls,
+        input_tokens=totals.input_tokens,
+        output_tokens=totals.output_tokens,
+        cached_tokens=totals.cached_tokens,
+        cost_usd=totals.cost_usd,
+        unpriced_calls=totals.unpriced_calls,
+    )
+
+
+def from_pb_usage_totals(p: events_pb2.UsageTotals) -> UsageTotals:
+    """A peer's figures, made consistent (cached never above input, no negative cost)."""
+    return UsageTotals(
+        calls=p.calls,
+        input_tokens=p.input_tokens,
+        output_tokens=p.output_tokens,
+        cached_tokens=min(p.cached_tokens, p.input_tokens),
+        cost_usd=max(0.0, p.cost_usd) if p.cost_usd == p.cost_usd else 0.0,
+        unpriced_calls=min(p.unpriced_calls, p.calls),
     )

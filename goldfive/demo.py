@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import replace
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TextIO
@@ -21,7 +22,10 @@ from goldfive.event_format import format_event
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.llm.base import ChatModel
 from goldfive.llm.openai_compat import OpenAICompatClient
-from goldfive.llm.scripted import ScriptedModel
+from goldfive.llm.scripted import SCRIPTED_MODEL, ScriptedModel
+from goldfive.run.config import RuntimeConfig
+from goldfive.run.defaults import run_defaults
+from goldfive.usage.prices import Price, PriceTable, default_prices
 from goldfive.planners.goals import LLMGoalDeriver
 from goldfive.planners.llm import LLMPlanner
 from goldfive.runner import Runner
@@ -30,8 +34,10 @@ from goldfive.run.user_tools import UserTool
 
 __all__ = [
     "DEMO_GOAL",
+    "DEMO_PRICE",
     "AGENT_ANSWER_DELAY_S",
     "PLANNER_ANSWER_DELAY_S",
+    "demo_prices",
     "format_event",
     "make_demo_runner",
     "publish_deck",
@@ -55,11 +61,21 @@ def publish_deck(title: str, slides: int, audience: str) -> dict[str, Any]:
     return {"ok": True, "url": f"https://decks.example.com/{audience}/{slug}", "slides": slides}
 
 
+#: What the demo pretends its offline model costs, USD per million tokens, so its header shows
+#: a cost: an illustration (recorded with cost_source "prices:demo"), not any provider's price.
+DEMO_PRICE = Price(input=2.0, output=8.0, cached_input=0.5)
+
+
+def demo_prices(prices: PriceTable | None = None) -> PriceTable:
+    """``prices`` (the shipped table by default) with the demo's price for the scripted model."""
+    return (prices or default_prices()).with_overrides({SCRIPTED_MODEL: DEMO_PRICE}, "prices:demo")
+
+
 def _scripted(delay_s: float, speed: float) -> ScriptedModel:
     if speed <= 0:
         raise ValueError(f"speed must be positive, got {speed}")
     # ScriptedModel.speed multiplies the delay; the demo's speed divides it (2 = twice as fast).
-    return ScriptedModel(delay_s=delay_s, speed=1.0 / speed)
+    return ScriptedModel(delay_s=delay_s, speed=1.0 / speed, report_usage=True)
 
 
 def _publish_prompt(args: dict[str, Any]) -> str:
@@ -76,10 +92,13 @@ def make_demo_runner(
     api_key: str | None = None,
     run_id: str | None = None,
     clock: Callable[[], int] | None = None,
+    config: RuntimeConfig | None = None,
 ) -> Runner:
     """A Runner for the demo scenario. Offline (ScriptedModel) unless ``base_url`` or
     ``model`` is given; then one OpenAICompatClient serves the planner and the agent (the
-    runner's ``adapter.model``; close it with ``await runner.adapter.model.aclose()``)."""
+    runner's ``adapter.model``; close it with ``await runner.adapter.model.aclose()``).
+    Offline, the scripted model reports its tokens and is priced at ``DEMO_PRICE``."""
+    config = config or RuntimeConfig()
     planner_model: ChatModel
     agent_model: ChatModel
     model_name = model or ""
@@ -90,6 +109,10 @@ def make_demo_runner(
     else:
         planner_model = _scripted(PLANNER_ANSWER_DELAY_S, speed)
         agent_model = _scripted(AGENT_ANSWER_DELAY_S, speed)
+        table = config.prices or run_defaults().prices
+        if table is None or table.price(SCRIPTED_MODEL) is None:  # a --prices file may price it
+            table = demo_prices(table)
+        config = replace(config, prices=table)
     agent = LLMAgentAdapter(
         agent_model,
         model_name=model_name,
@@ -105,6 +128,7 @@ def make_demo_runner(
         control=control,
         run_id=run_id,
         clock=clock,
+        config=config,
     )
 
 
@@ -123,7 +147,7 @@ async def run_headless(
         raise ValueError(f"approvals must be approve, reject or wait, got {approvals!r}")
     sink = InMemorySink()
     channel = ControlChannel()
-    runner = make_demo_runner(sinks=[sink], control=channel, speed=speed, base_url=base_url, model=model)
+    runner = make_demo_runner(sinks=[sink, *run_defaults().sinks()], control=channel, speed=speed, base_url=base_url, model=model)
     watcher = asyncio.create_task(_print_and_answer(sink, channel, approvals, out))
     try:
         outcome = await runner.run(DEMO_GOAL)

@@ -28,6 +28,7 @@ from goldfive.conv import from_pb_control_event
 from goldfive.controls.payloads import Custom, decode
 from goldfive.errors import GoldfiveError
 from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
+from goldfive.usage.format import format_tokens, format_usd
 
 __all__ = ["EVENT_KINDS", "EventKind", "Field", "Tone", "kind_info", "render_fields"]
 
@@ -185,6 +186,14 @@ def _tool_call(p: Any) -> str:
     return "model"
 
 
+def _evidence(p: Any) -> str:
+    """A watchdog's evidence, in short: how many pieces over how long."""
+    if not p.evidence:
+        return ""
+    first, last = p.evidence[0].at.ToMilliseconds(), p.evidence[-1].at.ToMilliseconds()
+    return f"({len(p.evidence)} pieces of evidence over {(last - first) / 1000:.1f}s)"
+
+
 _TASK = Field("task_id", _attr("task_id"))
 
 _KINDS = (
@@ -261,6 +270,7 @@ _KINDS = (
             Field("severity", lambda p: _severity(p.severity)),
             Field("current_task_id", _attr("current_task_id"), fmt="[{}]", brief=False),
             Field("detail", _attr("detail"), 80, sep=": "),
+            Field("evidence", _evidence, brief=False),
         ),
         _drift_tone,
         label="drift",
@@ -340,6 +350,19 @@ _KINDS = (
         _const(Tone.DIM),
     ),  # fmt: skip
     EventKind("conversation_started", "A conversation lane opened.", (Field("lane", _attr("lane")), Field("input", _attr("input"), 60, brief=False)), _const(Tone.DIM)),
+    # usage
+    EventKind(
+        "usage_recorded", "One model call's tokens, and its cost when the price is known.",
+        (
+            Field("where", lambda p: p.task_id or p.purpose or "run"),
+            Field("model", lambda p: p.model or "?", 40),
+            Field("input", lambda p: f"in {format_tokens(p.input_tokens)}" + (f" (cached {format_tokens(p.cached_tokens)})" if p.cached_tokens else "")),
+            Field("output", lambda p: f"out {format_tokens(p.output_tokens)}"),
+            Field("cost", lambda p: format_usd(p.cost_usd) if p.HasField("cost_usd") else "cost ?"),
+            Field("source", lambda p: p.source or "?", 40, fmt="[{}]", brief=False),
+        ),
+        _const(Tone.DIM),
+    ),  # fmt: skip
     EventKind("conversation_ended", "A conversation lane closed.", (Field("lane", _attr("lane")), Field("reason", _attr("reason"), 80)), _const(Tone.DIM)),
 )
 

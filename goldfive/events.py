@@ -33,6 +33,7 @@ from goldfive.control import ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.types import DriftEvent, Goal, Plan, Session, TaskStatus
+from goldfive.usage.model import RecordedUsage
 
 Event = pb.Event
 
@@ -222,6 +223,36 @@ def drift_detected(session: Session, drift: DriftEvent) -> pb.Event:
     d.detail = clean_text(drift.detail)
     d.current_task_id = clean_text(drift.task_id or session.current_task_id)
     d.annotation_id = clean_text(drift.annotation_id)
+    for item in drift.evidence:
+        e = d.evidence.add()
+        e.at.FromMilliseconds(min(max(item.at_ms, _MIN_MS), _MAX_MS))
+        e.what = clean_text(item.what)
+        e.tool_name = clean_text(item.tool_name)
+        e.call_id = clean_text(item.call_id)
+        e.args_json = clean_text(item.args_json)
+        e.text = clean_text(item.text)
+        e.sequence = max(item.sequence, 0)
+    return _stamp(session, ev)
+
+
+def usage_recorded(session: Session, recorded: RecordedUsage) -> pb.Event:
+    ev = pb.Event()
+    p = ev.usage_recorded
+    u = recorded.usage
+    p.task_id = clean_text(recorded.task_id)
+    p.purpose = str(recorded.purpose)
+    p.model = clean_text(u.model)
+    p.input_tokens = u.input_tokens
+    p.output_tokens = u.output_tokens
+    p.cached_tokens = u.cached_tokens
+    if recorded.cost_usd is not None:
+        p.cost_usd = recorded.cost_usd
+    p.source = clean_text(u.source)
+    p.cost_source = clean_text(recorded.cost_source)
+    p.response_id = clean_text(u.response_id)
+    p.duration_ms = u.duration_ms
+    p.otel_trace_id = clean_text(u.otel_trace_id)
+    p.otel_span_id = clean_text(u.otel_span_id)
     return _stamp(session, ev)
 
 
@@ -371,6 +402,7 @@ def agent_step(
     args: dict[str, Any] | None = None,
     text: str = "",
     outcome: str = "",
+    duration_ms: int = 0,
 ) -> pb.Event:
     """One step inside a task's agent run (framework adapters): ``model_turn`` (the model's
     text and the tools it called), ``tool_call`` (a tool ran, was refused or failed), ``hook``
@@ -390,6 +422,7 @@ def agent_step(
         p.args_json = clean_text(json.dumps(clean_json(args), ensure_ascii=False, sort_keys=True, default=str))
     p.text = clean_text(text)
     p.outcome = clean_text(outcome)
+    p.duration_ms = max(0, duration_ms)
     return _stamp(session, ev)
 
 

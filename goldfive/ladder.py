@@ -39,6 +39,20 @@ LADDER: dict[tuple[DriftKind, DriftSeverity], InterventionLevel] = {
     (DriftKind.REFINE_VALIDATION_FAILED, Sev.CRITICAL): L.OBSERVE,  # never refine on it (loop risk)
     (DriftKind.REPEATED_FAILURE, Sev.CRITICAL): L.PAUSE_ESCALATE,
     (DriftKind.RUNAWAY_DELEGATION, Sev.CRITICAL): L.CANCEL_REINVOKE,
+    # The watchdog's drifts (goldfive.watchdog) climb INFO, WARNING, CRITICAL as a task stays
+    # stuck: INFO is observed (the warning a person sees), WARNING nudges, CRITICAL pauses.
+    (DriftKind.LOOPING_TOOL_CALL, Sev.WARNING): L.NUDGE,
+    (DriftKind.LOOPING_TOOL_CALL, Sev.CRITICAL): L.PAUSE_ESCALATE,
+    (DriftKind.UNCERTAIN_PROGRESS, Sev.WARNING): L.NUDGE,
+    (DriftKind.UNCERTAIN_PROGRESS, Sev.CRITICAL): L.PAUSE_ESCALATE,
+    (DriftKind.LOOPING_REASONING, Sev.WARNING): L.NUDGE,
+    (DriftKind.TASK_TIMEOUT, Sev.CRITICAL): L.PAUSE_ESCALATE,
+}
+
+#: (kind, severity) -> (n, level): from the nth occurrence on, the drift goes to ``level``
+#: instead (LOOPING_REASONING CRITICAL nudges first, spec 7.d, and pauses when it comes back).
+REPEATS: dict[tuple[DriftKind, DriftSeverity], tuple[int, InterventionLevel]] = {
+    (DriftKind.LOOPING_REASONING, Sev.CRITICAL): (2, L.PAUSE_ESCALATE),
 }
 
 DEFAULT_BY_SEVERITY: dict[DriftSeverity, InterventionLevel] = {
@@ -51,10 +65,15 @@ DEFAULT_BY_SEVERITY: dict[DriftSeverity, InterventionLevel] = {
 def ladder_level(
     kind: DriftKind, severity: DriftSeverity, occurrences: int = 1
 ) -> InterventionLevel:
-    """The level for one drift. A repeat of a drift that already escalated to
-    PAUSE_ESCALATE goes to TERMINATE."""
+    """The level for one drift; ``occurrences`` counts this kind at this severity on this
+    task, this one included. A repeat of a drift that already escalated to PAUSE_ESCALATE goes
+    to TERMINATE."""
     level = LADDER.get((kind, severity), DEFAULT_BY_SEVERITY[severity])
-    if level == L.PAUSE_ESCALATE and occurrences > 1:
+    first_pause = 1
+    repeat = REPEATS.get((kind, severity))
+    if repeat is not None and occurrences >= repeat[0]:
+        level, first_pause = repeat[1], repeat[0]
+    if level == L.PAUSE_ESCALATE and occurrences > first_pause:
         return L.TERMINATE
     return level
 

@@ -31,6 +31,8 @@ from goldfive.run.current_run import running
 from goldfive.run.control_loop import RunCancelled
 from goldfive.steerer import DefaultSteerer
 from goldfive.types import Goal, Plan, Session, TaskStatus
+from goldfive.usage.model import Purpose
+from goldfive.usage.report import usage_scope
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.durable.recover import Recovered
@@ -319,8 +321,9 @@ class Runner:
             if isinstance(user_input, list):
                 goals = list(user_input)
             else:
-                derived = self.goal_deriver.derive(user_input, context={"run_id": session.run_id})
-                goals = list(await ctx.controls.responsive(derived, "goal derivation"))
+                with usage_scope(ctx, purpose=Purpose.GOALS):
+                    derived = self.goal_deriver.derive(user_input, context={"run_id": session.run_id})
+                    goals = list(await ctx.controls.responsive(derived, "goal derivation"))
         except RunCancelled:
             raise
         except GoldfiveError as exc:
@@ -331,12 +334,13 @@ class Runner:
         session.state["goldfive.goals_summary"] = "; ".join(g.summary for g in goals)
         await ctx.emit(events.goal_derived, goals)
         try:
-            made = self.planner.generate(
-                goals=goals,
-                available_agents=list(self.adapter.available_agents),
-                context={"run_id": session.run_id, "user_input": session.user_input},
-            )
-            plan = await ctx.controls.responsive(made, "planning")
+            with usage_scope(ctx, purpose=Purpose.PLAN):
+                made = self.planner.generate(
+                    goals=goals,
+                    available_agents=list(self.adapter.available_agents),
+                    context={"run_id": session.run_id, "user_input": session.user_input},
+                )
+                plan = await ctx.controls.responsive(made, "planning")
         except RunCancelled:
             raise
         except Exception as exc:  # isolation boundary: planner failure ends the run with a reason
@@ -371,6 +375,7 @@ class Runner:
         """Resume: the recorded state goes back in, RunResumed marks it, the run goes on."""
         from goldfive.durable.resume import install
 
+        ctx.usage.seed(rec.history)  # the totals go on from the recording's
         await self._show_history(rec)
         await install(ctx, rec)
         if rec.cancel_reason:  # a CANCEL was acked before the stop: it still holds
@@ -380,6 +385,7 @@ class Runner:
     async def _replan(self, ctx: RunContext, rec: Recovered) -> ExecutionOutcome | None:
         """Resume a run stopped before it had a plan: after RunResumed, its goals and plan are
         made again from its recorded input (nothing ran yet, so nothing runs twice)."""
+        ctx.usage.seed(rec.history)
         await self._show_history(rec)
         ctx.session.continue_after(rec.last_sequence)
         ctx.session.user_input = rec.user_input

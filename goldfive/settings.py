@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.watchdog.config import WatchdogConfig
 
 DEFAULT_LLM_BASE_URL = "https://api.openai.com/v1"
 
@@ -87,3 +91,91 @@ def redact_dsn(dsn: str) -> str:
     import re
 
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+
+
+def _number(env: Mapping[str, str], name: str, default: float, kind: type[int] | type[float]) -> float:
+    raw = env.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        return kind(raw.strip())
+    except ValueError:
+        from goldfive.errors import GoldfiveError
+
+        raise GoldfiveError(f"{name}={raw!r} is not a number") from None
+
+
+def watchdog_config(environ: Mapping[str, str] | None = None) -> "WatchdogConfig":
+    """The watchdog's thresholds for runs the command line starts: GOLDFIVE_WATCHDOG=off turns
+    it off; GOLDFIVE_WATCHDOG_REPEAT_CALLS, _PING_PONG_CYCLES, _STALL_S, _STALL_MODEL_CALLS,
+    _REPEAT_OUTPUTS and _TIMEOUT_FACTOR set its thresholds (see WatchdogConfig)."""
+    from goldfive.watchdog.config import WatchdogConfig
+
+    env = os.environ if environ is None else environ
+    d = WatchdogConfig()
+    try:
+        return WatchdogConfig(
+            enabled=env.get("GOLDFIVE_WATCHDOG", "on").strip().lower() not in ("off", "0", "false", "no"),
+            repeat_calls=int(_number(env, "GOLDFIVE_WATCHDOG_REPEAT_CALLS", d.repeat_calls, int)),
+            ping_pong_cycles=int(_number(env, "GOLDFIVE_WATCHDOG_PING_PONG_CYCLES", d.ping_pong_cycles, int)),
+            stall_s=_number(env, "GOLDFIVE_WATCHDOG_STALL_S", d.stall_s, float),
+            stall_model_calls=int(_number(env, "GOLDFIVE_WATCHDOG_STALL_MODEL_CALLS", d.stall_model_calls, int)),
+            repeat_outputs=int(_number(env, "GOLDFIVE_WATCHDOG_REPEAT_OUTPUTS", d.repeat_outputs, int)),
+            timeout_factor=_number(env, "GOLDFIVE_WATCHDOG_TIMEOUT_FACTOR", d.timeout_factor, float),
+        )
+    except ValueError as exc:
+        from goldfive.errors import GoldfiveError
+
+        raise GoldfiveError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class OTelSettings:
+    """Where ``--otel`` / ``OTelSink`` send traces, from the standard OpenTelemetry variables:
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL ("http/protobuf", the
+    default, or "grpc"); OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (used as it is) or
+    OTEL_EXPORTER_OTLP_ENDPOINT (http: "/v1/traces" is appended); the _HEADERS of either
+    ("k=v,k2=v2", values URL-encoded); OTEL_SERVICE_NAME; and
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true to send prompts, arguments and
+    results (off by default)."""
+
+    protocol: str = "http/protobuf"
+    endpoint: str = "http://localhost:4318/v1/traces"
+    headers: tuple[tuple[str, str], ...] = ()
+    service_name: str = "goldfive"
+    capture_content: bool = False
+    timeout_s: float = 10.0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "OTelSettings":
+        from urllib.parse import unquote
+
+        from goldfive.errors import GoldfiveError
+
+        env = os.environ if environ is None else environ
+        protocol = (env.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip()
+        if protocol not in ("http/protobuf", "grpc"):
+            raise GoldfiveError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: goldfive exports with \"http/protobuf\" or \"grpc\"")
+        endpoint = (env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or "").strip()
+        if not endpoint:
+            base = (env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or "").strip()
+            if protocol == "grpc":
+                endpoint = base or "http://localhost:4317"
+            else:
+                endpoint = (base.rstrip("/") + "/v1/traces") if base else "http://localhost:4318/v1/traces"
+        raw = env.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or env.get("OTEL_EXPORTER_OTLP_HEADERS") or ""
+        headers: list[tuple[str, str]] = []
+        for part in raw.split(","):
+            if not part.strip():
+                continue
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip():
+                raise GoldfiveError("OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs separated by commas")
+            headers.append((unquote(key.strip()).lower(), unquote(value.strip())))
+        timeout_ms = env.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or env.get("OTEL_EXPORTER_OTLP_TIMEOUT") or ""
+        try:
+            timeout_s = float(timeout_ms) / 1000 if timeout_ms.strip() else 10.0
+        except ValueError:
+            raise GoldfiveError(f"OTEL_EXPORTER_OTLP_TIMEOUT={timeout_ms!r} is not a number of milliseconds") from None
+        capture = (env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT") or "").strip().lower() == "true"
+        return cls(protocol, endpoint, tuple(headers), (env.get("OTEL_SERVICE_NAME") or "goldfive").strip() or "goldfive", capture, timeout_s)

@@ -23,6 +23,8 @@ from goldfive.protocols import can_replan, move_task
 from goldfive.run.acks import PROCESSED_STEER_IDS
 from goldfive.run.current_run import current
 from goldfive.run.outcome import RunCancelled
+from goldfive.usage.model import Purpose
+from goldfive.usage.report import usage_scope
 from goldfive.types import (
     DriftEvent,
     DriftKind,
@@ -72,7 +74,7 @@ class DefaultSteerer:
     max_auto_refines: int = 8
     _auto_refines: int = 0
     _refine_failures: dict[tuple[str, str], int] = field(default_factory=dict)
-    _occurrences: dict[tuple[str, str], int] = field(default_factory=dict)
+    _occurrences: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
     # -- the state machine ------------------------------------------------------------
     async def transition(
@@ -195,15 +197,23 @@ class DefaultSteerer:
         if drift.severity >= DriftSeverity.WARNING and drift.kind not in _NOT_LADDERED:
             ctx.deferred_drifts.append(drift)
 
-    async def handle_drift(self, session: Session, drift: DriftEvent, *, emit: bool = True) -> DriftOutcome:
-        """Emit the drift, then act on it per the intervention ladder."""
+    async def handle_drift(self, session: Session, drift: DriftEvent, *, emit: bool = True, live: bool = False) -> DriftOutcome:
+        """Emit the drift, then act on it per the intervention ladder.
+
+        ``live``: the drift was seen while its task runs (the watchdog). Observing, nudging and
+        escalating happen now; a level that changes the plan (ABSORB, CANCEL_REINVOKE) waits
+        for the next task boundary, where it is handled (and counted) as a deferred drift."""
         ctx = current()
         if emit:
             await ctx.emit(events.drift_detected, drift)
-        key = (str(drift.kind), drift.task_id)
+        key = (str(drift.kind), str(drift.severity), drift.task_id)
         self._occurrences[key] = self._occurrences.get(key, 0) + 1
         level = self.ladder_level_for(drift, self._occurrences[key])
         out = DriftOutcome(level)
+        if live and level in (InterventionLevel.ABSORB, InterventionLevel.CANCEL_REINVOKE):
+            self._occurrences[key] -= 1
+            ctx.deferred_drifts.append(drift)
+            return out
         if level == InterventionLevel.OBSERVE:
             return out
         if level == InterventionLevel.NUDGE:
@@ -247,7 +257,8 @@ class DefaultSteerer:
         drift = replace(drift, metadata=metadata)
         error = ""
         try:
-            new = await ctx.controls.responsive(ctx.planner.refine(plan=old, drift=drift, goals=session.goals), "replanning")
+            with usage_scope(ctx, "", Purpose.REPLAN):  # the run's, not the task's
+                new = await ctx.controls.responsive(ctx.planner.refine(plan=old, drift=drift, goals=session.goals), "replanning")
         except RunCancelled:
             raise
         except Exception as exc:  # isolation boundary: a planner bug becomes a drift, not a crash
@@ -329,4 +340,9 @@ def _plan(session: Session) -> Plan:
 
 
 def _corrective(drift: DriftEvent) -> str:
+    if drift.metadata.get("watchdog"):
+        return (
+            f"[goldfive steering] {drift.kind}: {drift.detail}. Repeating it will not help: change your "
+            "approach, or report the task blocked or failed with the reason."
+        )
     return f"[goldfive steering] {drift.kind}: {drift.detail}. Get back to the current task."

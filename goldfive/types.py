@@ -328,6 +328,20 @@ def _find_cycle(plan: Plan) -> list[str]:
 
 
 @dataclass(frozen=True)
+class DriftEvidence:
+    """One thing a drift detector saw (the watchdog's repeated calls, with their times)."""
+
+    at_ms: int
+    #: "tool_call", "model_output", "progress" or "task_started".
+    what: str
+    tool_name: str = ""
+    call_id: str = ""
+    args_json: str = ""
+    text: str = ""
+    sequence: int = 0
+
+
+@dataclass(frozen=True)
 class DriftEvent:
     kind: DriftKind
     severity: DriftSeverity
@@ -336,6 +350,8 @@ class DriftEvent:
     annotation_id: str = ""
     id: str = field(default_factory=lambda: secrets.token_hex(8))
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: What the detector saw, oldest first (DriftDetected.evidence on the wire).
+    evidence: tuple[DriftEvidence, ...] = field(default=(), compare=False)
 
 
 def _wall_ms() -> int:

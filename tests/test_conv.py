@@ -271,3 +271,14 @@ def test_every_drift_kind_round_trips(kind: DriftKind) -> None:
 def test_unknown_task_status_value_raises_conversion_error() -> None:
     with pytest.raises(ConversionError, match="42"):
         conv.task_status_from_pb(42)
+
+
+def test_usage_totals_round_trip_and_a_peers_impossible_figures_are_made_consistent() -> None:
+    from goldfive.pb.goldfive.v1 import events_pb2
+    from goldfive.usage import UsageTotals
+
+    totals = UsageTotals(calls=3, input_tokens=900, output_tokens=120, cached_tokens=300, cost_usd=0.25, unpriced_calls=1)
+    assert conv.from_pb_usage_totals(conv.to_pb_usage_totals(totals)) == totals
+    odd = events_pb2.UsageTotals(calls=1, input_tokens=5, cached_tokens=50, cost_usd=-1.0, unpriced_calls=7)
+    back = conv.from_pb_usage_totals(odd)
+    assert (back.cached_tokens, back.cost_usd, back.unpriced_calls) == (5, 0.0, 1)

@@ -11,7 +11,8 @@ import pytest
 from goldfive import events
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1 import control_pb2, types_pb2
-from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Goal, Plan, Session, Task, TaskEdge, TaskStatus
+from goldfive.types import DriftEvent, DriftEvidence, DriftKind, DriftSeverity, Goal, Plan, Session, Task, TaskEdge, TaskStatus
+from goldfive.usage import ModelUsage, Purpose, RecordedUsage
 
 NOW_MS = 1_700_000_000_000
 
@@ -113,6 +114,12 @@ CASES: list[tuple[str, Factory, Callable[[Any], None]]] = [
      lambda p: (p.task_id, p.grace_s, p.reason) == ("a", 2.5, "ignored cancel") or pytest.fail("abandoned")),
     ("recording_failed", lambda s: events.recording_failed(s, "writing 3 events to r.sqlite failed: disk full", 41),
      lambda p: (p.detail, p.failed_at_sequence) == ("writing 3 events to r.sqlite failed: disk full", 41) or pytest.fail("rec")),
+    ("usage_recorded",
+     lambda s: events.usage_recorded(s, RecordedUsage(
+         ModelUsage("gpt-4o-mini", 1200, 300, 200, "pydantic_ai", response_id="r1", duration_ms=40), "a", Purpose.TASK, 0.0004, "prices")),
+     lambda p: (p.task_id, p.purpose, p.model, p.input_tokens, p.output_tokens, p.cached_tokens, p.cost_usd, p.source,
+                p.cost_source, p.response_id, p.duration_ms)
+     == ("a", "task", "gpt-4o-mini", 1200, 300, 200, 0.0004, "pydantic_ai", "prices", "r1", 40) or pytest.fail("usage")),
     ("control_received",
      lambda s: events.control_received(
          s, ControlMessage(ControlKind.STEER, id="ctl-1", payload={"note": "x", "author": "ana"})),
@@ -333,3 +340,22 @@ def test_clean_text_refuses_what_is_not_a_string() -> None:
         events.clean_text(7)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="expected str, got bytes"):
         events.clean_text("é".encode())  # type: ignore[arg-type]
+
+
+def test_an_unknown_cost_is_left_unset_not_zero() -> None:
+    ev = events.usage_recorded(_session(), RecordedUsage(ModelUsage("mystery-model", 10, 5), "a", Purpose.TASK, None, ""))
+    assert not ev.usage_recorded.HasField("cost_usd")
+    assert (ev.usage_recorded.input_tokens, ev.usage_recorded.output_tokens) == (10, 5)
+
+
+def test_a_drift_carries_its_evidence_with_times() -> None:
+    evidence = (
+        DriftEvidence(NOW_MS - 2000, "tool_call", "deploy", "c1", '{"service": "api"}', sequence=7),
+        DriftEvidence(NOW_MS - 1000, "tool_call", "deploy", "c2", '{"service": "api"}', sequence=9),
+    )
+    drift = DriftEvent(DriftKind.LOOPING_TOOL_CALL, DriftSeverity.WARNING, "looks stuck", "a", evidence=evidence)
+    p = events.drift_detected(_session(), drift).drift_detected
+    assert [(e.at.ToMilliseconds(), e.tool_name, e.call_id, e.args_json, e.sequence) for e in p.evidence] == [
+        (NOW_MS - 2000, "deploy", "c1", '{"service": "api"}', 7),
+        (NOW_MS - 1000, "deploy", "c2", '{"service": "api"}', 9),
+    ]

@@ -34,3 +34,15 @@ def test_the_readme_library_examples_run_as_written(capsys):
     for code, expected in zip(blocks, README_OUTPUTS):
         exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
         assert capsys.readouterr().out.strip() == expected
+
+
+def test_the_readme_stuck_agent_is_caught_with_its_evidence(tmp_path, monkeypatch):
+    monkeypatch.setenv("GOLDFIVE_DATA_DIR", str(tmp_path))
+    result = CliRunner().invoke(
+        main, ["run", "examples.stuck_agent:agent", "--goal", "ship 1.2", "--plan", "examples/stuck_plan.json", "--headless"]
+    )
+    assert result.exit_code == 1, result.output  # headless: nobody can answer the escalation
+    out = result.output
+    assert 'LOOPING_TOOL_CALL INFO [ship] "looks stuck: deploy called 5 times with the same arguments" (5 pieces of evidence' in out
+    assert "agent was told: [user_steering][goldfive steering] LOOPING_TOOL_CALL: looks stuck: deploy called 10 times" in out
+    assert "HUMAN_INTERVENTION_REQUIRED CRITICAL" in out and "GOLDFIVE_PAUSE_ESCALATE" in out

@@ -14,6 +14,7 @@ from goldfive.pb.goldfive.v1 import types_pb2 as tpb
 from goldfive.recording import open_recording
 from goldfive.store.events import StoredEvents
 from goldfive.timeline import Timeline, fork
+from goldfive.usage import UsageTotals
 from goldfive.view import RunState
 from tests.test_store_damage import record, spoil_row, story
 
@@ -41,9 +42,10 @@ def test_fork_equals_deepcopy_and_shares_nothing_mutable() -> None:
 
 def test_every_mutable_runstate_field_is_a_container_fork_copies() -> None:
     # A new kind of mutable field would be shared between checkpoints: fork must learn it first.
+    # UsageTotals is a frozen value: sharing it is safe.
     for f in dataclasses.fields(RunState):
         value = getattr(RunState(), f.name)
-        assert isinstance(value, (dict, list, deque, str, int, float, bool)), f.name
+        assert isinstance(value, (dict, list, deque, str, int, float, bool, UsageTotals)), f.name
 
 
 def test_checkpoints_are_spaced_by_the_number_of_tasks_and_states_stay_exact() -> None:

@@ -12,7 +12,8 @@ from goldfive import events
 from goldfive.control import ControlAck, ControlKind, ControlMessage, AckResult
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._json import message_to_dict, message_to_json
-from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Goal, Plan, Session, Task, TaskEdge, TaskStatus
+from goldfive.types import DriftEvent, DriftEvidence, DriftKind, DriftSeverity, Goal, Plan, Session, Task, TaskEdge, TaskStatus
+from goldfive.usage import ModelUsage, Purpose, RecordedUsage
 
 
 def _every_kind(s: Session) -> list[Event]:
@@ -36,6 +37,13 @@ def _every_kind(s: Session) -> list[Event]:
         events.task_cancelled(s, "b", "user"),
         events.task_transitioned(s, "b", TaskStatus.PENDING, TaskStatus.RUNNING, "go"),
         events.drift_detected(s, DriftEvent(DriftKind.USER_STEER, DriftSeverity.WARNING, "steer")),
+        events.drift_detected(s, DriftEvent(
+            DriftKind.LOOPING_TOOL_CALL, DriftSeverity.WARNING, "looks stuck", "a",
+            evidence=(DriftEvidence(1_700_000_000_123, "tool_call", "deploy", "c1", '{"v": 1}', sequence=4),),
+        )),
+        events.usage_recorded(s, RecordedUsage(ModelUsage("gpt-4o", 10, 5, 2, "openai_compat"), "a", Purpose.TASK, 0.001, "prices")),
+        events.usage_recorded(s, RecordedUsage(ModelUsage("mystery", 10, 5), "", Purpose.PLAN, None, "")),
+        events.usage_recorded(s, RecordedUsage(ModelUsage("m", 1, 1), "a", Purpose.TASK, 0.0, "reported")),
         events.approval_requested(s, target_id="t", kind="tool", args={"n": 1}, metadata={"k": "v"}),
         events.approval_granted(s, "t", "ok"),
         events.approval_rejected(s, "t", "no"),

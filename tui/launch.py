@@ -48,7 +48,9 @@ def run_local_tui(
 
     out, err = out or sys.stdout, err or sys.stderr
     recorder = _recording_sink(db_path)
-    source = LocalRunSource(factory, extra_sinks=[recorder])
+    from goldfive.run.defaults import run_defaults
+
+    source = LocalRunSource(factory, extra_sinks=[recorder, *run_defaults().sinks()])
     screen = RunScreen(source, clock=_wall_ms)
     try:
         asyncio.run(_run(GoldfiveApp(screen), screen, source, out, err))

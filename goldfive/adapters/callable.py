@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Awaitable, Callable, Iterable
 
+from goldfive.adapters.common import recording_tools
 from goldfive.results import InvocationResult
 from goldfive.run.current_run import current
 from goldfive.run.user_tools import UserTool
@@ -37,7 +38,8 @@ class CallableAdapter:
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         if self._wants_tools:
-            out = await self.fn(task, session, current().tools_for(task.id))
+            ctx = current()
+            out = await self.fn(task, session, recording_tools(ctx, task.id, ctx.tools_for(task.id)))
         else:
             out = await self.fn(task, session)
         if isinstance(out, InvocationResult):

@@ -20,17 +20,29 @@ to the model and to the person:
 from __future__ import annotations
 
 import json
+import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from goldfive import events
-from goldfive.adapters.llm_agent import system_prompt
+from goldfive.adapters.task_prompt import system_prompt
 from goldfive.run.approvals import request_approval
 from goldfive.run.context import RunContext
+from goldfive.run.tools import REPORTING_TOOL_NAMES, ReportingToolSpec
 from goldfive.types import Session, Task
 
-__all__ = ["ToolDecision", "ask_question", "ask_tool_approval", "record_model_turn", "record_tool_call", "task_input", "to_text"]
+__all__ = [
+    "ToolDecision",
+    "ask_question",
+    "ask_tool_approval",
+    "record_model_turn",
+    "framework_span",
+    "record_tool_call",
+    "recording_tools",
+    "task_input",
+    "to_text",
+]
 
 
 def task_input(session: Session, task: Task) -> str:
@@ -143,10 +155,13 @@ async def record_tool_call(
     result: Any = None,
     outcome: str = "ok",
     call_id: str = "",
+    duration_ms: int = 0,
 ) -> None:
-    """One tool call: its arguments and its result (or why it did not run)."""
+    """One tool call: its arguments and its result (or why it did not run), and how long it
+    ran when the adapter measured it."""
     await ctx.emit(
         events.agent_step,
+        duration_ms=duration_ms,
         task_id=task_id,
         step="tool_call",
         framework=framework,
@@ -156,3 +171,48 @@ async def record_tool_call(
         text=to_text(result),
         outcome=outcome,
     )
+
+
+#: The ``framework`` of the steps goldfive's own adapters record (CallableAdapter, LLMAgentAdapter).
+GOLDFIVE_FRAMEWORK = "goldfive"
+
+
+def recording_tools(ctx: RunContext, task_id: str, tools: dict[str, ReportingToolSpec], *, all_tools: bool = False) -> dict[str, ReportingToolSpec]:
+    """``tools`` with each call put on the event stream as an ``agent_step`` tool_call (so the
+    event log and the watchdog see what the agent called, with its arguments). The reporting
+    tools have events of their own and are recorded only with ``all_tools``."""
+    out: dict[str, ReportingToolSpec] = {}
+    for name, spec in tools.items():
+        if not all_tools and name in REPORTING_TOOL_NAMES:
+            out[name] = spec
+            continue
+
+        async def call(_spec: ReportingToolSpec = spec, **kwargs: Any) -> dict[str, Any]:
+            started = time.monotonic()
+            result = await _spec(**kwargs)
+            failed = isinstance(result, dict) and result.get("ok") is False
+            await record_tool_call(
+                ctx, task_id=task_id, framework=GOLDFIVE_FRAMEWORK, tool_name=_spec.name, args=kwargs,
+                result=result, outcome="error" if failed else "ok", duration_ms=int((time.monotonic() - started) * 1000),
+            )  # fmt: skip
+            return result
+
+        out[name] = replace(spec, handler=call)
+    return out
+
+
+def framework_span() -> tuple[str, str]:
+    """The (trace id, span id) in hex of the OpenTelemetry span current now, when a framework's
+    own instrumentation has one recording (ADK's ``call_llm`` span around its model callbacks;
+    an instrumented PydanticAI agent's run): the usage reported with them lets an OTel export
+    link to that span instead of making a second chat span. ("", "") otherwise, and always when
+    opentelemetry is not installed."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return "", ""
+    span = trace.get_current_span()
+    ctx = span.get_span_context()
+    if not span.is_recording() or not ctx.is_valid:
+        return "", ""
+    return f"{ctx.trace_id:032x}", f"{ctx.span_id:016x}"

@@ -17,9 +17,10 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from goldfive.adapters.common import GOLDFIVE_FRAMEWORK, record_model_turn, recording_tools
+from goldfive.adapters.task_prompt import system_prompt
 from goldfive.errors import LLMError
 from goldfive.llm.base import ChatModel, ChatResult, ToolCall
-from goldfive.llm.prompts import render_prompt
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import current, read_injected
@@ -27,7 +28,6 @@ from goldfive.run.tools import ReportingToolSpec
 from goldfive.run.user_tools import UserTool
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
-_RESULT_CHARS = 600  # completed outputs are context for the model, not the whole artifact
 
 
 class LLMAgentAdapter:
@@ -60,7 +60,7 @@ class LLMAgentAdapter:
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         ctx = current()
-        specs = ctx.tools_for(task.id)
+        specs = recording_tools(ctx, task.id, ctx.tools_for(task.id), all_tools=True)
         schemas = [spec.openai_schema() for spec in specs.values()]
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(session, task)},
@@ -78,6 +78,8 @@ class LLMAgentAdapter:
                 words = result.refusal or result.content or "finish_reason content_filter"
                 await _drift(ctx, DriftKind.AGENT_REFUSAL, DriftSeverity.WARNING, f"model refused: {words}", task.id)
                 return InvocationResult(task.id, text=result.content, stop_reason="refusal", error=f"model refused: {words}")
+            calls = [c.name for c in result.tool_calls]
+            await record_model_turn(ctx, task_id=task.id, framework=GOLDFIVE_FRAMEWORK, text=result.content, tool_calls=calls)
             if result.finish_reason == "length":
                 await _drift(
                     ctx, DriftKind.CONTEXT_PRESSURE, DriftSeverity.WARNING, "model answer cut off (finish_reason length)", task.id
@@ -118,32 +120,6 @@ class LLMAgentAdapter:
             await _drift(ctx, DriftKind.SCHEMA_VIOLATION, DriftSeverity.INFO, detail, task_id)
             return {"ok": False, "error": f"{detail}. Call the tool again with a JSON object."}
         return await spec(**args)
-
-
-def system_prompt(session: Session, task: Task) -> str:
-    """The ``agent_task.system`` prompt for ``task``: goals, plan, completed results, the task."""
-    goals = "\n".join(f"- {g.id}: {g.summary}" for g in session.goals) or "(none)"
-    plan_lines: list[str] = []
-    completed: list[str] = []
-    if session.plan is not None:
-        deps: dict[str, list[str]] = {}
-        for e in session.plan.edges:
-            deps.setdefault(e.to_task_id, []).append(e.from_task_id)
-        for t in session.plan.tasks:
-            after = f" (after {', '.join(deps[t.id])})" if t.id in deps else ""
-            plan_lines.append(f"- {t.id} [{t.status}]: {t.title}{after}")
-            if t.status == TaskStatus.COMPLETED:
-                result = str(session.completed_results.get(t.id, "")).strip().replace("\n", " ")
-                completed.append(f"- {t.id}: {result[:_RESULT_CHARS] or '(no result text)'}")
-    return render_prompt(
-        "agent_task.system",
-        goals=goals,
-        plan="\n".join(plan_lines) or "(none)",
-        completed="\n".join(completed) or "(none)",
-        task_id=task.id,
-        task_title=task.title,
-        task_description=task.description or "(none)",
-    )
 
 
 def _assistant_message(result: ChatResult) -> dict[str, Any]:

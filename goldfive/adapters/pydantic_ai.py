@@ -56,7 +56,8 @@ from pydantic_ai.tools import (
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 
-from goldfive.adapters.common import ask_tool_approval, record_model_turn, record_tool_call, task_input, to_text
+from goldfive.adapters.common import ask_tool_approval, framework_span, record_model_turn, record_tool_call, task_input, to_text
+from goldfive.usage import ModelUsage, report_usage
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext as GoldfiveRun
 from goldfive.run.current_run import current, read_injected
@@ -111,7 +112,9 @@ class PydanticAIAdapter:
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         ctx = current()
         specs = ctx.tools_for(task.id)
-        steering = GoldfiveSteering(ctx, task.id, specs)
+        own = self.agent.instrument if isinstance(self.agent, Agent) else None
+        instrumented = bool(own if own is not None else Agent._instrument_default)
+        steering = GoldfiveSteering(ctx, task.id, specs, instrumented=instrumented)
         toolset = self._reporting.for_specs(specs)
         history = list(self.history(session)) if self.memory else []
         prompt = task_input(session, task)
@@ -213,10 +216,12 @@ _ENDING_TOOLS = ("report_task_completed", "report_task_failed")
 class GoldfiveSteering(AbstractCapability[Any]):
     """The goldfive side of one PydanticAI run (one goldfive task)."""
 
-    def __init__(self, run: GoldfiveRun, task_id: str, specs: dict[str, ReportingToolSpec]) -> None:
+    def __init__(self, run: GoldfiveRun, task_id: str, specs: dict[str, ReportingToolSpec], *, instrumented: bool = False) -> None:
         self.run = run
         self.task_id = task_id
         self.specs = specs
+        #: The agent emits its own OpenTelemetry spans (Agent(instrument=...) or instrument_all).
+        self.instrumented = instrumented
         #: What report_task_completed / report_task_failed said (the task's result or reason).
         self.reported = ""
         #: The calls of the model's latest answers not yet seen answered, by tool call id.
@@ -244,7 +249,21 @@ class GoldfiveSteering(AbstractCapability[Any]):
         text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
         self._calls.update((c.tool_call_id, c) for c in calls)
+        await self._report_usage(response)
         await record_model_turn(self.run, task_id=self.task_id, framework=FRAMEWORK, text=text, tool_calls=[c.tool_name for c in calls])
+
+    async def _report_usage(self, response: ModelResponse) -> None:
+        """The response's RequestUsage (its input_tokens include the cache reads, as goldfive's)."""
+        u = response.usage
+        if not (u.input_tokens or u.output_tokens):
+            return
+        trace_id, span_id = framework_span() if self.instrumented else ("", "")
+        usage = ModelUsage(
+            model=response.model_name or "", input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+            cached_tokens=min(u.cache_read_tokens, u.input_tokens), source=FRAMEWORK,
+            response_id=response.provider_response_id or "", otel_trace_id=trace_id, otel_span_id=span_id,
+        )  # fmt: skip
+        await report_usage(usage, session=self.run.session, task_id=self.task_id)
 
     async def results(self, request: ModelRequest) -> None:
         """The tool calls answered in ``request`` (the next ``ModelRequestNode``'s request)."""

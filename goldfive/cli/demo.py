@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from goldfive.cli.extras import extras_options, install_extras
+
 __all__ = ["demo_command", "register"]
 
 #: ``demo --headless --approvals wait`` has nobody to answer: say how to get someone.
@@ -34,8 +36,13 @@ WAIT_HEADLESS = (
     default=None,
     help="Open the runs screen over this many demo runs in this process (different goals; offline, no network).",
 )
-def demo_command(speed: float, headless: bool, approvals: str, base_url: str | None, model: str | None, runs: int | None) -> None:
+@extras_options
+def demo_command(
+    speed: float, headless: bool, approvals: str, base_url: str | None, model: str | None, runs: int | None,
+    prices_path: str | None = None, otel: bool = False,
+) -> None:
     """Run the slide-deck demo (offline, no API key needed)."""
+    install_extras(prices_path, otel, command="demo")
     if speed <= 0:
         raise click.BadParameter("must be positive", param_hint="--speed")
     if runs is not None:

@@ -13,6 +13,7 @@ from typing import Any, Callable, TextIO
 
 import click
 
+from goldfive.cli.extras import extras_options, install_extras
 from goldfive.inputs import InputError, load_agent, make_planner
 from goldfive.cli.output import echo, field
 from goldfive.control import ControlChannel
@@ -122,8 +123,11 @@ async def run_headless(
     printer = _PrintSink(out)
     recorder = _recording_sink(db_path) if record else None
     where = recorder.path if recorder is not None else os.path.abspath(db_path or "")
+    from goldfive.run.defaults import run_defaults
+
+    extra = run_defaults().sinks()  # --otel
     try:
-        runner, user_input = factory([printer, recorder] if recorder is not None else [printer], None)
+        runner, user_input = factory([printer, recorder, *extra] if recorder is not None else [printer, *extra], None)
     except GoldfiveError as exc:
         echo(f"goldfive: {field(exc)}", err=True)
         return EXIT_BAD_INPUT
@@ -174,6 +178,7 @@ def recording_failed_line(runner: Any) -> str:
 )
 @click.option("--hub-token-file", metavar="FILE", help="Read the hub's bearer token from FILE (kept out of the process list).")
 @click.option("--hub-tls-ca", metavar="FILE", help="CA certificate (PEM) to verify the hub's TLS certificate.")
+@extras_options
 def run_command(
     agent_spec: str,
     goal: str,
@@ -188,8 +193,11 @@ def run_command(
     hub_token: str | None,
     hub_token_file: str | None,
     hub_tls_ca: str | None,
+    prices_path: str | None = None,
+    otel: bool = False,
 ) -> None:
     """Run your async agent MODULE:FUNCTION, `async def fn(task, session[, tools])`."""
+    install_extras(prices_path, otel, command="run")
     if not goal.strip():
         raise _fail("--goal is empty: say what the run should achieve")
     if hub_addr is None and hub_token_file:

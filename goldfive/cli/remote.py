@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from goldfive.cli.extras import extras_options
+
 from goldfive.cli.output import echo, field
 from goldfive.errors import GoldfiveError, RemoteError
 from goldfive.remote.server import DEFAULT_LISTEN
@@ -113,6 +115,7 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     metavar="HOST:PORT",
     help="With --ray: the address the runs' actors dial back (default: the listen address).",
 )
+@extras_options
 def serve_command(
     target: str | None,
     listen: str,
@@ -138,6 +141,8 @@ def serve_command(
     ray_address: str | None = None,
     ray_resources: str | None = None,
     advertise: str | None = None,
+    prices_path: str | None = None,
+    otel: bool = False,
 ) -> None:
     """Serve runs over gRPC until interrupted: every run recorded in the database, the run
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
@@ -151,6 +156,11 @@ def serve_command(
     def warn(message: str) -> None:
         click.echo(f"goldfive serve: warning: {message}", err=True)
 
+    from goldfive.cli.extras import install_extras
+
+    # --otel: the hub exports every run it serves live, hosted or connected (its event hook),
+    # so no run of this process gets a sink of its own as well.
+    exporter = install_extras(prices_path, otel, command="serve", as_sink=False)
     try:
         token = server_tokens(tokens, token_files, remote_token(), flag="--token", warn=warn)
         runners = server_tokens(runner_tokens, runner_token_files, runner_token(), flag="--runner-token", warn=warn)
@@ -194,6 +204,7 @@ def serve_command(
                 resume_with=None if no_resume else resume_with, runner_token=runners,
                 interrupt_after=interrupt_after,
                 notify_cmd=notify_cmd, placer=placer, runner_limits=limits,
+                event_hooks=[exporter.handle] if exporter is not None else [],
             )  # fmt: skip
         )
         with contextlib.suppress(NotImplementedError):  # SIGTERM stops it as cleanly as Ctrl-C
@@ -217,6 +228,9 @@ def serve_command(
             await task
         except asyncio.CancelledError:
             click.echo("goldfive serve: stopped", err=True)
+        finally:
+            if exporter is not None:  # what the hub's runs did so far goes out before it exits
+                await exporter.shutdown()
 
     try:
         asyncio.run(main())

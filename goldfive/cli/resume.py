@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from goldfive.cli.extras import extras_options
 from goldfive.inputs import load_agent, make_planner
 from goldfive.cli.local import EXIT_BAD_INPUT, EXIT_INTERRUPTED, run_headless
 from goldfive.control import ControlChannel
@@ -34,15 +35,21 @@ def _fail(message: str) -> click.exceptions.Exit:
 @click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
 @click.option("--api-key", help="API key for the LLM planner (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
 @click.option("--api-key-file", metavar="FILE", help="Read the API key from FILE (kept out of the process list).")
-def resume_command(run_ref: str | None, db_path: str | None, headless: bool, api_key: str | None, api_key_file: str | None) -> None:
+@extras_options
+def resume_command(
+    run_ref: str | None, db_path: str | None, headless: bool, api_key: str | None, api_key_file: str | None,
+    prices_path: str | None = None, otel: bool = False,
+) -> None:
     """Continue run RUN (its id or a unique prefix; without it, the one interrupted run) where
     its recording stops: completed tasks are not run again, the task the stop cut off runs
     again, a paused run comes back paused."""
     from goldfive.durable.resume import load_for_resume
     from goldfive.settings import default_db_path
 
+    from goldfive.cli.extras import install_extras
     from goldfive.cli.local import secret_option
 
+    install_extras(prices_path, otel, command="resume")
     api_key = secret_option(api_key, api_key_file, "--api-key")
     path = db_path or default_db_path()
     _refuse_damaged(path)

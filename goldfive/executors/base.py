@@ -27,6 +27,7 @@ from goldfive.protocols import move_task
 from goldfive.controls.payloads import Control, Steer
 from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
+from goldfive.usage.report import usage_scope
 
 log = logging.getLogger("goldfive.executor")
 
@@ -153,7 +154,8 @@ class ExecutorBase:
     # -- running a batch ---------------------------------------------------------------
     async def _invoke(self, ctx: RunContext, task: Task) -> InvocationResult | BaseException:
         try:
-            result = await ctx.adapter.invoke(task, ctx.session)
+            with usage_scope(ctx, task.id):  # the model calls inside are this task's
+                result = await ctx.adapter.invoke(task, ctx.session)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: an agent crash fails its task
@@ -200,19 +202,21 @@ class ExecutorBase:
             while pending:
                 recv = controls.arm()
                 ready = completions.ready()
-                await first_done({ready} if recv is None else {ready, recv})
+                ladder = controls.interventions_ready()  # the watchdog's pause, mid-task
+                await first_done({ready, ladder} if recv is None else {ready, recv, ladder})
                 for fut in [f for f in completions.take() if f in pending]:
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
                     # Its turn is over: a message injected now goes to a batch mate still
                     # running, not onto this lane.
                     await ends.pop(running[fut].id)()
-                if recv is None or not recv.done():
-                    continue
-                msg = controls.take()
+                msg = controls.take() if recv is not None and recv.done() else None
+                from_ladder = msg is None and ladder.done() and pending
+                if from_ladder:
+                    msg = controls.take_intervention()
                 if msg is None:
                     continue
-                out = await controls.handle(msg, mid_task=bool(pending))
+                out = await controls.handle(msg, mid_task=bool(pending), from_ladder=bool(from_ladder))
                 if not (out.cancel_run or out.cancel_invocation):
                     continue
                 for fut in [f for f in pending if f.done()]:

@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from goldfive.usage.model import ModelUsage
+
 #: ``async def call_llm(system: str, user: str, model: str) -> str``
 CallLLM = Callable[[str, str, str], Awaitable[str]]
 
@@ -41,6 +43,9 @@ class ChatResult:
     finish_reason: str = ""
     refusal: str = ""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    #: The call's tokens, when the server reported them (the model client has already
+    #: recorded them with ``report_usage``; this is for the caller's own use).
+    usage: ModelUsage | None = field(default=None, compare=False)
 
 
 @runtime_checkable

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+from dataclasses import replace
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,6 +18,10 @@ import httpx
 from goldfive.errors import LLMError
 from goldfive.llm.base import ChatResult, ToolCall
 from goldfive.settings import LLMSettings
+from goldfive.usage.report import report_usage, usage_from_openai
+
+#: The ``source`` of the usage this client records.
+USAGE_SOURCE = "openai_compat"
 
 #: A Retry-After above this is not waited out: the call fails and says so.
 MAX_RETRY_AFTER_S = 30.0
@@ -94,8 +100,20 @@ class OpenAICompatClient:
         if tools:
             body["tools"] = tools
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        started = time.monotonic()
         response = await self._post_with_retries(body, headers)
-        return _parse_chat(response, self.url)
+        result = _parse_chat(response, self.url)
+        usage = usage_from_openai(
+            result.raw.get("usage"), model=str(result.raw.get("model") or use_model),
+            source=USAGE_SOURCE, response_id=str(result.raw.get("id") or ""),
+        )  # fmt: skip
+        if usage is not None:
+            usage = replace(usage, duration_ms=int((time.monotonic() - started) * 1000))
+            result = replace(result, usage=usage)
+            # Recorded here, once per call, for whichever run and task this call serves
+            # (the planner's, the goal deriver's or an agent's: goldfive.usage.usage_scope).
+            await report_usage(usage)
+        return result
 
     async def _post_with_retries(self, body: dict[str, Any], headers: dict[str, str]) -> httpx.Response:
         attempt = 0

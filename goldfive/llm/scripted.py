@@ -7,6 +7,7 @@ parsing and validation as a real model's answers.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -16,6 +17,11 @@ from goldfive.errors import LLMError
 from goldfive.llm.base import ChatResult, prompt_kind
 from goldfive.llm.scripted_agent import agent_turn
 from goldfive.llm.scripted_plans import answer_drift, answer_generate, answer_goals, answer_steer
+from goldfive.usage.model import ModelUsage
+from goldfive.usage.report import report_usage
+
+#: The model name (and usage source) of the scripted model's usage, when it reports any.
+SCRIPTED_MODEL = "scripted"
 
 _TEXT_ANSWERS = {
     "plan.generate": answer_generate,
@@ -45,9 +51,14 @@ class ScriptedModel:
     as the answer text, a ChatResult as the chat result, an exception is raised.
     """
 
-    def __init__(self, delay_s: float = 0.0, speed: float = 1.0, *, faults: Iterable[Fault] = ()) -> None:
+    def __init__(
+        self, delay_s: float = 0.0, speed: float = 1.0, *, faults: Iterable[Fault] = (), report_usage: bool = False
+    ) -> None:
         self.delay_s = delay_s
         self.speed = speed
+        #: Report each answer's tokens (estimated: 4 characters a token) as model "scripted",
+        #: as a real model client reports its server's figures. The demo turns it on.
+        self.report_usage = report_usage
         self.faults: deque[Fault] = deque(faults)
         self.calls: list[ScriptedCall] = []
 
@@ -55,6 +66,12 @@ class ScriptedModel:
         delay = self.delay_s * self.speed
         if delay > 0:
             await asyncio.sleep(delay)
+
+    async def _report(self, prompt: str, answer: str, started: float) -> None:
+        if self.report_usage:
+            took = int((time.monotonic() - started) * 1000)
+            usage = ModelUsage(SCRIPTED_MODEL, -(-len(prompt) // 4), -(-len(answer) // 4), source=SCRIPTED_MODEL, duration_ms=took)
+            await report_usage(usage)
 
     def _fault(self) -> str | ChatResult | None:
         """The next fault to answer with; an exception fault is raised here."""
@@ -68,6 +85,7 @@ class ScriptedModel:
     async def call_llm(self, system: str, user: str, model: str = "") -> str:
         kind = prompt_kind(system)
         self.calls.append(ScriptedCall(kind, system, user))
+        started = time.monotonic()
         await self._wait()
         fault = self._fault()
         if fault is not None:
@@ -75,7 +93,9 @@ class ScriptedModel:
         answer = _TEXT_ANSWERS.get(kind)
         if answer is None:
             raise LLMError(f"scripted model has no script for prompt kind {kind or '(no goldfive-prompt marker)'!r}")
-        return answer(user)
+        text = answer(user)
+        await self._report(system + user, text, started)
+        return text
 
     async def chat(
         self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None = None, model: str = ""
@@ -84,6 +104,7 @@ class ScriptedModel:
         user = next((str(m.get("content") or "") for m in messages if m.get("role") == "user"), "")
         kind = prompt_kind(system)
         self.calls.append(ScriptedCall(kind, system, user, tuple(messages)))
+        started = time.monotonic()
         await self._wait()
         fault = self._fault()
         if isinstance(fault, ChatResult):
@@ -91,8 +112,13 @@ class ScriptedModel:
         if fault is not None:
             return ChatResult(content=fault, finish_reason="stop")
         answer = _TEXT_ANSWERS.get(kind)
+        result: ChatResult | None = None
         if answer is not None:
-            return ChatResult(content=answer(user), finish_reason="stop")
-        if kind == "agent.task" or tools:
-            return agent_turn(messages, tools)
+            result = ChatResult(content=answer(user), finish_reason="stop")
+        elif kind == "agent.task" or tools:
+            result = agent_turn(messages, tools)
+        if result is not None:
+            said = result.content + "".join(c.name + c.arguments_json for c in result.tool_calls)
+            await self._report("".join(str(m.get("content") or "") for m in messages), said, started)
+            return result
         raise LLMError(f"scripted model has no script for prompt kind {kind or '(no goldfive-prompt marker)'!r}")

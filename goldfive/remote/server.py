@@ -21,6 +21,7 @@ import grpc
 
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
+from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER
 from goldfive.hub.quota import RunnerLimits
 from goldfive.remote.auth import OPERATOR, TokenInterceptor, check_listen, credentials, server_credentials, split_host_port
@@ -212,6 +213,7 @@ async def serve(
     notify_cmd: str | None = None,
     placer: Any = None,
     runner_limits: RunnerLimits | None = None,
+    event_hooks: Sequence[Callable[[Event], None]] = (),
 ) -> None:
     """Host ``runs`` (Launch: factory, user input and the launch record that builds it again)
     and serve them, and every recorded run in
@@ -234,16 +236,20 @@ async def serve(
 
     ``placer`` (a RayPlacer): runs started with StartRun are placed by it, and so are the
     interrupted runs it can build again (instead of ``resume_with``); it is closed when
-    serving ends."""
+    serving ends.
+
+    ``event_hooks``: told of every live event of every run served here, hosted or connected
+    (``serve --otel``: the OTel export)."""
     dsn = os.fspath(db_path) if db_path is not None and is_postgres(os.fspath(db_path)) else None
     if dsn is not None:
         await _serve_fleet(
             dsn, listen, token, tls_cert, tls_key, runs, ready=ready, tls_client_ca=tls_client_ca,
             runner_token=runner_token, interrupt_after=interrupt_after, notify_cmd=notify_cmd, ingest=ingest,
-            placer=placer, resume_with=resume_with, runner_limits=runner_limits,
+            placer=placer, resume_with=resume_with, runner_limits=runner_limits, event_hooks=event_hooks,
         )  # fmt: skip
         return
     host = RunHost(db_path if db_path is not None else default_db_path())
+    host.event_hooks.extend(event_hooks)
     command = _notify_command(host, notify_cmd)
     problem = check_database(host.db_path) if host.db_path != ":memory:" else None
     if problem is not None:
@@ -336,6 +342,7 @@ async def _serve_fleet(
     placer: Any = None,
     resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None,
     runner_limits: RunnerLimits | None = None,
+    event_hooks: Sequence[Callable[[Event], None]] = (),
 ) -> None:
     """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet). With
     ``placer``, runs started here are placed on Ray, and so are again the runs a gone hub
@@ -351,6 +358,7 @@ async def _serve_fleet(
         ) from None
     store = await PostgresStore.open(dsn, max_size=8)
     host = RunHost(":memory:")  # nothing on local disk: the database holds every run
+    host.event_hooks.extend(event_hooks)
     # The runs a gone hub started go on here: in this process, or placed on Ray with --ray.
     fleet = Fleet(
         store, host, address=listen, interrupt_after=interrupt_after, resume_with=resume_with,

@@ -58,6 +58,8 @@ def summary(run: HostedRun) -> service_pb2.RunSummary:
         current_task=current_task(state),
         waiting_approvals=len(state.approvals),
     )
+    if state.usage.calls:
+        out.usage.CopyFrom(conv.to_pb_usage_totals(state.usage))
     if state.started_ms:
         out.started_at.FromMilliseconds(state.started_ms)
     need = attention(state)
@@ -91,13 +93,17 @@ def snapshot(run: HostedRun) -> service_pb2.RunSnapshot:
         )
         for a in state.approvals.values()
     ]
-    return service_pb2.RunSnapshot(
+    out = service_pb2.RunSnapshot(
         summary=summary(run),
         plan=plan,
         pending_approvals=approvals,
         paused=state.paused,
         last_sequence=state.last_sequence,
     )
+    for task_id, view in state.tasks.items():
+        if view.usage.calls:
+            out.task_usage[task_id].CopyFrom(conv.to_pb_usage_totals(view.usage))
+    return out
 
 
 def waiting_items(run: HostedRun) -> list[service_pb2.WaitingItem]:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy
 from goldfive.approvals.rules import RuleBook
+from goldfive.usage.prices import PriceTable
+from goldfive.watchdog.config import WatchdogConfig
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,12 @@ class RuntimeConfig:
     machine_rules_path: Path | None = None
     #: What a control may carry; see ControlLimits.
     limits: ControlLimits = DEFAULT_LIMITS
+    #: Model prices for the run's usage (None: the process's, goldfive.run.defaults, else the
+    #: table shipped with goldfive).
+    prices: PriceTable | None = None
+    #: The stall and loop detectors' thresholds (``WatchdogConfig(enabled=False)``: off; None:
+    #: the process's, which the command line reads from GOLDFIVE_WATCHDOG_*).
+    watchdog: WatchdogConfig | None = None
 
     @property
     def max_note_bytes(self) -> int:

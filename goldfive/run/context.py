@@ -20,8 +20,11 @@ from goldfive.approvals.desk import ApprovalDesk
 from goldfive.errors import RecordingConflictError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
+from goldfive.run.defaults import run_defaults
 from goldfive.run.messages import EndTurn, InjectedMessages
 from goldfive.types import DriftEvent, Session
+from goldfive.usage.ledger import UsageLedger
+from goldfive.watchdog.watchdog import Watchdog
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.control import ControlChannel
@@ -51,6 +54,8 @@ STATE_CHANGES = frozenset(
         events.run_resumed,
         events.run_completed,
         events.run_aborted,
+        # Money spent is on disk before the run goes on: a resumed run's totals include it.
+        events.usage_recorded,
     }
 )
 
@@ -95,6 +100,10 @@ class RunContext:
     recording_error: str
     #: Durable commits that failed in this run (an exit after one is not a success).
     recording_failures: int
+    #: The run's model calls: ``report_usage`` records into it, a budget reads its totals.
+    usage: UsageLedger
+    #: The stall and loop detectors (None when ``config.watchdog`` turns them off).
+    watchdog: Watchdog | None
 
     def __init__(
         self,
@@ -134,6 +143,10 @@ class RunContext:
         self.recording_conflict = None
         self.recording_error = ""
         self.recording_failures = 0
+        defaults = run_defaults()
+        self.usage = UsageLedger(self.emit, self.config.prices or defaults.prices)
+        watch = self.config.watchdog or defaults.watchdog
+        self.watchdog = Watchdog(self, watch) if watch.enabled else None
         self._emit_lock = asyncio.Lock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
@@ -147,7 +160,8 @@ class RunContext:
     async def emit(self, factory: Callable[..., Event], *args: Any, **kwargs: Any) -> Event | None:
         """Build the event (stamping the next sequence) and hand it to every sink, in order.
 
-        After the terminal event nothing more is written into the run."""
+        After the terminal event nothing more is written into the run. The watchdog sees
+        every event; what it finds goes through the ladder once the event is out."""
         async with self._emit_lock:
             if self.ended:
                 # Guarantee: nothing is written into an ended run. Say so, never silently.
@@ -159,7 +173,11 @@ class RunContext:
             await self.fanout.emit(ev)
             if self._syncs and factory in STATE_CHANGES:
                 await self._sync(ev)
-            return ev
+            findings = self.watchdog.observe(ev) if self.watchdog is not None else None
+        if findings:
+            assert self.watchdog is not None
+            await self.watchdog.act(findings)
+        return ev
 
     async def _sync(self, ev: Event) -> None:
         """A state change is on disk before the run goes on (the next task, the ack).

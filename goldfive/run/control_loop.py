@@ -57,6 +57,7 @@ class ControlLoop:
         self.busy_with = ""
         #: STEERs acked while planning: applied to the plan once it exists.
         self._deferred_steers: list[Control[Steer]] = []
+        self._wake: asyncio.Future[None] | None = None
 
     # -- reading the channel ---------------------------------------------------------
     def usable(self) -> bool:
@@ -112,8 +113,23 @@ class ControlLoop:
             await self.apply_steer(self._deferred_steers.pop(0), interrupted=[])
 
     def submit(self, intervention: ControlMessage) -> None:
-        """The ladder's intervention: handled at the next boundary, after what is queued."""
+        """The ladder's intervention: handled at the next boundary, after what is queued, or
+        mid-task by an executor that races ``interventions_ready`` (the watchdog's pause)."""
         self._interventions.append(intervention)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    def interventions_ready(self) -> asyncio.Future[None]:
+        """A future done once the ladder has submitted an intervention; ``take_intervention``
+        reads it."""
+        if self._wake is None or self._wake.done():
+            self._wake = asyncio.get_running_loop().create_future()
+            if self._interventions:
+                self._wake.set_result(None)
+        return self._wake
+
+    def take_intervention(self) -> ControlMessage | None:
+        return self._interventions.popleft() if self._interventions else None
 
     # -- one message -------------------------------------------------------------------
     async def handle(self, msg: ControlMessage, *, mid_task: bool, from_ladder: bool = False) -> ControlOutcome:

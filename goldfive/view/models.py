@@ -12,6 +12,9 @@ from goldfive.control import AppliedAs, normalize_kind
 from goldfive.controls.payloads import Custom, decode_payload
 from goldfive.errors import GoldfiveError
 from goldfive.types import TaskStatus
+from goldfive.usage.model import UsageTotals
+
+_NO_USAGE = UsageTotals()
 
 
 class RunPhase(StrEnum):
@@ -40,6 +43,8 @@ class TaskView:
     reason: str = ""
     #: The plan revision in which the task first appeared (0: the submitted plan).
     added_revision: int = 0
+    #: The model calls made for it (every attempt).
+    usage: UsageTotals = _NO_USAGE
 
     @property
     def duration_ms(self) -> int | None:
@@ -95,6 +100,8 @@ class DriftView:
     detail: str
     task_id: str
     at_ms: int
+    #: What a detector saw: (when, what) pairs such as (ms, 'deploy({"v": 2})'), oldest first.
+    evidence: tuple[tuple[int, str], ...] = ()
 
 
 def summarize_payload(kind: str, payload: dict[str, Any]) -> str:

@@ -19,6 +19,8 @@ from goldfive.errors import ConversionError, GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.run.acks import ACK_MEANING, Follows, PauseChange, applied_as_of
 from goldfive.types import DriftKind, TaskStatus
+from goldfive.usage.ledger import recorded_from_pb
+from goldfive.usage.model import UsageTotals
 from goldfive.view.models import (
     ApprovalView,
     ControlView,
@@ -34,6 +36,9 @@ __all__ = ["RunState"]
 _BUSY = frozenset({TaskStatus.RUNNING, TaskStatus.BLOCKED})
 _RECENT_DRIFTS = 50
 _RATE_WINDOW_S = 5
+#: The burn rate is the cost of the last few minutes of the event clock, per hour.
+_BURN_WINDOW_MS = 5 * 60_000
+_MIN_BURN_SPAN_MS = 1000
 
 
 @dataclass
@@ -69,6 +74,9 @@ class RunState:
     #: Events whose payload could not be folded (see ``apply``).
     malformed: int = 0
     kind_counts: dict[str, int] = field(default_factory=dict)
+    #: The run's model calls so far (usage_recorded), also across resumes.
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    _burn: deque[tuple[int, float]] = field(default_factory=deque, repr=False)
     _drift_control: dict[str, str] = field(default_factory=dict, repr=False)
     _rate: deque[list[int]] = field(default_factory=deque, repr=False)
 
@@ -109,6 +117,19 @@ class RunState:
         now_s = (now_ms if now_ms is not None else self.last_event_ms) // 1000
         total = sum(n for sec, n in self._rate if now_s - _RATE_WINDOW_S < sec <= now_s)
         return total / _RATE_WINDOW_S
+
+    def burn_rate(self, now_ms: int | None = None) -> float | None:
+        """USD per hour over the last few minutes of the run (priced calls only); None before
+        there is a second of history or a priced call to go on."""
+        if not self._burn or not self.started_ms:
+            return None
+        now = self.ended_ms or (now_ms if now_ms is not None else self.last_event_ms)
+        since = max(self.started_ms, now - _BURN_WINDOW_MS)
+        span = now - since
+        if span < _MIN_BURN_SPAN_MS:
+            return None
+        spent = sum(cost for at, cost in self._burn if since <= at <= now)
+        return spent * 3_600_000 / span
 
     # -- local controls ------------------------------------------------------------------
     def control_sent(self, msg: ControlMessage, now_ms: int = 0) -> ControlView:
@@ -312,6 +333,16 @@ class RunState:
         elif status.is_terminal:
             t.ended_ms = ms
 
+    def _usage_recorded(self, p: pb.UsageRecorded, ms: int) -> None:
+        r = recorded_from_pb(p)
+        self.usage = self.usage.plus(r.usage, r.cost_usd)
+        if r.task_id and (t := self._task(r.task_id)):
+            t.usage = t.usage.plus(r.usage, r.cost_usd)
+        if r.cost_usd:
+            self._burn.append((ms, r.cost_usd))
+            while self._burn and self._burn[0][0] < ms - _BURN_WINDOW_MS:
+                self._burn.popleft()
+
     # drift and approvals
     def _drift_detected(self, p: pb.DriftDetected, ms: int) -> None:
         kind = str(conv.drift_kind_from_pb(p.kind))
@@ -322,6 +353,7 @@ class RunState:
             detail=p.detail,
             task_id=p.current_task_id,
             at_ms=ms,
+            evidence=tuple(_evidence_line(e) for e in p.evidence),
         )
         self.drifts.append(view)
         if kind == DriftKind.USER_STEER and p.id and p.annotation_id in self.controls:
@@ -366,7 +398,15 @@ def _replans(view: ControlView) -> bool:
     return view.applied_as is not None and ACK_MEANING[view.applied_as].follows is Follows.REPLAN
 
 
+def _evidence_line(e: pb.DriftEvidence) -> tuple[int, str]:
+    ms = e.at.seconds * 1000 + e.at.nanos // 1_000_000
+    if e.what == "tool_call":
+        return ms, f"{e.tool_name}({e.args_json[:120]})"
+    return ms, f"{e.what}: {e.text[:120]}"
+
+
 _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
+    "usage_recorded": RunState._usage_recorded,
     "run_resumed": RunState._run_resumed,
     "recording_failed": RunState._recording_failed,
     "run_started": RunState._run_started,

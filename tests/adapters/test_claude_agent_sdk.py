@@ -88,6 +88,11 @@ async def test_a_run_is_one_claude_session_its_tasks_one_query_each_with_usage_r
     assert usage[1].total_cost_usd == pytest.approx((usage[0].cost_usd or 0) + (usage[1].cost_usd or 0))
     steps = [s for s in h.of("agent_step") if s.step == "usage"]
     assert [json.loads(s.args_json)["task_id"] for s in steps] == ["t1", "t2"]
+    # and on the run's usage ledger, with Claude Code's own cost (source "reported")
+    recorded = h.of("usage_recorded")
+    assert [(r.task_id, r.source, r.cost_source) for r in recorded] == [("t1", "claude_agent_sdk", "reported"), ("t2", "claude_agent_sdk", "reported")]
+    assert [r.cost_usd for r in recorded] == pytest.approx([u.cost_usd for u in usage])
+    assert all(r.input_tokens >= u.input_tokens > 0 and r.output_tokens == u.output_tokens for r, u in zip(recorded, usage))
     assert [s.tool_name for s in h.of("agent_step") if s.step == "hook"][:1] == ["PreToolUse"]
     assert claude_children() == []  # the run's Claude Code ended with it
 

@@ -16,6 +16,7 @@ from goldfive.notify import Notice
 from goldfive.view.attention import URGENCY, attention
 from goldfive.view.state import RunState
 from goldfive.types import TaskStatus
+from goldfive.usage.model import UsageTotals
 
 from ..source import RunSource
 
@@ -40,6 +41,8 @@ class RunRow:
     needs_reason: str = ""
     needs_since_ms: int = 0
     goal: str = ""
+    #: The run's model calls so far (tokens, cost).
+    usage: UsageTotals = UsageTotals()
 
     @property
     def live(self) -> bool:
@@ -149,6 +152,7 @@ def row_from_state(state: RunState, run_id: str, origin: str) -> RunRow:
         needs_reason=need.reason if need else "",
         needs_since_ms=need.since_ms if need else 0,
         goal=state.goal_summary,
+        usage=state.usage,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from goldfive.control import ControlAck
 from goldfive.errors import RemoteError
+from goldfive import conv
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.link.client import RemoteClient
 
@@ -61,6 +62,7 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
         needs_reason=reason,
         needs_since_ms=since,
         goal=_goal(s),
+        usage=conv.from_pb_usage_totals(s.usage),
     )
 
 

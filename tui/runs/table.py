@@ -1,7 +1,7 @@
 """The runs table: one line per run, drawn with the Line API (only visible rows are painted).
 
 Columns: id, state, progress bar, needs you (what and for how long), current task (takes
-the width that is left), age, origin. ``row_text`` builds one row; ``RunsTable.show`` sets
+the width that is left), cost so far, age, origin. ``row_text`` builds one row; ``RunsTable.show`` sets
 every row from rows already sorted and filtered.
 """
 
@@ -13,6 +13,8 @@ from typing import overload
 from rich.text import Text
 from textual.geometry import Size
 
+from goldfive.usage.format import format_cost
+
 from ..format import age_text, clip
 from ..widgets.cursorlist import CursorList
 from .model import RunRow
@@ -20,12 +22,15 @@ from .model import RunRow
 __all__ = ["COLUMNS", "RunsTable", "header_text", "row_text"]
 
 #: (title, width); the task column (width 0) takes what is left.
-COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", -1), ("TASK", 0), ("AGE", 5), ("ORIGIN", 6))
+COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", -1), ("TASK", 0), ("COST", 7), ("AGE", 5), ("ORIGIN", 6))
+#: Narrower than this, the COST column is left out (the needs-you column keeps its room).
+_COST_FROM = 100
+_COST_W = 8
 #: The needs-you column: this wide at 80 columns, and a third of every column past 80.
 _NEEDS_W = 29
 _BAR = 5
 _ORIGIN = {"connected": "conn.", "recorded": "rec."}
-_FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1
+_FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1 - _COST_W
 _MIN_TASK = 6
 _STATE_STYLE = {
     "RUNNING": "green", "PAUSED": "yellow", "PAUSING": "yellow", "COMPLETED": "blue",
@@ -41,15 +46,16 @@ def _needs_width(width: int) -> int:
 
 
 def _task_width(width: int) -> int:
-    return max(_MIN_TASK, width - _FIXED - _needs_width(width))
+    return max(_MIN_TASK, width - _FIXED - _needs_width(width) - (_COST_W if width >= _COST_FROM else 0))
 
 
 def header_text(width: int) -> Text:
     out = Text(style="bold")
-    for n, (title, w) in enumerate(COLUMNS):
+    columns = [c for c in COLUMNS if c[0] != "COST" or width >= _COST_FROM]
+    for n, (title, w) in enumerate(columns):
         w = _needs_width(width) if w < 0 else (w or _task_width(width))
         out.append(title.ljust(w)[:w])
-        if n < len(COLUMNS) - 1:
+        if n < len(columns) - 1:
             out.append(" ")
     return out
 
@@ -88,6 +94,9 @@ def row_text(row: RunRow, now_ms: int, width: int) -> Text:
     task_w = _task_width(width)
     task = clip(row.current_task or ("·" if row.live else row.goal), task_w).ljust(task_w) + " "
     out.append(task, style="dim" if not row.current_task else "not dim")
+    if width >= _COST_FROM:
+        cost = format_cost(row.usage) or "·"  # "·": see needs_text
+        out.append(cost[:7].ljust(7) + " ", style="dim" if cost == "·" else "not dim")
     out.append(started[:5].ljust(5) + " ", style="dim")
     out.append(_ORIGIN.get(row.origin, row.origin)[:6].ljust(6), style="dim")
     return out

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from goldfive.view import RunPhase, RunState
 from goldfive.types import TaskStatus
+from goldfive.usage.format import format_cost, format_rate, format_tokens
 from ..format import clip, clock_text
 
 _BAR_WIDTH = 24
@@ -47,6 +48,11 @@ class RunHeader(Static):
         line2.append("█" * filled, style("header--bar-done"))
         line2.append("░" * (_BAR_WIDTH - filled), style("header--bar-todo"))
         line2.append(f" {done}/{total} tasks")
+        if state.usage.calls:
+            line2.append(f"   {format_tokens(state.usage.tokens)} tok {format_cost(state.usage)}")
+            burn = format_rate(state.burn_rate(now_ms))
+            if burn:
+                line2.append(f"  {burn}", style("header--dim"))
         waiting = len(state.approvals)
         if waiting:
             noun = "approval" if waiting == 1 else "approvals"

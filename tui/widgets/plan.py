@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from goldfive.view import RunState, TaskView
 from goldfive.types import TaskStatus
+from goldfive.usage.format import format_totals
 from ..format import STATUS_MARK, clip, clock_text, duration_text, task_note
 from .cursorlist import CursorList
 
@@ -76,6 +77,14 @@ def task_detail(
         timing.append(f"running {duration_text(max(0, now_ms - task.started_ms))}")
     if timing:
         out.append("  ".join(timing) + "\n", style="dim")
+    if task.usage.calls:
+        out.append("usage: " + format_totals(task.usage) + "\n", style="dim")
+    for drift in state.drifts:
+        if drift.task_id == task.id and drift.evidence:
+            out.append(f"{drift.kind} {drift.severity}: {drift.detail}\n", style="bold yellow")
+            for at_ms, what in drift.evidence:
+                when = clock_text(at_ms - state.started_ms) if state.started_ms else ""
+                out.append(f"  {when} {what}\n", style="dim")
     for call in rejected:
         out.append(f"rejected: {call}\n", style="bold red")
     if task.result:

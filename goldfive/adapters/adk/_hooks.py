@@ -32,9 +32,10 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
-from goldfive.adapters.common import ToolDecision, record_model_turn, record_tool_call, to_text
+from goldfive.adapters.common import ToolDecision, framework_span, record_model_turn, record_tool_call, to_text
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import read_injected
+from goldfive.usage import ModelUsage, report_usage
 from goldfive.run.tools import ReportingToolSpec
 from goldfive.types import Session
 
@@ -119,6 +120,7 @@ class GoldfivePlugin(BasePlugin):
         calls = [p.function_call.name or "?" for p in parts if p.function_call is not None]
         if llm_response.error_message:
             text = f"{text} [model error: {llm_response.error_message}]".strip()
+        await _report_usage(turn, callback_context, llm_response)
         await record_model_turn(turn.ctx, task_id=turn.task_id, framework=FRAMEWORK, text=text, tool_calls=calls)
         return None
 
@@ -188,3 +190,29 @@ def _with(result: Any, *, drop: str = "", **extra: str) -> dict[str, Any]:
             result[key] = value if not old or old == drop else f"{value} ({old})"
         return result
     return {"result": result, **extra}
+
+
+async def _report_usage(turn: Turn, callback_context: CallbackContext, llm_response: LlmResponse) -> None:
+    """The response's usage_metadata: prompt_token_count (cached content included,
+    cached_content_token_count) and, as output, candidates plus thoughts (thinking is billed as
+    output). ADK runs this callback inside its own ``call_llm`` span: the usage names it."""
+    meta = llm_response.usage_metadata
+    if meta is None:
+        return
+    inp = int(meta.prompt_token_count or 0)
+    out = int(meta.candidates_token_count or 0) + int(meta.thoughts_token_count or 0)
+    if not (inp or out):
+        return
+    trace_id, span_id = framework_span()
+    usage = ModelUsage(
+        model=llm_response.model_version or _agent_model(callback_context), input_tokens=inp, output_tokens=out,
+        cached_tokens=min(int(meta.cached_content_token_count or 0), inp), source=FRAMEWORK,
+        otel_trace_id=trace_id, otel_span_id=span_id,
+    )  # fmt: skip
+    await report_usage(usage, session=turn.session, task_id=turn.task_id)
+
+
+def _agent_model(callback_context: CallbackContext) -> str:
+    agent = callback_context.get_invocation_context().agent
+    model = getattr(agent, "model", "")
+    return model if isinstance(model, str) else str(getattr(model, "model", "") or "")

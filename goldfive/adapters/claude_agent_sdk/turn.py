@@ -44,6 +44,7 @@ from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
 from goldfive.adapters.common import ToolDecision, ask_question, ask_tool_approval, record_model_turn, record_tool_call, to_text
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
+from goldfive.usage import ModelUsage, report_usage
 from goldfive.run.current_run import read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
@@ -61,6 +62,10 @@ PermissionResult = PermissionResultAllow | PermissionResultDeny
 def user_message(text: str) -> dict[str, Any]:
     """A streamed user message with a uuid of its own (results list the uuids they took in)."""
     return {"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": None, "uuid": str(uuid.uuid4())}
+
+
+#: The ``source`` of the usage this adapter records (Claude Code's result message).
+USAGE_SOURCE = "claude_agent_sdk"
 
 
 class Turn:
@@ -119,6 +124,20 @@ class Turn:
             events.agent_step, task_id=self.task.id, step="usage", framework=FRAMEWORK,
             call_id=result.session_id, args=usage.as_dict(), text=usage.summary(),
         )  # fmt: skip
+        # On the run's usage ledger too (usage_recorded, the totals, the cost column): one entry
+        # per query with Claude Code's own cost. Claude Code reports a query's model calls
+        # together, so the entry counts as one call; num_turns in the step above says how many.
+        if usage.input_tokens or usage.output_tokens or usage.cost_usd:
+            cached = usage.cache_read_input_tokens
+            await report_usage(
+                ModelUsage(
+                    model="+".join(sorted(usage.model_usage)), source=USAGE_SOURCE,
+                    input_tokens=usage.input_tokens + cached + usage.cache_creation_input_tokens, cached_tokens=cached,
+                    output_tokens=usage.output_tokens, cost_usd=usage.cost_usd, response_id=result.session_id,
+                    duration_ms=max(usage.duration_api_ms, 0),
+                ),
+                session=self.session, task_id=self.task.id,
+            )  # fmt: skip
 
     def outcome(self) -> InvocationResult:
         task_id, status = self.task.id, self._status()

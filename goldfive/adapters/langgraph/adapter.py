@@ -43,6 +43,7 @@ from langgraph.types import Command, Interrupt
 from goldfive.adapters.common import ToolDecision, ask_question, ask_tool_approval, record_model_turn, record_tool_call, task_input
 from goldfive.adapters.langgraph.requests import Ask, Unanswerable, read_request
 from goldfive.adapters.langgraph.tools import CONFIG_KEY, Binding
+from goldfive.usage import ModelUsage, report_usage
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import current, read_injected
@@ -51,6 +52,8 @@ from goldfive.types import Session, Task, TaskStatus
 __all__ = ["FRAMEWORK", "LangGraphAdapter"]
 
 FRAMEWORK = "langgraph"
+#: The ``source`` of the usage this adapter records (the figures are LangChain's usage_metadata).
+USAGE_SOURCE = "langchain"
 
 
 # -- the adapter ------------------------------------------------------------------------------
@@ -217,7 +220,25 @@ class _TaskRun:
         names = [str(c.get("name", "")) for c in m.tool_calls]
         if not names:
             self.final_text = text
+        await self._report_usage(m)
         await record_model_turn(self.ctx, task_id=self.task.id, framework=FRAMEWORK, text=text, tool_calls=names)
+
+    async def _report_usage(self, m: AIMessage) -> None:
+        """LangChain's ``usage_metadata``: input_tokens (cache reads included,
+        input_token_details.cache_read) and output_tokens; the model from response_metadata."""
+        meta = m.usage_metadata
+        if not meta:
+            return
+        inp, out = int(meta.get("input_tokens") or 0), int(meta.get("output_tokens") or 0)
+        if not (inp or out):
+            return
+        details = meta.get("input_token_details") or {}
+        cached = int(details.get("cache_read") or 0)
+        rm = m.response_metadata or {}
+        model = str(rm.get("model_name") or rm.get("model") or "")
+        usage = ModelUsage(model=model, input_tokens=inp, output_tokens=out, cached_tokens=min(cached, inp), source=USAGE_SOURCE,
+                           response_id=str(m.id or ""))  # fmt: skip
+        await report_usage(usage, session=self.session, task_id=self.task.id)
 
     async def _tool_call(self, m: ToolMessage) -> None:
         call_id = str(m.tool_call_id)

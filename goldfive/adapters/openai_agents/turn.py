@@ -16,6 +16,7 @@ from agents import Agent, ModelResponse, RunContextWrapper, RunHooks, Tool
 from agents.run_config import ModelInputData, ToolErrorFormatterArgs
 
 from goldfive.adapters.common import record_model_turn, record_tool_call, to_text
+from goldfive.usage import ModelUsage, report_usage
 from goldfive.errors import GoldfiveError
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import read_injected
@@ -131,6 +132,7 @@ class RecordingHooks(RunHooks[Any]):
             elif kind.endswith("_call"):
                 calls.append(kind)
         turn = current_turn()
+        await _report_usage(turn, agent, response)
         await record_model_turn(turn.ctx, task_id=turn.task.id, framework=FRAMEWORK, text="".join(text), tool_calls=calls)
 
     async def on_tool_end(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object) -> None:
@@ -185,3 +187,19 @@ def _reports_failure(result: object) -> bool:
     except ValueError:
         return False
     return isinstance(value, dict) and value.get("ok") is False
+
+
+async def _report_usage(turn: Turn, agent: Agent[Any], response: ModelResponse) -> None:
+    """The response's Usage: input_tokens (cached ones included, input_tokens_details.cached_tokens)
+    and output_tokens. The model is the agent's (the SDK's response does not name it)."""
+    u = response.usage
+    if not (u.input_tokens or u.output_tokens):
+        return
+    details = getattr(u, "input_tokens_details", None)
+    cached = int(getattr(details, "cached_tokens", 0) or 0)
+    model = agent.model if isinstance(agent.model, str) else str(getattr(agent.model, "model", "") or "")
+    usage = ModelUsage(
+        model=model, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+        cached_tokens=min(max(cached, 0), u.input_tokens), source=FRAMEWORK, response_id=response.response_id or "",
+    )  # fmt: skip
+    await report_usage(usage, session=turn.ctx.session, task_id=turn.task.id)

@@ -62,8 +62,20 @@ def run_line(r: Any, now: float | None = None) -> str:
     needs = f"NEEDS YOU {field(r.needs_you)} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
     task = field(r.current_task) or "-"
     note = field(health_note(r))
+    cost = usage_words(r)
     return (f"{field(r.run_id)}  {field(r.state):<11} {r.tasks_completed}/{r.tasks_total}  {origin:<9} {where}  {needs}  "
-            f"task {task}  {started}  {field(r.goal_summary)}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip
+            f"task {task}  {started}  {cost}  {field(r.goal_summary)}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip
+
+
+def usage_words(r: Any) -> str:
+    """"12.3k tok $0.42" for a summary's usage, "no model calls" without any."""
+    from goldfive import conv
+    from goldfive.usage.format import format_cost, format_tokens
+
+    totals = conv.from_pb_usage_totals(r.usage)
+    if not totals.calls:
+        return "no model calls"
+    return f"{format_tokens(totals.tokens)} tok {format_cost(totals)}"
 
 
 @ctl.command("start", short_help="Host a new run in the hub: demo, or MODULE:FUNCTION.")

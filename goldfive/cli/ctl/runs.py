@@ -58,10 +58,18 @@ def status_command(opts: _Opts, run_id: str) -> None:
     if note := health_note(s):
         echo(f"recording: {field(note)}")
     from goldfive import conv
+    from goldfive.usage.format import format_cost, format_tokens, format_totals
 
+    totals = conv.from_pb_usage_totals(s.usage)
+    if totals.calls:
+        echo(f"usage: {format_totals(totals)}")
     for t in snap.plan.tasks:
         status = conv.task_status_from_pb(t.status) if t.status else "PENDING"
-        echo(f"  {str(status):<10} {field(t.id)}  {field(t.title)}")
+        used = ""
+        if t.id in snap.task_usage:
+            u = conv.from_pb_usage_totals(snap.task_usage[t.id])
+            used = f"  [{format_tokens(u.tokens)} tok {format_cost(u)}]"
+        echo(f"  {str(status):<10} {field(t.id)}  {field(t.title)}{used}")
     for a in snap.pending_approvals:
         echo(f"  approval waiting: {field(a.target_id)} ({field(a.kind)}) {field(a.prompt)}")
 

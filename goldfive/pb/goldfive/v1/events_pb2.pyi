@@ -12,7 +12,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "recording_schema")
+    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "usage_recorded", "recording_schema")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,7 @@ class Event(_message.Message):
     APPROVAL_DECIDED_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_EXPIRING_FIELD_NUMBER: _ClassVar[int]
     RECORDING_FAILED_FIELD_NUMBER: _ClassVar[int]
+    USAGE_RECORDED_FIELD_NUMBER: _ClassVar[int]
     RECORDING_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     run_id: str
@@ -84,8 +85,9 @@ class Event(_message.Message):
     approval_decided: ApprovalDecided
     approval_expiring: ApprovalExpiring
     recording_failed: RecordingFailed
+    usage_recorded: UsageRecorded
     recording_schema: int
-    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
+    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., usage_recorded: _Optional[_Union[UsageRecorded, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
 
 class RunStarted(_message.Message):
     __slots__ = ("run_id", "goal_summary", "started_at", "user_input", "launch_json")
@@ -236,20 +238,22 @@ class TaskTransitioned(_message.Message):
     def __init__(self, task_id: _Optional[str] = ..., from_status_name: _Optional[str] = ..., to_status_name: _Optional[str] = ..., from_status: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., to_status: _Optional[_Union[_types_pb2.TaskStatus, str]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class DriftDetected(_message.Message):
-    __slots__ = ("kind", "severity", "detail", "current_task_id", "annotation_id", "id")
+    __slots__ = ("kind", "severity", "detail", "current_task_id", "annotation_id", "id", "evidence")
     KIND_FIELD_NUMBER: _ClassVar[int]
     SEVERITY_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
     CURRENT_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     ANNOTATION_ID_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     kind: _types_pb2.DriftKind
     severity: _types_pb2.DriftSeverity
     detail: str
     current_task_id: str
     annotation_id: str
     id: str
-    def __init__(self, kind: _Optional[_Union[_types_pb2.DriftKind, str]] = ..., severity: _Optional[_Union[_types_pb2.DriftSeverity, str]] = ..., detail: _Optional[str] = ..., current_task_id: _Optional[str] = ..., annotation_id: _Optional[str] = ..., id: _Optional[str] = ...) -> None: ...
+    evidence: _containers.RepeatedCompositeFieldContainer[DriftEvidence]
+    def __init__(self, kind: _Optional[_Union[_types_pb2.DriftKind, str]] = ..., severity: _Optional[_Union[_types_pb2.DriftSeverity, str]] = ..., detail: _Optional[str] = ..., current_task_id: _Optional[str] = ..., annotation_id: _Optional[str] = ..., id: _Optional[str] = ..., evidence: _Optional[_Iterable[_Union[DriftEvidence, _Mapping]]] = ...) -> None: ...
 
 class RunCompleted(_message.Message):
     __slots__ = ("outcome_summary",)
@@ -439,7 +443,7 @@ class MessageReturned(_message.Message):
     def __init__(self, message_id: _Optional[str] = ..., lane: _Optional[str] = ...) -> None: ...
 
 class AgentStep(_message.Message):
-    __slots__ = ("task_id", "step", "framework", "tool_name", "call_id", "args_json", "text", "outcome")
+    __slots__ = ("task_id", "step", "framework", "tool_name", "call_id", "args_json", "text", "outcome", "duration_ms")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     FRAMEWORK_FIELD_NUMBER: _ClassVar[int]
@@ -448,6 +452,7 @@ class AgentStep(_message.Message):
     ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     step: str
     framework: str
@@ -456,7 +461,8 @@ class AgentStep(_message.Message):
     args_json: str
     text: str
     outcome: str
-    def __init__(self, task_id: _Optional[str] = ..., step: _Optional[str] = ..., framework: _Optional[str] = ..., tool_name: _Optional[str] = ..., call_id: _Optional[str] = ..., args_json: _Optional[str] = ..., text: _Optional[str] = ..., outcome: _Optional[str] = ...) -> None: ...
+    duration_ms: int
+    def __init__(self, task_id: _Optional[str] = ..., step: _Optional[str] = ..., framework: _Optional[str] = ..., tool_name: _Optional[str] = ..., call_id: _Optional[str] = ..., args_json: _Optional[str] = ..., text: _Optional[str] = ..., outcome: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
 
 class InvocationAbandoned(_message.Message):
     __slots__ = ("task_id", "grace_s", "reason")
@@ -467,3 +473,67 @@ class InvocationAbandoned(_message.Message):
     grace_s: float
     reason: str
     def __init__(self, task_id: _Optional[str] = ..., grace_s: _Optional[float] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class UsageRecorded(_message.Message):
+    __slots__ = ("task_id", "purpose", "model", "input_tokens", "output_tokens", "cached_tokens", "cost_usd", "source", "cost_source", "response_id", "duration_ms", "otel_trace_id", "otel_span_id")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    PURPOSE_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHED_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    COST_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_ID_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    OTEL_TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    OTEL_SPAN_ID_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    purpose: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    cost_usd: float
+    source: str
+    cost_source: str
+    response_id: str
+    duration_ms: int
+    otel_trace_id: str
+    otel_span_id: str
+    def __init__(self, task_id: _Optional[str] = ..., purpose: _Optional[str] = ..., model: _Optional[str] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., source: _Optional[str] = ..., cost_source: _Optional[str] = ..., response_id: _Optional[str] = ..., duration_ms: _Optional[int] = ..., otel_trace_id: _Optional[str] = ..., otel_span_id: _Optional[str] = ...) -> None: ...
+
+class UsageTotals(_message.Message):
+    __slots__ = ("calls", "input_tokens", "output_tokens", "cached_tokens", "cost_usd", "unpriced_calls")
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    INPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    CACHED_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    COST_USD_FIELD_NUMBER: _ClassVar[int]
+    UNPRICED_CALLS_FIELD_NUMBER: _ClassVar[int]
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cached_tokens: int
+    cost_usd: float
+    unpriced_calls: int
+    def __init__(self, calls: _Optional[int] = ..., input_tokens: _Optional[int] = ..., output_tokens: _Optional[int] = ..., cached_tokens: _Optional[int] = ..., cost_usd: _Optional[float] = ..., unpriced_calls: _Optional[int] = ...) -> None: ...
+
+class DriftEvidence(_message.Message):
+    __slots__ = ("at", "what", "tool_name", "call_id", "args_json", "text", "sequence")
+    AT_FIELD_NUMBER: _ClassVar[int]
+    WHAT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_NAME_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
+    what: str
+    tool_name: str
+    call_id: str
+    args_json: str
+    text: str
+    sequence: int
+    def __init__(self, at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., what: _Optional[str] = ..., tool_name: _Optional[str] = ..., call_id: _Optional[str] = ..., args_json: _Optional[str] = ..., text: _Optional[str] = ..., sequence: _Optional[int] = ...) -> None: ...

@@ -221,7 +221,7 @@ class ListRunsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class RunSummary(_message.Message):
-    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals", "hub", "owner")
+    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals", "hub", "owner", "usage")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TASKS_COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -243,6 +243,7 @@ class RunSummary(_message.Message):
     WAITING_APPROVALS_FIELD_NUMBER: _ClassVar[int]
     HUB_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     state: str
     tasks_completed: int
@@ -264,7 +265,8 @@ class RunSummary(_message.Message):
     waiting_approvals: int
     hub: str
     owner: str
-    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ..., hub: _Optional[str] = ..., owner: _Optional[str] = ...) -> None: ...
+    usage: _events_pb2.UsageTotals
+    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ..., hub: _Optional[str] = ..., owner: _Optional[str] = ..., usage: _Optional[_Union[_events_pb2.UsageTotals, _Mapping]] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs", "hub_warning")
@@ -281,17 +283,26 @@ class GetRunRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class RunSnapshot(_message.Message):
-    __slots__ = ("summary", "plan", "pending_approvals", "paused", "last_sequence", "hub_warning")
+    __slots__ = ("summary", "plan", "pending_approvals", "paused", "last_sequence", "hub_warning", "task_usage")
+    class TaskUsageEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: _events_pb2.UsageTotals
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[_events_pb2.UsageTotals, _Mapping]] = ...) -> None: ...
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
     PLAN_FIELD_NUMBER: _ClassVar[int]
     PENDING_APPROVALS_FIELD_NUMBER: _ClassVar[int]
     PAUSED_FIELD_NUMBER: _ClassVar[int]
     LAST_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     HUB_WARNING_FIELD_NUMBER: _ClassVar[int]
+    TASK_USAGE_FIELD_NUMBER: _ClassVar[int]
     summary: RunSummary
     plan: _types_pb2.Plan
     pending_approvals: _containers.RepeatedCompositeFieldContainer[_events_pb2.ApprovalRequested]
     paused: bool
     last_sequence: int
     hub_warning: str
-    def __init__(self, summary: _Optional[_Union[RunSummary, _Mapping]] = ..., plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., pending_approvals: _Optional[_Iterable[_Union[_events_pb2.ApprovalRequested, _Mapping]]] = ..., paused: _Optional[bool] = ..., last_sequence: _Optional[int] = ..., hub_warning: _Optional[str] = ...) -> None: ...
+    task_usage: _containers.MessageMap[str, _events_pb2.UsageTotals]
+    def __init__(self, summary: _Optional[_Union[RunSummary, _Mapping]] = ..., plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., pending_approvals: _Optional[_Iterable[_Union[_events_pb2.ApprovalRequested, _Mapping]]] = ..., paused: _Optional[bool] = ..., last_sequence: _Optional[int] = ..., hub_warning: _Optional[str] = ..., task_usage: _Optional[_Mapping[str, _events_pb2.UsageTotals]] = ...) -> None: ...

@@ -1,0 +1,52 @@
+"""``--prices FILE`` and ``--otel`` (on ``run``, ``demo``, ``serve`` and ``resume``): read and
+checked once, before anything starts, then installed for every run this process starts
+(goldfive.run.defaults), with the watchdog's thresholds from the environment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from goldfive.errors import GoldfiveError
+
+__all__ = ["extras_options", "install_extras"]
+
+
+def extras_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    fn = click.option(
+        "--otel", is_flag=True,
+        help="Export the runs as OpenTelemetry traces (GenAI conventions) to the OTLP endpoint the OTEL_* variables name "
+        "(default http://localhost:4318, http/protobuf); needs pip install 'goldfive[otel]'.",
+    )(fn)  # fmt: skip
+    return click.option(
+        "--prices", "prices_path", metavar="FILE",
+        help="Model prices (JSON, USD per million tokens) over the shipped table; a model with no price is recorded with its tokens only.",
+    )(fn)  # fmt: skip
+
+
+def install_extras(prices_path: str | None, otel: bool, *, command: str, as_sink: bool = True) -> Any:
+    """Install the process's run defaults; returns the OTel sink (None without --otel), which
+    every run of the process gets unless ``as_sink`` is False (a hub feeds it from its event
+    hook). A bad file, variable or a missing extra is one line on stderr and exit 2."""
+    from goldfive.run.defaults import RunDefaults, install_run_defaults
+    from goldfive.settings import OTelSettings, watchdog_config
+    from goldfive.usage.prices import load_prices
+
+    try:
+        prices = load_prices(prices_path) if prices_path else None
+        watchdog = watchdog_config()
+        sink = None
+        if otel:
+            settings = OTelSettings.from_env()
+            try:
+                from goldfive.otel import OTelSink
+            except ImportError:
+                raise GoldfiveError("--otel needs the OpenTelemetry SDK: pip install 'goldfive[otel]'") from None
+            sink = OTelSink(settings=settings)
+    except GoldfiveError as exc:
+        click.echo(f"goldfive {command}: error: {exc}", err=True)
+        raise click.exceptions.Exit(2) from None
+    install_run_defaults(RunDefaults(prices=prices, watchdog=watchdog, extra_sink=sink if as_sink else None))
+    return sink

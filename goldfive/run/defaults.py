@@ -1,0 +1,36 @@
+"""What the command line sets once for every run its process starts (``--prices``, ``--otel``,
+the GOLDFIVE_WATCHDOG_* thresholds): a run whose RuntimeConfig leaves them unset takes these.
+A program sets its own in RuntimeConfig and never needs this module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from goldfive.usage.prices import PriceTable
+from goldfive.watchdog.config import WatchdogConfig
+
+__all__ = ["RunDefaults", "install_run_defaults", "run_defaults"]
+
+
+@dataclass(frozen=True)
+class RunDefaults:
+    prices: PriceTable | None = None
+    watchdog: WatchdogConfig = WatchdogConfig()
+    #: A sink every run of this process also gets (the OTel export), or None.
+    extra_sink: Any = None
+
+    def sinks(self) -> list[Any]:
+        return [self.extra_sink] if self.extra_sink is not None else []
+
+
+_current = RunDefaults()
+
+
+def run_defaults() -> RunDefaults:
+    return _current
+
+
+def install_run_defaults(defaults: RunDefaults) -> None:
+    global _current
+    _current = defaults

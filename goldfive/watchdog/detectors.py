@@ -1,0 +1,205 @@
+"""The detectors: what one task's stream of steps looks like when it is stuck.
+
+``TaskWatch`` holds one running task's recent steps and answers each new one with the
+``Finding`` it completes, if any. It does bounded work per step (dictionary updates and a look
+at the last few calls), knows nothing of events or asyncio, and is driven with explicit times,
+so tests can drive it step by step.
+
+Each detector fires at its threshold and again at every further multiple of it (5, 10, 15
+identical calls), so a task that stays stuck keeps producing findings and the ladder climbs:
+the watchdog raises the first as a warning, the next as a nudge, then a pause.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from dataclasses import dataclass, field
+
+from goldfive.types import DriftEvidence, DriftKind
+from goldfive.watchdog.config import WatchdogConfig
+
+__all__ = ["Finding", "Step", "TaskWatch"]
+
+_RECENT = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing the task did, as the watchdog keeps it."""
+
+    at_ms: int
+    sequence: int
+    #: "tool_call", "model_output", "model_call", "progress", "task_started".
+    what: str
+    tool_name: str = ""
+    call_id: str = ""
+    args_json: str = ""
+    text: str = ""
+
+    def evidence(self) -> DriftEvidence:
+        return DriftEvidence(self.at_ms, self.what, self.tool_name, self.call_id, self.args_json, self.text[:200], self.sequence)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A detector's verdict: the drift kind, one line a person reads, and what it saw."""
+
+    kind: DriftKind
+    #: "repeat_calls", "ping_pong", "stall", "repeat_outputs", "timeout".
+    detector: str
+    task_id: str
+    detail: str
+    evidence: tuple[DriftEvidence, ...]
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(" ".join(text.lower().split()).encode(), digest_size=12).digest()
+
+
+@dataclass
+class TaskWatch:
+    task_id: str
+    config: WatchdogConfig
+    started_ms: int
+    #: The task's predicted duration (0: none, no timeout is watched).
+    predicted_ms: int = 0
+    last_progress_note: str = ""
+    last_fraction: float = -1.0
+    #: The last tool call or progress (model calls after it are what a stall is made of).
+    last_activity_ms: int = 0
+    _same: dict[tuple[str, str], list[Step]] = field(default_factory=dict)
+    _calls: deque[Step] = field(default_factory=lambda: deque(maxlen=_RECENT))
+    _outputs: dict[bytes, list[Step]] = field(default_factory=dict)
+    _model_calls: list[Step] = field(default_factory=list)
+    #: The framework reports its model turns (agent_step): usage events are not counted too.
+    _saw_outputs: bool = False
+    _ping_pong_fired: int = 0
+    _stalls_fired: int = 0
+    timeouts_fired: int = 0
+
+    def __post_init__(self) -> None:
+        self.last_activity_ms = self.started_ms
+
+    # -- steps --------------------------------------------------------------------------
+    def tool_call(self, step: Step) -> list[Finding]:
+        found: list[Finding] = []
+        self.last_activity_ms = step.at_ms
+        self._model_calls.clear()
+        key = (step.tool_name, step.args_json)
+        same = self._same.setdefault(key, [])
+        same.append(step)
+        n = self.config.repeat_calls
+        if len(same) % n == 0:
+            found.append(
+                Finding(
+                    DriftKind.LOOPING_TOOL_CALL, "repeat_calls", self.task_id,
+                    f"looks stuck: {step.tool_name} called {len(same)} times with the same arguments",
+                    self._evidence(same),
+                )  # fmt: skip
+            )
+        self._calls.append(step)
+        pong = self._ping_pong()
+        if pong is not None:
+            found.append(pong)
+        return found
+
+    def model_output(self, step: Step) -> list[Finding]:
+        """A model answer (a step the framework reported)."""
+        self._saw_outputs = True
+        found = self._model_call(step)
+        if not step.text.strip():
+            return found
+        same = self._outputs.setdefault(_digest(step.text), [])
+        same.append(step)
+        if len(same) % self.config.repeat_outputs == 0:
+            words = " ".join(step.text.split())
+            found.append(
+                Finding(
+                    DriftKind.LOOPING_REASONING, "repeat_outputs", self.task_id,
+                    f"looks stuck: the model gave the same answer {len(same)} times: \"{words[:80]}\"",
+                    self._evidence(same),
+                )  # fmt: skip
+            )
+        return found
+
+    def model_call(self, step: Step) -> list[Finding]:
+        """A model call seen through its usage: counted when the framework reports no turns."""
+        return [] if self._saw_outputs else self._model_call(step)
+
+    def _model_call(self, step: Step) -> list[Finding]:
+        self._model_calls.append(step)
+        if len(self._model_calls) > _RECENT:
+            del self._model_calls[0]
+        quiet_ms = step.at_ms - self.last_activity_ms
+        stall_ms = self.config.stall_s * 1000
+        if quiet_ms < stall_ms * (self._stalls_fired + 1) or len(self._model_calls) < self.config.stall_model_calls:
+            return []
+        self._stalls_fired += 1
+        since = "its start" if self.last_activity_ms == self.started_ms else "the last tool call or progress"
+        return [
+            Finding(
+                DriftKind.UNCERTAIN_PROGRESS, "stall", self.task_id,
+                f"looks stalled: {len(self._model_calls)} model calls in {quiet_ms / 1000:.0f}s since {since}, "
+                "no tool call and no progress",
+                self._evidence(self._model_calls),
+            )  # fmt: skip
+        ]
+
+    def progress(self, step: Step, fraction: float) -> None:
+        """A progress note: new words (or a higher fraction) are progress; the loop counts
+        start again. The same note again is not progress."""
+        if step.text == self.last_progress_note and fraction <= self.last_fraction:
+            return
+        self.last_progress_note = step.text
+        self.last_fraction = max(fraction, self.last_fraction)
+        self.last_activity_ms = step.at_ms
+        self._same.clear()
+        self._calls.clear()
+        self._outputs.clear()
+        self._model_calls.clear()
+        self._ping_pong_fired = self._stalls_fired = 0
+
+    # -- the timeout --------------------------------------------------------------------
+    def next_timeout_ms(self) -> int | None:
+        """When the task will have run ``timeout_factor`` times its prediction (again)."""
+        if self.predicted_ms <= 0:
+            return None
+        return self.started_ms + int(self.predicted_ms * self.config.timeout_factor * (self.timeouts_fired + 1))
+
+    def timed_out(self, now_ms: int) -> Finding:
+        self.timeouts_fired += 1
+        ran = now_ms - self.started_ms
+        started = Step(self.started_ms, 0, "task_started", text=f"predicted {self.predicted_ms / 1000:g}s")
+        last = [started]
+        if self.last_activity_ms > self.started_ms:
+            last.append(Step(self.last_activity_ms, 0, "progress", text=self.last_progress_note or "last tool call"))
+        return Finding(
+            DriftKind.TASK_TIMEOUT, "timeout", self.task_id,
+            f"running {ran / 1000:.0f}s, {ran / self.predicted_ms:.1f}x its predicted {self.predicted_ms / 1000:g}s",
+            tuple(s.evidence() for s in last),
+        )  # fmt: skip
+
+    # -- helpers ------------------------------------------------------------------------
+    def _ping_pong(self) -> Finding | None:
+        """The last 2k calls alternate between two different calls, k = cycles (and more)."""
+        calls = self._calls
+        need = 2 * self.config.ping_pong_cycles * (self._ping_pong_fired + 1)
+        if len(calls) < need:
+            return None
+        recent = list(calls)[-need:]
+        a, b = (recent[0].tool_name, recent[0].args_json), (recent[1].tool_name, recent[1].args_json)
+        if a == b:
+            return None
+        for i, s in enumerate(recent):
+            if (s.tool_name, s.args_json) != (a if i % 2 == 0 else b):
+                return None
+        self._ping_pong_fired += 1
+        return Finding(
+            DriftKind.LOOPING_TOOL_CALL, "ping_pong", self.task_id,
+            f"looks stuck: {a[0]} and {b[0]} called by turns {need // 2} times each (A-B-A-B), nothing new in between",
+            self._evidence(recent),
+        )  # fmt: skip
+
+    def _evidence(self, steps: list[Step]) -> tuple[DriftEvidence, ...]:
+        return tuple(s.evidence() for s in steps[-self.config.max_evidence :])
