@@ -128,6 +128,12 @@ _FIELDS: dict[str, Callable[[Event], str]] = {
     "approval_expiring": lambda e: (
         f"{e.approval_expiring.target_id} {e.approval_expiring.on_timeout} in {e.approval_expiring.ms_left} ms unless decided"
     ),
+    "approval_reminded": lambda e: (
+        f"{e.approval_reminded.target_id} reminder {e.approval_reminded.reminder}: undecided after {e.approval_reminded.waited_ms} ms"
+    ),
+    "approval_escalated": lambda e: (
+        f"{e.approval_escalated.target_id} escalated ({e.approval_escalated.why}): undecided after {e.approval_escalated.waited_ms} ms"
+    ),
     "control_received": _control,
     "control_acked": _ack,
     "message_parked": lambda e: f"{e.message_parked.message_id} -> {e.message_parked.lane or '(next turn)'} {_q(e.message_parked.text, 60)}",

@@ -176,6 +176,8 @@ _DESCRIBE: dict[str, Any] = {
         "ok" if p.outcome.startswith("APPROVED") or p.outcome == "EDITED_APPROVED" else "fail",
     ),
     "approval_expiring": lambda p: (f"{p.target_id}: {p.on_timeout} in {p.ms_left / 1000:.0f}s unless decided", "warn"),
+    "approval_reminded": lambda p: (f"{p.target_id}: still undecided after {p.waited_ms / 1000:.0f}s (reminder {p.reminder})", "warn"),
+    "approval_escalated": lambda p: (f"{p.target_id}: escalated after {p.waited_ms / 1000:.0f}s ({p.why})", "warn"),
     "control_received": lambda p: (f"{p.kind} by {p.author}" if p.author else p.kind, "control"),
     "control_acked": lambda p: (
         f"{p.kind} {_ACK_NAMES.get(p.ack.result, '?')} {p.ack.detail}".rstrip(),
