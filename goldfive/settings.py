@@ -87,3 +87,19 @@ def redact_dsn(dsn: str) -> str:
     import re
 
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", dsn)
+
+
+#: ``goldfive notify ntfy``: an access token for the ntfy server (sent as a bearer token).
+NTFY_TOKEN_ENV = "NTFY_TOKEN"
+#: ``goldfive notify slack``: the incoming webhook's URL (a secret: whoever has it may post).
+SLACK_WEBHOOK_ENV = "SLACK_WEBHOOK_URL"
+
+
+def ntfy_token(environ: Mapping[str, str] | None = None) -> str | None:
+    env = os.environ if environ is None else environ
+    return env.get(NTFY_TOKEN_ENV) or None
+
+
+def slack_webhook_url(environ: Mapping[str, str] | None = None) -> str | None:
+    env = os.environ if environ is None else environ
+    return env.get(SLACK_WEBHOOK_ENV) or None
