@@ -44,7 +44,7 @@ def _doc(title: str, body: str) -> str:
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="referrer" content="no-referrer">'
+        '<meta name="referrer" content="same-origin">'
         f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>{body}</body></html>\n"
     )
 

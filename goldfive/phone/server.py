@@ -152,6 +152,9 @@ class PhoneServer:
     async def _csp(request: web.Request, response: web.StreamResponse) -> None:
         response.headers["Content-Security-Policy"] = CSP
         response.headers["Cache-Control"] = "no-store"
+        # Not no-referrer: under it a browser sends "Origin: null" with the page's own form, and
+        # the origin rule refuses it. same-origin keeps the link's URL from any other origin.
+        response.headers["Referrer-Policy"] = "same-origin"
 
     @web.middleware
     async def _guard(self, request: web.Request, handler: Any) -> web.StreamResponse:
