@@ -48,6 +48,7 @@ class PhoneHub:
         link_ttl_s: float = 3600.0,
         policy: ApprovalPolicy | None = None,
         tokens: dict[str, str] | None = None,
+        runner_tokens: dict[str, str] | None = None,
     ) -> None:
         self.tmp = tmp
         self.ran: list[dict[str, Any]] = []
@@ -61,6 +62,7 @@ class PhoneHub:
             notify_cmd=list(notify), escalate_cmd=list(escalate), reminders=reminders,
             approvers=Approvers.parse(approvers) if approvers else None,
             http=PhoneConfig("127.0.0.1:0", link_ttl_s=link_ttl_s) if http else None,
+            runner_token=[f"{n}={s}" for n, s in (runner_tokens or {}).items()],
         )  # fmt: skip
         self.server: RemoteServer = self.call(self._start([f"{n}={s}" for n, s in tokens.items()], kwargs))
         (run,) = self.server.host.runs()

@@ -189,12 +189,14 @@ def test_a_link_issued_to_someone_the_approvers_do_not_list_decides_nothing(tmp_
 
 
 def test_the_index_lists_what_waits_for_an_operator_only(tmp_path: Path) -> None:
-    hub = PhoneHub(tmp_path)
+    hub = PhoneHub(tmp_path, runner_tokens={"ci": "ci-runner-secret-token-01"})
     try:
         hub.requested()
         base = hub.pages.base_url
         with httpx.Client() as client:
             assert client.get(base + "/").status_code == 401
+            assert client.get(base + "/?token=ci-runner-secret-token-01").status_code == 401  # a runner token
+            assert client.post(base + "/", headers={"Origin": base}).status_code == 405  # nothing else is served
             assert client.get(base + "/?token=wrong-token-wrong-token").status_code == 401
             assert client.get(base + "/?token=" + TOKENS["bob"] + "x").status_code == 401
             swap = client.get(base + "/?token=" + TOKENS["bob"])
