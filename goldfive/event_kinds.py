@@ -186,6 +186,11 @@ def _tool_call(p: Any) -> str:
     return "model"
 
 
+def _seconds(ms: int) -> str:
+    """A wait in seconds: one decimal under 10 s (a 50 ms wait is "0.1s", not "0s")."""
+    return f"{ms / 1000:.1f}s" if ms < 10_000 else f"{ms / 1000:.0f}s"
+
+
 def _evidence(p: Any) -> str:
     """A watchdog's evidence, in short: how many pieces over how long."""
     if not p.evidence:
@@ -308,6 +313,24 @@ _KINDS = (
             Field("target_id", _attr("target_id")),
             Field("on_timeout", _attr("on_timeout"), sep=": "),
             Field("ms_left", lambda p: f"in {p.ms_left / 1000:.0f}s unless decided"),
+        ),
+        _const(Tone.WARN),
+    ),  # fmt: skip
+    EventKind(
+        "approval_reminded", "An approval still undecided: announced again (a reminder) before its timeout policy acts.",
+        (
+            Field("target_id", _attr("target_id")),
+            Field("waited_ms", lambda p: f"still undecided after {_seconds(p.waited_ms)}", sep=": "),
+            Field("reminder", _number("reminder"), fmt="(reminder {})"),
+        ),
+        _const(Tone.WARN),
+    ),  # fmt: skip
+    EventKind(
+        "approval_escalated", "An approval still undecided: handed to a second person before its timeout policy acts.",
+        (
+            Field("target_id", _attr("target_id")),
+            Field("waited_ms", lambda p: f"escalated after {_seconds(p.waited_ms)}", sep=": "),
+            Field("why", _attr("why"), fmt="({})"),
         ),
         _const(Tone.WARN),
     ),  # fmt: skip

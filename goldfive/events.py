@@ -368,6 +368,24 @@ def approval_expiring(session: Session, target_id: str, *, ms_left: int, on_time
     return _stamp(session, ev)
 
 
+def approval_reminded(session: Session, target_id: str, *, waited_ms: int, reminder: int) -> pb.Event:
+    ev = pb.Event()
+    p = ev.approval_reminded
+    p.target_id = clean_text(target_id)
+    p.waited_ms = waited_ms
+    p.reminder = reminder
+    return _stamp(session, ev)
+
+
+def approval_escalated(session: Session, target_id: str, *, waited_ms: int, why: str) -> pb.Event:
+    ev = pb.Event()
+    p = ev.approval_escalated
+    p.target_id = clean_text(target_id)
+    p.waited_ms = waited_ms
+    p.why = clean_text(why)
+    return _stamp(session, ev)
+
+
 # -- turns and injected messages ---------------------------------------------------------
 
 

@@ -1,7 +1,10 @@
 """Notifications: only when a person is needed, never on mere completion.
 
-A *notice* is one of: a new approval request, an escalation from the drift ladder (the run
-is paused by GOLDFIVE_PAUSE_ESCALATE), a run that failed. Each names the run and what it
+A *notice* is one of: a new approval request (kind "question" for a question asked as an
+approval), an escalation from the drift ladder (the run is paused by GOLDFIVE_PAUSE_ESCALATE), a
+run that failed; and, for an approval still undecided, its reminders and its escalation to a
+second person (the run's ApprovalReminded / ApprovalEscalated: the same notice again, with
+``reminder`` or ``escalated`` set). Each names the run and what it
 waits for. Two ways to find them, so every front-end says the same thing:
 
 - :class:`NoticeTracker` reads a run's events as they happen (``serve`` hooks every hosted
@@ -47,7 +50,7 @@ __all__ = [
 log = logging.getLogger("goldfive.notify")
 
 #: What a notice can be about.
-NOTICE_KINDS = ("approval", "escalation", "failed")
+NOTICE_KINDS = ("approval", "question", "escalation", "failed")
 #: A notice's text in a terminal escape is cut to this many characters.
 _OSC_LIMIT = 200
 #: At most this many commands run at once (a stuck hook must not pile up processes); the
@@ -63,7 +66,7 @@ DROP_LOG_INTERVAL_S = 60.0
 @dataclass(frozen=True)
 class Notice:
     run_id: str
-    #: "approval", "escalation" or "failed".
+    #: "approval", "question", "escalation" or "failed".
     kind: str
     #: What the run waits for, in words: "approval: publish_deck", "failed: ...".
     reason: str
@@ -80,9 +83,19 @@ class Notice:
     #: was busy are coalesced into the newest, which carries their number (and by kind).
     count: int = 1
     counts: tuple[tuple[str, int], ...] = ()
+    #: The page that decides it, a one-time link (``serve --http``); "" when there is none.
+    url: str = ""
+    #: An approval announced again: the how-manyeth reminder (0: the first announcement).
+    reminder: int = 0
+    #: An approval nobody decided within the escalation interval (sent to ``--escalate-cmd``).
+    escalated: bool = False
 
     @property
     def title(self) -> str:
+        if self.escalated:
+            return f"goldfive: run {self.run_id[:8]} needs someone (escalated)"
+        if self.reminder:
+            return f"goldfive: run {self.run_id[:8]} still needs you"
         return f"goldfive: run {self.run_id[:8]} needs you"
 
     @property
@@ -143,9 +156,23 @@ class NoticeTracker:
         if kind == "approval_requested":
             p = event.approval_requested
             what = p.tool_name or p.target_id
+            kind_of = "question" if p.kind == "question" else "approval"
             return [
-                Notice(event.run_id, "approval", f"approval: {what}", event.emitted_at.ToMilliseconds(),
+                Notice(event.run_id, kind_of, f"{kind_of}: {what}", event.emitted_at.ToMilliseconds(),
                        p.target_id, p.task_id, p.tool_name, p.prompt, goal)
+            ]  # fmt: skip
+        if kind in ("approval_reminded", "approval_escalated"):
+            target = event.approval_reminded.target_id if kind == "approval_reminded" else event.approval_escalated.target_id
+            view = state.approvals.get(target)
+            if view is None:
+                return []  # decided meanwhile
+            kind_of = "question" if view.kind == "question" else "approval"
+            waited = (event.emitted_at.ToMilliseconds() - view.requested_ms) // 1000 if view.requested_ms else 0
+            return [
+                Notice(event.run_id, kind_of, f"{kind_of}: {view.tool_name or target} (waiting {waited} s)",
+                       view.requested_ms, target, view.task_id, view.tool_name, view.prompt, goal,
+                       reminder=event.approval_reminded.reminder if kind == "approval_reminded" else 0,
+                       escalated=kind == "approval_escalated")
             ]  # fmt: skip
         after = attention(state)
         if after is None or after.kind not in ("escalation", "failed"):

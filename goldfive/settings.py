@@ -179,3 +179,19 @@ class OTelSettings:
             raise GoldfiveError(f"OTEL_EXPORTER_OTLP_TIMEOUT={timeout_ms!r} is not a number of milliseconds") from None
         capture = (env.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT") or "").strip().lower() == "true"
         return cls(protocol, endpoint, tuple(headers), (env.get("OTEL_SERVICE_NAME") or "goldfive").strip() or "goldfive", capture, timeout_s)
+
+
+#: ``goldfive notify ntfy``: an access token for the ntfy server (sent as a bearer token).
+NTFY_TOKEN_ENV = "NTFY_TOKEN"
+#: ``goldfive notify slack``: the incoming webhook's URL (a secret: whoever has it may post).
+SLACK_WEBHOOK_ENV = "SLACK_WEBHOOK_URL"
+
+
+def ntfy_token(environ: Mapping[str, str] | None = None) -> str | None:
+    env = os.environ if environ is None else environ
+    return env.get(NTFY_TOKEN_ENV) or None
+
+
+def slack_webhook_url(environ: Mapping[str, str] | None = None) -> str | None:
+    env = os.environ if environ is None else environ
+    return env.get(SLACK_WEBHOOK_ENV) or None

@@ -196,11 +196,12 @@ async def test_past_the_bound_of_waiting_runs_notices_are_dropped_counted_and_lo
 
 async def test_the_hubs_warning_counts_the_notices_it_dropped(tmp_path: Path) -> None:
     from goldfive.remote import RemoteClient, RunHost, start_server
-    from goldfive.remote.server import _notify_command
+    from goldfive.remote.server import _notices
 
     host = RunHost(":memory:")
     host.warning = lambda: "database unreachable"
-    command = _notify_command(host, f"cat >> {tmp_path / 'n.jsonl'}")
+    dispatch = _notices(host, [f"cat >> {tmp_path / 'n.jsonl'}"])
+    (command,) = dispatch.commands()
     command.max_waiting_runs = 0  # no room at all: every notice is dropped
     server = await start_server(host, listen="127.0.0.1:0")
     try:

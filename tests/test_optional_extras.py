@@ -16,9 +16,9 @@ import pytest
 from goldfive.adapters.frameworks import FRAMEWORKS, FrameworkNotInstalled, adapter_for, framework_of
 
 #: Top-level names of the packages the optional extras bring.
-OPTIONAL_PACKAGES = ("pydantic_ai", "agents", "google.adk", "langgraph", "langchain_core", "langchain", "claude_agent_sdk", "ray", "psycopg", "psycopg_pool", "textual_serve", "playwright", "opentelemetry")
+OPTIONAL_PACKAGES = ("pydantic_ai", "agents", "google.adk", "langgraph", "langchain_core", "langchain", "claude_agent_sdk", "ray", "psycopg", "psycopg_pool", "textual_serve", "playwright", "aiohttp", "opentelemetry")
 #: The modules that exist only to use an extra; they are allowed (and expected) to need one.
-OPTIONAL_MODULES = ("goldfive.adapters.pydantic_ai", "goldfive.adapters.openai_agents", "goldfive.adapters.adk", "goldfive.adapters.langgraph", "goldfive.adapters.claude_agent_sdk", "goldfive.scale", "goldfive.placement.ray_placer", "goldfive.store.postgres", "goldfive.store.postgres_registry", "goldfive.store.postgres_fleet", "goldfive.hub.fleet", "goldfive.otel", "goldfive_tui.web")
+OPTIONAL_MODULES = ("goldfive.adapters.pydantic_ai", "goldfive.adapters.openai_agents", "goldfive.adapters.adk", "goldfive.adapters.langgraph", "goldfive.adapters.claude_agent_sdk", "goldfive.scale", "goldfive.placement.ray_placer", "goldfive.store.postgres", "goldfive.store.postgres_registry", "goldfive.store.postgres_fleet", "goldfive.hub.fleet", "goldfive.otel", "goldfive.phone.server", "goldfive.remote.web_guard", "goldfive_tui.web")
 
 _SCRIPT = textwrap.dedent(
     """

@@ -22,24 +22,18 @@ from typing import Any
 
 import aiohttp_jinja2
 from aiohttp import web
-from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web_runner import GracefulExit
 from rich.logging import RichHandler
 from textual_serve.server import LogHighlighter, Server, to_int
 
-from goldfive.remote.web_access import Decision, Verdict, WebAccess, WebRequest
+from goldfive.remote.web_access import Decision, Verdict, WebAccess
+from goldfive.remote.web_guard import SECURITY_HEADERS as SECURITY_HEADERS  # re-exported: goldfive web's headers
+from goldfive.remote.web_guard import AccessLog, request_view, security_headers, without_token
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: The request key under which the guard leaves the origin of an allowed request's page.
 PAGE_ORIGIN = "goldfive_page_origin"
 
-#: On every response: no other page may frame this one, no URL leaks in a Referer, no sniffing.
-SECURITY_HEADERS = {
-    "Content-Security-Policy": "frame-ancestors 'none'",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-}
 _HTML = '<!doctype html><meta charset="utf-8"><title>goldfive web</title><p>{}</p>\n'
 NO_TOKEN_PAGE = _HTML.format(
     "goldfive web needs this start's token: open the URL that <code>goldfive web</code> printed when it started."
@@ -66,40 +60,17 @@ def title(command: list[str]) -> str:
     return "goldfive " + " ".join(shown)
 
 
-def _request_view(request: web.Request, cookie_name: str) -> WebRequest:
-    sockname = request.transport.get_extra_info("sockname") if request.transport is not None else None
-    origins = request.headers.getall("Origin", [])
-    tokens = request.query.getall("token", [])
-    return WebRequest(
-        method=request.method,
-        host=request.headers.get("Host", "") if len(request.headers.getall("Host", [])) == 1 else "",
-        origin=",".join(origins) if origins else None,
-        local_ip=str(sockname[0]) if sockname else "",
-        websocket=request.headers.get("Upgrade", "").lower() == "websocket" or request.path == "/ws",
-        query_token=",".join(tokens) if tokens else None,
-        cookie=request.cookies.get(cookie_name),
-    )
-
-
-def _without_token(request: web.Request) -> str:
-    """The URL the redirect sends the browser to: the same path and query, without the token;
-    always a path on this server (``//host`` would leave it)."""
-    url = request.rel_url.with_query([(k, v) for k, v in request.rel_url.query.items() if k != "token"])
-    target = str(url)
-    return "/" + target.lstrip("/\\")
-
-
 def guard(access: WebAccess) -> Any:
     """The aiohttp middleware that enforces ``access`` on every request."""
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        decision: Decision = access.decide(_request_view(request, access.cookie_name))
+        decision: Decision = access.decide(request_view(request, access.cookie_name))
         if decision.verdict is Verdict.ALLOW:
             request[PAGE_ORIGIN] = decision.origin
             return await handler(request)
         if decision.verdict is Verdict.REDIRECT:
-            response = web.Response(status=303, headers={"Location": _without_token(request), "Cache-Control": "no-store"})
+            response = web.Response(status=303, headers={"Location": without_token(request), "Cache-Control": "no-store"})
             response.set_cookie(access.cookie_name, access.cookie_value(decision.origin), httponly=True, samesite="Strict", path="/")
             return response
         if decision.verdict is Verdict.NO_TOKEN:
@@ -107,17 +78,6 @@ def guard(access: WebAccess) -> Any:
         return web.Response(status=403, text=_HTML.format(f"goldfive web refused this request: {decision.reason}."), content_type="text/html")
 
     return check
-
-
-async def _security_headers(request: web.Request, response: web.StreamResponse) -> None:
-    response.headers.update(SECURITY_HEADERS)
-
-
-class AccessLog(AbstractAccessLogger):
-    """One line per request: client, method, path (never the query string), status, time."""
-
-    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        self.logger.info('%s "%s %s" %s %.3fs', request.remote, request.method, request.path, response.status, time)
 
 
 class GoldfiveWebServer(Server):  # type: ignore[misc]
@@ -132,7 +92,7 @@ class GoldfiveWebServer(Server):  # type: ignore[misc]
         # textual-serve 1.1.3 builds its app and routes here; the guard goes in front of all of them.
         app: web.Application = await super()._make_app()
         app.middlewares.append(guard(self.access))
-        app.on_response_prepare.append(_security_headers)
+        app.on_response_prepare.append(security_headers)
         return app
 
     async def handle_index(self, request: web.Request) -> web.Response:

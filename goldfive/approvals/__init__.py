@@ -7,12 +7,13 @@ through it, so all of this applies to every framework without changes to the ada
 
 from goldfive.approvals.arguments import arguments_problem
 from goldfive.approvals.ledger import LedgerEntry, Outcome, format_entry, ledger_of
-from goldfive.approvals.policy import ApprovalPolicy, OnTimeout
+from goldfive.approvals.policy import ApprovalPolicy, ApprovalReminders, OnTimeout
 from goldfive.approvals.rules import Matcher, MatchKind, Rule, RuleBook, is_under
 from goldfive.approvals.store import RulesFileError, default_rules_path, load_rules, save_rules, update_rules
 
 __all__ = [
     "ApprovalPolicy",
+    "ApprovalReminders",
     "LedgerEntry",
     "MatchKind",
     "Matcher",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any
@@ -54,6 +54,9 @@ class LedgerEntry:
     #: What the hub that stored it checked (ApprovalDecided.hub_check): "routed", "reported",
     #: or "" when no hub stored it.
     hub_check: str = ""
+    #: Reminders announced while it waited, and when it was escalated (0: never).
+    reminders: int = 0
+    escalated_at_ms: int = 0
 
     @property
     def edited(self) -> bool:
@@ -103,8 +106,24 @@ def _json(text: str) -> Any:
 
 
 def ledger_of(events: Iterable[pb.Event]) -> list[LedgerEntry]:
-    """The ledger entries in ``events``, in order."""
-    return [LedgerEntry.from_event(ev) for ev in events if ev.WhichOneof("payload") == "approval_decided"]
+    """The ledger entries in ``events``, in order, each with the reminders and the escalation
+    its approval had before it was decided."""
+    out = []
+    reminded: dict[str, int] = {}
+    escalated: dict[str, int] = {}
+    for ev in events:
+        kind = ev.WhichOneof("payload")
+        if kind == "approval_reminded":
+            reminded[ev.approval_reminded.target_id] = ev.approval_reminded.reminder
+        elif kind == "approval_escalated":
+            escalated[ev.approval_escalated.target_id] = ev.emitted_at.ToMilliseconds()
+        elif kind == "approval_decided":
+            entry = LedgerEntry.from_event(ev)
+            target = entry.target_id
+            if target in reminded or target in escalated:
+                entry = replace(entry, reminders=reminded.pop(target, 0), escalated_at_ms=escalated.pop(target, 0))
+            out.append(entry)
+    return out
 
 
 def _compact(value: Any) -> str:
@@ -127,6 +146,11 @@ def format_entry(e: LedgerEntry, *, sep: str = "  ") -> str:
         line += f"  {rule_text(e.rule_id, e.rule_author, e.rule_made_at_ms)}"
     else:
         line += f"  by {who}"
+    if e.reminders or e.escalated_at_ms:
+        waited = [f"reminded {e.reminders}x"] if e.reminders else []
+        if e.escalated_at_ms:
+            waited.append(f"escalated at {when_text(e.escalated_at_ms)}")
+        line += f" ({', '.join(waited)})"
     if e.unverified:
         line += " [unverified: reported by the runner, not routed by the hub]"
     if e.reason and e.outcome != Outcome.APPROVED_BY_RULE:

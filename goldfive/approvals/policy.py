@@ -47,5 +47,55 @@ class ApprovalPolicy:
         return deadline - min(self.warn_before_s, deadline / 5)
 
 
+@dataclass(frozen=True)
+class ApprovalReminders:
+    """When an undecided approval is announced again, and when it goes to a second person.
+
+    Per run (``RuntimeConfig.approval_reminders``; a hub sets it for the runs it hosts with
+    ``serve --remind-after / --escalate-after``), for every approval of the run whatever its
+    timeout policy: a reminder (ApprovalReminded) every ``remind_after_s`` seconds until the
+    escalation, and one escalation (ApprovalEscalated) after ``escalate_after_s``. An approval
+    whose policy acts at a deadline is escalated before it acts (at its warning, if the
+    interval would come later)."""
+
+    remind_after_s: float | None = None
+    escalate_after_s: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("remind_after_s", "escalate_after_s"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+        if self.remind_after_s is not None and self.escalate_after_s is not None and self.escalate_after_s <= self.remind_after_s:
+            raise ValueError(
+                f"the escalation ({self.escalate_after_s:g} s) must come after the first reminder ({self.remind_after_s:g} s)"
+            )
+
+    def schedule(self, policy: ApprovalPolicy) -> list[tuple[float, str]]:
+        """``(seconds after the request, "remind" | "escalate:interval" | "escalate:deadline")``,
+        in order, for an approval under ``policy``: every reminder before the escalation (at
+        most :data:`MAX_REMINDERS`), then the escalation, all before the policy's deadline."""
+        deadline = policy.deadline_s
+        before = deadline if deadline is None else (policy.warn_at_s if policy.warn_at_s is not None else deadline / 2)
+        out: list[tuple[float, str]] = []
+        escalate_at = self.escalate_after_s
+        why = "interval"
+        if escalate_at is not None and before is not None and escalate_at >= before:
+            escalate_at, why = before, "deadline"
+        if self.remind_after_s is not None:
+            limits = [x for x in (escalate_at, before) if x is not None]
+            end = min(limits) if limits else None
+            at = self.remind_after_s
+            while (end is None or at < end) and len(out) < MAX_REMINDERS:
+                out.append((at, "remind"))
+                at += self.remind_after_s
+        if escalate_at is not None:
+            out.append((escalate_at, f"escalate:{why}"))
+        return out
+
+
+#: Reminders of one approval, at most (one an interval, until its escalation or deadline).
+MAX_REMINDERS = 10
+
 #: The run's policy when nobody gives one: wait until decided.
 WAIT_FOREVER = ApprovalPolicy()

@@ -91,7 +91,44 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     metavar="SECONDS",
     help="A connected run whose runner is gone this long shows INTERRUPTED (DISCONNECTED until then).",
 )
-@click.option("--notify-cmd", help="Run this shell command, the notice as JSON on stdin, when a run needs a person.")
+@click.option(
+    "--notify-cmd",
+    "notify_cmds",
+    multiple=True,
+    metavar="[FILTER ::] CMD",
+    help="Run CMD through the shell, the notice as JSON on stdin, when a run needs a person (repeatable). "
+    "FILTER: kind=approval,question run=ID tool=GLOB to=NAME (whom its links are issued to; default 'link').",
+)
+@click.option(
+    "--escalate-cmd",
+    "escalate_cmds",
+    multiple=True,
+    metavar="[FILTER ::] CMD",
+    help="Like --notify-cmd, for approvals escalated after --escalate-after (repeatable).",
+)
+@click.option("--remind-after", type=float, metavar="SECONDS", help="Announce an undecided approval again every SECONDS.")
+@click.option(
+    "--escalate-after", type=float, metavar="SECONDS",
+    help="Send an undecided approval to --escalate-cmd after SECONDS (before its timeout policy acts).",
+)
+@click.option(
+    "--approvers",
+    "approver_rules",
+    multiple=True,
+    metavar="TOOL=NAME,NAME",
+    help="Only these operators (token names, or a link's to=NAME) may decide calls of TOOL (a glob; * for every "
+    "approval); repeatable. Anyone else is refused with PERMISSION_DENIED.",
+)
+@click.option(
+    "--http", "http_listen", metavar="HOST:PORT",
+    help="Serve the approval pages (one-time links in every notice, and an index behind the operator token) "
+    "on HOST:PORT (pip install 'goldfive[http]'). Off loopback: TLS (--tls-cert/--tls-key) or --public-url https://...",
+)
+@click.option("--public-url", metavar="URL", help="With --http: the https origin of a TLS proxy in front of the pages (links use it).")
+@click.option(
+    "--link-ttl", type=float, default=86400.0, show_default=True, metavar="SECONDS",
+    help="With --http: a link decides for at most this long (and never past its approval's deadline).",
+)
 @click.option(
     "--runner-limits",
     metavar="runs=N,lanes=N,events=N,event-bytes=N",
@@ -136,7 +173,14 @@ def serve_command(
     base_url: str | None,
     model: str | None,
     interrupt_after: float,
-    notify_cmd: str | None,
+    notify_cmds: tuple[str, ...],
+    escalate_cmds: tuple[str, ...] = (),
+    remind_after: float | None = None,
+    escalate_after: float | None = None,
+    approver_rules: tuple[str, ...] = (),
+    http_listen: str | None = None,
+    public_url: str | None = None,
+    link_ttl: float = 86400.0,
     runner_limits: str | None = None,
     ray_address: str | None = None,
     ray_resources: str | None = None,
@@ -171,14 +215,39 @@ def serve_command(
                              "GOLDFIVE_TOKEN): nobody could watch or control the runs")  # fmt: skip
     if not interrupt_after > 0:
         raise _fail("serve", f"--interrupt-after must be a positive number of seconds, got {interrupt_after}")
-    if notify_cmd is not None and not notify_cmd.strip():
+    if any(not cmd.strip() for cmd in notify_cmds):
         raise _fail("serve", "--notify-cmd needs a command")
+    from goldfive.approvals.approvers import Approvers
+    from goldfive.approvals.policy import ApprovalReminders
     from goldfive.hub.quota import RunnerLimits
+    from goldfive.phone.routes import NoticeRoute
 
     try:
         limits = RunnerLimits.parse(runner_limits) if runner_limits is not None else None
+        approvers = Approvers.parse(approver_rules)
+        for text in notify_cmds:
+            NoticeRoute.parse(text)
+        for text in escalate_cmds:
+            NoticeRoute.parse(text, flag="--escalate-cmd")
     except GoldfiveError as exc:
         raise _fail("serve", str(exc)) from None
+    try:
+        reminders = ApprovalReminders(remind_after, escalate_after) if remind_after or escalate_after else None
+    except ValueError as exc:
+        raise _fail("serve", f"--remind-after / --escalate-after: {exc}") from None
+    if escalate_cmds and escalate_after is None:
+        raise _fail("serve", "--escalate-cmd needs --escalate-after SECONDS: when an approval goes to it")
+    http = None
+    if http_listen is not None:
+        from goldfive.phone.config import PhoneConfig, check_config
+
+        http = PhoneConfig(http_listen, public_url or "", link_ttl, tls_cert, tls_key)
+        try:
+            check_config(http)
+        except GoldfiveError as exc:
+            raise _fail("serve", str(exc)) from None
+    elif public_url is not None:
+        raise _fail("serve", "--public-url needs --http HOST:PORT")
     runs: list[Launch] = []
     try:
         if target == "demo":
@@ -203,7 +272,8 @@ def serve_command(
                 tls_client_ca=tls_client_ca, allow_damaged_db=allow_damaged_db,
                 resume_with=None if no_resume else resume_with, runner_token=runners,
                 interrupt_after=interrupt_after,
-                notify_cmd=notify_cmd, placer=placer, runner_limits=limits,
+                notify_cmd=notify_cmds, placer=placer, runner_limits=limits, escalate_cmd=escalate_cmds,
+                http=http, approvers=approvers, reminders=reminders,
                 event_hooks=[exporter.handle] if exporter is not None else [],
             )  # fmt: skip
         )
@@ -222,6 +292,10 @@ def serve_command(
             click.echo(f"goldfive serve: listening on {server.address} ({scheme}, {auth}); db {shown}", err=True)
             if placer is not None:
                 click.echo(f"goldfive serve: runs started with ctl start go to the Ray cluster; they dial back {placer.address}", err=True)
+            if server.pages is not None:
+                pages = server.pages
+                note = "" if pages.generated else " (the token is one of yours)"
+                click.echo(f"goldfive serve: approval pages on {pages.base_url}; everything waiting: {pages.index_url()}{note}", err=True)
             for run in server.host.runs():
                 echo(f"  run {field(run.run_id)}: {'live' if run.live else 'recorded'}", err=True)  # a runner chose the id
         try:

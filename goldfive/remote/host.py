@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldfive.aio import cancel_and_wait
+from goldfive.approvals.policy import ApprovalReminders
 from goldfive.control import ControlAck, ControlChannel, ControlMessage
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -296,16 +297,22 @@ class HostedRun:
         resume: bool = False,
         recorder: Any = None,
         history: list[Event] | None = None,
+        reminders: ApprovalReminders | None = None,
     ) -> None:
         """Run it here. With ``resume``, a recorded run goes on from its recording
         (``Runner.continue_from``); a refusal raises and leaves it recorded. ``recorder``: the
         sink that records it (default a RunRecorder on ``db_path``). With ``history`` (its
         recorded events, held by ``recorder`` already: a hub on PostgreSQL), the run goes on
-        from those (``Runner.continue_from_events``)."""
+        from those (``Runner.continue_from_events``). ``reminders``: the hub's reminders and
+        escalation for a run whose own config sets none."""
+        from goldfive.runner import Runner
+
         memory, channel = InMemorySink(), ControlChannel()
         recorder = recorder if recorder is not None else RunRecorder(db_path)
         sinks = [memory, self._state_sink, recorder]
         runner = factory(sinks=sinks, control=channel, run_id=self.run_id)
+        if reminders is not None and isinstance(runner, Runner) and runner.config.approval_reminders is None:
+            runner.config = dataclasses.replace(runner.config, approval_reminders=reminders)
         if history is not None:
             runner.continue_from_events(self.run_id, history, holder=recorder)  # refusal: raises, nothing kept
             self._state_sink.state = RunState()  # the same sink object: the runner already holds it
@@ -396,6 +403,9 @@ class RunHost:
         self.started_hooks: list[Callable[[HostedRun], None]] = []
         self.warning: Callable[[], str] = lambda: ""
         self._registry: RunRegistry | None = None
+        #: Reminders and escalation of undecided approvals, for the runs started here that
+        #: set none themselves (``serve --remind-after / --escalate-after``).
+        self.approval_reminders: ApprovalReminders | None = None
 
     @property
     def registry(self) -> RunRegistry:
@@ -466,7 +476,7 @@ class RunHost:
             raise ValueError(f"run id {run_id!r} is already hosted")
         run = HostedRun(run_id)
         run._state_sink.hooks = self.event_hooks
-        run.start(factory, user_input, self.db_path, recorder=self.recorder)  # a factory that raises leaves no entry
+        run.start(factory, user_input, self.db_path, recorder=self.recorder, reminders=self.approval_reminders)  # a factory that raises leaves no entry
         self._runs[run_id] = run
         for hook in self.started_hooks:
             hook(run)
@@ -477,7 +487,7 @@ class RunHost:
         GoldfiveError (ResumeRefused) and leaves it recorded when it cannot go on safely."""
         run = self._runs[run_id]
         run._state_sink.hooks = self.event_hooks
-        run.start(factory, None, self.db_path, resume=True)
+        run.start(factory, None, self.db_path, resume=True, reminders=self.approval_reminders)
         return run
 
     def adopt(self, run: HostedRun) -> None:

@@ -15,16 +15,18 @@ import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from goldfive.approvals.approvers import Approvers
+from goldfive.approvals.policy import ApprovalReminders
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER
 from goldfive.hub.quota import RunnerLimits
-from goldfive.remote.auth import OPERATOR, TokenInterceptor, check_listen, credentials, server_credentials, split_host_port
+from goldfive.remote.auth import OPERATOR, Credential, TokenInterceptor, check_listen, credentials, server_credentials, split_host_port
 from goldfive.remote.guard import ParseGuard
 from goldfive.remote.host import RunFactory, RunHost
 from goldfive.remote.launch import Launch
@@ -32,6 +34,9 @@ from goldfive.remote.ingest import IngressService
 from goldfive.remote.service import RunsService
 from goldfive.store.history import check_database
 from goldfive.store.registry import HOSTED, LaunchSpec
+
+if TYPE_CHECKING:
+    from goldfive.phone.config import PhoneConfig
 
 __all__ = ["DEFAULT_LISTEN", "RemoteServer", "default_db_path", "serve", "start_server"]
 
@@ -59,6 +64,8 @@ class RemoteServer:
     #: Clients must present a certificate signed by the configured CA.
     client_certs: bool = False
     extra: list[Any] = field(default_factory=list)
+    #: The approval pages (``serve --http``: goldfive.phone.server.PhoneServer), or None.
+    pages: Any = None
 
     async def stop(self, grace: float | None = None, *, close_runs: bool = True, suspend: bool = False) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs:
@@ -75,6 +82,21 @@ class RemoteServer:
                 await self.host.close(suspend=suspend)
             for part in self.extra:  # the hub's shared recording: written out last
                 await part.close()
+
+
+def check_approvers(approvers: Approvers, tokens: Sequence[Credential], recipients: Iterable[str] = ()) -> None:
+    """``--approvers`` tells operators apart by their token's name: refused without named
+    operator tokens, or naming someone who is neither an operator nor a link's recipient
+    (``recipients``): a typo would let nobody decide."""
+    names = {c.name for c in tokens if c.role == OPERATOR}
+    if not names:
+        raise ServeConfigError("--approvers needs operator tokens with names (--token NAME=SECRET): without them every caller is anonymous")
+    unknown = sorted(approvers.names() - names - set(recipients))
+    if unknown:
+        raise ServeConfigError(
+            f"--approvers names {', '.join(map(repr, unknown))}, which no operator token is called "
+            f"(the operators are {', '.join(sorted(names))}; a link's recipient is named with to=NAME on --notify-cmd)"
+        )
 
 
 def _in_use(listen: str) -> bool:
@@ -112,6 +134,8 @@ async def start_server(
     fleet: Any = None,
     placer: Any = None,
     runner_limits: RunnerLimits | None = None,
+    approvers: Approvers | None = None,
+    link_recipients: Iterable[str] = (),
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
     With ``placer`` (a RayPlacer), StartRun's runs are placed by it, and it is told the hub
@@ -121,19 +145,23 @@ async def start_server(
     ``token`` is the operator token, or several (each ``NAME=SECRET`` or a bare secret named
     "operator"): it may list, watch and control every run. ``runner_token`` (same forms) may
     only connect runs (see :mod:`goldfive.remote.auth`), within ``runner_limits``
-    (:mod:`goldfive.hub.quota`)."""
+    (:mod:`goldfive.hub.quota`). ``approvers``: who may decide which approvals
+    (:mod:`goldfive.approvals.approvers`); it needs named operator tokens to tell callers apart,
+    and names only operators or ``link_recipients`` (whom notices' links are issued to)."""
     creds = server_credentials(tls_cert, tls_key, tls_client_ca)
     client_certs = creds is not None and tls_client_ca is not None
     tokens = credentials(token, runner_token)
     operator = next((c.secret for c in tokens if c.role == OPERATOR), None)
     check_listen(listen, token=operator, client_certs=client_certs, others=tokens)
+    if approvers:
+        check_approvers(approvers, tokens, link_recipients)
     interceptors: list[grpc.aio.ServerInterceptor] = [ParseGuard()]
     if tokens:
         interceptors.insert(0, TokenInterceptor(tokens))  # refuse a stranger before reading their request
     # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
     # too and silently share the connections with the first.
     server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
-    service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout, placer=placer), server)
+    service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout, placer=placer, approvers=approvers), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
     from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
@@ -185,16 +213,6 @@ async def resume_interrupted(host: RunHost, resume_with: Callable[[LaunchSpec], 
     return resumed
 
 
-def notice_hook(tracker: Any, command: Any) -> Callable[[Any], None]:
-    """An event hook that sends each notice ``tracker`` finds in a run's events to ``command``."""
-
-    def hook(event: Any) -> None:
-        for notice in tracker.feed(event):
-            command.send(notice)
-
-    return hook
-
-
 async def serve(
     listen: str = DEFAULT_LISTEN,
     token: str | Sequence[str] | None = None,
@@ -210,9 +228,13 @@ async def serve(
     resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None,
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
-    notify_cmd: str | None = None,
+    notify_cmd: str | Sequence[str] | None = None,
     placer: Any = None,
     runner_limits: RunnerLimits | None = None,
+    escalate_cmd: Sequence[str] = (),
+    http: PhoneConfig | None = None,
+    approvers: Approvers | None = None,
+    reminders: ApprovalReminders | None = None,
     event_hooks: Sequence[Callable[[Event], None]] = (),
 ) -> None:
     """Host ``runs`` (Launch: factory, user input and the launch record that builds it again)
@@ -231,8 +253,11 @@ async def serve(
     Stopping (cancelled: Ctrl+C, SIGTERM) leaves the hosted runs interrupted, not cancelled:
     the next start continues them.
 
-    ``notify_cmd``: a shell command run (notice JSON on stdin) whenever a run here needs a
-    person (goldfive.notify).
+    ``notify_cmd``: shell commands run (notice JSON on stdin) whenever a run here needs a
+    person, each ``[FILTER ::] COMMAND`` (goldfive.phone.routes); ``escalate_cmd``: the same for
+    approvals escalated (``reminders``: when approvals of the runs hosted here are reminded and
+    escalated). ``http``: the approval pages (goldfive.phone.server), whose links every notice
+    carries. ``approvers``: who may decide which approvals (goldfive.approvals.approvers).
 
     ``placer`` (a RayPlacer): runs started with StartRun are placed by it, and so are the
     interrupted runs it can build again (instead of ``resume_with``); it is closed when
@@ -244,13 +269,15 @@ async def serve(
     if dsn is not None:
         await _serve_fleet(
             dsn, listen, token, tls_cert, tls_key, runs, ready=ready, tls_client_ca=tls_client_ca,
-            runner_token=runner_token, interrupt_after=interrupt_after, notify_cmd=notify_cmd, ingest=ingest,
-            placer=placer, resume_with=resume_with, runner_limits=runner_limits, event_hooks=event_hooks,
+            runner_token=runner_token, interrupt_after=interrupt_after, ingest=ingest,
+            placer=placer, resume_with=resume_with, runner_limits=runner_limits,
+            reach=_Reach(notify_cmd, escalate_cmd, http, approvers, reminders), event_hooks=event_hooks,
         )  # fmt: skip
         return
     host = RunHost(db_path if db_path is not None else default_db_path())
     host.event_hooks.extend(event_hooks)
-    command = _notify_command(host, notify_cmd)
+    reach = _Reach(notify_cmd, escalate_cmd, http, approvers, reminders)
+    reach.wire(host)
     problem = check_database(host.db_path) if host.db_path != ":memory:" else None
     if problem is not None:
         if not allow_damaged_db:
@@ -280,34 +307,106 @@ async def serve(
         interrupt_after=interrupt_after,
         placer=placer,
         runner_limits=runner_limits,
+        approvers=approvers,
+        link_recipients=reach.recipients,
     )
+    try:
+        await reach.serve(server, host.db_path, token)
+    except BaseException:
+        await server.stop(None)
+        raise
     if resume_with is not None and placer is not None:
         await placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
     try:
         await _host_and_serve(server, runs, ready)
     finally:
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
-        # cancelled task's cleanup would be cut short at its first await.
-        await asyncio.create_task(server.stop(1.0, suspend=True))
-        if placer is not None:
-            await asyncio.create_task(placer.close())
-        if command is not None:
-            await asyncio.create_task(command.aclose())
+        # cancelled task's cleanup would be cut short at its first await. Each step runs even
+        # when the one before raised (grpc's stop may raise CancelledError).
+        try:
+            await asyncio.create_task(server.stop(1.0, suspend=True))
+        finally:
+            try:
+                if placer is not None:
+                    await asyncio.create_task(placer.close())
+            finally:
+                await asyncio.create_task(reach.aclose())
 
 
-def _notify_command(host: RunHost, notify_cmd: str | None) -> Any:
-    """``serve --notify-cmd``: the command, told of every notice in the host's live events.
-    The notices it had to drop are said with the hub's warning (ListRuns / GetRun
-    ``hub_warning``: ``ctl runs``, the runs screen), after whatever the host said already."""
-    if not notify_cmd:
+def _notices(host: RunHost, notify: Iterable[str], escalate: Iterable[str] = ()) -> Any:
+    """``serve --notify-cmd / --escalate-cmd``: the routes (goldfive.phone.routes), told of
+    every notice in the host's live events; None without any. The notices they had to drop
+    are said with the hub's warning (ListRuns / GetRun ``hub_warning``: ``ctl runs``, the runs
+    screen), after whatever the host said already."""
+    from goldfive.phone.routes import NoticeDispatch, NoticeRoute
+
+    notify_routes = [NoticeRoute.parse(text) for text in notify]
+    escalate_routes = [NoticeRoute.parse(text, flag="--escalate-cmd") for text in escalate]
+    if not notify_routes and not escalate_routes:
         return None
-    from goldfive.notify import NoticeTracker, NotifyCommand
-
-    command = NotifyCommand(notify_cmd)
-    host.event_hooks.append(notice_hook(NoticeTracker(), command))
+    dispatch = NoticeDispatch(notify_routes, escalate_routes)
+    host.event_hooks.append(dispatch.hook)
     before = host.warning
-    host.warning = lambda: "; ".join(w for w in (before(), command.warning()) if w)
-    return command
+    host.warning = lambda: "; ".join(w for w in (before(), dispatch.warning()) if w)
+    return dispatch
+
+
+class _Reach:
+    """How a hub reaches a person: its notice routes, its approval pages, its approvers and
+    reminders (``serve`` wires them to the host, then serves the pages beside gRPC)."""
+
+    def __init__(
+        self,
+        notify_cmd: str | Sequence[str] | None,
+        escalate_cmd: Sequence[str],
+        http: PhoneConfig | None,
+        approvers: Approvers | None,
+        reminders: ApprovalReminders | None,
+    ) -> None:
+        self.notify = [notify_cmd] if isinstance(notify_cmd, str) else list(notify_cmd or ())
+        self.escalate = list(escalate_cmd)
+        self.http, self.approvers, self.reminders = http, approvers, reminders
+        self.dispatch: Any = None
+        self.phone: Any = None
+        self.book: Any = None
+
+    @property
+    def recipients(self) -> set[str]:
+        return set(self.dispatch.recipients) if self.dispatch is not None else set()
+
+    def wire(self, host: RunHost) -> None:
+        """Notices and reminders for ``host``'s runs (before any run starts)."""
+        self.dispatch = _notices(host, self.notify, self.escalate)
+        host.approval_reminders = self.reminders
+
+    async def serve(self, server: RemoteServer, db_path: str, token: str | Sequence[str] | None) -> None:
+        """Start the approval pages (``http``) of ``server``'s host; the notices carry their links."""
+        if self.http is None:
+            return
+        try:
+            from goldfive.phone.links import LinkBook
+            from goldfive.phone.server import start_phone
+        except ImportError as exc:
+            raise ServeConfigError(f"--http needs aiohttp: pip install 'goldfive[http]' ({exc.name} is missing)") from None
+        ops = [(c.name, c.secret) for c in credentials(token) if c.role == OPERATOR]
+        self.book = LinkBook(db_path)
+        try:
+            self.phone = await start_phone(server.host, self.book, self.http, operators=ops, approvers=self.approvers)
+        except BaseException:
+            self.book.close()
+            self.book = None
+            raise
+        server.pages = self.phone
+        if self.dispatch is not None:
+            self.dispatch.links = self.phone.notice_link
+
+    async def aclose(self) -> None:
+        if self.phone is not None:
+            await self.phone.stop()
+        if self.book is not None:
+            self.book.close()
+        if self.dispatch is not None:
+            await self.dispatch.aclose()
 
 
 async def _host_and_serve(server: RemoteServer, runs: Iterable[Launch | tuple[Any, ...]], ready: asyncio.Future[RemoteServer] | None) -> None:
@@ -337,11 +436,11 @@ async def _serve_fleet(
     tls_client_ca: str | os.PathLike[str] | None,
     runner_token: str | Sequence[str] | None,
     interrupt_after: float,
-    notify_cmd: str | None,
     ingest: bool,
     placer: Any = None,
     resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None,
     runner_limits: RunnerLimits | None = None,
+    reach: _Reach | None = None,
     event_hooks: Sequence[Callable[[Event], None]] = (),
 ) -> None:
     """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet). With
@@ -367,7 +466,8 @@ async def _serve_fleet(
     host.recorder = fleet.recorder
     host.registry = fleet.registry
     host.warning = lambda: fleet.health
-    command = _notify_command(host, notify_cmd)  # after: its warning joins the fleet's
+    reach = reach or _Reach(None, (), None, None, None)
+    reach.wire(host)  # after: its warning joins the fleet's
     claims: set[asyncio.Task[None]] = set()
 
     def claim(run: Any) -> None:
@@ -380,9 +480,17 @@ async def _serve_fleet(
         server = await start_server(
             host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key, tls_client_ca=tls_client_ca,
             runner_token=runner_token, interrupt_after=interrupt_after, fleet=fleet, placer=placer,
-            runner_limits=runner_limits,
+            runner_limits=runner_limits, approvers=reach.approvers, link_recipients=reach.recipients,
         )  # fmt: skip
     except BaseException:
+        await store.close()
+        raise
+    try:  # the links' key and what was used: this hub's own file (links decide on the hub that issued them)
+        from goldfive.settings import data_dir
+
+        await reach.serve(server, str(Path(data_dir()) / "hub-links.sqlite"), token)
+    except BaseException:
+        await server.stop(None)
         await store.close()
         raise
     try:
@@ -397,9 +505,10 @@ async def _serve_fleet(
             raise StoreUnavailable(f"the database at {redact(dsn)} cannot be used: {' '.join(str(exc).split())}") from None
         await _host_and_serve(server, runs, ready)
     finally:
-        await asyncio.create_task(_stop_fleet(server, fleet, store, placer))
-        if command is not None:
-            await asyncio.create_task(command.aclose())
+        try:
+            await asyncio.create_task(_stop_fleet(server, fleet, store, placer))
+        finally:
+            await asyncio.create_task(reach.aclose())
 
 
 async def _stop_fleet(server: RemoteServer, fleet: Any, store: Any, placer: Any) -> None:

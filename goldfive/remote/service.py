@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import grpc
 
 from goldfive import conv
+from goldfive.approvals.approvers import Approvers
 from goldfive.control import ControlMessage
 from goldfive.errors import ConversionError, GoldfiveError
 from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, service_pb2, service_pb2_grpc
@@ -46,11 +47,15 @@ class Placer(Protocol):
 
 
 class RunsService(service_pb2_grpc.RunsServicer):
-    def __init__(self, host: RunHost, *, ack_timeout: float = 30.0, placer: Placer | None = None) -> None:
+    def __init__(
+        self, host: RunHost, *, ack_timeout: float = 30.0, placer: Placer | None = None, approvers: Approvers | None = None
+    ) -> None:
         self.host = host
         self.ack_timeout = ack_timeout
         #: Where StartRun's runs go instead of this process, if anywhere.
         self.placer = placer
+        #: Who may decide which approvals (serve --approvers); everyone else: PERMISSION_DENIED.
+        self.approvers = approvers or Approvers()
 
     async def _run(self, run_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
@@ -98,6 +103,9 @@ class RunsService(service_pb2_grpc.RunsServicer):
         problem = validate_control(msg, allow_ladder_kinds=False)  # the run's own limits
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        refusal = self.approvers.control_refusal(msg, run.state.approvals, caller(context))
+        if refusal:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, refusal)
         remaining = context.time_remaining()
         timeout = self.ack_timeout if remaining is None else min(self.ack_timeout, remaining)
         try:

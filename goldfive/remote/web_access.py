@@ -16,6 +16,11 @@ out are Host and Origin:
 * ``Origin`` must be the page's own origin (``http://`` + that Host) on the websocket and on any
   request that is not GET or HEAD, and on a GET that carries one.
 
+The same rules serve the hub's approval pages (``goldfive serve --http``, goldfive.phone), which
+may be served over TLS (``scheme="https"``) or behind a TLS proxy at a public URL (``public``:
+its Host is accepted and its origin is the page's). Those pages are opened by a signed link, not
+the token: :meth:`WebAccess.check_origin` applies the Host and Origin rules alone.
+
 This module decides; the web front-end (tui/web.py, aiohttp) acts on the decision. No HTTP
 library here, so the rules are tested without a server and stay in the core.
 """
@@ -111,7 +116,20 @@ def _host_name(text: str) -> str | None:
     return name
 
 
-def _split_authority(value: str) -> tuple[str, int] | None:
+#: The port a URL without one means.
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _split_origin(value: str) -> tuple[str, str, int] | None:
+    """``scheme://host[:port]`` (an Origin header, a public URL's origin): (scheme, name, port)."""
+    scheme, sep, rest = value.lower().partition("://")
+    if not sep or scheme not in DEFAULT_PORTS:
+        return None
+    parsed = _split_authority(rest, DEFAULT_PORTS[scheme])
+    return None if parsed is None else (scheme, *parsed)
+
+
+def _split_authority(value: str, default_port: int = 80) -> tuple[str, int] | None:
     """``host[:port]`` as a Host header or an origin writes it, lower-cased: (name, port), the
     name an IP address in canonical form or a DNS name; None if it is neither."""
     value = value.lower()
@@ -125,7 +143,7 @@ def _split_authority(value: str) -> tuple[str, int] | None:
         rest = colon + port_text
         addr = _ip(name)
     if rest == "":
-        port = 80
+        port = default_port
     elif rest.startswith(":") and 1 < len(rest) <= 6 and rest[1:].isascii() and rest[1:].isdigit() and rest[1] != "0":
         port = int(rest[1:])
     else:
@@ -191,6 +209,11 @@ class WebAccess:
     generated: bool = False
     #: More names browsers may use for this server (``--allow-host``).
     allow_hosts: frozenset[str] = frozenset()
+    #: "https" when this server speaks TLS itself.
+    scheme: str = "http"
+    #: The origin browsers use behind a TLS proxy (``serve --public-url``), "" for none: a Host
+    #: naming it is accepted, and the page's origin is then this one.
+    public: str = ""
 
     @classmethod
     def start(cls, listen_host: str, port: int, token: str | None = None, allow_hosts: tuple[str, ...] = ()) -> WebAccess:
@@ -228,7 +251,7 @@ class WebAccess:
             hosts = [socket.gethostname().lower(), "127.0.0.1" if self.listen_host == "0.0.0.0" else "::1"]
         else:
             hosts = [self.listen_host]
-        return [f"http://{_authority(h, self.port)}/?token={shown}" for h in hosts]
+        return [f"{self.scheme}://{_authority(h, self.port)}/?token={shown}" for h in hosts]
 
     def _names(self, local_ip: str) -> set[str]:
         names = set(self.allow_hosts)
@@ -242,23 +265,39 @@ class WebAccess:
         return names
 
     def page_origin(self, host: str, local_ip: str) -> str | None:
-        """``http://host:port`` if ``host`` (a Host header) names this server, else None."""
-        parsed = _split_authority(host)
+        """``scheme://host:port`` if ``host`` (a Host header) names this server, else None."""
+        if self.public:
+            public = _split_origin(self.public)
+            if public is not None and _split_authority(host, DEFAULT_PORTS[public[0]]) == public[1:]:
+                return f"{public[0]}://" + _authority(*public[1:])
+        parsed = _split_authority(host, DEFAULT_PORTS.get(self.scheme, 80))
         if parsed is None or parsed[1] != self.port or parsed[0] not in self._names(local_ip):
             return None
-        return "http://" + _authority(*parsed)
+        return f"{self.scheme}://" + _authority(*parsed)
 
-    def decide(self, request: WebRequest) -> Decision:
+    @property
+    def secure(self) -> bool:
+        """Pages are reached over TLS (here or at the proxy): cookies are ``Secure``."""
+        return self.scheme == "https" or self.public.lower().startswith("https://")
+
+    def check_origin(self, request: WebRequest) -> Decision:
+        """The Host and Origin rules alone (ALLOW, BAD_HOST or BAD_ORIGIN), for pages a
+        signed link opens rather than the token."""
         origin = self.page_origin(request.host, request.local_ip)
         if origin is None:
             return Decision(Verdict.BAD_HOST, reason="the Host header does not name this server")
         if request.origin is not None:
-            if not request.origin.lower().startswith("http://") or (
-                _split_authority(request.origin[7:]) != _split_authority(origin[7:])
-            ):
+            if _split_origin(request.origin) != _split_origin(origin):
                 return Decision(Verdict.BAD_ORIGIN, origin, "the request comes from a page of another origin")
         elif request.websocket or request.method.upper() not in SAFE_METHODS:
             return Decision(Verdict.BAD_ORIGIN, origin, "the request does not say which page it comes from (no Origin)")
+        return Decision(Verdict.ALLOW, origin)
+
+    def decide(self, request: WebRequest) -> Decision:
+        checked = self.check_origin(request)
+        if checked.verdict is not Verdict.ALLOW:
+            return checked
+        origin = checked.origin
         if request.query_token is not None:
             if hmac.compare_digest(request.query_token.encode(), self.token.encode()):
                 return Decision(Verdict.REDIRECT, origin)

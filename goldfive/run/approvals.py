@@ -155,17 +155,31 @@ async def request_approval(
 
 async def _wait(ctx: RunContext, waiter: asyncio.Event, pol: ApprovalPolicy, target_id: str) -> bool:
     """True once decided; False when the policy's deadline passed with policy REJECT.
-    ESCALATE pauses the run at the deadline and waits on."""
+    ESCALATE pauses the run at the deadline and waits on. Meanwhile, in time order: the run's
+    reminders and escalation (``RuntimeConfig.approval_reminders``), the deadline's warning."""
     deadline, warn_at = pol.deadline_s, pol.warn_at_s
+    reminders = ctx.config.approval_reminders
+    steps: list[tuple[float, str]] = reminders.schedule(pol) if reminders is not None else []
+    if warn_at is not None:
+        steps.append((warn_at, "warn"))
+    steps.sort(key=lambda step: step[0])  # stable: an escalation at the warning goes first
+    start = time.monotonic()
+    reminded = 0
+    for at, what in steps:
+        if await _within(waiter, at - (time.monotonic() - start)):
+            return True
+        waited = int((time.monotonic() - start) * 1000)
+        if what == "remind":
+            reminded += 1
+            await ctx.emit(events.approval_reminded, target_id, waited_ms=waited, reminder=reminded)
+        elif what.startswith("escalate:"):
+            await ctx.emit(events.approval_escalated, target_id, waited_ms=waited, why=what.partition(":")[2])
+        else:
+            left = (deadline or 0) - (time.monotonic() - start)
+            await ctx.emit(events.approval_expiring, target_id, ms_left=max(int(left * 1000), 0), on_timeout=str(pol.on_timeout))
     if deadline is None:
         await waiter.wait()
         return True
-    start = time.monotonic()
-    if warn_at is not None:
-        if await _within(waiter, warn_at):
-            return True
-        left = deadline - (time.monotonic() - start)
-        await ctx.emit(events.approval_expiring, target_id, ms_left=max(int(left * 1000), 0), on_timeout=str(pol.on_timeout))
     if await _within(waiter, deadline - (time.monotonic() - start)):
         return True
     if pol.on_timeout is OnTimeout.REJECT:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy
+from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy, ApprovalReminders
 from goldfive.approvals.rules import RuleBook
 from goldfive.usage.prices import PriceTable
 from goldfive.watchdog.config import WatchdogConfig
@@ -37,6 +37,8 @@ class RuntimeConfig:
     approval_default_timeout_ms: int = 600_000
     #: What happens when nobody decides an approval (a tool's own policy wins): wait by default.
     approval_policy: ApprovalPolicy = WAIT_FOREVER
+    #: When an undecided approval is announced again and escalated (None: never).
+    approval_reminders: ApprovalReminders | None = None
     #: This run's rules for "always" (the library API); rules added while it runs join them.
     approval_rules: RuleBook | None = None
     #: Also apply the rules saved on this machine (``goldfive.approvals.default_rules_path``).

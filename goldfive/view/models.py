@@ -70,6 +70,11 @@ class ApprovalView:
     on_timeout: str = ""
     #: The sequence of the ApprovalRequested event in its run (-1: not known).
     sequence: int = -1
+    #: False when the agent's framework takes no edited arguments for it.
+    editable: bool = True
+    #: Reminders announced so far, and when it was escalated (0: not yet).
+    reminders: int = 0
+    escalated_ms: int = 0
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ Controls a client sends itself can be recorded with ``control_sent`` / ``control
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from goldfive import conv
@@ -373,7 +373,18 @@ class RunState:
             parameters_json=p.parameters_json,
             on_timeout=p.on_timeout,
             sequence=self.last_sequence,  # apply() set it to this event's
+            editable=p.metadata.get("editable") != "false",
         )
+
+    def _approval_reminded(self, p: pb.ApprovalReminded, ms: int) -> None:
+        view = self.approvals.get(p.target_id)
+        if view is not None:
+            self.approvals[p.target_id] = replace(view, reminders=max(view.reminders, p.reminder))
+
+    def _approval_escalated(self, p: pb.ApprovalEscalated, ms: int) -> None:
+        view = self.approvals.get(p.target_id)
+        if view is not None:
+            self.approvals[p.target_id] = replace(view, escalated_ms=ms or 1)
 
     def _approval_resolved(self, p: pb.ApprovalGranted | pb.ApprovalRejected, ms: int) -> None:
         self.approvals.pop(p.target_id, None)
@@ -426,6 +437,8 @@ _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
     "approval_requested": RunState._approval_requested,
     "approval_granted": RunState._approval_resolved,
     "approval_rejected": RunState._approval_resolved,
+    "approval_reminded": RunState._approval_reminded,
+    "approval_escalated": RunState._approval_escalated,
     "control_received": RunState._control_received,
     "control_acked": RunState._control_acked,
 }

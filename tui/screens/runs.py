@@ -137,7 +137,7 @@ class RunsScreen(Screen[None]):
         on_runs = isinstance(self.app.screen, (RunsScreen, WaitingScreen))
         for notice in self.announcer.news(snap, self.app):
             # The open run's own screen already announces its approvals (toast and bell).
-            if notice.kind == "approval" and notice.run_id == self.open_run_id and not on_runs:
+            if notice.kind in ("approval", "question") and notice.run_id == self.open_run_id and not on_runs:
                 continue
             ring = True
             severity: Literal["warning", "error"] = "error" if notice.kind == "failed" else "warning"

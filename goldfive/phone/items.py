@@ -1,0 +1,208 @@
+"""What a link page can be about: one small class per kind of item a person decides.
+
+An :class:`ItemKind` finds its items in a run's state (what waits now), says what the page shows
+(facts, a block of formatted arguments) and which actions it offers (each a form), and turns a
+submitted form into the control the hub sends, or a sentence saying what to fix. The pages
+(goldfive.phone.pages), the links, the index and the notices know nothing more of a kind than
+this, so another kind plugs in as one class and one entry in :data:`KINDS`:
+
+* a typed question (a ``question_asked`` event and an ANSWER control): ``QuestionKind`` with
+  ``name = "question"``, ``notice_kinds = ("question",)``, ``pending`` reading the run's open
+  questions, one action "answer" with a text field, ``control`` building the ANSWER control;
+  then "question" leaves :attr:`ApprovalKind.notice_kinds` (today a question is an approval of
+  kind "question", approve = yes, reject = no, and is decided here).
+* a budget pause (a BUDGET control): ``BudgetKind`` with ``name = "budget"``, ``pending``
+  reading the run's budget pause, one action "raise" with a number field, ``control``
+  building the BUDGET control with the new limit.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from goldfive.approvals.arguments import arguments_problem
+from goldfive.control import ControlKind, ControlMessage
+from goldfive.view.models import ApprovalView
+from goldfive.view.state import RunState
+
+__all__ = ["KINDS", "Action", "ApprovalKind", "Field", "Item", "ItemKind", "item_kind_for_notice"]
+
+#: The ledger's name for decisions made through a link page.
+CLIENT = "link"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One input of an action's form."""
+
+    name: str
+    label: str
+    #: "text" (one line), "textarea", "number".
+    widget: str = "text"
+    value: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Action:
+    """A button (with its form's fields) on an item's page."""
+
+    name: str
+    label: str
+    fields: tuple[Field, ...] = ()
+    #: "primary" (the one-tap action), "danger", or "".
+    style: str = ""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing waiting for a person, as the pages show it."""
+
+    kind: str
+    run_id: str
+    target_id: str
+    #: The headline: "deploy" or the question.
+    title: str
+    #: What the tool or the question is (for --approvers and notice filters; "" for none).
+    tool_name: str
+    since_ms: int
+    #: Epoch seconds after which the item decides itself (its timeout policy), or None.
+    deadline_s: float | None
+    #: (label, value) lines shown above the actions.
+    facts: tuple[tuple[str, str], ...] = ()
+    #: A preformatted block (the arguments as indented JSON), "" for none.
+    code: str = ""
+    actions: tuple[Action, ...] = ()
+    #: What the kind needs to build its control (the state's own view).
+    source: Any = field(default=None, compare=False, repr=False)
+
+
+class ItemKind(Protocol):
+    """A kind of item (see the module's docstring)."""
+
+    #: The name links and the index carry.
+    name: str
+    #: The notice kinds (goldfive.notify) whose notices name an item of this kind.
+    notice_kinds: tuple[str, ...]
+
+    def pending(self, run_id: str, state: RunState) -> Iterable[Item]:
+        """Every item of this kind the run waits on now."""
+        ...
+
+    def find(self, run_id: str, state: RunState, target_id: str) -> Item | None:
+        """The item ``target_id`` if the run waits on it now, else None (decided, gone)."""
+        ...
+
+    def control(self, item: Item, action: str, form: Mapping[str, str]) -> ControlMessage | str:
+        """The control ``action`` with ``form`` sends, or a sentence saying what to fix (the
+        page shows it, and nothing is sent)."""
+        ...
+
+
+def _age(ms: int) -> str:
+    """How long ago epoch-milliseconds ``ms`` was, in words."""
+    return _span(time.time() - ms / 1000 if ms else 0)
+
+
+def _span(seconds_f: float) -> str:
+    seconds = max(0, int(seconds_f))
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+
+
+class ApprovalKind:
+    """A pending approval: a tool call (approve, reject with a reason, edit the arguments
+    and approve, checked as ``e`` in the TUI checks them), a task approval, or a question
+    asked as an approval (yes / no)."""
+
+    name = "approval"
+    notice_kinds: tuple[str, ...] = ("approval", "question")
+
+    def pending(self, run_id: str, state: RunState) -> Iterable[Item]:
+        goal = state.goal_summary
+        for view in list(state.approvals.values()):
+            yield self._item(run_id, state, view, goal)
+
+    def find(self, run_id: str, state: RunState, target_id: str) -> Item | None:
+        view = state.approvals.get(target_id)
+        return None if view is None else self._item(run_id, state, view, state.goal_summary)
+
+    def _item(self, run_id: str, state: RunState, view: ApprovalView, goal: str) -> Item:
+        question = view.kind == "question"
+        task = state.tasks.get(view.task_id)
+        facts = [("goal", goal or "(none given)")]
+        if view.task_id:
+            facts.append(("task", f"{view.task_id}: {task.title}" if task is not None and task.title else view.task_id))
+        if view.tool_name:
+            facts.append(("tool", view.tool_name))
+        if view.prompt and not question:
+            facts.append(("asks", view.prompt))
+        facts.append(("waiting", _age(view.requested_ms)))
+        deadline = None
+        if view.timeout_ms and view.on_timeout in ("reject", "escalate") and view.requested_ms:
+            deadline = (view.requested_ms + view.timeout_ms) / 1000
+            verb = "rejected" if view.on_timeout == "reject" else "escalated (the run pauses)"
+            facts.append(("deadline", f"{verb} in {_span(deadline - time.time())} unless decided"))
+        if view.escalated_ms:
+            facts.append(("escalated", f"{_age(view.escalated_ms)} ago"))
+        code = ""
+        if view.kind == "tool":
+            code = json.dumps(view.args, indent=2, ensure_ascii=False, sort_keys=True) if view.args is not None else view.args_json
+        actions: tuple[Action, ...]
+        if question:
+            actions = (
+                Action("approve", "Yes", style="primary"),
+                Action("reject", "No", (Field("reason", "Why not (optional)"),), "danger"),
+            )
+        else:
+            actions = (
+                Action("approve", "Approve", style="primary"),
+                Action("reject", "Reject", (Field("reason", "Reason (optional)"),), "danger"),
+            )
+            if view.kind == "tool" and view.editable:
+                actions += (Action("edit", "Approve with these arguments", (Field("arguments", "Arguments (JSON)", "textarea", code, True),)),)
+        title = view.prompt if question else (view.tool_name or view.prompt or view.target_id)
+        return Item(
+            self.name, run_id, view.target_id, title, view.tool_name, view.requested_ms, deadline,
+            tuple(facts), code, actions, view,
+        )  # fmt: skip
+
+    def control(self, item: Item, action: str, form: Mapping[str, str]) -> ControlMessage | str:
+        view: ApprovalView = item.source
+        payload: dict[str, Any] = {"target_id": item.target_id, "client": CLIENT}
+        if action == "approve":
+            return ControlMessage(ControlKind.APPROVE, payload=payload)
+        if action == "reject":
+            payload["detail"] = form.get("reason", "").strip()
+            return ControlMessage(ControlKind.REJECT, payload=payload)
+        if action == "edit" and view.kind == "tool" and view.editable:
+            try:
+                arguments = json.loads(form.get("arguments", ""))
+            except ValueError as exc:
+                return f"the arguments are not JSON ({exc.args[0] if exc.args else exc}); nothing was sent"
+            try:
+                parameters = json.loads(view.parameters_json) if view.parameters_json else None
+            except ValueError:
+                parameters = None
+            problem = arguments_problem(parameters if isinstance(parameters, dict) else None, arguments)
+            if problem:
+                return f"edited arguments refused: {problem}; nothing was sent"
+            payload["arguments"] = arguments
+            return ControlMessage(ControlKind.APPROVE, payload=payload)
+        return f"{action!r} is not something this page offers for {item.title}"
+
+
+#: Every kind of item a link can name, by name.
+KINDS: dict[str, ItemKind] = {ApprovalKind.name: ApprovalKind()}
+
+
+def item_kind_for_notice(notice_kind: str) -> ItemKind | None:
+    """The kind whose items notices of ``notice_kind`` name (None: such a notice has no page)."""
+    return next((kind for kind in KINDS.values() if notice_kind in kind.notice_kinds), None)
