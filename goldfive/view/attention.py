@@ -5,6 +5,9 @@ the notifications all ask :func:`attention` of a run's :class:`~goldfive.view.st
 so they never disagree. What needs a person: a recording that failed (the run paused until
 its database can be written again), a pending approval, an escalation from the drift ladder
 (GOLDFIVE_PAUSE_ESCALATE), a pause, a failed (aborted) run. Mere completion does not.
+
+Every list of runs (the runs screen, ``ctl runs``, ``n``) is in one order, :func:`order_key`:
+what needs a person first (most urgent, then waiting longest), then live runs, then ended ones.
 """
 
 from __future__ import annotations
@@ -13,10 +16,13 @@ from dataclasses import dataclass
 
 from goldfive.view.state import RunState
 
-__all__ = ["Attention", "attention", "URGENCY"]
+__all__ = ["Attention", "LIVE_STATES", "URGENCY", "attention", "kind_of_reason", "order_key"]
 
 #: Sort rank of each kind: lower needs a person sooner.
 URGENCY = {"recording": 0, "approval": 0, "escalation": 0, "failed": 1, "paused": 2}
+
+#: The states (as a run's summary names them) of a run that is still going.
+LIVE_STATES = frozenset({"PENDING", "RUNNING", "PAUSING", "PAUSED"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,25 @@ def attention(state: RunState) -> Attention | None:
     if state.paused:
         return Attention("paused", "paused", state.paused_ms)
     return None
+
+
+def kind_of_reason(reason: str) -> str:
+    """The kind of an :class:`Attention` from its ``reason`` alone (a hub's ``needs_you``
+    carries only the words): "" for no reason, "approval" for words it did not write."""
+    if not reason:
+        return ""
+    if reason.startswith("recording failed"):
+        return "recording"
+    head = reason.split(":", 1)[0].split(" ", 1)[0].lower()
+    return head if head in URGENCY else "approval"
+
+
+def order_key(needs_kind: str, needs_since_ms: int, state: str, started_ms: int, run_id: str) -> tuple[int, int, str]:
+    """Where a run goes in every list of runs: what needs a person first (most urgent, then
+    waiting longest), then live runs (newest first), then ended ones (newest first)."""
+    if needs_kind:
+        return (URGENCY.get(needs_kind, 2), needs_since_ms, run_id)
+    return (3 if state in LIVE_STATES else 4, -started_ms, run_id)
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -13,15 +13,13 @@ from typing import Protocol
 
 from goldfive.control import ControlAck
 from goldfive.notify import Notice
-from goldfive.view.attention import URGENCY, attention
+from goldfive.view.attention import LIVE_STATES, attention, order_key
 from goldfive.view.state import RunState
 from goldfive.types import TaskStatus
 
 from ..source import RunSource
 
-__all__ = ["RunRow", "RunsSource", "Snapshot", "WaitingItem", "row_from_state", "sort_rows", "waiting_from_state"]
-
-LIVE_STATES = frozenset({"PENDING", "RUNNING", "PAUSING", "PAUSED"})
+__all__ = ["LIVE_STATES", "RunRow", "RunsSource", "Snapshot", "WaitingItem", "row_from_state", "sort_rows", "waiting_from_state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +44,8 @@ class RunRow:
         return self.state in LIVE_STATES
 
     def sort_key(self) -> tuple[int, int, str]:
-        """What needs a person first (most urgent, then waiting longest), then live runs
-        (newest first), then finished ones (newest first)."""
-        if self.needs_kind:
-            return (URGENCY.get(self.needs_kind, 2), self.needs_since_ms, self.run_id)
-        return (3 if self.live else 4, -self.started_ms, self.run_id)
+        """The order of every list of runs (:func:`goldfive.view.attention.order_key`)."""
+        return order_key(self.needs_kind, self.needs_since_ms, self.state, self.started_ms, self.run_id)
 
     def searchable(self) -> str:
         return " ".join((self.run_id, self.state, self.current_task, self.origin, self.needs_reason, self.goal)).lower()

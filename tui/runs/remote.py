@@ -16,6 +16,7 @@ from goldfive.control import ControlAck
 from goldfive.errors import RemoteError
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.link.client import RemoteClient
+from goldfive.view.attention import kind_of_reason
 
 from ..grpc_source import GrpcRunSource
 from .local import decision
@@ -36,8 +37,7 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
         state = s.connection.upper()  # a finished run's runner is gone because it is done
     kind, reason, since = "", s.needs_you, _ms(s.needs_you_since)
     if reason:
-        head = reason.split(":", 1)[0].split(" ", 1)[0].lower()
-        kind = head if head in ("approval", "escalation", "failed", "paused") else "approval"
+        kind = kind_of_reason(reason)
     else:
         mine = [w for w in waiting if w.run_id == s.run_id]
         if mine:

@@ -35,11 +35,13 @@ def _since(message: Any, field: str, now: float) -> str:
 
 
 def runs_order(summary: Any) -> tuple[int, int, str]:
-    """What needs a person first (the longest waiting first), then the rest by start time."""
-    if summary.needs_you:
-        since = summary.needs_you_since.ToMilliseconds() if summary.HasField("needs_you_since") else 0
-        return (0, since, summary.run_id)
-    return (1, -summary.started_at.ToMilliseconds(), summary.run_id)
+    """The runs screen's order (:func:`goldfive.view.attention.order_key`): what needs a
+    person first, the most urgent, then the longest waiting; then live runs, then ended ones."""
+    from goldfive.view.attention import kind_of_reason, order_key
+
+    since = summary.needs_you_since.ToMilliseconds() if summary.HasField("needs_you_since") else 0
+    started = summary.started_at.ToMilliseconds() if summary.HasField("started_at") else 0
+    return order_key(kind_of_reason(summary.needs_you), since, summary.state, started, summary.run_id)
 
 
 def run_line(r: Any, now: float | None = None) -> str:
