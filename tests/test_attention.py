@@ -87,3 +87,33 @@ def test_ctl_runs_and_the_runs_screen_list_runs_in_one_order() -> None:
     assert ctl_order[:2] == ["approval", "recording"]
     assert ctl_order == screen_order
     assert ctl_order[-3:] == ["paused", "live", "done"]
+
+
+def test_a_run_its_person_cancelled_needs_nobody_and_is_labelled_cancelled() -> None:
+    """Issue 23 item 1: a run cancelled by its own person showed forever as "NEEDS YOU ✗ failed"."""
+    from goldfive.types import DriftEvent, DriftKind, DriftSeverity
+    from goldfive.view.attention import state_label
+
+    s, st = _session(), RunState()
+    st.apply(events.run_started(s, goal_summary="goal"))
+    msg = ControlMessage(kind=ControlKind.CANCEL, payload={"reason": "cancelled from the TUI"})
+    st.apply(events.control_received(s, msg))
+    st.apply(events.control_acked(s, ControlAck(msg.id, AckResult.SUCCESS, "cancelling"), kind=ControlKind.CANCEL))
+    st.apply(events.drift_detected(s, DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, "cancelled from the TUI")))
+    st.apply(events.run_aborted(s, "cancelled from the TUI"))
+    assert attention(st) is None
+    assert state_label(st) == "CANCELLED"
+
+    # Its own process cancelled it (the TUI quit, a closed web tab): the runner's reason.
+    s2, quit_ = _session(), RunState()
+    quit_.apply(events.run_started(s2, goal_summary="goal"))
+    quit_.apply(events.run_aborted(s2, "run cancelled"))
+    assert attention(quit_) is None and state_label(quit_) == "CANCELLED"
+
+    # A failure stays a failure until a person acknowledges it.
+    s3, failed = _session(), RunState()
+    failed.apply(events.run_started(s3, goal_summary="goal"))
+    failed.apply(events.run_aborted(s3, "agent raised RuntimeError: kaboom"))
+    assert state_label(failed) == "ABORTED"
+    assert attention(failed) is not None
+    assert attention(failed, acknowledged=True) is None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from goldfive import conv
 from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, types_pb2
 from goldfive.types import TaskStatus
-from goldfive.view.attention import attention
+from goldfive.view.attention import attention, state_label
 from goldfive.view.state import RunState
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def current_task(state: RunState) -> str:
 def _label(run: HostedRun, state: RunState) -> str:
     if run.label:
         return run.label
-    return "INTERRUPTED" if run.interrupted else str(state.phase)
+    return "INTERRUPTED" if run.interrupted else state_label(state)
 
 
 def summary(run: HostedRun) -> service_pb2.RunSummary:

@@ -219,3 +219,39 @@ async def test_help_on_the_runs_screen_and_in_a_run_lists_the_hub_keys() -> None
         await pilot.pause()
         text = screen_text(app)
         assert "Open the next run that needs you" in text and "Everything waiting for a person (decisions)" in text
+
+
+async def test_a_run_cancelled_from_its_screen_is_cancelled_not_failed() -> None:
+    """Issue 23 item 1: c (confirmed) on a run's screen left it "NEEDS YOU ✗ failed" with a
+    "failed" notice; it is CANCELLED, needs nobody and tells nobody."""
+    from goldfive import events as E
+    from goldfive.control import ControlKind
+    from goldfive.types import DriftEvent, DriftKind, DriftSeverity
+    from tests.tui.runs_kit import script_events
+
+    runs = make_runs("running")
+    app = make_hub(runs=runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        sent = runs.opened[IDS["running"]].sent
+        assert [m.kind for m in sent] == [ControlKind.CANCEL]
+        script, _ = script_events("running")
+        reason = str(sent[0].payload["reason"])
+        runs.release(IDS["running"], [
+            script._at(3000, E.control_received, sent[0]),
+            script._at(3001, E.drift_detected, DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, reason)),
+            script._at(3002, E.run_aborted, reason),
+        ])  # fmt: skip
+        await pilot.press("escape")
+        await hub_of(app).poll()
+        await pilot.pause()
+        row = next(r for r in hub_of(app).rows if r.run_id == IDS["running"])
+        assert (row.state, row.needs_kind) == ("CANCELLED", "")
+        assert hub_of(app).announcer.notices == []
+        assert "0 need you" in screen_text(app) and "CANCELLED" in screen_text(app)

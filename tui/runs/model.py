@@ -13,7 +13,7 @@ from typing import Protocol
 
 from goldfive.control import ControlAck
 from goldfive.notify import Notice
-from goldfive.view.attention import LIVE_STATES, attention, order_key
+from goldfive.view.attention import LIVE_STATES, attention, order_key, state_label
 from goldfive.view.state import RunState
 from goldfive.types import TaskStatus
 
@@ -134,7 +134,7 @@ def row_from_state(state: RunState, run_id: str, origin: str) -> RunRow:
     done = state.count_status(TaskStatus.COMPLETED)
     return RunRow(
         run_id=run_id,
-        state=str(state.phase),
+        state=state_label(state),
         done=done,
         total=len(state.tasks),
         current_task=_current_task(state),

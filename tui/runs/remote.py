@@ -33,7 +33,7 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
     """A row from the hub's summary; a server that does not fill ``needs_you`` yet gets it
     derived from its state and the waiting items."""
     state = s.state or "PENDING"
-    if s.connection in ("disconnected", "interrupted") and state not in ("COMPLETED", "ABORTED"):
+    if s.connection in ("disconnected", "interrupted") and state not in ("COMPLETED", "ABORTED", "CANCELLED"):
         state = s.connection.upper()  # a finished run's runner is gone because it is done
     kind, reason, since = "", s.needs_you, _ms(s.needs_you_since)
     if reason:
