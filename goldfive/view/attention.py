@@ -26,6 +26,7 @@ __all__ = [
     "attention",
     "cancelled_by_person",
     "kind_of_reason",
+    "mark_refusal",
     "order_key",
     "state_label",
 ]
@@ -116,6 +117,23 @@ def order_key(needs_kind: str, needs_since_ms: int, state: str, started_ms: int,
     if needs_kind:
         return (URGENCY.get(needs_kind, 2), needs_since_ms, run_id)
     return (3 if state in LIVE_STATES else 4, -started_ms, run_id)
+
+
+def mark_refusal(state: RunState, mark: str, *, undo: bool = False, interrupted: bool = False) -> str:
+    """Why a person's ``mark`` (goldfive.store.registry: acknowledged, archived) cannot be put
+    on this run ("" when it can): only a failure is acknowledged, only an ended run archived."""
+    from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED, MARKS
+
+    if mark not in MARKS:
+        return f"unknown mark {mark!r}: {' or '.join(MARKS)}"
+    if undo:
+        return ""
+    label = state_label(state)
+    if mark == ACKNOWLEDGED and (state.finished != "ABORTED" or label == CANCELLED):
+        return f"run {state.run_id} has not failed ({'INTERRUPTED' if interrupted else label}): nothing to acknowledge"
+    if mark == ARCHIVED and not state.finished and not interrupted:
+        return f"run {state.run_id} is {label}: cancel it (or let it end) before archiving it"
+    return ""
 
 
 def _clip(text: str, limit: int = 80) -> str:

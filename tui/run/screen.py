@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from goldfive.view import RunState
+from goldfive.view.attention import cancelled_by_person
 
 from ..commands import KeyCommands
 from ..format import LogLine
@@ -55,9 +56,13 @@ class Opener(Protocol):
 
     def show_waiting(self) -> None: ...
 
+    def acknowledge(self, run_id: str) -> None:
+        """The run's failure has been seen: it no longer needs anyone."""
+        ...
+
 
 class RunScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [*KEYS, *READ_ONLY_KEYS, *OPENER_KEYS, *REPLAY_KEYS]
+    BINDINGS: ClassVar[list[BindingType]] = [*KEYS, *OPENER_KEYS, *READ_ONLY_KEYS, *REPLAY_KEYS]
     COMMANDS = {KeyCommands}
 
     def __init__(
@@ -239,7 +244,9 @@ class RunScreen(Screen[None]):
     # -- what the keys offer -------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Keys typed into an input (the log filter) are text, never replay moves.
-        return self.can.enabled(action, ended=bool(self.feed.state.finished), typing=isinstance(self.focused, Input))
+        state = self.feed.state
+        failed = state.finished == "ABORTED" and not cancelled_by_person(state)
+        return self.can.enabled(action, ended=bool(state.finished), typing=isinstance(self.focused, Input), failed=failed)
 
     def offered_bindings(self) -> list[Binding]:
         return self.can.offered()
@@ -272,6 +279,10 @@ class RunScreen(Screen[None]):
     def action_waiting(self) -> None:
         if self.opener is not None:
             self.opener.show_waiting()
+
+    def action_ack_failure(self) -> None:
+        if self.opener is not None and self.feed.state.run_id:
+            self.opener.acknowledge(self.feed.state.run_id)
 
     # -- the control keys (tui.run.controls does the work) --------------------------------------
     @property

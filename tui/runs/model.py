@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from goldfive.control import ControlAck
+from goldfive.errors import GoldfiveError
 from goldfive.notify import Notice
 from goldfive.view.attention import LIVE_STATES, attention, order_key, state_label
 from goldfive.view.state import RunState
@@ -19,7 +20,7 @@ from goldfive.types import TaskStatus
 
 from ..source import RunSource
 
-__all__ = ["LIVE_STATES", "RunRow", "RunsSource", "Snapshot", "WaitingItem", "row_from_state", "sort_rows", "waiting_from_state"]
+__all__ = ["LIVE_STATES", "MarkRefused", "RunRow", "RunsSource", "Snapshot", "WaitingItem", "row_from_state", "sort_rows", "waiting_from_state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,12 @@ class RunRow:
     needs_reason: str = ""
     needs_since_ms: int = 0
     goal: str = ""
+    #: A person has acknowledged that the run failed: it needs nobody any more.
+    acknowledged: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.state == "ABORTED"
 
     @property
     def live(self) -> bool:
@@ -117,6 +124,15 @@ class RunsSource(Protocol):
         reject cancels it (with the reason)."""
         ...
 
+    async def mark(self, run_id: str, mark: str, *, undo: bool = False) -> None:
+        """Put a person's mark on the run (goldfive.store.registry: acknowledged, archived),
+        or take it off; MarkRefused (in words) when the run cannot take it."""
+        ...
+
+
+class MarkRefused(GoldfiveError):
+    """A mark the run cannot take: acknowledging a run that did not fail, archiving a live one."""
+
 
 def sort_rows(rows: list[RunRow]) -> list[RunRow]:
     return sorted(rows, key=RunRow.sort_key)
@@ -129,8 +145,8 @@ def _current_task(state: RunState) -> str:
     return ""
 
 
-def row_from_state(state: RunState, run_id: str, origin: str) -> RunRow:
-    need = attention(state)
+def row_from_state(state: RunState, run_id: str, origin: str, *, acknowledged: bool = False) -> RunRow:
+    need = attention(state, acknowledged=acknowledged)
     done = state.count_status(TaskStatus.COMPLETED)
     return RunRow(
         run_id=run_id,
@@ -144,6 +160,7 @@ def row_from_state(state: RunState, run_id: str, origin: str) -> RunRow:
         needs_reason=need.reason if need else "",
         needs_since_ms=need.since_ms if need else 0,
         goal=state.goal_summary,
+        acknowledged=acknowledged,
     )
 
 

@@ -20,7 +20,7 @@ from goldfive.view.attention import kind_of_reason
 
 from ..grpc_source import GrpcRunSource
 from .local import decision
-from .model import LIVE_STATES, RunRow, Snapshot, WaitingItem
+from .model import LIVE_STATES, MarkRefused, RunRow, Snapshot, WaitingItem
 
 __all__ = ["RemoteRuns", "row_from_summary"]
 
@@ -38,6 +38,8 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
     kind, reason, since = "", s.needs_you, _ms(s.needs_you_since)
     if reason:
         kind = kind_of_reason(reason)
+    elif s.acknowledged_by:
+        pass  # a failure a person has seen needs nobody
     else:
         mine = [w for w in waiting if w.run_id == s.run_id]
         if mine:
@@ -61,6 +63,7 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
         needs_reason=reason,
         needs_since_ms=since,
         goal=_goal(s),
+        acknowledged=bool(s.acknowledged_by),
     )
 
 
@@ -155,6 +158,14 @@ class RemoteRuns:
             if s.needs_you.startswith("escalation"):
                 items.append(WaitingItem(s.run_id, "escalation", s.run_id, "", "", "", s.needs_you.removeprefix("escalation: "), _ms(s.needs_you_since), goals.get(s.run_id, "")))
         return items
+
+    async def mark(self, run_id: str, mark: str, *, undo: bool = False) -> None:
+        try:
+            await self._open_client().mark_run(run_id, mark, undo=undo)
+        except RemoteError as exc:
+            if exc.code == "FAILED_PRECONDITION":
+                raise MarkRefused(str(exc).removeprefix("FAILED_PRECONDITION: ")) from None
+            raise
 
     def open(self, run_id: str) -> GrpcRunSource:
         ca, cert, key = self._tls

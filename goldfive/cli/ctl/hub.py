@@ -64,6 +64,8 @@ def run_line(r: Any, now: float | None = None) -> str:
     needs = f"NEEDS YOU {field(r.needs_you)} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
     task = field(r.current_task) or "-"
     note = field(health_note(r))
+    if r.archived_by:
+        pending = " · ".join(p for p in (pending, f"archived by {field(r.archived_by)}") if p)
     return (f"{field(r.run_id)}  {field(r.state):<11} {r.tasks_completed}/{r.tasks_total}  {origin:<9} {where}  {needs}  "
             f"task {task}  {started}  {field(r.goal_summary)}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip
 
