@@ -35,13 +35,14 @@ def main() -> None:
 
 # The subcommand modules import nothing from here at import time (``frontend`` is looked up
 # when a command runs), so registering them after ``main`` exists cannot cycle.
-from goldfive.cli import demo, hook, local, remote, resume  # noqa: E402
+from goldfive.cli import demo, hook, local, remote, resume, runs  # noqa: E402
 
 local.register(main)  # run, replay
 demo.register(main)  # demo
 remote.register(main)  # serve, attach, ctl
 resume.register(main)  # resume
 hook.register(main)  # hook claude-code
+runs.register(main)  # runs, runs prune
 
 from goldfive.cli import web  # noqa: E402
 
