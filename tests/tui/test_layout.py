@@ -69,3 +69,13 @@ async def test_the_header_says_the_run_needs_you_when_its_recording_failed(tmp_p
         top, second = screen_text(app).splitlines()[:2]
         assert "PAUS" in top, top
         assert "needs you: recording failed: writing 3 events to runs.sqlite failed: database" in second, second
+
+
+async def test_at_80_columns_the_approvals_row_shows_the_arguments() -> None:
+    """Issue 23 item 3: at 80 columns the row showed the call id and the prompt, never the
+    arguments a person has to judge."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(80, 24)) as pilot:
+        await settle(rig, pilot)
+        row = next(line for line in screen_text(rig.app).splitlines() if "publish_deck" in line and "Approvals" not in line and "│ ·" in line)
+        assert '{"audience": "eng", "slides": 6}' in row

@@ -97,6 +97,9 @@ class RunScreen(Screen[None]):
         self._approvals = ApprovalsView(id="approvals")
         #: Sends controls (the control keys, and cancelling on quit) when there is a source.
         self._control = RunControls(self, source) if source is not None else None
+        #: Approvals the person has opened and read: a and x answer only those at once (an
+        #: unread one opens first, as in the waiting queue).
+        self.read_approvals: set[str] = set()
         self._dirty = True
 
     # -- layout ----------------------------------------------------------------------------
@@ -222,7 +225,7 @@ class RunScreen(Screen[None]):
         self._header.show(state, now, note, rate=live, rejected=rejected)
         self._plan.update_plan(state, now, feed.rejected)
         self._show_detail()
-        self._approvals.update_approvals(state, now)
+        self._approvals.update_approvals(state, now, self.read_approvals)
         self._approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
         self._log.flush()
         if isinstance(self.app.screen, ApprovalScreen):
@@ -292,10 +295,16 @@ class RunScreen(Screen[None]):
             raise RuntimeError("this run screen has no source to send controls to")
         return self._control
 
-    def _selected_approval(self) -> str | None:
+    def _selected_approval(self, *, read: bool = False) -> str | None:
+        """The selected approval; with ``read``, None (and its detail opened) until it has been read."""
         target = self._approvals.selected_key
         if not target:
             self.notify("No approval is waiting.", severity="warning")
+            return None
+        if read and target not in self.read_approvals:  # read before you decide: show it first
+            self.notify("Read it first: here it is (a / x decide there).", timeout=3)
+            self.open_approval(target)
+            return None
         return target
 
     def action_pause(self) -> None:
@@ -314,11 +323,11 @@ class RunScreen(Screen[None]):
         self.control.cancel()
 
     def action_approve(self) -> None:
-        if target := self._selected_approval():
+        if target := self._selected_approval(read=True):
             self.control.approve(target)
 
     def action_reject(self) -> None:
-        if target := self._selected_approval():
+        if target := self._selected_approval(read=True):
             self.control.reject(target)
 
     def action_edit_approval(self) -> None:
@@ -332,6 +341,9 @@ class RunScreen(Screen[None]):
         self.app.push_screen(LedgerScreen(self.feed.ledger))
 
     def open_approval(self, target: str) -> None:
+        if target in self.feed.state.approvals:
+            self.read_approvals.add(target)
+            self.mark_dirty()
         open_approval(self, target, self._control if self.controls else None)
 
     # -- opening, copying, filtering, moving -----------------------------------------------------

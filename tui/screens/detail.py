@@ -144,7 +144,8 @@ class ApprovalScreen(_DetailScreen):
         self._state, self._now = state, now_ms
         if not self.gone and self.view.target_id not in state.approvals:
             self.gone = "No longer waiting: it was answered or timed out."
-        self.query_one("#approval-meta", Static).update(self._meta())
+        for meta in self.query("#approval-meta").results(Static):  # none yet before it is composed
+            meta.update(self._meta())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer" and not self.can_decide:
