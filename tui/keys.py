@@ -129,4 +129,5 @@ def help_rows(offered: list[Binding], bindings: Iterable[BindingType] = KEYS, *,
     # The event log's own keys (while it has the focus).
     tail = Binding("f", "toggle_follow", "Tail", tooltip="In the event log: tail on / off (follow the newest line)")
     wrap = Binding("W", "toggle_wrap", "Wrap", tooltip="In the event log: wrap long lines, shown whole / one line each")
-    return offered[:-2] + [enter, tail, wrap] + panes + [palette] + offered[-2:]
+    moves = Binding("j,k,g,G", "cursor", "Move", key_display="j k g G", tooltip="Down, up, first, last in the plan, approvals and log (arrows, Home, End too)")
+    return offered[:-2] + [enter, moves, tail, wrap] + panes + [palette] + offered[-2:]

@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from goldfive.view import RunState
 from goldfive.view.attention import cancelled_by_person
@@ -36,6 +36,7 @@ from ..screens.help import HelpScreen
 from ..source import RunSource
 from ..widgets.approvals import ApprovalsView
 from ..widgets.cursorlist import CursorList
+from ..widgets.footer import FitFooter
 from ..widgets.eventlog import EventLog
 from ..widgets.header import RunHeader
 from ..widgets.logpane import LogPane
@@ -113,7 +114,7 @@ class RunScreen(Screen[None]):
         yield self._approvals
         if self.replay is not None:
             yield ReplayBar(self.replay, id="replay-status")
-        yield Footer(compact=True)
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self._plan.border_title = "Plan"

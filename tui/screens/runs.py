@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from goldfive.control import AckResult
 from goldfive.errors import GoldfiveError
@@ -29,6 +29,7 @@ from ..run.screen import RunScreen
 from ..runs.model import RunRow, RunsSource, Snapshot, WaitingItem, sort_rows
 from ..runs.notices import Announcer
 from ..runs.table import RunsTable, header_text
+from ..widgets.footer import FitFooter
 from .dialogs import ConfirmScreen
 from .waiting import WaitingScreen
 
@@ -84,7 +85,7 @@ class RunsScreen(Screen[None]):
         yield Static(id="runs-head")
         yield RunsTable(id="runs")
         yield Input(placeholder="filter runs by text; Enter keeps it, Esc clears", id="runs-filter")
-        yield Footer(compact=True)
+        yield FitFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(RunsTable)
