@@ -57,3 +57,63 @@ def test_failed_needs_a_person_and_completed_does_not() -> None:
     done.apply(events.run_started(s2, goal_summary="goal"))
     done.apply(events.run_completed(s2, "all done"))
     assert attention(done) is None
+
+
+def test_ctl_runs_and_the_runs_screen_list_runs_in_one_order() -> None:
+    """Issue 23 item 2: the only live approval came 18th in ``ctl runs``, after 17 failed runs
+    that had needed a person for longer; the runs screen put it first."""
+    from goldfive.cli.ctl.hub import runs_order
+    from goldfive.pb.goldfive.v1 import service_pb2
+    from goldfive_tui.runs.remote import row_from_summary
+    from goldfive_tui.runs.model import sort_rows
+
+    def summary(run_id: str, state: str, needs: str = "", since: int = 0, started: int = 1) -> service_pb2.RunSummary:
+        s = service_pb2.RunSummary(run_id=run_id, state=state, needs_you=needs)
+        s.started_at.FromMilliseconds(started)
+        if since:
+            s.needs_you_since.FromMilliseconds(since)
+        return s
+
+    runs = [summary(f"failed{i:02d}", "ABORTED", "failed: boom", since=1_000 + i) for i in range(17)]
+    runs += [
+        summary("approval", "RUNNING", "approval: publish_deck", since=90_000),
+        summary("paused", "PAUSED", "paused", since=500),
+        summary("recording", "PAUSED", "recording failed: disk full", since=95_000),
+        summary("live", "RUNNING", started=50),
+        summary("done", "COMPLETED", started=60),
+    ]
+    ctl_order = [s.run_id for s in sorted(runs, key=runs_order)]
+    screen_order = [r.run_id for r in sort_rows([row_from_summary(s, []) for s in runs])]
+    assert ctl_order[:2] == ["approval", "recording"]
+    assert ctl_order == screen_order
+    assert ctl_order[-3:] == ["paused", "live", "done"]
+
+
+def test_a_run_its_person_cancelled_needs_nobody_and_is_labelled_cancelled() -> None:
+    """Issue 23 item 1: a run cancelled by its own person showed forever as "NEEDS YOU ✗ failed"."""
+    from goldfive.types import DriftEvent, DriftKind, DriftSeverity
+    from goldfive.view.attention import state_label
+
+    s, st = _session(), RunState()
+    st.apply(events.run_started(s, goal_summary="goal"))
+    msg = ControlMessage(kind=ControlKind.CANCEL, payload={"reason": "cancelled from the TUI"})
+    st.apply(events.control_received(s, msg))
+    st.apply(events.control_acked(s, ControlAck(msg.id, AckResult.SUCCESS, "cancelling"), kind=ControlKind.CANCEL))
+    st.apply(events.drift_detected(s, DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, "cancelled from the TUI")))
+    st.apply(events.run_aborted(s, "cancelled from the TUI"))
+    assert attention(st) is None
+    assert state_label(st) == "CANCELLED"
+
+    # Its own process cancelled it (the TUI quit, a closed web tab): the runner's reason.
+    s2, quit_ = _session(), RunState()
+    quit_.apply(events.run_started(s2, goal_summary="goal"))
+    quit_.apply(events.run_aborted(s2, "run cancelled"))
+    assert attention(quit_) is None and state_label(quit_) == "CANCELLED"
+
+    # A failure stays a failure until a person acknowledges it.
+    s3, failed = _session(), RunState()
+    failed.apply(events.run_started(s3, goal_summary="goal"))
+    failed.apply(events.run_aborted(s3, "agent raised RuntimeError: kaboom"))
+    assert state_label(failed) == "ABORTED"
+    assert attention(failed) is not None
+    assert attention(failed, acknowledged=True) is None

@@ -34,6 +34,8 @@ class GoldfiveApp(App[str | None]):
 
     TITLE = "goldfive"
     CSS_PATH = ["styles/app.tcss", "styles/runs.tcss"]
+    #: "-short" on every screen below 24 rows: dialogs drop their padding (styles/app.tcss).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (24, "-tall")]
 
     def __init__(self, home: Home, *, cursor_blink: bool = True) -> None:
         super().__init__()

@@ -57,6 +57,8 @@ READ_ONLY_KEYS: list[BindingType] = [
 OPENER_KEYS: list[BindingType] = [
     Binding("n", "next_needing", "Next needing you", show=False, tooltip="Open the next run that needs you", id="hub.next"),
     Binding("d", "waiting", "Decisions waiting", show=False, tooltip="Everything waiting for a person (decisions), every run, oldest first", id="hub.waiting"),
+    # Only on a run that failed (a is Approve while it runs): in the footer there, so it is found.
+    Binding("a", "ack_failure", "Ack failure", tooltip="Acknowledge that this run failed: it no longer needs you", id="hub.ack"),
 ]  # fmt: skip
 
 #: A replay's transport. Priority: the panes' own arrows and Home/End give way to it.
@@ -84,9 +86,10 @@ class Capabilities:
     replay: bool = False
     opener: bool = False
 
-    def enabled(self, action: str, *, ended: bool = False, typing: bool = False) -> bool:
+    def enabled(self, action: str, *, ended: bool = False, typing: bool = False, failed: bool = False) -> bool:
         """Whether ``action``'s key works now (False: neither shown nor handled). ``ended``:
-        the run has ended; ``typing``: an input has the focus (keys are text there)."""
+        the run has ended; ``typing``: an input has the focus (keys are text there);
+        ``failed``: the run failed (not cancelled by a person)."""
         if action in CONTROL_ACTIONS:
             return self.controls and not ended
         if action == "read_only":
@@ -95,6 +98,8 @@ class Capabilities:
             return self.replay and not typing
         if action in ("next_needing", "waiting"):
             return self.opener
+        if action == "ack_failure":
+            return self.opener and failed
         return True
 
     def offered(self) -> list[Binding]:
@@ -124,4 +129,5 @@ def help_rows(offered: list[Binding], bindings: Iterable[BindingType] = KEYS, *,
     # The event log's own keys (while it has the focus).
     tail = Binding("f", "toggle_follow", "Tail", tooltip="In the event log: tail on / off (follow the newest line)")
     wrap = Binding("W", "toggle_wrap", "Wrap", tooltip="In the event log: wrap long lines, shown whole / one line each")
-    return offered[:-2] + [enter, tail, wrap] + panes + [palette] + offered[-2:]
+    moves = Binding("j,k,g,G", "cursor", "Move", key_display="j k g G", tooltip="Down, up, first, last in the plan, approvals and log (arrows, Home, End too)")
+    return offered[:-2] + [enter, moves, tail, wrap] + panes + [palette] + offered[-2:]

@@ -35,7 +35,7 @@ def main() -> None:
 
 # The subcommand modules import nothing from here at import time (``frontend`` is looked up
 # when a command runs), so registering them after ``main`` exists cannot cycle.
-from goldfive.cli import demo, hook, local, notify, remote, resume  # noqa: E402
+from goldfive.cli import demo, hook, local, notify, remote, resume, runs  # noqa: E402
 
 local.register(main)  # run, replay
 demo.register(main)  # demo
@@ -43,6 +43,7 @@ remote.register(main)  # serve, attach, ctl
 resume.register(main)  # resume
 hook.register(main)  # hook claude-code
 notify.register(main)  # notify ntfy|slack
+runs.register(main)  # runs, runs prune
 
 from goldfive.cli import web  # noqa: E402
 

@@ -92,9 +92,11 @@ class RemoteClient:
         await self._channel.close()
 
     # -- unary calls ---------------------------------------------------------------------
-    async def list_runs(self, *, timeout: float | None = 10.0) -> list[service_pb2.RunSummary]:
+    async def list_runs(self, *, include_archived: bool = False, timeout: float | None = 10.0) -> list[service_pb2.RunSummary]:
+        """Every run the hub serves (those a person archived only with ``include_archived``)."""
+        request = service_pb2.ListRunsRequest(include_archived=include_archived)
         try:
-            resp: service_pb2.ListRunsResponse = await self._stub.ListRuns(service_pb2.ListRunsRequest(), metadata=self._metadata, timeout=timeout)
+            resp: service_pb2.ListRunsResponse = await self._stub.ListRuns(request, metadata=self._metadata, timeout=timeout)
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from None
         self.hub_warning = resp.hub_warning
@@ -121,6 +123,16 @@ class RemoteClient:
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from None
         return resp.run_id
+
+    async def mark_run(self, run_id: str, mark: str, *, undo: bool = False, timeout: float | None = 10.0) -> service_pb2.RunSummary:
+        """Put a person's mark on the run, kept by the hub: "acknowledged" (its failure was
+        seen) or "archived"; ``undo`` takes it off. Returns the run's summary after it."""
+        request = service_pb2.MarkRunRequest(run_id=run_id, mark=mark, undo=undo)
+        try:
+            out: service_pb2.RunSummary = await self._stub.MarkRun(request, metadata=self._metadata, timeout=timeout)
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from None
+        return out
 
     async def list_waiting(self, run_id: str = "", *, timeout: float | None = 10.0) -> list[service_pb2.WaitingItem]:
         """Every pending approval and escalation (of ``run_id``, else of every run), oldest first."""

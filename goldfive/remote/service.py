@@ -2,7 +2,8 @@
 
 Subscribe / SubscribeBatches stream a run's events (history, then live); SendControl delivers
 a control and answers the run's own ack; ListRuns, GetRun and ListWaiting say what every run is
-doing and what waits for a person; StartRun hosts a new run in this process. How a call fails
+doing and what waits for a person; StartRun hosts a new run in this process; MarkRun keeps a
+person's mark on a run (acknowledged, archived) in the hub's registry. How a call fails
 is in :mod:`goldfive.remote.calls`; what a run's summary says, in :mod:`goldfive.remote.summaries`.
 """
 
@@ -26,6 +27,8 @@ from goldfive.remote.calls import control_phrase, run_name, stream_call, unary_c
 from goldfive.remote.host import RunHost
 from goldfive.remote.summaries import snapshot, summary, waiting_items
 from goldfive.run.validate import validate_control
+from goldfive.store.registry import ARCHIVED, MARKS, Marks
+from goldfive.view.attention import mark_refusal
 
 __all__ = ["Placer", "RunsService", "snapshot", "summary"]
 
@@ -127,7 +130,23 @@ class RunsService(service_pb2_grpc.RunsServicer):
         request: service_pb2.ListRunsRequest,
         context: grpc.aio.ServicerContext[service_pb2.ListRunsRequest, service_pb2.ListRunsResponse],
     ) -> service_pb2.ListRunsResponse:
-        return service_pb2.ListRunsResponse(runs=[summary(r) for r in self.host.runs()], hub_warning=self.host.warning())
+        marks, problem = await self._marks()
+        runs = [
+            summary(r, marks.get(r.run_id))
+            for r in self.host.runs()
+            if request.include_archived or ARCHIVED not in marks.get(r.run_id, {})
+        ]
+        warning = " · ".join(w for w in (self.host.warning(), problem) if w)
+        return service_pb2.ListRunsResponse(runs=runs, hub_warning=warning)
+
+    async def _marks(self) -> tuple[Marks, str]:
+        """Every run's marks, and why they could not be read ("" when they could)."""
+        try:
+            return await self.host.registry.marks(), ""
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: the runs are listed without their marks
+            return {}, f"the runs' marks cannot be read: {' '.join(str(exc).split())}"
 
     @unary_call(lambda request: f"reading {run_name(request)}")
     async def GetRun(
@@ -135,9 +154,30 @@ class RunsService(service_pb2_grpc.RunsServicer):
         request: service_pb2.GetRunRequest,
         context: grpc.aio.ServicerContext[service_pb2.GetRunRequest, service_pb2.RunSnapshot],
     ) -> service_pb2.RunSnapshot:
-        snap = snapshot(await self._run(request.run_id, context))
-        snap.hub_warning = self.host.warning()
+        run = await self._run(request.run_id, context)
+        marks, problem = await self._marks()
+        snap = snapshot(run, marks.get(run.run_id))
+        snap.hub_warning = " · ".join(w for w in (self.host.warning(), problem) if w)
         return snap
+
+    @unary_call(lambda request: f"marking {run_name(request)}")
+    async def MarkRun(
+        self,
+        request: service_pb2.MarkRunRequest,
+        context: grpc.aio.ServicerContext[service_pb2.MarkRunRequest, service_pb2.RunSummary],
+    ) -> service_pb2.RunSummary:
+        if request.mark not in MARKS:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"unknown mark: {' or '.join(MARKS)}")
+        run = await self._run(request.run_id, context)
+        if problem := mark_refusal(run.state, request.mark, undo=request.undo, interrupted=run.interrupted):
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, problem)
+        registry = self.host.registry
+        if request.undo:
+            await registry.unmark(run.run_id, request.mark)
+        else:
+            await registry.mark(run.run_id, request.mark, caller(context) or "operator")
+        marks, _ = await self._marks()
+        return summary(run, marks.get(run.run_id))
 
     @unary_call(lambda request: "listing what waits for a person")
     async def ListWaiting(

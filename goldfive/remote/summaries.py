@@ -7,12 +7,13 @@ which are HostedRuns): every field read here is one it defines. "Needs you" come
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from goldfive import conv
 from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, types_pb2
+from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED, RunMark
 from goldfive.types import TaskStatus
-from goldfive.view.attention import attention
+from goldfive.view.attention import attention, state_label
 from goldfive.view.state import RunState
 
 if TYPE_CHECKING:
@@ -33,10 +34,13 @@ def current_task(state: RunState) -> str:
 def _label(run: HostedRun, state: RunState) -> str:
     if run.label:
         return run.label
-    return "INTERRUPTED" if run.interrupted else str(state.phase)
+    return "INTERRUPTED" if run.interrupted else state_label(state)
 
 
-def summary(run: HostedRun) -> service_pb2.RunSummary:
+def summary(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> service_pb2.RunSummary:
+    """``marks``: what a person said about the run (the hub's registry): an acknowledged
+    failure needs nobody any more."""
+    marks = marks or {}
     state: RunState = run.state
     out = service_pb2.RunSummary(
         run_id=run.run_id,
@@ -57,12 +61,14 @@ def summary(run: HostedRun) -> service_pb2.RunSummary:
         hub=run.hub,
         current_task=current_task(state),
         waiting_approvals=len(state.approvals),
+        acknowledged_by=marks[ACKNOWLEDGED].by if ACKNOWLEDGED in marks else "",
+        archived_by=marks[ARCHIVED].by if ARCHIVED in marks else "",
     )
     if state.usage.calls:
         out.usage.CopyFrom(conv.to_pb_usage_totals(state.usage))
     if state.started_ms:
         out.started_at.FromMilliseconds(state.started_ms)
-    need = attention(state)
+    need = attention(state, acknowledged=ACKNOWLEDGED in marks)
     if need is not None:
         out.needs_you = need.reason
         if need.since_ms:
@@ -70,7 +76,7 @@ def summary(run: HostedRun) -> service_pb2.RunSummary:
     return out
 
 
-def snapshot(run: HostedRun) -> service_pb2.RunSnapshot:
+def snapshot(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> service_pb2.RunSnapshot:
     state: RunState = run.state
     plan = types_pb2.Plan()
     if run.plan is not None:
@@ -94,7 +100,7 @@ def snapshot(run: HostedRun) -> service_pb2.RunSnapshot:
         for a in state.approvals.values()
     ]
     out = service_pb2.RunSnapshot(
-        summary=summary(run),
+        summary=summary(run, marks),
         plan=plan,
         pending_approvals=approvals,
         paused=state.paused,

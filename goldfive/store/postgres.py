@@ -41,7 +41,7 @@ log = logging.getLogger("goldfive.store")
 logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 #: The schema this goldfive writes. Bump it with a new entry in _MIGRATIONS.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 CHUNK = 1000
 #: The channel every hub LISTENs on for "run R is stored through sequence S" (goldfive.hub.fleet).
 EVENTS_CHANNEL = "goldfive_events"
@@ -78,6 +78,11 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "CREATE TABLE goldfive_routed ("
         " run_id TEXT NOT NULL, control_id TEXT NOT NULL, kind TEXT NOT NULL, author TEXT NOT NULL, target_id TEXT NOT NULL,"
         " sent_at_ms BIGINT NOT NULL, PRIMARY KEY (run_id, control_id))",
+    ),
+    # A person's marks on a run (goldfive.store.registry: acknowledged, archived).
+    4: (
+        "CREATE TABLE goldfive_marks ("
+        " run_id TEXT NOT NULL, mark TEXT NOT NULL, by_whom TEXT NOT NULL, at_ms BIGINT NOT NULL, PRIMARY KEY (run_id, mark))",
     ),
 }
 
@@ -291,7 +296,7 @@ class PostgresStore:
         async with self._pool.connection() as conn:
             for table in (
                 "goldfive_events", "goldfive_run_locks", "goldfive_hubs", "goldfive_run_owners", "goldfive_controls",
-                "goldfive_runs", "goldfive_writers", "goldfive_routed",
+                "goldfive_runs", "goldfive_writers", "goldfive_routed", "goldfive_marks",
             ):  # fmt: skip
                 await conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(table)))
 

@@ -5,7 +5,7 @@ every hub, and a hub continues only the runs some hub of the fleet started."""
 from __future__ import annotations
 
 from goldfive.store.postgres import PostgresStore
-from goldfive.store.registry import LaunchSpec, Registration, RoutedControl, _now_ms, _registration
+from goldfive.store.registry import LaunchSpec, Marks, Registration, RoutedControl, _marks, _now_ms, _registration
 
 __all__ = ["PostgresRegistry"]
 
@@ -45,7 +45,7 @@ class PostgresRegistry:
 
     async def forget(self, run_id: str) -> None:
         async with self.store._pool.connection() as conn:
-            for table in ("goldfive_runs", "goldfive_writers", "goldfive_routed"):
+            for table in ("goldfive_runs", "goldfive_writers", "goldfive_routed", "goldfive_marks"):
                 await conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))
 
     async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
@@ -88,6 +88,23 @@ class PostgresRegistry:
                 )
             ).fetchall()
         return {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(ms)) for c, k, a, t, ms in rows}
+
+    async def mark(self, run_id: str, mark: str, by: str) -> None:
+        async with self.store._pool.connection() as conn:
+            await conn.execute(
+                "INSERT INTO goldfive_marks (run_id, mark, by_whom, at_ms) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (run_id, mark) DO NOTHING",
+                (run_id, mark, by, _now_ms()),
+            )
+
+    async def unmark(self, run_id: str, mark: str) -> None:
+        async with self.store._pool.connection() as conn:
+            await conn.execute("DELETE FROM goldfive_marks WHERE run_id = %s AND mark = %s", (run_id, mark))
+
+    async def marks(self) -> Marks:
+        async with self.store._pool.connection() as conn:
+            rows = await (await conn.execute("SELECT run_id, mark, by_whom, at_ms FROM goldfive_marks")).fetchall()
+        return _marks([tuple(r) for r in rows])
 
     def close(self) -> None:
         return None  # the store's pool is closed by its owner

@@ -15,6 +15,8 @@ is trusted with its own data, not with the hub's decisions.
   on (a run changes writer only when an operator takes it over).
 - **Routed controls** (``hub_routed``): every control the hub sent down a runner's stream,
   with its author, so a decision the runner reports can be checked against it.
+- **Marks** (``hub_marks``): what a person said about a run as a whole, which is not part of
+  the run: its failure was seen (``acknowledged``), it is put away (``archived``).
 
 :class:`SqliteRegistry` keeps them in the hub's SQLite file; a hub on PostgreSQL keeps the same
 rows in the shared database (:mod:`goldfive.store.postgres_registry`). Both implement
@@ -33,8 +35,11 @@ from typing import Any, Protocol
 from goldfive.errors import GoldfiveError
 
 __all__ = [
+    "ACKNOWLEDGED",
+    "ARCHIVED",
     "CONNECTED",
     "HOOKED",
+    "MARKS",
     "HOSTED",
     "PLACED",
     "PUSHED",
@@ -42,6 +47,7 @@ __all__ = [
     "MemoryRegistry",
     "Registration",
     "RoutedControl",
+    "RunMark",
     "RunRegistry",
     "SqliteRegistry",
     "read_registration",
@@ -56,6 +62,12 @@ HOOKED = "hooked"
 #: Runs the hub started itself: the only ones it may continue, and only from ``launch``.
 STARTED_BY_HUB = frozenset({HOSTED, PLACED})
 
+#: A person has seen that the run failed: it needs nobody any more.
+ACKNOWLEDGED = "acknowledged"
+#: Put away: left out of the lists of runs unless asked for.
+ARCHIVED = "archived"
+MARKS = (ACKNOWLEDGED, ARCHIVED)
+
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS hub_runs ("
     " run_id TEXT PRIMARY KEY, origin TEXT NOT NULL, owner TEXT NOT NULL, launch TEXT,"
@@ -66,6 +78,9 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS hub_routed ("
     " run_id TEXT NOT NULL, control_id TEXT NOT NULL, kind TEXT NOT NULL, author TEXT NOT NULL,"
     " target_id TEXT NOT NULL, sent_at_ms INTEGER NOT NULL, PRIMARY KEY (run_id, control_id))",
+    "CREATE TABLE IF NOT EXISTS hub_marks ("
+    " run_id TEXT NOT NULL, mark TEXT NOT NULL, by_whom TEXT NOT NULL, at_ms INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, mark))",
 )
 
 
@@ -133,6 +148,27 @@ class RoutedControl:
     sent_at_ms: int = field(default=0, compare=False)
 
 
+@dataclass(frozen=True)
+class RunMark:
+    """A person's mark on a run (one of :data:`MARKS`), who made it and when."""
+
+    run_id: str
+    mark: str
+    by: str
+    at_ms: int = field(default=0, compare=False)
+
+
+#: run id -> its marks by name.
+Marks = dict[str, dict[str, RunMark]]
+
+
+def _marks(rows: list[tuple[Any, ...]]) -> Marks:
+    out: Marks = {}
+    for run_id, mark, by, at in rows:
+        out.setdefault(str(run_id), {})[str(mark)] = RunMark(str(run_id), str(mark), str(by), int(at))
+    return out
+
+
 class RunRegistry(Protocol):
     """The hub's records of its runs (see the module's docstring). Every method may raise
     the store's own error when the database cannot be used; callers that serve a live run
@@ -159,6 +195,16 @@ class RunRegistry(Protocol):
     async def routed(self, run_id: str, control: RoutedControl) -> None: ...
 
     async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]: ...
+
+    async def mark(self, run_id: str, mark: str, by: str) -> None:
+        """Put ``mark`` (one of :data:`MARKS`) on the run; marking it again changes nothing."""
+        ...
+
+    async def unmark(self, run_id: str, mark: str) -> None: ...
+
+    async def marks(self) -> Marks:
+        """Every run's marks (runs without any are left out)."""
+        ...
 
     def close(self) -> None:
         """Release what the registry holds open (its own connection, if any)."""
@@ -219,7 +265,7 @@ class SqliteRegistry:
         return {r.run_id: r for r in map(_registration, rows)}
 
     async def forget(self, run_id: str) -> None:
-        for table in ("hub_runs", "hub_writers", "hub_routed"):
+        for table in ("hub_runs", "hub_writers", "hub_routed", "hub_marks"):
             self._conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
     async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
@@ -253,6 +299,18 @@ class SqliteRegistry:
         ).fetchall()
         return {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(s)) for c, k, a, t, s in rows}
 
+    async def mark(self, run_id: str, mark: str, by: str) -> None:
+        self._conn.execute(
+            "INSERT INTO hub_marks (run_id, mark, by_whom, at_ms) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, mark) DO NOTHING",
+            (run_id, mark, by, _now_ms()),
+        )
+
+    async def unmark(self, run_id: str, mark: str) -> None:
+        self._conn.execute("DELETE FROM hub_marks WHERE run_id = ? AND mark = ?", (run_id, mark))
+
+    async def marks(self) -> Marks:
+        return _marks(self._conn.execute("SELECT run_id, mark, by_whom, at_ms FROM hub_marks").fetchall())
+
 
 class MemoryRegistry:
     """The registry of a hub that keeps nothing on disk (``--db :memory:``, tests)."""
@@ -261,6 +319,7 @@ class MemoryRegistry:
         self._runs: dict[str, Registration] = {}
         self._writers: dict[str, list[tuple[int, str]]] = {}
         self._routed: dict[str, dict[str, RoutedControl]] = {}
+        self._marks: Marks = {}
 
     async def register(self, run_id: str, origin: str, owner: str, launch: LaunchSpec | None = None) -> Registration:
         return self._runs.setdefault(run_id, Registration(run_id, origin, owner, launch, _now_ms()))
@@ -275,6 +334,7 @@ class MemoryRegistry:
         self._runs.pop(run_id, None)
         self._writers.pop(run_id, None)
         self._routed.pop(run_id, None)
+        self._marks.pop(run_id, None)
 
     async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
         ranges = self._writers.setdefault(run_id, [])
@@ -289,6 +349,15 @@ class MemoryRegistry:
 
     async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]:
         return dict(self._routed.get(run_id, {}))
+
+    async def mark(self, run_id: str, mark: str, by: str) -> None:
+        self._marks.setdefault(run_id, {}).setdefault(mark, RunMark(run_id, mark, by, _now_ms()))
+
+    async def unmark(self, run_id: str, mark: str) -> None:
+        self._marks.get(run_id, {}).pop(mark, None)
+
+    async def marks(self) -> Marks:
+        return {run_id: dict(m) for run_id, m in self._marks.items() if m}
 
     def close(self) -> None:
         return None

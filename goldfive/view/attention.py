@@ -4,19 +4,42 @@ The runs screen's "needs you" column, the hub's ``RunSummary.needs_you``, ``ctl 
 the notifications all ask :func:`attention` of a run's :class:`~goldfive.view.state.RunState`,
 so they never disagree. What needs a person: a recording that failed (the run paused until
 its database can be written again), a pending approval, an escalation from the drift ladder
-(GOLDFIVE_PAUSE_ESCALATE), a pause, a failed (aborted) run. Mere completion does not.
+(GOLDFIVE_PAUSE_ESCALATE), a pause, a failed (aborted) run. Mere completion does not, nor
+does a run its person cancelled (:func:`cancelled_by_person`): that is shown as CANCELLED.
+
+Every list of runs (the runs screen, ``ctl runs``, ``n``) is in one order, :func:`order_key`:
+what needs a person first (most urgent, then waiting longest), then live runs, then ended ones.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from goldfive.types import DriftKind
 from goldfive.view.state import RunState
 
-__all__ = ["Attention", "attention", "URGENCY"]
+__all__ = [
+    "CANCELLED",
+    "Attention",
+    "LIVE_STATES",
+    "URGENCY",
+    "attention",
+    "cancelled_by_person",
+    "kind_of_reason",
+    "mark_refusal",
+    "order_key",
+    "state_label",
+]
 
 #: Sort rank of each kind: lower needs a person sooner.
 URGENCY = {"recording": 0, "approval": 0, "escalation": 0, "failed": 1, "paused": 2}
+
+#: The states (as a run's summary names them) of a run that is still going.
+LIVE_STATES = frozenset({"PENDING", "RUNNING", "PAUSING", "PAUSED"})
+#: How an ended run that a person cancelled is labelled (an ABORTED run that failed is ABORTED).
+CANCELLED = "CANCELLED"
+#: The reason the runner records when its own process cancels the run (the TUI quit or was closed).
+_PROCESS_CANCEL = "run cancelled"
 
 
 @dataclass(frozen=True)
@@ -36,9 +59,29 @@ class Attention:
         return max(0.0, (now_ms - self.since_ms) / 1000) if self.since_ms else 0.0
 
 
-def attention(state: RunState) -> Attention | None:
-    """What the run waits on a person for, the most urgent first; None when nothing."""
+def cancelled_by_person(state: RunState) -> bool:
+    """The run ended because someone ended it: a CANCEL control it acked (``c``, quit then
+    Cancel, ``ctl cancel``), or its own process cancelling it (a TUI closed). Not a failure."""
+    if state.finished != "ABORTED":
+        return False
+    if state.abort_reason == _PROCESS_CANCEL:
+        return True
+    if any(d.kind == DriftKind.USER_CANCEL for d in state.drifts):
+        return True
+    return any(c.kind == "CANCEL" and c.ack_result == "SUCCESS" for c in state.controls.values())
+
+
+def state_label(state: RunState) -> str:
+    """The run's state as lists show it: its phase, CANCELLED for a run a person ended."""
+    return CANCELLED if cancelled_by_person(state) else str(state.phase)
+
+
+def attention(state: RunState, *, acknowledged: bool = False) -> Attention | None:
+    """What the run waits on a person for, the most urgent first; None when nothing.
+    ``acknowledged``: a person has seen that the run failed (it needs nobody any more)."""
     if state.finished == "ABORTED":
+        if acknowledged or cancelled_by_person(state):
+            return None
         return Attention("failed", f"failed: {_clip(state.abort_reason) or 'aborted'}", state.ended_ms)
     if state.finished:
         return None
@@ -55,6 +98,42 @@ def attention(state: RunState) -> Attention | None:
     if state.paused:
         return Attention("paused", "paused", state.paused_ms)
     return None
+
+
+def kind_of_reason(reason: str) -> str:
+    """The kind of an :class:`Attention` from its ``reason`` alone (a hub's ``needs_you``
+    carries only the words): "" for no reason, "approval" for words it did not write."""
+    if not reason:
+        return ""
+    if reason.startswith("recording failed"):
+        return "recording"
+    head = reason.split(":", 1)[0].split(" ", 1)[0].lower()
+    return head if head in URGENCY else "approval"
+
+
+def order_key(needs_kind: str, needs_since_ms: int, state: str, started_ms: int, run_id: str) -> tuple[int, int, str]:
+    """Where a run goes in every list of runs: what needs a person first (most urgent, then
+    waiting longest), then live runs (newest first), then ended ones (newest first)."""
+    if needs_kind:
+        return (URGENCY.get(needs_kind, 2), needs_since_ms, run_id)
+    return (3 if state in LIVE_STATES else 4, -started_ms, run_id)
+
+
+def mark_refusal(state: RunState, mark: str, *, undo: bool = False, interrupted: bool = False) -> str:
+    """Why a person's ``mark`` (goldfive.store.registry: acknowledged, archived) cannot be put
+    on this run ("" when it can): only a failure is acknowledged, only an ended run archived."""
+    from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED, MARKS
+
+    if mark not in MARKS:
+        return f"unknown mark {mark!r}: {' or '.join(MARKS)}"
+    if undo:
+        return ""
+    label = state_label(state)
+    if mark == ACKNOWLEDGED and (state.finished != "ABORTED" or label == CANCELLED):
+        return f"run {state.run_id} has not failed ({'INTERRUPTED' if interrupted else label}): nothing to acknowledge"
+    if mark == ARCHIVED and not state.finished and not interrupted:
+        return f"run {state.run_id} is {label}: cancel it (or let it end) before archiving it"
+    return ""
 
 
 def _clip(text: str, limit: int = 80) -> str:

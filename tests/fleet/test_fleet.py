@@ -250,7 +250,7 @@ async def test_runs_started_in_a_hub_on_postgresql_are_served_and_steered_by_eve
 
         async def ended() -> bool:
             r = await summary_of(client, run_id)
-            return r is not None and r.state in ("ABORTED", "COMPLETED")
+            return r is not None and r.state in ("ABORTED", "CANCELLED", "COMPLETED")
 
         await until(ended, what="the run ended on B's list")
     rows = stored(pg_dsn, run_id)

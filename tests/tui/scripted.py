@@ -15,7 +15,9 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks.memory import Missed
 from goldfive.view.state import RunState
 from goldfive_tui.runs.local import decision
-from goldfive_tui.runs.model import Snapshot, WaitingItem, row_from_state, waiting_from_state
+from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED
+from goldfive.view.attention import mark_refusal
+from goldfive_tui.runs.model import MarkRefused, Snapshot, WaitingItem, row_from_state, waiting_from_state
 
 __all__ = ["Reaction", "ScriptedRuns", "ScriptedSource"]
 
@@ -117,6 +119,8 @@ class ScriptedRuns:
         self.opened: dict[str, ScriptedSource] = {}
         #: (item, approve, reason) for every decision asked.
         self.decisions: list[tuple[WaitingItem, bool, str]] = []
+        #: run id -> the marks a person put on it (acknowledged, archived).
+        self.marks: dict[str, set[str]] = {}
         self.polls = 0
 
     def release(self, run_id: str, events: Iterable[Event]) -> None:
@@ -136,7 +140,11 @@ class ScriptedRuns:
 
     async def poll(self) -> Snapshot:
         self.polls += 1
-        rows = [row_from_state(s, run_id, self.origin) for run_id, s in self.states.items()]
+        rows = [
+            row_from_state(s, run_id, self.origin, acknowledged=ACKNOWLEDGED in self.marks.get(run_id, ()))
+            for run_id, s in self.states.items()
+            if ARCHIVED not in self.marks.get(run_id, ())
+        ]
         waiting = [w for run_id, s in self.states.items() for w in waiting_from_state(s, run_id)]
         waiting.sort(key=lambda w: (w.since_ms, w.key))
         return Snapshot(rows, waiting)
@@ -145,6 +153,12 @@ class ScriptedRuns:
         source = ScriptedSource(self.events[run_id], live=True, title=run_id)
         self.opened[run_id] = source
         return source
+
+    async def mark(self, run_id: str, mark: str, *, undo: bool = False) -> None:
+        if problem := mark_refusal(self.states[run_id], mark, undo=undo):
+            raise MarkRefused(problem)
+        marks = self.marks.setdefault(run_id, set())
+        (marks.discard if undo else marks.add)(mark)
 
     async def decide(self, item: WaitingItem, approve: bool, reason: str = "") -> ControlAck:
         self.decisions.append((item, approve, reason))

@@ -22,6 +22,7 @@ from goldfive.types import TaskStatus
 from tests.tui.conftest import run_app, run_screen, screen_text
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.local_source import LocalRunSource
+from goldfive_tui.screens.detail import ApprovalScreen
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
 
@@ -121,6 +122,8 @@ async def test_pause_resume_steer_and_approve_the_real_demo_to_completion(tmp_pa
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         await pilot.press("tab", "tab", "tab")  # plan -> task detail -> events -> approvals
         assert app.focused is approvals
+        await pilot.press("a")  # unread: its detail opens, where a approves
+        await wait_until(pilot, "the approval's detail", lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.press("a")
         await wait_until(pilot, "APPROVE acked", lambda: acked(app, "APPROVE"))
         [approve] = controls(app, "APPROVE")

@@ -125,7 +125,7 @@ async def test_a_rejected_tool_call_is_marked_on_its_task_and_in_the_final_summa
     rig = make_rig("approval")
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
-        await pilot.press("x", *"not today", "enter")
+        await pilot.press("x", "x", *"not today", "enter")  # the first x opens it (unread)
         await settle(rig, pilot)
         rig.source.release(rig.script.finish())
         await settle(rig, pilot)

@@ -70,7 +70,7 @@ async def test_the_approval_toast_and_reject_prompt_name_the_tool_behind_a_call_
             task_id="draft", tool_name="publish_deck", args={"slides": 8}, timeout_ms=0)])
         await settle(rig, pilot)
         assert "publish_deck (call-1234): Run publish_deck?" in screen_text(rig.app)  # the toast
-        await pilot.press("x")
+        await pilot.press("x", "x")  # the first opens the unread approval, the second rejects
         await pilot.pause()
         assert "Reject publish_deck (call-1234): reason" in screen_text(rig.app)
 

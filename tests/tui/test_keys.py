@@ -117,10 +117,21 @@ async def test_typing_a_in_the_steer_input_approves_nothing() -> None:
 
 
 async def test_a_approves_the_selected_approval_and_it_leaves_the_pane() -> None:
+    """Issue 23 item 3: a on an approval never opened opens it first (nothing is sent); a
+    there, or a again once it has been read, approves."""
+    from goldfive_tui.screens.detail import ApprovalScreen
+
     rig = make_rig("approval")
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
+        assert " · publish_deck" in screen_text(rig.app)  # unread
         await pilot.press("a")
+        await settle(rig, pilot)
+        assert sent(rig) == [] and isinstance(rig.app.screen, ApprovalScreen)
+        await pilot.press("escape")  # read, not decided
+        await settle(rig, pilot)
+        assert sent(rig) == [] and " ✓ publish_deck" in screen_text(rig.app)
+        await pilot.press("a")  # read now: a approves at once
         await settle(rig, pilot)
         assert sent(rig) == [("APPROVE", {"target_id": "publish_deck", "detail": "", **who()})]
         assert "control APPROVE \"publish_deck\" → SUCCESS" in log_texts(rig.app)
@@ -141,6 +152,9 @@ async def test_x_rejects_the_selected_approval_with_the_typed_reason() -> None:
     rig = make_rig("approval")
     async with rig.app.run_test(size=SIZE) as pilot:
         await settle(rig, pilot)
+        await pilot.press("x")  # unread: its detail opens, where x rejects
+        await settle(rig, pilot)
+        assert sent(rig) == []
         await pilot.press("x", *"not yet", "enter")
         await settle(rig, pilot)
         assert sent(rig) == [("REJECT", {"target_id": "publish_deck", "detail": "not yet", **who()})]
@@ -181,7 +195,7 @@ async def test_c_cancels_the_run_after_confirmation() -> None:
         await settle(rig, pilot)
         assert sent(rig) == [("CANCEL", {"reason": "cancelled from the TUI"})]
         assert rig.screen.state.phase == RunPhase.ABORTED
-        assert "ABORTED" in screen_text(rig.app).splitlines()[0]
+        assert "CANCELLED" in screen_text(rig.app).splitlines()[0]  # a person ended it: not a failure
 
 
 @pytest.mark.parametrize("result", [AckResult.FAILURE, AckResult.UNSUPPORTED])
@@ -240,7 +254,7 @@ async def test_the_command_palette_offers_the_same_actions() -> None:
 
 async def test_help_lists_every_binding_from_the_table() -> None:
     rig = make_rig()
-    async with rig.app.run_test(size=SIZE) as pilot:
+    async with rig.app.run_test(size=(120, 40)) as pilot:  # all of it on screen (it scrolls when shorter)
         await settle(rig, pilot)
         await pilot.press("question_mark")
         await pilot.pause()

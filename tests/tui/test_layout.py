@@ -69,3 +69,44 @@ async def test_the_header_says_the_run_needs_you_when_its_recording_failed(tmp_p
         top, second = screen_text(app).splitlines()[:2]
         assert "PAUS" in top, top
         assert "needs you: recording failed: writing 3 events to runs.sqlite failed: database" in second, second
+
+
+async def test_at_80_columns_the_approvals_row_shows_the_arguments() -> None:
+    """Issue 23 item 3: at 80 columns the row showed the call id and the prompt, never the
+    arguments a person has to judge."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(80, 24)) as pilot:
+        await settle(rig, pilot)
+        row = next(line for line in screen_text(rig.app).splitlines() if "publish_deck" in line and "Approvals" not in line and "│ ·" in line)
+        assert '{"audience": "eng", "slides": 6}' in row
+
+
+async def test_help_scrolls_to_its_last_keys_at_80x24() -> None:
+    """Issue 23 item 4: at 80x24 the help's lower half (enter, f, W, tab, ctrl+p, ?, q) could
+    not be reached."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(80, 24)) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert "closes this help" in screen_text(rig.app)
+        await pilot.press("end")
+        await pilot.pause()
+        text = screen_text(rig.app)
+        assert "Quit; while a run started here" in text and "Command palette" in text and "closes this help" in text
+        assert "j k g G" in text  # the moves, as the README lists them
+
+
+async def test_at_60x16_the_approval_detail_shows_its_arguments_and_the_footer_help_and_quit() -> None:
+    """Issue 23 item 4: at 60x16 the approval detail showed only "{" and could not scroll; the
+    footer lost ? Help and q Quit."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(60, 16)) as pilot:
+        await settle(rig, pilot)
+        footer = screen_text(rig.app).splitlines()[-1]
+        assert "? Help" in footer and "q Quit" in footer
+        await pilot.press("tab", "tab", "tab", "enter")
+        await pilot.pause()
+        await pilot.pause()
+        text = screen_text(rig.app)
+        assert '"audience": "eng"' in text and '"slides": 6' in text and "a approve" in text

@@ -219,3 +219,109 @@ async def test_help_on_the_runs_screen_and_in_a_run_lists_the_hub_keys() -> None
         await pilot.pause()
         text = screen_text(app)
         assert "Open the next run that needs you" in text and "Everything waiting for a person (decisions)" in text
+
+
+async def test_a_run_cancelled_from_its_screen_is_cancelled_not_failed() -> None:
+    """Issue 23 item 1: c (confirmed) on a run's screen left it "NEEDS YOU ✗ failed" with a
+    "failed" notice; it is CANCELLED, needs nobody and tells nobody."""
+    from goldfive import events as E
+    from goldfive.control import ControlKind
+    from goldfive.types import DriftEvent, DriftKind, DriftSeverity
+    from tests.tui.runs_kit import script_events
+
+    runs = make_runs("running")
+    app = make_hub(runs=runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        sent = runs.opened[IDS["running"]].sent
+        assert [m.kind for m in sent] == [ControlKind.CANCEL]
+        script, _ = script_events("running")
+        reason = str(sent[0].payload["reason"])
+        runs.release(IDS["running"], [
+            script._at(3000, E.control_received, sent[0]),
+            script._at(3001, E.drift_detected, DriftEvent(DriftKind.USER_CANCEL, DriftSeverity.CRITICAL, reason)),
+            script._at(3002, E.run_aborted, reason),
+        ])  # fmt: skip
+        await pilot.press("escape")
+        await hub_of(app).poll()
+        await pilot.pause()
+        row = next(r for r in hub_of(app).rows if r.run_id == IDS["running"])
+        assert (row.state, row.needs_kind) == ("CANCELLED", "")
+        assert hub_of(app).announcer.notices == []
+        assert "0 need you" in screen_text(app) and "CANCELLED" in screen_text(app)
+
+
+async def until(pilot, check, tries: int = 200) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(tries):
+        if check():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("never happened")
+
+
+def _footer(app: GoldfiveApp) -> str:
+    return screen_text(app).splitlines()[-1]
+
+
+async def test_a_failure_is_acknowledged_from_the_runs_screen_or_inside_the_run() -> None:
+    """Issue 23 item 1: a failure could not be dismissed; a (on its row, or inside the run)
+    acknowledges it, after which it needs nobody; the key is offered only on a failed run."""
+    runs = make_runs("failed", "running", "done")
+    app = make_hub(runs=runs)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await ready(app, pilot)
+        hub = hub_of(app)
+        assert shown_ids(app)[0] == IDS["failed"] and "1 need you" in screen_text(app)
+        assert "Ack failure" in _footer(app)
+        await pilot.press("j")  # the running run: nothing to acknowledge, nothing offered
+        await pilot.pause()
+        assert hub.selected_run == IDS["running"] and "Ack failure" not in _footer(app)
+        await pilot.press("a")
+        await pilot.pause()
+        assert runs.marks == {}
+        await pilot.press("k", "a")
+        await until(pilot, lambda: runs.marks)
+        await hub.poll()
+        await pilot.pause()
+        row = next(r for r in hub.rows if r.run_id == IDS["failed"])
+        assert (row.state, row.needs_kind, row.acknowledged) == ("ABORTED", "", True)
+        assert "0 need you" in screen_text(app) and "Ack failure" not in _footer(app)
+
+        # Inside the run: a is Ack failure on a failed run (it is Approve while one runs).
+        runs.marks.clear()
+        await hub.poll()
+        hub.open_run(IDS["failed"])
+        await pilot.pause()
+        await until(pilot, lambda: open_screen(app).state.finished)
+        await pilot.pause()
+        assert "Ack failure" in _footer(app) and "Approve" not in _footer(app)
+        await pilot.press("a")
+        await until(pilot, lambda: runs.marks.get(IDS["failed"]))
+        assert runs.marks == {IDS["failed"]: {"acknowledged"}}
+
+
+async def test_del_archives_an_ended_run_after_a_confirmation_and_never_a_live_one() -> None:
+    runs = make_runs("running", "done")
+    app = make_hub(runs=runs)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await ready(app, pilot)
+        hub = hub_of(app)
+        assert hub.selected_run == IDS["running"] and "Archive" not in _footer(app)
+        await pilot.press("delete")
+        await pilot.pause()
+        assert isinstance(app.screen, RunsScreen) and runs.marks == {}
+        await pilot.press("j")
+        await pilot.pause()
+        assert hub.selected_run == IDS["done"] and "del Archive" in _footer(app)
+        await pilot.press("delete")
+        await pilot.pause()
+        await pilot.press("y")
+        await until(pilot, lambda: runs.marks)
+        await until(pilot, lambda: len(shown_ids(app)) == 1)
+        assert runs.marks == {IDS["done"]: {"archived"}} and shown_ids(app) == [IDS["running"]]

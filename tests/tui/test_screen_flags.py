@@ -34,7 +34,10 @@ def test_capabilities_say_which_keys_work() -> None:
     offered = [b.action for b in replay.offered()]
     assert offered[0] == "step(-1)" and not set(offered) & CONTROL_ACTIONS and offered[-2:] == ["help", "quit"]
     hub = [b.action for b in Capabilities(True, opener=True).offered()]
-    assert hub[-4:] == ["next_needing", "waiting", "help", "quit"]
+    assert hub[-5:] == ["next_needing", "waiting", "ack_failure", "help", "quit"]
+    opened = Capabilities(True, opener=True)
+    assert not opened.enabled("ack_failure") and opened.enabled("ack_failure", ended=True, failed=True)
+    assert not live.enabled("ack_failure", ended=True, failed=True)  # no runs screen: nothing to acknowledge to
 
 
 def test_a_run_screen_needs_a_source_or_a_replay_and_controls_need_a_source() -> None:

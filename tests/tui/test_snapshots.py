@@ -46,7 +46,7 @@ def test_approval_pending(snap_compare) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_after_approving(snap_compare) -> None:  # type: ignore[no-untyped-def]
-    assert snap(snap_compare, "approval", ("a",))
+    assert snap(snap_compare, "approval", ("a", "a"))  # the first a opens the unread approval
 
 
 def test_completed(snap_compare) -> None:  # type: ignore[no-untyped-def]

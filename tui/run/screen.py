@@ -20,9 +20,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from goldfive.view import RunState
+from goldfive.view.attention import cancelled_by_person
 
 from ..commands import KeyCommands
 from ..format import LogLine
@@ -35,6 +36,7 @@ from ..screens.help import HelpScreen
 from ..source import RunSource
 from ..widgets.approvals import ApprovalsView
 from ..widgets.cursorlist import CursorList
+from ..widgets.footer import FitFooter
 from ..widgets.eventlog import EventLog
 from ..widgets.header import RunHeader
 from ..widgets.logpane import LogPane
@@ -55,9 +57,13 @@ class Opener(Protocol):
 
     def show_waiting(self) -> None: ...
 
+    def acknowledge(self, run_id: str) -> None:
+        """The run's failure has been seen: it no longer needs anyone."""
+        ...
+
 
 class RunScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [*KEYS, *READ_ONLY_KEYS, *OPENER_KEYS, *REPLAY_KEYS]
+    BINDINGS: ClassVar[list[BindingType]] = [*KEYS, *OPENER_KEYS, *READ_ONLY_KEYS, *REPLAY_KEYS]
     COMMANDS = {KeyCommands}
 
     def __init__(
@@ -92,6 +98,9 @@ class RunScreen(Screen[None]):
         self._approvals = ApprovalsView(id="approvals")
         #: Sends controls (the control keys, and cancelling on quit) when there is a source.
         self._control = RunControls(self, source) if source is not None else None
+        #: Approvals the person has opened and read: a and x answer only those at once (an
+        #: unread one opens first, as in the waiting queue).
+        self.read_approvals: set[str] = set()
         self._dirty = True
 
     # -- layout ----------------------------------------------------------------------------
@@ -105,7 +114,7 @@ class RunScreen(Screen[None]):
         yield self._approvals
         if self.replay is not None:
             yield ReplayBar(self.replay, id="replay-status")
-        yield Footer(compact=True)
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self._plan.border_title = "Plan"
@@ -221,7 +230,7 @@ class RunScreen(Screen[None]):
             self._dirty = True  # the next tick paints it
             return
         self._show_detail()
-        self._approvals.update_approvals(state, now)
+        self._approvals.update_approvals(state, now, self.read_approvals)
         self._approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
         self._log.flush()
         if isinstance(self.app.screen, ApprovalScreen):
@@ -243,7 +252,9 @@ class RunScreen(Screen[None]):
     # -- what the keys offer -------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Keys typed into an input (the log filter) are text, never replay moves.
-        return self.can.enabled(action, ended=bool(self.feed.state.finished), typing=isinstance(self.focused, Input))
+        state = self.feed.state
+        failed = state.finished == "ABORTED" and not cancelled_by_person(state)
+        return self.can.enabled(action, ended=bool(state.finished), typing=isinstance(self.focused, Input), failed=failed)
 
     def offered_bindings(self) -> list[Binding]:
         return self.can.offered()
@@ -277,6 +288,10 @@ class RunScreen(Screen[None]):
         if self.opener is not None:
             self.opener.show_waiting()
 
+    def action_ack_failure(self) -> None:
+        if self.opener is not None and self.feed.state.run_id:
+            self.opener.acknowledge(self.feed.state.run_id)
+
     # -- the control keys (tui.run.controls does the work) --------------------------------------
     @property
     def control(self) -> RunControls:
@@ -285,10 +300,16 @@ class RunScreen(Screen[None]):
             raise RuntimeError("this run screen has no source to send controls to")
         return self._control
 
-    def _selected_approval(self) -> str | None:
+    def _selected_approval(self, *, read: bool = False) -> str | None:
+        """The selected approval; with ``read``, None (and its detail opened) until it has been read."""
         target = self._approvals.selected_key
         if not target:
             self.notify("No approval is waiting.", severity="warning")
+            return None
+        if read and target not in self.read_approvals:  # read before you decide: show it first
+            self.notify("Read it first: here it is (a / x decide there).", timeout=3)
+            self.open_approval(target)
+            return None
         return target
 
     def action_pause(self) -> None:
@@ -307,11 +328,11 @@ class RunScreen(Screen[None]):
         self.control.cancel()
 
     def action_approve(self) -> None:
-        if target := self._selected_approval():
+        if target := self._selected_approval(read=True):
             self.control.approve(target)
 
     def action_reject(self) -> None:
-        if target := self._selected_approval():
+        if target := self._selected_approval(read=True):
             self.control.reject(target)
 
     def action_edit_approval(self) -> None:
@@ -325,6 +346,9 @@ class RunScreen(Screen[None]):
         self.app.push_screen(LedgerScreen(self.feed.ledger))
 
     def open_approval(self, target: str) -> None:
+        if target in self.feed.state.approvals:
+            self.read_approvals.add(target)
+            self.mark_dirty()
         open_approval(self, target, self._control if self.controls else None)
 
     # -- opening, copying, filtering, moving -----------------------------------------------------

@@ -18,9 +18,11 @@ from goldfive.control import ControlAck, ControlChannel, ControlKind, ControlMes
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.runner import Runner
 from goldfive.sinks.memory import InMemorySink, Missed
+from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED
+from goldfive.view.attention import mark_refusal
 from goldfive.view.state import RunState
 
-from .model import Snapshot, WaitingItem, row_from_state, waiting_from_state
+from .model import MarkRefused, Snapshot, WaitingItem, row_from_state, waiting_from_state
 
 __all__ = ["InProcessRuns", "LocalRunFactory"]
 
@@ -89,6 +91,8 @@ class InProcessRuns:
         """``factories``: (run id, factory) pairs; ``extra_sinks(run_id)`` adds sinks (a recorder)."""
         self.title = f"{len(factories)} runs in this process"
         self._runs: dict[str, _LocalRun] = {}
+        #: run id -> a person's marks on it (acknowledged, archived); they end with the process.
+        self._marks: dict[str, set[str]] = {}
         for run_id, factory in factories:
             sink, channel, state = InMemorySink(), ControlChannel(), RunState()
             sinks: list[object] = [sink, _FoldSink(state), *(extra_sinks(run_id) if extra_sinks else [])]
@@ -134,10 +138,24 @@ class InProcessRuns:
             await run.channel.refuse_pending("run not active: the TUI closed")
 
     async def poll(self) -> Snapshot:
-        rows = [row_from_state(r.state, r.run_id, "local") for r in self._runs.values()]
+        marks = self._marks
+        rows = [
+            row_from_state(r.state, r.run_id, "local", acknowledged=ACKNOWLEDGED in marks.get(r.run_id, ()))
+            for r in self._runs.values()
+            if ARCHIVED not in marks.get(r.run_id, ())
+        ]
         waiting = [w for r in self._runs.values() for w in waiting_from_state(r.state, r.run_id)]
         waiting.sort(key=lambda w: (w.since_ms, w.key))
         return Snapshot(rows, waiting)
+
+    async def mark(self, run_id: str, mark: str, *, undo: bool = False) -> None:
+        if problem := mark_refusal(self._runs[run_id].state, mark, undo=undo):
+            raise MarkRefused(problem)
+        marks = self._marks.setdefault(run_id, set())
+        if undo:
+            marks.discard(mark)
+        else:
+            marks.add(mark)
 
     def open(self, run_id: str) -> OpenedLocalRun:
         return OpenedLocalRun(self._runs[run_id])

@@ -12,17 +12,16 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from goldfive.control import ControlAck
+from goldfive.errors import GoldfiveError
 from goldfive.notify import Notice
-from goldfive.view.attention import URGENCY, attention
+from goldfive.view.attention import LIVE_STATES, attention, order_key, state_label
 from goldfive.view.state import RunState
 from goldfive.types import TaskStatus
 from goldfive.usage.model import UsageTotals
 
 from ..source import RunSource
 
-__all__ = ["RunRow", "RunsSource", "Snapshot", "WaitingItem", "row_from_state", "sort_rows", "waiting_from_state"]
-
-LIVE_STATES = frozenset({"PENDING", "RUNNING", "PAUSING", "PAUSED"})
+__all__ = ["LIVE_STATES", "MarkRefused", "RunRow", "RunsSource", "Snapshot", "WaitingItem", "row_from_state", "sort_rows", "waiting_from_state"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,17 +42,20 @@ class RunRow:
     goal: str = ""
     #: The run's model calls so far (tokens, cost).
     usage: UsageTotals = UsageTotals()
+    #: A person has acknowledged that the run failed: it needs nobody any more.
+    acknowledged: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return self.state == "ABORTED"
 
     @property
     def live(self) -> bool:
         return self.state in LIVE_STATES
 
     def sort_key(self) -> tuple[int, int, str]:
-        """What needs a person first (most urgent, then waiting longest), then live runs
-        (newest first), then finished ones (newest first)."""
-        if self.needs_kind:
-            return (URGENCY.get(self.needs_kind, 2), self.needs_since_ms, self.run_id)
-        return (3 if self.live else 4, -self.started_ms, self.run_id)
+        """The order of every list of runs (:func:`goldfive.view.attention.order_key`)."""
+        return order_key(self.needs_kind, self.needs_since_ms, self.state, self.started_ms, self.run_id)
 
     def searchable(self) -> str:
         return " ".join((self.run_id, self.state, self.current_task, self.origin, self.needs_reason, self.goal)).lower()
@@ -125,6 +127,15 @@ class RunsSource(Protocol):
         reject cancels it (with the reason)."""
         ...
 
+    async def mark(self, run_id: str, mark: str, *, undo: bool = False) -> None:
+        """Put a person's mark on the run (goldfive.store.registry: acknowledged, archived),
+        or take it off; MarkRefused (in words) when the run cannot take it."""
+        ...
+
+
+class MarkRefused(GoldfiveError):
+    """A mark the run cannot take: acknowledging a run that did not fail, archiving a live one."""
+
 
 def sort_rows(rows: list[RunRow]) -> list[RunRow]:
     return sorted(rows, key=RunRow.sort_key)
@@ -137,12 +148,12 @@ def _current_task(state: RunState) -> str:
     return ""
 
 
-def row_from_state(state: RunState, run_id: str, origin: str) -> RunRow:
-    need = attention(state)
+def row_from_state(state: RunState, run_id: str, origin: str, *, acknowledged: bool = False) -> RunRow:
+    need = attention(state, acknowledged=acknowledged)
     done = state.count_status(TaskStatus.COMPLETED)
     return RunRow(
         run_id=run_id,
-        state=str(state.phase),
+        state=state_label(state),
         done=done,
         total=len(state.tasks),
         current_task=_current_task(state),
@@ -153,6 +164,7 @@ def row_from_state(state: RunState, run_id: str, origin: str) -> RunRow:
         needs_since_ms=need.since_ms if need else 0,
         goal=state.goal_summary,
         usage=state.usage,
+        acknowledged=acknowledged,
     )
 
 

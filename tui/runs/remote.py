@@ -17,10 +17,11 @@ from goldfive.errors import RemoteError
 from goldfive import conv
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.link.client import RemoteClient
+from goldfive.view.attention import kind_of_reason
 
 from ..grpc_source import GrpcRunSource
 from .local import decision
-from .model import LIVE_STATES, RunRow, Snapshot, WaitingItem
+from .model import LIVE_STATES, MarkRefused, RunRow, Snapshot, WaitingItem
 
 __all__ = ["RemoteRuns", "row_from_summary"]
 
@@ -33,12 +34,13 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
     """A row from the hub's summary; a server that does not fill ``needs_you`` yet gets it
     derived from its state and the waiting items."""
     state = s.state or "PENDING"
-    if s.connection in ("disconnected", "interrupted") and state not in ("COMPLETED", "ABORTED"):
+    if s.connection in ("disconnected", "interrupted") and state not in ("COMPLETED", "ABORTED", "CANCELLED"):
         state = s.connection.upper()  # a finished run's runner is gone because it is done
     kind, reason, since = "", s.needs_you, _ms(s.needs_you_since)
     if reason:
-        head = reason.split(":", 1)[0].split(" ", 1)[0].lower()
-        kind = head if head in ("approval", "escalation", "failed", "paused") else "approval"
+        kind = kind_of_reason(reason)
+    elif s.acknowledged_by:
+        pass  # a failure a person has seen needs nobody
     else:
         mine = [w for w in waiting if w.run_id == s.run_id]
         if mine:
@@ -63,6 +65,7 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
         needs_since_ms=since,
         goal=_goal(s),
         usage=conv.from_pb_usage_totals(s.usage),
+        acknowledged=bool(s.acknowledged_by),
     )
 
 
@@ -157,6 +160,14 @@ class RemoteRuns:
             if s.needs_you.startswith("escalation"):
                 items.append(WaitingItem(s.run_id, "escalation", s.run_id, "", "", "", s.needs_you.removeprefix("escalation: "), _ms(s.needs_you_since), goals.get(s.run_id, "")))
         return items
+
+    async def mark(self, run_id: str, mark: str, *, undo: bool = False) -> None:
+        try:
+            await self._open_client().mark_run(run_id, mark, undo=undo)
+        except RemoteError as exc:
+            if exc.code == "FAILED_PRECONDITION":
+                raise MarkRefused(str(exc).removeprefix("FAILED_PRECONDITION: ")) from None
+            raise
 
     def open(self, run_id: str) -> GrpcRunSource:
         ca, cert, key = self._tls

@@ -34,7 +34,7 @@ _FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1 - _COST_W
 _MIN_TASK = 6
 _STATE_STYLE = {
     "RUNNING": "green", "PAUSED": "yellow", "PAUSING": "yellow", "COMPLETED": "blue",
-    "ABORTED": "bold red", "DISCONNECTED": "yellow", "INTERRUPTED": "red", "PENDING": "dim",
+    "ABORTED": "bold red", "CANCELLED": "dim", "DISCONNECTED": "yellow", "INTERRUPTED": "red", "PENDING": "dim",
 }  # fmt: skip
 _NEEDS_STYLE = {"approval": "bold yellow", "escalation": "bold magenta", "failed": "bold red", "paused": "yellow"}
 #: Narrow in every terminal (no emoji presentation).

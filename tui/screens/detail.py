@@ -78,6 +78,20 @@ class _DetailScreen(ModalScreen[str | None]):
     def __init__(self) -> None:
         super().__init__(classes="dialog-screen")
 
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The scrolling body gets the rows the rest of the dialog leaves (its title, text and
+        hint stay on screen at 60x16), so what it holds can always be scrolled to."""
+        dialogs, bodies = self.query(".dialog"), self.query(".detail-body")
+        if not dialogs or not bodies:
+            return
+        dialog, body = dialogs.first(), bodies.first()
+        others = sum(c.outer_size.height + c.styles.margin.top + c.styles.margin.bottom for c in dialog.children if c is not body)
+        room = self.size.height - others - dialog.styles.gutter.height - body.styles.margin.height
+        body.styles.max_height = max(3, room)
+
     def action_close(self) -> None:
         self.dismiss(None)
 
@@ -144,7 +158,8 @@ class ApprovalScreen(_DetailScreen):
         self._state, self._now = state, now_ms
         if not self.gone and self.view.target_id not in state.approvals:
             self.gone = "No longer waiting: it was answered or timed out."
-        self.query_one("#approval-meta", Static).update(self._meta())
+        for meta in self.query("#approval-meta").results(Static):  # none yet before it is composed
+            meta.update(self._meta())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer" and not self.can_decide:

@@ -7,7 +7,7 @@ from typing import ClassVar, Iterable
 from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
@@ -17,7 +17,7 @@ def bindings_table(bindings: Iterable[Binding], key_display: dict[str, str]) -> 
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
     for b in bindings:
-        keys = ", ".join(key_display.get(k, k) for k in b.key.split(","))
+        keys = b.key_display or ", ".join(key_display.get(k, k) for k in b.key.split(","))
         table.add_row(keys, b.tooltip or b.description)
     return table
 
@@ -34,8 +34,22 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog help"):
             yield Label("goldfive keys", classes="dialog-title")
-            yield Static(self._table)
-            yield Label("Esc or ? closes this help", classes="dialog-hint")
+            # Scrolls: at 80x24 the table is taller than the screen.
+            with VerticalScroll(id="help-body", can_focus=True):
+                yield Static(self._table)
+            yield Label("↑↓ scroll · Esc or ? closes this help", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-body").focus()
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        # The table as tall as it is, up to what leaves the title and the hint on screen
+        # (the dialog's border, padding, title and hint take 8 rows); the rest scrolls.
+        self.query_one("#help-body").styles.max_height = max(3, self.size.height - 8)
 
     def action_dismiss_help(self) -> None:
         self.dismiss(None)

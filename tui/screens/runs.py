@@ -17,16 +17,19 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from goldfive.control import AckResult
+from goldfive.errors import GoldfiveError
 from goldfive.notify import NotifyCommand
+from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED
 
 from ..commands import KeyCommands
 from ..run.screen import RunScreen
 from ..runs.model import RunRow, RunsSource, Snapshot, WaitingItem, sort_rows
 from ..runs.notices import Announcer
 from ..runs.table import RunsTable, header_text
+from ..widgets.footer import FitFooter
 from .dialogs import ConfirmScreen
 from .waiting import WaitingScreen
 
@@ -37,6 +40,9 @@ RUNS_KEYS: list[BindingType] = [
     Binding("n", "next_needing", "Next needing you", tooltip="Open the next run that needs you (from anywhere)", id="runs.next"),
     Binding("w,d", "waiting", "Waiting", tooltip="Everything waiting for a person, every run, oldest first (d from anywhere)", id="runs.waiting"),
     Binding("slash", "filter", "Filter", tooltip="Filter the rows by text (id, state, task, needs, goal); Esc clears", id="runs.filter"),
+    # Shown only on a row they apply to (check_action): a failed run, an ended run.
+    Binding("a", "ack_failure", "Ack failure", tooltip="Acknowledge the selected run's failure: it no longer needs you (also a in the run)", id="runs.ack"),
+    Binding("delete", "archive", "Archive", key_display="del", tooltip="Archive the selected ended run: it leaves this list (ctl runs --archived lists it)", id="runs.archive"),
     Binding("question_mark", "help", "Help", tooltip="Show the keys", id="runs.help"),
     Binding("q", "app.quit", "Quit", tooltip="Quit; runs started in this process are cancelled after a confirmation", id="runs.quit"),
     Binding("escape", "clear_filter", "Clear filter", show=False, id="runs.filter.clear"),
@@ -79,7 +85,7 @@ class RunsScreen(Screen[None]):
         yield Static(id="runs-head")
         yield RunsTable(id="runs")
         yield Input(placeholder="filter runs by text; Enter keeps it, Esc clears", id="runs-filter")
-        yield Footer(compact=True)
+        yield FitFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(RunsTable)
@@ -179,6 +185,22 @@ class RunsScreen(Screen[None]):
     def selected_run(self) -> str | None:
         return self.query_one(RunsTable).selected_key
 
+    def _row(self, run_id: str | None) -> RunRow | None:
+        return next((r for r in self.snapshot.rows if r.run_id == run_id), None) if run_id else None
+
+    def on_cursor_list_highlighted(self, event: RunsTable.Highlighted) -> None:
+        self.refresh_bindings()  # a and del are offered on the rows they apply to
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("ack_failure", "archive"):
+            if isinstance(self.focused, Input):
+                return False  # typed into the filter
+            row = self._row(self.selected_run)
+            if action == "ack_failure":
+                return row is not None and row.failed and not row.acknowledged
+            return row is not None and not row.live
+        return True
+
     # -- opening runs ----------------------------------------------------------------------------
     def open_run(self, run_id: str) -> None:
         """Show ``run_id`` in a RunScreen over this one (the one kept, when it is that run)."""
@@ -254,6 +276,39 @@ class RunsScreen(Screen[None]):
         if refused:
             self.notify("; ".join(refused[:3]), title="refused", severity="error", timeout=8)
         await self.poll()
+
+    # -- a person's marks on a run (acknowledged, archived) ----------------------------------------
+    def acknowledge(self, run_id: str) -> None:
+        """The run's failure has been seen: it no longer needs anyone (a here, or in the run)."""
+        self.run_worker(self._mark(run_id, ACKNOWLEDGED, "failure acknowledged: it no longer needs you"), group="hub-mark")
+
+    async def _mark(self, run_id: str, mark: str, done: str) -> None:
+        try:
+            await self.runs.mark(run_id, mark)
+        except asyncio.CancelledError:
+            raise
+        except GoldfiveError as exc:  # refused (not failed, still live) or not delivered: said, not raised
+            self.notify(str(exc), title="not marked", severity="warning", timeout=6)
+            return
+        self.notify(f"run {run_id[:8]}: {done}", timeout=4)
+        await self.poll()
+        self.refresh_bindings()
+
+    def action_ack_failure(self) -> None:
+        if run_id := self.selected_run:
+            self.acknowledge(run_id)
+
+    def action_archive(self) -> None:
+        run_id = self.selected_run
+        if not run_id:
+            return
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._mark(run_id, ARCHIVED, "archived (ctl runs --archived lists it)"), group="hub-mark")
+
+        question = f"Archive run {run_id[:8]}? It leaves this list; its recording is kept."
+        self.app.push_screen(ConfirmScreen(question, yes="Archive"), confirmed)
 
     # -- keys -----------------------------------------------------------------------------------
     def on_cursor_list_selected(self, event: RunsTable.Selected) -> None:

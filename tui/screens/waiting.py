@@ -15,11 +15,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Label, Static
+from textual.widgets import Label, Static
 
 from ..format import age_text, clip
 from ..runs.model import Snapshot, WaitingItem
 from ..widgets.cursorlist import CursorList
+from ..widgets.footer import FitFooter
 from .detail import _DetailScreen, highlighted, pretty_json
 
 __all__ = ["WAITING_KEYS", "WaitingDetail", "WaitingScreen"]
@@ -83,7 +84,7 @@ class WaitingScreen(Screen[None]):
         yield Static(id="waiting-title")
         yield Static(Text.assemble(("  ", "dim"), ("AGE    RUN      TASK         TOOL             ARGUMENTS", "bold")), id="waiting-head")
         yield WaitingList(id="waiting")
-        yield Footer(compact=True)
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one(WaitingList).empty_text = "nothing waits for you"

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from goldfive.view import RunPhase, RunState
+from goldfive.view.attention import CANCELLED, cancelled_by_person
 from goldfive.types import TaskStatus
 from goldfive.usage.format import format_cost, format_rate, format_tokens
 from ..format import clip, clock_text
@@ -28,8 +29,9 @@ class RunHeader(Static):
         style = lambda name: self.get_component_rich_style(name, partial=True)  # noqa: E731
         width = max(40, self.size.width or 120)
         phase = state.phase
+        cancelled = cancelled_by_person(state)  # a person ended it: not shown as a failure
         right = Text()
-        right.append(f" {phase.value} ", style(f"header--{phase.value.lower()}"))
+        right.append(f" {CANCELLED if cancelled else phase.value} ", style("header--dim" if cancelled else f"header--{phase.value.lower()}"))
         right.append(f"  rev {state.revision}  {clock_text(state.elapsed_ms(now_ms))} ")
         if rate:
             right.append(f" {state.events_per_second(now_ms):.0f} ev/s ", style("header--dim"))
@@ -61,7 +63,7 @@ class RunHeader(Static):
         if state.recording_error and state.paused and not state.finished:
             detail, detail_style = f"needs you: recording failed: {state.recording_error}", "header--approvals"
         elif state.finished == "ABORTED" and state.abort_reason:
-            detail = f"aborted: {state.abort_reason}"
+            detail = f"{'cancelled' if cancelled else 'aborted'}: {state.abort_reason}"
         elif state.finished == "COMPLETED" and state.outcome:
             detail = f"done: {state.outcome}"
         if rejected:

@@ -8,10 +8,10 @@ RUN is always given explicitly: the full id or a unique prefix of at least 4 cha
 
 One module per part: the group and its options (``group``), the queries (``runs``), the
 controls (``controls``), approvals and rules (``approvals``), the hub's ``start`` and
-``waiting`` (``hub``). Importing the package registers every subcommand on ``ctl``.
+``waiting`` (``hub``), a person's marks on a run (``marks``: ack-failure, archive). Importing the package registers every subcommand on ``ctl``.
 """
 
-from goldfive.cli.ctl import approvals, controls, hub, runs  # noqa: F401  (each registers its subcommands)
+from goldfive.cli.ctl import approvals, controls, hub, marks, runs  # noqa: F401  (each registers its subcommands)
 from goldfive.cli.ctl.group import EXIT_ERROR, EXIT_FAILURE, addr_problem, client_cert_problem, ctl
 
 __all__ = ["EXIT_ERROR", "EXIT_FAILURE", "addr_problem", "client_cert_problem", "ctl"]

@@ -35,11 +35,13 @@ def _since(message: Any, field: str, now: float) -> str:
 
 
 def runs_order(summary: Any) -> tuple[int, int, str]:
-    """What needs a person first (the longest waiting first), then the rest by start time."""
-    if summary.needs_you:
-        since = summary.needs_you_since.ToMilliseconds() if summary.HasField("needs_you_since") else 0
-        return (0, since, summary.run_id)
-    return (1, -summary.started_at.ToMilliseconds(), summary.run_id)
+    """The runs screen's order (:func:`goldfive.view.attention.order_key`): what needs a
+    person first, the most urgent, then the longest waiting; then live runs, then ended ones."""
+    from goldfive.view.attention import kind_of_reason, order_key
+
+    since = summary.needs_you_since.ToMilliseconds() if summary.HasField("needs_you_since") else 0
+    started = summary.started_at.ToMilliseconds() if summary.HasField("started_at") else 0
+    return order_key(kind_of_reason(summary.needs_you), since, summary.state, started, summary.run_id)
 
 
 def run_line(r: Any, now: float | None = None) -> str:
@@ -54,7 +56,7 @@ def run_line(r: Any, now: float | None = None) -> str:
     connection = field(r.connection)
     # A run the hub placed (serve --ray) that is not placed yet, or whose process failed first.
     pending = connection if connection.startswith(("pending placement", "placement failed")) else ""
-    if r.origin in ("connected", "ray") and connection and connection != "connected" and not pending and r.state not in ("COMPLETED", "ABORTED"):
+    if r.origin in ("connected", "ray") and connection and connection != "connected" and not pending and r.state not in ("COMPLETED", "ABORTED", "CANCELLED"):
         origin += f"({connection})"
     where = f"{field(r.host)}:{r.pid}" if r.host and r.pid else ""
     if r.hub:  # several hubs: the run's runner is connected to that one
@@ -62,6 +64,8 @@ def run_line(r: Any, now: float | None = None) -> str:
     needs = f"NEEDS YOU {field(r.needs_you)} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
     task = field(r.current_task) or "-"
     note = field(health_note(r))
+    if r.archived_by:
+        pending = " · ".join(p for p in (pending, f"archived by {field(r.archived_by)}") if p)
     cost = usage_words(r)
     return (f"{field(r.run_id)}  {field(r.state):<11} {r.tasks_completed}/{r.tasks_total}  {origin:<9} {where}  {needs}  "
             f"task {task}  {started}  {cost}  {field(r.goal_summary)}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip

@@ -15,13 +15,14 @@ from goldfive.link.client import RemoteClient
 
 
 @ctl.command("runs", short_help="List the runs, those that need a person first.")
+@click.option("--archived", is_flag=True, help="Also the runs a person archived (ctl archive).")
 @_options
-def runs_command(opts: _Opts) -> None:
+def runs_command(opts: _Opts, archived: bool) -> None:
     """List the runs (live and recorded), the ones that need a person first."""
     warning: list[str] = []
 
     async def read(client: Any) -> list[Any]:
-        found = await client.list_runs()
+        found = await client.list_runs(include_archived=archived)
         warning.append(client.hub_warning)
         return list(found)
 

@@ -147,6 +147,11 @@ class RunsStub:
                 request_serializer=goldfive_dot_v1_dot_service__pb2.SubscribeRequest.SerializeToString,
                 response_deserializer=goldfive_dot_v1_dot_service__pb2.EventBatch.FromString,
                 _registered_method=True)
+        self.MarkRun = channel.unary_unary(
+                '/goldfive.v1.Runs/MarkRun',
+                request_serializer=goldfive_dot_v1_dot_service__pb2.MarkRunRequest.SerializeToString,
+                response_deserializer=goldfive_dot_v1_dot_service__pb2.RunSummary.FromString,
+                _registered_method=True)
 
 
 class RunsServicer:
@@ -200,6 +205,15 @@ class RunsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MarkRun(self, request, context):
+        """This project (the hub): a person's mark on a run, kept in the hub's own records (never in
+        the run's events): "acknowledged" (its failure was seen: it needs nobody any more) or
+        "archived" (left out of ListRuns unless asked for). Answers the run's summary after it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RunsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -237,6 +251,11 @@ def add_RunsServicer_to_server(servicer, server):
                     servicer.SubscribeBatches,
                     request_deserializer=goldfive_dot_v1_dot_service__pb2.SubscribeRequest.FromString,
                     response_serializer=goldfive_dot_v1_dot_service__pb2.EventBatch.SerializeToString,
+            ),
+            'MarkRun': grpc.unary_unary_rpc_method_handler(
+                    servicer.MarkRun,
+                    request_deserializer=goldfive_dot_v1_dot_service__pb2.MarkRunRequest.FromString,
+                    response_serializer=goldfive_dot_v1_dot_service__pb2.RunSummary.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -429,6 +448,33 @@ class Runs:
             '/goldfive.v1.Runs/SubscribeBatches',
             goldfive_dot_v1_dot_service__pb2.SubscribeRequest.SerializeToString,
             goldfive_dot_v1_dot_service__pb2.EventBatch.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MarkRun(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/goldfive.v1.Runs/MarkRun',
+            goldfive_dot_v1_dot_service__pb2.MarkRunRequest.SerializeToString,
+            goldfive_dot_v1_dot_service__pb2.RunSummary.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,41 @@
+"""The footer every goldfive screen shows: Textual's, fitted to narrow terminals.
+
+Below ``NARROW`` columns the long descriptions get their short forms and the palette's key
+(``ctrl+p``, still bound, listed in help) leaves, so that ``? Help`` and ``q Quit`` stay on
+screen at 60 columns.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.events import Resize
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+__all__ = ["NARROW", "SHORT", "FitFooter"]
+
+NARROW = 80
+#: A description's short form on a narrow screen.
+SHORT = {"Pause/Resume": "Pause", "Next needing you": "Next", "Ack failure": "Ack", "Edit+approve": "Edit"}
+
+
+class FitFooter(Footer):
+    def __init__(self, *, compact: bool = True) -> None:
+        super().__init__(compact=compact)
+        self._narrow: bool | None = None
+
+    def _is_narrow(self) -> bool:
+        return self.app.size.width < NARROW
+
+    def compose(self) -> ComposeResult:
+        narrow = self._narrow = self._is_narrow()
+        for item in super().compose():
+            if narrow and isinstance(item, FooterKey):
+                if item.has_class("-command-palette"):
+                    continue
+                item.description = SHORT.get(item.description, item.description)
+            yield item
+
+    def on_resize(self, event: Resize) -> None:
+        if self._narrow is not None and self._narrow != self._is_narrow():
+            self.call_after_refresh(self.recompose)
