@@ -43,6 +43,6 @@ def test_the_readme_stuck_agent_is_caught_with_its_evidence(tmp_path, monkeypatc
     )
     assert result.exit_code == 1, result.output  # headless: nobody can answer the escalation
     out = result.output
-    assert 'LOOPING_TOOL_CALL INFO [ship] "looks stuck: deploy called 5 times with the same arguments" (5 pieces of evidence' in out
+    assert "LOOPING_TOOL_CALL INFO [ship]: looks stuck: deploy called 5 times with the same arguments (5 pieces of evidence" in out
     assert "agent was told: [user_steering][goldfive steering] LOOPING_TOOL_CALL: looks stuck: deploy called 10 times" in out
     assert "HUMAN_INTERVENTION_REQUIRED CRITICAL" in out and "GOLDFIVE_PAUSE_ESCALATE" in out
