@@ -1,0 +1,64 @@
+"""The documentation: the site builds with --strict, and every Python example prints what its
+page says."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
+    return out
+
+
+def test_the_site_builds_with_strict_links_and_anchors(site: Path) -> None:
+    assert (site / "index.html").exists()
+    assert (site / "protocol" / "index.html").exists()
+
+
+def _pages() -> list[Path]:
+    return sorted(DOCS.rglob("*.md"))
+
+
+def _examples(page: Path) -> list[tuple[str, str, str | None]]:
+    """(where, code, what the page says it prints) for every ```python block of ``page``: the
+    ```text block after "It prints:", or the `...` after "It prints" on one line; None when
+    the page does not say."""
+    text = page.read_text(encoding="utf-8")
+    found = []
+    for m in re.finditer(r"```python\n(.*?)```", text, re.S):
+        after = text[m.end():]
+        said = re.match(r"\s*It prints:\s*```text\n(.*?)```", after, re.S) or re.match(r"\s*It prints `([^`]*)`", after)
+        where = f"{page.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+        found.append((where, m.group(1), said.group(1).strip() if said else None))
+    return found
+
+
+EXAMPLES = [example for page in _pages() for example in _examples(page)]
+
+
+@pytest.mark.parametrize(("where", "code", "expected"), EXAMPLES, ids=[where for where, _, _ in EXAMPLES])
+def test_every_python_example_prints_what_its_page_says(where: str, code: str, expected: str | None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert expected is not None, f"{where}: say what the example prints after it, or make it a ```py fragment"
+    exec(compile(code, where, "exec"), {"__name__": "docs_example"})
+    assert capsys.readouterr().out.strip() == expected
+
+
+def test_the_docs_have_python_examples() -> None:
+    assert len(EXAMPLES) >= 5
