@@ -1,4 +1,5 @@
-"""The documentation: the site builds with --strict, and every Python example prints what its
+"""The documentation: the site builds with --strict, the README stays short, keeps its two
+setup commands and links only to pages that exist, and every Python example prints what its
 page says."""
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 DOCS = ROOT / "docs"
+
+#: The commands for a fresh machine, exactly as CI and people copy them.
+MAIN_JOB = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && goldfive demo"
+TESTS = (
+    "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && bash scripts/system-deps.sh"
+    " && python -m pytest"
+)
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +41,25 @@ def test_the_site_builds_with_strict_links_and_anchors(site: Path) -> None:
     assert (site / "protocol" / "index.html").exists()
 
 
+def test_the_readme_is_under_200_lines() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 200, f"README.md has {len(lines)} lines; move the detail into docs/"
+
+
+@pytest.mark.parametrize("command", [MAIN_JOB, TESTS], ids=["main-job", "tests"])
+def test_the_readme_keeps_its_setup_commands_as_they_are(command: str) -> None:
+    blocks = re.findall(r"```sh\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert any(block.strip() == command for block in blocks), f"README.md no longer has this command in a sh block:\n{command}"
+
+
+def test_the_readme_links_only_to_files_that_exist() -> None:
+    links = re.findall(r"\]\(([\w./-]+)(?:#[\w-]*)?\)", README.read_text(encoding="utf-8"))
+    missing = [link for link in links if "://" not in link and not (ROOT / link).exists()]
+    assert links and missing == []
+
+
 def _pages() -> list[Path]:
-    return sorted(DOCS.rglob("*.md"))
+    return [README, *sorted(DOCS.rglob("*.md"))]
 
 
 def _examples(page: Path) -> list[tuple[str, str, str | None]]:
