@@ -1,4 +1,4 @@
-"""The ControlChannel: one primitive for every live-steering verb (spec CONTROL.md section 2).
+"""The ControlChannel: one primitive for every live-steering verb (docs/protocol.md#the-controlchannel).
 
 Two queues. Senders (a UI, a script, a test, a gRPC bridge) ``send`` ControlMessages into the
 inbox; the runner ``receive``s them in send order, dispatches, and ``ack``s each one into the
@@ -56,7 +56,7 @@ def kind_name(kind: ControlKind | str) -> str:
 
 
 def normalize_kind(kind: ControlKind | str) -> ControlKind | str:
-    """A known kind as ControlKind; an unknown one stays a string (spec 7.a)."""
+    """A known kind as ControlKind; an unknown one stays a string (docs/protocol.md#custom-controls)."""
     if isinstance(kind, ControlKind):
         return kind
     try:

@@ -1,4 +1,4 @@
-"""The intervention ladder (spec CONTROL.md 7.d): drift -> level, as one overridable table."""
+"""The intervention ladder (docs/protocol.md#the-intervention-ladder): drift -> level, as one overridable table."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Runner: the single entry point. Composes the six primitives and runs one invocation.
 
-Lifecycle (spec ARCHITECTURE.md "The full lifecycle"): setup (RunStarted), goal derivation
+Lifecycle (docs/protocol.md#the-runs-lifecycle): setup (RunStarted), goal derivation
 (GoalDerived), plan generation (PlanSubmitted), execution (the executor), termination
 (RunCompleted / RunAborted, always the last event of the run), sink teardown.
 """
@@ -243,7 +243,7 @@ class Runner:
             control=self.control,
             config=self.config,
         )
-        if isinstance(self.executor, ExecutorBase):  # its spec 7.b verbs work from the start
+        if isinstance(self.executor, ExecutorBase):  # its custom verbs work from the start (docs/protocol.md#custom-controls)
             ctx.controls.custom = self.executor.custom_handler()
         if self._recovered is None and user_input is None:
             raise GoldfiveError("run() needs the user's input (a resuming Runner is made with Runner.resuming)")
@@ -388,7 +388,7 @@ class Runner:
     async def _execute(self, ctx: RunContext) -> ExecutionOutcome:
         if isinstance(self.executor, ExecutorBase):
             return await self.executor.run(ctx)
-        # A user's own executor implements the spec's Executor protocol (keywords); it finds
+        # A user's own executor implements the Executor protocol (keywords); it finds
         # the same RunContext through ``session.context``.
         result: ExecutionOutcome = await self.executor.run(
             plan=ctx.session.plan,

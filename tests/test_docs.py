@@ -1,6 +1,6 @@
 """The documentation: the site builds with --strict, the README stays short, keeps its two
-setup commands and links only to pages that exist, and every Python example prints what its
-page says."""
+setup commands and links only to pages that exist, every Python example prints what its page
+says, and every docs/ link in the code names a page and a section that exist."""
 
 from __future__ import annotations
 
@@ -88,3 +88,21 @@ def test_every_python_example_prints_what_its_page_says(where: str, code: str, e
 
 def test_the_docs_have_python_examples() -> None:
     assert len(EXAMPLES) >= 5
+
+
+#: A docs link in the code: docs/PAGE.md or docs/PAGE.md#ANCHOR.
+_CITATION = re.compile(r"docs/([\w/.-]+\.md)(?:#([\w-]+))?")
+
+
+def test_every_docs_link_in_the_code_names_a_page_and_section_that_exist(site: Path) -> None:
+    cited = 0
+    for folder in ("goldfive", "tui", "proto", "tests"):
+        for source in sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".proto") and p != Path(__file__)):
+            for page, anchor in _CITATION.findall(source.read_text(encoding="utf-8")):
+                cited += 1
+                where = f"{source.relative_to(ROOT)} cites docs/{page}" + (f"#{anchor}" if anchor else "")
+                assert (DOCS / page).exists(), f"{where}: no such page"
+                html = site / page.removesuffix(".md") / "index.html"
+                if anchor:
+                    assert f'id="{anchor}"' in html.read_text(encoding="utf-8"), f"{where}: no such section"
+    assert cited >= 20

@@ -37,8 +37,8 @@ def rule_from_always(always: Any, tool: str, meta: Mapping[str, Any], author: st
     return Rule(tool, matchers, author=author, made_at_ms=now_ms, scope=scope)
 
 
-#: The control verb that lists, adds and removes a run's approval rules (spec 7.a: a custom
-#: kind). Through the control channel, so every change is in the run's audit trail and holds
+#: The control verb that lists, adds and removes a run's approval rules (a custom
+#: kind: docs/protocol.md#custom-controls). Through the control channel, so every change is in the run's audit trail and holds
 #: from the next call.
 RULES_VERB = "approval_rules"
 

@@ -1,4 +1,4 @@
-"""What each control kind does (spec CONTROL.md section 4), as one table.
+"""What each control kind does (docs/protocol.md#the-controls), as one table.
 
 ``decide`` looks the kind up in ``HANDLERS`` and returns a ControlOutcome: the ack, and the
 effect the ControlLoop applies once the ack is out. What only the executor can do (cancel the
@@ -296,7 +296,7 @@ HANDLERS: dict[ControlKind, Handler] = {
     ControlKind.GOLDFIVE_PAUSE_ESCALATE: _escalate,
 }
 
-#: Custom verbs (spec 7.a) goldfive itself answers.
+#: Custom verbs (docs/protocol.md#custom-controls) goldfive itself answers.
 CUSTOM_HANDLERS: dict[str, Handler] = {RULES_VERB: rules_control}
 
 
@@ -309,7 +309,7 @@ async def decide(ctx: RunContext, msg: ControlMessage, *, mid_task: bool = False
 
 
 async def dispatch_control(msg: ControlMessage, *, session: Session, mid_task: bool = False, **_: Any) -> ControlOutcome:
-    """The spec's module-level dispatcher (CONTROL.md 7.b): a custom handler falls back to it."""
+    """The module-level dispatcher goldfive v1 documents (docs/protocol.md#custom-controls): a custom handler falls back to it."""
     from goldfive.run.context import context_of
 
     return await decide(context_of(session), msg, mid_task=mid_task)

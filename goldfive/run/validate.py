@@ -76,7 +76,7 @@ def validate_control(
         if value is not None and len(str(value)) > limits.max_id_chars:
             return f"payload.{key} is {len(str(value))} characters; the limit is {limits.max_id_chars}"
     if not isinstance(kind, ControlKind):
-        return ""  # a custom verb (spec 7.a): its handler judges the rest
+        return ""  # a custom verb (docs/protocol.md#custom-controls): its handler judges the rest
     text = _TEXT_KEYS.get(kind)
     if text is not None:
         key, what = text
