@@ -1,4 +1,4 @@
-"""The ControlChannel: one primitive for every live-steering verb (spec CONTROL.md section 2).
+"""The ControlChannel: one primitive for every live-steering verb (docs/protocol.md#the-controlchannel).
 
 Two queues. Senders (a UI, a script, a test, a gRPC bridge) ``send`` ControlMessages into the
 inbox; the runner ``receive``s them in send order, dispatches, and ``ack``s each one into the
@@ -50,7 +50,7 @@ class AppliedAs(StrEnum):
     """What an acked control was applied as: the fact a view or a resume reads off the ack,
     where the detail is the same thing in English. ``goldfive.run.acks.ACK_MEANING`` says
     what each implies. A SUCCESS ack without one (a recording from before the field, or a
-    spec 7.b custom handler that did not say) is read by ``legacy_applied_as``."""
+    custom handler (docs/protocol.md#custom-controls) that did not say) is read by ``legacy_applied_as``."""
 
     #: The run is paused (now, at the next task boundary, or it already was).
     PAUSED = "PAUSED"
@@ -96,7 +96,7 @@ def kind_name(kind: ControlKind | str) -> str:
 
 
 def normalize_kind(kind: ControlKind | str) -> ControlKind | str:
-    """A known kind as ControlKind; an unknown one stays a string (spec 7.a)."""
+    """A known kind as ControlKind; an unknown one stays a string (docs/protocol.md#custom-controls)."""
     if isinstance(kind, ControlKind):
         return kind
     try:

@@ -1,4 +1,4 @@
-"""Injected messages: park a user's mid-turn message on the running turn (spec 003).
+"""Injected messages: park a user's mid-turn message on the running turn (docs/protocol.md#inject_message).
 
 ``Inbox`` is the lane-level primitive (Begin / Park / Drain and the close handoff);
 ``render`` wraps a message whole in the steering tags. The run (``goldfive.run.messages``)

@@ -1,4 +1,4 @@
-"""The intervention ladder (spec CONTROL.md 7.d): drift -> level, as one overridable table."""
+"""The intervention ladder (docs/protocol.md#the-intervention-ladder): drift -> level, as one overridable table."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ LADDER: dict[tuple[DriftKind, DriftSeverity], InterventionLevel] = {
 }
 
 #: (kind, severity) -> (n, level): from the nth occurrence on, the drift goes to ``level``
-#: instead (LOOPING_REASONING CRITICAL nudges first, spec 7.d, and pauses when it comes back).
+#: instead (LOOPING_REASONING CRITICAL nudges first, docs/protocol.md#the-intervention-ladder, and pauses when it comes back).
 REPEATS: dict[tuple[DriftKind, DriftSeverity], tuple[int, InterventionLevel]] = {
     (DriftKind.LOOPING_REASONING, Sev.CRITICAL): (2, L.PAUSE_ESCALATE),
 }

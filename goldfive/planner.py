@@ -1,4 +1,4 @@
-"""The spec's path for the planners (``from goldfive.planner import StaticPlanner``).
+"""The module path goldfive v1 documents for the planners (``from goldfive.planner import StaticPlanner``).
 
 They live in :mod:`goldfive.planners`; this module only re-exports them.
 """

@@ -1,6 +1,6 @@
 """Runner: the single entry point. Composes the six primitives and runs one invocation.
 
-Lifecycle (spec ARCHITECTURE.md "The full lifecycle"): setup (RunStarted), goal derivation
+Lifecycle (docs/protocol.md#the-runs-lifecycle): setup (RunStarted), goal derivation
 (GoalDerived), plan generation (PlanSubmitted), execution (the executor), termination
 (RunCompleted / RunAborted, always the last event of the run), sink teardown.
 """
@@ -250,7 +250,7 @@ class Runner:
             config=self.config,
         )
         self.context = ctx
-        if isinstance(self.executor, ExecutorBase):  # its spec 7.b verbs work from the start
+        if isinstance(self.executor, ExecutorBase):  # its custom (docs/protocol.md#custom-controls) verbs work from the start
             ctx.controls.custom = self.executor.custom_handler()
         if self._recovered is None and user_input is None:
             raise GoldfiveError("run() needs the user's input (a resuming Runner is made with Runner.resuming)")

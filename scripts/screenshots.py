@@ -1,4 +1,4 @@
-"""Write the README screenshots: ``python scripts/screenshots.py [--out screenshots]``.
+"""Write the screenshots of the README and docs/tour.md: ``python scripts/screenshots.py [--out screenshots]``.
 
 Each picture is the TUI at 120x40 on the real demo (``goldfive demo``: the LLM planner and
 agent answered by the offline ScriptedModel), driven key by key the way a person would. The

@@ -1,4 +1,4 @@
-"""ControlChannel guarantees (spec CONTROL.md section 2, DESIGN section 4)."""
+"""ControlChannel guarantees (docs/protocol.md#the-controlchannel, docs/protocol.md#acks)."""
 
 from __future__ import annotations
 

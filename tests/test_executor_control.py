@@ -1,4 +1,4 @@
-"""Every control kind, live, in both executors (spec CONTROL.md section 4, DESIGN section 4).
+"""Every control kind, live, in both executors (docs/protocol.md#the-controls, docs/protocol.md#acks).
 
 "Mid-task" is exact: the ScriptedAgent holds a task on an asyncio.Event until the test
 releases it, and the test waits for the control's ack before releasing.

@@ -1,4 +1,5 @@
-"""Regressions found reviewing the runtime against CONTROL.md and DESIGN.md section 4.
+"""Regressions found reviewing the runtime against the control contract
+(docs/protocol.md#the-control-contract).
 
 Each test pins one bug that was fixed: cancellation that must propagate, a late control that
 must still get its one ack, an injected message that must reach the turn still running.
@@ -200,7 +201,7 @@ async def test_a_planner_returning_something_other_than_a_plan_aborts_the_run_wi
 
 
 async def test_an_effect_that_raises_after_its_ack_becomes_an_event_and_the_run_goes_on(executor: Any) -> None:
-    # CONTROL.md 2.b: errors after the ack surface as events, not late acks (nor a crashed run).
+    # docs/protocol.md#acks: errors after the ack surface as events, not late acks (nor a crashed run).
     class Checkpointing(type(executor)):  # type: ignore[misc]
         async def _handle_custom(self, msg: Any, *, session: Session, **kw: Any) -> ControlOutcome:
             if msg.kind == "CHECKPOINT":

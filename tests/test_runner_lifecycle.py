@@ -1,4 +1,4 @@
-"""Runner lifecycle (spec ARCHITECTURE.md "The full lifecycle") and the goldfive v1 shapes."""
+"""Runner lifecycle (docs/protocol.md#the-runs-lifecycle) and the goldfive v1 shapes."""
 
 from __future__ import annotations
 

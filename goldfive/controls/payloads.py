@@ -45,7 +45,7 @@ __all__ = [
     "message",
 ]
 
-#: The custom verb (spec 7.a) that lists, adds and removes a run's approval rules. Through the
+#: The custom verb (docs/protocol.md#custom-controls) that lists, adds and removes a run's approval rules. Through the
 #: control channel, so every change is in the run's audit trail and holds from the next call.
 RULES_VERB = "approval_rules"
 
@@ -235,7 +235,7 @@ def _role(kind: ControlKind | str, key: str, value: Any) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Inject(ControlPayload):
-    """INJECT_MESSAGE (spec 003): ``text`` delivered into the running turn, or the next one."""
+    """INJECT_MESSAGE (docs/protocol.md#inject_message): ``text`` delivered into the running turn, or the next one."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.INJECT_MESSAGE
     # A blank text is refused by validate_control, with the message's own limits.
@@ -250,7 +250,7 @@ class Inject(ControlPayload):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GoldfiveSteer(ControlPayload):
-    """The ladder's CANCEL_REINVOKE (spec 7.d): restart the invocation with a corrective."""
+    """The ladder's CANCEL_REINVOKE (docs/protocol.md#the-intervention-ladder): restart the invocation with a corrective."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.GOLDFIVE_STEER
     FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (*ControlPayload.FIELDS, ("note", as_text), ("drift_id", as_text))
@@ -264,7 +264,7 @@ class GoldfiveSteer(ControlPayload):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GoldfivePauseEscalate(ControlPayload):
-    """The ladder's PAUSE_ESCALATE / TERMINATE (spec 7.d): pause for a person, with a deadline
+    """The ladder's PAUSE_ESCALATE / TERMINATE (docs/protocol.md#the-intervention-ladder): pause for a person, with a deadline
     for TERMINATE."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.GOLDFIVE_PAUSE_ESCALATE
@@ -299,7 +299,7 @@ class ApprovalRules(ControlPayload):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Custom(ControlPayload):
-    """A kind goldfive has no class for (spec 7.a): an executor's ``_handle_custom`` reads the
+    """A kind goldfive has no class for (docs/protocol.md#custom-controls): an executor's ``_handle_custom`` reads the
     message's payload itself."""
 
 

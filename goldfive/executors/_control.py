@@ -1,5 +1,6 @@
-"""The spec's path for the control helpers (CONTROL.md 7.b): a custom ``_handle_custom``
-imports ``ControlOutcome`` and ``dispatch_control`` from here. They live in ``goldfive.run``.
+"""The module path goldfive v1 documents for the control helpers: a custom ``_handle_custom``
+(docs/protocol.md#custom-controls) imports ``ControlOutcome`` and ``dispatch_control`` from
+here. They live in ``goldfive.run``.
 """
 
 from __future__ import annotations

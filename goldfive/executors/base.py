@@ -59,13 +59,13 @@ class ExecutorBase:
         sinks: list[Any] | None = None,
         control: Any = None,
     ) -> ExecutionOutcome:
-        """Run the plan to its end. ``run(ctx)`` is how the Runner calls it; the spec's keyword
-        form (``plan=, session=, adapter=, ...``) drives an executor without a Runner and builds
-        the same RunContext the Runner would."""
+        """Run the plan to its end. ``run(ctx)`` is how the Runner calls it; the keyword form of
+        the Executor protocol (``plan=, session=, adapter=, ...``) drives an executor without a
+        Runner and builds the same RunContext the Runner would."""
         direct = False
         if ctx is None:
             if session is None:
-                raise TypeError("run() needs a RunContext, or the spec's keywords with session=")
+                raise TypeError("run() needs a RunContext, or the Executor protocol's keywords with session=")
             ctx = current_or_none()
             if ctx is None or ctx.session is not session:  # no Runner: this executor owns the run
                 direct = True
@@ -93,11 +93,11 @@ class ExecutorBase:
                     await ctx.controls.answer_queued()
 
     def custom_handler(self) -> CustomHandler | None:
-        """This executor's ``_handle_custom`` when a subclass overrides it (spec 7.b), else None."""
+        """This executor's ``_handle_custom`` when a subclass overrides it (docs/protocol.md#custom-controls), else None."""
         return self._handle_custom if type(self)._handle_custom is not ExecutorBase._handle_custom else None
 
     async def _handle_custom(self, msg: ControlMessage, *, session: Session, **kw: Any) -> ControlOutcome:
-        """Override to add verbs (spec 7.b); fall back to ``dispatch_control``."""
+        """Override to add verbs (docs/protocol.md#custom-controls); fall back to ``dispatch_control``."""
         return await dispatch_control(msg, session=session, **kw)
 
     async def _loop(self, ctx: RunContext) -> ExecutionOutcome:

@@ -1,6 +1,6 @@
 """What a hub lets a credential do with a run, and what it believes of what a runner reports.
 
-The rules (DESIGN.md section 7):
+The rules (docs/protocol.md#what-a-runner-is-trusted-with):
 
 - A run belongs to the credential that registered it. Only that credential reconnects it; an
   operator may take it over only by asking to (``RunnerHello.take_over``). A run the hub started

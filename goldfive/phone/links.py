@@ -1,7 +1,7 @@
 """One-time signed links: a link names one item of one run, whom it was issued to, an expiry
 and a nonce, signed with a key the hub generated and keeps (HMAC-SHA256).
 
-A link is a capability (DESIGN.md section 7, "a link holder"): whoever holds it may decide the
+A link is a capability (docs/security.md#who-may-do-what, "a link holder"): whoever holds it may decide the
 one item it names, once, before it expires; nothing else. The hub stores what was used, so a
 restart does not revive a used link: a decision first *claims* the link's nonce (an INSERT that
 fails for a nonce already there), and the claim is confirmed when the run acks the decision or

@@ -1,6 +1,6 @@
 """``goldfive serve --http HOST:PORT``: the approval pages, served by the hub's own process.
 
-Who may call what (DESIGN.md section 7):
+Who may call what (docs/security.md#who-may-do-what):
 
 * ``GET /l/TOKEN`` and ``POST /l/TOKEN``: a link holder. The page shows the one item the link
   names (goal, task, tool, formatted arguments, age) and its actions; a POST decides it, once,

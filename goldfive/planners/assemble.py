@@ -1,6 +1,6 @@
 """Build a Plan from a parsed answer, enforcing the rules a revision must keep.
 
-The rules (spec CONTROL.md section 5): completed tasks are re-inserted verbatim from the old
+The rules (docs/protocol.md#steer-delete-and-replan): completed tasks are re-inserted verbatim from the old
 plan whatever the answer says about them; an answer that re-lists a completed id as new work is
 an error; edges never point into a completed task; on USER_STEER new ids never reuse an id of
 the old plan (colliding ids get ``_r<revision>`` and their edges follow).

@@ -13,7 +13,7 @@ A run a server serves is reached, at any moment, by exactly one route:
 
 The served run keeps its route current (a runner connecting or leaving swaps it); the Runs
 service only ever calls ``route.send``. A route never raises for a run that is not reachable:
-that is an ack, so every control gets exactly one answer (DESIGN.md 4.1). ``send`` raises
+that is an ack, so every control gets exactly one answer (docs/protocol.md#acks). ``send`` raises
 TimeoutError when the run did not ack within ``timeout`` seconds (the control may still reach
 it), and ValueError for a control id that already waits for its ack.
 """

@@ -1,4 +1,4 @@
-"""Who may drive ``goldfive web`` (DESIGN.md section 7): a browser page, only from its own origin
+"""Who may drive ``goldfive web`` (docs/web.md#the-origin-rules): a browser page, only from its own origin
 and with the start's token; never the websocket from another origin or host.
 
 Every start has a token (given, or a random one printed in the URL to open). The first request

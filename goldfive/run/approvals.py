@@ -1,4 +1,4 @@
-"""Pending approvals: both flows of spec CONTROL.md section 6, framework-neutral.
+"""Pending approvals: both kinds (docs/protocol.md#approve-and-reject), framework-neutral.
 
 ``request_approval`` first asks the run's rules (a tool call inside a rule is approved at once,
 recorded as approved by that rule), else registers a waiter in ``session.pending_approvals``,

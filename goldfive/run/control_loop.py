@@ -3,7 +3,7 @@
 One message's life: ``handle`` records it (ControlReceived), checks it and decodes its payload
 once (``accept``: a malformed payload is acked FAILURE naming the field), decides its ack
 through the handler table (``goldfive.run.handlers``) or an executor's ``_handle_custom`` hook
-(spec 7.b), publishes the ack (to the sender and as ControlAcked), then applies the effect. Interventions of the ladder come in through
+(docs/protocol.md#custom-controls), publishes the ack (to the sender and as ControlAcked), then applies the effect. Interventions of the ladder come in through
 ``submit`` instead of the person's channel, and go through the same steps; their ack goes on
 the event stream only.
 
@@ -41,7 +41,7 @@ log = logging.getLogger("goldfive.run.control")
 
 T = TypeVar("T")
 
-#: An executor's spec 7.b hook: ``async def _handle_custom(msg, *, session, **kw)``.
+#: An executor's custom (docs/protocol.md#custom-controls) hook: ``async def _handle_custom(msg, *, session, **kw)``.
 CustomHandler = Callable[..., Awaitable[ControlOutcome]]
 
 

@@ -1,4 +1,4 @@
-"""What each control kind does (spec CONTROL.md section 4), as one table.
+"""What each control kind does (docs/protocol.md#the-controls), as one table.
 
 ``decide`` looks the kind up in ``HANDLERS`` and returns a ControlOutcome: the ack, and the
 effect the ControlLoop applies once the ack is out. Each handler gets its control with the
@@ -292,7 +292,7 @@ HANDLERS: dict[ControlKind, Handler] = {
     ControlKind.GOLDFIVE_PAUSE_ESCALATE: _escalate,
 }
 
-#: Custom verbs (spec 7.a) goldfive itself answers.
+#: Custom verbs (docs/protocol.md#custom-controls) goldfive itself answers.
 CUSTOM_HANDLERS: dict[str, Handler] = {RULES_VERB: rules_control}
 
 
@@ -316,7 +316,7 @@ async def dispatch_control(
     msg: ControlMessage, *, session: Session, mid_task: bool = False, ctx: RunContext | None = None,
     control: Control[Any] | None = None, **_: Any,
 ) -> ControlOutcome:  # fmt: skip
-    """The spec's module-level dispatcher (CONTROL.md 7.b): a custom handler falls back to it.
+    """The spec's module-level dispatcher (docs/protocol.md#custom-controls): a custom handler falls back to it.
     The ControlLoop passes the run (``ctx``) and the control it already decoded (``control``)."""
     if ctx is None:
         ctx = current_or_none()

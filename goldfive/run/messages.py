@@ -1,4 +1,4 @@
-"""Injected messages of one run: park on the running turn, deliver, hand back (spec 003).
+"""Injected messages of one run: park on the running turn, deliver, hand back (docs/protocol.md#inject_message).
 
 ``Inbox`` (goldfive.inbox) is the lane primitive; this adds what a run needs on top: the
 carry-over to the next turn, and an event for every step so a message is never lost unseen.

@@ -48,7 +48,7 @@ class ControlOutcome:
 
     @property
     def steer_message(self) -> ControlMessage | None:
-        """The spec's name (CONTROL.md section 3): the STEER as it was sent."""
+        """goldfive v1's name (docs/protocol.md#steer-delete-and-replan): the STEER as it was sent."""
         return None if self.steer is None else self.steer.message
 
     async def apply(self) -> None:

@@ -1,5 +1,5 @@
 """User tools: a plain Python function offered to the agent, optionally behind an approval
-(flow B of spec CONTROL.md section 6)."""
+(a tool approval: docs/protocol.md#approve-and-reject)."""
 
 from __future__ import annotations
 
