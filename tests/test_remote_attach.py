@@ -80,7 +80,9 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
                     break
                 await pilot.pause(0.02)
             assert approvals.selected_key in screen.state.approvals
-            await pilot.press("a")
+            await pilot.press("a")  # unread: its detail opens first (nothing is sent)
+            await pilot.pause(0.2)
+            await pilot.press("a")  # a decides there
             await source.wait_for("run_completed")
             await pilot.pause()
             log = _log(app)

@@ -34,7 +34,9 @@ async def test_the_tui_approves_a_langgraph_tool_call_and_it_runs() -> None:
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         await pilot.press("tab", "tab", "tab")  # plan -> task detail -> events -> approvals
         assert app.focused is approvals
-        await pilot.press("a")
+        await pilot.press("a")  # unread: its detail opens first (nothing is sent)
+        await pilot.pause(0.2)
+        await pilot.press("a")  # a decides there
         await wait_until(pilot, "APPROVE acked", lambda: acked(app, "APPROVE"))
         assert controls(app, "APPROVE")[0].ack_result == "SUCCESS"
         await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)

@@ -73,7 +73,9 @@ async def test_the_tui_approves_a_pydantic_ai_tool_call_and_the_tool_runs() -> N
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         await pilot.press("tab", "tab", "tab")  # plan -> task detail -> events -> approvals
         assert app.focused is approvals
-        await pilot.press("a")
+        await pilot.press("a")  # unread: its detail opens first (nothing is sent)
+        await pilot.pause(0.2)
+        await pilot.press("a")  # a decides there
         await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
         assert all(t.status == TaskStatus.COMPLETED for t in run_screen(app).state.tasks.values())
     assert source.error is None
