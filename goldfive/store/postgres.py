@@ -28,7 +28,7 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 from goldfive.compat import decode_recorded, recorded_bytes
-from goldfive.errors import GoldfiveError, SinkError
+from goldfive.errors import GoldfiveError, ReplayError, SinkError
 from goldfive.settings import redact_dsn
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks.sqlite import RunInfo
@@ -232,6 +232,24 @@ class PostgresStore:
                 " FROM goldfive_events GROUP BY run_id ORDER BY min(emitted_at_ms), run_id"
             )
             return [RunInfo(r, int(n), int(first), int(last), int(seq)) for r, n, first, last, seq in await cur.fetchall()]
+
+    async def runs(self) -> list[RunInfo]:
+        """``list_runs``, by the EventLog protocol's name (goldfive.store.log)."""
+        return await self.list_runs()
+
+    async def resolve(self, ref: str) -> str:
+        """The run ``ref`` names: its full id or a unique prefix of 4+ characters."""
+        from goldfive.recording import match_run
+
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT DISTINCT run_id FROM goldfive_events WHERE run_id >= %s AND run_id < %s ORDER BY run_id",
+                (ref, ref + "\uffff"),
+            )
+            ids = [str(r[0]) for r in await cur.fetchall()]
+        if not ids:
+            raise ReplayError(f"no run {ref!r} in the fleet's database")
+        return match_run(ids, ref, "the fleet's database")
 
     async def last_sequence(self, run_id: str) -> int:
         async with self._pool.connection() as conn:

@@ -1,86 +1,43 @@
-"""The same store behaviour from SQLite (the default) and PostgreSQL (a real server): events
-keyed by run and sequence, runs listed, history streamed in order, duplicates skipped."""
+"""The EventLog contract (goldfive.store.log), from SQLite (the default) and PostgreSQL (a real
+server): events keyed by run and sequence, runs listed, history streamed in order, duplicates
+skipped and counted by append, a run named by its id or a unique prefix."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Protocol
 
 import pytest
 
 from goldfive import events as E
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.sinks.sqlite import RunInfo, SQLitePersistenceSink, list_runs
-from goldfive.store.history import RunHistory
+from goldfive.errors import ReplayError
+from goldfive.store.log import EventLog, SqliteLog
 from goldfive.store.postgres import PostgresStore
 from goldfive.types import Session
 from tests.pg_server import PgServer
 
 
-class Backend(Protocol):
-    async def append(self, events: list[Event]) -> None: ...
-    async def runs(self) -> list[RunInfo]: ...
-    async def history(self, run_id: str, after: int = -1) -> list[Event]: ...
-    async def close(self) -> None: ...
-
-
-class SqliteBackend:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.duplicates = 0
-
-    async def append(self, events: list[Event]) -> None:
-        sink = SQLitePersistenceSink(str(self.path))
-        for ev in events:
-            await sink.emit(ev)
-        try:
-            await sink.close()
-        except Exception:  # DuplicateEventError after storing the rest: counted below
-            pass
-        self.duplicates += sink.duplicates
-
-    async def runs(self) -> list[RunInfo]:
-        return list_runs(self.path)
-
-    async def history(self, run_id: str, after: int = -1) -> list[Event]:
-        return list(RunHistory(self.path, run_id).events(after, chunk=7))
-
-    async def close(self) -> None:
-        return None
-
-
-class PgBackend:
-    def __init__(self, store: PostgresStore) -> None:
-        self.store = store
-        self.duplicates = 0
-
-    async def append(self, events: list[Event]) -> None:
-        self.duplicates += len(events) - await self.store.append(events)
-
-    async def runs(self) -> list[RunInfo]:
-        return await self.store.list_runs()
-
-    async def history(self, run_id: str, after: int = -1) -> list[Event]:
-        return [ev async for ev in self.store.events(run_id, after, chunk=7)]
-
-    async def close(self) -> None:
-        await self.store.truncate_for_tests()
-        await self.store.close()
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
-async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+async def log(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventLog]:
+    """Each case runs against every EventLog goldfive has, through the protocol alone."""
     if request.param == "sqlite":
-        b: Any = SqliteBackend(tmp_path / "runs.sqlite")
+        found: EventLog = SqliteLog(tmp_path / "runs.sqlite")
     else:
         server: PgServer = request.getfixturevalue("pg_server")
-        b = PgBackend(await PostgresStore.open(server.dsn))
+        found = await PostgresStore.open(server.dsn)
+    assert isinstance(found, EventLog)
     try:
-        yield b
+        yield found
     finally:
-        await b.close()
+        if isinstance(found, PostgresStore):
+            await found.truncate_for_tests()
+        await found.close()
+
+
+async def _history(log: EventLog, run_id: str, after: int = -1) -> list[Event]:
+    return [ev async for ev in log.events(run_id, after, chunk=7)]
 
 
 def _run(run_id: str, n: int, start_ms: int) -> list[Event]:
@@ -92,33 +49,43 @@ def _run(run_id: str, n: int, start_ms: int) -> list[Event]:
     return out
 
 
-async def test_runs_are_listed_with_counts_in_start_order(backend: Any) -> None:
+async def test_runs_are_listed_with_counts_in_start_order(log: EventLog) -> None:
     a, b = _run("run-a-" + uuid.uuid4().hex[:6], 5, 1_000), _run("run-b-" + uuid.uuid4().hex[:6], 30, 2_000)
-    await backend.append(b)
-    await backend.append(a)
-    runs = await backend.runs()
+    await log.append(b)
+    await log.append(a)
+    runs = await log.runs()
     assert [(r.run_id, r.event_count, r.last_sequence) for r in runs] == [(a[0].run_id, 5, 4), (b[0].run_id, 30, 29)]
     assert runs[0].first_emitted_at_ms == 1_000 and runs[1].last_emitted_at_ms == 2_000 + 29 * 10
 
 
-async def test_history_streams_in_order_after_a_sequence_across_pages(backend: Any) -> None:
+async def test_history_streams_in_order_after_a_sequence_across_pages(log: EventLog) -> None:
     events = _run("run-h", 40, 5_000)
-    await backend.append(events[20:])  # stored out of order
-    await backend.append(events[:20])
-    got = await backend.history("run-h")
+    await log.append(events[20:])  # stored out of order
+    await log.append(events[:20])
+    got = await _history(log, "run-h")
     assert [e.sequence for e in got] == list(range(40))
     assert [e.SerializeToString() for e in got] == [e.SerializeToString() for e in events]
-    assert [e.sequence for e in await backend.history("run-h", after=33)] == [34, 35, 36, 37, 38, 39]
-    assert await backend.history("no-such-run") == []
+    assert [e.sequence for e in await _history(log, "run-h", after=33)] == [34, 35, 36, 37, 38, 39]
+    assert await _history(log, "no-such-run") == []
 
 
-async def test_a_stored_sequence_is_never_overwritten(backend: Any) -> None:
+async def test_a_stored_sequence_is_never_overwritten(log: EventLog) -> None:
     events = _run("run-d", 4, 9_000)
-    await backend.append(events)
+    assert await log.append(events) == 4
     impostor = Event()
     impostor.CopyFrom(events[1])
     impostor.task_progress.detail = "rewritten"
-    await backend.append([impostor])
-    assert backend.duplicates == 1
-    got = await backend.history("run-d")
+    assert await log.append([impostor, *_run("run-e", 3, 9_500)]) == 3  # the impostor skipped, the rest stored
+    got = await _history(log, "run-d")
     assert len(got) == 4 and got[1].task_progress.detail == "step 0"
+
+
+async def test_a_run_is_named_by_its_id_or_a_unique_prefix(log: EventLog) -> None:
+    await log.append(_run("abcd1234-one", 3, 1_000))
+    await log.append(_run("abcd9999-two", 3, 2_000))
+    assert await log.resolve("abcd1234-one") == "abcd1234-one"
+    assert await log.resolve("abcd12") == "abcd1234-one"
+    with pytest.raises(ReplayError, match="more than one run"):
+        await log.resolve("abcd")
+    with pytest.raises(ReplayError, match="no run 'zzzz'"):
+        await log.resolve("zzzz")
