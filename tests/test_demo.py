@@ -160,7 +160,7 @@ def test_cli_demo_headless_reject_still_exits_0() -> None:
 def test_cli_demo_without_a_tui_front_end_says_so_and_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
     import goldfive.cli
 
-    monkeypatch.setattr(goldfive.cli, "FRONTENDS", {})  # the core alone: no TUI registered
+    monkeypatch.setattr(goldfive.cli.frontends, "FRONTENDS", {})  # the core alone: no TUI registered
     result = CliRunner().invoke(main, ["demo"])
     assert result.exit_code == 2
     assert "--headless" in result.output

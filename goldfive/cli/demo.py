@@ -48,7 +48,7 @@ def demo_command(
     if runs is not None:
         if headless or base_url is not None or model is not None:
             raise click.UsageError("--runs opens the runs screen over offline demo runs: it does not go with --headless, --base-url or --model")
-        from goldfive.cli import frontend
+        from goldfive.cli.frontends import frontend
 
         code = frontend("demo")(runs=runs, speed=speed)
         raise click.exceptions.Exit(code if isinstance(code, int) else 0)
@@ -66,7 +66,7 @@ def demo_command(
             click.echo("goldfive: interrupted", err=True)
             code = EXIT_INTERRUPTED
         raise click.exceptions.Exit(code)
-    from goldfive.cli import frontend
+    from goldfive.cli.frontends import frontend
 
     code = frontend("demo")(speed=speed, base_url=base_url, model=model)
     raise click.exceptions.Exit(code if isinstance(code, int) else 0)

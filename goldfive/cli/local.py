@@ -228,7 +228,7 @@ def run_command(
             click.echo("goldfive: interrupted", err=True)
             code = EXIT_INTERRUPTED
     else:
-        from goldfive.cli import frontend
+        from goldfive.cli.frontends import frontend
 
         code = frontend("run")(factory, db_path=db_path)
     raise click.exceptions.Exit(code)
@@ -271,7 +271,7 @@ def _hub_options(addr: str | None, token: str | None, tls_ca: str | None) -> dic
 @click.option("--run-id", help="Which run (its id or a unique prefix of 4+ characters); without it, a SQLite file of several runs lists them to pick from.")
 def replay_command(path: str, run_id: str | None) -> None:
     """Open a recorded run (JSONL or SQLite) read-only: step, play, jump."""
-    from goldfive.cli import FRONTENDS
+    from goldfive.cli.frontends import FRONTENDS
     from goldfive.recording import detect_format, open_recording, recorded_run_choices
 
     try:
@@ -295,7 +295,7 @@ def replay_command(path: str, run_id: str | None) -> None:
         echo(field(recording.note), err=True)
     if skipped:
         echo(field(skipped), err=True)  # quotes the recording's own lines
-    from goldfive.cli import frontend
+    from goldfive.cli.frontends import frontend
 
     frontend("replay")(recording)
 

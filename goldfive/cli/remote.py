@@ -420,7 +420,7 @@ def attach_command(
         raise _fail("attach", f"{addr}: {exc}") from None
     except (GoldfiveError, OSError) as exc:  # OSError: a certificate file that cannot be read
         raise _fail("attach", str(exc)) from None
-    from goldfive.cli import frontend
+    from goldfive.cli.frontends import frontend
 
     if notify_cmd is not None:
         tls.update(notify_cmd=notify_cmd, notify_after=str(last_sequence))

@@ -79,7 +79,7 @@ def resume_command(
             click.echo("goldfive: interrupted", err=True)
             code = EXIT_INTERRUPTED
     else:
-        from goldfive.cli import frontend
+        from goldfive.cli.frontends import frontend
 
         code = frontend("run")(factory, db_path=path)
     raise click.exceptions.Exit(code)

@@ -47,7 +47,7 @@ def web(listen: str, token: str | None, token_file: str | None, allow_hosts: tup
     COMMAND is what you would type after `goldfive` to open the TUI (demo, run ..., attach ADDR,
     replay FILE). Open the URL it prints: it carries this start's token, which the browser
     swaps for a cookie; pages of other origins and hosts are refused."""
-    from goldfive.cli import frontend
+    from goldfive.cli.frontends import frontend
     from goldfive.errors import ServeConfigError
     from goldfive.remote.auth import check_listen, split_host_port
     from goldfive.remote.web_access import WebAccess, bind, read_token_file

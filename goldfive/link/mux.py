@@ -33,7 +33,7 @@ import grpc
 
 from goldfive.link.wire import MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
-from goldfive.link.wire import bearer_metadata
+from goldfive.link.wire import bearer_metadata, hub_addresses
 
 __all__ = ["HubMux", "acquire", "release"]
 
@@ -121,8 +121,6 @@ class HubMux:
         linger: float = 0.005,
         grpc_channel: grpc.aio.Channel | None = None,
     ) -> None:
-        from goldfive.link.runner import hub_addresses
-
         self.addresses = hub_addresses(address)
         self._at = 0
         self.linger = linger

@@ -35,7 +35,7 @@ from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
 from goldfive.link.mux import HubMux
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.link.wire import bearer_metadata
+from goldfive.link.wire import bearer_metadata, hub_addresses
 
 __all__ = ["HubLink", "hub_addresses", "hub_link"]
 
@@ -427,15 +427,6 @@ async def _send(call: Any, msg: service_pb2.RunnerMessage) -> None:
         await call.write(msg)
     except asyncio.InvalidStateError as exc:
         raise _Ended(f"the stream ended while sending: {exc}") from exc
-
-
-def hub_addresses(address: str | Sequence[str]) -> list[str]:
-    """``"a:1,b:2"`` or ``["a:1", "b:2"]`` as a list; ValueError when it names none."""
-    parts = address.split(",") if isinstance(address, str) else list(address)
-    out = [p.strip() for p in parts if p.strip()]
-    if not out:
-        raise ValueError(f"no hub address in {address!r}")
-    return out
 
 
 def hub_link(

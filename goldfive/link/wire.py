@@ -3,7 +3,9 @@ ConnectShared frame may reach. Defined once, imported by the runner's end and th
 
 from __future__ import annotations
 
-__all__ = ["AUTH_KEY", "MAX_FRAME_BYTES", "SCHEME", "bearer_metadata"]
+from collections.abc import Sequence
+
+__all__ = ["AUTH_KEY", "MAX_FRAME_BYTES", "SCHEME", "bearer_metadata", "hub_addresses"]
 
 #: The call metadata key that carries a token, and its scheme.
 AUTH_KEY = "authorization"
@@ -15,3 +17,12 @@ MAX_FRAME_BYTES = 1 << 20
 def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:
     """The call metadata that carries ``token`` (empty without one)."""
     return ((AUTH_KEY, SCHEME + token),) if token else ()
+
+
+def hub_addresses(address: str | Sequence[str]) -> list[str]:
+    """``"a:1,b:2"`` or ``["a:1", "b:2"]`` as a list; ValueError when it names none."""
+    parts = address.split(",") if isinstance(address, str) else list(address)
+    out = [p.strip() for p in parts if p.strip()]
+    if not out:
+        raise ValueError(f"no hub address in {address!r}")
+    return out
