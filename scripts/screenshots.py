@@ -3,8 +3,8 @@
 Each picture is the TUI at 120x40 on the real demo (``goldfive demo``: the LLM planner and
 agent answered by the offline ScriptedModel), driven key by key the way a person would. The
 run's clock is a counter that moves 250 ms per reading and the app reads the same clock, so
-times in the pictures do not depend on the machine. SVGs always; PNGs too when
-``rsvg-convert`` is on PATH.
+times in the pictures do not depend on the machine. SVGs always; PNGs too, drawn by
+``rsvg-convert`` when it is on PATH, else by Debian's Chromium.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,7 @@ SHOTS = (
     Shot("steer-input", "s opens the steer input", ((researched, ("s", *NOTE)),)),
     Shot("steered", "after the steer: plan revision 1 (+r1 tasks named after the note)", ((researched, ("s", *NOTE)), (drafting, ("ctrl+s",)), (steered, ()))),
     Shot("approval", "Enter on the waiting publish_deck approval: prompt, task, age, every argument; a / x answer it", ((approval, ("tab", "tab", "tab", "enter")),)),
-    Shot("rejected", "after x: the run completes, with the rejected call on its task and in the summary", ((approval, ("x", *"not this week", "enter")), (finished, ("end",)))),
+    Shot("rejected", "after x: the run completes, with the rejected call on its task and in the summary", ((approval, ("x", "x", *"not this week", "enter")), (finished, ("end",)))),
     Shot("help", "? lists every key", ((drafting, ("question_mark",)),)),
 )
 
@@ -151,11 +152,38 @@ async def take(shot: Shot, out: Path) -> Path:
     return path
 
 
+CHROMIUM = Path("/usr/bin/chromium")
+
+
 def to_png(svg: Path) -> Path | None:
-    if shutil.which("rsvg-convert") is None:
-        return None
+    """The PNG beside ``svg``: with rsvg-convert, else with Debian's Chromium through
+    Playwright (both in the test extra / scripts/system-deps.sh); None with neither."""
     png = svg.with_suffix(".png")
-    subprocess.run(["rsvg-convert", "--zoom", str(PNG_ZOOM), "-o", str(png), str(svg)], check=True)
+    if shutil.which("rsvg-convert") is not None:
+        subprocess.run(["rsvg-convert", "--zoom", str(PNG_ZOOM), "-o", str(png), str(svg)], check=True)
+        return png
+    if not CHROMIUM.exists():
+        return None
+    from playwright.sync_api import sync_playwright
+
+    text = svg.read_text()
+    box = re.search(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', text)
+    if box is None:
+        return None
+    width, height = int(float(box.group(1)) * PNG_ZOOM), int(float(box.group(2)) * PNG_ZOOM)
+    sized = text.replace("<svg ", f'<svg width="{width}" height="{height}" ', 1)
+    # Chromium ignores xml:space: the spaces the terminal drew are kept by CSS instead.
+    sized = re.sub(r"(<svg[^>]*>)", r"\1<style>text { white-space: pre; }</style>", sized, count=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        page_file = Path(tmp) / svg.name
+        page_file.write_text(sized)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(page_file.as_uri())
+            page.wait_for_timeout(300)  # the web font's fallback settles
+            page.screenshot(path=str(png))
+            browser.close()
     return png
 
 
@@ -163,11 +191,11 @@ async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for shot in SHOTS:
         svg = await take(shot, out)
-        png = to_png(svg)
+        png = await asyncio.to_thread(to_png, svg)  # the sync Playwright API cannot run on the loop
         made = ", ".join(str(p) for p in (svg, png) if p is not None)
         print(f"{shot.name:12} {made}  ({shot.what})")
-    if shutil.which("rsvg-convert") is None:
-        print("rsvg-convert is not on PATH: SVGs only", file=sys.stderr)
+    if shutil.which("rsvg-convert") is None and not CHROMIUM.exists():
+        print("neither rsvg-convert nor Chromium is here: SVGs only", file=sys.stderr)
 
 
 if __name__ == "__main__":
