@@ -12,11 +12,11 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from goldfive.testing import free_port as _free_port
 
 PG_USER = "goldfive-pg"
 
@@ -37,12 +37,6 @@ def _as_pg_user(cmd: list[str]) -> list[str]:
     except KeyError:
         subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", PG_USER], check=True)
     return ["runuser", "-u", PG_USER, "--", *cmd]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -10,15 +10,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
 
 from goldfive.adapters.callable import CallableAdapter
-from goldfive.cli import main
 from goldfive.planners.static import StaticPlanner
 from goldfive.remote import RemoteServer, RunHost, start_server
 from goldfive.runner import Runner
 from goldfive.run.user_tools import UserTool
 from goldfive.types import Plan, Session, Task
+from goldfive.testing import ctl
 
 RUN = "appr-1"
 CALLS = [
@@ -87,10 +86,6 @@ class Served:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
         self.loop.close()
-
-
-def ctl(*args: str) -> Any:
-    return CliRunner().invoke(main, ["ctl", *args], catch_exceptions=False)
 
 
 def test_ctl_edits_approves_makes_rules_and_reads_the_ledger_back_after_a_restart(tmp_path: Path) -> None:

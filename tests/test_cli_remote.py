@@ -3,11 +3,8 @@ running on its own event loop in a thread (click's CliRunner calls asyncio.run i
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,31 +13,23 @@ import pytest
 from click.testing import CliRunner
 
 from goldfive.cli import main
-from goldfive.remote import RemoteServer, RunHost, start_server
+from goldfive.testing import free_port as _free_port
+from goldfive.testing import HubThread, ctl
 from tests.remote_fixtures import Gate, gated_factory
 
 
-class ServerThread:
-    """A server hosting gated run ``run_id`` ("r1"), on an event loop of its own."""
+class ServerThread(HubThread):
+    """A hub hosting gated run ``run_id`` ("r1")."""
 
     def __init__(self, db: Path, token: str | None = None, run_id: str = "r1", **server_kw: Any) -> None:
         self.run_id = run_id
-        self.server_kw = server_kw
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
+        super().__init__(db, call_timeout=20, token=token, **server_kw)
         self.gate: Gate
-        self.server: RemoteServer
-        self.call(self._start(db, token))
+        self.call(self._start_run())
 
-    def call(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(20)
-
-    async def _start(self, db: Path, token: str | None) -> None:
+    async def _start_run(self) -> None:
         self.gate = Gate()
-        host = RunHost(db)
-        self.server = await start_server(host, listen="127.0.0.1:0", token=token, **self.server_kw)
-        host.start_run(gated_factory(self.gate), "do three things", run_id=self.run_id)
+        self.host.start_run(gated_factory(self.gate), "do three things", run_id=self.run_id)
         await self.gate.entered.wait()
 
     async def _finish(self) -> None:
@@ -53,15 +42,9 @@ class ServerThread:
         self.call(self._finish())
 
     def stop(self) -> None:
-        self.loop.call_soon_threadsafe(self.gate.open)
-        self.call(self.server.stop(None))
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
-
-    @property
-    def addr(self) -> str:
-        return self.server.address
+        if not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self.gate.open)
+        super().stop()
 
 
 @pytest.fixture
@@ -69,10 +52,6 @@ def served(tmp_path: Path) -> Iterator[ServerThread]:
     st = ServerThread(tmp_path / "runs.sqlite")
     yield st
     st.stop()
-
-
-def ctl(*args: str) -> Any:
-    return CliRunner().invoke(main, ["ctl", *args], catch_exceptions=False)
 
 
 def test_ctl_exits_0_when_the_ack_is_success(served):
@@ -94,12 +73,6 @@ def test_ctl_json_prints_the_ack_and_options_may_follow_addr(served):
     assert (ack["kind"], ack["result"]) == ("PAUSE", "SUCCESS")
     result = ctl(served.addr, "runs", "--json")
     assert [r["run_id"] for r in json.loads(result.output)] == ["r1"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_ctl_exits_2_with_one_line_when_the_server_is_unreachable():

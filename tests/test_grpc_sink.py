@@ -4,7 +4,6 @@ server restart with duplicates dropped by the collector, and loud failure on clo
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import grpc
 import pytest
@@ -14,6 +13,7 @@ from goldfive.pb.goldfive.v1 import events_pb2, service_pb2_grpc
 from goldfive.remote.ingest import IngressService
 from goldfive.sinks.grpc_sink import GRPCSink
 from goldfive.sinks.memory import InMemorySink
+from goldfive.testing import free_port as _free_port
 
 
 def _event(seq: int) -> events_pb2.Event:
@@ -92,12 +92,6 @@ async def test_ingress_drops_duplicates_by_event_id_and_counts_every_event_recei
     assert (resp.received, resp.error) == (4, "")
     assert [e.sequence for e in store.events] == [1, 2]
     assert service.duplicates == 2
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def test_close_reports_what_could_not_be_delivered():

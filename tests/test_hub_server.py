@@ -8,20 +8,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from goldfive.cli import main
 from goldfive.control import ControlKind, ControlMessage
 from goldfive.errors import RemoteError
-from goldfive.remote import RemoteClient, RemoteServer, RunHost, start_server
+from goldfive.remote import RemoteClient, RunHost, start_server
+from goldfive.testing import HubThread, ctl, until_sync
 from tests.remote_fixtures import Gate, gated_factory
 
 OPERATOR = "alice=" + "a" * 20
@@ -29,27 +26,7 @@ OTHER_OPERATOR = "bob=" + "b" * 20
 RUNNER = "runner1=" + "r" * 20
 
 
-class Hub:
-    """A hub (no run of its own) serving on an event loop in a thread."""
-
-    def __init__(self, db: Path, **server_kw: Any) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.server: RemoteServer = self.call(start_server(RunHost(db), listen="127.0.0.1:0", **server_kw))
-
-    def call(self, coro: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
-
-    def stop(self) -> None:
-        self.call(self.server.stop(None))
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-        self.loop.close()
-
-    @property
-    def addr(self) -> str:
-        return self.server.address
+Hub = HubThread
 
 
 @pytest.fixture
@@ -57,20 +34,6 @@ def hub(tmp_path: Path) -> Iterator[Hub]:
     h = Hub(tmp_path / "runs.sqlite")
     yield h
     h.stop()
-
-
-def ctl(*args: str) -> Any:
-    return CliRunner().invoke(main, ["ctl", *args], catch_exceptions=False)
-
-
-def _until(check: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _runs(addr: str, *extra: str) -> dict[str, dict[str, Any]]:
@@ -105,7 +68,7 @@ def test_ctl_start_hosts_demo_runs_and_an_agent_run_side_by_side(hub: Hub, tmp_p
     assert all(r.exit_code == 0 for r in (first, second, agent)), [r.output for r in (first, second, agent)]
     assert len(set(ids)) == 3 and all(len(i) == 32 for i in ids)
 
-    done = _until(lambda: (r := _runs(hub.addr)) and r[ids[2]]["state"] == "COMPLETED" and r, "the agent run to complete")
+    done = until_sync(lambda: (r := _runs(hub.addr)) and r[ids[2]]["state"] == "COMPLETED" and r, what="the agent run to complete")
     assert done[ids[2]]["tasks_completed"] == 2 and done[ids[2]]["goal_summary"] == "do two steps"
     for rid in ids:
         row = done[rid]
@@ -116,7 +79,7 @@ def test_ctl_start_hosts_demo_runs_and_an_agent_run_side_by_side(hub: Hub, tmp_p
         items = json.loads(ctl(hub.addr, "--json", "waiting").output)
         return items if len(items) == 2 else None
 
-    items = _until(both_waiting, "both demo approvals")
+    items = until_sync(both_waiting, what="both demo approvals")
     assert {i["run_id"] for i in items} == set(ids[:2])
     assert all(i["kind"] == "approval" and i["tool_name"] == "publish_deck" for i in items)
     assert items[0]["since"] <= items[1]["since"]
@@ -135,7 +98,7 @@ def test_ctl_start_hosts_demo_runs_and_an_agent_run_side_by_side(hub: Hub, tmp_p
     target = next(i for i in items if i["run_id"] == ids[0])["target_id"]
     approved = ctl(hub.addr, "approve", ids[0], target)
     assert approved.exit_code == 0 and approved.output.startswith("APPROVE SUCCESS"), approved.output
-    _until(lambda: _runs(hub.addr)[ids[0]]["state"] == "COMPLETED", "the approved demo to complete")
+    until_sync(lambda: _runs(hub.addr)[ids[0]]["state"] == "COMPLETED", what="the approved demo to complete")
     left = json.loads(ctl(hub.addr, "--json", "waiting").output)
     assert [i["run_id"] for i in left] == [ids[1]]
     assert json.loads(ctl(hub.addr, "--json", "waiting", ids[0]).output) == []
@@ -182,7 +145,7 @@ def test_unknown_runs_and_finished_runs_are_said_in_words(hub: Hub, tmp_path: Pa
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(PLAN), encoding="utf-8")
     rid = ctl(hub.addr, "start", f"{_agent_module(tmp_path)}:agent", "--goal", "g", "--plan", str(plan)).output.strip()
-    _until(lambda: _runs(hub.addr)[rid]["state"] == "COMPLETED", "the run to complete")
+    until_sync(lambda: _runs(hub.addr)[rid]["state"] == "COMPLETED", what="the run to complete")
     late = ctl(hub.addr, "pause", rid)
     assert late.exit_code == 1 and late.output.strip() == "PAUSE FAILURE: run not active"
 

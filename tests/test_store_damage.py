@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from goldfive.cli import main
 from goldfive.errors import DamagedStoreError, SinkError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.pb.goldfive.v1 import types_pb2 as tpb
@@ -27,6 +25,7 @@ from goldfive.remote.server import serve
 from goldfive.remote.service import summary
 from goldfive.sinks import SQLitePersistenceSink
 from goldfive.store.recorder import RunRecorder
+from goldfive.testing import ctl
 
 
 def story(run_id: str, progress: int = 3) -> list[pb.Event]:
@@ -120,10 +119,6 @@ def recorded(tmp_path: Path) -> Iterator[Any]:
     yield start
     for s in servers:
         s.stop()
-
-
-def ctl(*args: str) -> Any:
-    return CliRunner().invoke(main, ["ctl", *args], catch_exceptions=False)
 
 
 def test_an_undecodable_row_is_skipped_and_ctl_runs_says_the_history_is_damaged(tmp_path, recorded):

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
+from goldfive.testing import free_port  # noqa: F401  (the web tests take it from here)
 
 CHROMIUM = "/usr/bin/chromium"
 #: As root in a closed network: no sandbox, no background connections (they are refused anyway).
@@ -30,12 +31,6 @@ CHROMIUM_ARGS = [
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 #: The URL ``goldfive web`` prints on start: ``http://HOST:PORT/?token=TOKEN``.
 START_URL = re.compile(r"(http://(\S+?):(\d+))/\?token=(\S+)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class WebProcess:

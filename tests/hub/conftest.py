@@ -4,29 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 
+from goldfive.testing import free_port, until  # noqa: F401  (the hub tests take them from here)
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-async def until(predicate: Callable[[], Awaitable[bool]], timeout: float = 15.0, what: str = "condition") -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not await predicate():
-        if loop.time() > end:
-            raise AssertionError(f"{what}: not met within {timeout}s")
-        await asyncio.sleep(0.05)
 
 
 async def spawn(*args: str) -> asyncio.subprocess.Process:

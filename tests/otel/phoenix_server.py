@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from goldfive.testing import free_port as _free_port
 
 #: Phoenix imports a lot (pandas, pyarrow, SQLAlchemy, its migrations): on the CI machine it
 #: answers its health check 10-15 s after the start.
 START_TIMEOUT_S = 120
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Phoenix:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from tests.otel.receiver import HttpReceiver
+from goldfive.testing import free_port as _free_port
 
 
 def _env(rx: HttpReceiver, tmp_path: Path) -> dict[str, str]:
@@ -44,12 +44,6 @@ def test_a_prices_file_prices_the_demo_and_a_bad_one_is_one_line(tmp_path: Path)
     bad = subprocess.run([sys.executable, "-m", "goldfive.cli", "demo", "--headless", "--prices", str(prices)],
                          env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "is not JSON" in bad.stderr
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def test_a_hub_with_otel_exports_its_hosted_run_and_a_connected_one(tmp_path: Path) -> None:
