@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED, MemoryRegistry, SqliteRegistry
-from tests.test_hub_server import PLAN, Hub, _until, ctl
+from goldfive.testing import ctl, until_sync
+from tests.test_hub_server import PLAN, Hub
 
 
 def _runs(addr: str, *extra: str) -> dict[str, dict[str, Any]]:
@@ -39,7 +40,7 @@ def test_a_failure_is_acknowledged_and_an_ended_run_archived_from_ctl(tmp_path: 
         bad = ctl(hub.addr, "start", f"{failing}:agent", "--goal", "fail", "--plan", str(plan)).output.strip()
         good = ctl(hub.addr, "start", f"{working}:agent", "--goal", "work", "--plan", str(plan)).output.strip()
         live = ctl(hub.addr, "start", "demo", "--speed", "50").output.strip()
-        _until(lambda: _runs(hub.addr)[bad]["state"] == "ABORTED" and _runs(hub.addr)[good]["state"] == "COMPLETED", "both runs to end")
+        until_sync(lambda: _runs(hub.addr)[bad]["state"] == "ABORTED" and _runs(hub.addr)[good]["state"] == "COMPLETED", what="both runs to end")
         assert _runs(hub.addr)[bad]["needs_you"].startswith("failed: ")
 
         # Only a failure can be acknowledged; the refusal says why, exit 1.
