@@ -106,7 +106,9 @@ class RunsService(service_pb2_grpc.RunsServicer):
         problem = validate_control(msg, allow_ladder_kinds=False)  # the run's own limits
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
-        refusal = self.approvers.control_refusal(msg, run.state.approvals, caller(context))
+        # Only a hub with --approvers reads the run's pending approvals here (the run's view is
+        # not needed to route anything else).
+        refusal = self.approvers.control_refusal(msg, run.state.approvals, caller(context)) if self.approvers.rules else ""
         if refusal:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, refusal)
         remaining = context.time_remaining()
