@@ -124,13 +124,16 @@ class ApprovalScreen(_DetailScreen):
         v = self.view
         with Vertical(classes="dialog detail"):
             name = v.tool_name or v.target_id
-            yield Label(f"Approval: {name} ({v.kind})", classes="dialog-title")
+            yield Label(f"Question ({v.target_id})" if v.is_question else f"Approval: {name} ({v.kind})", classes="dialog-title")
             yield Static(Text(v.prompt), id="approval-prompt")
+            if v.options:
+                yield Static(Text("options: " + " / ".join(v.options) + ("" if v.free_text else " (pick one)"), style="bold"), id="approval-options")
             yield Static(self._meta(), id="approval-meta", classes="detail-meta")
             with VerticalScroll(id="approval-args", classes="detail-body", can_focus=True):
                 yield Static(highlighted(self.copy_text or "(no arguments)"))
             edit = " · e edit, then approve" if v.kind == "tool" else ""
-            decide = f"a approve · x reject{edit} · " if self.can_decide else ""
+            verbs = "a answer (type or pick) · x reject" if v.is_question else f"a approve · x reject{edit}"
+            decide = f"{verbs} · " if self.can_decide else ""
             yield Label(f"{decide}y copy the arguments · ↑↓ scroll · Esc close", classes="dialog-hint")
 
     def on_mount(self) -> None:
@@ -170,7 +173,7 @@ class ApprovalScreen(_DetailScreen):
         if self.gone:
             self.notify(self.gone, severity="warning")
             return
-        self.dismiss(what)
+        self.dismiss("answer_question" if what == "approve" and self.view.is_question else what)
 
 
 class EventScreen(_DetailScreen):
