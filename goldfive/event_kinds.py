@@ -305,7 +305,7 @@ _KINDS = (
             Field("reason", _attr("reason"), 60, sep=": "),
             Field("ran_args_json", _attr("ran_args_json"), 120, fmt="ran {}", brief=False),
         ),
-        lambda p: Tone.OK if p.outcome.startswith("APPROVED") or p.outcome == "EDITED_APPROVED" else Tone.FAIL,
+        lambda p: Tone.OK if p.outcome.startswith("APPROVED") or p.outcome in ("EDITED_APPROVED", "ANSWERED") else Tone.FAIL,
     ),  # fmt: skip
     EventKind(
         "approval_expiring", "An approval's deadline is near; what happens then.",
