@@ -173,7 +173,8 @@ class RunControls:
             self.screen.notify("That approval is no longer waiting.", severity="warning")
             return
         if view.kind != "tool":
-            self.screen.notify("A task approval has no arguments to edit.", severity="warning")
+            what = "A question" if view.is_question else "A task approval"
+            self.screen.notify(f"{what} has no arguments to edit.", severity="warning")
             return
 
         def edited(arguments: dict[str, Any] | None) -> None:
