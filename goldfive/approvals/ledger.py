@@ -139,7 +139,7 @@ def when_text(ms: int) -> str:
 def format_entry(e: LedgerEntry, *, sep: str = "  ") -> str:
     """One line: when, outcome, what, who and through which client, then the arguments
     (``sep="\n    "`` puts the reason and the arguments on lines of their own)."""
-    what = e.tool_name or e.target_id
+    what = e.tool_name or ("question" if e.kind == "question" else e.target_id)
     who = e.author or "?"
     if e.client:
         who += f" via {e.client}"

@@ -360,6 +360,10 @@ async def test_a_question_in_the_queue_is_answered_by_picking_or_typing() -> Non
         await pilot.pause()
         await pilot.pause()
         assert runs.answers == [{"option": "eu"}] and [(i.target_id, a) for i, a, _ in runs.decisions] == [("q-1", True)]
+        from goldfive_tui.runs.local import decision
+
+        sent = decision(item, True, "", {"option": "eu"})  # what goes to the run: ANSWER, with who and through the TUI
+        assert str(sent.kind) == "ANSWER" and sent.payload["option"] == "eu" and sent.payload["client"] == "tui" and sent.payload["author"]
         await pilot.press("a")  # read now: straight to the answer dialog
         await pilot.pause()
         await pilot.press("tab", *"later", "enter")

@@ -169,7 +169,9 @@ def decision(item: WaitingItem, approve: bool, reason: str = "", answer: dict[st
     question (with ``answer``: its text or option; without, REJECT says no); for an
     escalation, RESUME the run or CANCEL it."""
     if item.kind == "question" and answer is not None:
-        return ControlMessage(kind=ControlKind.ANSWER, payload={"target_id": item.target_id, **answer})
+        from ..run.controls import who
+
+        return ControlMessage(kind=ControlKind.ANSWER, payload={"target_id": item.target_id, **answer, **who()})
     if item.kind in ("approval", "question"):
         kind = ControlKind.APPROVE if approve else ControlKind.REJECT
         return ControlMessage(kind=kind, payload={"target_id": item.target_id, "detail": reason})

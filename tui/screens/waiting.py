@@ -217,7 +217,8 @@ class WaitingDetail(_DetailScreen):
     def compose(self) -> ComposeResult:
         w = self.item
         with Vertical(classes="dialog detail"):
-            yield Label(f"{w.kind.capitalize()}: {w.what} · run {w.run_id}", classes="dialog-title")
+            title = f"Question · run {w.run_id}" if w.kind == "question" else f"{w.kind.capitalize()}: {w.what} · run {w.run_id}"
+            yield Label(title, classes="dialog-title")
             yield Static(Text(w.prompt or "(no prompt)"), id="waiting-prompt")
             meta = Text(style="dim")
             if w.goal:
