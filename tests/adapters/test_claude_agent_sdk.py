@@ -210,6 +210,19 @@ async def test_ask_user_question_offers_its_options_and_claude_reads_the_answer_
 
 
 
+async def test_goldfives_ask_person_tool_is_offered_to_claude_and_claude_reads_the_answer(home: Path, servers: list[MessagesServer]) -> None:
+    ask = {"prompt": "Which region?", "options": ["eu", "us"], "free_text": False}
+    server = serve(servers, reporting(lambda task, body: [("tool_use", "mcp__goldfive__ask_person", ask, f"{task}-ask")]))
+    h = Harness(ClaudeAgentSDKAdapter(options(server, home)), SequentialExecutor(), static("t1"))
+    h.start()
+    asked = (await h.wait_event("question_asked")).question_asked
+    assert (asked.prompt, list(asked.options), asked.free_text, asked.task_id) == ("Which region?", ["eu", "us"], False, "t1")
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id=asked.target_id, option="us"))
+    out = await h.finish()
+    assert out.success
+    assert json.loads(tool_results(server.requests[-1])["t1-ask"]) == {"ok": True, "answer": "us", "option": "us"}
+
+
 async def test_subagent_hooks_become_hook_steps(home: Path, servers: list[MessagesServer]) -> None:
     def respond(body: dict[str, Any]) -> list[Block]:
         if not task_of(body):  # the subagent's own model call

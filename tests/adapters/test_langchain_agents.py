@@ -319,6 +319,25 @@ async def test_goldfive_middleware_gives_create_agent_the_reporting_tools_and_in
     assert [d.lane for d in h.of("message_delivered")] == ["t1"]
 
 
+async def test_goldfive_middleware_offers_ask_person_and_the_model_reads_the_answer() -> None:
+    def respond(messages: list[BaseMessage]) -> AIMessage:
+        answered = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "q1"]
+        if answered:
+            return AIMessage("", tool_calls=[{"name": "report_task_completed", "args": {"result": f"told {answered[0].content}"}, "id": "done"}])
+        return AIMessage("", tool_calls=[{"name": "ask_person", "args": {"prompt": "Which region?", "options": ["eu", "us"]}, "id": "q1"}])
+
+    graph = create_agent(ScriptedChatModel(respond=respond), [deploy], middleware=[GoldfiveMiddleware()])
+    h = Harness(graph, SequentialExecutor(), static("t1"))
+    h.start()
+    asked = (await h.wait_event("question_asked")).question_asked
+    assert (asked.prompt, list(asked.options), asked.task_id) == ("Which region?", ["eu", "us"], "t1")
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id=asked.target_id, text="eu, but not on Fridays"))
+    out = await h.finish()
+    assert out.success, out.reason
+    told = json.loads(out.session.completed_results["t1"].removeprefix("told "))
+    assert told == {"ok": True, "answer": "eu, but not on Fridays", "option": ""}
+
+
 # -- goldfive run ------------------------------------------------------------------------------
 
 
