@@ -88,6 +88,7 @@ def test_ctl_waiting_lists_a_question_and_ctl_answer_answers_it_over_a_real_hub(
         assert [r["needs_you"] for r in runs if r["run_id"] == RUN] == ["question: Which region?"]
 
         target = first["target_id"]
+        assert f"question waiting: {target} Which region?" in ctl(addr, "status", RUN).output
         assert ctl(addr, "answer", RUN, target).exit_code != 0  # neither TEXT nor --option
         refused = ctl(addr, "answer", RUN, target, "--option", "asia")
         assert refused.exit_code == 1 and "option 'asia' was not offered (the options: eu / us)" in refused.output
