@@ -38,6 +38,7 @@ class ControlKind(StrEnum):
     INJECT_MESSAGE = "INJECT_MESSAGE"  # payload: {"role": "...", "text": "..."}
     GOLDFIVE_STEER = "GOLDFIVE_STEER"  # intervention ladder only
     GOLDFIVE_PAUSE_ESCALATE = "GOLDFIVE_PAUSE_ESCALATE"  # intervention ladder only
+    ANSWER = "ANSWER"  # payload: {"target_id": "...", "text": "..."} or {"target_id", "option"}
 
 
 class AckResult(StrEnum):
@@ -84,6 +85,8 @@ class AppliedAs(StrEnum):
     UNCHANGED = "UNCHANGED"
     #: FAILURE or UNSUPPORTED: nothing was applied.
     REFUSED = "REFUSED"
+    #: ANSWER: the pending question is answered.
+    ANSWERED = "ANSWERED"
 
 
 def _now_ms() -> int:

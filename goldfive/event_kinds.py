@@ -305,7 +305,7 @@ _KINDS = (
             Field("reason", _attr("reason"), 60, sep=": "),
             Field("ran_args_json", _attr("ran_args_json"), 120, fmt="ran {}", brief=False),
         ),
-        lambda p: Tone.OK if p.outcome.startswith("APPROVED") or p.outcome == "EDITED_APPROVED" else Tone.FAIL,
+        lambda p: Tone.OK if p.outcome.startswith("APPROVED") or p.outcome in ("EDITED_APPROVED", "ANSWERED") else Tone.FAIL,
     ),  # fmt: skip
     EventKind(
         "approval_expiring", "An approval's deadline is near; what happens then.",
@@ -333,6 +333,29 @@ _KINDS = (
             Field("why", _attr("why"), fmt="({})"),
         ),
         _const(Tone.WARN),
+    ),  # fmt: skip
+    # questions
+    EventKind(
+        "question_asked", "An agent asks a person a question (answered with ANSWER: text, or one of the options).",
+        (
+            Field("target_id", _attr("target_id")),
+            Field("task_id", _attr("task_id"), fmt="[{}]", brief=False),
+            Field("prompt", _attr("prompt"), 60, sep=": "),
+            Field("options", lambda p: " / ".join(p.options), 60, fmt="({})"),
+            Field("free_text", lambda p: "" if p.free_text or not p.options else "pick one", brief=False),
+        ),
+        _const(Tone.APPROVAL),
+    ),  # fmt: skip
+    EventKind(
+        "question_answered", "A question was answered (or timed out, or was withdrawn).",
+        (
+            Field("target_id", _attr("target_id")),
+            Field("outcome", _attr("outcome")),
+            Field("text", _attr("text"), 60, fmt='"{}"', sep=": "),
+            Field("author", _attr("author"), sep=" by "),
+            Field("client", _attr("client"), sep=" via "),
+        ),
+        lambda p: Tone.OK if p.outcome in ("answered", "yes") else Tone.FAIL if p.outcome == "no" else Tone.WARN,
     ),  # fmt: skip
     # controls
     EventKind(

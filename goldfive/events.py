@@ -377,6 +377,43 @@ def approval_reminded(session: Session, target_id: str, *, waited_ms: int, remin
     return _stamp(session, ev)
 
 
+def question_asked(
+    session: Session,
+    *,
+    target_id: str,
+    prompt: str,
+    task_id: str = "",
+    options: tuple[str, ...] | list[str] = (),
+    free_text: bool = True,
+    timeout_ms: int = 0,
+    on_timeout: str = "",
+) -> pb.Event:
+    ev = pb.Event()
+    p = ev.question_asked
+    p.target_id = clean_text(target_id)
+    p.task_id = clean_text(task_id)
+    p.prompt = clean_text(prompt)
+    p.options.extend(clean_text(o) for o in options)
+    p.free_text = free_text
+    p.timeout_ms = timeout_ms
+    p.on_timeout = clean_text(on_timeout)
+    return _stamp(session, ev)
+
+
+def question_answered(
+    session: Session, target_id: str, *, outcome: str, text: str = "", option: str = "", author: str = "", client: str = ""
+) -> pb.Event:
+    ev = pb.Event()
+    p = ev.question_answered
+    p.target_id = clean_text(target_id)
+    p.outcome = clean_text(outcome)
+    p.text = clean_text(text)
+    p.option = clean_text(option)
+    p.author = clean_text(author)
+    p.client = clean_text(client)
+    return _stamp(session, ev)
+
+
 def approval_escalated(session: Session, target_id: str, *, waited_ms: int, why: str) -> pb.Event:
     ev = pb.Event()
     p = ev.approval_escalated

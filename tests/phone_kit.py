@@ -49,9 +49,13 @@ class PhoneHub:
         policy: ApprovalPolicy | None = None,
         tokens: dict[str, str] | None = None,
         runner_tokens: dict[str, str] | None = None,
+        questions: list[dict[str, Any]] | None = None,
     ) -> None:
         self.tmp = tmp
         self.ran: list[dict[str, Any]] = []
+        #: ``ask_person`` calls the agent makes before its deploy calls, and what each returned.
+        self.questions = questions or []
+        self.answers: list[dict[str, Any]] = []
         self.calls = calls if calls is not None else [LONG_ARGS]
         self.policy = policy
         self.loop = asyncio.new_event_loop()
@@ -89,6 +93,8 @@ class PhoneHub:
             return "deployed"
 
         async def agent(task: Task, session: Session, tools: dict[str, Any]) -> str:
+            for ask in self.questions:
+                self.answers.append(await tools["ask_person"](**ask))
             for args in self.calls:
                 await tools["deploy"](**args)
             return "ok"

@@ -43,6 +43,17 @@ def test_a_decision_on_an_approval_the_hub_has_not_seen_is_refused() -> None:
     assert "no pending approval 'call-9' is known to this hub" in Approvers.parse(["deploy=alice"]).control_refusal(approve, {}, "alice")
 
 
+def test_an_answer_is_a_decision_the_approvers_rules_hold_too() -> None:
+    from types import SimpleNamespace
+
+    approvers = Approvers.parse(["*=alice"])
+    answer = ControlMessage(ControlKind.ANSWER, payload={"target_id": "q-1", "text": "eu"})
+    pending = {"q-1": SimpleNamespace(tool_name="", kind="question")}
+    assert "bob may not decide question approval q-1" in approvers.control_refusal(answer, pending, "bob")
+    assert approvers.control_refusal(answer, pending, "alice") == ""
+    assert "no pending approval 'q-2'" in approvers.control_refusal(ControlMessage(ControlKind.ANSWER, payload={"target_id": "q-2"}), pending, "alice")
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [("deploy", "must be TOOL=NAME"), ("deploy=", "must be TOOL=NAME"), ("deploy=al ice", "is not a token name")],

@@ -12,6 +12,7 @@ from goldfive.controls import (
     PAYLOAD_TYPES,
     RULES_VERB,
     Always,
+    Answer,
     ApprovalRules,
     Approve,
     Cancel,
@@ -64,6 +65,7 @@ GOOD: list[tuple[ControlKind | str, dict[str, Any], ControlPayload]] = [
         GoldfivePauseEscalate(reason="stuck", drift_id="d2", deadline_s=600.0),
     ),
     (RULES_VERB, {"op": "remove", "rule_id": "R1"}, ApprovalRules(op="remove", rule_id="R1")),
+    (ControlKind.ANSWER, {"target_id": "q-1", "option": "eu", **WHO}, Answer(target_id="q-1", option="eu", author="ann", client="tui")),
     ("CHECKPOINT", {"label": "pre-refine", "author": "bo"}, Custom(author="bo")),
 ]
 
@@ -88,6 +90,8 @@ BAD: list[tuple[ControlKind | str, dict[str, Any], str, str]] = [
     (ControlKind.GOLDFIVE_PAUSE_ESCALATE, {"deadline_s": -1}, "deadline_s", "must be a positive number of seconds"),
     (ControlKind.GOLDFIVE_PAUSE_ESCALATE, {"deadline_s": "60"}, "deadline_s", "must be a positive number of seconds, got text"),
     (RULES_VERB, {"op": "add", "rule": "tool=x"}, "rule", "APPROVAL_RULES payload.rule must be a JSON object"),
+    (ControlKind.ANSWER, {"text": "eu"}, "target_id", "ANSWER needs payload.target_id"),
+    (ControlKind.ANSWER, {"target_id": "q-1", "option": ["eu"]}, "option", "ANSWER payload.option must be text, got a list"),
 ]
 
 

@@ -5,6 +5,7 @@ the link's recipient as author), and the links being one-time across a restart."
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from pathlib import Path
@@ -111,6 +112,33 @@ def test_reject_with_a_reason_and_edit_the_arguments(tmp_path: Path) -> None:
         rejected, edited = hub.ledger()
         assert (rejected.outcome, rejected.reason, rejected.client) == ("REJECTED", "not the database", "link")
         assert (edited.outcome, edited.ran_args, edited.author) == ("EDITED_APPROVED", {"service": "web", "replicas": 2}, "link")
+    finally:
+        hub.stop()
+
+
+def test_a_question_is_answered_from_its_link_by_picking_or_typing(tmp_path: Path) -> None:
+    asks = [{"prompt": "Which region?", "options": ["eu", "us"]}, {"prompt": "Any note?"}]
+    hub = PhoneHub(tmp_path, questions=asks, calls=[])
+    try:
+        first = hub.link(hub.requested(1), to="alice")
+        with httpx.Client() as client:
+            page, csrf = _open(client, first)
+            assert page.status_code == 200 and "Which region?" in page.text and "eu / us" in page.text
+            assert 'value="option:0"' in page.text and 'value="option:1"' in page.text and 'value="answer"' in page.text
+            bad = _post(client, first, csrf, "option:7")
+            assert bad.status_code == 422 and "not one of the options" in bad.text
+            done = _post(client, first, csrf, "option:1")
+            assert done.status_code == 200 and "Answered" in done.text, done.text
+            second = hub.link(hub.requested(2), to="alice")
+            _, csrf = _open(client, second)
+            empty = _post(client, second, csrf, "answer", text="  ")
+            assert empty.status_code == 422 and "the answer is empty" in empty.text
+            assert _post(client, second, csrf, "answer", text="ship after lunch").status_code == 200
+        hub.call(asyncio.wait_for(asyncio.shield(hub.server.host.get(hub.run_id).task), 20))  # type: ignore[union-attr]
+        assert hub.answers == [{"ok": True, "answer": "us", "option": "us"}, {"ok": True, "answer": "ship after lunch", "option": ""}]
+        assert [(e.outcome, e.reason, e.author, e.client) for e in hub.ledger()] == [
+            ("ANSWERED", "us", "alice", "link"), ("ANSWERED", "ship after lunch", "alice", "link"),
+        ]
     finally:
         hub.stop()
 

@@ -25,7 +25,7 @@ KEYS: list[BindingType] = [
     # w and i stay out of the footer (help and the palette list them) so that at 80 columns
     # it still shows Cancel, Help and Quit.
     Binding("w", "rewind", "Rewind", show=False, tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
-    Binding("a", "approve", "Approve", tooltip="Approve the selected pending approval (APPROVE)", id="approve"),
+    Binding("a", "approve", "Approve", tooltip="Approve the selected approval, or answer a question (ANSWER)", id="approve"),
     Binding("x", "reject", "Reject", tooltip="Reject the selected approval, with an optional reason (REJECT)", id="reject"),
     Binding("e", "edit_approval", "Edit+approve", show=False, tooltip="Edit the selected call's arguments, then approve (ctrl+s)", id="edit_approval"),
     Binding("r", "rules", "Rules", show=False, tooltip="The run's rules for \"always\": list, d removes one", id="rules"),

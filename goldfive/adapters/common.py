@@ -10,9 +10,10 @@ to the model and to the person:
   goldfive approval (ApprovalRequested, the approvals pane, APPROVE / REJECT) and returns a
   :class:`ToolDecision` the adapter hands back to the framework in its native form.
 - :func:`ask_question` does the same for a question the agent asks a person (a LangGraph
-  ``interrupt("Deploy api?")``, Claude's ``AskUserQuestion``): until goldfive has typed
-  questions it is an approval of kind ``"question"`` whose prompt is the question; APPROVE
-  answers yes, REJECT answers no (with the person's reason).
+  ``interrupt("Deploy api?")``, Claude's ``AskUserQuestion``, LangChain's ``respond``,
+  goldfive's ``ask_person`` tool): a ``question_asked`` with its options, answered with
+  ANSWER (text or an option) and returned as an :class:`Answer`; a client that knows no
+  questions may still APPROVE (yes, or its detail as the answer) or REJECT (no) it.
 - :func:`record_model_turn` / :func:`record_tool_call` put what happened inside the turn on
   the event stream (``agent_step`` events).
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,6 +35,7 @@ from goldfive.run.tools import REPORTING_TOOL_NAMES, ReportingToolSpec
 from goldfive.types import Session, Task
 
 __all__ = [
+    "Answer",
     "ToolDecision",
     "ask_question",
     "ask_tool_approval",
@@ -120,14 +123,49 @@ async def ask_tool_approval(
     return _decision(decision)
 
 
-async def ask_question(ctx: RunContext, *, task_id: str, question: str, target_id: str = "") -> ToolDecision:
-    """Ask the person a question the agent asked and wait for the answer: approved is yes,
-    anything else no (``reason`` says why: the person's words, a timeout, nobody to ask).
+@dataclass(frozen=True)
+class Answer:
+    """How a person answered a question (docs/approvals.md#questions)."""
+
+    #: "answer" (ANSWER: ``text``, and ``option`` when one was picked), "approve" / "reject"
+    #: (a client that knows no questions said yes / no; ``text`` holds its detail), "timeout"
+    #: or "unavailable" (nobody can answer: no control channel).
+    outcome: str
+    text: str = ""
+    option: str = ""
+
+    @property
+    def answered(self) -> bool:
+        """The person said something the agent can go on with (an answer, or yes)."""
+        return self.outcome in ("answer", "approve")
+
+    def for_model(self) -> str:
+        """The answer as the agent reads it."""
+        if self.outcome == "answer":
+            return self.text
+        if self.outcome == "approve":
+            return self.text or "yes"
+        if self.outcome == "reject":
+            return f"no: {self.text}" if self.text else "no"
+        if self.outcome == "timeout":
+            return f"(no answer: {self.text})" if self.text else "(no answer in time)"
+        return f"(nobody can answer: {self.text})" if self.text else "(nobody can answer)"
+
+
+async def ask_question(
+    ctx: RunContext, *, task_id: str, question: str, target_id: str = "", options: Sequence[str] = (), free_text: bool = True
+) -> Answer:
+    """Ask the person a question the agent asked and wait for the answer: typed (when
+    ``free_text``) or one of ``options``.
 
     No rule answers a question and it has no arguments to edit. Cancelling the caller
     withdraws it."""
     target = target_id or f"question-{uuid.uuid4().hex[:12]}"
-    return _decision(await request_approval(ctx, target_id=target, kind="question", prompt=question, task_id=task_id))
+    offered = tuple(dict.fromkeys(str(o) for o in options if str(o)))
+    decision = await request_approval(
+        ctx, target_id=target, kind="question", prompt=question, task_id=task_id, options=offered, free_text=free_text or not offered
+    )
+    return Answer(str(decision.get("decision", "reject")), str(decision.get("detail", "")), str(decision.get("option", "")))
 
 
 def _decision(decision: dict[str, Any]) -> ToolDecision:

@@ -82,7 +82,7 @@ class Approvers:
         a view with ``tool_name``) are ``pending``; "" when they may or no rule applies."""
         if not self.rules:
             return ""
-        if msg.kind in (ControlKind.APPROVE, ControlKind.REJECT):
+        if msg.kind in (ControlKind.APPROVE, ControlKind.REJECT, ControlKind.ANSWER):
             target = str(msg.payload.get("target_id", "") or "")
             view = pending.get(target)
             if view is None:  # a decision on something the hub has not seen cannot be checked

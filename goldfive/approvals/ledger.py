@@ -22,9 +22,11 @@ class Outcome(StrEnum):
     APPROVED_BY_RULE = "APPROVED_BY_RULE"
     TIMED_OUT = "TIMED_OUT"
     CANCELLED = "CANCELLED"
+    #: A question answered with ANSWER (the answer is the entry's reason).
+    ANSWERED = "ANSWERED"
 
 
-_BY_A_PERSON = frozenset({Outcome.APPROVED, Outcome.EDITED_APPROVED, Outcome.REJECTED})
+_BY_A_PERSON = frozenset({Outcome.APPROVED, Outcome.EDITED_APPROVED, Outcome.REJECTED, Outcome.ANSWERED})
 
 #: Who decided when no person did.
 BY_RULE = "rule"
@@ -137,7 +139,7 @@ def when_text(ms: int) -> str:
 def format_entry(e: LedgerEntry, *, sep: str = "  ") -> str:
     """One line: when, outcome, what, who and through which client, then the arguments
     (``sep="\n    "`` puts the reason and the arguments on lines of their own)."""
-    what = e.tool_name or e.target_id
+    what = e.tool_name or ("question" if e.kind == "question" else e.target_id)
     who = e.author or "?"
     if e.client:
         who += f" via {e.client}"
@@ -153,7 +155,9 @@ def format_entry(e: LedgerEntry, *, sep: str = "  ") -> str:
         line += f" ({', '.join(waited)})"
     if e.unverified:
         line += " [unverified: reported by the runner, not routed by the hub]"
-    if e.reason and e.outcome != Outcome.APPROVED_BY_RULE:
+    if e.reason and e.outcome == Outcome.ANSWERED:
+        line += f"{sep}answer: {e.reason}"
+    elif e.reason and e.outcome != Outcome.APPROVED_BY_RULE:
         line += f"{sep}reason: {e.reason}"
     if e.edited:
         line += f"{sep}asked {_compact(e.requested_args)} -> ran {_compact(e.ran_args)}"

@@ -23,6 +23,7 @@ from goldfive.errors import ControlPayloadError
 __all__ = [
     "RULES_VERB",
     "Always",
+    "Answer",
     "Approve",
     "ApprovalRules",
     "Cancel",
@@ -214,6 +215,25 @@ class Reject(ControlPayload):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Answer(ControlPayload):
+    """ANSWER (docs/protocol.md#answer): answer the pending question ``target_id`` with
+    ``text`` (typed) or ``option`` (one of the options it offered); exactly one of them."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.ANSWER
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (
+        *ControlPayload.FIELDS, ("target_id", as_text), ("text", as_text), ("option", as_text),
+    )  # fmt: skip
+    NEEDS: ClassVar[tuple[str, ...]] = ("target_id",)
+    target_id: str
+    text: str = ""
+    option: str = ""
+
+    @property
+    def summary(self) -> str:
+        return f"{self.target_id}: {self.option or self.text}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StatusQuery(ControlPayload):
     KIND: ClassVar[ControlKind | str] = ControlKind.STATUS_QUERY
 
@@ -309,7 +329,7 @@ PAYLOAD_TYPES: Mapping[ControlKind | str, type[ControlPayload]] = MappingProxyTy
         cls.KIND: cls
         for cls in (
             Pause, Resume, Cancel, Steer, Rewind, Approve, Reject, StatusQuery, InterceptTransfer, Inject,
-            GoldfiveSteer, GoldfivePauseEscalate, ApprovalRules,
+            GoldfiveSteer, GoldfivePauseEscalate, ApprovalRules, Answer,
         )
     }
 )  # fmt: skip

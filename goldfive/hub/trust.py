@@ -35,7 +35,7 @@ REPORTED = "reported"
 ANONYMOUS = "anonymous"
 
 #: The control kind that makes each outcome a person's decision.
-_DECIDED_BY = {"APPROVED": "APPROVE", "EDITED_APPROVED": "APPROVE", "REJECTED": "REJECT"}
+_DECIDED_BY = {"APPROVED": "APPROVE", "EDITED_APPROVED": "APPROVE", "REJECTED": "REJECT", "ANSWERED": "ANSWER"}
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,9 @@ submitted form into the control the hub sends, or a sentence saying what to fix.
 (goldfive.phone.pages), the links, the index and the notices know nothing more of a kind than
 this, so another kind plugs in as one class and one entry in :data:`KINDS`:
 
-* a typed question (a ``question_asked`` event and an ANSWER control): ``QuestionKind`` with
-  ``name = "question"``, ``notice_kinds = ("question",)``, ``pending`` reading the run's open
-  questions, one action "answer" with a text field, ``control`` building the ANSWER control;
-  then "question" leaves :attr:`ApprovalKind.notice_kinds` (today a question is an approval of
-  kind "question", approve = yes, reject = no, and is decided here).
+* a question (docs/approvals.md#questions) is an approval of kind "question" underneath, so
+  :class:`ApprovalKind` pages it too (a link issued for it stays valid): one button per
+  option, a line for a typed answer when it takes one, both sent as ANSWER, and "No".
 * a budget pause (a BUDGET control): ``BudgetKind`` with ``name = "budget"``, ``pending``
   reading the run's budget pause, one action "raise" with a number field, ``control``
   building the BUDGET control with the new limit.
@@ -120,7 +118,7 @@ def _span(seconds_f: float) -> str:
 class ApprovalKind:
     """A pending approval: a tool call (approve, reject with a reason, edit the arguments
     and approve, checked as ``e`` in the TUI checks them), a task approval, or a question
-    asked as an approval (yes / no)."""
+    (pick one of its options or type an answer: ANSWER; or no)."""
 
     name = "approval"
     notice_kinds: tuple[str, ...] = ("approval", "question")
@@ -157,10 +155,12 @@ class ApprovalKind:
             code = json.dumps(view.args, indent=2, ensure_ascii=False, sort_keys=True) if view.args is not None else view.args_json
         actions: tuple[Action, ...]
         if question:
-            actions = (
-                Action("approve", "Yes", style="primary"),
-                Action("reject", "No", (Field("reason", "Why not (optional)"),), "danger"),
-            )
+            if view.options:
+                facts.append(("options", " / ".join(view.options) + ("" if view.free_text else " (pick one)")))
+            actions = tuple(Action(f"option:{n}", option, style="primary" if n == 0 else "") for n, option in enumerate(view.options))
+            if view.free_text or not view.options:
+                actions += (Action("answer", "Answer", (Field("text", "Your answer", "textarea", "", True),), "" if view.options else "primary"),)
+            actions += (Action("reject", "No", (Field("reason", "Why not (optional)"),), "danger"),)
         else:
             actions = (
                 Action("approve", "Approve", style="primary"),
@@ -177,7 +177,17 @@ class ApprovalKind:
     def control(self, item: Item, action: str, form: Mapping[str, str]) -> ControlMessage | str:
         view: ApprovalView = item.source
         payload: dict[str, Any] = {"target_id": item.target_id, "client": CLIENT}
-        if action == "approve":
+        if view.kind == "question" and action.startswith("option:"):
+            n = action.removeprefix("option:")
+            if not n.isdigit() or int(n) >= len(view.options):
+                return f"{action!r} is not one of the options this question offers"
+            return ControlMessage(ControlKind.ANSWER, payload={**payload, "option": view.options[int(n)]})
+        if view.kind == "question" and action == "answer" and (view.free_text or not view.options):
+            text = form.get("text", "").strip()
+            if not text:
+                return "the answer is empty; nothing was sent"
+            return ControlMessage(ControlKind.ANSWER, payload={**payload, "text": text})
+        if action == "approve" and view.kind != "question":
             return ControlMessage(ControlKind.APPROVE, payload=payload)
         if action == "reject":
             payload["detail"] = form.get("reason", "").strip()

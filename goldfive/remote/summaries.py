@@ -113,14 +113,15 @@ def snapshot(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> serv
 
 
 def waiting_items(run: HostedRun) -> list[service_pb2.WaitingItem]:
-    """The run's pending approvals (each with the sequence of the event that asked), and its
+    """The run's pending approvals and questions (each with the sequence of the event that asked), and its
     escalation from the drift ladder if it is paused by one."""
     state: RunState = run.state
     items = []
     for a in state.approvals.values():
         item = service_pb2.WaitingItem(
-            run_id=run.run_id, kind="approval", target_id=a.target_id, task_id=a.task_id,
+            run_id=run.run_id, kind="question" if a.is_question else "approval", target_id=a.target_id, task_id=a.task_id,
             tool_name=a.tool_name, args_json=a.args_json, prompt=a.prompt, sequence=max(a.sequence, 0),
+            options=a.options, free_text=a.free_text if a.is_question else False,
         )  # fmt: skip
         if a.requested_ms:
             item.since.FromMilliseconds(a.requested_ms)

@@ -93,6 +93,7 @@ ACK_MEANING: Mapping[AppliedAs, AckMeaning] = MappingProxyType(
         AppliedAs.RULES: NOTHING,
         AppliedAs.UNCHANGED: NOTHING,
         AppliedAs.REFUSED: NOTHING,
+        AppliedAs.ANSWERED: AckMeaning(follows=Follows.DECISION),
     }
 )
 

@@ -8,6 +8,12 @@ deadline, or pause the run and escalate; a warning goes out before the deadline)
 before it is called): the granted / rejected event is emitted before the waiter wakes.
 
 Every decision is also an ``approval_decided`` event: the ledger (``goldfive.approvals.ledger``).
+
+A question (docs/approvals.md#questions) is an approval of kind ``"question"`` with the answers
+it offers (``options``) and whether a typed answer is taken (``free_text``): ``question_asked``
+follows its ApprovalRequested, ``resolve_answer`` delivers an ANSWER, and every way it ends (an
+answer, APPROVE / REJECT from a client that knows no questions, a timeout, a withdrawal) is a
+``question_answered`` event before the approval's own.
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ async def request_approval(
     parameters: dict[str, Any] | None = None,
     policy: ApprovalPolicy | None = None,
     editable: bool = True,
+    options: tuple[str, ...] = (),
+    free_text: bool = True,
 ) -> dict[str, Any]:
     """Wait for a decision. Returns {"decision": approve|reject|timeout|unavailable, "detail"},
     plus "arguments" when a person edited them (the call runs with those) and "rule_id" when a
@@ -70,7 +78,11 @@ async def request_approval(
     run's policy, says what happens when nobody decides (by default: wait).
     With no control channel, or a closed one with nothing left in it, nobody could answer:
     "unavailable" at once, nothing registered (rules still apply).
-    Cancelling the caller withdraws the request (no waiter is left behind)."""
+    Cancelling the caller withdraws the request (no waiter is left behind).
+
+    A question (``kind="question"``) also takes ``options`` and ``free_text``; its answer
+    comes back as {"decision": "answer", "detail": the text, "option": the option picked or ""}.
+    """
     session = ctx.session
     desk = desk_of(ctx)
     if kind == "tool":
@@ -100,6 +112,8 @@ async def request_approval(
         "args": args or {},
         "parameters": parameters,
         "editable": editable,
+        "options": tuple(options),
+        "free_text": free_text,
     }
     retry_of = desk.rejected_before(task_id, tool_name, args) if kind == "tool" else ""
     session.pending_approvals[target_id] = waiter
@@ -127,24 +141,36 @@ async def request_approval(
             parameters=parameters if kind == "tool" else None,
             metadata=None if editable else {"editable": "false"},
         )
+        if kind == "question":
+            await ctx.emit(
+                events.question_asked, target_id=target_id, prompt=prompt, task_id=task_id, options=options,
+                free_text=free_text, timeout_ms=int(deadline * 1000) if deadline is not None else 0,
+                on_timeout=str(pol.on_timeout) if deadline is not None else "wait",
+            )  # fmt: skip
         try:
             timed_out = not await _wait(ctx, waiter, pol, target_id)
         except asyncio.CancelledError:
             # The waiting invocation was cancelled (CANCEL, STEER): close the request on the
             # stream too, so no UI keeps offering a decision nobody waits for.
             if session.pending_approvals.pop(target_id, None) is not None:
+                if kind == "question":
+                    await ctx.emit(events.question_answered, target_id, outcome="withdrawn", author=BY_GOLDFIVE)
                 await ctx.emit(events.approval_rejected, target_id, WITHDRAWN)
                 await decided(Outcome.CANCELLED, BY_GOLDFIVE, WITHDRAWN, None)
             raise
         if timed_out:
             session.pending_approvals.pop(target_id, None)
             ms = int((deadline or 0) * 1000)
+            if kind == "question":
+                await ctx.emit(events.question_answered, target_id, outcome="timed_out", author=BY_GOLDFIVE)
             await ctx.emit(events.approval_rejected, target_id, "timeout", timed_out=True)
             await decided(Outcome.TIMED_OUT, BY_GOLDFIVE, f"no decision within {ms} ms", None)
             return {"decision": "timeout", "detail": f"no decision within {ms} ms"}
         out: dict[str, Any] = {"decision": meta.get("decision", "reject"), "detail": str(meta.get("detail", ""))}
         if "arguments" in meta:
             out["arguments"] = meta["arguments"]
+        if "option" in meta:
+            out["option"] = meta["option"]
         if out["decision"] == "reject" and kind == "tool":
             desk.note_rejected(task_id, tool_name, args, target_id)
         return out
@@ -229,6 +255,9 @@ async def resolve_approval(
     edited = approve and arguments is not None and arguments != asked
     if edited:
         meta["arguments"] = arguments
+    if meta.get("kind") == "question":  # from a client that knows no questions: yes / no
+        outcome_word = "yes" if approve else "no"
+        await ctx.emit(events.question_answered, target_id, outcome=outcome_word, text=detail, author=author, client=client)
     if approve:
         await ctx.emit(events.approval_granted, target_id, detail, arguments=arguments if edited else None)
     else:
@@ -241,6 +270,47 @@ async def resolve_approval(
         requested_args=asked if is_tool else None,
         ran_args=(arguments if edited else asked) if approve and is_tool else None,
         reason=detail, control_id=control_id,
+    )  # fmt: skip
+    waiter.set()
+    return True
+
+
+def answer_problem(meta: dict[str, Any], text: str, option: str) -> str:
+    """Why the pending question ``meta`` cannot take this answer ("" when it can): an option
+    it did not offer, or typed text when it takes only its options."""
+    if meta.get("kind") != "question":
+        return f"it is a {meta.get('kind') or 'task'} approval, not a question: APPROVE or REJECT it"
+    options: tuple[str, ...] = tuple(meta.get("options") or ())
+    if option:
+        if option not in options:
+            offered = " / ".join(options) if options else "none (answer with text)"
+            return f"option {option!r} was not offered (the options: {offered})"
+        return ""
+    if not meta.get("free_text", True):
+        return f"it takes one of its options, not free text (the options: {' / '.join(options)})"
+    return ""
+
+
+async def resolve_answer(
+    ctx: RunContext, target_id: str, *, text: str = "", option: str = "", author: str = "", client: str = "", control_id: str = ""
+) -> bool:
+    """Deliver an ANSWER to the pending question ``target_id`` (checked by the handler with
+    :func:`answer_problem`). False when nothing is pending under it. The agent gets the
+    option's text when one was picked, else ``text``."""
+    session = ctx.session
+    waiter = session.pending_approvals.pop(target_id, None)
+    if waiter is None:
+        return False
+    meta = session.pending_approvals_meta.get(target_id, {})
+    answer = option or text
+    meta["decision"] = "answer"
+    meta["detail"] = answer
+    meta["option"] = option
+    await ctx.emit(events.question_answered, target_id, outcome="answered", text=answer, option=option, author=author, client=client)
+    await ctx.emit(events.approval_granted, target_id, answer)
+    await ctx.emit(
+        events.approval_decided, target_id=target_id, outcome=Outcome.ANSWERED, author=author, client=client,
+        kind="question", task_id=str(meta.get("task_id", "")), reason=answer, control_id=control_id,
     )  # fmt: skip
     waiter.set()
     return True

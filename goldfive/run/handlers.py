@@ -17,6 +17,7 @@ from goldfive.approvals.arguments import arguments_problem
 from goldfive.control import AckResult, AppliedAs, ControlKind, ControlMessage
 from goldfive.controls.payloads import (
     RULES_VERB,
+    Answer,
     Approve,
     Cancel,
     Control,
@@ -34,7 +35,7 @@ from goldfive.controls.payloads import (
 from goldfive.errors import ControlPayloadError, GoldfiveError
 from goldfive.inbox import InjectedMessage
 from goldfive.run.approval_rules import rule_from_always, rules_control
-from goldfive.run.approvals import desk_of, resolve_approval
+from goldfive.run.approvals import answer_problem, desk_of, resolve_answer, resolve_approval
 from goldfive.protocols import can_replan
 from goldfive.run.acks import PROCESSED_STEER_IDS
 from goldfive.run.current_run import current_or_none
@@ -248,6 +249,21 @@ async def _resolve(ctx: RunContext, c: Control[Approve] | Control[Reject], *, ap
     )
 
 
+async def _answer(ctx: RunContext, c: Control[Answer], mid_task: bool) -> ControlOutcome:
+    p = c.payload
+    target = p.target_id
+    if target not in ctx.session.pending_approvals:
+        return fail(c, f"no pending question {target!r}")
+    problem = answer_problem(ctx.session.pending_approvals_meta.get(target, {}), p.text, p.option)
+    if problem:
+        return fail(c, f"{target}: {problem}; nothing was answered")
+
+    async def resolve() -> None:
+        await resolve_answer(ctx, target, text=p.text, option=p.option, author=p.author, client=p.client, control_id=c.id)
+
+    return ok(c, AppliedAs.ANSWERED, f"answered {target}: {p.option or p.text}", effect=resolve)
+
+
 async def _inject(ctx: RunContext, c: Control[Inject], mid_task: bool) -> ControlOutcome:
     running = ctx.messages.running()
 
@@ -287,6 +303,7 @@ HANDLERS: dict[ControlKind, Handler] = {
     ControlKind.INTERCEPT_TRANSFER: _intercept,
     ControlKind.APPROVE: _approve,
     ControlKind.REJECT: _reject,
+    ControlKind.ANSWER: _answer,
     ControlKind.INJECT_MESSAGE: _inject,
     ControlKind.GOLDFIVE_STEER: _ladder_steer,
     ControlKind.GOLDFIVE_PAUSE_ESCALATE: _escalate,

@@ -1,4 +1,5 @@
-"""The 8 reporting tools handed to agents (user tools are in ``goldfive.run.user_tools``).
+"""The 9 reporting tools handed to agents (user tools are in ``goldfive.run.user_tools``):
+eight report on the task, and ``ask_person`` asks a person a question (docs/approvals.md#questions).
 
 A ``ReportingToolSpec`` is callable with keyword arguments and returns a dict. Bad
 arguments or a transition the state machine refuses come back as ``{"ok": False, "error":
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -167,6 +169,26 @@ def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
             await move_task(steerer, session, task, TaskStatus.RUNNING, "approval resolved")
         return decision
 
+    async def ask_person(
+        prompt: str, options: list[Any] | None = None, free_text: bool = True, timeout_ms: int | None = None, task_id: str | None = None
+    ) -> dict[str, Any]:
+        offered = tuple(dict.fromkeys(str(o) for o in options or () if str(o).strip()))
+        if not prompt.strip():
+            return {"ok": False, "error": "ask_person: the prompt is empty"}
+        decision = await request_approval(
+            ctx, target_id=f"question-{uuid.uuid4().hex[:12]}", kind="question", prompt=prompt, task_id=tid(task_id),
+            timeout_ms=timeout_ms, options=offered, free_text=free_text or not offered,
+        )  # fmt: skip
+        outcome = str(decision.get("decision", ""))
+        answer = str(decision.get("detail", ""))
+        if outcome == "answer":
+            return {"ok": True, "answer": answer, "option": str(decision.get("option", ""))}
+        if outcome == "approve":  # a client that knows no questions said yes
+            return {"ok": True, "answer": answer or "yes", "option": ""}
+        if outcome == "reject":
+            return {"ok": True, "answer": f"no: {answer}" if answer else "no", "option": ""}
+        return {"ok": False, "error": f"no answer ({outcome}: {answer})"}
+
     specs = [
         ReportingToolSpec("report_task_started", "Report that you started the task.", _schema([], task_id=_TASK_ID), started),
         ReportingToolSpec(
@@ -211,6 +233,23 @@ def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
             _schema(["prompt"], prompt=("string", "the question"), timeout_ms=("integer", "how long to wait"), task_id=_TASK_ID),
             awaiting_approval,
         ),
+        ReportingToolSpec(
+            "ask_person",
+            "Ask a person a question and wait for the answer (their words, or one of the options you offer).",
+            {
+                "type": "object",
+                "properties": {
+                    "prompt": {"type": "string", "description": "the question"},
+                    "options": {"type": "array", "items": {"type": "string"}, "description": "answers to pick from (optional)"},
+                    "free_text": {"type": "boolean", "description": "may the person type another answer (default true)"},
+                    "timeout_ms": {"type": "integer", "description": "how long to wait"},
+                    "task_id": {"type": _TASK_ID[0], "description": _TASK_ID[1]},
+                },
+                "required": ["prompt"],
+                "additionalProperties": False,
+            },
+            ask_person,
+        ),
     ]
     tools = {s.name: s for s in specs}
     for user_tool in ctx.user_tools:
@@ -227,5 +266,6 @@ REPORTING_TOOL_NAMES = (
     "report_new_work_discovered",
     "report_plan_divergence",
     "report_awaiting_approval",
+    "ask_person",
 )
 

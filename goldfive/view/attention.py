@@ -3,7 +3,7 @@
 The runs screen's "needs you" column, the hub's ``RunSummary.needs_you``, ``ctl waiting`` and
 the notifications all ask :func:`attention` of a run's :class:`~goldfive.view.state.RunState`,
 so they never disagree. What needs a person: a recording that failed (the run paused until
-its database can be written again), a pending approval, an escalation from the drift ladder
+its database can be written again), a pending approval or question, an escalation from the drift ladder
 (GOLDFIVE_PAUSE_ESCALATE), a pause, a failed (aborted) run. Mere completion does not, nor
 does a run its person cancelled (:func:`cancelled_by_person`): that is shown as CANCELLED.
 
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Sort rank of each kind: lower needs a person sooner.
-URGENCY = {"recording": 0, "approval": 0, "escalation": 0, "failed": 1, "paused": 2}
+URGENCY = {"recording": 0, "approval": 0, "question": 0, "escalation": 0, "failed": 1, "paused": 2}
 
 #: The states (as a run's summary names them) of a run that is still going.
 LIVE_STATES = frozenset({"PENDING", "RUNNING", "PAUSING", "PAUSED"})
@@ -44,7 +44,7 @@ _PROCESS_CANCEL = "run cancelled"
 
 @dataclass(frozen=True)
 class Attention:
-    #: "recording", "approval", "escalation", "failed" or "paused".
+    #: "recording", "approval", "question", "escalation", "failed" or "paused".
     kind: str
     #: In words, for a column or a notification: "approval: publish_deck", "escalation: ...".
     reason: str
@@ -92,8 +92,10 @@ def attention(state: RunState, *, acknowledged: bool = False) -> Attention | Non
         return Attention("escalation", f"escalation: {_clip(detail) or 'the drift ladder paused the run'}", state.paused_ms)
     if state.approvals:
         oldest = min(state.approvals.values(), key=lambda a: a.requested_ms)
-        what = oldest.tool_name or oldest.target_id
         more = f" (+{len(state.approvals) - 1} more)" if len(state.approvals) > 1 else ""
+        if oldest.is_question:
+            return Attention("question", f"question: {_clip(oldest.prompt, 60) or oldest.target_id}{more}", oldest.requested_ms)
+        what = oldest.tool_name or oldest.target_id
         return Attention("approval", f"approval: {what}{more}", oldest.requested_ms)
     if state.paused:
         return Attention("paused", "paused", state.paused_ms)

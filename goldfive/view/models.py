@@ -75,6 +75,13 @@ class ApprovalView:
     #: Reminders announced so far, and when it was escalated (0: not yet).
     reminders: int = 0
     escalated_ms: int = 0
+    #: A question (kind "question"): the answers offered, and whether a typed one is taken.
+    options: tuple[str, ...] = ()
+    free_text: bool = True
+
+    @property
+    def is_question(self) -> bool:
+        return self.kind == "question"
 
 
 @dataclass(slots=True)

@@ -386,7 +386,12 @@ class RunState:
         if view is not None:
             self.approvals[p.target_id] = replace(view, escalated_ms=ms or 1)
 
-    def _approval_resolved(self, p: pb.ApprovalGranted | pb.ApprovalRejected, ms: int) -> None:
+    def _question_asked(self, p: pb.QuestionAsked, ms: int) -> None:
+        view = self.approvals.get(p.target_id)
+        if view is not None:  # the approval_requested (kind "question") came just before
+            self.approvals[p.target_id] = replace(view, options=tuple(p.options), free_text=p.free_text, prompt=p.prompt or view.prompt)
+
+    def _approval_resolved(self, p: pb.ApprovalGranted | pb.ApprovalRejected | pb.QuestionAnswered, ms: int) -> None:
         self.approvals.pop(p.target_id, None)
 
     # controls
@@ -439,6 +444,8 @@ _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
     "approval_rejected": RunState._approval_resolved,
     "approval_reminded": RunState._approval_reminded,
     "approval_escalated": RunState._approval_escalated,
+    "question_asked": RunState._question_asked,
+    "question_answered": RunState._approval_resolved,
     "control_received": RunState._control_received,
     "control_acked": RunState._control_acked,
 }

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from goldfive.adapters.claude_agent_sdk import ClaudeAgentSDKAdapter, session_id_for
 from goldfive.adapters.frameworks import adapter_for
 from goldfive.approvals import Outcome, Rule, RuleBook, ledger_of
-from goldfive.control import ControlKind
+from goldfive.control import AckResult, ControlKind
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.run import RuntimeConfig
 from tests.adapters.claude_kit import Block, MessagesServer, claude_children, options, task_of, texts, tool_results
@@ -185,6 +185,42 @@ async def test_ask_user_question_is_a_question_whose_answer_claude_reads(home: P
     assert out.success
     assert '"Deploy now?"="no: after the freeze"' in tool_results(server.requests[-1])["t1-ask"]
 
+
+async def test_ask_user_question_offers_its_options_and_claude_reads_the_answer_picked_or_typed(home: Path, servers: list[MessagesServer]) -> None:
+    question = {"questions": [{"question": "Deploy now?", "header": "Deploy", "multiSelect": False,
+                               "options": [{"label": "Yes", "description": "go"}, {"label": "No", "description": "wait"}]},
+                              {"question": "Which region?", "header": "Region", "multiSelect": False,
+                               "options": [{"label": "eu", "description": ""}, {"label": "us", "description": ""}]}]}  # fmt: skip
+    server = serve(servers, reporting(lambda task, body: [("tool_use", "AskUserQuestion", question, f"{task}-ask")]))
+    h = Harness(ClaudeAgentSDKAdapter(options(server, home)), SequentialExecutor(), static("t1"))
+    h.start()
+    first = (await h.wait_event("question_asked")).question_asked
+    assert (first.target_id, first.prompt, list(first.options), first.free_text) == ("t1-ask", "Deploy now? (Yes / No)", ["Yes", "No"], True)
+    refused = await h.control(ControlKind.ANSWER, target_id="t1-ask", option="Maybe")
+    assert refused.result is AckResult.FAILURE and "option 'Maybe' was not offered" in refused.detail
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id="t1-ask", option="Yes"))
+    second = (await h.wait_event("question_asked", lambda q: q.target_id == "t1-ask#2")).question_asked
+    assert list(second.options) == ["eu", "us"]
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id="t1-ask#2", text="eu-west-1 only"))
+    out = await h.finish()
+    assert out.success
+    said = tool_results(server.requests[-1])["t1-ask"]
+    assert '"Deploy now?"="Yes"' in said and '"Which region?"="eu-west-1 only"' in said
+    assert [e.outcome for e in ledger_of(h.sink.events)] == [Outcome.ANSWERED, Outcome.ANSWERED]
+
+
+
+async def test_goldfives_ask_person_tool_is_offered_to_claude_and_claude_reads_the_answer(home: Path, servers: list[MessagesServer]) -> None:
+    ask = {"prompt": "Which region?", "options": ["eu", "us"], "free_text": False}
+    server = serve(servers, reporting(lambda task, body: [("tool_use", "mcp__goldfive__ask_person", ask, f"{task}-ask")]))
+    h = Harness(ClaudeAgentSDKAdapter(options(server, home)), SequentialExecutor(), static("t1"))
+    h.start()
+    asked = (await h.wait_event("question_asked")).question_asked
+    assert (asked.prompt, list(asked.options), asked.free_text, asked.task_id) == ("Which region?", ["eu", "us"], False, "t1")
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id=asked.target_id, option="us"))
+    out = await h.finish()
+    assert out.success
+    assert json.loads(tool_results(server.requests[-1])["t1-ask"]) == {"ok": True, "answer": "us", "option": "us"}
 
 
 async def test_subagent_hooks_become_hook_steps(home: Path, servers: list[MessagesServer]) -> None:

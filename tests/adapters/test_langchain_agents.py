@@ -173,6 +173,19 @@ async def test_a_respond_only_tool_is_answered_on_its_behalf() -> None:
     assert tool_results(model)["c1"] == "yes"
 
 
+async def test_a_respond_only_tool_is_a_question_whose_typed_answer_goes_back_as_respond() -> None:
+    model = ScriptedChatModel(respond=calls("api"))
+    ask_user = {"deploy": {"allowed_decisions": ["respond"], "description": "Deploy api now?"}}
+    h = Harness(agent(model, ask_user), SequentialExecutor(), static("t1"))
+    h.start()
+    asked = (await h.wait_event("question_asked")).question_asked
+    assert (asked.target_id, asked.prompt, asked.free_text) == ("c1", "Deploy api now?", True)
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id="c1", text="only after 18:00"))
+    out = await h.finish()
+    assert out.success and deployed == []
+    assert tool_results(model)["c1"] == "only after 18:00"
+
+
 async def test_a_rejection_the_config_cannot_take_fails_the_task_saying_so() -> None:
     model = ScriptedChatModel(respond=calls("api"))
     approve_only = {"deploy": {"allowed_decisions": ["approve", "edit"]}}
@@ -211,6 +224,29 @@ async def test_a_plain_interrupt_is_a_question_and_approve_or_reject_resume_it_w
     assert out.session.completed_results["t1"] == f"answer {answer!r}"
     [entry] = ledger_of(h.sink.events)
     assert entry.kind == "question" and entry.outcome == (Outcome.APPROVED if answer else Outcome.REJECTED)
+
+
+@pytest.mark.parametrize(("answer", "resumed"), [({"text": "eu-west-1"}, "'eu-west-1'"), ({"text": '{"region": "eu"}'}, "{'region': 'eu'}")])
+async def test_a_plain_interrupt_answered_with_answer_resumes_with_the_text_or_the_json_typed(answer: dict[str, str], resumed: str) -> None:
+    h = Harness(asking_graph("Which region?"), SequentialExecutor(), static("t1"))
+    h.start()
+    asked = (await h.wait_event("question_asked")).question_asked
+    assert (asked.prompt, list(asked.options), asked.free_text) == ("Which region?", [], True)
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id=asked.target_id, **answer))
+    out = await h.finish()
+    assert out.success, out.reason
+    assert out.session.completed_results["t1"] == f"answer {resumed}"
+    assert ledger_of(h.sink.events)[0].outcome == Outcome.ANSWERED
+
+
+async def test_a_plain_interrupt_with_options_offers_them_and_resumes_with_the_one_picked() -> None:
+    h = Harness(asking_graph({"question": "Which region?", "options": ["eu", "us"]}), SequentialExecutor(), static("t1"))
+    h.start()
+    asked = (await h.wait_event("question_asked")).question_asked
+    assert list(asked.options) == ["eu", "us"]
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id=asked.target_id, option="us"))
+    out = await h.finish()
+    assert out.success and out.session.completed_results["t1"] == "answer 'us'"
 
 
 async def test_a_question_inside_a_tool_of_a_create_agent_resumes_the_tool() -> None:
@@ -281,6 +317,25 @@ async def test_goldfive_middleware_gives_create_agent_the_reporting_tools_and_in
     assert out.session.completed_results["t1"] == "heard ['[user_steering]only the api[/user_steering]']"
     assert [p.detail for p in h.of("task_progress")] == ["starting"]
     assert [d.lane for d in h.of("message_delivered")] == ["t1"]
+
+
+async def test_goldfive_middleware_offers_ask_person_and_the_model_reads_the_answer() -> None:
+    def respond(messages: list[BaseMessage]) -> AIMessage:
+        answered = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "q1"]
+        if answered:
+            return AIMessage("", tool_calls=[{"name": "report_task_completed", "args": {"result": f"told {answered[0].content}"}, "id": "done"}])
+        return AIMessage("", tool_calls=[{"name": "ask_person", "args": {"prompt": "Which region?", "options": ["eu", "us"]}, "id": "q1"}])
+
+    graph = create_agent(ScriptedChatModel(respond=respond), [deploy], middleware=[GoldfiveMiddleware()])
+    h = Harness(graph, SequentialExecutor(), static("t1"))
+    h.start()
+    asked = (await h.wait_event("question_asked")).question_asked
+    assert (asked.prompt, list(asked.options), asked.task_id) == ("Which region?", ["eu", "us"], "t1")
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id=asked.target_id, text="eu, but not on Fridays"))
+    out = await h.finish()
+    assert out.success, out.reason
+    told = json.loads(out.session.completed_results["t1"].removeprefix("told "))
+    assert told == {"ok": True, "answer": "eu, but not on Fridays", "option": ""}
 
 
 # -- goldfive run ------------------------------------------------------------------------------

@@ -138,10 +138,10 @@ async def test_a_hosted_run_takes_no_runner(hub: RemoteServer, channel: grpc.aio
 # -- the ledger: a decision the hub did not route is not believed -------------------------
 
 
-def _decided(run_id: str, seq: int, *, control_id: str, author: str, claim: str = "routed") -> Event:
+def _decided(run_id: str, seq: int, *, control_id: str, author: str, claim: str = "routed", outcome: str = "APPROVED", target: str = "call-1") -> Event:
     ev = events.approval_decided(
-        Session(run_id=run_id), target_id="call-1", outcome="APPROVED", author=author, client="ctl",
-        kind="tool", tool_name="deploy", control_id=control_id,
+        Session(run_id=run_id), target_id=target, outcome=outcome, author=author, client="ctl",
+        kind="tool" if outcome != "ANSWERED" else "question", tool_name="deploy" if outcome != "ANSWERED" else "", control_id=control_id,
     )  # fmt: skip
     ev.sequence = seq
     ev.approval_decided.hub_check = claim  # the runner claims the hub checked it: replaced
@@ -156,21 +156,28 @@ async def test_a_decision_is_routed_only_when_the_hub_routed_its_control_with_th
         msg = await stream.read_until("control")
         await stream.call.write(_ack(msg.control.id))
         await asyncio.wait_for(sent, 10)
+        answer = ControlMessage(kind=ControlKind.ANSWER, id="an-1", payload={"target_id": "q-1", "text": "eu"})
+        sent = asyncio.ensure_future(client.send_control("ledger", answer))
+        msg = await stream.read_until("control")
+        await stream.call.write(_ack(msg.control.id))
+        await asyncio.wait_for(sent, 10)
     await stream.send([
         _decided("ledger", 2, control_id="ap-1", author="alice"),  # what the hub routed
         _decided("ledger", 3, control_id="ap-1", author="bob"),  # another author
         _decided("ledger", 4, control_id="forged-9", author="alice"),  # a control never routed
+        _decided("ledger", 5, control_id="an-1", author="alice", outcome="ANSWERED", target="q-1"),  # a routed ANSWER
+        _decided("ledger", 6, control_id="ap-1", author="alice", outcome="ANSWERED", target="call-1"),  # not answered by an ANSWER
     ])  # fmt: skip
-    await until(lambda: _async(hub.host.get("ledger").state.last_sequence == 4), what="stored")  # type: ignore[union-attr]
+    await until(lambda: _async(hub.host.get("ledger").state.last_sequence == 6), what="stored")  # type: ignore[union-attr]
     await stream.call.done_writing()
     checks = {}
     async with RemoteClient(hub.address, token=OP) as client:
         async for ev in client.subscribe("ledger", -1):
             if ev.WhichOneof("payload") == "approval_decided":
                 checks[ev.sequence] = ev.approval_decided.hub_check
-            if ev.sequence == 4:
+            if ev.sequence == 6:
                 break
-    assert checks == {2: "routed", 3: "reported", 4: "reported"}
+    assert checks == {2: "routed", 3: "reported", 4: "reported", 5: "routed", 6: "reported"}
 
     async def stored() -> bool:  # as stored, not only as served (the hub's group commit)
         with sqlite3.connect(hub.host.db_path) as db:

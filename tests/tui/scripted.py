@@ -119,6 +119,7 @@ class ScriptedRuns:
         self.opened: dict[str, ScriptedSource] = {}
         #: (item, approve, reason) for every decision asked.
         self.decisions: list[tuple[WaitingItem, bool, str]] = []
+        self.answers: list[dict[str, str] | None] = []
         #: run id -> the marks a person put on it (acknowledged, archived).
         self.marks: dict[str, set[str]] = {}
         self.polls = 0
@@ -160,7 +161,8 @@ class ScriptedRuns:
         marks = self.marks.setdefault(run_id, set())
         (marks.discard if undo else marks.add)(mark)
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "") -> ControlAck:
+    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
         self.decisions.append((item, approve, reason))
-        msg = decision(item, approve, reason)
+        self.answers.append(answer)
+        msg = decision(item, approve, reason, answer)
         return ControlAck(msg.id, AckResult.SUCCESS, "")

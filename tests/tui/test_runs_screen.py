@@ -325,3 +325,48 @@ async def test_del_archives_an_ended_run_after_a_confirmation_and_never_a_live_o
         await until(pilot, lambda: runs.marks)
         await until(pilot, lambda: len(shown_ids(app)) == 1)
         assert runs.marks == {IDS["done"]: {"archived"}} and shown_ids(app) == [IDS["running"]]
+
+
+async def test_a_question_in_the_queue_is_answered_by_picking_or_typing() -> None:
+    from goldfive import events as E
+    from goldfive_tui.screens.approvals import AnswerScreen
+    from tests.tui.scenario import T0_MS, DemoScript
+
+    runs = make_runs("running")
+    app = make_hub(runs=runs)
+    script = DemoScript(run_id=IDS["running"])
+    script.clock.advance(hub_of(app).wall_ms() - 3_000 - T0_MS)
+    asked = [
+        script._at(0, E.approval_requested, target_id="q-1", kind="question", prompt="Which region?", task_id="publish"),
+        script._at(0, E.question_asked, target_id="q-1", prompt="Which region?", task_id="publish", options=("eu", "us"), free_text=True),
+    ]
+    runs.release(IDS["running"], asked)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        assert "? question: Which region?" in screen_text(app)  # the runs screen's needs-you column
+        await pilot.press("d")
+        await pilot.pause()
+        queue = app.screen
+        assert isinstance(queue, WaitingScreen)
+        [item] = queue.items
+        assert (item.kind, item.what, item.options) == ("question", "question", ("eu", "us"))
+        await pilot.press("a")  # unread: its detail first
+        await pilot.pause()
+        assert isinstance(app.screen, WaitingDetail) and "options: eu / us" in screen_text(app)
+        await pilot.press("a")
+        await pilot.pause()
+        assert isinstance(app.screen, AnswerScreen)
+        await pilot.press("1")
+        await pilot.pause()
+        await pilot.pause()
+        assert runs.answers == [{"option": "eu"}] and [(i.target_id, a) for i, a, _ in runs.decisions] == [("q-1", True)]
+        from goldfive_tui.runs.local import decision
+
+        sent = decision(item, True, "", {"option": "eu"})  # what goes to the run: ANSWER, with who and through the TUI
+        assert str(sent.kind) == "ANSWER" and sent.payload["option"] == "eu" and sent.payload["client"] == "tui" and sent.payload["author"]
+        await pilot.press("a")  # read now: straight to the answer dialog
+        await pilot.pause()
+        await pilot.press("tab", *"later", "enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert runs.answers[-1] == {"text": "later"}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 
 from ..inputs import validate_message, validate_steer_note
-from ..screens.approvals import EditArgumentsScreen, RulesScreen
+from ..screens.approvals import AnswerScreen, EditArgumentsScreen, RulesScreen
 from ..screens.detail import ApprovalScreen
 from ..screens.dialogs import DETACH, ConfirmScreen, QuitScreen, TextPrompt
 from ..screens.note import NotePrompt
@@ -154,13 +154,27 @@ class RunControls:
             payload["arguments"] = arguments
         self.send(ControlKind.APPROVE, payload)
 
+    def answer_question(self, target: str) -> None:
+        """A question: type an answer or pick an option, then ANSWER (the run checks it again)."""
+        view = self.screen.feed.state.approvals.get(target)
+        if view is None or not view.is_question:
+            self.screen.notify("That question is no longer waiting.", severity="warning")
+            return
+
+        def answered(payload: dict[str, str] | None) -> None:
+            if payload is not None:
+                self.send(ControlKind.ANSWER, {"target_id": target, **payload, **who()})
+
+        self._push(AnswerScreen(view.prompt, view.options, view.free_text, title=f"Answer ({target})"), answered)
+
     def edit(self, target: str) -> None:
         view = self.screen.feed.state.approvals.get(target)
         if view is None:
             self.screen.notify("That approval is no longer waiting.", severity="warning")
             return
         if view.kind != "tool":
-            self.screen.notify("A task approval has no arguments to edit.", severity="warning")
+            what = "A question" if view.is_question else "A task approval"
+            self.screen.notify(f"{what} has no arguments to edit.", severity="warning")
             return
 
         def edited(arguments: dict[str, Any] | None) -> None:
@@ -193,7 +207,9 @@ class RunControls:
 
     def answer(self, target: str, what: str | None) -> None:
         """What the person chose in an approval's detail (ApprovalScreen)."""
-        if what == "approve":
+        if what == "answer_question":
+            self.answer_question(target)
+        elif what == "approve":
             self.approve(target)
         elif what == "reject":
             self.reject(target)

@@ -205,7 +205,9 @@ class RunFeed:
             out.append(Alert("Approval deadline near", f"{approval_name(state, target)}: {view.on_timeout} soon unless decided", "warning"))
         waiting = [t for t in pending.approvals if t in state.approvals]
         for target in waiting[-3:]:
-            out.append(Alert("Approval needed", f"{approval_name(state, target)}: {state.approvals[target].prompt}", "warning"))
+            view = state.approvals[target]
+            title = "Question for you" if view.is_question else "Approval needed"
+            out.append(Alert(title, f"{approval_name(state, target)}: {view.prompt}", "warning"))
         critical = pending.critical
         if critical:
             title = "CRITICAL drift" if len(critical) == 1 else f"{len(critical)} CRITICAL drifts"

@@ -328,8 +328,13 @@ class RunScreen(Screen[None]):
         self.control.cancel()
 
     def action_approve(self) -> None:
+        """a: approve the selected approval; a question is answered instead (type or pick)."""
         if target := self._selected_approval(read=True):
-            self.control.approve(target)
+            view = self.feed.state.approvals.get(target)
+            if view is not None and view.is_question:
+                self.control.answer_question(target)
+            else:
+                self.control.approve(target)
 
     def action_reject(self) -> None:
         if target := self._selected_approval(read=True):

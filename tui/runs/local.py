@@ -160,14 +160,19 @@ class InProcessRuns:
     def open(self, run_id: str) -> OpenedLocalRun:
         return OpenedLocalRun(self._runs[run_id])
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "") -> ControlAck:
-        return await self._runs[item.run_id].channel.request(decision(item, approve, reason))
+    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
+        return await self._runs[item.run_id].channel.request(decision(item, approve, reason, answer))
 
 
-def decision(item: WaitingItem, approve: bool, reason: str = "") -> ControlMessage:
-    """The control that answers a waiting item: APPROVE / REJECT an approval; for an
+def decision(item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlMessage:
+    """The control that answers a waiting item: APPROVE / REJECT an approval; ANSWER a
+    question (with ``answer``: its text or option; without, REJECT says no); for an
     escalation, RESUME the run or CANCEL it."""
-    if item.kind == "approval":
+    if item.kind == "question" and answer is not None:
+        from ..run.controls import who
+
+        return ControlMessage(kind=ControlKind.ANSWER, payload={"target_id": item.target_id, **answer, **who()})
+    if item.kind in ("approval", "question"):
         kind = ControlKind.APPROVE if approve else ControlKind.REJECT
         return ControlMessage(kind=kind, payload={"target_id": item.target_id, "detail": reason})
     if approve:

@@ -63,10 +63,10 @@ class RunRow:
 
 @dataclass(frozen=True, slots=True)
 class WaitingItem:
-    """One pending approval or escalation of one run."""
+    """One pending approval, question or escalation of one run."""
 
     run_id: str
-    #: "approval" or "escalation".
+    #: "approval", "question" or "escalation".
     kind: str
     target_id: str
     task_id: str = ""
@@ -75,6 +75,9 @@ class WaitingItem:
     prompt: str = ""
     since_ms: int = 0
     goal: str = ""
+    #: A question's options, and whether it takes a typed answer.
+    options: tuple[str, ...] = ()
+    free_text: bool = True
 
     @property
     def key(self) -> str:
@@ -82,12 +85,17 @@ class WaitingItem:
 
     @property
     def what(self) -> str:
+        if self.kind == "question":
+            return "question"
         return self.tool_name or self.target_id if self.kind == "approval" else "escalation"
 
     def notice(self) -> Notice:
-        reason = f"approval: {self.tool_name or self.target_id}" if self.kind == "approval" else f"escalation: {self.prompt}"
+        if self.kind == "question":
+            reason = f"question: {self.prompt}"
+        else:
+            reason = f"approval: {self.tool_name or self.target_id}" if self.kind == "approval" else f"escalation: {self.prompt}"
         return Notice(self.run_id, self.kind, reason, self.since_ms, self.target_id, self.task_id, self.tool_name,
-                      self.prompt if self.kind == "approval" else "", self.goal)  # fmt: skip
+                      self.prompt if self.kind != "escalation" else "", self.goal)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -122,9 +130,10 @@ class RunsSource(Protocol):
         """The run as the usual screen's source (stopping it leaves the run going)."""
         ...
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "") -> ControlAck:
-        """Approve or reject an approval; for an escalation, approve resumes the run and
-        reject cancels it (with the reason)."""
+    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
+        """Approve or reject an approval; answer a question (``answer``: the ANSWER payload's
+        text or option); for an escalation, approve resumes the run and reject cancels it
+        (with the reason)."""
         ...
 
     async def mark(self, run_id: str, mark: str, *, undo: bool = False) -> None:
@@ -170,7 +179,8 @@ def row_from_state(state: RunState, run_id: str, origin: str, *, acknowledged: b
 
 def waiting_from_state(state: RunState, run_id: str) -> list[WaitingItem]:
     items = [
-        WaitingItem(run_id, "approval", a.target_id, a.task_id, a.tool_name, a.args_json, a.prompt, a.requested_ms, state.goal_summary)
+        WaitingItem(run_id, "question" if a.is_question else "approval", a.target_id, a.task_id, a.tool_name, a.args_json, a.prompt,
+                    a.requested_ms, state.goal_summary, a.options, a.free_text)  # fmt: skip
         for a in state.approvals.values()
     ]
     need = attention(state)

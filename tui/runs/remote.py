@@ -78,7 +78,10 @@ def _goal(s: service_pb2.RunSummary) -> str:
 
 
 def _item_from_pb(w: service_pb2.WaitingItem, goal: str = "") -> WaitingItem:
-    return WaitingItem(w.run_id, w.kind or "approval", w.target_id, w.task_id, w.tool_name, w.args_json, w.prompt, _ms(w.since), goal)
+    return WaitingItem(
+        w.run_id, w.kind or "approval", w.target_id, w.task_id, w.tool_name, w.args_json, w.prompt, _ms(w.since), goal,
+        tuple(w.options), w.free_text or not w.options,
+    )  # fmt: skip
 
 
 class RemoteRuns:
@@ -156,7 +159,8 @@ class RemoteRuns:
             for a in snap.pending_approvals:
                 # A snapshot's pending approval has no timestamp: the poll that first saw it stands in.
                 since = self._first_seen.setdefault(f"{s.run_id}/{a.target_id}", self._clock())
-                items.append(WaitingItem(s.run_id, "approval", a.target_id, a.task_id, a.tool_name, a.args_json, a.prompt, since, goals.get(s.run_id, "")))
+                kind = "question" if a.kind == "question" else "approval"  # a server without ListWaiting: no options known
+                items.append(WaitingItem(s.run_id, kind, a.target_id, a.task_id, a.tool_name, a.args_json, a.prompt, since, goals.get(s.run_id, "")))
             if s.needs_you.startswith("escalation"):
                 items.append(WaitingItem(s.run_id, "escalation", s.run_id, "", "", "", s.needs_you.removeprefix("escalation: "), _ms(s.needs_you_since), goals.get(s.run_id, "")))
         return items
@@ -173,5 +177,5 @@ class RemoteRuns:
         ca, cert, key = self._tls
         return GrpcRunSource(self.addr, run_id, token=self._token, tls_ca=ca, tls_client_cert=cert, tls_client_key=key)
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "") -> ControlAck:
-        return await self._open_client().send_control(item.run_id, decision(item, approve, reason))
+    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
+        return await self._open_client().send_control(item.run_id, decision(item, approve, reason, answer))

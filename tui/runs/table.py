@@ -36,9 +36,9 @@ _STATE_STYLE = {
     "RUNNING": "green", "PAUSED": "yellow", "PAUSING": "yellow", "COMPLETED": "blue",
     "ABORTED": "bold red", "CANCELLED": "dim", "DISCONNECTED": "yellow", "INTERRUPTED": "red", "PENDING": "dim",
 }  # fmt: skip
-_NEEDS_STYLE = {"approval": "bold yellow", "escalation": "bold magenta", "failed": "bold red", "paused": "yellow"}
+_NEEDS_STYLE = {"approval": "bold yellow", "question": "bold cyan", "escalation": "bold magenta", "failed": "bold red", "paused": "yellow"}
 #: Narrow in every terminal (no emoji presentation).
-_NEEDS_MARK = {"approval": "◆", "escalation": "▲", "failed": "✗", "paused": "‖"}
+_NEEDS_MARK = {"approval": "◆", "question": "?", "escalation": "▲", "failed": "✗", "paused": "‖"}
 
 
 def _needs_width(width: int) -> int:

@@ -1,5 +1,6 @@
-"""Approval screens: edit a tool call's arguments before approving it, the run's ledger
-(every decision: who, through which client, when, what ran) and its rules for "always"."""
+"""Approval screens: edit a tool call's arguments before approving it, answer a question
+(type, or pick one of its options), the run's ledger (every decision: who, through which
+client, when, what ran) and its rules for "always"."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList, Static, TextArea
+from textual.widgets import Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from goldfive.approvals.arguments import arguments_problem
@@ -80,6 +81,62 @@ class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
             self.query_one("#edit-error", Label).update(problem)  # the text stays: nothing is lost
             return
         self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class AnswerScreen(ModalScreen[dict[str, str] | None]):
+    """A question: its prompt, its options to pick (↑↓ Enter, or the option's number) and,
+    when it takes one, a line to type an answer in (Enter). Dismisses with ``{"option": ...}``
+    or ``{"text": ...}`` (the ANSWER payload), None on Esc."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="answer.cancel")]
+
+    def __init__(self, prompt: str, options: tuple[str, ...], free_text: bool, *, title: str = "Answer") -> None:
+        super().__init__(classes="dialog-screen")
+        self.prompt, self.options, self.free_text, self.title_text = prompt, options, free_text or not options, title
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog detail"):
+            yield Label(self.title_text, classes="dialog-title")
+            yield Static(Text(self.prompt), id="answer-prompt")
+            if self.options:
+                yield OptionList(*(Option(f"{n}  {o}" if n <= 9 else f"   {o}", id=str(n - 1)) for n, o in enumerate(self.options, 1)), id="answer-options")
+            if self.free_text:
+                yield Input(placeholder="type an answer, Enter sends", id="answer-text")
+            yield Label("", id="answer-error", classes="dialog-error")
+            hints = ["↑↓ Enter or 1-9 pick"] if self.options else []
+            if self.free_text:
+                hints.append("type, then Enter" + (" (Tab to the line)" if self.options else ""))
+            yield Label(" · ".join([*hints, "Esc cancel"]), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        for line in self.query(Input).results(Input):
+            line.cursor_blink = getattr(self.app, "cursor_blink", True)
+        target = self.query("#answer-options") or self.query("#answer-text")
+        target.first().focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.dismiss({"option": self.options[int(event.option.id)]})
+
+    def on_key(self, event: Any) -> None:
+        # A digit picks the option of that number, unless the person is typing an answer.
+        if isinstance(self.focused, Input) or not (event.character or "").isdigit():
+            return
+        n = int(event.character)
+        if 1 <= n <= min(len(self.options), 9):
+            event.stop()
+            self.dismiss({"option": self.options[n - 1]})
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if not event.value.strip():
+            self.query_one("#answer-error", Label).update("the answer is empty")
+            return
+        self.dismiss({"text": event.value})
 
     def action_cancel(self) -> None:
         self.dismiss(None)

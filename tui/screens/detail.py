@@ -116,7 +116,7 @@ class ApprovalScreen(_DetailScreen):
         super().__init__()
         self.view = view
         self.can_decide = can_decide
-        self.copy_text = pretty_json(view.args if view.args is not None else view.args_json)
+        self.copy_text = view.prompt if view.is_question else pretty_json(view.args if view.args is not None else view.args_json)
         self._state, self._now = state, now_ms
         self.gone = ""
 
@@ -124,14 +124,21 @@ class ApprovalScreen(_DetailScreen):
         v = self.view
         with Vertical(classes="dialog detail"):
             name = v.tool_name or v.target_id
-            yield Label(f"Approval: {name} ({v.kind})", classes="dialog-title")
+            yield Label(f"Question ({v.target_id})" if v.is_question else f"Approval: {name} ({v.kind})", classes="dialog-title")
             yield Static(Text(v.prompt), id="approval-prompt")
+            if v.options:
+                yield Static(Text("options: " + " / ".join(v.options) + ("" if v.free_text else " (pick one)"), style="bold"), id="approval-options")
             yield Static(self._meta(), id="approval-meta", classes="detail-meta")
             with VerticalScroll(id="approval-args", classes="detail-body", can_focus=True):
-                yield Static(highlighted(self.copy_text or "(no arguments)"))
+                if v.is_question:
+                    yield Static(Text(self.copy_text))
+                else:
+                    yield Static(highlighted(self.copy_text or "(no arguments)"))
             edit = " · e edit, then approve" if v.kind == "tool" else ""
-            decide = f"a approve · x reject{edit} · " if self.can_decide else ""
-            yield Label(f"{decide}y copy the arguments · ↑↓ scroll · Esc close", classes="dialog-hint")
+            verbs = "a answer (type or pick) · x reject" if v.is_question else f"a approve · x reject{edit}"
+            decide = f"{verbs} · " if self.can_decide else ""
+            copy = "the question" if v.is_question else "the arguments"
+            yield Label(f"{decide}y copy {copy} · ↑↓ scroll · Esc close", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one("#approval-args").focus()
@@ -170,7 +177,7 @@ class ApprovalScreen(_DetailScreen):
         if self.gone:
             self.notify(self.gone, severity="warning")
             return
-        self.dismiss(what)
+        self.dismiss("answer_question" if what == "approve" and self.view.is_question else what)
 
 
 class EventScreen(_DetailScreen):

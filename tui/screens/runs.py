@@ -253,14 +253,14 @@ class RunsScreen(Screen[None]):
             self.app.push_screen(WaitingScreen(self.snapshot, self.wall_ms(), self))
 
     # -- decisions from the queue -----------------------------------------------------------------
-    def decide(self, items: list[WaitingItem], approve: bool, reason: str = "") -> None:
-        self.run_worker(self._decide(items, approve, reason), group="hub-decide")
+    def decide(self, items: list[WaitingItem], approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> None:
+        self.run_worker(self._decide(items, approve, reason, answer), group="hub-decide")
 
-    async def _decide(self, items: list[WaitingItem], approve: bool, reason: str) -> None:
+    async def _decide(self, items: list[WaitingItem], approve: bool, reason: str, answer: dict[str, str] | None = None) -> None:
         done, refused = 0, []
         for item in items:
             try:
-                ack = await self.runs.decide(item, approve, reason)
+                ack = await self.runs.decide(item, approve, reason, answer)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # isolation boundary: one failed delivery does not stop the batch
@@ -270,7 +270,7 @@ class RunsScreen(Screen[None]):
                 done += 1
             else:
                 refused.append(f"{item.what} ({item.run_id[:8]}): {ack.detail or ack.result}")
-        verb = "approved" if approve else "rejected"
+        verb = "answered" if answer is not None else "approved" if approve else "rejected"
         if done:
             self.notify(f"{verb} {done} item{'s' if done != 1 else ''}", timeout=4)
         if refused:

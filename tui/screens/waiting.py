@@ -1,7 +1,8 @@
-"""The waiting queue: every pending approval and escalation of every run, oldest first.
+"""The waiting queue: every pending approval, question and escalation of every run, oldest first.
 
 Enter opens an item (prompt, tool, task, full arguments) and marks it read; from there ``a``
-approves, ``x`` rejects with a reason, ``o`` opens its run. ``A`` approves in one go only the
+approves (a question: answers it, typed or picked from its options), ``x`` rejects with a
+reason, ``o`` opens its run. ``A`` approves in one go only the
 items the person has opened and read that were in the list when it was drawn (the screen
 opened) and still wait: an item that arrived afterwards is never approved unread.
 """
@@ -27,7 +28,7 @@ __all__ = ["WAITING_KEYS", "WaitingDetail", "WaitingScreen"]
 
 WAITING_KEYS: list[BindingType] = [
     Binding("enter", "open_item", "Read", tooltip="Open the item: prompt, tool, task, arguments (marks it read)", id="waiting.read"),
-    Binding("a", "decide(True)", "Approve", tooltip="Approve the selected item (once read)", id="waiting.approve"),
+    Binding("a", "decide(True)", "Approve", tooltip="Approve the selected item (once read); a question: answer it, typed or picked", id="waiting.approve"),
     Binding("x", "decide(False)", "Reject", tooltip="Reject the selected item, with a reason (once read)", id="waiting.reject"),
     Binding("A", "approve_read", "Approve read", tooltip="Approve every item you opened and read that was listed when the queue opened", id="waiting.batch"),
     Binding("o", "jump", "Open run", tooltip="Open the selected item's run", id="waiting.jump"),
@@ -36,7 +37,7 @@ WAITING_KEYS: list[BindingType] = [
     Binding("q", "app.quit", "Quit", tooltip="Quit; runs started in this process are cancelled after a confirmation", id="waiting.quit"),
 ]  # fmt: skip
 
-_KIND_STYLE = {"approval": "bold yellow", "escalation": "bold magenta"}
+_KIND_STYLE = {"approval": "bold yellow", "question": "bold cyan", "escalation": "bold magenta"}
 
 
 class WaitingList(CursorList):
@@ -46,7 +47,7 @@ class WaitingList(CursorList):
 class Decider(Protocol):
     """Where the queue's decisions and jumps go: the runs screen."""
 
-    def decide(self, items: list[WaitingItem], approve: bool, reason: str = "") -> None: ...
+    def decide(self, items: list[WaitingItem], approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> None: ...
 
     def open_run(self, run_id: str) -> None: ...
 
@@ -62,7 +63,8 @@ def item_row(item: WaitingItem, now_ms: int, width: int, *, read: bool, new: boo
     out.append(clip(item.task_id or "-", 12).ljust(12) + " ", style="not dim")
     out.append(clip(item.what, 16).ljust(16) + " ", style=_KIND_STYLE.get(item.kind, ""))
     rest = max(6, width - 48)
-    out.append(clip(item.args_json or item.prompt, rest), style="dim")
+    options = f"  [{' / '.join(item.options)}]" if item.options else ""
+    out.append(clip((item.args_json or item.prompt) + options, rest), style="dim")
     return out
 
 
@@ -134,7 +136,7 @@ class WaitingScreen(Screen[None]):
 
         def answered(what: str | None) -> None:
             if what == "approve":
-                self.hub.decide([item], True)
+                self._approve(item)
             elif what == "reject":
                 self._reject(item)
             elif what == "open":
@@ -151,9 +153,22 @@ class WaitingScreen(Screen[None]):
             self.action_open_item()
             return
         if approve:
-            self.hub.decide([item], True)
+            self._approve(item)
         else:
             self._reject(item)
+
+    def _approve(self, item: WaitingItem) -> None:
+        """Approve it; a question is answered instead (typed, or one of its options picked)."""
+        if item.kind != "question":
+            self.hub.decide([item], True)
+            return
+        from .approvals import AnswerScreen
+
+        def answered(payload: dict[str, str] | None) -> None:
+            if payload is not None:
+                self.hub.decide([item], True, answer=payload)
+
+        self.app.push_screen(AnswerScreen(item.prompt, item.options, item.free_text, title=f"Answer ({item.run_id[:8]})"), answered)
 
     def _reject(self, item: WaitingItem) -> None:
         from .dialogs import TextPrompt
@@ -162,7 +177,7 @@ class WaitingScreen(Screen[None]):
             if reason is not None:
                 self.hub.decide([item], False, reason.strip())
 
-        verb = "Reject" if item.kind == "approval" else "Cancel the run of"
+        verb = "Reject" if item.kind in ("approval", "question") else "Cancel the run of"
         self.app.push_screen(TextPrompt(f"{verb} {item.what} ({item.run_id[:8]}): reason", hint="Enter sends · Esc cancels"), entered)
 
     def action_approve_read(self) -> None:
@@ -202,7 +217,8 @@ class WaitingDetail(_DetailScreen):
     def compose(self) -> ComposeResult:
         w = self.item
         with Vertical(classes="dialog detail"):
-            yield Label(f"{w.kind.capitalize()}: {w.what} · run {w.run_id}", classes="dialog-title")
+            title = f"Question · run {w.run_id}" if w.kind == "question" else f"{w.kind.capitalize()}: {w.what} · run {w.run_id}"
+            yield Label(title, classes="dialog-title")
             yield Static(Text(w.prompt or "(no prompt)"), id="waiting-prompt")
             meta = Text(style="dim")
             if w.goal:
@@ -211,11 +227,13 @@ class WaitingDetail(_DetailScreen):
                 meta.append(f"task: {w.task_id}\n")
             if w.tool_name:
                 meta.append(f"tool: {w.tool_name}    call: {w.target_id}\n")
+            if w.options:
+                meta.append(f"options: {' / '.join(w.options)}" + ("" if w.free_text else " (pick one)") + "\n")
             meta.append(f"waiting {age_text(self._now - w.since_ms)}" if w.since_ms else "waiting")
             yield Static(meta, classes="detail-meta")
             with VerticalScroll(id="waiting-args", classes="detail-body", can_focus=True):
                 yield Static(highlighted(self.copy_text or "(no arguments)"))
-            what = "a approve · x reject" if w.kind == "approval" else "a resume the run · x cancel it"
+            what = {"approval": "a approve · x reject", "question": "a answer · x reject"}.get(w.kind, "a resume the run · x cancel it")
             yield Label(f"{what} · o open the run · y copy · Esc back", classes="dialog-hint")
 
     def on_mount(self) -> None:

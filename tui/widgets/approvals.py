@@ -1,4 +1,5 @@
-"""The approvals pane: every pending approval with prompt, kind, tool, arguments and age."""
+"""The approvals pane: every pending approval with prompt, kind, tool, arguments and age; a
+question with "?", its prompt and its options."""
 
 from __future__ import annotations
 
@@ -29,14 +30,19 @@ class ApprovalsView(CursorList):
         for a in state.approvals.values():
             row = Text(no_wrap=True, overflow="crop")
             row.append(" ✓ " if a.target_id in read else " · ", "green" if a.target_id in read else "cyan")
-            row.append(a.tool_name or a.target_id, target)
+            row.append("? question" if a.is_question else a.tool_name or a.target_id, target)
             row.append(f"  {age_text(now_ms - a.requested_ms)}")
             if a.timeout_ms:
                 left = a.timeout_ms - (now_ms - a.requested_ms)
                 row.append(f" ({age_text(left)} left)", dim)
-            args = compact_json(a.args)
+            args = " / ".join(a.options) if a.is_question else compact_json(a.args)
             room = width - row.cell_len - 2
             prompt = f'"{a.prompt}"' if a.prompt else ""
+            if a.is_question and prompt and room > 8:  # the question first: it is what is asked
+                shown = clip(prompt, room if not args else max(room * 2 // 3, min(room, 24)))
+                row.append(f"  {shown}")
+                room -= len(shown) + 2
+                prompt = ""
             if args and room > 8:
                 # The arguments whole when they fit beside a glimpse of the prompt, else most of
                 # the room; the prompt gets what they leave (Enter shows both whole).

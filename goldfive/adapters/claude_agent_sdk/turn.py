@@ -8,8 +8,9 @@ turn the conversation is on:
   tool approval under the ``tool_use`` id with the tool input as its arguments (rules and the
   never-auto list first, the ledger records it): APPROVE is ``PermissionResultAllow`` (with
   ``updated_input`` when a person edited the arguments), REJECT ``PermissionResultDeny`` whose
-  message, with the person's reason, the model reads. ``AskUserQuestion`` is a question (an
-  approval of kind ``question``, approve = yes, reject = no with the reason) answered through
+  message, with the person's reason, the model reads. ``AskUserQuestion`` is a question per
+  question it holds (docs/approvals.md#questions: its options' labels offered, a typed answer
+  taken), answered with ANSWER (or yes / no from a client that knows no questions) through
   ``updated_input["answers"]``;
 - the hooks -> :meth:`Turn.hook`: PreToolUse, SubagentStart/Stop and Notification are ``hook``
   steps, PostToolUse / PostToolUseFailure ``tool_call`` steps;
@@ -41,7 +42,7 @@ from claude_agent_sdk import (
 
 from goldfive import events
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
-from goldfive.adapters.common import ToolDecision, ask_question, ask_tool_approval, record_model_turn, record_tool_call, to_text
+from goldfive.adapters.common import ask_question, ask_tool_approval, record_model_turn, record_tool_call, to_text
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
 from goldfive.usage import ModelUsage, report_usage
@@ -189,12 +190,20 @@ class Turn:
         return PermissionResultDeny(message=denial)
 
     async def _question(self, tool_input: dict[str, Any], target: str) -> PermissionResult:
+        """AskUserQuestion: each of its questions is a goldfive question offering its options'
+        labels (Claude Code also takes a typed answer, "Other"), asked in turn; the answers go
+        back as the tool's ``answers``, which Claude reads."""
         questions = [q for q in tool_input.get("questions") or [] if isinstance(q, dict) and isinstance(q.get("question"), str)]
         if not questions:
             return PermissionResultDeny(message="AskUserQuestion needs at least one question")
-        decision = await ask_question(self.ctx, task_id=self.task.id, question=_question_text(questions), target_id=target)
-        answer = _answer(decision)
-        return PermissionResultAllow(updated_input={**tool_input, "answers": {q["question"]: answer for q in questions}})
+        answers: dict[str, str] = {}
+        for n, q in enumerate(questions):
+            answer = await ask_question(
+                self.ctx, task_id=self.task.id, question=_question_text([q]), options=_labels(q),
+                target_id=target if n == 0 else f"{target}#{n + 1}",
+            )  # fmt: skip
+            answers[q["question"]] = answer.for_model()
+        return PermissionResultAllow(updated_input={**tool_input, "answers": answers})
 
     # -- hooks -----------------------------------------------------------------------
     async def hook(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -255,15 +264,14 @@ class Turn:
         )  # fmt: skip
 
 
+def _labels(q: dict[str, Any]) -> list[str]:
+    return [str(o.get("label")) for o in q.get("options") or [] if isinstance(o, dict) and o.get("label")]
+
+
 def _question_text(questions: list[dict[str, Any]]) -> str:
+    """The prompt: each question with its options (also for a client that shows no options)."""
     lines = []
     for q in questions:
-        labels = [str(o.get("label")) for o in q.get("options") or [] if isinstance(o, dict) and o.get("label")]
+        labels = _labels(q)
         lines.append(q["question"] + (f" ({' / '.join(labels)})" if labels else ""))
     return "\n".join(lines)
-
-
-def _answer(decision: ToolDecision) -> str:
-    if decision.approved:
-        return "yes"
-    return f"no: {decision.reason}" if decision.reason else "no"

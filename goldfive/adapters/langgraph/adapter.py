@@ -14,8 +14,8 @@ adapter uses, all LangGraph's own public mechanisms:
   ``goldfive.adapters.langgraph.requests``: LangChain's ``HumanInTheLoopMiddleware`` (batched or
   per call), the Agent Inbox request of :func:`ask_first`, or any other value, which is a
   question. Each tool call becomes a goldfive tool approval under its tool call id (rules and
-  the never-auto list apply first; the ledger records the decision), each question an approval
-  of kind ``"question"``; all are asked at once, and the thread resumes with
+  the never-auto list apply first; the ledger records the decision), each question (a plain
+  interrupt, a respond-only call) a goldfive question (docs/approvals.md#questions); all are asked at once, and the thread resumes with
   ``Command(resume={interrupt_id: answer})`` in the form the request expects.
 - **The reporting tools and injected messages are part of the graph** when it is built with
   them (``goldfive.adapters.langgraph.tools``; ``GoldfiveMiddleware`` for ``create_agent``).
@@ -40,7 +40,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, Interrupt
 
-from goldfive.adapters.common import ToolDecision, ask_question, ask_tool_approval, record_model_turn, record_tool_call, task_input
+from goldfive.adapters.common import Answer, ToolDecision, ask_question, ask_tool_approval, record_model_turn, record_tool_call, task_input, to_text
 from goldfive.adapters.langgraph.requests import Ask, Unanswerable, read_request
 from goldfive.adapters.langgraph.tools import CONFIG_KEY, Binding
 from goldfive.usage import ModelUsage, report_usage
@@ -266,10 +266,11 @@ class _TaskRun:
             asked = [[group.create_task(self._ask(i, n, ask)) for n, ask in enumerate(r.asks)] for i, r in requests]
         return {i.id: r.answer([t.result() for t in tasks]) for (i, r), tasks in zip(requests, asked)}
 
-    async def _ask(self, i: Interrupt, n: int, ask: Ask) -> ToolDecision:
+    async def _ask(self, i: Interrupt, n: int, ask: Ask) -> ToolDecision | Answer:
         target = ask.call_id or (i.id if n == 0 else f"{i.id}-{n}")
         if ask.is_question:
-            return await ask_question(self.ctx, task_id=self.task.id, question=ask.prompt, target_id=target)
+            prompt = ask.prompt or f"{ask.tool_name} {to_text(ask.args)}"
+            return await ask_question(self.ctx, task_id=self.task.id, question=prompt, target_id=target, options=ask.options)
         decision = await ask_tool_approval(
             self.ctx,
             task_id=self.task.id,

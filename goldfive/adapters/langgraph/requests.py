@@ -12,8 +12,13 @@ Four shapes of ``Interrupt.value`` are understood, each answered in its own resu
 - the Agent Inbox request (``{"action_request": {"action", "args"}, "config": {allow_*},
   "description"}``, alone or as a list of one) that :func:`ask_first` raises, resumed with a
   ``HumanResponse`` (``accept`` / ``edit`` / ``response`` / ``ignore``);
-- any other value (``interrupt("Deploy api?")``): a question to the person; approve resumes
-  with ``True``, reject with ``False``.
+- any other value (``interrupt("Deploy api?")``): a question to the person
+  (docs/approvals.md#questions), offering the ``options`` of a ``{"question", "options"}``
+  value; an ANSWER resumes with its text (or the JSON object or array typed), and from a client
+  that knows no questions approve resumes with ``True``, reject with ``False``.
+
+A call whose review config allows only ``respond`` (an "ask the user" tool) is a question
+too; its answer goes back as ``respond`` with the person's words.
 
 A decision is one of ``approve``, ``edit`` (``edited_action``), ``reject`` (``message``) and
 ``respond`` (``message``). Only what the request allows is sent: edits are offered only where
@@ -24,16 +29,18 @@ cannot take a rejection, which :class:`Unanswerable` says.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from goldfive.adapters.common import ToolDecision, to_text
+from goldfive.adapters.common import Answer, ToolDecision, to_text
 from goldfive.errors import GoldfiveError
 
 __all__ = ["Ask", "Request", "Unanswerable", "read_request"]
 
 ALL_DECISIONS = frozenset({"approve", "edit", "reject", "respond"})
+RESPOND_ONLY = frozenset({"respond"})
 #: What a respond-only request (an "ask the user" tool) gets for an approval.
 YES = "yes"
 
@@ -54,10 +61,14 @@ class Ask:
     #: The decisions the request accepts (LangChain's names).
     allowed: frozenset[str] = ALL_DECISIONS
     parameters: dict[str, Any] | None = None
+    #: A question's answers to pick from (none: typed).
+    options: tuple[str, ...] = ()
 
     @property
     def is_question(self) -> bool:
-        return not self.tool_name
+        """A question for the person rather than a yes/no on a call: a plain interrupt, or a
+        call whose only allowed decision is ``respond``."""
+        return not self.tool_name or self.allowed == RESPOND_ONLY
 
     @property
     def editable(self) -> bool:
@@ -74,10 +85,11 @@ class Request:
     as_list: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def answer(self, decisions: Sequence[ToolDecision]) -> Any:
-        """The resume value for this interrupt, given one decision per ask, in order."""
+    def answer(self, decisions: Sequence[ToolDecision | Answer]) -> Any:
+        """The resume value for this interrupt, given one decision (an Answer for a question)
+        per ask, in order."""
         if self.shape == "question":
-            return decisions[0].approved
+            return _resume_value(decisions[0])
         if self.shape == "hitl_batched":
             return {"decisions": [_decision(a, d) for a, d in zip(self.asks, decisions)]}
         if self.shape == "hitl_per_call":
@@ -99,7 +111,26 @@ def read_request(value: Any, response_schema: Any, latest_calls: Sequence[dict[s
         action = inbox["action_request"]
         if isinstance(action.get("action"), str):
             return _inbox(inbox, as_list=inbox is not value)
-    return Request("question", [Ask("", {}, "", value if isinstance(value, str) else to_text(value), frozenset({"approve", "reject"}))])
+    offered = value.get("options") if isinstance(value, dict) else None
+    options = tuple(str(o) for o in offered if isinstance(o, (str, int, float))) if isinstance(offered, list) else ()
+    prompt = value if isinstance(value, str) else to_text(value)
+    return Request("question", [Ask("", {}, "", prompt, frozenset({"approve", "reject"}), options=options)])
+
+
+def _resume_value(d: ToolDecision | Answer) -> Any:
+    """What a plain ``interrupt()`` returns: the answer's text (a JSON object or array when
+    that is what was typed), or True / False for yes / no."""
+    if isinstance(d, ToolDecision):
+        return d.approved
+    if d.outcome != "answer":
+        return d.outcome == "approve"
+    text = d.text.strip()
+    if not d.option and text[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return d.text
 
 
 def _batched(value: dict[str, Any], latest_calls: Sequence[dict[str, Any]]) -> Request:
@@ -172,8 +203,10 @@ def _edit_parameters(schema: Any) -> dict[str, Any] | None:
     return None
 
 
-def _decision(ask: Ask, d: ToolDecision) -> dict[str, Any]:
+def _decision(ask: Ask, d: ToolDecision | Answer) -> dict[str, Any]:
     """A LangChain ``Decision`` for ``d``, of a type ``ask`` allows."""
+    if isinstance(d, Answer):  # a respond-only call, asked as a question
+        return {"type": "respond", "message": d.for_model()}
     if d.approved:
         if d.arguments is not None and d.arguments != ask.args and "edit" in ask.allowed:
             return {"type": "edit", "edited_action": {"name": ask.tool_name, "args": d.arguments}}
@@ -195,8 +228,10 @@ def _decision(ask: Ask, d: ToolDecision) -> dict[str, Any]:
     )
 
 
-def _inbox_response(ask: Ask, d: ToolDecision) -> dict[str, Any]:
+def _inbox_response(ask: Ask, d: ToolDecision | Answer) -> dict[str, Any]:
     """An Agent Inbox ``HumanResponse`` for ``d``."""
+    if isinstance(d, Answer):
+        return {"type": "response", "args": d.for_model()}
     if d.approved:
         if d.arguments is not None and d.arguments != ask.args and "edit" in ask.allowed:
             return {"type": "edit", "args": {"action": ask.tool_name, "args": d.arguments}}

@@ -1,5 +1,6 @@
-"""``goldfive ctl ADDR approve|reject|ledger|rules``: deciding approvals, reading who decided,
-and the rules for "always". Each control says who sent it (the OS user) and through ``ctl``."""
+"""``goldfive ctl ADDR approve|reject|answer|ledger|rules``: deciding approvals, answering
+questions, reading who decided, and the rules for "always". Each control says who sent it (the
+OS user) and through ``ctl``."""
 
 from __future__ import annotations
 
@@ -72,6 +73,22 @@ def approve_command(
 def reject_command(opts: _Opts, run_id: str, target_id: str, detail: str) -> None:
     """REJECT the pending approval ID."""
     _control(opts, run_id, ControlKind.REJECT, {"target_id": target_id, "detail": detail, "author": os_user(), "client": CLIENT})
+
+
+@ctl.command("answer", short_help="ANSWER a pending question (typed text, or --option).")
+@_RUN
+@click.argument("target_id", metavar="ID")
+@click.argument("text", required=False, default="")
+@click.option("--option", default="", metavar="OPTION", help="Pick one of the options the question offers instead of typing.")
+@_options
+def answer_command(opts: _Opts, run_id: str, target_id: str, text: str, option: str) -> None:
+    """ANSWER the pending question ID with TEXT, or with one of its options (--option). The
+    run refuses an option it did not offer, and text when the question takes only its options."""
+    if bool(text) == bool(option):
+        raise _fail("give the answer as TEXT or --option OPTION (one of them)")
+    payload: dict[str, Any] = {"target_id": target_id, "author": os_user(), "client": CLIENT}
+    payload.update({"option": option} if option else {"text": text})
+    _control(opts, run_id, ControlKind.ANSWER, payload)
 
 
 @ctl.command("ledger", short_help="Every approval decision of a run: who, via which client, what ran.")

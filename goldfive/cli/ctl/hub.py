@@ -1,6 +1,7 @@
 """The hub's ``goldfive ctl`` commands: ``start`` a run in the hub, list what is ``waiting``
 for a person, and the ``runs`` table (what needs a person first). Approving and rejecting a
-waiting item is ``ctl approve`` / ``ctl reject`` with the RUN and ID ``waiting`` prints.
+waiting item is ``ctl approve`` / ``ctl reject`` with the RUN and ID ``waiting`` prints;
+answering a question ``ctl answer``.
 """
 
 from __future__ import annotations
@@ -113,9 +114,10 @@ def start_command(opts: _Opts, agent: str, goal: str, plan_path: str | None, spe
 @click.argument("run_id", metavar="[RUN]", required=False, default="")
 @_options
 def waiting_command(opts: _Opts, run_id: str) -> None:
-    """Every pending approval and escalation of every run (or of RUN), oldest first: run,
-    kind, id, task, tool, arguments, age. Answer one with `ctl ADDR approve RUN ID` or
-    `ctl ADDR reject RUN ID --detail WHY`."""
+    """Every pending approval, question and escalation of every run (or of RUN), oldest
+    first: run, kind, id, task, tool, arguments (a question: its prompt and options), age.
+    Decide an approval with `ctl ADDR approve RUN ID` or `ctl ADDR reject RUN ID --detail WHY`;
+    answer a question with `ctl ADDR answer RUN ID TEXT` (or `--option OPTION`)."""
 
     async def read(client: RemoteClient) -> list[Any]:
         return await client.list_waiting(run_id)
@@ -130,4 +132,6 @@ def waiting_command(opts: _Opts, run_id: str) -> None:
     now = time.time()
     for i in items:  # every text here is the run's: one line each, safe for a terminal
         what = f"tool {field(i.tool_name)} {field(i.args_json)}" if i.tool_name else field(i.prompt)
+        if i.kind == "question" and i.options:
+            what += f"  options: {' / '.join(field(o) for o in i.options)}" + ("" if i.free_text else " (pick one)")
         echo(f"{field(i.run_id)}  {field(i.kind):<10} {field(i.target_id)}  task {field(i.task_id) or '-'}  {_since(i, 'since', now):>7}  {what}")

@@ -72,7 +72,10 @@ def status_command(opts: _Opts, run_id: str) -> None:
             used = f"  [{format_tokens(u.tokens)} tok {format_cost(u)}]"
         echo(f"  {str(status):<10} {field(t.id)}  {field(t.title)}{used}")
     for a in snap.pending_approvals:
-        echo(f"  approval waiting: {field(a.target_id)} ({field(a.kind)}) {field(a.prompt)}")
+        if a.kind == "question":  # answered with `ctl answer RUN ID TEXT`
+            echo(f"  question waiting: {field(a.target_id)} {field(a.prompt)}")
+        else:
+            echo(f"  approval waiting: {field(a.target_id)} ({field(a.kind)}) {field(a.prompt)}")
 
 
 @ctl.command("tail", short_help="Print the run's events, history then live.")

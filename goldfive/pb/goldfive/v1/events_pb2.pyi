@@ -12,7 +12,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "usage_recorded", "approval_reminded", "approval_escalated", "recording_schema")
+    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "usage_recorded", "approval_reminded", "approval_escalated", "question_asked", "question_answered", "recording_schema")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -51,6 +51,8 @@ class Event(_message.Message):
     USAGE_RECORDED_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_REMINDED_FIELD_NUMBER: _ClassVar[int]
     APPROVAL_ESCALATED_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_ASKED_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_ANSWERED_FIELD_NUMBER: _ClassVar[int]
     RECORDING_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     run_id: str
@@ -90,8 +92,10 @@ class Event(_message.Message):
     usage_recorded: UsageRecorded
     approval_reminded: ApprovalReminded
     approval_escalated: ApprovalEscalated
+    question_asked: QuestionAsked
+    question_answered: QuestionAnswered
     recording_schema: int
-    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., usage_recorded: _Optional[_Union[UsageRecorded, _Mapping]] = ..., approval_reminded: _Optional[_Union[ApprovalReminded, _Mapping]] = ..., approval_escalated: _Optional[_Union[ApprovalEscalated, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
+    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., usage_recorded: _Optional[_Union[UsageRecorded, _Mapping]] = ..., approval_reminded: _Optional[_Union[ApprovalReminded, _Mapping]] = ..., approval_escalated: _Optional[_Union[ApprovalEscalated, _Mapping]] = ..., question_asked: _Optional[_Union[QuestionAsked, _Mapping]] = ..., question_answered: _Optional[_Union[QuestionAnswered, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
 
 class RunStarted(_message.Message):
     __slots__ = ("run_id", "goal_summary", "started_at", "user_input", "launch_json")
@@ -407,6 +411,40 @@ class ApprovalEscalated(_message.Message):
     waited_ms: int
     why: str
     def __init__(self, target_id: _Optional[str] = ..., waited_ms: _Optional[int] = ..., why: _Optional[str] = ...) -> None: ...
+
+class QuestionAsked(_message.Message):
+    __slots__ = ("target_id", "task_id", "prompt", "options", "free_text", "timeout_ms", "on_timeout")
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    FREE_TEXT_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    ON_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    target_id: str
+    task_id: str
+    prompt: str
+    options: _containers.RepeatedScalarFieldContainer[str]
+    free_text: bool
+    timeout_ms: int
+    on_timeout: str
+    def __init__(self, target_id: _Optional[str] = ..., task_id: _Optional[str] = ..., prompt: _Optional[str] = ..., options: _Optional[_Iterable[str]] = ..., free_text: _Optional[bool] = ..., timeout_ms: _Optional[int] = ..., on_timeout: _Optional[str] = ...) -> None: ...
+
+class QuestionAnswered(_message.Message):
+    __slots__ = ("target_id", "outcome", "text", "option", "author", "client")
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    OPTION_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    target_id: str
+    outcome: str
+    text: str
+    option: str
+    author: str
+    client: str
+    def __init__(self, target_id: _Optional[str] = ..., outcome: _Optional[str] = ..., text: _Optional[str] = ..., option: _Optional[str] = ..., author: _Optional[str] = ..., client: _Optional[str] = ...) -> None: ...
 
 class RecordingFailed(_message.Message):
     __slots__ = ("detail", "failed_at_sequence")

@@ -91,7 +91,7 @@ class ListWaitingRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class WaitingItem(_message.Message):
-    __slots__ = ("run_id", "kind", "target_id", "task_id", "tool_name", "args_json", "prompt", "since", "sequence")
+    __slots__ = ("run_id", "kind", "target_id", "task_id", "tool_name", "args_json", "prompt", "since", "sequence", "options", "free_text")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     TARGET_ID_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +101,8 @@ class WaitingItem(_message.Message):
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     SINCE_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    FREE_TEXT_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     kind: str
     target_id: str
@@ -110,7 +112,9 @@ class WaitingItem(_message.Message):
     prompt: str
     since: _timestamp_pb2.Timestamp
     sequence: int
-    def __init__(self, run_id: _Optional[str] = ..., kind: _Optional[str] = ..., target_id: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., prompt: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sequence: _Optional[int] = ...) -> None: ...
+    options: _containers.RepeatedScalarFieldContainer[str]
+    free_text: bool
+    def __init__(self, run_id: _Optional[str] = ..., kind: _Optional[str] = ..., target_id: _Optional[str] = ..., task_id: _Optional[str] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., prompt: _Optional[str] = ..., since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sequence: _Optional[int] = ..., options: _Optional[_Iterable[str]] = ..., free_text: _Optional[bool] = ...) -> None: ...
 
 class ListWaitingResponse(_message.Message):
     __slots__ = ("items",)
