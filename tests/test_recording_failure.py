@@ -117,6 +117,7 @@ def test_ctl_status_says_a_hosted_run_needs_you_because_its_recording_failed(tmp
     from click.testing import CliRunner
 
     from goldfive.cli import main
+    from goldfive.testing import HubThread
     from tests.test_cli_remote import ServerThread
 
     filled = asyncio.Event()
@@ -132,18 +133,12 @@ def test_ctl_status_says_a_hosted_run_needs_you_because_its_recording_failed(tmp
         return Runner(agent=agent, planner=StaticPlanner(plan("t1", "t2")), sinks=sinks, control=control, run_id=run_id)
 
     class Filling(ServerThread):
-        async def _start(self, db: Path, token: str | None) -> None:
-            from goldfive.remote import RunHost, start_server
-
-            host = RunHost(db)
-            self.server = await start_server(host, listen="127.0.0.1:0", token=token)
-            host.start_run(factory, "fill", run_id=self.run_id)
+        async def _start_run(self) -> None:  # the filling run, not the gated one
+            self.host.start_run(factory, "fill", run_id=self.run_id)
             await filled.wait()
 
         def stop(self) -> None:
-            self.call(self.server.stop(None))
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self.thread.join(10)
+            HubThread.stop(self)  # no gate to open
 
     async def paused_on_it(st: ServerThread) -> None:
         run = st.server.host.get("r1")
