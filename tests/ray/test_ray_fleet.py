@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import psycopg
+import pytest
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.link.client import RemoteClient
