@@ -38,6 +38,8 @@ class ControlKind(StrEnum):
     INJECT_MESSAGE = "INJECT_MESSAGE"  # payload: {"role": "...", "text": "..."}
     GOLDFIVE_STEER = "GOLDFIVE_STEER"  # intervention ladder only
     GOLDFIVE_PAUSE_ESCALATE = "GOLDFIVE_PAUSE_ESCALATE"  # intervention ladder only
+    STEER_QUEUE = "STEER_QUEUE"  # payload: {"op": "list"|"edit"|"withdraw"|"up"|"down"|"hold"|"release", "note_id", "text"}
+    GUIDANCE = "GUIDANCE"  # payload: {"op": "list"|"remove"|"make_standing", "id"}
 
 
 class AckResult(StrEnum):
@@ -84,6 +86,22 @@ class AppliedAs(StrEnum):
     UNCHANGED = "UNCHANGED"
     #: FAILURE or UNSUPPORTED: nothing was applied.
     REFUSED = "REFUSED"
+    #: STEER with ``when="later"``: queued; delivered when the next task starts (docs/protocol.md#steer-later-and-standing).
+    QUEUED_LATER = "QUEUED_LATER"
+    #: STEER with ``standing``: in every later task's input until removed.
+    STANDING = "STANDING"
+    #: STEER_QUEUE edit / up / down / hold / release: the queue changed.
+    QUEUE_CHANGED = "QUEUE_CHANGED"
+    #: STEER_QUEUE withdraw: the queued note is gone, never delivered.
+    WITHDRAWN = "WITHDRAWN"
+    #: STEER_QUEUE list: the queue is in the ack's detail.
+    QUEUE_LISTED = "QUEUE_LISTED"
+    #: GUIDANCE list: the standing notes are in the ack's detail.
+    GUIDANCE_LISTED = "GUIDANCE_LISTED"
+    #: GUIDANCE remove: the standing note reaches no later task.
+    GUIDANCE_REMOVED = "GUIDANCE_REMOVED"
+    #: GUIDANCE make_standing: an earlier STEER (or a queued note) became standing guidance.
+    MADE_STANDING = "MADE_STANDING"
 
 
 def _now_ms() -> int:

@@ -18,6 +18,7 @@ from goldfive.controls.payloads import decode_payload
 from goldfive.errors import ConversionError, GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.run.acks import ACK_MEANING, Follows, PauseChange, applied_as_of
+from goldfive.steering import NOTE_EVENT_KINDS, SteeringNotes
 from goldfive.types import DriftKind, TaskStatus
 from goldfive.usage.ledger import recorded_from_pb
 from goldfive.usage.model import UsageTotals
@@ -76,6 +77,8 @@ class RunState:
     kind_counts: dict[str, int] = field(default_factory=dict)
     #: The run's model calls so far (usage_recorded), also across resumes.
     usage: UsageTotals = field(default_factory=UsageTotals)
+    #: The steer queue ("after this task") and the standing guidance (goldfive.steering).
+    notes: SteeringNotes = field(default_factory=SteeringNotes)
     _burn: deque[tuple[int, float]] = field(default_factory=deque, repr=False)
     _drift_control: dict[str, str] = field(default_factory=dict, repr=False)
     _rate: deque[list[int]] = field(default_factory=deque, repr=False)
@@ -186,9 +189,12 @@ class RunState:
         self.last_event_ms = max(self.last_event_ms, ms)
         self._count_rate(ms)
         handler = _HANDLERS.get(kind)
-        if handler is not None:
+        if handler is not None or kind in NOTE_EVENT_KINDS:
             try:
-                handler(self, getattr(ev, kind), ms)
+                if kind in NOTE_EVENT_KINDS:
+                    self.notes.apply(ev)
+                if handler is not None:
+                    handler(self, getattr(ev, kind), ms)
             except (GoldfiveError, ValueError, KeyError, IndexError, TypeError):
                 # An event whose payload does not fit (written by a buggy or hostile peer):
                 # counted, and the fold goes on; one event never stops a view of the run.
@@ -401,6 +407,7 @@ class RunState:
 
     def _control_acked(self, p: pb.ControlAcked, ms: int) -> None:
         self.control_ack(conv.from_pb_control_ack(p.ack), p.kind)
+
 
 
 def _replans(view: ControlView) -> bool:
