@@ -299,3 +299,43 @@ def test_the_note_events_read_as_one_line_each() -> None:
     assert "q1 held" in lines[1]
     assert "g1 by bob: no prod" in lines[2]
     assert "g1 by bob" in lines[3]
+
+
+# -- through a hub: ctl and GetRun ------------------------------------------------------------------
+
+
+def test_ctl_queues_holds_and_lists_notes_and_status_shows_the_queue_and_the_guidance(tmp_path: Path) -> None:
+    import json
+
+    from tests.test_cli_remote import ServerThread, ctl
+
+    st = ServerThread(tmp_path / "runs.sqlite")
+    try:
+        later = ctl(st.addr, "steer", "r1", "check the numbers", "--later", "--author", "ann")
+        assert later.exit_code == 0, later.output
+        assert later.output.startswith("STEER SUCCESS: queued as q1") and "\ncontrol " in later.output
+        assert ctl(st.addr, "steer", "r1", "second thought", "--later").exit_code == 0
+        standing = ctl(st.addr, "steer", "r1", "no stock photos", "--standing")
+        assert standing.exit_code == 0 and "standing guidance g1" in standing.output
+        both = ctl(st.addr, "steer", "r1", "x", "--later", "--standing")
+        assert both.exit_code == 2 and "cannot be combined" in both.output
+        hold = ctl(st.addr, "steer-queue", "r1", "hold", "q1")
+        assert hold.exit_code == 0 and "q1 held" in hold.output
+        missing = ctl(st.addr, "steer-queue", "r1", "withdraw", "q9")
+        assert missing.exit_code == 1 and "no queued note 'q9'" in missing.output
+        assert ctl(st.addr, "steer-queue", "r1", "edit", "q2").exit_code == 2  # no TEXT
+        listed = ctl(st.addr, "steer-queue", "r1", "list")
+        assert "q1 [held] (by ann): check the numbers; q2: second thought" in listed.output
+        status = ctl(st.addr, "status", "r1")
+        assert status.exit_code == 0, status.output
+        assert "queued for when the next task starts:" in status.output
+        assert "q1 [held]  check the numbers  (by ann)" in status.output and "q2  second thought" in status.output
+        assert "standing guidance (in every later task's input):" in status.output and "g1  no stock photos" in status.output
+        snap = json.loads(ctl(st.addr, "--json", "status", "r1").output)
+        assert [n["id"] for n in snap["steer_queue"]] == ["q1", "q2"] and snap["steer_queue"][0]["held"] is True
+        assert [n["text"] for n in snap["guidance"]] == ["no stock photos"]
+        assert snap["summary"]["queued_steers"] == 2 and snap["summary"]["standing_guidance"] == 1
+        assert ctl(st.addr, "guidance", "r1", "remove", "g1").exit_code == 0
+        assert "no standing guidance" in ctl(st.addr, "guidance", "r1", "list").output
+    finally:
+        st.stop()
