@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from goldfive import conv
@@ -88,15 +88,16 @@ def note_from_pb(p: pb.SteeringNote) -> SteeringNote:
     return SteeringNote(p.id, p.text, p.author, p.client, p.control_id, p.held, added)
 
 
+@dataclass
 class SteeringNotes:
     """The queue (in delivery order) and the standing guidance (in the order added)."""
 
-    def __init__(self) -> None:
-        self.queue: list[SteeringNote] = []
-        self.standing: list[SteeringNote] = []
-        self._steers: OrderedDict[str, SteeringNote] = OrderedDict()
-        self._queued_n = 0
-        self._guidance_n = 0
+    queue: list[SteeringNote] = field(default_factory=list)
+    standing: list[SteeringNote] = field(default_factory=list)
+    #: Recent STEERs by control id (for make_standing).
+    _steers: OrderedDict[str, SteeringNote] = field(default_factory=OrderedDict, repr=False)
+    _queued_n: int = 0
+    _guidance_n: int = 0
 
     # -- reading ----------------------------------------------------------------------
     def queued(self, note_id: str) -> SteeringNote | None:

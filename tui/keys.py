@@ -21,7 +21,7 @@ KEYS: list[BindingType] = [
     # footer on every toggle (tens of ms, measured), delaying the ack the person waits for.
     # The header says PAUSED.
     Binding("p", "pause", "Pause/Resume", tooltip="Pause the run (PAUSE), or resume it when paused (RESUME)", id="pause"),
-    Binding("s", "steer", "Steer", tooltip="Steer: a note; ctrl+s now, ctrl+l after this task, ctrl+g standing", id="steer"),
+    Binding("s", "steer", "Steer", tooltip="Steer: ctrl+s now, ctrl+l after this task, ctrl+g standing", id="steer"),
     # w and i stay out of the footer (help and the palette list them) so that at 80 columns
     # it still shows Cancel, Help and Quit.
     Binding("w", "rewind", "Rewind", show=False, tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
