@@ -31,6 +31,7 @@ NOTES_KEY = "goldfive.steering_notes"
 NOTE_EVENT_KINDS = frozenset({"steer_queued", "steer_queue_changed", "guidance_added", "guidance_removed", "control_received"})
 #: STEERs remembered for ``make_standing`` (the most recent ones).
 _STEER_MEMORY = 256
+_STEER = ControlKind.STEER.value
 
 
 class QueueOp(StrEnum):
@@ -94,8 +95,8 @@ class SteeringNotes:
 
     queue: list[SteeringNote] = field(default_factory=list)
     standing: list[SteeringNote] = field(default_factory=list)
-    #: Recent STEERs by control id (for make_standing).
-    _steers: OrderedDict[str, SteeringNote] = field(default_factory=OrderedDict, repr=False)
+    #: Recent STEERs by control id (for make_standing), decoded only when asked for.
+    _steers: OrderedDict[str, pb.ControlReceived] = field(default_factory=OrderedDict, repr=False)
     _queued_n: int = 0
     _guidance_n: int = 0
 
@@ -108,7 +109,16 @@ class SteeringNotes:
 
     def steer(self, control_id: str) -> SteeringNote | None:
         """An earlier STEER the run received, as a note (its id is the control's), or None."""
-        return self._steers.get(control_id)
+        received = self._steers.get(control_id)
+        if received is None:
+            return None
+        try:
+            payload = decode(conv.from_pb_control_event(received.control)).payload
+        except GoldfiveError:
+            return None  # its ack was FAILURE: there is no note to keep
+        if not isinstance(payload, Steer) or not payload.note.strip():
+            return None
+        return SteeringNote(control_id, payload.note, payload.author, payload.client, control_id)
 
     def due(self) -> list[SteeringNote]:
         """The queued notes to deliver when the next task starts: every one not held, in order."""
@@ -147,32 +157,43 @@ class SteeringNotes:
         return "; ".join(n.line() for n in self.standing) or "no standing guidance"
 
     # -- the fold ---------------------------------------------------------------------
-    def apply(self, ev: pb.Event) -> None:
-        """Fold one event (kinds outside ``NOTE_EVENT_KINDS`` are ignored)."""
-        kind = ev.WhichOneof("payload")
-        if kind == "steer_queued":
-            note = note_from_pb(ev.steer_queued.note)
-            self._queued_n = max(self._queued_n, _number(note.id))
-            if self.queued(note.id) is None:
-                self.queue.append(note)
+    def apply(self, ev: pb.Event, kind: str | None = None) -> None:
+        """Fold one event (kinds outside ``NOTE_EVENT_KINDS`` are ignored); ``kind``: its
+        payload's name, when the caller has it already."""
+        if kind is None:
+            kind = ev.WhichOneof("payload")
+        if kind == "control_received":
+            self.received(ev.control_received)
+        elif kind == "steer_queued":
+            self.on_steer_queued(ev.steer_queued)
         elif kind == "steer_queue_changed":
-            self._changed(ev.steer_queue_changed)
+            self.on_steer_queue_changed(ev.steer_queue_changed)
         elif kind == "guidance_added":
-            note = note_from_pb(ev.guidance_added.note)
-            self._guidance_n = max(self._guidance_n, _number(note.id))
-            if self.guidance(note.id) is None:
-                self.standing.append(note)
+            self.on_guidance_added(ev.guidance_added)
         elif kind == "guidance_removed":
-            self.standing = [n for n in self.standing if n.id != ev.guidance_removed.guidance_id]
-        elif kind == "control_received":
-            self._received(ev.control_received)
+            self.on_guidance_removed(ev.guidance_removed)
+
+    def on_steer_queued(self, p: pb.SteerQueued) -> None:
+        note = note_from_pb(p.note)
+        self._queued_n = max(self._queued_n, _number(note.id))
+        if self.queued(note.id) is None:
+            self.queue.append(note)
+
+    def on_guidance_added(self, p: pb.GuidanceAdded) -> None:
+        note = note_from_pb(p.note)
+        self._guidance_n = max(self._guidance_n, _number(note.id))
+        if self.guidance(note.id) is None:
+            self.standing.append(note)
+
+    def on_guidance_removed(self, p: pb.GuidanceRemoved) -> None:
+        self.standing = [n for n in self.standing if n.id != p.guidance_id]
 
     def apply_all(self, events: Iterable[pb.Event]) -> SteeringNotes:
         for ev in events:
             self.apply(ev)
         return self
 
-    def _changed(self, p: pb.SteerQueueChanged) -> None:
+    def on_steer_queue_changed(self, p: pb.SteerQueueChanged) -> None:
         try:
             op = QueueOp(p.op)
         except ValueError:
@@ -189,18 +210,12 @@ class SteeringNotes:
         # The event's order is the truth; a note it does not name has left the queue.
         self.queue = [by_id[i] for i in order if i in by_id]
 
-    def _received(self, p: pb.ControlReceived) -> None:
-        if p.kind != ControlKind.STEER.value:
+    def received(self, p: pb.ControlReceived) -> None:
+        """A control the run received: a STEER is remembered (for make_standing)."""
+        if p.kind != _STEER:
             return
-        try:
-            payload = decode(conv.from_pb_control_event(p.control)).payload
-        except GoldfiveError:
-            return
-        if not isinstance(payload, Steer) or not payload.note.strip():
-            return
-        cid = p.control.id
-        self._steers[cid] = SteeringNote(cid, payload.note, payload.author, payload.client, cid)
-        while len(self._steers) > _STEER_MEMORY:
+        self._steers[p.control.id] = p  # decoded by ``steer`` when asked: most never are
+        if len(self._steers) > _STEER_MEMORY:
             self._steers.popitem(last=False)
 
 

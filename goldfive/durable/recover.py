@@ -223,7 +223,7 @@ class _Fold:
             self.notes_acked.pop(ev.steer_queued.note.control_id, None)
         elif kind == "guidance_added":
             self.notes_acked.pop(ev.guidance_added.note.control_id, None)
-        notes.apply(ev)
+        notes.apply(ev, kind)
 
     def _drift_detected(self, p: pb.DriftDetected) -> None:
         if conv.drift_kind_from_pb(p.kind) is not DriftKind.USER_STEER:

@@ -18,7 +18,7 @@ from goldfive.controls.payloads import decode_payload
 from goldfive.errors import ConversionError, GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.run.acks import ACK_MEANING, Follows, PauseChange, applied_as_of
-from goldfive.steering import NOTE_EVENT_KINDS, SteeringNotes
+from goldfive.steering import SteeringNotes
 from goldfive.types import DriftKind, TaskStatus
 from goldfive.usage.ledger import recorded_from_pb
 from goldfive.usage.model import UsageTotals
@@ -189,12 +189,9 @@ class RunState:
         self.last_event_ms = max(self.last_event_ms, ms)
         self._count_rate(ms)
         handler = _HANDLERS.get(kind)
-        if handler is not None or kind in NOTE_EVENT_KINDS:
+        if handler is not None:
             try:
-                if kind in NOTE_EVENT_KINDS:
-                    self.notes.apply(ev)
-                if handler is not None:
-                    handler(self, getattr(ev, kind), ms)
+                handler(self, getattr(ev, kind), ms)
             except (GoldfiveError, ValueError, KeyError, IndexError, TypeError):
                 # An event whose payload does not fit (written by a buggy or hostile peer):
                 # counted, and the fold goes on; one event never stops a view of the run.
@@ -404,6 +401,7 @@ class RunState:
         view = self.control_sent(msg, ms)
         view.kind = p.kind or view.kind
         view.author = p.author or view.author
+        self.notes.received(p)  # an earlier STEER can be made standing
 
     def _control_acked(self, p: pb.ControlAcked, ms: int) -> None:
         self.control_ack(conv.from_pb_control_ack(p.ack), p.kind)
@@ -448,4 +446,9 @@ _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
     "approval_escalated": RunState._approval_escalated,
     "control_received": RunState._control_received,
     "control_acked": RunState._control_acked,
+    # The steer queue and the standing guidance (goldfive.steering), folded by RunState.notes.
+    "steer_queued": lambda self, p, ms: self.notes.on_steer_queued(p),
+    "steer_queue_changed": lambda self, p, ms: self.notes.on_steer_queue_changed(p),
+    "guidance_added": lambda self, p, ms: self.notes.on_guidance_added(p),
+    "guidance_removed": lambda self, p, ms: self.notes.on_guidance_removed(p),
 }
