@@ -18,7 +18,7 @@ from goldfive.sinks.memory import InMemorySink
 from goldfive.sinks.sqlite import SQLitePersistenceSink, replay_from_sqlite
 from goldfive.types import Session, Task
 from goldfive.view.state import RunState
-from tests.runtime_kit import Harness, ReplanningPlanner, kinds, linear_plan, static
+from tests.runtime_kit import Harness, ReplanningPlanner, executor, kinds, linear_plan, static  # noqa: F401
 from tests.test_durable_resume import RUN, crash_copy, plan
 
 
@@ -44,10 +44,10 @@ class Held:
         return f"{task.id} done"
 
 
-async def held_run(agent: Held, planner: Any) -> Harness:
+async def held_run(agent: Held, planner: Any, executor: Any = None) -> Harness:
     from goldfive.executors.sequential import SequentialExecutor
 
-    h = Harness(agent=agent, executor=SequentialExecutor(), planner=planner)
+    h = Harness(agent=agent, executor=executor or SequentialExecutor(), planner=planner)
     h.start("do the things")
     await asyncio.wait_for(agent.entered.wait(), 5)
     return h
@@ -56,10 +56,10 @@ async def held_run(agent: Held, planner: Any) -> Harness:
 # -- later: queued, delivered when the next task starts -------------------------------------------
 
 
-async def test_a_later_steer_lets_the_running_task_finish_then_replans_before_the_next_task_starts() -> None:
+async def test_a_later_steer_lets_the_running_task_finish_then_replans_before_the_next_task_starts(executor: Any) -> None:
     agent = Held(hold="a")
     planner = ReplanningPlanner(linear_plan("a", "b", "c"))
-    h = await held_run(agent, planner)
+    h = await held_run(agent, planner, executor)
     ack = await h.control(ControlKind.STEER, note="use the staging db", author="ann", when="later")
     assert ack.result == AckResult.SUCCESS and ack.applied_as is AppliedAs.QUEUED_LATER
     assert "queued as q1" in ack.detail and "next task starts" in ack.detail

@@ -64,6 +64,12 @@ async def test_the_prompts_three_send_keys_queue_keep_and_the_section_and_t_chan
 
         await pilot.press("t")
         assert isinstance(app.screen, SteeringScreen)
+        await pilot.press("right_square_bracket")  # q1 down: the queue is q2, q1
+        await until(lambda: [n.id for n in state.notes.queue] == ["q2", "q1"])
+        await pilot.pause(0.4)
+        await pilot.press("left_square_bracket")  # the selection followed q1: up again
+        await until(lambda: [n.id for n in state.notes.queue] == ["q1", "q2"])
+        await pilot.pause(0.4)
         await pilot.press("h")  # q1 held
         await until(lambda: state.notes.queue[0].held)
         await pilot.press("down", "d")  # q2 withdrawn

@@ -76,13 +76,16 @@ class SteeringScreen(ModalScreen[None]):
         self._shown = rows
         options = self.query_one(OptionList)
         keep = options.highlighted or 0
+        # The selection follows its note (moved up or down); a note that left keeps the place.
+        selected = options.get_option_at_index(keep).id if options.option_count and options.highlighted is not None else None
         options.clear_options()
         for n in notes.queue:
             options.add_option(Option(note_line(n, False), id=n.id))
         for n in notes.standing:
             options.add_option(Option(note_line(n, True), id=n.id))
+        ids = [r[0] for r in rows]
         if rows:
-            options.highlighted = min(keep, len(rows) - 1)
+            options.highlighted = ids.index(selected) if selected in ids else min(keep, len(rows) - 1)
             self._note("")
         else:
             self._note("nothing queued, no standing guidance (s, then ctrl+l or ctrl+g, adds one)")
