@@ -100,6 +100,10 @@ class SteeringNotes:
     _queued_n: int = 0
     _guidance_n: int = 0
 
+    def copy(self) -> SteeringNotes:
+        """An independent copy (a replay's checkpoints fork the state they keep)."""
+        return SteeringNotes(list(self.queue), list(self.standing), OrderedDict(self._steers), self._queued_n, self._guidance_n)
+
     # -- reading ----------------------------------------------------------------------
     def queued(self, note_id: str) -> SteeringNote | None:
         return next((n for n in self.queue if n.id == note_id), None)

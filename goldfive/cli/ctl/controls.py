@@ -103,7 +103,7 @@ def cancel_command(opts: _Opts, run_id: str, reason: str) -> None:
     _control(opts, run_id, ControlKind.CANCEL, {"reason": reason})
 
 
-@ctl.command("steer")
+@ctl.command("steer", short_help="STEER the run: now, --later or --standing.")
 @_RUN
 @click.argument("note")
 @click.option("--author", default="", help="Who is steering.")
