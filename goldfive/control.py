@@ -39,6 +39,8 @@ class ControlKind(StrEnum):
     GOLDFIVE_STEER = "GOLDFIVE_STEER"  # intervention ladder only
     GOLDFIVE_PAUSE_ESCALATE = "GOLDFIVE_PAUSE_ESCALATE"  # intervention ladder only
     ANSWER = "ANSWER"  # payload: {"target_id": "...", "text": "..."} or {"target_id", "option"}
+    STEER_QUEUE = "STEER_QUEUE"  # payload: {"op": "list"|"edit"|"withdraw"|"up"|"down"|"hold"|"release", "note_id", "text"}
+    GUIDANCE = "GUIDANCE"  # payload: {"op": "list"|"remove"|"make_standing", "id"}
 
 
 class AckResult(StrEnum):
@@ -87,6 +89,22 @@ class AppliedAs(StrEnum):
     REFUSED = "REFUSED"
     #: ANSWER: the pending question is answered.
     ANSWERED = "ANSWERED"
+    #: STEER with ``when="later"``: queued; delivered when the next task starts (docs/protocol.md#steer-later-and-standing).
+    QUEUED_LATER = "QUEUED_LATER"
+    #: STEER with ``standing``: in every later task's input until removed.
+    STANDING = "STANDING"
+    #: STEER_QUEUE edit / up / down / hold / release: the queue changed.
+    QUEUE_CHANGED = "QUEUE_CHANGED"
+    #: STEER_QUEUE withdraw: the queued note is gone, never delivered.
+    WITHDRAWN = "WITHDRAWN"
+    #: STEER_QUEUE list: the queue is in the ack's detail.
+    QUEUE_LISTED = "QUEUE_LISTED"
+    #: GUIDANCE list: the standing notes are in the ack's detail.
+    GUIDANCE_LISTED = "GUIDANCE_LISTED"
+    #: GUIDANCE remove: the standing note reaches no later task.
+    GUIDANCE_REMOVED = "GUIDANCE_REMOVED"
+    #: GUIDANCE make_standing: an earlier STEER (or a queued note) became standing guidance.
+    MADE_STANDING = "MADE_STANDING"
 
 
 def _now_ms() -> int:

@@ -379,6 +379,41 @@ _KINDS = (
         ),
         lambda p: Tone.ACK_OK if p.ack.result == control_pb2.CONTROL_ACK_RESULT_SUCCESS else Tone.ACK_FAIL,
     ),  # fmt: skip
+    # steering that waits or sticks
+    EventKind(
+        "steer_queued", "A STEER sent \"after this task\" waits in the run's queue; it is delivered when the next task starts.",
+        (
+            Field("id", lambda p: p.note.id),
+            Field("author", lambda p: p.note.author, sep=" by "),
+            Field("text", lambda p: p.note.text, 80, sep=": "),
+        ),
+        _const(Tone.CONTROL),
+    ),  # fmt: skip
+    EventKind(
+        "steer_queue_changed", "A queued steer was edited, withdrawn, moved, held, released, delivered or made standing.",
+        (
+            Field("note_id", _attr("note_id")),
+            Field("op", _attr("op")),
+            Field("text", _attr("text"), 60, sep=": "),
+            Field("order", lambda p: ", ".join(p.order) or "(empty)", fmt="queue: {}", sep="  ", brief=False),
+        ),
+        _const(Tone.CONTROL),
+    ),  # fmt: skip
+    EventKind(
+        "guidance_added", "A standing note: every later task's input carries it until it is removed.",
+        (
+            Field("id", lambda p: p.note.id),
+            Field("made_from", _attr("made_from"), fmt="(from {})", brief=False),
+            Field("author", lambda p: p.note.author, sep=" by "),
+            Field("text", lambda p: p.note.text, 80, sep=": "),
+        ),
+        _const(Tone.CONTROL),
+    ),  # fmt: skip
+    EventKind(
+        "guidance_removed", "A standing note was removed: later tasks no longer get it.",
+        (Field("guidance_id", _attr("guidance_id")), Field("author", _attr("author"), sep=" by ")),
+        _const(Tone.CONTROL),
+    ),  # fmt: skip
     # messages and conversations
     EventKind(
         "message_parked", "An injected message waits for the running turn's next input (or the next turn).",

@@ -20,6 +20,7 @@ from itertools import islice
 from typing import Any, Sequence
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.steering import SteeringNotes
 from goldfive.view import RunState
 
 __all__ = ["Timeline"]
@@ -50,6 +51,8 @@ def fork(state: RunState) -> RunState:
             setattr(new, f.name, deque((_copy_item(v) for v in value), maxlen=value.maxlen))
         elif isinstance(value, list):
             setattr(new, f.name, [_copy_item(v) for v in value])
+        elif isinstance(value, SteeringNotes):
+            setattr(new, f.name, value.copy())
     return new
 
 

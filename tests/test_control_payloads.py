@@ -29,6 +29,11 @@ from goldfive.controls import (
     Rewind,
     StatusQuery,
     Steer,
+    SteerQueue,
+    SteerQueueOp,
+    SteerWhen,
+    Guidance,
+    GuidanceOp,
     decode,
     decode_payload,
     message,
@@ -66,6 +71,10 @@ GOOD: list[tuple[ControlKind | str, dict[str, Any], ControlPayload]] = [
     ),
     (RULES_VERB, {"op": "remove", "rule_id": "R1"}, ApprovalRules(op="remove", rule_id="R1")),
     (ControlKind.ANSWER, {"target_id": "q-1", "option": "eu", **WHO}, Answer(target_id="q-1", option="eu", author="ann", client="tui")),
+    (ControlKind.STEER, {"note": "later on", "when": "LATER"}, Steer(note="later on", when=SteerWhen.LATER)),
+    (ControlKind.STEER, {"note": "always", "standing": True}, Steer(note="always", standing=True)),
+    (ControlKind.STEER_QUEUE, {"op": "edit", "note_id": "q1", "text": "new"}, SteerQueue(op=SteerQueueOp.EDIT, note_id="q1", text="new")),
+    (ControlKind.GUIDANCE, {"op": "remove", "id": "g1"}, Guidance(op=GuidanceOp.REMOVE, id="g1")),
     ("CHECKPOINT", {"label": "pre-refine", "author": "bo"}, Custom(author="bo")),
 ]
 
@@ -92,6 +101,13 @@ BAD: list[tuple[ControlKind | str, dict[str, Any], str, str]] = [
     (RULES_VERB, {"op": "add", "rule": "tool=x"}, "rule", "APPROVAL_RULES payload.rule must be a JSON object"),
     (ControlKind.ANSWER, {"text": "eu"}, "target_id", "ANSWER needs payload.target_id"),
     (ControlKind.ANSWER, {"target_id": "q-1", "option": ["eu"]}, "option", "ANSWER payload.option must be text, got a list"),
+    (ControlKind.STEER, {"note": "n", "when": "soon"}, "when", "STEER payload.when must be one of now|later, got 'soon'"),
+    (ControlKind.STEER, {"note": "n", "standing": "yes"}, "standing", "STEER payload.standing must be true or false"),
+    (ControlKind.STEER, {"note": "n", "when": "later", "standing": True}, "when", "cannot be combined"),
+    (ControlKind.STEER_QUEUE, {"op": "withdraw"}, "note_id", "STEER_QUEUE withdraw needs payload.note_id"),
+    (ControlKind.STEER_QUEUE, {"op": 3}, "op", "STEER_QUEUE payload.op must be text"),
+    (ControlKind.GUIDANCE, {"op": "remove"}, "id", "GUIDANCE remove needs payload.id"),
+    (ControlKind.GUIDANCE, {"op": "drop", "id": "g1"}, "op", "must be one of list|remove|make_standing"),
 ]
 
 

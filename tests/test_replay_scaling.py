@@ -12,6 +12,7 @@ from pathlib import Path
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.pb.goldfive.v1 import types_pb2 as tpb
 from goldfive.recording import open_recording
+from goldfive.steering import SteeringNotes
 from goldfive.store.events import StoredEvents
 from goldfive.timeline import Timeline, fork
 from goldfive.usage import UsageTotals
@@ -45,7 +46,18 @@ def test_every_mutable_runstate_field_is_a_container_fork_copies() -> None:
     # UsageTotals is a frozen value: sharing it is safe.
     for f in dataclasses.fields(RunState):
         value = getattr(RunState(), f.name)
-        assert isinstance(value, (dict, list, deque, str, int, float, bool, UsageTotals)), f.name
+        assert isinstance(value, (dict, list, deque, str, int, float, bool, UsageTotals, SteeringNotes)), f.name
+
+
+def test_fork_copies_the_steer_queue_and_the_guidance() -> None:
+    from goldfive.steering import SteeringNote
+
+    state = RunState()
+    state.notes.queue.append(SteeringNote("q1", "later"))
+    copied = fork(state)
+    copied.notes.queue.append(SteeringNote("q2", "more"))
+    copied.notes.standing.append(SteeringNote("g1", "always"))
+    assert [n.id for n in state.notes.queue] == ["q1"] and state.notes.standing == []
 
 
 def test_checkpoints_are_spaced_by_the_number_of_tasks_and_states_stay_exact() -> None:

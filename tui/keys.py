@@ -21,7 +21,7 @@ KEYS: list[BindingType] = [
     # footer on every toggle (tens of ms, measured), delaying the ack the person waits for.
     # The header says PAUSED.
     Binding("p", "pause", "Pause/Resume", tooltip="Pause the run (PAUSE), or resume it when paused (RESUME)", id="pause"),
-    Binding("s", "steer", "Steer", tooltip="Steer: type a note (lines allowed), ctrl+s sends STEER", id="steer"),
+    Binding("s", "steer", "Steer", tooltip="Steer: ctrl+s now, ctrl+l after this task, ctrl+g standing", id="steer"),
     # w and i stay out of the footer (help and the palette list them) so that at 80 columns
     # it still shows Cancel, Help and Quit.
     Binding("w", "rewind", "Rewind", show=False, tooltip="Rewind to the task selected in the plan (REWIND_TO)", id="rewind"),
@@ -31,6 +31,7 @@ KEYS: list[BindingType] = [
     Binding("r", "rules", "Rules", show=False, tooltip="The run's rules for \"always\": list, d removes one", id="rules"),
     Binding("l", "ledger", "Ledger", show=False, tooltip="The approvals ledger: who decided what, via which client", id="ledger"),
     Binding("i", "inject", "Inject", show=False, tooltip="Inject a message into the running turn (INJECT_MESSAGE)", id="inject"),
+    Binding("t", "steering", "Steering notes", show=False, tooltip="Queued and standing notes: withdraw, hold, move, edit, remove", id="steering"),
     Binding("c", "cancel_run", "Cancel", tooltip="Cancel the run, after a confirmation (CANCEL)", id="cancel"),
     # The log's border says "/ filter"; y is in help.
     Binding("slash", "filter", "Filter", show=False, tooltip="Filter the event log by text or kind (Esc clears)", id="filter"),
@@ -44,7 +45,7 @@ KEYS: list[BindingType] = [
 ]  # fmt: skip
 
 #: The keys that steer a run: off without controls, and once the run has ended.
-CONTROL_ACTIONS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "inject", "cancel_run"})
+CONTROL_ACTIONS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "inject", "steering", "cancel_run"})
 
 #: Without controls the same keys only say that this view is read-only (never in the footer).
 READ_ONLY_KEYS: list[BindingType] = [
@@ -74,7 +75,7 @@ REPLAY_KEYS: list[BindingType] = [
 TRANSPORT_ACTIONS = frozenset({"step", "jump", "play", "speed"})
 
 #: Actions that help and the command palette offer; pane moves and Esc are keys only.
-PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "ledger", "inject", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
+PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "ledger", "inject", "steering", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ before the task in the framework run's input (``common.task_input``)."""
 from __future__ import annotations
 
 from goldfive.llm.prompts import render_prompt
+from goldfive.steering import notes_of
 from goldfive.types import Session, Task, TaskStatus
 
 __all__ = ["system_prompt"]
@@ -14,7 +15,8 @@ _RESULT_CHARS = 600  # completed outputs are context for the model, not the whol
 
 
 def system_prompt(session: Session, task: Task) -> str:
-    """The ``agent_task.system`` prompt for ``task``: goals, plan, completed results, the task."""
+    """The ``agent_task.system`` prompt for ``task``: goals, plan, completed results, the task;
+    then the run's standing guidance (``agent_task.guidance``), when it has any."""
     goals = "\n".join(f"- {g.id}: {g.summary}" for g in session.goals) or "(none)"
     plan_lines: list[str] = []
     completed: list[str] = []
@@ -28,7 +30,7 @@ def system_prompt(session: Session, task: Task) -> str:
             if t.status == TaskStatus.COMPLETED:
                 result = str(session.completed_results.get(t.id, "")).strip().replace("\n", " ")
                 completed.append(f"- {t.id}: {result[:_RESULT_CHARS] or '(no result text)'}")
-    return render_prompt(
+    prompt = render_prompt(
         "agent_task.system",
         goals=goals,
         plan="\n".join(plan_lines) or "(none)",
@@ -37,3 +39,8 @@ def system_prompt(session: Session, task: Task) -> str:
         task_title=task.title,
         task_description=task.description or "(none)",
     )
+    standing = notes_of(session).standing
+    if not standing:
+        return prompt
+    guidance = "\n".join(f"- {n.text}" for n in standing)
+    return f"{prompt.rstrip()}\n\n{render_prompt('agent_task.guidance', guidance=guidance).rstrip()}\n"

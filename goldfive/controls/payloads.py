@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -32,6 +33,8 @@ __all__ = [
     "Custom",
     "GoldfivePauseEscalate",
     "GoldfiveSteer",
+    "Guidance",
+    "GuidanceOp",
     "Inject",
     "InterceptTransfer",
     "PAYLOAD_TYPES",
@@ -41,6 +44,9 @@ __all__ = [
     "Rewind",
     "StatusQuery",
     "Steer",
+    "SteerQueue",
+    "SteerQueueOp",
+    "SteerWhen",
     "decode",
     "decode_payload",
     "message",
@@ -91,6 +97,8 @@ def _plain(value: Any) -> Any:
         return {"scope": value.scope, "match": _plain(value.match)}
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, StrEnum):
+        return value.value
     return value
 
 
@@ -120,22 +128,61 @@ class Cancel(ControlPayload):
         return self.reason or "cancelled by control"
 
 
+E = TypeVar("E", bound=StrEnum)
+
+
+def _one_of(enum: type[E]) -> Convert:
+    """Text that is one of ``enum``'s values (case-insensitive)."""
+    choices = "|".join(m.value for m in enum)
+
+    def convert(kind: ControlKind | str, key: str, value: Any) -> E:
+        text = as_text(kind, key, value).strip().lower()
+        try:
+            return enum(text)
+        except ValueError:
+            raise ControlPayloadError(f"{kind_name(kind)} payload.{key} must be one of {choices}, got {text!r}", key) from None
+
+    return convert
+
+
+class SteerWhen(StrEnum):
+    """When a STEER is applied: ``now`` (delete-and-replan at once) or ``later`` (queued, and
+    delivered when the next task starts)."""
+
+    NOW = "now"
+    LATER = "later"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Steer(ControlPayload):
-    """Spec 1.b. ``annotation_id`` is the idempotency key when set (spec 1.c)."""
+    """Spec 1.b. ``annotation_id`` is the idempotency key when set (spec 1.c). ``when`` and
+    ``standing`` (docs/protocol.md#steer-later-and-standing): queue the note for the next task,
+    or keep it in every later task's input."""
 
     KIND: ClassVar[ControlKind | str] = ControlKind.STEER
     # A blank note is refused by validate_control, with the note's own limits.
     FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (
         *ControlPayload.FIELDS, ("note", as_text), ("suggested_action", as_text), ("annotation_id", as_text),
+        ("when", _one_of(SteerWhen)), ("standing", as_flag),
     )  # fmt: skip
     note: str = ""
     suggested_action: str = ""
     annotation_id: str = ""
+    when: SteerWhen = SteerWhen.NOW
+    standing: bool = False
+
+    def __post_init__(self) -> None:
+        if self.standing and self.when is SteerWhen.LATER:
+            raise ControlPayloadError(
+                "STEER: a standing note applies from the next task on; payload.when 'later' and payload.standing cannot be combined",
+                "when",
+            )
 
     @property
     def summary(self) -> str:
-        return self.note
+        if self.standing:
+            return f"[standing] {self.note}"
+        return f"[after this task] {self.note}" if self.when is SteerWhen.LATER else self.note
 
     def dedupe_id(self, control_id: str) -> str:
         """The id retries of this STEER share: its annotation, else the control's id."""
@@ -317,6 +364,65 @@ class ApprovalRules(ControlPayload):
         return " ".join(p for p in (self.op, self.rule_id) if p)
 
 
+class SteerQueueOp(StrEnum):
+    LIST = "list"
+    EDIT = "edit"
+    WITHDRAW = "withdraw"
+    UP = "up"
+    DOWN = "down"
+    HOLD = "hold"
+    RELEASE = "release"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteerQueue(ControlPayload):
+    """STEER_QUEUE (docs/protocol.md#steer_queue): change one note of the queue of STEERs sent
+    "after this task": ``edit`` (its ``text``), ``withdraw``, move ``up`` / ``down``, ``hold``
+    (not delivered until ``release``); or ``list`` the queue."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.STEER_QUEUE
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (
+        *ControlPayload.FIELDS, ("op", _one_of(SteerQueueOp)), ("note_id", as_text), ("text", as_text),
+    )  # fmt: skip
+    op: SteerQueueOp = SteerQueueOp.LIST
+    note_id: str = ""
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        if self.op is not SteerQueueOp.LIST and not self.note_id.strip():
+            raise ControlPayloadError(f"STEER_QUEUE {self.op} needs payload.note_id", "note_id")
+
+    @property
+    def summary(self) -> str:
+        return " ".join(p for p in (str(self.op), self.note_id, self.text) if p)
+
+
+class GuidanceOp(StrEnum):
+    LIST = "list"
+    REMOVE = "remove"
+    MAKE_STANDING = "make_standing"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Guidance(ControlPayload):
+    """GUIDANCE (docs/protocol.md#guidance): ``list`` the standing notes, ``remove`` one by its
+    ``id``, or ``make_standing`` an earlier STEER (its control ``id``) or a queued note (its
+    ``id``)."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.GUIDANCE
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (*ControlPayload.FIELDS, ("op", _one_of(GuidanceOp)), ("id", as_text))
+    op: GuidanceOp = GuidanceOp.LIST
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if self.op is not GuidanceOp.LIST and not self.id.strip():
+            raise ControlPayloadError(f"GUIDANCE {self.op} needs payload.id", "id")
+
+    @property
+    def summary(self) -> str:
+        return " ".join(p for p in (str(self.op), self.id) if p)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Custom(ControlPayload):
     """A kind goldfive has no class for (docs/protocol.md#custom-controls): an executor's ``_handle_custom`` reads the
@@ -329,7 +435,7 @@ PAYLOAD_TYPES: Mapping[ControlKind | str, type[ControlPayload]] = MappingProxyTy
         cls.KIND: cls
         for cls in (
             Pause, Resume, Cancel, Steer, Rewind, Approve, Reject, StatusQuery, InterceptTransfer, Inject,
-            GoldfiveSteer, GoldfivePauseEscalate, ApprovalRules, Answer,
+            GoldfiveSteer, GoldfivePauseEscalate, ApprovalRules, Answer, SteerQueue, Guidance,
         )
     }
 )  # fmt: skip

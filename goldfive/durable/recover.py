@@ -19,8 +19,10 @@ from goldfive.controls.payloads import Cancel, Control, ControlPayload, Inject, 
 from goldfive.errors import ControlPayloadError, ConversionError
 from goldfive.inbox import InjectedMessage
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
-from goldfive.run.acks import Follows, PauseChange, meaning_of
+from goldfive.control import AppliedAs
+from goldfive.run.acks import Follows, PauseChange, applied_as_of, meaning_of
 from goldfive.steerer import NOT_STARTED
+from goldfive.steering import NOTE_EVENT_KINDS, QueueOp, SteeringNote, SteeringNotes
 from goldfive.types import DriftKind, Goal, Plan, TaskStatus
 
 _STATUS_EVENTS = {
@@ -60,6 +62,13 @@ class Recovered:
     #: A CANCEL acked before the run could end: the resumed run ends cancelled at once.
     cancel_reason: str = ""
     processed_steer_ids: list[str] = field(default_factory=list)
+    #: The steer queue and the standing guidance (goldfive.steering), as the events left them;
+    #: a queued note whose delivery the stop cut off (no USER_STEER drift after it) is back at
+    #: the queue's front.
+    notes: SteeringNotes = field(default_factory=SteeringNotes)
+    #: STEERs acked QUEUED_LATER / STANDING whose steer_queued / guidance_added is not in the
+    #: recording: queued or made standing again on resume.
+    notes_to_add: list[Control[Steer]] = field(default_factory=list)
     auto_refines: int = 0
     resume_count: int = 0
     #: "run_completed" / "run_aborted" when the run already ended, with its reason.
@@ -89,6 +98,10 @@ class _Fold:
         self.rewinds: deque[str] = deque()
         #: Acked controls whose message (an INJECT_MESSAGE, a STEER noted) was not yet parked.
         self.injects: dict[str, InjectedMessage] = {}
+        #: Queued notes delivered (steer_queue_changed "delivered") whose USER_STEER drift has not come.
+        self.delivering: deque[SteeringNote] = deque()
+        #: STEERs acked QUEUED_LATER / STANDING, by control id, until their event comes.
+        self.notes_acked: dict[str, Control[Steer]] = {}
 
     def apply(self, ev: pb.Event) -> None:
         r = self.r
@@ -96,6 +109,8 @@ class _Fold:
         r.last_sequence = ev.sequence
         r.session_id = r.session_id or ev.session_id
         handler = getattr(self, "_" + kind, None)
+        if kind in NOTE_EVENT_KINDS:
+            self._note_event(ev, kind)
         if kind in _STATUS_EVENTS:
             self._status(getattr(ev, kind).task_id, _STATUS_EVENTS[kind], ev)
         elif handler is not None:
@@ -188,6 +203,8 @@ class _Fold:
             self.r.cancel_reason = payload.why if isinstance(payload, Cancel) else ack.detail
         if meaning.steer_seen and isinstance(payload, Steer):
             self.r.processed_steer_ids.append(payload.dedupe_id(control.id))
+        if applied_as_of(ack, p.kind) in (AppliedAs.QUEUED_LATER, AppliedAs.STANDING) and isinstance(payload, Steer):
+            self.notes_acked[control.id] = Control(control.message, payload)
         if meaning.follows is Follows.REPLAN and isinstance(payload, Steer):
             self.steers.append(Control(control.message, payload))
         elif meaning.follows is Follows.REWIND and isinstance(payload, Rewind):
@@ -196,8 +213,24 @@ class _Fold:
             text, role = (payload.text, payload.role) if isinstance(payload, Inject) else (payload.note, "user")
             self.injects[control.id] = InjectedMessage(text=text, role=role, control_id=control.id)
 
+    def _note_event(self, ev: pb.Event, kind: str) -> None:
+        notes = self.r.notes
+        if kind == "steer_queue_changed" and ev.steer_queue_changed.op == QueueOp.DELIVERED.value:
+            note = notes.queued(ev.steer_queue_changed.note_id)
+            if note is not None:
+                self.delivering.append(note)
+        elif kind == "steer_queued":
+            self.notes_acked.pop(ev.steer_queued.note.control_id, None)
+        elif kind == "guidance_added":
+            self.notes_acked.pop(ev.guidance_added.note.control_id, None)
+        notes.apply(ev, kind)
+
     def _drift_detected(self, p: pb.DriftDetected) -> None:
-        if conv.drift_kind_from_pb(p.kind) is DriftKind.USER_STEER and self.steers:
+        if conv.drift_kind_from_pb(p.kind) is not DriftKind.USER_STEER:
+            return
+        if self.delivering:
+            self.delivering.popleft()  # the queued note delivered just before it was applied
+        elif self.steers:
             self.steers.popleft()  # the acked STEER it stands for was applied
 
     def _message_parked(self, p: pb.MessageParked) -> None:
@@ -213,6 +246,9 @@ class _Fold:
         r.steers_to_apply = list(self.steers)
         r.rewinds_to_apply = [t for t in self.rewinds if t]
         r.messages_to_inject = list(self.injects.values())
+        r.notes_to_add = list(self.notes_acked.values())
+        if self.delivering:  # cut off between its delivery and its steer: delivered again
+            r.notes.queue[:0] = list(self.delivering)
         if r.plan is not None:
             for task in r.plan.tasks:
                 task.attempt = r.starts.get(task.id, 0)

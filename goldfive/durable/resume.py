@@ -13,6 +13,8 @@ from goldfive.durable.recover import Recovered, recover
 from goldfive.durable.store import ResumeRefused, open_store, read_run, resolve_run
 from goldfive.run.context import RunContext
 from goldfive.run.acks import PROCESSED_STEER_IDS
+from goldfive.run.steering_controls import steer_later, steer_standing
+from goldfive.steering import NOTES_KEY
 from goldfive.types import TaskStatus
 
 __all__ = ["ResumeRefused", "check_resumable", "install", "load_for_resume"]
@@ -100,6 +102,7 @@ async def install(ctx: RunContext, rec: Recovered) -> None:
     session.completed_results.update(rec.results)
     seen = session.state.setdefault(PROCESSED_STEER_IDS, deque(maxlen=512))
     seen.extend(rec.processed_steer_ids)
+    session.state[NOTES_KEY] = rec.notes  # the steer queue and the standing guidance
     if hasattr(ctx.steerer, "_auto_refines"):
         ctx.steerer._auto_refines = rec.auto_refines
     if rec.paused:
@@ -122,6 +125,9 @@ async def install(ctx: RunContext, rec: Recovered) -> None:
         await ctx.messages.inject(message)
     for steer in rec.steers_to_apply:
         await ctx.controls.apply_steer(steer, interrupted=[])
+    for note in rec.notes_to_add:  # acked, but the stop came before its event
+        added = await (steer_standing(ctx, note) if note.payload.standing else steer_later(ctx, note))
+        await added.apply()
 
 
 def _what_was_interrupted(rec: Recovered, interrupted: list[str]) -> str:
@@ -137,8 +143,10 @@ def _what_was_interrupted(rec: Recovered, interrupted: list[str]) -> str:
         parts.append("paused")
     if rec.undelivered:
         parts.append(f"{len(rec.undelivered)} undelivered message(s) kept")
-    if rec.steers_to_apply or rec.rewinds_to_apply or rec.messages_to_inject:
-        n = len(rec.steers_to_apply) + len(rec.rewinds_to_apply) + len(rec.messages_to_inject)
+    if rec.notes.queue or rec.notes.standing:
+        parts.append(f"{len(rec.notes.queue)} queued steer(s) and {len(rec.notes.standing)} standing note(s) kept")
+    if rec.steers_to_apply or rec.rewinds_to_apply or rec.messages_to_inject or rec.notes_to_add:
+        n = len(rec.steers_to_apply) + len(rec.rewinds_to_apply) + len(rec.messages_to_inject) + len(rec.notes_to_add)
         parts.append(f"{n} acked control(s) applied again")
     if rec.unreadable:
         parts.append(f"{rec.unreadable} unreadable row(s) ignored")

@@ -22,6 +22,7 @@ from goldfive.run.context import RunContext
 from goldfive.run.current_run import current_or_none, running
 from goldfive.run.control_loop import CustomHandler, RunCancelled
 from goldfive.run.handlers import ControlOutcome, dispatch_control
+from goldfive.run.steering_controls import deliver_queued
 from goldfive.control import ControlMessage
 from goldfive.protocols import move_task
 from goldfive.controls.payloads import Control, Steer
@@ -139,6 +140,10 @@ class ExecutorBase:
             if ctx.pending_rewinds or ctx.deferred_drifts:
                 continue
             if not ctx.paused:
+                # The next task is starting: the steers queued "after this task" are applied
+                # now, then the boundary runs again (their replan may rewind, drift, pause).
+                if await deliver_queued(ctx):
+                    continue
                 return
             msg = await controls.receive_while_paused()
             if msg is not None:

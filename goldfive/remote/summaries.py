@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from goldfive import conv
 from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, types_pb2
+from goldfive.steering import note_to_pb
 from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED, RunMark
 from goldfive.types import TaskStatus
 from goldfive.view.attention import attention, state_label
@@ -63,6 +64,8 @@ def summary(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> servi
         waiting_approvals=len(state.approvals),
         acknowledged_by=marks[ACKNOWLEDGED].by if ACKNOWLEDGED in marks else "",
         archived_by=marks[ARCHIVED].by if ARCHIVED in marks else "",
+        queued_steers=len(state.notes.queue),
+        standing_guidance=len(state.notes.standing),
     )
     if state.usage.calls:
         out.usage.CopyFrom(conv.to_pb_usage_totals(state.usage))
@@ -109,6 +112,8 @@ def snapshot(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> serv
     for task_id, view in state.tasks.items():
         if view.usage.calls:
             out.task_usage[task_id].CopyFrom(conv.to_pb_usage_totals(view.usage))
+    out.steer_queue.extend(note_to_pb(n) for n in state.notes.queue)
+    out.guidance.extend(note_to_pb(n) for n in state.notes.standing)
     return out
 
 

@@ -53,6 +53,9 @@ class Follows(StrEnum):
     DECISION = "DECISION"
     #: A CUSTOM INFO drift holding the status.
     SNAPSHOT = "SNAPSHOT"
+    #: The steer queue or the standing guidance changed (steer_queued, steer_queue_changed,
+    #: guidance_added, guidance_removed with the control's id).
+    NOTE = "NOTE"
 
 
 #: Effects a resumed run applies again when the recording has the ack but not what follows.
@@ -94,6 +97,15 @@ ACK_MEANING: Mapping[AppliedAs, AckMeaning] = MappingProxyType(
         AppliedAs.UNCHANGED: NOTHING,
         AppliedAs.REFUSED: NOTHING,
         AppliedAs.ANSWERED: AckMeaning(follows=Follows.DECISION),
+        # The note waits in the queue (steer_queued follows) and is replanned on later, as its own STEER.
+        AppliedAs.QUEUED_LATER: AckMeaning(follows=Follows.NOTE, steer_seen=True),
+        AppliedAs.STANDING: AckMeaning(follows=Follows.NOTE, steer_seen=True),
+        AppliedAs.QUEUE_CHANGED: AckMeaning(follows=Follows.NOTE),
+        AppliedAs.WITHDRAWN: AckMeaning(follows=Follows.NOTE),
+        AppliedAs.QUEUE_LISTED: NOTHING,
+        AppliedAs.GUIDANCE_LISTED: NOTHING,
+        AppliedAs.GUIDANCE_REMOVED: AckMeaning(follows=Follows.NOTE),
+        AppliedAs.MADE_STANDING: AckMeaning(follows=Follows.NOTE),
     }
 )
 

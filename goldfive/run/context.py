@@ -22,6 +22,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.defaults import run_defaults
 from goldfive.run.messages import EndTurn, InjectedMessages
+from goldfive.steering import notes_of
 from goldfive.types import DriftEvent, Session
 from goldfive.usage.ledger import UsageLedger
 from goldfive.watchdog.watchdog import Watchdog
@@ -56,7 +57,17 @@ STATE_CHANGES = frozenset(
         events.run_aborted,
         # Money spent is on disk before the run goes on: a resumed run's totals include it.
         events.usage_recorded,
+        # A queued or standing note that was acked is on disk: a resumed run still has it.
+        events.steer_queued,
+        events.steer_queue_changed,
+        events.guidance_added,
+        events.guidance_removed,
     }
+)
+
+#: The events ``goldfive.steering.SteeringNotes`` folds: the live run folds its own as it emits them.
+_NOTE_FACTORIES = frozenset(
+    {events.steer_queued, events.steer_queue_changed, events.guidance_added, events.guidance_removed, events.control_received}
 )
 
 
@@ -171,6 +182,8 @@ class RunContext:
             if factory is events.run_completed or factory is events.run_aborted:
                 self.ended = True
             await self.fanout.emit(ev)
+            if factory in _NOTE_FACTORIES:  # the queue and guidance are what their events say
+                notes_of(self.session).apply(ev)
             if self._syncs and factory in STATE_CHANGES:
                 await self._sync(ev)
             findings = self.watchdog.observe(ev) if self.watchdog is not None else None

@@ -31,6 +31,7 @@ from goldfive.controls.payloads import (
     Rewind,
     StatusQuery,
     Steer,
+    SteerWhen,
 )
 from goldfive.errors import ControlPayloadError, GoldfiveError
 from goldfive.inbox import InjectedMessage
@@ -40,6 +41,7 @@ from goldfive.protocols import can_replan
 from goldfive.run.acks import PROCESSED_STEER_IDS
 from goldfive.run.current_run import current_or_none
 from goldfive.run.outcome import ControlOutcome, fail, ok, refused, unsupported
+from goldfive.run.steering_controls import guidance_control, steer_later, steer_queue_control, steer_standing
 from goldfive.run.validate import accept
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, TaskStatus
 
@@ -123,6 +125,10 @@ async def _steer(ctx: RunContext, c: Control[Steer], mid_task: bool) -> ControlO
     dedupe = c.payload.dedupe_id(c.id)
     if dedupe in session.state.get(PROCESSED_STEER_IDS, ()):
         return ok(c, AppliedAs.DUPLICATE, f"duplicate steer {dedupe} ignored (already applied)")
+    if c.payload.standing:
+        return await steer_standing(ctx, c)
+    if c.payload.when is SteerWhen.LATER:
+        return await steer_later(ctx, c)
     if can_replan(ctx.planner) and ctx.controls.busy_with:
         detail = f"steer accepted: applied to the plan once {ctx.controls.busy_with} ends"
         return ok(c, AppliedAs.QUEUED, detail + _paused_note(ctx), cancel_invocation=True)
@@ -307,6 +313,8 @@ HANDLERS: dict[ControlKind, Handler] = {
     ControlKind.INJECT_MESSAGE: _inject,
     ControlKind.GOLDFIVE_STEER: _ladder_steer,
     ControlKind.GOLDFIVE_PAUSE_ESCALATE: _escalate,
+    ControlKind.STEER_QUEUE: steer_queue_control,
+    ControlKind.GUIDANCE: guidance_control,
 }
 
 #: Custom verbs (docs/protocol.md#custom-controls) goldfive itself answers.

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from goldfive.control import ControlKind, ControlMessage, kind_name
-from goldfive.controls.payloads import Answer, Control, ControlPayload, Inject, Steer, decode_payload
+from goldfive.controls.payloads import Answer, Control, ControlPayload, Inject, Steer, SteerQueue, SteerQueueOp, decode_payload
 from goldfive.errors import ControlPayloadError
 from goldfive.run.config import DEFAULT_LIMITS, ControlLimits
 
@@ -64,6 +64,8 @@ def accept(
             raise ControlPayloadError("ANSWER takes text or an option, not both", "option")
         if not payload.option:
             problem = note_problem("answer text", payload.text, limits)
+    elif isinstance(payload, SteerQueue) and payload.op is SteerQueueOp.EDIT:
+        problem = note_problem("the edited note", payload.text, limits)
     if problem:
         raise ControlPayloadError(problem, "note" if isinstance(payload, Steer) else "text")
     return Control(msg, payload)

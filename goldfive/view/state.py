@@ -18,6 +18,7 @@ from goldfive.controls.payloads import decode_payload
 from goldfive.errors import ConversionError, GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.run.acks import ACK_MEANING, Follows, PauseChange, applied_as_of
+from goldfive.steering import SteeringNotes
 from goldfive.types import DriftKind, TaskStatus
 from goldfive.usage.ledger import recorded_from_pb
 from goldfive.usage.model import UsageTotals
@@ -76,6 +77,8 @@ class RunState:
     kind_counts: dict[str, int] = field(default_factory=dict)
     #: The run's model calls so far (usage_recorded), also across resumes.
     usage: UsageTotals = field(default_factory=UsageTotals)
+    #: The steer queue ("after this task") and the standing guidance (goldfive.steering).
+    notes: SteeringNotes = field(default_factory=SteeringNotes)
     _burn: deque[tuple[int, float]] = field(default_factory=deque, repr=False)
     _drift_control: dict[str, str] = field(default_factory=dict, repr=False)
     _rate: deque[list[int]] = field(default_factory=deque, repr=False)
@@ -403,9 +406,11 @@ class RunState:
         view = self.control_sent(msg, ms)
         view.kind = p.kind or view.kind
         view.author = p.author or view.author
+        self.notes.received(p)  # an earlier STEER can be made standing
 
     def _control_acked(self, p: pb.ControlAcked, ms: int) -> None:
         self.control_ack(conv.from_pb_control_ack(p.ack), p.kind)
+
 
 
 def _replans(view: ControlView) -> bool:
@@ -448,4 +453,9 @@ _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
     "question_answered": RunState._approval_resolved,
     "control_received": RunState._control_received,
     "control_acked": RunState._control_acked,
+    # The steer queue and the standing guidance (goldfive.steering), folded by RunState.notes.
+    "steer_queued": lambda self, p, ms: self.notes.on_steer_queued(p),
+    "steer_queue_changed": lambda self, p, ms: self.notes.on_steer_queue_changed(p),
+    "guidance_added": lambda self, p, ms: self.notes.on_guidance_added(p),
+    "guidance_removed": lambda self, p, ms: self.notes.on_guidance_removed(p),
 }

@@ -19,6 +19,7 @@ from ..screens.approvals import AnswerScreen, EditArgumentsScreen, RulesScreen
 from ..screens.detail import ApprovalScreen
 from ..screens.dialogs import DETACH, ConfirmScreen, QuitScreen, TextPrompt
 from ..screens.note import NotePrompt
+from ..screens.steering import SteeringScreen
 from .feed import approval_name
 
 if TYPE_CHECKING:
@@ -78,16 +79,38 @@ class RunControls:
 
     def steer(self) -> None:
         def entered(note: str | None) -> None:
-            if note is not None:
-                self.send(ControlKind.STEER, {"note": note.strip(), "author": "you"})
+            if note is None:
+                return
+            payload: dict[str, object] = {"note": note.strip(), "author": "you"}
+            if prompt.mode == "later":
+                payload["when"] = "later"
+            elif prompt.mode == "standing":
+                payload["standing"] = True
+            self.send(ControlKind.STEER, payload)
 
         prompt = NotePrompt(
             "Steer the run: what should change? (e.g. focus on fewer, higher-quality slides)",
-            hint="ctrl+s sends STEER · Enter new line · ↑ earlier notes · Esc cancels · at most 8 KiB",
+            hint="ctrl+s steer now · ctrl+l after this task · ctrl+g standing (every later task) · "
+            "Enter new line · ↑ earlier notes · Esc cancels",
             validate=validate_steer_note,
             history=self.note_history.setdefault("steer", []),
+            modes=frozenset({"later", "standing"}),
         )
         self._push(prompt, entered)
+
+    def steering(self) -> None:
+        """The steer queue and the standing guidance, with keys that change them."""
+
+        async def ask(kind: ControlKind, payload: dict[str, Any]) -> ControlAck:
+            msg = ControlMessage(kind, payload={**payload, **who()})
+            try:
+                return await self.source.send(msg)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # isolation boundary: a broken transport is shown, not raised
+                return ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
+
+        self._push(SteeringScreen(lambda: self.screen.feed.state.notes, ask))
 
     def rewind(self, task_id: str | None) -> None:
         if not task_id:

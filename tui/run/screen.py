@@ -35,6 +35,7 @@ from ..screens.approvals import LedgerScreen
 from ..screens.help import HelpScreen
 from ..source import RunSource
 from ..widgets.approvals import ApprovalsView
+from ..widgets.steering import SteeringView
 from ..widgets.cursorlist import CursorList
 from ..widgets.footer import FitFooter
 from ..widgets.eventlog import EventLog
@@ -96,6 +97,7 @@ class RunScreen(Screen[None]):
         self._log = EventLog(id="events")
         self._log_pane = LogPane(self._log, id="events-pane")
         self._approvals = ApprovalsView(id="approvals")
+        self._steering = SteeringView(id="steering")
         #: Sends controls (the control keys, and cancelling on quit) when there is a source.
         self._control = RunControls(self, source) if source is not None else None
         #: Approvals the person has opened and read: a and x answer only those at once (an
@@ -111,6 +113,7 @@ class RunScreen(Screen[None]):
                 yield self._plan
                 yield self._detail_box
             yield self._log_pane
+        yield self._steering
         yield self._approvals
         if self.replay is not None:
             yield ReplayBar(self.replay, id="replay-status")
@@ -125,6 +128,8 @@ class RunScreen(Screen[None]):
         approvals.empty_text = "no approvals waiting"
         # What Enter and the keys do here; a read-only view only opens the request to read it.
         approvals.border_subtitle = "Enter details · a approve · e edit · x reject" if self.controls else "Enter details"
+        self._steering.display = False
+        self._steering.border_subtitle = "t change" if self.controls else ""
         self._detail_box.border_title = "Task"
         self._plan.focus()
         self.set_interval(REPAINT_S, self._repaint_if_dirty)
@@ -232,6 +237,7 @@ class RunScreen(Screen[None]):
         self._show_detail()
         self._approvals.update_approvals(state, now, self.read_approvals)
         self._approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
+        self._steering.update_notes(state.notes)
         self._log.flush()
         if isinstance(self.app.screen, ApprovalScreen):
             self.app.screen.refresh_from(state, now)
@@ -323,6 +329,9 @@ class RunScreen(Screen[None]):
 
     def action_inject(self) -> None:
         self.control.inject()
+
+    def action_steering(self) -> None:
+        self.control.steering()
 
     def action_cancel_run(self) -> None:
         self.control.cancel()

@@ -1,7 +1,8 @@
 """The steer and inject prompt: several lines (a TextArea), ctrl+s sends, with history.
 
 Enter starts a new line; ctrl+s (or ctrl+enter where the terminal reports it) sends; Esc
-cancels. Up on the first line recalls the previous note sent this session, Down on the last
+cancels. A prompt built with ``modes`` also sends with ctrl+l ("later": after the running
+task) and ctrl+g ("standing": in every later task); ``NotePrompt.mode`` says which. Up on the first line recalls the previous note sent this session, Down on the last
 line the next one (past the newest: what was being typed before recalling).
 """
 
@@ -24,7 +25,13 @@ from .dialogs import Validator
 
 class NoteArea(SubmitArea):
     """A SubmitArea (ctrl+s sends, in order with the typed keys) that asks for the previous /
-    next history entry at its top / bottom edge."""
+    next history entry at its top / bottom edge; ctrl+l and ctrl+g send with a mode (the
+    prompt ignores a mode it was not built with)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+l", "submit('later')", "Send after this task", show=False),
+        Binding("ctrl+g", "submit('standing')", "Send as standing guidance", show=False),
+    ]
 
     class Recall(Message):
         def __init__(self, step: int) -> None:
@@ -55,9 +62,15 @@ class NotePrompt(ModalScreen[str | None]):
     ]
 
     def __init__(
-        self, title: str, *, hint: str = "", validate: Validator | None = None, history: list[str] | None = None
-    ) -> None:
+        self, title: str, *, hint: str = "", validate: Validator | None = None, history: list[str] | None = None,
+        modes: frozenset[str] = frozenset(), text: str = "",
+    ) -> None:  # fmt: skip
         super().__init__(classes="dialog-screen")
+        #: The send keys besides ctrl+s this prompt takes ("later", "standing").
+        self.modes = modes
+        #: Which key sent the note: "" (ctrl+s), or one of ``modes``.
+        self.mode = ""
+        self._text = text
         self._title = title
         self._hint = hint
         self._validate = validate
@@ -76,10 +89,16 @@ class NotePrompt(ModalScreen[str | None]):
     def on_mount(self) -> None:
         area = self.query_one(NoteArea)
         area.cursor_blink = getattr(self.app, "cursor_blink", True)
+        if self._text:
+            area.load_text(self._text)
+            area.move_cursor(area.document.end)
         area.focus()
 
     def on_submit_area_submitted(self, message: SubmitArea.Submitted) -> None:
         message.stop()
+        if message.mode and message.mode not in self.modes:
+            return  # a send key this prompt does not offer
+        self.mode = message.mode
         self.action_send()
 
     def on_note_area_recall(self, message: NoteArea.Recall) -> None:

@@ -22,13 +22,15 @@ class SubmitArea(TextArea):
     class Submitted(Message):
         """ctrl+s in ``area``: ``area.text`` is everything typed before it."""
 
-        def __init__(self, area: SubmitArea) -> None:
+        def __init__(self, area: SubmitArea, mode: str = "") -> None:
             super().__init__()
             self.area = area
+            #: Which send key it was, when the area has more than one ("" for ctrl+s).
+            self.mode = mode
 
         @property
         def control(self) -> SubmitArea:
             return self.area
 
-    def action_submit(self) -> None:
-        self.post_message(self.Submitted(self))
+    def action_submit(self, mode: str = "") -> None:
+        self.post_message(self.Submitted(self, mode))

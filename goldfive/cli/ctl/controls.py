@@ -41,6 +41,8 @@ def _print_ack(opts: _Opts, kind: str, ack: ControlAck) -> None:
                                "detail": ack.detail, "acked_at_ms": ack.acked_at_ms}))  # fmt: skip
     else:
         echo(f"{field(kind)} {result}" + (f": {field(ack.detail)}" if ack.detail else ""))  # the run wrote the detail
+        if kind == "STEER" and result is AckResult.SUCCESS:  # the id `ctl guidance RUN make-standing` takes
+            echo(f"control {field(ack.control_id)}")
     if result is not AckResult.SUCCESS:
         raise click.exceptions.Exit(EXIT_FAILURE)
 
@@ -101,14 +103,68 @@ def cancel_command(opts: _Opts, run_id: str, reason: str) -> None:
     _control(opts, run_id, ControlKind.CANCEL, {"reason": reason})
 
 
-@ctl.command("steer")
+@ctl.command("steer", short_help="STEER the run: now, --later or --standing.")
 @_RUN
 @click.argument("note")
 @click.option("--author", default="", help="Who is steering.")
+@click.option("--later", is_flag=True, help="Queue NOTE; it is delivered (as a steer) when the next task starts.")
+@click.option("--standing", is_flag=True, help="Put NOTE in every later task's input until it is removed (ctl guidance).")
 @_options
-def steer_command(opts: _Opts, run_id: str, note: str, author: str) -> None:
-    """STEER the run with NOTE (at most 8 KiB)."""
-    _control(opts, run_id, ControlKind.STEER, {"note": note, "author": author})
+def steer_command(opts: _Opts, run_id: str, note: str, author: str, later: bool, standing: bool) -> None:
+    """STEER the run with NOTE (at most 8 KiB): now (delete-and-replan), --later (after the
+    running task), or --standing (guidance for every later task)."""
+    if later and standing:
+        raise _fail("--later and --standing cannot be combined: a standing note applies from the next task on")
+    payload: dict[str, Any] = {"note": note, "author": author}
+    if later:
+        payload["when"] = "later"
+    if standing:
+        payload["standing"] = True
+    _control(opts, run_id, ControlKind.STEER, payload)
+
+
+_QUEUE_OPS = ("list", "edit", "withdraw", "up", "down", "hold", "release")
+
+
+@ctl.command("steer-queue", short_help="List or change the steers queued for after the running task.")
+@_RUN
+@click.argument("op", type=click.Choice(_QUEUE_OPS))
+@click.argument("note_id", metavar="[ID]", required=False, default="")
+@click.argument("text", metavar="[TEXT]", required=False, default="")
+@click.option("--author", default="", help="Who is changing it.")
+@_options
+def steer_queue_command(opts: _Opts, run_id: str, op: str, note_id: str, text: str, author: str) -> None:
+    """STEER_QUEUE: list the queue, or change the queued note ID (q1, q2, ...): edit ID TEXT,
+    withdraw ID, up ID, down ID, hold ID (not delivered until released), release ID."""
+    if op != "list" and not note_id:
+        raise _fail(f"steer-queue {op} needs the note's ID (see: steer-queue {run_id} list)")
+    if op == "edit" and not text:
+        raise _fail("steer-queue edit needs ID and the new TEXT")
+    if op != "edit" and text:
+        raise _fail(f"steer-queue {op} takes no TEXT")
+    payload: dict[str, Any] = {"op": op, "author": author}
+    if note_id:
+        payload["note_id"] = note_id
+    if text:
+        payload["text"] = text
+    _control(opts, run_id, ControlKind.STEER_QUEUE, payload)
+
+
+@ctl.command("guidance", short_help="List, remove or make standing the run's standing guidance.")
+@_RUN
+@click.argument("op", type=click.Choice(("list", "remove", "make-standing")))
+@click.argument("guidance_id", metavar="[ID]", required=False, default="")
+@click.option("--author", default="", help="Who is changing it.")
+@_options
+def guidance_command(opts: _Opts, run_id: str, op: str, guidance_id: str, author: str) -> None:
+    """GUIDANCE: list the standing notes, remove ID (g1, g2, ...), or make-standing ID: an
+    earlier steer (its control id, as `ctl steer` printed it) or a queued note (q1, ...)."""
+    if op != "list" and not guidance_id:
+        raise _fail(f"guidance {op} needs an ID (see: guidance {run_id} list)")
+    payload: dict[str, Any] = {"op": op.replace("-", "_"), "author": author}
+    if guidance_id:
+        payload["id"] = guidance_id
+    _control(opts, run_id, ControlKind.GUIDANCE, payload)
 
 
 @ctl.command("rewind")

@@ -76,6 +76,14 @@ def status_command(opts: _Opts, run_id: str) -> None:
             echo(f"  question waiting: {field(a.target_id)} {field(a.prompt)}")
         else:
             echo(f"  approval waiting: {field(a.target_id)} ({field(a.kind)}) {field(a.prompt)}")
+    if snap.steer_queue:
+        echo("queued for when the next task starts:")
+    for n in snap.steer_queue:
+        echo(f"  {field(n.id)}{' [held]' if n.held else ''}  {field(n.text)}" + (f"  (by {field(n.author)})" if n.author else ""))
+    if snap.guidance:
+        echo("standing guidance (in every later task's input):")
+    for n in snap.guidance:
+        echo(f"  {field(n.id)}  {field(n.text)}" + (f"  (by {field(n.author)})" if n.author else ""))
 
 
 @ctl.command("tail", short_help="Print the run's events, history then live.")

@@ -25,6 +25,8 @@ class ControlKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTROL_KIND_GOLDFIVE_STEER: _ClassVar[ControlKind]
     CONTROL_KIND_GOLDFIVE_PAUSE_ESCALATE: _ClassVar[ControlKind]
     CONTROL_KIND_ANSWER: _ClassVar[ControlKind]
+    CONTROL_KIND_STEER_QUEUE: _ClassVar[ControlKind]
+    CONTROL_KIND_GUIDANCE: _ClassVar[ControlKind]
 
 class ControlAckResult(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -53,6 +55,14 @@ class ControlAppliedAs(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTROL_APPLIED_AS_UNCHANGED: _ClassVar[ControlAppliedAs]
     CONTROL_APPLIED_AS_REFUSED: _ClassVar[ControlAppliedAs]
     CONTROL_APPLIED_AS_ANSWERED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_QUEUED_LATER: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_STANDING: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_QUEUE_CHANGED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_WITHDRAWN: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_QUEUE_LISTED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_GUIDANCE_LISTED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_GUIDANCE_REMOVED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_MADE_STANDING: _ClassVar[ControlAppliedAs]
 CONTROL_KIND_UNSPECIFIED: ControlKind
 CONTROL_KIND_PAUSE: ControlKind
 CONTROL_KIND_RESUME: ControlKind
@@ -67,6 +77,8 @@ CONTROL_KIND_INJECT_MESSAGE: ControlKind
 CONTROL_KIND_GOLDFIVE_STEER: ControlKind
 CONTROL_KIND_GOLDFIVE_PAUSE_ESCALATE: ControlKind
 CONTROL_KIND_ANSWER: ControlKind
+CONTROL_KIND_STEER_QUEUE: ControlKind
+CONTROL_KIND_GUIDANCE: ControlKind
 CONTROL_ACK_RESULT_UNSPECIFIED: ControlAckResult
 CONTROL_ACK_RESULT_SUCCESS: ControlAckResult
 CONTROL_ACK_RESULT_FAILURE: ControlAckResult
@@ -89,6 +101,14 @@ CONTROL_APPLIED_AS_RULES: ControlAppliedAs
 CONTROL_APPLIED_AS_UNCHANGED: ControlAppliedAs
 CONTROL_APPLIED_AS_REFUSED: ControlAppliedAs
 CONTROL_APPLIED_AS_ANSWERED: ControlAppliedAs
+CONTROL_APPLIED_AS_QUEUED_LATER: ControlAppliedAs
+CONTROL_APPLIED_AS_STANDING: ControlAppliedAs
+CONTROL_APPLIED_AS_QUEUE_CHANGED: ControlAppliedAs
+CONTROL_APPLIED_AS_WITHDRAWN: ControlAppliedAs
+CONTROL_APPLIED_AS_QUEUE_LISTED: ControlAppliedAs
+CONTROL_APPLIED_AS_GUIDANCE_LISTED: ControlAppliedAs
+CONTROL_APPLIED_AS_GUIDANCE_REMOVED: ControlAppliedAs
+CONTROL_APPLIED_AS_MADE_STANDING: ControlAppliedAs
 
 class ControlTarget(_message.Message):
     __slots__ = ("agent_id", "task_id", "tool_call_id")

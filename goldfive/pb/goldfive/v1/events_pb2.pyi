@@ -12,7 +12,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "usage_recorded", "approval_reminded", "approval_escalated", "question_asked", "question_answered", "recording_schema")
+    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "usage_recorded", "approval_reminded", "approval_escalated", "question_asked", "question_answered", "steer_queued", "steer_queue_changed", "guidance_added", "guidance_removed", "recording_schema")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -53,6 +53,10 @@ class Event(_message.Message):
     APPROVAL_ESCALATED_FIELD_NUMBER: _ClassVar[int]
     QUESTION_ASKED_FIELD_NUMBER: _ClassVar[int]
     QUESTION_ANSWERED_FIELD_NUMBER: _ClassVar[int]
+    STEER_QUEUED_FIELD_NUMBER: _ClassVar[int]
+    STEER_QUEUE_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    GUIDANCE_ADDED_FIELD_NUMBER: _ClassVar[int]
+    GUIDANCE_REMOVED_FIELD_NUMBER: _ClassVar[int]
     RECORDING_SCHEMA_FIELD_NUMBER: _ClassVar[int]
     event_id: str
     run_id: str
@@ -94,8 +98,12 @@ class Event(_message.Message):
     approval_escalated: ApprovalEscalated
     question_asked: QuestionAsked
     question_answered: QuestionAnswered
+    steer_queued: SteerQueued
+    steer_queue_changed: SteerQueueChanged
+    guidance_added: GuidanceAdded
+    guidance_removed: GuidanceRemoved
     recording_schema: int
-    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., usage_recorded: _Optional[_Union[UsageRecorded, _Mapping]] = ..., approval_reminded: _Optional[_Union[ApprovalReminded, _Mapping]] = ..., approval_escalated: _Optional[_Union[ApprovalEscalated, _Mapping]] = ..., question_asked: _Optional[_Union[QuestionAsked, _Mapping]] = ..., question_answered: _Optional[_Union[QuestionAnswered, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
+    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., usage_recorded: _Optional[_Union[UsageRecorded, _Mapping]] = ..., approval_reminded: _Optional[_Union[ApprovalReminded, _Mapping]] = ..., approval_escalated: _Optional[_Union[ApprovalEscalated, _Mapping]] = ..., question_asked: _Optional[_Union[QuestionAsked, _Mapping]] = ..., question_answered: _Optional[_Union[QuestionAnswered, _Mapping]] = ..., steer_queued: _Optional[_Union[SteerQueued, _Mapping]] = ..., steer_queue_changed: _Optional[_Union[SteerQueueChanged, _Mapping]] = ..., guidance_added: _Optional[_Union[GuidanceAdded, _Mapping]] = ..., guidance_removed: _Optional[_Union[GuidanceRemoved, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
 
 class RunStarted(_message.Message):
     __slots__ = ("run_id", "goal_summary", "started_at", "user_input", "launch_json")
@@ -599,3 +607,61 @@ class DriftEvidence(_message.Message):
     text: str
     sequence: int
     def __init__(self, at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., what: _Optional[str] = ..., tool_name: _Optional[str] = ..., call_id: _Optional[str] = ..., args_json: _Optional[str] = ..., text: _Optional[str] = ..., sequence: _Optional[int] = ...) -> None: ...
+
+class SteeringNote(_message.Message):
+    __slots__ = ("id", "text", "author", "client", "control_id", "held", "added_at")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_ID_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    ADDED_AT_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    text: str
+    author: str
+    client: str
+    control_id: str
+    held: bool
+    added_at: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., author: _Optional[str] = ..., client: _Optional[str] = ..., control_id: _Optional[str] = ..., held: _Optional[bool] = ..., added_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class SteerQueued(_message.Message):
+    __slots__ = ("note",)
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    note: SteeringNote
+    def __init__(self, note: _Optional[_Union[SteeringNote, _Mapping]] = ...) -> None: ...
+
+class SteerQueueChanged(_message.Message):
+    __slots__ = ("note_id", "op", "text", "author", "control_id", "order")
+    NOTE_ID_FIELD_NUMBER: _ClassVar[int]
+    OP_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_ID_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    note_id: str
+    op: str
+    text: str
+    author: str
+    control_id: str
+    order: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, note_id: _Optional[str] = ..., op: _Optional[str] = ..., text: _Optional[str] = ..., author: _Optional[str] = ..., control_id: _Optional[str] = ..., order: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GuidanceAdded(_message.Message):
+    __slots__ = ("note", "made_from")
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    MADE_FROM_FIELD_NUMBER: _ClassVar[int]
+    note: SteeringNote
+    made_from: str
+    def __init__(self, note: _Optional[_Union[SteeringNote, _Mapping]] = ..., made_from: _Optional[str] = ...) -> None: ...
+
+class GuidanceRemoved(_message.Message):
+    __slots__ = ("guidance_id", "author", "control_id")
+    GUIDANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    CONTROL_ID_FIELD_NUMBER: _ClassVar[int]
+    guidance_id: str
+    author: str
+    control_id: str
+    def __init__(self, guidance_id: _Optional[str] = ..., author: _Optional[str] = ..., control_id: _Optional[str] = ...) -> None: ...

@@ -237,7 +237,7 @@ class MarkRunRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., mark: _Optional[str] = ..., undo: _Optional[bool] = ...) -> None: ...
 
 class RunSummary(_message.Message):
-    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals", "hub", "owner", "usage", "acknowledged_by", "archived_by")
+    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals", "hub", "owner", "usage", "acknowledged_by", "archived_by", "queued_steers", "standing_guidance")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TASKS_COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -262,6 +262,8 @@ class RunSummary(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     ACKNOWLEDGED_BY_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_BY_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_STEERS_FIELD_NUMBER: _ClassVar[int]
+    STANDING_GUIDANCE_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     state: str
     tasks_completed: int
@@ -286,7 +288,9 @@ class RunSummary(_message.Message):
     usage: _events_pb2.UsageTotals
     acknowledged_by: str
     archived_by: str
-    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ..., hub: _Optional[str] = ..., owner: _Optional[str] = ..., usage: _Optional[_Union[_events_pb2.UsageTotals, _Mapping]] = ..., acknowledged_by: _Optional[str] = ..., archived_by: _Optional[str] = ...) -> None: ...
+    queued_steers: int
+    standing_guidance: int
+    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ..., hub: _Optional[str] = ..., owner: _Optional[str] = ..., usage: _Optional[_Union[_events_pb2.UsageTotals, _Mapping]] = ..., acknowledged_by: _Optional[str] = ..., archived_by: _Optional[str] = ..., queued_steers: _Optional[int] = ..., standing_guidance: _Optional[int] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs", "hub_warning")
@@ -303,7 +307,7 @@ class GetRunRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class RunSnapshot(_message.Message):
-    __slots__ = ("summary", "plan", "pending_approvals", "paused", "last_sequence", "hub_warning", "task_usage")
+    __slots__ = ("summary", "plan", "pending_approvals", "paused", "last_sequence", "hub_warning", "task_usage", "steer_queue", "guidance")
     class TaskUsageEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -318,6 +322,8 @@ class RunSnapshot(_message.Message):
     LAST_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     HUB_WARNING_FIELD_NUMBER: _ClassVar[int]
     TASK_USAGE_FIELD_NUMBER: _ClassVar[int]
+    STEER_QUEUE_FIELD_NUMBER: _ClassVar[int]
+    GUIDANCE_FIELD_NUMBER: _ClassVar[int]
     summary: RunSummary
     plan: _types_pb2.Plan
     pending_approvals: _containers.RepeatedCompositeFieldContainer[_events_pb2.ApprovalRequested]
@@ -325,4 +331,6 @@ class RunSnapshot(_message.Message):
     last_sequence: int
     hub_warning: str
     task_usage: _containers.MessageMap[str, _events_pb2.UsageTotals]
-    def __init__(self, summary: _Optional[_Union[RunSummary, _Mapping]] = ..., plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., pending_approvals: _Optional[_Iterable[_Union[_events_pb2.ApprovalRequested, _Mapping]]] = ..., paused: _Optional[bool] = ..., last_sequence: _Optional[int] = ..., hub_warning: _Optional[str] = ..., task_usage: _Optional[_Mapping[str, _events_pb2.UsageTotals]] = ...) -> None: ...
+    steer_queue: _containers.RepeatedCompositeFieldContainer[_events_pb2.SteeringNote]
+    guidance: _containers.RepeatedCompositeFieldContainer[_events_pb2.SteeringNote]
+    def __init__(self, summary: _Optional[_Union[RunSummary, _Mapping]] = ..., plan: _Optional[_Union[_types_pb2.Plan, _Mapping]] = ..., pending_approvals: _Optional[_Iterable[_Union[_events_pb2.ApprovalRequested, _Mapping]]] = ..., paused: _Optional[bool] = ..., last_sequence: _Optional[int] = ..., hub_warning: _Optional[str] = ..., task_usage: _Optional[_Mapping[str, _events_pb2.UsageTotals]] = ..., steer_queue: _Optional[_Iterable[_Union[_events_pb2.SteeringNote, _Mapping]]] = ..., guidance: _Optional[_Iterable[_Union[_events_pb2.SteeringNote, _Mapping]]] = ...) -> None: ...
