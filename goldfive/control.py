@@ -38,6 +38,7 @@ class ControlKind(StrEnum):
     INJECT_MESSAGE = "INJECT_MESSAGE"  # payload: {"role": "...", "text": "..."}
     GOLDFIVE_STEER = "GOLDFIVE_STEER"  # intervention ladder only
     GOLDFIVE_PAUSE_ESCALATE = "GOLDFIVE_PAUSE_ESCALATE"  # intervention ladder only
+    BUDGET = "BUDGET"  # payload: {"tokens": 100000, "usd": 5, ..., "resume": bool}
 
 
 class AckResult(StrEnum):
@@ -84,6 +85,10 @@ class AppliedAs(StrEnum):
     UNCHANGED = "UNCHANGED"
     #: FAILURE or UNSUPPORTED: nothing was applied.
     REFUSED = "REFUSED"
+    #: BUDGET: the run's limits are changed; a paused run stays paused.
+    BUDGET_SET = "BUDGET_SET"
+    #: BUDGET with resume: the limits are changed and the run goes on.
+    BUDGET_SET_RESUMED = "BUDGET_SET_RESUMED"
 
 
 def _now_ms() -> int:

@@ -50,7 +50,7 @@ __all__ = [
 log = logging.getLogger("goldfive.notify")
 
 #: What a notice can be about.
-NOTICE_KINDS = ("approval", "question", "escalation", "failed")
+NOTICE_KINDS = ("approval", "question", "escalation", "budget", "failed")
 #: A notice's text in a terminal escape is cut to this many characters.
 _OSC_LIMIT = 200
 #: At most this many commands run at once (a stuck hook must not pile up processes); the
@@ -175,7 +175,7 @@ class NoticeTracker:
                        escalated=kind == "approval_escalated")
             ]  # fmt: skip
         after = attention(state)
-        if after is None or after.kind not in ("escalation", "failed"):
+        if after is None or after.kind not in ("escalation", "budget", "failed"):
             return []
         if before is not None and before.kind == after.kind:
             return []  # the same wait, already announced

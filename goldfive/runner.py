@@ -25,6 +25,7 @@ from goldfive.goals import PassthroughGoalDeriver
 from goldfive.planners.static import PassthroughPlanner
 from goldfive.protocols import move_task
 from goldfive.results import ExecutionOutcome
+from goldfive.budget.model import Budget
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import running
@@ -86,6 +87,7 @@ class Runner:
         hub_token: str | None = None,
         hub_tls_ca: str | os.PathLike[str] | None = None,
         hub_shared: bool = True,
+        budget: Budget | None = None,
     ) -> None:
         self.adapter = _as_adapter(agent)
         self.planner = planner if planner is not None else PassthroughPlanner()
@@ -95,6 +97,10 @@ class Runner:
         self.sinks = list(sinks or [])
         self.control = control
         self.config = config or RuntimeConfig()
+        if budget is not None:  # how much the run may use before it pauses and asks
+            if not isinstance(budget, Budget):
+                raise TypeError(f"budget must be a goldfive.Budget, got {type(budget).__name__}")
+            self.config = replace(self.config, budget=budget)
         self._session_id = session_id
         self._run_id = run_id
         self._clock = clock
@@ -275,6 +281,8 @@ class Runner:
                         outcome = await self._continue(ctx, self._recovered)
                     else:
                         await ctx.emit(events.run_started, goal_summary=text, user_input=text, launch_json=self._launch_json())
+                        if not ctx.budget.budget.empty:  # recorded: views show it, resume keeps it
+                            await ctx.emit(events.budget_changed, ctx.budget.budget)
                         assert user_input is not None
                         if refused:  # a run that cannot start still ends as a run, with the reason
                             outcome = await self._abort(ctx, refused)

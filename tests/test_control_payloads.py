@@ -13,6 +13,7 @@ from goldfive.controls import (
     RULES_VERB,
     Always,
     ApprovalRules,
+    BudgetSet,
     Approve,
     Cancel,
     ControlPayload,
@@ -64,6 +65,7 @@ GOOD: list[tuple[ControlKind | str, dict[str, Any], ControlPayload]] = [
         GoldfivePauseEscalate(reason="stuck", drift_id="d2", deadline_s=600.0),
     ),
     (RULES_VERB, {"op": "remove", "rule_id": "R1"}, ApprovalRules(op="remove", rule_id="R1")),
+    (ControlKind.BUDGET, {"tokens": 100_000, "usd": "$2.5", "resume": True}, BudgetSet(tokens=100_000, usd=2.5, resume=True)),
     ("CHECKPOINT", {"label": "pre-refine", "author": "bo"}, Custom(author="bo")),
 ]
 
@@ -88,6 +90,10 @@ BAD: list[tuple[ControlKind | str, dict[str, Any], str, str]] = [
     (ControlKind.GOLDFIVE_PAUSE_ESCALATE, {"deadline_s": -1}, "deadline_s", "must be a positive number of seconds"),
     (ControlKind.GOLDFIVE_PAUSE_ESCALATE, {"deadline_s": "60"}, "deadline_s", "must be a positive number of seconds, got text"),
     (RULES_VERB, {"op": "add", "rule": "tool=x"}, "rule", "APPROVAL_RULES payload.rule must be a JSON object"),
+    (ControlKind.BUDGET, {"resume": True}, "tokens", "BUDGET needs at least one limit"),
+    (ControlKind.BUDGET, {"tokens": -5}, "tokens", "BUDGET payload.tokens must be a number, 0 or more (0: no limit), got a number"),
+    (ControlKind.BUDGET, {"usd": "lots"}, "usd", "BUDGET payload.usd: budget usd=lots: not a number"),
+    (ControlKind.BUDGET, {"tokens": 1.5}, "tokens", "BUDGET payload.tokens must be a whole number"),
 ]
 
 

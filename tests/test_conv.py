@@ -35,7 +35,7 @@ def _payload_for(kind: ControlKind) -> st.SearchStrategy[dict[str, Any]]:
         return st.one_of(st.just({}), st.fixed_dictionaries({"enabled": st.booleans()}))
     if kind in _NO_PAYLOAD:
         return st.just({})
-    # Ladder kinds have no typed payload: whatever they carry travels as JSON.
+    # Ladder kinds and BUDGET have no typed payload field: whatever they carry travels as JSON.
     return st.dictionaries(TEXT, st.one_of(TEXT, st.integers(-(2**53), 2**53), st.booleans()), max_size=4)
 
 
@@ -75,7 +75,7 @@ def test_every_control_kind_round_trips_with_arbitrary_text(msg: ControlMessage)
 
 def test_the_property_test_covers_every_control_kind() -> None:
     covered = set(_TEXT_FIELDS) | set(_NO_PAYLOAD) | {ControlKind.INTERCEPT_TRANSFER}
-    covered |= {ControlKind.GOLDFIVE_STEER, ControlKind.GOLDFIVE_PAUSE_ESCALATE}
+    covered |= {ControlKind.GOLDFIVE_STEER, ControlKind.GOLDFIVE_PAUSE_ESCALATE, ControlKind.BUDGET}
     assert covered == set(ControlKind)
 
 

@@ -139,6 +139,8 @@ class ExecutorBase:
             if ctx.pending_rewinds or ctx.deferred_drifts:
                 continue
             if not ctx.paused:
+                if await ctx.budget.at_boundary():  # used up: no task starts, the run paused
+                    continue
                 return
             msg = await controls.receive_while_paused()
             if msg is not None:

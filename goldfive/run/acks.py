@@ -93,6 +93,8 @@ ACK_MEANING: Mapping[AppliedAs, AckMeaning] = MappingProxyType(
         AppliedAs.RULES: NOTHING,
         AppliedAs.UNCHANGED: NOTHING,
         AppliedAs.REFUSED: NOTHING,
+        AppliedAs.BUDGET_SET: NOTHING,
+        AppliedAs.BUDGET_SET_RESUMED: AckMeaning(pause=PauseChange.UNPAUSES),
     }
 )
 
@@ -123,6 +125,7 @@ _LEGACY_BY_KIND: Mapping[str, AppliedAs] = MappingProxyType(
         "STATUS_QUERY": AppliedAs.STATUS,
         "INTERCEPT_TRANSFER": AppliedAs.INTERCEPT_SET,
         "APPROVAL_RULES": AppliedAs.RULES,
+        "BUDGET": AppliedAs.BUDGET_SET,
     }
 )
 

@@ -24,6 +24,7 @@ class ControlKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTROL_KIND_INJECT_MESSAGE: _ClassVar[ControlKind]
     CONTROL_KIND_GOLDFIVE_STEER: _ClassVar[ControlKind]
     CONTROL_KIND_GOLDFIVE_PAUSE_ESCALATE: _ClassVar[ControlKind]
+    CONTROL_KIND_BUDGET: _ClassVar[ControlKind]
 
 class ControlAckResult(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -51,6 +52,8 @@ class ControlAppliedAs(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTROL_APPLIED_AS_RULES: _ClassVar[ControlAppliedAs]
     CONTROL_APPLIED_AS_UNCHANGED: _ClassVar[ControlAppliedAs]
     CONTROL_APPLIED_AS_REFUSED: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_BUDGET_SET: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_BUDGET_SET_RESUMED: _ClassVar[ControlAppliedAs]
 CONTROL_KIND_UNSPECIFIED: ControlKind
 CONTROL_KIND_PAUSE: ControlKind
 CONTROL_KIND_RESUME: ControlKind
@@ -64,6 +67,7 @@ CONTROL_KIND_INTERCEPT_TRANSFER: ControlKind
 CONTROL_KIND_INJECT_MESSAGE: ControlKind
 CONTROL_KIND_GOLDFIVE_STEER: ControlKind
 CONTROL_KIND_GOLDFIVE_PAUSE_ESCALATE: ControlKind
+CONTROL_KIND_BUDGET: ControlKind
 CONTROL_ACK_RESULT_UNSPECIFIED: ControlAckResult
 CONTROL_ACK_RESULT_SUCCESS: ControlAckResult
 CONTROL_ACK_RESULT_FAILURE: ControlAckResult
@@ -85,6 +89,8 @@ CONTROL_APPLIED_AS_RESTARTED: ControlAppliedAs
 CONTROL_APPLIED_AS_RULES: ControlAppliedAs
 CONTROL_APPLIED_AS_UNCHANGED: ControlAppliedAs
 CONTROL_APPLIED_AS_REFUSED: ControlAppliedAs
+CONTROL_APPLIED_AS_BUDGET_SET: ControlAppliedAs
+CONTROL_APPLIED_AS_BUDGET_SET_RESUMED: ControlAppliedAs
 
 class ControlTarget(_message.Message):
     __slots__ = ("agent_id", "task_id", "tool_call_id")
