@@ -27,6 +27,7 @@ from goldfive.protocols import move_task
 from goldfive.results import ExecutionOutcome
 from goldfive.budget.model import Budget
 from goldfive.run.config import RuntimeConfig
+from goldfive.run.defaults import run_defaults
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import running
 from goldfive.run.control_loop import RunCancelled
@@ -386,6 +387,7 @@ class Runner:
         ctx.usage.seed(rec.history)  # the totals go on from the recording's
         await self._show_history(rec)
         await install(ctx, rec)
+        await self._seed_budget(ctx, rec)
         if rec.cancel_reason:  # a CANCEL was acked before the stop: it still holds
             raise RunCancelled(rec.cancel_reason)
         return None
@@ -406,9 +408,19 @@ class Runner:
             paused=rec.paused,
             detail="stopped before it had a plan: its goals and plan are made again",
         )
+        await self._seed_budget(ctx, rec)
         if rec.cancel_reason:
             raise RunCancelled(rec.cancel_reason)
         return await self._setup(ctx, rec.user_input)
+
+    async def _seed_budget(self, ctx: RunContext, rec: Recovered) -> None:
+        """The budget survives the stop: the recorded one (or the one this Runner was given),
+        with the tool calls and time already spent; a run it held paused is held again."""
+        given = self.config.budget
+        if given is None and rec.budget is None:
+            given = run_defaults().budget  # recorded none: the process's default applies
+        if ctx.budget.seed(rec.budget, tool_calls=rec.tool_calls, ran_s=rec.ran_s, paused=rec.paused, given=given):
+            await ctx.emit(events.budget_changed, ctx.budget.budget)
 
     async def _execute(self, ctx: RunContext) -> ExecutionOutcome:
         if isinstance(self.executor, ExecutorBase):

@@ -123,6 +123,25 @@ class BudgetGuard:
             f"{limit} {format_limit(limit, self.used(limit))} of {format_limit(limit, allowed)}" for limit, allowed in self.budget.items()
         ) or "no limits"
 
+    # -- a resumed run -----------------------------------------------------------------------
+    def seed(self, recorded: Budget | None, *, tool_calls: int, ran_s: float, paused: bool, given: Budget | None) -> bool:
+        """Go on from a recording (``goldfive resume``): its budget (unless this run was
+        ``given`` one of its own, which then replaces it: returns True, to be recorded), its
+        tool calls and time; a run the budget held paused is held again."""
+        self.tool_calls, self.prior_s = tool_calls, ran_s
+        self._started = time.monotonic()
+        replaced = given is not None and given != recorded
+        if given is not None:
+            self.budget = given
+        elif recorded is not None:
+            self.budget = recorded
+        if paused and not self.budget.empty:
+            over = self.over()
+            if over is not None:
+                self.reached = over
+                self._go.clear()
+        return replaced
+
     # -- changing it -----------------------------------------------------------------------
     async def set(self, budget: Budget, *, author: str = "", control_id: str = "") -> None:
         """The run's budget is ``budget`` from now on (recorded as ``budget_changed``). A run
