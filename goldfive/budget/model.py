@@ -15,7 +15,7 @@ from typing import Any
 
 from goldfive.errors import GoldfiveError
 
-__all__ = ["LIMITS", "Budget", "BudgetError", "format_limit"]
+__all__ = ["LIMITS", "Budget", "BudgetError", "format_limit", "used_line"]
 
 #: The limits, in the order they are checked and shown.
 LIMITS = ("tokens", "usd", "model_calls", "tool_calls", "seconds")
@@ -143,6 +143,15 @@ def format_limit(name: str, value: float) -> str:
     if name == "seconds":
         return f"{value:,.0f} s"
     return f"{int(value):,}"
+
+
+def used_line(limits: dict[str, float], used: dict[str, float]) -> str:
+    """"tokens 41,200 of 50,000, usd $0.40 of $2.00": what is used of each limit (a limit with
+    no figure in ``used`` shows its value alone)."""
+    return ", ".join(
+        f"{name} {format_limit(name, used[name])} of {format_limit(name, allowed)}" if name in used else f"{name} {format_limit(name, allowed)}"
+        for name, allowed in ((n, limits[n]) for n in LIMITS if n in limits)
+    )  # fmt: skip
 
 
 def _plain(value: float) -> str:

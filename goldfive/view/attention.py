@@ -44,7 +44,7 @@ _PROCESS_CANCEL = "run cancelled"
 
 @dataclass(frozen=True)
 class Attention:
-    #: "recording", "approval", "escalation", "failed" or "paused".
+    #: "recording", "approval", "escalation", "budget", "failed" or "paused".
     kind: str
     #: In words, for a column or a notification: "approval: publish_deck", "escalation: ...".
     reason: str

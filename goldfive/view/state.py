@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from goldfive import conv
-from goldfive.budget.model import LIMITS
+from goldfive.budget.model import LIMITS, used_line
 from goldfive.control import ControlAck, ControlMessage, kind_name
 from goldfive.controls.payloads import decode_payload
 from goldfive.errors import ConversionError, GoldfiveError
@@ -108,6 +108,14 @@ class RunState:
             return RunPhase.RUNNING
         busy = any(t.status in _BUSY for t in self.tasks.values())
         return RunPhase.PAUSING if busy else RunPhase.PAUSED
+
+    def budget_line(self) -> str:
+        """What is used of each limit of the run's budget ("" without one)."""
+        if not self.budget:
+            return ""
+        u = self.usage
+        used = {"tokens": float(u.tokens), "usd": u.cost_usd, "model_calls": float(u.calls), "tool_calls": float(self.tool_calls)}
+        return used_line(self.budget, used)
 
     def ordered_tasks(self) -> list[TaskView]:
         return [self.tasks[tid] for tid in self.task_order]

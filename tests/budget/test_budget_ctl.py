@@ -40,6 +40,9 @@ def test_ctl_budget_raises_a_paused_runs_budget_over_a_real_hub(tmp_path: Path, 
         row = _until(lambda: (r := _runs(hub.addr)[run]) and r.get("needs_you", "").startswith("budget") and r, "the budget to pause it")
         assert row["needs_you"] == "budget reached, tokens 1,000 of 1,000"
         assert row["state"] in ("PAUSING", "PAUSED") and row["tasks_completed"] <= 1
+        status = ctl(hub.addr, "status", run)
+        assert "needs you: budget reached, tokens 1,000 of 1,000" in status.output
+        assert "budget: tokens 1,000 of 1,000" in status.output, status.output
 
         refused = ctl(hub.addr, "resume", run)
         assert refused.exit_code == 1 and "budget reached, tokens 1,000 of 1,000: raise it with BUDGET first" in refused.output

@@ -12,6 +12,7 @@ from goldfive.adapters.llm_agent import LLMAgentAdapter
 from goldfive.control import AckResult, AppliedAs, ControlKind
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.llm.base import ChatResult, ToolCall
+from goldfive.notify import NoticeTracker
 from goldfive.run import RuntimeConfig
 from goldfive.types import Session, Task
 from goldfive.usage import ModelUsage, report_usage
@@ -69,6 +70,9 @@ async def test_a_run_over_its_tokens_pauses_before_its_next_model_call_and_goes_
     need = attention(state)
     assert need is not None and need.kind == "budget"
     assert need.reason == "budget reached, tokens 3,000 of 2,500"
+    tracker = NoticeTracker()  # a notification goes out, once
+    notices = [n for ev in h.events for n in tracker.feed(ev)]
+    assert [(n.kind, n.body) for n in notices] == [("budget", "budget reached, tokens 3,000 of 2,500 (go)")]  # (the goal)
 
     refused = await h.control(ControlKind.RESUME)
     assert refused.result == AckResult.FAILURE
