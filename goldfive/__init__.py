@@ -3,6 +3,7 @@ and live steering. This module only re-exports."""
 
 from goldfive.adapters.callable import CallableAdapter
 from goldfive.adapters.llm_agent import LLMAgentAdapter
+from goldfive.budget import Budget, BudgetError
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
 from goldfive.errors import (
     ChannelClosedError,
@@ -54,6 +55,8 @@ __version__ = "0.1.0"
 __all__ = [
     "AckResult",
     "AgentAdapter",
+    "Budget",
+    "BudgetError",
     "CallLLM",
     "CallableAdapter",
     "ChannelClosedError",

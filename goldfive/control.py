@@ -41,6 +41,7 @@ class ControlKind(StrEnum):
     ANSWER = "ANSWER"  # payload: {"target_id": "...", "text": "..."} or {"target_id", "option"}
     STEER_QUEUE = "STEER_QUEUE"  # payload: {"op": "list"|"edit"|"withdraw"|"up"|"down"|"hold"|"release", "note_id", "text"}
     GUIDANCE = "GUIDANCE"  # payload: {"op": "list"|"remove"|"make_standing", "id"}
+    BUDGET = "BUDGET"  # payload: {"tokens": 100000, "usd": 5, ..., "resume": bool}
 
 
 class AckResult(StrEnum):
@@ -105,6 +106,10 @@ class AppliedAs(StrEnum):
     GUIDANCE_REMOVED = "GUIDANCE_REMOVED"
     #: GUIDANCE make_standing: an earlier STEER (or a queued note) became standing guidance.
     MADE_STANDING = "MADE_STANDING"
+    #: BUDGET: the run's limits are changed; a paused run stays paused.
+    BUDGET_SET = "BUDGET_SET"
+    #: BUDGET with resume: the limits are changed and the run goes on.
+    BUDGET_SET_RESUMED = "BUDGET_SET_RESUMED"
 
 
 def _now_ms() -> int:

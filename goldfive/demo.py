@@ -142,6 +142,7 @@ async def run_headless(
 ) -> int:
     """Run the demo without the TUI, one line per event on ``out``. Approval requests are
     answered per ``approvals`` ("wait" leaves them to the channel's default timeout).
+    A run over its budget (``--budget``) is cancelled, saying so: nobody here can raise it.
     Returns 0 when the run completed, 1 otherwise."""
     if approvals not in ("approve", "reject", "wait"):
         raise ValueError(f"approvals must be approve, reject or wait, got {approvals!r}")
@@ -176,3 +177,7 @@ async def _print_and_answer(sink: InMemorySink, channel: ControlChannel, approva
                 detail = f"headless --approvals {approvals}"
                 target = ev.approval_requested.target_id
                 await channel.send(ControlMessage(decide, payload={"target_id": target, "detail": detail, "author": "headless"}))
+            elif events.kind_of(ev) == "budget_reached":
+                # Nobody here can raise it: the run ends, saying why (exit 1).
+                why = f"budget reached, {ev.budget_reached.detail} (headless: nobody to raise it)"
+                await channel.send(ControlMessage(ControlKind.CANCEL, payload={"reason": why, "author": "headless"}))

@@ -236,6 +236,21 @@ _KINDS = (
         (Field("detail", _attr("detail"), 100, fmt="paused: {}"), Field("failed_at_sequence", _number("failed_at_sequence"), fmt="at #{}", brief=False)),
         _const(Tone.FAIL),
     ),  # fmt: skip
+    # budgets
+    EventKind(
+        "budget_warning", "A limit of the run's budget is 80% used.",
+        (Field("detail", _attr("detail"), 80, fmt="{} used"),), _const(Tone.WARN),
+    ),  # fmt: skip
+    EventKind(
+        "budget_reached", "A limit of the run's budget is reached: the run is paused, no new model or tool call starts.",
+        (Field("detail", _attr("detail"), 80, fmt="paused: {}"), Field("where", _attr("where"), sep=" at ", brief=False), Field("task_id", _attr("task_id"), sep=" in ", brief=False)),
+        _const(Tone.FAIL),
+    ),  # fmt: skip
+    EventKind(
+        "budget_changed", "The run's budget was set (when it started, by a BUDGET control, on resume).",
+        (Field("detail", _attr("detail"), 80), Field("author", _attr("author"), sep=" by ", brief=False)),
+        _const(Tone.PLAN),
+    ),  # fmt: skip
     # tasks
     EventKind("task_started", "A task began (an agent invocation).", (_TASK, Field("assignee_agent_id", _attr("assignee_agent_id"), sep=" on ", brief=False)), _const(Tone.TASK)),
     EventKind(

@@ -35,6 +35,7 @@ from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.steering import SteeringNote, note_to_pb
 from goldfive.types import DriftEvent, Goal, Plan, Session, TaskStatus
+from goldfive.budget.model import LIMITS, Budget
 from goldfive.usage.model import RecordedUsage
 
 Event = pb.Event
@@ -519,6 +520,44 @@ def invocation_abandoned(session: Session, task_id: str, grace_s: float, reason:
     a.task_id = clean_text(task_id)
     a.grace_s = grace_s
     a.reason = clean_text(reason)
+    return _stamp(session, ev)
+
+
+def budget_limits(budget: Budget) -> pb.BudgetLimits:
+    out = pb.BudgetLimits()
+    for name, value in budget.items():
+        setattr(out, name, value)
+    return out
+
+
+def budget_from_pb(p: pb.BudgetLimits) -> Budget:
+    """The Budget a BudgetLimits holds (a recording's): limits that are not valid are dropped."""
+    values = {name: getattr(p, name) for name in LIMITS if p.HasField(name) and getattr(p, name) > 0}
+    return Budget(**values)
+
+
+def budget_warning(session: Session, limit: str, used: float, allowed: float, detail: str) -> pb.Event:
+    ev = pb.Event()
+    p = ev.budget_warning
+    p.limit, p.used, p.allowed, p.detail = limit, used, allowed, clean_text(detail)
+    return _stamp(session, ev)
+
+
+def budget_reached(session: Session, limit: str, used: float, allowed: float, detail: str, where: str, task_id: str = "") -> pb.Event:
+    ev = pb.Event()
+    p = ev.budget_reached
+    p.limit, p.used, p.allowed, p.detail, p.where = limit, used, allowed, clean_text(detail), where
+    p.task_id = clean_text(task_id)
+    return _stamp(session, ev)
+
+
+def budget_changed(session: Session, budget: Budget, author: str = "", control_id: str = "") -> pb.Event:
+    ev = pb.Event()
+    p = ev.budget_changed
+    p.budget.CopyFrom(budget_limits(budget))
+    p.author = clean_text(author)
+    p.control_id = clean_text(control_id)
+    p.detail = budget.describe()
     return _stamp(session, ev)
 
 

@@ -2,7 +2,7 @@
 
 A *notice* is one of: a new approval request (kind "question" for a question asked as an
 approval), an escalation from the drift ladder (the run is paused by GOLDFIVE_PAUSE_ESCALATE), a
-run that failed; and, for an approval still undecided, its reminders and its escalation to a
+run its budget paused, a run that failed; and, for an approval still undecided, its reminders and its escalation to a
 second person (the run's ApprovalReminded / ApprovalEscalated: the same notice again, with
 ``reminder`` or ``escalated`` set). Each names the run and what it
 waits for. Two ways to find them, so every front-end says the same thing:
@@ -50,7 +50,7 @@ __all__ = [
 log = logging.getLogger("goldfive.notify")
 
 #: What a notice can be about.
-NOTICE_KINDS = ("approval", "question", "escalation", "failed")
+NOTICE_KINDS = ("approval", "question", "escalation", "budget", "failed")
 #: A notice's text in a terminal escape is cut to this many characters.
 _OSC_LIMIT = 200
 #: At most this many commands run at once (a stuck hook must not pile up processes); the
@@ -66,7 +66,7 @@ DROP_LOG_INTERVAL_S = 60.0
 @dataclass(frozen=True)
 class Notice:
     run_id: str
-    #: "approval", "question", "escalation" or "failed".
+    #: "approval", "question", "escalation", "budget" (its budget paused the run) or "failed".
     kind: str
     #: What the run waits for, in words: "approval: publish_deck", "failed: ...".
     reason: str
@@ -175,7 +175,7 @@ class NoticeTracker:
                        escalated=kind == "approval_escalated")
             ]  # fmt: skip
         after = attention(state)
-        if after is None or after.kind not in ("escalation", "failed"):
+        if after is None or after.kind not in ("escalation", "budget", "failed"):
             return []
         if before is not None and before.kind == after.kind:
             return []  # the same wait, already announced

@@ -25,7 +25,9 @@ from goldfive.goals import PassthroughGoalDeriver
 from goldfive.planners.static import PassthroughPlanner
 from goldfive.protocols import move_task
 from goldfive.results import ExecutionOutcome
+from goldfive.budget.model import Budget
 from goldfive.run.config import RuntimeConfig
+from goldfive.run.defaults import run_defaults
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import running
 from goldfive.run.control_loop import RunCancelled
@@ -86,6 +88,7 @@ class Runner:
         hub_token: str | None = None,
         hub_tls_ca: str | os.PathLike[str] | None = None,
         hub_shared: bool = True,
+        budget: Budget | None = None,
     ) -> None:
         self.adapter = _as_adapter(agent)
         self.planner = planner if planner is not None else PassthroughPlanner()
@@ -95,6 +98,10 @@ class Runner:
         self.sinks = list(sinks or [])
         self.control = control
         self.config = config or RuntimeConfig()
+        if budget is not None:  # how much the run may use before it pauses and asks
+            if not isinstance(budget, Budget):
+                raise TypeError(f"budget must be a goldfive.Budget, got {type(budget).__name__}")
+            self.config = replace(self.config, budget=budget)
         self._session_id = session_id
         self._run_id = run_id
         self._clock = clock
@@ -275,6 +282,8 @@ class Runner:
                         outcome = await self._continue(ctx, self._recovered)
                     else:
                         await ctx.emit(events.run_started, goal_summary=text, user_input=text, launch_json=self._launch_json())
+                        if not ctx.budget.budget.empty:  # recorded: views show it, resume keeps it
+                            await ctx.emit(events.budget_changed, ctx.budget.budget)
                         assert user_input is not None
                         if refused:  # a run that cannot start still ends as a run, with the reason
                             outcome = await self._abort(ctx, refused)
@@ -378,6 +387,7 @@ class Runner:
         ctx.usage.seed(rec.history)  # the totals go on from the recording's
         await self._show_history(rec)
         await install(ctx, rec)
+        await self._seed_budget(ctx, rec)
         if rec.cancel_reason:  # a CANCEL was acked before the stop: it still holds
             raise RunCancelled(rec.cancel_reason)
         return None
@@ -398,9 +408,19 @@ class Runner:
             paused=rec.paused,
             detail="stopped before it had a plan: its goals and plan are made again",
         )
+        await self._seed_budget(ctx, rec)
         if rec.cancel_reason:
             raise RunCancelled(rec.cancel_reason)
         return await self._setup(ctx, rec.user_input)
+
+    async def _seed_budget(self, ctx: RunContext, rec: Recovered) -> None:
+        """The budget survives the stop: the recorded one (or the one this Runner was given),
+        with the tool calls and time already spent; a run it held paused is held again."""
+        given = self.config.budget
+        if given is None and rec.budget is None:
+            given = run_defaults().budget  # recorded none: the process's default applies
+        if ctx.budget.seed(rec.budget, tool_calls=rec.tool_calls, ran_s=rec.ran_s, paused=rec.paused, given=given):
+            await ctx.emit(events.budget_changed, ctx.budget.budget)
 
     async def _execute(self, ctx: RunContext) -> ExecutionOutcome:
         if isinstance(self.executor, ExecutorBase):

@@ -40,7 +40,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 async def until(
-    check: Callable[[], Any] | Callable[[], Awaitable[Any]], *, what: str = "condition", timeout: float = 10.0, interval: float = 0.02
+    check: Callable[[], Any] | Callable[[], Awaitable[Any]], what: str = "condition", *, timeout: float = 10.0, interval: float = 0.02
 ) -> Any:
     """Wait until ``check()`` (plain or async) returns something truthy, and return it.
     Raises AssertionError naming ``what`` after ``timeout`` seconds."""
@@ -57,7 +57,7 @@ async def until(
         await asyncio.sleep(interval)
 
 
-def until_sync(check: Callable[[], T], *, what: str = "condition", timeout: float = 20.0, interval: float = 0.05) -> T:
+def until_sync(check: Callable[[], T], what: str = "condition", *, timeout: float = 20.0, interval: float = 0.05) -> T:
     """``until`` for code outside an event loop (a test driving a hub in a thread)."""
     deadline = time.monotonic() + timeout
     while True:

@@ -14,6 +14,7 @@ from goldfive.controls import (
     Always,
     Answer,
     ApprovalRules,
+    BudgetSet,
     Approve,
     Cancel,
     ControlPayload,
@@ -75,6 +76,9 @@ GOOD: list[tuple[ControlKind | str, dict[str, Any], ControlPayload]] = [
     (ControlKind.STEER, {"note": "always", "standing": True}, Steer(note="always", standing=True)),
     (ControlKind.STEER_QUEUE, {"op": "edit", "note_id": "q1", "text": "new"}, SteerQueue(op=SteerQueueOp.EDIT, note_id="q1", text="new")),
     (ControlKind.GUIDANCE, {"op": "remove", "id": "g1"}, Guidance(op=GuidanceOp.REMOVE, id="g1")),
+
+
+    (ControlKind.BUDGET, {"tokens": 100_000, "usd": "$2.5", "resume": True}, BudgetSet(tokens=100_000, usd=2.5, resume=True)),
     ("CHECKPOINT", {"label": "pre-refine", "author": "bo"}, Custom(author="bo")),
 ]
 
@@ -108,6 +112,12 @@ BAD: list[tuple[ControlKind | str, dict[str, Any], str, str]] = [
     (ControlKind.STEER_QUEUE, {"op": 3}, "op", "STEER_QUEUE payload.op must be text"),
     (ControlKind.GUIDANCE, {"op": "remove"}, "id", "GUIDANCE remove needs payload.id"),
     (ControlKind.GUIDANCE, {"op": "drop", "id": "g1"}, "op", "must be one of list|remove|make_standing"),
+
+
+    (ControlKind.BUDGET, {"resume": True}, "tokens", "BUDGET needs at least one limit"),
+    (ControlKind.BUDGET, {"tokens": -5}, "tokens", "BUDGET payload.tokens must be a number, 0 or more (0: no limit), got a number"),
+    (ControlKind.BUDGET, {"usd": "lots"}, "usd", "BUDGET payload.usd: budget usd=lots: not a number"),
+    (ControlKind.BUDGET, {"tokens": 1.5}, "tokens", "BUDGET payload.tokens must be a whole number"),
 ]
 
 

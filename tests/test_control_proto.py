@@ -51,7 +51,8 @@ def test_control_kind_wire_numbers() -> None:
     expected = {
         "PAUSE": 1, "RESUME": 2, "CANCEL": 3, "REWIND_TO": 4, "STEER": 5, "APPROVE": 6,
         "REJECT": 7, "STATUS_QUERY": 8, "INTERCEPT_TRANSFER": 9, "INJECT_MESSAGE": 10,
-        "GOLDFIVE_STEER": 11, "GOLDFIVE_PAUSE_ESCALATE": 12, "ANSWER": 100, "STEER_QUEUE": 102, "GUIDANCE": 103,
+        "GOLDFIVE_STEER": 11, "GOLDFIVE_PAUSE_ESCALATE": 12,
+        "ANSWER": 100, "STEER_QUEUE": 102, "GUIDANCE": 103, "BUDGET": 101,  # this project's
     }  # fmt: skip
     assert {k: control_pb2.ControlKind.Value("CONTROL_KIND_" + k) for k in expected} == expected
     assert [m.name for m in ControlKind] == list(expected)

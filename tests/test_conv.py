@@ -37,8 +37,8 @@ def _payload_for(kind: ControlKind) -> st.SearchStrategy[dict[str, Any]]:
         return st.just({})
     if kind is ControlKind.ANSWER:  # no typed field on the wire: it travels in extra_json
         return st.one_of(st.fixed_dictionaries({"target_id": TEXT, "text": TEXT}), st.fixed_dictionaries({"target_id": TEXT, "option": TEXT}))
-    # Ladder kinds and this project's STEER_QUEUE / GUIDANCE have no typed payload message:
-    # whatever they carry travels as JSON.
+    # Ladder kinds and this project's STEER_QUEUE / GUIDANCE / BUDGET have no typed payload
+    # message: whatever they carry travels as JSON.
     return st.dictionaries(TEXT, st.one_of(TEXT, st.integers(-(2**53), 2**53), st.booleans()), max_size=4)
 
 
@@ -78,7 +78,7 @@ def test_every_control_kind_round_trips_with_arbitrary_text(msg: ControlMessage)
 
 def test_the_property_test_covers_every_control_kind() -> None:
     covered = set(_TEXT_FIELDS) | set(_NO_PAYLOAD) | {ControlKind.INTERCEPT_TRANSFER}
-    covered |= {ControlKind.GOLDFIVE_STEER, ControlKind.GOLDFIVE_PAUSE_ESCALATE, ControlKind.ANSWER, ControlKind.STEER_QUEUE, ControlKind.GUIDANCE}
+    covered |= {ControlKind.GOLDFIVE_STEER, ControlKind.GOLDFIVE_PAUSE_ESCALATE, ControlKind.ANSWER, ControlKind.STEER_QUEUE, ControlKind.GUIDANCE, ControlKind.BUDGET}
     assert covered == set(ControlKind)
 
 

@@ -14,7 +14,7 @@ from typing import Iterable
 from textual.binding import Binding, BindingType
 
 #: How help shows keys whose Textual names are words.
-KEY_DISPLAY = {"slash": "/", "question_mark": "?", "ctrl+p": "^p", "shift+tab": "shift+tab"}
+KEY_DISPLAY = {"slash": "/", "question_mark": "?", "ctrl+p": "^p", "shift+tab": "shift+tab", "dollar_sign": "$"}
 
 KEYS: list[BindingType] = [
     # One label for both directions: a label that followed the state would rebuild the
@@ -32,6 +32,10 @@ KEYS: list[BindingType] = [
     Binding("l", "ledger", "Ledger", show=False, tooltip="The approvals ledger: who decided what, via which client", id="ledger"),
     Binding("i", "inject", "Inject", show=False, tooltip="Inject a message into the running turn (INJECT_MESSAGE)", id="inject"),
     Binding("t", "steering", "Steering notes", show=False, tooltip="Queued and standing notes: withdraw, hold, move, edit, remove", id="steering"),
+    # In the footer only on a run that has a budget (80 columns keep Cancel, Help and Quit
+    # otherwise); the key works on every run (set_budget, the same prompt).
+    Binding("dollar_sign", "budget", "Budget", key_display="$", tooltip="Set the run's budget, e.g. tokens=100000 (BUDGET)", id="budget"),
+    Binding("dollar_sign", "set_budget", "Budget", key_display="$", show=False, id="budget.set"),
     Binding("c", "cancel_run", "Cancel", tooltip="Cancel the run, after a confirmation (CANCEL)", id="cancel"),
     # The log's border says "/ filter"; y is in help.
     Binding("slash", "filter", "Filter", show=False, tooltip="Filter the event log by text or kind (Esc clears)", id="filter"),
@@ -45,7 +49,7 @@ KEYS: list[BindingType] = [
 ]  # fmt: skip
 
 #: The keys that steer a run: off without controls, and once the run has ended.
-CONTROL_ACTIONS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "inject", "steering", "cancel_run"})
+CONTROL_ACTIONS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "inject", "steering", "budget", "set_budget", "cancel_run"})
 
 #: Without controls the same keys only say that this view is read-only (never in the footer).
 READ_ONLY_KEYS: list[BindingType] = [
@@ -75,7 +79,7 @@ REPLAY_KEYS: list[BindingType] = [
 TRANSPORT_ACTIONS = frozenset({"step", "jump", "play", "speed"})
 
 #: Actions that help and the command palette offer; pane moves and Esc are keys only.
-PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "ledger", "inject", "steering", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
+PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "ledger", "inject", "steering", "budget", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
 
 
 @dataclass(frozen=True)
@@ -87,10 +91,12 @@ class Capabilities:
     replay: bool = False
     opener: bool = False
 
-    def enabled(self, action: str, *, ended: bool = False, typing: bool = False, failed: bool = False) -> bool:
+    def enabled(self, action: str, *, ended: bool = False, typing: bool = False, failed: bool = False, budgeted: bool = False) -> bool:
         """Whether ``action``'s key works now (False: neither shown nor handled). ``ended``:
         the run has ended; ``typing``: an input has the focus (keys are text there);
-        ``failed``: the run failed (not cancelled by a person)."""
+        ``failed``: the run failed (not cancelled by a person); ``budgeted``: it has a budget."""
+        if action == "budget" or action == "set_budget":
+            return self.controls and not ended and budgeted == (action == "budget")
         if action in CONTROL_ACTIONS:
             return self.controls and not ended
         if action == "read_only":

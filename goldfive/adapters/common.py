@@ -29,6 +29,7 @@ from typing import Any
 
 from goldfive import events
 from goldfive.adapters.task_prompt import system_prompt
+from goldfive.budget.gate import before_tool_call
 from goldfive.run.approvals import request_approval
 from goldfive.run.context import RunContext
 from goldfive.run.tools import REPORTING_TOOL_NAMES, ReportingToolSpec
@@ -226,6 +227,8 @@ def recording_tools(ctx: RunContext, task_id: str, tools: dict[str, ReportingToo
             continue
 
         async def call(_spec: ReportingToolSpec = spec, **kwargs: Any) -> dict[str, Any]:
+            if _spec.name not in REPORTING_TOOL_NAMES:  # the agent's own tools spend; reporting does not
+                await before_tool_call(task_id)
             started = time.monotonic()
             result = await _spec(**kwargs)
             failed = isinstance(result, dict) and result.get("ok") is False

@@ -19,6 +19,7 @@ from typing import Any
 
 from goldfive.adapters.common import GOLDFIVE_FRAMEWORK, record_model_turn, recording_tools
 from goldfive.adapters.task_prompt import system_prompt
+from goldfive.budget.gate import before_model_call
 from goldfive.errors import LLMError
 from goldfive.llm.base import ChatModel, ChatResult, ToolCall
 from goldfive.results import InvocationResult
@@ -70,6 +71,7 @@ class LLMAgentAdapter:
         for _ in range(self.max_steps):
             for text in await read_injected(session, task.id):
                 messages.append({"role": "user", "content": text})
+            await before_model_call(task.id)  # over budget: the run pauses, this call waits
             try:
                 result = await self.model.chat(messages, tools=schemas or None, model=self.model_name)
             except LLMError as exc:

@@ -58,6 +58,7 @@ from pydantic_ai.usage import UsageLimits
 
 from goldfive.adapters.common import ask_tool_approval, framework_span, record_model_turn, record_tool_call, task_input, to_text
 from goldfive.usage import ModelUsage, report_usage
+from goldfive.budget.gate import before_model_call
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext as GoldfiveRun
 from goldfive.run.current_run import current, read_injected
@@ -141,6 +142,8 @@ class PydanticAIAdapter:
                             # returns waiting in this node close the calls in the history.
                             new = [*run.new_messages(), node.request]
                             break
+                        # Over budget the run pauses and this request waits (docs/cost.md#budgets).
+                        await before_model_call(task.id)
                         # INJECT_MESSAGE: into the request this node is about to send.
                         texts = await read_injected(session, task.id)
                         if texts:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from goldfive.cli.extras import extras_options, install_extras
+from goldfive.cli.extras import budget_option, extras_options, install_extras
 
 __all__ = ["demo_command", "register"]
 
@@ -37,12 +37,13 @@ WAIT_HEADLESS = (
     help="Open the runs screen over this many demo runs in this process (different goals; offline, no network).",
 )
 @extras_options
+@budget_option("How much each demo run may use, e.g. tokens=50000,usd=2 (also model_calls, tool_calls, seconds): at a limit it pauses and asks.")
 def demo_command(
     speed: float, headless: bool, approvals: str, base_url: str | None, model: str | None, runs: int | None,
-    prices_path: str | None = None, otel: bool = False,
+    prices_path: str | None = None, otel: bool = False, budget_text: str | None = None,
 ) -> None:
     """Run the slide-deck demo (offline, no API key needed)."""
-    install_extras(prices_path, otel, command="demo")
+    install_extras(prices_path, otel, command="demo", budget_text=budget_text)
     if speed <= 0:
         raise click.BadParameter("must be positive", param_hint="--speed")
     if runs is not None:

@@ -1,6 +1,7 @@
-"""``--prices FILE`` and ``--otel`` (on ``run``, ``demo``, ``serve`` and ``resume``): read and
-checked once, before anything starts, then installed for every run this process starts
-(goldfive.run.defaults), with the watchdog's thresholds from the environment."""
+"""``--prices FILE`` and ``--otel`` (on ``run``, ``demo``, ``serve`` and ``resume``) and
+``--budget`` (on ``run``, ``demo`` and ``serve``): read and checked once, before anything
+starts, then installed for every run this process starts (goldfive.run.defaults), with the
+watchdog's thresholds from the environment."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import click
 
 from goldfive.errors import GoldfiveError
 
-__all__ = ["extras_options", "install_extras"]
+__all__ = ["budget_option", "extras_options", "install_extras"]
 
 
 def extras_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -26,15 +27,21 @@ def extras_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     )(fn)  # fmt: skip
 
 
-def install_extras(prices_path: str | None, otel: bool, *, command: str, as_sink: bool = True) -> Any:
+def budget_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    return click.option("--budget", "budget_text", metavar="LIMITS", help=help)
+
+
+def install_extras(prices_path: str | None, otel: bool, *, command: str, as_sink: bool = True, budget_text: str | None = None) -> Any:
     """Install the process's run defaults; returns the OTel sink (None without --otel), which
     every run of the process gets unless ``as_sink`` is False (a hub feeds it from its event
     hook). A bad file, variable or a missing extra is one line on stderr and exit 2."""
+    from goldfive.budget import Budget
     from goldfive.run.defaults import RunDefaults, install_run_defaults
     from goldfive.settings import OTelSettings, watchdog_config
     from goldfive.usage.prices import load_prices
 
     try:
+        budget = Budget.parse(budget_text) if budget_text is not None else None
         prices = load_prices(prices_path) if prices_path else None
         watchdog = watchdog_config()
         sink = None
@@ -48,5 +55,5 @@ def install_extras(prices_path: str | None, otel: bool, *, command: str, as_sink
     except GoldfiveError as exc:
         click.echo(f"goldfive {command}: error: {exc}", err=True)
         raise click.exceptions.Exit(2) from None
-    install_run_defaults(RunDefaults(prices=prices, watchdog=watchdog, extra_sink=sink if as_sink else None))
+    install_run_defaults(RunDefaults(prices=prices, watchdog=watchdog, extra_sink=sink if as_sink else None, budget=budget))
     return sink

@@ -13,7 +13,7 @@ from typing import Any, Callable, TextIO
 
 import click
 
-from goldfive.cli.extras import extras_options, install_extras
+from goldfive.cli.extras import budget_option, extras_options, install_extras
 from goldfive.inputs import InputError, load_agent, make_planner
 from goldfive.cli.output import echo, field
 from goldfive.control import ControlChannel
@@ -179,6 +179,7 @@ def recording_failed_line(runner: Any) -> str:
 @click.option("--hub-token-file", metavar="FILE", help="Read the hub's bearer token from FILE (kept out of the process list).")
 @click.option("--hub-tls-ca", metavar="FILE", help="CA certificate (PEM) to verify the hub's TLS certificate.")
 @extras_options
+@budget_option("How much the run may use, e.g. tokens=50000,usd=2 (also model_calls, tool_calls, seconds): at a limit it pauses and asks.")
 def run_command(
     agent_spec: str,
     goal: str,
@@ -195,9 +196,10 @@ def run_command(
     hub_tls_ca: str | None,
     prices_path: str | None = None,
     otel: bool = False,
+    budget_text: str | None = None,
 ) -> None:
     """Run your async agent MODULE:FUNCTION, `async def fn(task, session[, tools])`."""
-    install_extras(prices_path, otel, command="run")
+    install_extras(prices_path, otel, command="run", budget_text=budget_text)
     if not goal.strip():
         raise _fail("--goal is empty: say what the run should achieve")
     if hub_addr is None and hub_token_file:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from goldfive.cli.extras import extras_options
+from goldfive.cli.extras import budget_option, extras_options
 
 from goldfive.cli.output import echo, field
 from goldfive.errors import GoldfiveError, RemoteError
@@ -153,6 +153,8 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     help="With --ray: the address the runs' actors dial back (default: the listen address).",
 )
 @extras_options
+@budget_option("The budget of every run this hub starts in its process that sets none, e.g. tokens=50000,usd=2 "
+               "(ctl start --budget gives one its own): at a limit the run pauses and asks.")
 def serve_command(
     target: str | None,
     listen: str,
@@ -187,6 +189,7 @@ def serve_command(
     advertise: str | None = None,
     prices_path: str | None = None,
     otel: bool = False,
+    budget_text: str | None = None,
 ) -> None:
     """Serve runs over gRPC until interrupted: every run recorded in the database, the run
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
@@ -204,7 +207,7 @@ def serve_command(
 
     # --otel: the hub exports every run it serves live, hosted or connected (its event hook),
     # so no run of this process gets a sink of its own as well.
-    exporter = install_extras(prices_path, otel, command="serve", as_sink=False)
+    exporter = install_extras(prices_path, otel, command="serve", as_sink=False, budget_text=budget_text)
     try:
         token = server_tokens(tokens, token_files, remote_token(), flag="--token", warn=warn)
         runners = server_tokens(runner_tokens, runner_token_files, runner_token(), flag="--runner-token", warn=warn)

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar
 
 from goldfive.control import ControlKind, ControlMessage, kind_name
-from goldfive.controls.reader import Convert, as_flag, as_object, as_seconds, as_text, read_fields, type_name
+from goldfive.controls.reader import Convert, as_flag, as_object, as_seconds, as_text, read_fields, refuse, type_name
 from goldfive.errors import ControlPayloadError
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Answer",
     "Approve",
     "ApprovalRules",
+    "BudgetSet",
     "Cancel",
     "Control",
     "ControlPayload",
@@ -423,6 +424,67 @@ class Guidance(ControlPayload):
         return " ".join(p for p in (str(self.op), self.id) if p)
 
 
+def _limit(kind: ControlKind | str, key: str, value: Any) -> float:
+    """A BUDGET limit: a number (0: no limit) or how ``--budget`` writes one ("50k", "none")."""
+    from goldfive.budget.model import BudgetError, read_value
+
+    if isinstance(value, str):
+        try:
+            read = read_value(key, value)
+        except BudgetError as exc:
+            raise ControlPayloadError(f"{kind_name(kind)} payload.{key}: {exc}", key) from None
+        return 0.0 if read is None else float(read)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0 or value == float("inf"):
+        raise refuse(kind, key, "a number, 0 or more (0: no limit)", value)
+    return float(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetSet(ControlPayload):
+    """BUDGET (docs/cost.md#budgets): the limits given replace the run's (0: that limit goes);
+    those left out stay. ``resume``: also go on, when the new budget allows it."""
+
+    KIND: ClassVar[ControlKind | str] = ControlKind.BUDGET
+    FIELDS: ClassVar[tuple[tuple[str, Convert], ...]] = (
+        *ControlPayload.FIELDS, ("tokens", _limit), ("usd", _limit), ("model_calls", _limit), ("tool_calls", _limit),
+        ("seconds", _limit), ("resume", as_flag),
+    )  # fmt: skip
+    tokens: float | None = None
+    usd: float | None = None
+    model_calls: float | None = None
+    tool_calls: float | None = None
+    seconds: float | None = None
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.changes():
+            raise ControlPayloadError(
+                "BUDGET needs at least one limit: tokens, usd, model_calls, tool_calls or seconds (0: no limit)", "tokens"
+            )
+        for key in ("tokens", "model_calls", "tool_calls"):
+            value = getattr(self, key)
+            if value is not None and value != int(value):
+                raise ControlPayloadError(f"BUDGET payload.{key} must be a whole number, got {value!r}", key)
+
+    def changes(self) -> dict[str, float | int | None]:
+        """The limits this control changes: name -> the new value, None to remove it."""
+        out: dict[str, float | int | None] = {}
+        for key in ("tokens", "usd", "model_calls", "tool_calls", "seconds"):
+            value = getattr(self, key)
+            if value is None:
+                continue
+            if not value:
+                out[key] = None
+            else:
+                out[key] = int(value) if key in ("tokens", "model_calls", "tool_calls") else value
+        return out
+
+    @property
+    def summary(self) -> str:
+        parts = [f"{k}={'none' if v is None else (int(v) if float(v) == int(v) else v)}" for k, v in self.changes().items()]
+        return ",".join(parts) + (" and resume" if self.resume else "")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Custom(ControlPayload):
     """A kind goldfive has no class for (docs/protocol.md#custom-controls): an executor's ``_handle_custom`` reads the
@@ -435,7 +497,7 @@ PAYLOAD_TYPES: Mapping[ControlKind | str, type[ControlPayload]] = MappingProxyTy
         cls.KIND: cls
         for cls in (
             Pause, Resume, Cancel, Steer, Rewind, Approve, Reject, StatusQuery, InterceptTransfer, Inject,
-            GoldfiveSteer, GoldfivePauseEscalate, ApprovalRules, Answer, SteerQueue, Guidance,
+            GoldfiveSteer, GoldfivePauseEscalate, ApprovalRules, Answer, SteerQueue, Guidance, BudgetSet,
         )
     }
 )  # fmt: skip

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from goldfive import conv
+from goldfive.budget.model import Budget
 from goldfive.controls.payloads import Cancel, Control, ControlPayload, Inject, Rewind, Steer, decode
 from goldfive.errors import ControlPayloadError, ConversionError
+from goldfive.events import budget_from_pb
 from goldfive.inbox import InjectedMessage
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.control import AppliedAs
@@ -77,6 +79,12 @@ class Recovered:
     last_sequence: int = -1
     #: Rows of the recording that could not be read: ignored and counted, never guessed.
     unreadable: int = 0
+    #: The run's budget as last recorded (budget_changed), None when it had none.
+    budget: Budget | None = None
+    #: Tool calls made so far, and the seconds the run ran (its stops left out): what a
+    #: budget's tool_calls and seconds count from.
+    tool_calls: int = 0
+    ran_s: float = 0.0
     #: The recorded events themselves, for watchers that join at the resume (a TUI).
     history: list[pb.Event] = field(default_factory=list, repr=False)
 
@@ -102,10 +110,20 @@ class _Fold:
         self.delivering: deque[SteeringNote] = deque()
         #: STEERs acked QUEUED_LATER / STANDING, by control id, until their event comes.
         self.notes_acked: dict[str, Control[Steer]] = {}
+        #: The event clock: where this process's stretch of the run began, and its last event.
+        self._since_ms = -1
+        self._last_ms = 0
 
     def apply(self, ev: pb.Event) -> None:
         r = self.r
         kind = ev.WhichOneof("payload") or ""
+        ms = ev.emitted_at.seconds * 1000 + ev.emitted_at.nanos // 1_000_000
+        if self._since_ms < 0:
+            self._since_ms = ms
+        elif kind == "run_resumed":  # the time the run was stopped is not time it ran
+            r.ran_s += max(0, self._last_ms - self._since_ms) / 1000
+            self._since_ms = ms
+        self._last_ms = ms
         r.last_sequence = ev.sequence
         r.session_id = r.session_id or ev.session_id
         handler = getattr(self, "_" + kind, None)
@@ -128,6 +146,16 @@ class _Fold:
 
     def _run_resumed(self, p: pb.RunResumed) -> None:
         self.r.resume_count = p.resume_count
+
+    def _budget_changed(self, p: pb.BudgetChanged) -> None:
+        self.r.budget = budget_from_pb(p.budget)
+
+    def _budget_reached(self, p: pb.BudgetReached) -> None:
+        self.r.paused = True  # until a RESUME (or BUDGET with resume) acked after it
+
+    def _agent_step(self, p: pb.AgentStep) -> None:
+        if p.step == "tool_call":
+            self.r.tool_calls += 1
 
     def _goal_derived(self, p: pb.GoalDerived) -> None:
         self.r.goals = [conv.from_pb_goal(g) for g in p.goals]
@@ -242,6 +270,8 @@ class _Fold:
 
     def finish(self) -> Recovered:
         r = self.r
+        if self._since_ms >= 0:
+            r.ran_s += max(0, self._last_ms - self._since_ms) / 1000
         r.undelivered = list(self.parked.values())
         r.steers_to_apply = list(self.steers)
         r.rewinds_to_apply = [t for t in self.rewinds if t]

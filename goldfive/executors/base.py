@@ -144,6 +144,8 @@ class ExecutorBase:
                 # now, then the boundary runs again (their replan may rewind, drift, pause).
                 if await deliver_queued(ctx):
                     continue
+                if await ctx.budget.at_boundary():  # used up: no task starts, the run paused
+                    continue
                 return
             msg = await controls.receive_while_paused()
             if msg is not None:

@@ -69,6 +69,7 @@ def summary(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> servi
     )
     if state.usage.calls:
         out.usage.CopyFrom(conv.to_pb_usage_totals(state.usage))
+    out.budget = state.budget_line()
     if state.started_ms:
         out.started_at.FromMilliseconds(state.started_ms)
     need = attention(state, acknowledged=ACKNOWLEDGED in marks)

@@ -106,6 +106,8 @@ ACK_MEANING: Mapping[AppliedAs, AckMeaning] = MappingProxyType(
         AppliedAs.GUIDANCE_LISTED: NOTHING,
         AppliedAs.GUIDANCE_REMOVED: AckMeaning(follows=Follows.NOTE),
         AppliedAs.MADE_STANDING: AckMeaning(follows=Follows.NOTE),
+        AppliedAs.BUDGET_SET: NOTHING,
+        AppliedAs.BUDGET_SET_RESUMED: AckMeaning(pause=PauseChange.UNPAUSES),
     }
 )
 
@@ -136,6 +138,7 @@ _LEGACY_BY_KIND: Mapping[str, AppliedAs] = MappingProxyType(
         "STATUS_QUERY": AppliedAs.STATUS,
         "INTERCEPT_TRANSFER": AppliedAs.INTERCEPT_SET,
         "APPROVAL_RULES": AppliedAs.RULES,
+        "BUDGET": AppliedAs.BUDGET_SET,
     }
 )
 

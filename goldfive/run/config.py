@@ -11,6 +11,7 @@ from pathlib import Path
 
 from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy, ApprovalReminders
 from goldfive.approvals.rules import RuleBook
+from goldfive.budget.model import Budget
 from goldfive.usage.prices import PriceTable
 from goldfive.watchdog.config import WatchdogConfig
 
@@ -53,6 +54,9 @@ class RuntimeConfig:
     #: The stall and loop detectors' thresholds (``WatchdogConfig(enabled=False)``: off; None:
     #: the process's, which the command line reads from GOLDFIVE_WATCHDOG_*).
     watchdog: WatchdogConfig | None = None
+    #: How much the run may use before it pauses and asks (None: the process's default,
+    #: ``--budget``, else no limit). See docs/cost.md#budgets.
+    budget: Budget | None = None
 
     @property
     def max_note_bytes(self) -> int:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from goldfive import events
 from goldfive.approvals.desk import ApprovalDesk
+from goldfive.budget.guard import BudgetGuard
 from goldfive.errors import RecordingConflictError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
@@ -62,6 +63,9 @@ STATE_CHANGES = frozenset(
         events.steer_queue_changed,
         events.guidance_added,
         events.guidance_removed,
+        # A budget's pause and its changes hold across a crash.
+        events.budget_reached,
+        events.budget_changed,
     }
 )
 
@@ -115,6 +119,8 @@ class RunContext:
     usage: UsageLedger
     #: The stall and loop detectors (None when ``config.watchdog`` turns them off).
     watchdog: Watchdog | None
+    #: The run's budget, enforced (goldfive.budget): read by the gates before model calls.
+    budget: BudgetGuard
 
     def __init__(
         self,
@@ -158,6 +164,7 @@ class RunContext:
         self.usage = UsageLedger(self.emit, self.config.prices or defaults.prices)
         watch = self.config.watchdog or defaults.watchdog
         self.watchdog = Watchdog(self, watch) if watch.enabled else None
+        self.budget = BudgetGuard(self, self.config.budget or defaults.budget)
         self._emit_lock = asyncio.Lock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
@@ -190,6 +197,8 @@ class RunContext:
         if findings:
             assert self.watchdog is not None
             await self.watchdog.act(findings)
+        if factory is events.usage_recorded or factory is events.agent_step:
+            await self.budget.after_event(ev)
         return ev
 
     async def _sync(self, ev: Event) -> None:
@@ -279,6 +288,7 @@ class RunContext:
     def unpause(self) -> None:
         self.paused = False
         self.pause_deadline = None
+        self.budget.release()
 
     # -- tools -------------------------------------------------------------------
     def tools_for(self, task_id: str) -> dict[str, ReportingToolSpec]:

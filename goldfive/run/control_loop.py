@@ -224,6 +224,8 @@ class ControlLoop:
         if not self.usable():
             if ctx.pause_deadline is not None:
                 raise RunCancelled("escalated for a human decision, but the control channel is closed")
+            if ctx.budget.reached is not None:  # nobody can raise it, and it must not go on over it
+                raise RunCancelled(f"{ctx.budget.reached.reason}; the run stopped (no control channel to raise the budget)")
             if ctx.recording_error:  # nobody can RESUME it, and it must not go on unrecorded
                 raise RunCancelled(f"recording failed: {ctx.recording_error}; the run stopped (no control channel to resume it)")
             # Nobody can resume a run whose channel is gone: carry on rather than wedge, and say so.

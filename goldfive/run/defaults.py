@@ -1,5 +1,5 @@
 """What the command line sets once for every run its process starts (``--prices``, ``--otel``,
-the GOLDFIVE_WATCHDOG_* thresholds): a run whose RuntimeConfig leaves them unset takes these.
+``--budget``, the GOLDFIVE_WATCHDOG_* thresholds): a run whose RuntimeConfig leaves them unset takes these.
 A program sets its own in RuntimeConfig and never needs this module."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from goldfive.budget.model import Budget
 from goldfive.usage.prices import PriceTable
 from goldfive.watchdog.config import WatchdogConfig
 
@@ -19,6 +20,8 @@ class RunDefaults:
     watchdog: WatchdogConfig = WatchdogConfig()
     #: A sink every run of this process also gets (the OTel export), or None.
     extra_sink: Any = None
+    #: The budget of every run that does not set its own (``--budget``, ``serve --budget``).
+    budget: Budget | None = None
 
     def sinks(self) -> list[Any]:
         return [self.extra_sink] if self.extra_sink is not None else []

@@ -19,6 +19,7 @@ from goldfive.controls.payloads import (
     RULES_VERB,
     Answer,
     Approve,
+    BudgetSet,
     Cancel,
     Control,
     GoldfivePauseEscalate,
@@ -59,6 +60,10 @@ def status_snapshot(ctx: RunContext, control_id: str) -> str:
     state = f" state={ctx.pause_state}" + (f" busy={ctx.controls.busy_with}" if ctx.controls.busy_with else "")
     if ctx.recording_error:
         state += f' needs_you="recording failed: {ctx.recording_error}"'
+    elif ctx.budget.reached is not None and ctx.paused:
+        state += f' needs_you="{ctx.budget.reached.reason}"'
+    if not ctx.budget.budget.empty:
+        state += f' budget="{ctx.budget.describe()}"'
     if plan is None:
         return f"status_query control_id={control_id} current_task= completed=0/0 pending={state}"
     done = sum(1 for t in plan.tasks if t.status == TaskStatus.COMPLETED)
@@ -99,6 +104,9 @@ async def _resume(ctx: RunContext, c: Control[Resume], mid_task: bool) -> Contro
     if not ctx.paused:
         return ok(c, AppliedAs.RESUMED, "not paused; nothing to resume")
     detail = "resumed"
+    over = ctx.budget.over()
+    if over is not None:  # goes on only once the budget allows it
+        return fail(c, f"{over.reason}: raise it with BUDGET first (ctl budget RUN {over.limit}=...); the run stays paused")
     if ctx.recording_error:  # paused by a failed commit: it goes on only once one works
         problem = await ctx.retry_recording()
         if problem:
@@ -109,6 +117,32 @@ async def _resume(ctx: RunContext, c: Control[Resume], mid_task: bool) -> Contro
         ctx.unpause()
 
     return ok(c, AppliedAs.RESUMED, detail, effect=resume)
+
+
+async def _budget(ctx: RunContext, c: Control[BudgetSet], mid_task: bool) -> ControlOutcome:
+    from goldfive.budget import BudgetError
+
+    p = c.payload
+    try:
+        budget = ctx.budget.budget.changed(p.changes())
+    except BudgetError as exc:
+        return fail(c, f"{exc}; the budget is unchanged")
+    over = ctx.budget.over(budget)
+    resume = p.resume and ctx.paused and over is None
+
+    async def apply() -> None:
+        await ctx.budget.set(budget, author=p.author, control_id=c.id)
+        if resume:
+            ctx.unpause()
+
+    detail = f"budget set: {budget.describe()}"
+    if resume:
+        return ok(c, AppliedAs.BUDGET_SET_RESUMED, detail + "; resumed", effect=apply)
+    if over is not None:
+        detail += f"; still {over.reason}" + ("" if ctx.paused else ": the run pauses before its next model call")
+    elif ctx.paused:
+        detail += "; the run stays paused until RESUME"
+    return ok(c, AppliedAs.BUDGET_SET, detail, effect=apply)
 
 
 async def _cancel(ctx: RunContext, c: Control[Cancel], mid_task: bool) -> ControlOutcome:
@@ -315,6 +349,7 @@ HANDLERS: dict[ControlKind, Handler] = {
     ControlKind.GOLDFIVE_PAUSE_ESCALATE: _escalate,
     ControlKind.STEER_QUEUE: steer_queue_control,
     ControlKind.GUIDANCE: guidance_control,
+    ControlKind.BUDGET: _budget,
 }
 
 #: Custom verbs (docs/protocol.md#custom-controls) goldfive itself answers.

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Sort rank of each kind: lower needs a person sooner.
-URGENCY = {"recording": 0, "approval": 0, "question": 0, "escalation": 0, "failed": 1, "paused": 2}
+URGENCY = {"recording": 0, "approval": 0, "question": 0, "escalation": 0, "budget": 0, "failed": 1, "paused": 2}
 
 #: The states (as a run's summary names them) of a run that is still going.
 LIVE_STATES = frozenset({"PENDING", "RUNNING", "PAUSING", "PAUSED"})
@@ -44,7 +44,7 @@ _PROCESS_CANCEL = "run cancelled"
 
 @dataclass(frozen=True)
 class Attention:
-    #: "recording", "approval", "question", "escalation", "failed" or "paused".
+    #: "recording", "approval", "question", "escalation", "budget", "failed" or "paused".
     kind: str
     #: In words, for a column or a notification: "approval: publish_deck", "escalation: ...".
     reason: str
@@ -87,6 +87,8 @@ def attention(state: RunState, *, acknowledged: bool = False) -> Attention | Non
         return None
     if state.paused and state.pause_kind == "RECORDING":
         return Attention("recording", f"recording failed: {_clip(state.recording_error)}", state.paused_ms)
+    if state.paused and state.pause_kind == "BUDGET":
+        return Attention("budget", state.budget_reached or "budget reached", state.paused_ms)
     if state.paused and state.pause_kind == "GOLDFIVE_PAUSE_ESCALATE":
         detail = next((d.detail for d in reversed(state.drifts)), "")
         return Attention("escalation", f"escalation: {_clip(detail) or 'the drift ladder paused the run'}", state.paused_ms)

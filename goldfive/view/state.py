@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from goldfive import conv
+from goldfive.budget.model import LIMITS, used_line
 from goldfive.control import ControlAck, ControlMessage, kind_name
 from goldfive.controls.payloads import decode_payload
 from goldfive.errors import ConversionError, GoldfiveError
@@ -79,6 +80,14 @@ class RunState:
     usage: UsageTotals = field(default_factory=UsageTotals)
     #: The steer queue ("after this task") and the standing guidance (goldfive.steering).
     notes: SteeringNotes = field(default_factory=SteeringNotes)
+    #: The run's budget (budget_changed): limit name -> allowed; empty: no limits.
+    budget: dict[str, float] = field(default_factory=dict)
+    #: Tool calls so far (agent_step tool_call), what a tool_calls limit counts.
+    tool_calls: int = 0
+    #: "budget reached, tokens 50,210 of 50,000" while the budget holds the run paused.
+    budget_reached: str = ""
+    #: The last 80% warning ("tokens 40,100 of 50,000 (80%)"), "" when none.
+    budget_warning: str = ""
     _burn: deque[tuple[int, float]] = field(default_factory=deque, repr=False)
     _drift_control: dict[str, str] = field(default_factory=dict, repr=False)
     _rate: deque[list[int]] = field(default_factory=deque, repr=False)
@@ -102,6 +111,14 @@ class RunState:
             return RunPhase.RUNNING
         busy = any(t.status in _BUSY for t in self.tasks.values())
         return RunPhase.PAUSING if busy else RunPhase.PAUSED
+
+    def budget_line(self) -> str:
+        """What is used of each limit of the run's budget ("" without one)."""
+        if not self.budget:
+            return ""
+        u = self.usage
+        used = {"tokens": float(u.tokens), "usd": u.cost_usd, "model_calls": float(u.calls), "tool_calls": float(self.tool_calls)}
+        return used_line(self.budget, used)
 
     def ordered_tasks(self) -> list[TaskView]:
         return [self.tasks[tid] for tid in self.task_order]
@@ -168,6 +185,7 @@ class RunState:
         elif pause is PauseChange.UNPAUSES:
             self.paused = False
             self.pause_kind, self.paused_ms = "", 0
+            self.budget_reached = ""
             self.recording_error = ""  # a RESUME is acked SUCCESS only once a commit works again
         return view
 
@@ -232,6 +250,23 @@ class RunState:
             self.pause_kind, self.paused_ms = "RECORDING", ms
         self.paused = True
         self.recording_error = p.detail or "a commit failed"
+
+    def _budget_reached(self, p: pb.BudgetReached, ms: int) -> None:
+        if self.pause_kind not in ("BUDGET", "RECORDING"):
+            self.pause_kind, self.paused_ms = "BUDGET", ms
+        self.paused = True
+        self.budget_reached = f"budget reached, {p.detail}" if p.detail else "budget reached"
+
+    def _budget_changed(self, p: pb.BudgetChanged, ms: int) -> None:
+        self.budget = {name: float(getattr(p.budget, name)) for name in LIMITS if p.budget.HasField(name)}
+        self.budget_warning = ""
+
+    def _budget_warning(self, p: pb.BudgetWarning, ms: int) -> None:
+        self.budget_warning = p.detail
+
+    def _agent_step(self, p: pb.AgentStep, ms: int) -> None:
+        if p.step == "tool_call":
+            self.tool_calls += 1
 
     def _goal_derived(self, p: pb.GoalDerived, ms: int) -> None:
         self.goals = [g.summary for g in p.goals]
@@ -430,6 +465,10 @@ _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
     "usage_recorded": RunState._usage_recorded,
     "run_resumed": RunState._run_resumed,
     "recording_failed": RunState._recording_failed,
+    "budget_reached": RunState._budget_reached,
+    "budget_changed": RunState._budget_changed,
+    "budget_warning": RunState._budget_warning,
+    "agent_step": RunState._agent_step,
     "run_started": RunState._run_started,
     "goal_derived": RunState._goal_derived,
     "run_completed": RunState._run_completed,

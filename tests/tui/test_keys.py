@@ -392,3 +392,21 @@ async def test_ctrl_s_right_after_fast_typing_sends_every_key_typed_before_it() 
         driver.send_message(tev.Key("ctrl+s", None))
         await settle(rig, pilot)
         assert sent(rig) == [("STEER", {"note": "fewer slides please", "author": "you"})]
+
+
+async def test_dollar_sets_the_budget_refusing_words_it_cannot_read() -> None:
+    from textual.widgets import Input
+
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("dollar_sign", *"tokens=lots", "enter")
+        await pilot.pause()
+        assert isinstance(rig.app.screen.focused, Input)  # still asking: the error says why
+        assert "not a number" in screen_text(rig.app)
+        rig.app.screen.query_one(Input).value = ""
+        await pilot.press(*"tokens=50k,usd=none", "enter")
+        await settle(rig, pilot)
+        [(kind, payload)] = sent(rig)
+        assert kind == "BUDGET" and {k: payload[k] for k in ("tokens", "usd")} == {"tokens": 50_000, "usd": 0}
+        assert "resume" not in payload  # the run is not paused by a budget: it only sets it

@@ -25,8 +25,10 @@ CONTROL_KEYS = [b.key for b in KEYS if hasattr(b, "action") and b.action in CONT
 def test_capabilities_say_which_keys_work() -> None:
     live, viewer, replay = Capabilities(True), Capabilities(False), Capabilities(False, replay=True)
     for action in CONTROL_ACTIONS:
-        assert live.enabled(action) and not live.enabled(action, ended=True)
-        assert not viewer.enabled(action) and not replay.enabled(action)
+        budgeted = action == "budget"  # $ is shown (budget) on a run with a budget, else works unshown (set_budget)
+        assert live.enabled(action, budgeted=budgeted) and not live.enabled(action, ended=True, budgeted=budgeted)
+        assert not viewer.enabled(action, budgeted=budgeted) and not replay.enabled(action, budgeted=budgeted)
+    assert not live.enabled("budget") and not live.enabled("set_budget", budgeted=True)
     assert viewer.enabled("read_only") and not live.enabled("read_only")
     for action in TRANSPORT_ACTIONS:
         assert replay.enabled(action) and not replay.enabled(action, typing=True) and not live.enabled(action)

@@ -139,6 +139,33 @@ class RunControls:
         )
         self._push(prompt, entered)
 
+    def budget(self) -> None:
+        from goldfive.budget import BudgetError, parse_changes
+
+        state = self.screen.feed.state
+        held = state.paused and state.pause_kind == "BUDGET"
+        now = state.budget_line()
+        title = f"{'Budget reached' if held else 'Budget'}: {now or 'no limits'}. New limits:"
+
+        def problem(text: str) -> str | None:
+            try:
+                parse_changes(text)
+            except BudgetError as exc:
+                return str(exc)
+            return None
+
+        def entered(text: str | None) -> None:
+            if text is None:
+                return
+            payload: dict[str, object] = {k: 0 if v is None else v for k, v in parse_changes(text).items()}
+            if held:
+                payload["resume"] = True
+            self.send(ControlKind.BUDGET, {**payload, **who()})
+
+        go_on = "Enter sets it and the run goes on (if it allows)" if held else "Enter sets it"
+        hint = f"{go_on} · none removes a limit · Esc cancels"
+        self._push(TextPrompt(title, placeholder="tokens=100000,usd=5", hint=hint, validate=problem), entered)
+
     def cancel(self) -> None:
         def confirmed(yes: bool | None) -> None:
             if yes:

@@ -59,6 +59,8 @@ class _Pending:
     approvals: list[str] = field(default_factory=list)
     critical: list[str] = field(default_factory=list)
     expiring: list[str] = field(default_factory=list)
+    #: Budget warnings (80%) and the limit reached, in words.
+    budget: list[tuple[Severity, str]] = field(default_factory=list)
 
 
 def approval_name(state: RunState, target: str) -> str:
@@ -145,6 +147,10 @@ class RunFeed:
             self.ledger.append(LedgerEntry.from_event(ev))
         elif kind == "approval_expiring":
             self._pending.expiring.append(ev.approval_expiring.target_id)
+        elif kind == "budget_warning":
+            self._pending.budget.append(("warning", f"{ev.budget_warning.detail} used"))
+        elif kind == "budget_reached":
+            self._pending.budget.append(("error", f"paused: {ev.budget_reached.detail}. $ raises the budget"))
         return Fold(line, rewrite, kind in ("run_completed", "run_aborted"))
 
     def missed(self, count: int, first: int, last: int, at: str) -> LogLine:
@@ -212,4 +218,8 @@ class RunFeed:
         if critical:
             title = "CRITICAL drift" if len(critical) == 1 else f"{len(critical)} CRITICAL drifts"
             out.append(Alert(title, clip(critical[-1], 120), "error"))
-        return out, bool(waiting or critical)
+        reached = False
+        for severity, text in pending.budget[-2:]:
+            reached = reached or severity == "error"
+            out.append(Alert("Budget reached" if severity == "error" else "Budget 80% used", text, severity))
+        return out, bool(waiting or critical or reached)

@@ -162,8 +162,8 @@ class RunScreen(Screen[None]):
     # -- the event stream ----------------------------------------------------------------
     async def _consume(self, source: RunSource) -> None:
         async for line, rewrite, ended in self.feed.follow(source, self.now_ms):
-            if ended:
-                self.refresh_bindings()  # the control keys go: nothing is left to steer
+            if ended or (line is not None and line.event is not None and line.event.WhichOneof("payload") == "budget_changed"):
+                self.refresh_bindings()  # the control keys go (nothing is left to steer); $ shows once there is a budget
             if line is not None:
                 self._log.add((line,))
             for control_id in rewrite:
@@ -260,7 +260,8 @@ class RunScreen(Screen[None]):
         # Keys typed into an input (the log filter) are text, never replay moves.
         state = self.feed.state
         failed = state.finished == "ABORTED" and not cancelled_by_person(state)
-        return self.can.enabled(action, ended=bool(state.finished), typing=isinstance(self.focused, Input), failed=failed)
+        typing = isinstance(self.focused, Input)
+        return self.can.enabled(action, ended=bool(state.finished), typing=typing, failed=failed, budgeted=bool(state.budget))
 
     def offered_bindings(self) -> list[Binding]:
         return self.can.offered()
@@ -332,6 +333,11 @@ class RunScreen(Screen[None]):
 
     def action_steering(self) -> None:
         self.control.steering()
+    def action_budget(self) -> None:
+        self.control.budget()
+
+    def action_set_budget(self) -> None:
+        self.control.budget()
 
     def action_cancel_run(self) -> None:
         self.control.cancel()

@@ -36,7 +36,7 @@ _STATE_STYLE = {
     "RUNNING": "green", "PAUSED": "yellow", "PAUSING": "yellow", "COMPLETED": "blue",
     "ABORTED": "bold red", "CANCELLED": "dim", "DISCONNECTED": "yellow", "INTERRUPTED": "red", "PENDING": "dim",
 }  # fmt: skip
-_NEEDS_STYLE = {"approval": "bold yellow", "question": "bold cyan", "escalation": "bold magenta", "failed": "bold red", "paused": "yellow"}
+_NEEDS_STYLE = {"approval": "bold yellow", "question": "bold cyan", "escalation": "bold magenta", "budget": "bold magenta", "failed": "bold red", "paused": "yellow"}
 #: Narrow in every terminal (no emoji presentation).
 _NEEDS_MARK = {"approval": "◆", "question": "?", "escalation": "▲", "failed": "✗", "paused": "‖"}
 

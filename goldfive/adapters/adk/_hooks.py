@@ -99,6 +99,8 @@ class GoldfivePlugin(BasePlugin):
         turn = self._turns.of(callback_context)
         if turn is None:
             return None
+        # Over budget the run pauses and this model call waits (docs/cost.md#budgets).
+        await turn.ctx.budget.before_call("model_call", turn.task_id)
         texts = await read_injected(turn.session, turn.task_id)
         if not texts:
             return None

@@ -22,6 +22,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import interrupt
 
 from goldfive.adapters.common import to_text
+from goldfive.budget.gate import before_model_call
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import current, read_injected
 from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
@@ -69,6 +70,8 @@ async def injected_messages(config: RunnableConfig | None) -> list[HumanMessage]
     bound = binding(config)
     if bound is None:
         return []
+    # Both hooks that call this run before each model call: over budget the run pauses there.
+    await before_model_call(bound.task_id)
     return [HumanMessage(text) for text in await read_injected(bound.session, bound.task_id)]
 
 

@@ -76,6 +76,8 @@ class Turn:
         task's line expanded to its whole input. The SDK session keeps only the task lines, so
         the model sees the goals, plan and results once, as they are now, and a long run's
         session does not repeat them for every task."""
+        # The SDK calls this before each model call: over budget the run pauses and the call waits.
+        await self.ctx.budget.before_call("model_call", self.task.id)
         given = len(data.input)
         for text in await read_injected(self.session, self.task.id):
             self.injected.append((given, {"role": "user", "content": text}))

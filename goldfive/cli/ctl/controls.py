@@ -184,3 +184,30 @@ def rewind_command(opts: _Opts, run_id: str, task_id: str) -> None:
 def inject_command(opts: _Opts, run_id: str, text: str, role: str) -> None:
     """INJECT_MESSAGE TEXT into the running turn."""
     _control(opts, run_id, ControlKind.INJECT_MESSAGE, {"role": role, "text": text})
+
+
+def budget_payload(limits: str, *, resume: bool = False) -> dict[str, Any]:
+    """The BUDGET payload for the ``--budget`` words ("tokens=100000,usd=none"); raises a
+    usage error (exit 2) saying which part is wrong."""
+    from goldfive.budget import BudgetError, parse_changes
+
+    try:
+        changes = parse_changes(limits)
+    except BudgetError as exc:
+        raise _fail(str(exc)) from None
+    payload: dict[str, Any] = {name: 0 if value is None else value for name, value in changes.items()}
+    if resume:
+        payload["resume"] = True
+    return payload
+
+
+@ctl.command("budget", short_help="BUDGET: change a run's budget (and --resume it).")
+@_RUN
+@click.argument("limits", metavar="LIMITS")
+@click.option("--resume", is_flag=True, help="Also go on, if the run is paused and the new budget allows it.")
+@_options
+def budget_command(opts: _Opts, run_id: str, limits: str, resume: bool) -> None:
+    """BUDGET: set LIMITS on the run, e.g. tokens=100000,usd=5 (also model_calls, tool_calls,
+    seconds; none removes a limit). The limits not named stay. A run paused by its budget
+    stays paused until RESUME (or --resume here), which goes on only once the budget allows."""
+    _control(opts, run_id, ControlKind.BUDGET, budget_payload(limits, resume=resume))

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from goldfive.cli.ctl.group import _call, _dict, _fail, _options, _Opts, ctl
+from goldfive.cli.ctl.group import EXIT_FAILURE, _call, _dict, _fail, _options, _Opts, ctl
 from goldfive.cli.output import echo, field
 from goldfive.link.client import RemoteClient
 
@@ -88,10 +88,16 @@ def usage_words(r: Any) -> str:
 @click.option("--goal", default="", help="MODULE:FUNCTION: what the run should achieve.")
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False), help="MODULE:FUNCTION: a plan JSON file (read here, sent to the hub).")
 @click.option("--speed", type=float, default=1.0, show_default=True, help="demo: pace multiplier.")
+@click.option("--budget", "budget", metavar="LIMITS", help="The run's budget, e.g. tokens=50000,usd=2: it pauses and asks at a limit.")
 @_options
-def start_command(opts: _Opts, agent: str, goal: str, plan_path: str | None, speed: float) -> None:
+def start_command(opts: _Opts, agent: str, goal: str, plan_path: str | None, speed: float, budget: str | None) -> None:
     """Start a run in the hub's process and print its id: the demo (with --speed), or your
-    agent MODULE:FUNCTION, importable by the hub, with --goal and an optional --plan."""
+    agent MODULE:FUNCTION, importable by the hub, with --goal and an optional --plan.
+    --budget is sent as a BUDGET control right after the start (it replaces the hub's
+    serve --budget default, from the run's first task on)."""
+    from goldfive.cli.ctl.controls import budget_payload
+
+    limits = budget_payload(budget) if budget is not None else None  # refused here, before the run starts
     if speed <= 0:
         raise _fail(f"--speed must be positive, got {speed}")
     if agent != "demo" and not goal.strip():
@@ -107,6 +113,13 @@ def start_command(opts: _Opts, agent: str, goal: str, plan_path: str | None, spe
         except (InputError, OSError) as exc:
             raise _fail(str(exc)) from None
     run_id: str = _call(opts, lambda c: c.start_run(agent, goal=goal, plan_json=plan_json, speed=speed))
+    if limits is not None:
+        from goldfive.control import AckResult, ControlKind, ControlMessage
+
+        msg = ControlMessage(ControlKind.BUDGET, payload=limits)
+        ack = _call(opts, lambda c: c.send_control(run_id, msg))
+        if ack.result != AckResult.SUCCESS:
+            raise _fail(f"run {run_id} started, but its budget was refused: {ack.detail}", code=EXIT_FAILURE)
     echo(json.dumps({"run_id": run_id}) if opts.as_json else field(run_id))
 
 

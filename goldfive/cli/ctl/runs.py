@@ -54,6 +54,8 @@ def status_command(opts: _Opts, run_id: str) -> None:
         echo(f"goal: {field(s.goal_summary)}")
     if s.needs_you:
         echo(f"needs you: {field(s.needs_you)}")
+    if s.budget:
+        echo(f"budget: {field(s.budget)}")
     from goldfive.remote.health import health_note
 
     if note := health_note(s):

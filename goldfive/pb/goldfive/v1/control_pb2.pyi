@@ -27,6 +27,7 @@ class ControlKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTROL_KIND_ANSWER: _ClassVar[ControlKind]
     CONTROL_KIND_STEER_QUEUE: _ClassVar[ControlKind]
     CONTROL_KIND_GUIDANCE: _ClassVar[ControlKind]
+    CONTROL_KIND_BUDGET: _ClassVar[ControlKind]
 
 class ControlAckResult(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -63,6 +64,8 @@ class ControlAppliedAs(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CONTROL_APPLIED_AS_GUIDANCE_LISTED: _ClassVar[ControlAppliedAs]
     CONTROL_APPLIED_AS_GUIDANCE_REMOVED: _ClassVar[ControlAppliedAs]
     CONTROL_APPLIED_AS_MADE_STANDING: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_BUDGET_SET: _ClassVar[ControlAppliedAs]
+    CONTROL_APPLIED_AS_BUDGET_SET_RESUMED: _ClassVar[ControlAppliedAs]
 CONTROL_KIND_UNSPECIFIED: ControlKind
 CONTROL_KIND_PAUSE: ControlKind
 CONTROL_KIND_RESUME: ControlKind
@@ -79,6 +82,7 @@ CONTROL_KIND_GOLDFIVE_PAUSE_ESCALATE: ControlKind
 CONTROL_KIND_ANSWER: ControlKind
 CONTROL_KIND_STEER_QUEUE: ControlKind
 CONTROL_KIND_GUIDANCE: ControlKind
+CONTROL_KIND_BUDGET: ControlKind
 CONTROL_ACK_RESULT_UNSPECIFIED: ControlAckResult
 CONTROL_ACK_RESULT_SUCCESS: ControlAckResult
 CONTROL_ACK_RESULT_FAILURE: ControlAckResult
@@ -109,6 +113,8 @@ CONTROL_APPLIED_AS_QUEUE_LISTED: ControlAppliedAs
 CONTROL_APPLIED_AS_GUIDANCE_LISTED: ControlAppliedAs
 CONTROL_APPLIED_AS_GUIDANCE_REMOVED: ControlAppliedAs
 CONTROL_APPLIED_AS_MADE_STANDING: ControlAppliedAs
+CONTROL_APPLIED_AS_BUDGET_SET: ControlAppliedAs
+CONTROL_APPLIED_AS_BUDGET_SET_RESUMED: ControlAppliedAs
 
 class ControlTarget(_message.Message):
     __slots__ = ("agent_id", "task_id", "tool_call_id")

@@ -237,7 +237,7 @@ class MarkRunRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., mark: _Optional[str] = ..., undo: _Optional[bool] = ...) -> None: ...
 
 class RunSummary(_message.Message):
-    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals", "hub", "owner", "usage", "acknowledged_by", "archived_by", "queued_steers", "standing_guidance")
+    __slots__ = ("run_id", "state", "tasks_completed", "tasks_total", "started_at", "goal_summary", "damaged_events", "history_error", "write_error", "unwritten_events", "dropped_events", "origin", "host", "pid", "connection", "needs_you", "needs_you_since", "current_task", "waiting_approvals", "hub", "owner", "usage", "budget", "acknowledged_by", "archived_by", "queued_steers", "standing_guidance")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TASKS_COMPLETED_FIELD_NUMBER: _ClassVar[int]
@@ -260,6 +260,7 @@ class RunSummary(_message.Message):
     HUB_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     USAGE_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
     ACKNOWLEDGED_BY_FIELD_NUMBER: _ClassVar[int]
     ARCHIVED_BY_FIELD_NUMBER: _ClassVar[int]
     QUEUED_STEERS_FIELD_NUMBER: _ClassVar[int]
@@ -286,11 +287,12 @@ class RunSummary(_message.Message):
     hub: str
     owner: str
     usage: _events_pb2.UsageTotals
+    budget: str
     acknowledged_by: str
     archived_by: str
     queued_steers: int
     standing_guidance: int
-    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ..., hub: _Optional[str] = ..., owner: _Optional[str] = ..., usage: _Optional[_Union[_events_pb2.UsageTotals, _Mapping]] = ..., acknowledged_by: _Optional[str] = ..., archived_by: _Optional[str] = ..., queued_steers: _Optional[int] = ..., standing_guidance: _Optional[int] = ...) -> None: ...
+    def __init__(self, run_id: _Optional[str] = ..., state: _Optional[str] = ..., tasks_completed: _Optional[int] = ..., tasks_total: _Optional[int] = ..., started_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., goal_summary: _Optional[str] = ..., damaged_events: _Optional[int] = ..., history_error: _Optional[str] = ..., write_error: _Optional[str] = ..., unwritten_events: _Optional[int] = ..., dropped_events: _Optional[int] = ..., origin: _Optional[str] = ..., host: _Optional[str] = ..., pid: _Optional[int] = ..., connection: _Optional[str] = ..., needs_you: _Optional[str] = ..., needs_you_since: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., current_task: _Optional[str] = ..., waiting_approvals: _Optional[int] = ..., hub: _Optional[str] = ..., owner: _Optional[str] = ..., usage: _Optional[_Union[_events_pb2.UsageTotals, _Mapping]] = ..., budget: _Optional[str] = ..., acknowledged_by: _Optional[str] = ..., archived_by: _Optional[str] = ..., queued_steers: _Optional[int] = ..., standing_guidance: _Optional[int] = ...) -> None: ...
 
 class ListRunsResponse(_message.Message):
     __slots__ = ("runs", "hub_warning")
