@@ -239,8 +239,10 @@ class RunScreen(Screen[None]):
         self._approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
         self._steering.update_notes(state.notes)
         self._log.flush()
-        if isinstance(self.app.screen, ApprovalScreen):
-            self.app.screen.refresh_from(state, now)
+        stack = self.app.screen_stack
+        # An empty stack: the app is closing under this tick (seen in CI under load).
+        if stack and isinstance(stack[-1], ApprovalScreen):
+            stack[-1].refresh_from(state, now)
 
     def _show_detail(self) -> None:
         key = self._plan.selected_key
