@@ -54,6 +54,13 @@ def os_user() -> str:
         return "unknown"
 
 
+def client_name(default: str, environ: Mapping[str, str] | None = None) -> str:
+    """The client a control is sent through: GOLDFIVE_CLIENT (``goldfive web`` sets "web" for
+    the TUI it serves), else ``default``."""
+    env = os.environ if environ is None else environ
+    return env.get("GOLDFIVE_CLIENT") or default
+
+
 def default_db_path(environ: Mapping[str, str] | None = None) -> str:
     """The recording of ``goldfive run``, ``resume`` and ``replay``: the person's own runs."""
     return os.path.join(data_dir(environ), "runs.sqlite")

@@ -9,7 +9,6 @@ live asks here too: cancelling it goes the same way as the c key's CANCEL.
 from __future__ import annotations
 
 import asyncio
-import getpass
 from typing import TYPE_CHECKING, Any
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
@@ -29,12 +28,12 @@ __all__ = ["RunControls", "who"]
 
 
 def who() -> dict[str, object]:
-    """Who decides an approval from here: the OS user, through the TUI (the ledger says so)."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no name for this uid
-        user = "unknown"
-    return {"author": user, "client": "tui"}
+    """Who sends a control from here: the OS user, through the TUI (on a hub, the hub records
+    its token's name, keeping this beside it); ``GOLDFIVE_CLIENT`` names another client (the
+    web page sets "web")."""
+    from goldfive.settings import client_name, os_user
+
+    return {"author": os_user(), "client": client_name("tui")}
 
 
 class RunControls:
@@ -48,7 +47,7 @@ class RunControls:
     def send(self, kind: ControlKind, payload: dict[str, object] | None = None) -> ControlMessage:
         """Show the control as sent at once and deliver it from a worker."""
         screen = self.screen
-        msg = ControlMessage(kind=kind, payload=dict(payload or {}))
+        msg = ControlMessage(kind=kind, payload={**who(), **(payload or {})})
         msg.issued_at_ms = screen.now_ms()
         screen.add_line(screen.feed.sent(msg, screen.log_size(), screen.at()))
         view_kind = screen.feed.state.controls[msg.id].kind
@@ -79,7 +78,7 @@ class RunControls:
     def steer(self) -> None:
         def entered(note: str | None) -> None:
             if note is not None:
-                self.send(ControlKind.STEER, {"note": note.strip(), "author": "you"})
+                self.send(ControlKind.STEER, {"note": note.strip()})
 
         prompt = NotePrompt(
             "Steer the run: what should change? (e.g. focus on fewer, higher-quality slides)",

@@ -166,10 +166,13 @@ class InProcessRuns:
 
 def decision(item: WaitingItem, approve: bool, reason: str = "") -> ControlMessage:
     """The control that answers a waiting item: APPROVE / REJECT an approval; for an
-    escalation, RESUME the run or CANCEL it."""
+    escalation, RESUME the run or CANCEL it. Signed by this person through the TUI."""
+    from goldfive.settings import client_name, os_user
+
+    by: dict[str, object] = {"author": os_user(), "client": client_name("tui")}
     if item.kind == "approval":
         kind = ControlKind.APPROVE if approve else ControlKind.REJECT
-        return ControlMessage(kind=kind, payload={"target_id": item.target_id, "detail": reason})
+        return ControlMessage(kind=kind, payload={"target_id": item.target_id, "detail": reason, **by})
     if approve:
-        return ControlMessage(kind=ControlKind.RESUME, payload={})
-    return ControlMessage(kind=ControlKind.CANCEL, payload={"reason": reason or "cancelled from the waiting queue"})
+        return ControlMessage(kind=ControlKind.RESUME, payload=by)
+    return ControlMessage(kind=ControlKind.CANCEL, payload={"reason": reason or "cancelled from the waiting queue", **by})

@@ -15,7 +15,14 @@ from goldfive.link.client import RemoteClient
 
 
 def _control(opts: _Opts, run_id: str, kind: ControlKind, payload: dict[str, Any] | None = None) -> None:
-    msg = ControlMessage(kind, payload=dict(payload or {}))
+    """Send one control, signed by this person (the OS user; a hub records its token's name,
+    keeping this beside it) through ``ctl``."""
+    from goldfive.settings import os_user
+
+    body = dict(payload or {})
+    body["author"] = body.get("author") or os_user()
+    body.setdefault("client", "ctl")
+    msg = ControlMessage(kind, payload=body)
 
     async def send(client: RemoteClient) -> ControlAck:
         try:
@@ -104,7 +111,7 @@ def cancel_command(opts: _Opts, run_id: str, reason: str) -> None:
 @ctl.command("steer")
 @_RUN
 @click.argument("note")
-@click.option("--author", default="", help="Who is steering.")
+@click.option("--author", default="", help="Who is steering (default: your OS user name; a hub records its token's name beside it).")
 @_options
 def steer_command(opts: _Opts, run_id: str, note: str, author: str) -> None:
     """STEER the run with NOTE (at most 8 KiB)."""
