@@ -16,7 +16,7 @@ from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from ..inputs import validate_message, validate_steer_note
 from ..screens.approvals import EditArgumentsScreen, RulesScreen
 from ..screens.detail import ApprovalScreen
-from ..screens.dialogs import DETACH, ConfirmScreen, QuitScreen, TextPrompt
+from ..screens.dialogs import DETACH, DETACH_REJECT, ConfirmScreen, QuitScreen, TextPrompt
 from ..screens.note import NotePrompt
 from .feed import approval_name
 
@@ -129,8 +129,8 @@ class RunControls:
         def chosen(choice: str | None) -> None:
             if choice == "cancel":
                 self.screen.run_worker(self._cancel_and_exit(), group="quit", exclusive=True)
-            elif choice == "detach":
-                self.screen.app.exit(DETACH)
+            elif choice in (DETACH, DETACH_REJECT):
+                self.screen.app.exit(choice)
 
         where = getattr(self.source, "recorded_at", None)
         self._push(QuitScreen(where() if callable(where) else ""), chosen)
