@@ -175,7 +175,7 @@ class RunsScreen(Screen[None]):
         if self.snapshot.disconnected:  # first, so 80 columns show it: the rows are not live
             out.append(" DISCONNECTED", style="bold red")
         out.append(f" · {len(rows)} runs · {sum(1 for r in rows if r.live)} live · ")
-        out.append(f"{needing} need you", style="bold yellow" if needing else "dim")
+        out.append(f"{needing} {'needs' if needing == 1 else 'need'} you", style="bold yellow" if needing else "dim")
         if waiting := len(self.snapshot.waiting):
             out.append(f" · {waiting} waiting (w)", style="yellow")
         if self.filter_text:
