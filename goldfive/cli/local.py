@@ -59,6 +59,8 @@ class _PrintSink:
         kind = event.WhichOneof("payload") or ""
         if kind in ("run_completed", "run_aborted"):
             self.terminal = kind
+        elif kind in ("run_started", "run_resumed"):  # the id to name it by (ctl, replay, resume), at once
+            echo(f"goldfive: run {field(event.run_id)} {'started' if kind == 'run_started' else 'resumed'}", err=True)
         print(field(self.format(event)), file=self.out, flush=True)  # the agent's text, one safe line
 
     async def close(self) -> None:

@@ -44,6 +44,8 @@ def test_goldfive_run_takes_the_pydantic_ai_agent_as_it_is() -> None:
     # Headless without a hub, nobody can approve: it says so at start, the call to publish is
     # rejected (a decision in the ledger, by this person's default) and the model is told why.
     assert "approvals: each is rejected at once" in result.stderr
+    started = [ln for ln in result.stderr.splitlines() if ln.startswith("goldfive: run ") and ln.endswith(" started")]
+    assert len(started) == 1 and started[0].split()[2] in result.stderr.splitlines()[-1]  # the id the replay line names
     assert "1 approval rejected by --approvals reject" in result.stderr
     publish = [ln for ln in result.output.splitlines() if "agent_step" in ln and "publish({" in ln]
     assert len(publish) == 1 and "rejected" in publish[0] and "--approvals reject" in publish[0]
