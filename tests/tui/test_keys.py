@@ -176,6 +176,17 @@ async def test_w_rewinds_to_the_selected_task_only_after_confirming() -> None:
         assert "control REWIND_TO \"draft\" → SUCCESS" in log_texts(rig.app)
 
 
+async def test_w_on_a_task_that_never_ran_says_so_and_asks_nothing() -> None:
+    """It once offered to rewind a task that had not started (issue 23, low)."""
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("down", "down", "down", "down", "w")
+        await pilot.pause()
+        assert not isinstance(rig.app.screen, ConfirmScreen) and sent(rig) == []
+        assert any("has not run yet: there is nothing to rewind" in str(n.message) for n in rig.app._notifications)
+
+
 async def test_i_injects_a_user_message() -> None:
     rig = make_rig()
     async with rig.app.run_test(size=SIZE) as pilot:

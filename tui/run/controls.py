@@ -12,6 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.types import TaskStatus
 
 from ..inputs import validate_message, validate_steer_note
 from ..screens.approvals import EditArgumentsScreen, RulesScreen
@@ -94,6 +95,9 @@ class RunControls:
             return
         task = self.screen.feed.state.tasks.get(task_id)
         name = f"{task_id} ({task.title})" if task and task.title and task.title != task_id else task_id
+        if task is not None and task.status == TaskStatus.PENDING and not task.started_ms:
+            self.screen.notify(f"{name} has not run yet: there is nothing to rewind.", severity="warning")
+            return
         question = f"Rewind to {name}? It and every task after it run again."
 
         def confirmed(yes: bool | None) -> None:
