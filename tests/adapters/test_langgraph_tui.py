@@ -34,6 +34,10 @@ async def test_the_tui_approves_a_langgraph_tool_call_and_it_runs() -> None:
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         await pilot.press("tab", "tab", "tab")  # plan -> task detail -> events -> approvals
         assert app.focused is approvals
+        await pilot.press("a")  # an approval never opened opens first (issue 23 item 3), then a approves
+        from goldfive_tui.screens.detail import ApprovalScreen
+
+        await wait_until(pilot, "the approval opened", lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.press("a")
         await wait_until(pilot, "APPROVE acked", lambda: acked(app, "APPROVE"))
         assert controls(app, "APPROVE")[0].ack_result == "SUCCESS"
