@@ -97,9 +97,20 @@ class _AnswerSink:
         self.answered = 0
 
     async def emit(self, event: Event) -> None:
-        if event.WhichOneof("payload") != "approval_requested" or self.channel.closed:
+        kind = event.WhichOneof("payload")
+        if self.channel.closed:
             return
-        from goldfive.control import ControlMessage
+        from goldfive.control import ControlKind, ControlMessage
+
+        if kind == "control_received" and event.control_received.kind == "GOLDFIVE_PAUSE_ESCALATE":
+            # The ladder paused the run for a person; nobody here can resume it: end it, as a
+            # run without a channel does ("escalated for a human decision").
+            reason = "escalated for a human decision, but nobody can answer here (headless, no hub)"
+            who = {"reason": reason, "author": self.author, "client": "headless"}
+            self.channel.send_nowait(ControlMessage(ControlKind.CANCEL, payload=who))
+            return
+        if kind != "approval_requested":
+            return
 
         payload = {
             "target_id": event.approval_requested.target_id,
