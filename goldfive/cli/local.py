@@ -102,6 +102,10 @@ class _AnswerSink:
             return
         from goldfive.control import ControlKind, ControlMessage
 
+        if kind == "recording_failed":  # the run paused on it; nobody here can resume it
+            reason = f"recording failed: {event.recording_failed.detail}; the run stopped (nobody can resume it here)"
+            self.channel.send_nowait(ControlMessage(ControlKind.CANCEL, payload={"reason": reason, "author": self.author, "client": "headless"}))
+            return
         if kind == "control_received" and event.control_received.kind == "GOLDFIVE_PAUSE_ESCALATE":
             # The ladder paused the run for a person; nobody here can resume it: end it, as a
             # run without a channel does ("escalated for a human decision").
