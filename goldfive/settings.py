@@ -43,6 +43,24 @@ def data_dir(environ: Mapping[str, str] | None = None) -> str:
     return platformdirs.user_data_dir("goldfive", appauthor=False)
 
 
+def os_user() -> str:
+    """The person at this terminal, as a control's author: the OS user name ("unknown" when
+    this uid has none, as in a bare container)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def client_name(default: str, environ: Mapping[str, str] | None = None) -> str:
+    """The client a control is sent through: GOLDFIVE_CLIENT (``goldfive web`` sets "web" for
+    the TUI it serves), else ``default``."""
+    env = os.environ if environ is None else environ
+    return env.get("GOLDFIVE_CLIENT") or default
+
+
 def default_db_path(environ: Mapping[str, str] | None = None) -> str:
     """The recording of ``goldfive run``, ``resume`` and ``replay``: the person's own runs."""
     return os.path.join(data_dir(environ), "runs.sqlite")

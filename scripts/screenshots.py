@@ -98,7 +98,7 @@ SHOTS = (
     Shot("steer-input", "s opens the steer input", ((researched, ("s", *NOTE)),)),
     Shot("steered", "after the steer: plan revision 1 (+r1 tasks named after the note)", ((researched, ("s", *NOTE)), (drafting, ("ctrl+s",)), (steered, ()))),
     Shot("approval", "Enter on the waiting publish_deck approval: prompt, task, age, every argument; a / x answer it", ((approval, ("tab", "tab", "tab", "enter")),)),
-    Shot("rejected", "after x: the run completes, with the rejected call on its task and in the summary", ((approval, ("x", "x", *"not this week", "enter")), (finished, ("end",)))),
+    Shot("rejected", "after x (the approval opens, x again, a reason): the run completes, with the rejected call on its task and in the summary", ((approval, ("x", "x", *"not this week", "enter")), (finished, ("end",)))),
     Shot("help", "? lists every key", ((drafting, ("question_mark",)),)),
 )
 
@@ -199,6 +199,9 @@ async def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    import os
+
+    os.environ["LOGNAME"] = "ada"  # who sends the controls (getpass reads LOGNAME first): one name on every machine
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("screenshots"), help="directory for the pictures")
     asyncio.run(main(parser.parse_args().out))

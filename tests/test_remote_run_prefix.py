@@ -30,7 +30,9 @@ async def test_a_unique_prefix_names_the_run_and_an_ambiguous_one_is_refused(tmp
             assert ack.detail == "run not active"
             with pytest.raises(RemoteError, match="matches 2 runs"):
                 await client.get_run("abcd")
-            with pytest.raises(RemoteError, match="unknown run 'abc'"):
-                await client.get_run("abc")  # too short to be a prefix
+            with pytest.raises(RemoteError, match="prefix 'ab' is too short: give at least 4 characters"):
+                await client.get_run("ab")  # once "unknown run", which it is not (issue 23, low)
+            with pytest.raises(RemoteError, match="unknown run 'zz'"):
+                await client.get_run("zz")  # no run starts so: unknown, whatever its length
     finally:
         await server.stop(None)

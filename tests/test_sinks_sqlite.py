@@ -110,6 +110,28 @@ async def test_duplicate_is_counted_logged_and_raised_and_the_rest_is_stored(
     assert replay_from_sqlite(db, "r1") == [first, second]  # the first stored event stays
 
 
+async def test_duplicates_are_never_logged_per_event(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A runner and a hub writing one database once logged a line per event (issue 23 item
+    5): one warning for the first batch with duplicates, the total at close."""
+    db = tmp_path / "runs.db"
+    evs = _run(_session("r1"), 40)
+    first = SQLitePersistenceSink(db)
+    for ev in evs:
+        await first.emit(ev)
+    await first.close()
+    again = SQLitePersistenceSink(db, flush_interval=60)
+    with caplog.at_level(logging.WARNING, logger="goldfive.sinks"):
+        for ev in evs:  # every event twice over, a flush per event as a durable run does
+            await again.emit(ev)
+            with pytest.raises(DuplicateEventError):
+                await again.flush()
+        await again.close()
+    assert again.duplicates == 40
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2, lines
+    assert "run_id=r1 sequence=0" in lines[0] and "40 duplicate events" in lines[1]
+
+
 async def test_duplicate_found_by_the_timer_is_raised_by_the_next_call(tmp_path: Path) -> None:
     sink = SQLitePersistenceSink(tmp_path / "runs.db", flush_interval=0.01)
     ev = events.task_started(_session("r1"), "t1")
@@ -249,3 +271,16 @@ def test_a_flush_after_a_worker_write_that_just_finished_does_not_spin(tmp_path)
     worker.start()
     worker.join(10)
     assert finished.is_set(), "flush spun on a finished write"
+
+
+
+async def test_a_runner_and_its_hub_record_to_different_default_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`goldfive serve` and `goldfive run --hub` on one machine: two files, never one."""
+    from goldfive.cli.local import _recording_sink
+    from goldfive.remote.server import default_db_path as serve_default
+
+    monkeypatch.setenv("GOLDFIVE_DATA_DIR", str(tmp_path))
+    runner_sink = _recording_sink(None)
+    await runner_sink.close()
+    assert Path(runner_sink.path) == tmp_path / "runs.sqlite"
+    assert serve_default() == tmp_path / "hub.sqlite"

@@ -325,7 +325,10 @@ def test_ctl_queues_holds_and_lists_notes_and_status_shows_the_queue_and_the_gui
         assert missing.exit_code == 1 and "no queued note 'q9'" in missing.output
         assert ctl(st.addr, "steer-queue", "r1", "edit", "q2").exit_code == 2  # no TEXT
         listed = ctl(st.addr, "steer-queue", "r1", "list")
-        assert "q1 [held] (by ann): check the numbers; q2: second thought" in listed.output
+        from goldfive.settings import os_user
+
+        # a note sent without --author is signed by the OS user (issue 23 item 8)
+        assert f"q1 [held] (by ann): check the numbers; q2 (by {os_user()}): second thought" in listed.output
         status = ctl(st.addr, "status", "r1")
         assert status.exit_code == 0, status.output
         assert "queued for when the next task starts:" in status.output

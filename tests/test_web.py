@@ -166,3 +166,44 @@ def test_without_the_web_extra_it_is_one_line(monkeypatch: pytest.MonkeyPatch, c
         assert tui_cli.open_web(["demo"], access=WebAccess.start("127.0.0.1", 8765), sock=sock) == 2
     err = capsys.readouterr().err
     assert "pip install 'goldfive[web]'" in err and err.count("\n") == 1
+
+
+def test_a_command_that_cannot_start_shows_its_error_on_the_page(tmp_path: Path) -> None:
+    """A tab whose command fails at start once left the browser on the splash screen forever."""
+    from playwright.async_api import async_playwright
+
+    port = free_port()
+    missing = tmp_path / "no-such-recording.jsonl"
+    web = WebProcess(["--listen", f"127.0.0.1:{port}", "replay", str(missing)], tmp_path)
+    frames: list[bytes] = []
+
+    def screen() -> str:
+        return ANSI.sub(b"", b"".join(frames)).decode("utf-8", "replace")
+
+    async def drive(url: str) -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = await browser.new_page(viewport={"width": 1280, "height": 800})
+                page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode())))
+                await page.goto(url)
+                for _ in range(200):
+                    if "could not start" in screen() and "no-such-recording" in screen():
+                        break
+                    await asyncio.sleep(0.1)
+                await page.screenshot(path=str(tmp_path / "web-error.png"))
+            finally:
+                await browser.close()
+
+    try:
+        asyncio.run(drive(web.start_url().group(0)))
+    finally:
+        web.stop()
+    assert "could not start" in screen(), "the page never showed the error"
+    assert "no-such-recording" in screen() and "Traceback" not in screen()
+
+
+def test_web_with_the_commands_help_prints_it_and_serves_nothing() -> None:
+    out = subprocess.run([sys.executable, "-m", "goldfive_tui.cli", "web", "demo", "--help"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "Run the slide-deck demo" in out.stdout and "serving" not in out.stdout + out.stderr

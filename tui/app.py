@@ -10,7 +10,7 @@ terminal as escapes, and q, which asks the first screen what quitting would end.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, ClassVar, Union
 
 from textual.app import App, SystemCommand
 from textual.filter import LineFilter
@@ -37,6 +37,10 @@ class GoldfiveApp(App[str | None]):
     #: "-short" on every screen below 24 rows: dialogs drop their padding (styles/app.tcss).
     VERTICAL_BREAKPOINTS = [(0, "-short"), (24, "-tall")]
 
+    #: Set once any GoldfiveApp of this process mounted: a ``goldfive web`` tab whose command
+    #: failed before that shows the error instead (tui/start_failed.py).
+    mounted_once: ClassVar[bool] = False
+
     def __init__(self, home: Home, *, cursor_blink: bool = True) -> None:
         super().__init__()
         self.home = home
@@ -48,6 +52,7 @@ class GoldfiveApp(App[str | None]):
         return self.home
 
     def on_mount(self) -> None:
+        GoldfiveApp.mounted_once = True
         theme = load_prefs().get("theme")
         if isinstance(theme, str) and theme in self.available_themes:
             self.theme = theme  # the one the person picked last time (ctrl+p → theme)

@@ -95,4 +95,8 @@ FRONTENDS.update(demo=open_demo, run=open_run, replay=open_replay, attach=open_a
 __all__ = ["main"]
 
 if __name__ == "__main__":  # pragma: no cover
+    from .start_failed import serve_tab, under_web_driver
+
+    if under_web_driver():  # a tab of goldfive web: a command that cannot start says why on the page
+        sys.exit(serve_tab(sys.argv[1:]))
     main()

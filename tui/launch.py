@@ -64,16 +64,19 @@ def run_local_tui(
 async def _run(app: Any, screen: Any, source: Any, out: TextIO, err: TextIO) -> None:
     from goldfive.cli.output import field
 
-    from .screens.dialogs import DETACH
+    from .screens.dialogs import DETACH, DETACH_REJECT, DETACHED_APPROVAL_S
 
     try:
-        if await app.run_async() == DETACH:
+        chosen = await app.run_async()
+        if chosen in (DETACH, DETACH_REJECT):
             where = source.recorded_at()
             recorded = f"; it is recorded to {where}" if where else ""
             print(field(f"goldfive: the TUI closed; run {source.run_id} goes on headless until it ends{recorded}. Ctrl+C cancels it."), file=err, flush=True)
+            reject_after = DETACHED_APPROVAL_S if chosen == DETACH_REJECT else None
+            fate = f"it is rejected in {DETACHED_APPROVAL_S / 60:g} minutes" if reject_after else "it waits until you press Ctrl+C"
             for view in screen.feed.state.approvals.values():  # nobody can answer these now
-                print(f"goldfive: {field(view.tool_name or view.target_id)} still waits for approval; it times out on its own", file=err, flush=True)
-            await source.follow(out)
+                print(f"goldfive: {field(view.tool_name or view.target_id)} waits for approval and nobody can answer it here: {fate}", file=err, flush=True)
+            await source.follow(out, reject_after=reject_after)
     finally:
         await source.stop()  # the app left the run alive only when it was kept running
 

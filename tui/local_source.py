@@ -23,6 +23,10 @@ from goldfive.sinks.memory import InMemorySink, Missed
 
 log = logging.getLogger("goldfive_tui.local_source")
 
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} minutes" if seconds >= 60 else f"{seconds:g} s"
+
 #: Builds the run: given the sinks and the channel, return the Runner and its input.
 RunnerFactory = Callable[[list[object], ControlChannel], tuple[Runner, str]]
 
@@ -116,19 +120,54 @@ class LocalRunSource:
     async def send(self, msg: ControlMessage) -> ControlAck:
         return await self.channel.request(msg)
 
-    async def follow(self, out: TextIO) -> None:
-        """Print the events the app did not see, one line each, until the run ends."""
+    async def follow(self, out: TextIO, *, reject_after: float | None = None) -> None:
+        """Print the events the app did not see, one line each, until the run ends.
+        ``reject_after``: every approval still undecided that many seconds after now (or
+        after it was asked, if later) is rejected, by this person (who chose so on quit);
+        None: it waits for ever, as nobody can answer it."""
         from goldfive.event_format import format_event
 
-        async with self.sink.subscribe(after_sequence=self.last_sequence) as sub:
-            async for item in sub:
-                if isinstance(item, Missed):
-                    print(f"   … missed {item.count} events", file=out, flush=True)
-                    continue
-                print(format_event(item), file=out, flush=True)
-                if item.WhichOneof("payload") == "approval_requested":
-                    print("   (nobody can answer it now: it waits for its timeout)", file=out, flush=True)
-        await self.wait_finished()
+        timers: dict[str, asyncio.Task[None]] = {}
+
+        def watch(ev: Event) -> None:
+            kind = ev.WhichOneof("payload")
+            if kind == "approval_requested" and reject_after is not None:
+                target = ev.approval_requested.target_id
+                if target not in timers:
+                    timers[target] = asyncio.get_running_loop().create_task(self._reject_later(target, reject_after))
+            elif kind in ("approval_granted", "approval_rejected"):
+                target = getattr(ev, kind).target_id
+                timer = timers.pop(target, None)
+                if timer is not None:
+                    timer.cancel()
+
+        try:
+            for ev in self.sink.events:  # the approvals asked for while the TUI was open
+                if ev.sequence <= self.last_sequence:
+                    watch(ev)
+            async with self.sink.subscribe(after_sequence=self.last_sequence) as sub:
+                async for item in sub:
+                    if isinstance(item, Missed):
+                        print(f"   … missed {item.count} events", file=out, flush=True)
+                        continue
+                    print(format_event(item), file=out, flush=True)
+                    watch(item)
+                    if item.WhichOneof("payload") == "approval_requested":
+                        fate = f"it is rejected in {_duration(reject_after)}" if reject_after is not None else "it waits until Ctrl+C"
+                        print(f"   (nobody can answer it here: {fate})", file=out, flush=True)
+            await self.wait_finished()
+        finally:
+            await cancel_and_wait(list(timers.values()))
+
+    async def _reject_later(self, target_id: str, seconds: float) -> None:
+        from goldfive.control import ControlKind
+        from goldfive.settings import os_user
+
+        await asyncio.sleep(seconds)
+        detail = f"undecided {_duration(seconds)} after the TUI closed (quit: keep running, reject approvals)"
+        payload = {"target_id": target_id, "detail": detail, "author": os_user(), "client": "tui"}
+        if not self.channel.closed:
+            self.channel.send_nowait(ControlMessage(ControlKind.REJECT, payload=payload))
 
     async def stop(self) -> None:
         if self._run_task is not None:

@@ -148,5 +148,6 @@ def open_web(command: list[str], *, access: WebAccess, sock: socket.socket) -> i
     # Each tab's command inherits this process's environment (textual-serve copies it); it has
     # no use for the web token.
     os.environ.pop("GOLDFIVE_WEB_TOKEN", None)
+    os.environ["GOLDFIVE_CLIENT"] = "web"  # the controls a tab sends say they came from a browser
     GoldfiveWebServer(command, access=access, sock=sock).serve()
     return 0

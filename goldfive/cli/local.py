@@ -59,7 +59,71 @@ class _PrintSink:
         kind = event.WhichOneof("payload") or ""
         if kind in ("run_completed", "run_aborted"):
             self.terminal = kind
+        elif kind in ("run_started", "run_resumed"):  # the id to name it by (ctl, replay, resume), at once
+            echo(f"goldfive: run {field(event.run_id)} {'started' if kind == 'run_started' else 'resumed'}", err=True)
         print(field(self.format(event)), file=self.out, flush=True)  # the agent's text, one safe line
+
+    async def close(self) -> None:
+        return None
+
+
+#: ``run --headless --approvals``: what becomes of each approval the run asks for, said at start.
+APPROVALS_SAID = {
+    "approve": "approvals: each is approved at once (--approvals approve)",
+    "reject": "approvals: each is rejected at once, nobody here can answer (--approvals reject); "
+    "--approvals approve approves them, --hub HOST:PORT lets a person answer",
+    "wait": "approvals: each waits for a person on the hub (--approvals wait)",
+}
+
+#: ``run --headless --approvals wait`` without a hub has nobody to answer.
+WAIT_WITHOUT_HUB = (
+    "--approvals wait with --headless and no --hub would wait forever: nothing here can answer an approval. "
+    "Start a hub (`goldfive serve`) and add --hub 127.0.0.1:7531, or choose --approvals approve or reject."
+)
+
+
+class _AnswerSink:
+    """Answers every approval request of a headless run as ``--approvals`` said, through the
+    run's own control channel (so each decision is in the ledger, by this person)."""
+
+    def __init__(self, channel: ControlChannel, decision: str) -> None:
+        from goldfive.control import ControlKind
+        from goldfive.settings import os_user
+
+        self.channel = channel
+        self.kind = ControlKind.APPROVE if decision == "approve" else ControlKind.REJECT
+        self.decision = decision
+        self.author = os_user()
+        self.answered = 0
+
+    async def emit(self, event: Event) -> None:
+        kind = event.WhichOneof("payload")
+        if self.channel.closed:
+            return
+        from goldfive.control import ControlKind, ControlMessage
+
+        if kind == "recording_failed":  # the run paused on it; nobody here can resume it
+            reason = f"recording failed: {event.recording_failed.detail}; the run stopped (nobody can resume it here)"
+            self.channel.send_nowait(ControlMessage(ControlKind.CANCEL, payload={"reason": reason, "author": self.author, "client": "headless"}))
+            return
+        if kind == "control_received" and event.control_received.kind == "GOLDFIVE_PAUSE_ESCALATE":
+            # The ladder paused the run for a person; nobody here can resume it: end it, as a
+            # run without a channel does ("escalated for a human decision").
+            reason = "escalated for a human decision, but nobody can answer here (headless, no hub)"
+            who = {"reason": reason, "author": self.author, "client": "headless"}
+            self.channel.send_nowait(ControlMessage(ControlKind.CANCEL, payload=who))
+            return
+        if kind != "approval_requested":
+            return
+
+        payload = {
+            "target_id": event.approval_requested.target_id,
+            "detail": f"run --headless --approvals {self.decision}",
+            "author": self.author,
+            "client": "headless",
+        }
+        self.channel.send_nowait(ControlMessage(self.kind, payload=payload))
+        self.answered += 1
 
     async def close(self) -> None:
         return None
@@ -115,19 +179,28 @@ async def run_headless(
     out: TextIO,
     client: Any = None,
     record: bool = True,
+    approvals: str = "wait",
 ) -> int:
     """Run with a line per event on ``out``; 0 when the run completed with its recording
     whole, 1 otherwise (a failed durable commit is never a success: the run paused on it, and
     without a control channel to resume it, it stopped). ``record=False``: the factory's
-    Runner records itself (a resumed run) to ``db_path``."""
+    Runner records itself (a resumed run) to ``db_path``. ``approvals`` "approve" or
+    "reject": every approval the run asks for is answered so at once; "wait": left to the
+    run's channel (a hub's people)."""
     printer = _PrintSink(out)
     recorder = _recording_sink(db_path) if record else None
     where = recorder.path if recorder is not None else os.path.abspath(db_path or "")
     from goldfive.run.defaults import run_defaults
 
     extra = run_defaults().sinks()  # --otel
+    channel: ControlChannel | None = None
+    answers: _AnswerSink | None = None
+    if approvals in ("approve", "reject"):
+        channel = ControlChannel()
+        answers = _AnswerSink(channel, approvals)
+        extra = [answers, *extra]
     try:
-        runner, user_input = factory([printer, recorder, *extra] if recorder is not None else [printer, *extra], None)
+        runner, user_input = factory([printer, recorder, *extra] if recorder is not None else [printer, *extra], channel)
     except GoldfiveError as exc:
         echo(f"goldfive: {field(exc)}", err=True)
         return EXIT_BAD_INPUT
@@ -139,6 +212,11 @@ async def run_headless(
         echo(f"goldfive: run aborted: {type(exc).__name__}: {field(exc)}", err=True)
     finally:
         await runner.close()
+        if channel is not None:
+            channel.close()
+        if answers is not None and answers.answered:
+            n = answers.answered
+            echo(f"goldfive: {n} approval{'s' if n != 1 else ''} {'approved' if approvals == 'approve' else 'rejected'} by --approvals {approvals}", err=True)
         if client is not None:
             await client.aclose()
         if runner.recording_failures:
@@ -178,6 +256,13 @@ def recording_failed_line(runner: Any) -> str:
 )
 @click.option("--hub-token-file", metavar="FILE", help="Read the hub's bearer token from FILE (kept out of the process list).")
 @click.option("--hub-tls-ca", metavar="FILE", help="CA certificate (PEM) to verify the hub's TLS certificate.")
+@click.option(
+    "--approvals",
+    type=click.Choice(["approve", "reject", "wait"]),
+    default=None,
+    help="Headless: how the run's approvals are answered. Default: wait for a person on the hub with --hub, "
+    "else reject each (nobody here could answer); wait without --hub is refused.",
+)
 @extras_options
 @budget_option("How much the run may use, e.g. tokens=50000,usd=2 (also model_calls, tool_calls, seconds): at a limit it pauses and asks.")
 def run_command(
@@ -194,6 +279,7 @@ def run_command(
     hub_token: str | None,
     hub_token_file: str | None,
     hub_tls_ca: str | None,
+    approvals: str | None = None,
     prices_path: str | None = None,
     otel: bool = False,
     budget_text: str | None = None,
@@ -202,6 +288,12 @@ def run_command(
     install_extras(prices_path, otel, command="run", budget_text=budget_text)
     if not goal.strip():
         raise _fail("--goal is empty: say what the run should achieve")
+    if approvals is not None and not headless:
+        raise _fail("--approvals goes with --headless: in the TUI you answer each approval yourself")
+    if headless and approvals == "wait" and hub_addr is None:
+        raise _fail(WAIT_WITHOUT_HUB)
+    if headless and approvals is None:
+        approvals = "wait" if hub_addr is not None else "reject"
     if hub_addr is None and hub_token_file:
         raise _fail("--hub-token-file goes with --hub HOST:PORT")
     api_key = secret_option(api_key, api_key_file, "--api-key")
@@ -224,8 +316,9 @@ def run_command(
     }
     factory = _runner_factory(agent, planning.planner, goal, launch, hub)
     if headless:
+        echo(f"goldfive: {APPROVALS_SAID[approvals or 'wait']}", err=True)
         try:
-            code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client))
+            code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client, approvals=approvals or "wait"))
         except KeyboardInterrupt:
             click.echo("goldfive: interrupted", err=True)
             code = EXIT_INTERRUPTED

@@ -83,6 +83,12 @@ class ControlPayload:
         """One line for a person: the note, the task, the target."""
         return ""
 
+    @property
+    def reads_only(self) -> bool:
+        """A question that changes nothing (listing rules): acked to its sender, never
+        written into the run's history. Every control that changes something is recorded."""
+        return False
+
     def to_payload(self) -> dict[str, Any]:
         """The ControlMessage payload dict: every field that differs from its default."""
         out: dict[str, Any] = {}
@@ -363,6 +369,10 @@ class ApprovalRules(ControlPayload):
     @property
     def summary(self) -> str:
         return " ".join(p for p in (self.op, self.rule_id) if p)
+
+    @property
+    def reads_only(self) -> bool:
+        return self.op == "list"
 
 
 class SteerQueueOp(StrEnum):

@@ -134,7 +134,7 @@ class ControlLoop:
     # -- one message -------------------------------------------------------------------
     async def handle(self, msg: ControlMessage, *, mid_task: bool, from_ladder: bool = False) -> ControlOutcome:
         """Record, check and decode, decide, ack, then apply the effect. Exactly one ack per
-        message."""
+        message. A control that only reads (``reads_only``) is answered without a record."""
         ctx = self.ctx
         control: Control[ControlPayload] | None = None
         try:
@@ -142,6 +142,13 @@ class ControlLoop:
             problem = ""
         except ControlPayloadError as exc:
             problem = str(exc)
+        if control is not None and control.payload.reads_only and not from_ladder:
+            # A question (listing rules): answered to whoever asked, kept out of the run's
+            # history, which records what was changed and by whom.
+            outcome = await self._decide(control, mid_task)
+            if self.channel is not None:
+                await self.channel.ack(outcome.ack)
+            return outcome
         await self._record_received(msg, problem)
         if control is None:
             outcome = refused(msg.id, AckResult.FAILURE, problem)

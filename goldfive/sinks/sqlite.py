@@ -6,8 +6,9 @@ fires, on :meth:`flush` and on :meth:`close`. Writes are synchronous on the call
 measured, a 1000-row commit takes a few milliseconds, cheaper than a thread hop per batch.
 
 Duplicates: a row whose (run_id, sequence) is already stored is not written (the first one
-stays). Each is counted on ``duplicates``, logged as a warning naming run_id and sequence,
-described on ``errors``, and the flush that found them raises :class:`DuplicateEventError`
+stays). Each is counted on ``duplicates`` and described on ``errors``; the first batch that
+has any is logged as one warning (runs and sequences), and the total once more at close,
+never a line per event; and the flush that found them raises :class:`DuplicateEventError`
 after storing the rest of the batch. A durable run this sink holds the lock of is different:
 a duplicate there means another process writes the same run, so none of that batch's rows of
 the run are stored, the run is *fenced* (its later events are dropped and counted on
@@ -48,6 +49,8 @@ _TABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _Row = tuple[str, int, str, str, int, bytes]
 _WRITER_CACHE_KB = 32 * 1024
 _ROWS_PER_INSERT = 250
+#: How many refused (run_id, sequence) keys an error names; the rest are counted.
+_KEYS_NAMED = 5
 
 _row_key = itemgetter(0, 1)  # (run_id, sequence)
 
@@ -100,6 +103,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         super().__init__(flush_interval=flush_interval, batch_size=batch_size, max_pending=max_pending)
         self.path = os.fspath(path)
         self.duplicates = 0
+        self._duplicates_summed = False
         #: ``flush`` writes in a worker thread (a hub's group commit: many runs' rows at once,
         #: which would hold the event loop for tens of milliseconds), the rows sorted by key.
         self.writer_thread = writer_thread
@@ -221,7 +225,12 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
 
     async def close(self) -> None:
         await self._settle()  # never close the connection under a running write
-        await super().close()
+        try:
+            await super().close()
+        finally:
+            if self.duplicates > 1 and not self._duplicates_summed:
+                self._duplicates_summed = True
+                log.warning("SQLitePersistenceSink: %d duplicate events in all were not stored in %s", self.duplicates, self.path)
 
     async def sync(self) -> None:
         """Commit what is batched now, when this sink is durable (a run's state change).
@@ -306,11 +315,13 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         self._write_succeeded()
         self.written += stored
         if duplicates:
+            first = not self.duplicates
             self.duplicates += len(duplicates)
-            for run_id, seq in duplicates:
-                log.warning("SQLitePersistenceSink: duplicate event run_id=%s sequence=%d not stored", run_id, seq)
-            keys = ", ".join(f"({run_id!r}, {seq})" for run_id, seq in duplicates)
-            self._fail(DuplicateEventError(f"{self.path}:{self.table} already holds (run_id, sequence) {keys}"), quiet=True)
+            if first:  # one line, never one per event: later ones are summed up at close
+                log.warning("SQLitePersistenceSink: %s", _duplicates_text(self.path, duplicates))
+            keys = ", ".join(f"({run_id!r}, {seq})" for run_id, seq in duplicates[:_KEYS_NAMED])
+            more = f" and {len(duplicates) - _KEYS_NAMED} more" if len(duplicates) > _KEYS_NAMED else ""
+            self._fail(DuplicateEventError(f"{self.path}:{self.table} already holds (run_id, sequence) {keys}{more}"), quiet=True)
 
     def _insert_rows(self, batch: list[_Row]) -> None:
         conn, n, step = self._conn, len(batch), self._rows_per_insert
@@ -430,6 +441,18 @@ def replay_from_sqlite(path: str | os.PathLike[str], run_id: str, table: str = "
         raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {_one_line(exc)}") from exc
     finally:
         conn.close()
+
+
+def _duplicates_text(path: str, duplicates: list[tuple[str, int]]) -> str:
+    """One sentence for a batch's refused duplicates: per run, how many and which sequences."""
+    runs: dict[str, list[int]] = {}
+    for run_id, seq in duplicates:
+        runs.setdefault(run_id, []).append(seq)
+    parts = [f"run_id={run_id} sequence={seqs[0]}" + (f"..{max(seqs)} ({len(seqs)} events)" if len(seqs) > 1 else "") for run_id, seqs in runs.items()]
+    return (
+        f"{len(duplicates)} duplicate event{'s' if len(duplicates) != 1 else ''} not stored in {path} ({'; '.join(parts)}): "
+        "another writer stored them first; further duplicates are counted, not logged"
+    )
 
 
 def _one_line(exc: BaseException) -> str:

@@ -215,15 +215,16 @@ class PostgresStore:
             )
         ).fetchall()
         stored = {(str(r), int(q)): str(eid) for r, q, eid in rows}
+        found: list[str] = []
         for run_id, sequence, event_id in zip(cols[0], cols[1], cols[2]):
             have = stored.get((run_id, sequence))
             if have is not None and have != event_id:
                 self.conflicts += 1
                 self.last_conflict = f"run {run_id} sequence {sequence}"
-                log.error(
-                    "event %s of run %s at sequence %d was not stored: a different event (%s) is stored there",
-                    event_id, run_id, sequence, have,
-                )  # fmt: skip
+                found.append(f"event {event_id} of run {run_id} at sequence {sequence} (stored: {have})")
+        if found:  # one line per batch, never one per event
+            more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+            log.error("%d events were not stored: a different event is stored at their place: %s%s", len(found), "; ".join(found[:3]), more)
 
     async def list_runs(self) -> list[RunInfo]:
         async with self._pool.connection() as conn:

@@ -76,9 +76,11 @@ async def test_the_tui_approves_an_adk_tool_call(tmp_path: Path, fast_example: l
         approvals = app.query_one(ApprovalsView)
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         approvals.focus()
-        await pilot.press("a")  # unread: its detail opens first (nothing is sent)
-        await pilot.pause(0.2)
-        await pilot.press("a")  # a decides there
+        await pilot.press("a")  # an approval never opened opens first (issue 23 item 3), then a approves
+        from goldfive_tui.screens.detail import ApprovalScreen
+
+        await wait_until(pilot, "the approval opened", lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("a")
         await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
         assert run_screen(app).state.tasks["publish"].status == TaskStatus.COMPLETED
     assert source.error is None

@@ -34,9 +34,11 @@ async def test_the_tui_approves_a_langgraph_tool_call_and_it_runs() -> None:
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         await pilot.press("tab", "tab", "tab")  # plan -> task detail -> events -> approvals
         assert app.focused is approvals
-        await pilot.press("a")  # unread: its detail opens first (nothing is sent)
-        await pilot.pause(0.2)
-        await pilot.press("a")  # a decides there
+        await pilot.press("a")  # an approval never opened opens first (issue 23 item 3), then a approves
+        from goldfive_tui.screens.detail import ApprovalScreen
+
+        await wait_until(pilot, "the approval opened", lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("a")
         await wait_until(pilot, "APPROVE acked", lambda: acked(app, "APPROVE"))
         assert controls(app, "APPROVE")[0].ack_result == "SUCCESS"
         await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)

@@ -37,9 +37,10 @@ def test_goldfive_run_takes_the_sdk_agent_as_it_is(tmp_path: Path, monkeypatch: 
     assert "read_changelog(" in result.output  # the SDK's tool call, on the event stream
     (run,) = list_runs(db)
     steps = [e.agent_step for e in replay_from_sqlite(db, run.run_id) if e.HasField("agent_step")]
-    # headless has nobody to approve: publish_notes did not run and the model was told why
+    # headless without a hub rejects each approval (--approvals reject, said at start):
+    # publish_notes did not run and the model was told why
     [publish] = [s for s in steps if s.tool_name == "publish_notes"]
-    assert publish.outcome == "rejected" and "could not be approved" in publish.text
+    assert publish.outcome == "rejected" and "--approvals reject" in publish.text
 
 
 async def wait_until(pilot: Pilot, what: str, cond: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -68,9 +69,11 @@ async def test_the_tui_approves_an_sdk_tool_call_and_the_tool_runs() -> None:
         approvals = app.query_one(ApprovalsView)
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         approvals.focus()
-        await pilot.press("a")  # unread: its detail opens first (nothing is sent)
-        await pilot.pause(0.2)
-        await pilot.press("a")  # a decides there
+        await pilot.press("a")  # an approval never opened opens first (issue 23 item 3), then a approves
+        from goldfive_tui.screens.detail import ApprovalScreen
+
+        await wait_until(pilot, "the approval opened", lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("a")
         await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
         assert run_screen(app).state.approvals == {}
         assert {t.status for t in run_screen(app).state.tasks.values()} == {TaskStatus.COMPLETED}

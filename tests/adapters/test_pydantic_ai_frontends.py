@@ -34,14 +34,44 @@ def fast_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("GOLDFIVE_DATA_DIR", str(tmp_path))
 
 
+RUN = ["run", "examples.pydantic_ai_agent:agent", "--goal", GOAL, "--plan", PLAN, "--headless"]
+
+
 def test_goldfive_run_takes_the_pydantic_ai_agent_as_it_is() -> None:
-    result = CliRunner().invoke(main, ["run", "examples.pydantic_ai_agent:agent", "--goal", GOAL, "--plan", PLAN, "--headless"])
+    result = CliRunner().invoke(main, RUN)
     assert result.exit_code == 0, result.output
     assert "3/3 tasks completed" in result.output
-    # Headless, nobody can approve: the call to publish is denied and the model is told why.
+    # Headless without a hub, nobody can approve: it says so at start, the call to publish is
+    # rejected (a decision in the ledger, by this person's default) and the model is told why.
+    assert "approvals: each is rejected at once" in result.stderr
+    started = [ln for ln in result.stderr.splitlines() if ln.startswith("goldfive: run ") and ln.endswith(" started")]
+    assert len(started) == 1 and started[0].split()[2] in result.stderr.splitlines()[-1]  # the id the replay line names
+    assert "1 approval rejected by --approvals reject" in result.stderr
     publish = [ln for ln in result.output.splitlines() if "agent_step" in ln and "publish({" in ln]
-    assert len(publish) == 1 and "rejected" in publish[0] and "no control channel" in publish[0]
+    assert len(publish) == 1 and "rejected" in publish[0] and "--approvals reject" in publish[0]
+    assert "approval_decided   REJECTED publish by" in result.output
     assert "agent_step         draft model" in result.output
+
+
+def test_run_headless_approvals_approve_runs_the_tool() -> None:
+    result = CliRunner().invoke(main, [*RUN, "--approvals", "approve"])
+    assert result.exit_code == 0, result.output
+    assert "approvals: each is approved at once" in result.stderr
+    assert "approval_decided   APPROVED publish by" in result.output and "via headless" in result.output
+    publish = [ln for ln in result.output.splitlines() if "agent_step" in ln and "publish({" in ln]
+    assert len(publish) == 1 and " ok" in publish[0]
+
+
+def test_run_headless_approvals_wait_without_a_hub_is_refused_before_the_run() -> None:
+    result = CliRunner().invoke(main, [*RUN, "--approvals", "wait"])
+    assert result.exit_code == 2
+    assert "wait forever" in result.stderr and "--hub" in result.stderr
+    assert "run_started" not in result.output
+
+
+def test_approvals_goes_with_headless_only() -> None:
+    result = CliRunner().invoke(main, [*RUN[:-1], "--approvals", "approve"])
+    assert result.exit_code == 2 and "--approvals goes with --headless" in result.stderr
 
 
 async def wait_until(pilot: Pilot, what: str, cond: Callable[[], bool], timeout: float = 10.0) -> None:
@@ -73,9 +103,11 @@ async def test_the_tui_approves_a_pydantic_ai_tool_call_and_the_tool_runs() -> N
         await wait_until(pilot, "the approval listed", lambda: approvals.selected_key == request.target_id)
         await pilot.press("tab", "tab", "tab")  # plan -> task detail -> events -> approvals
         assert app.focused is approvals
-        await pilot.press("a")  # unread: its detail opens first (nothing is sent)
-        await pilot.pause(0.2)
-        await pilot.press("a")  # a decides there
+        await pilot.press("a")  # an approval never opened opens first (issue 23 item 3)
+        from goldfive_tui.screens.detail import ApprovalScreen
+
+        await wait_until(pilot, "the approval opened", lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("a")
         await wait_until(pilot, "run COMPLETED", lambda: run_screen(app).state.phase == RunPhase.COMPLETED)
         assert all(t.status == TaskStatus.COMPLETED for t in run_screen(app).state.tasks.values())
     assert source.error is None

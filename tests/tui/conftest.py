@@ -17,6 +17,13 @@ from tests.tui.scripted import ScriptedSource
 STAGES = ("opening", "approval", "finished")
 
 
+@pytest.fixture(autouse=True)
+def one_person(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Controls carry the OS user (getpass reads LOGNAME first): one name on every machine,
+    so snapshots that show who steered are the same everywhere."""
+    monkeypatch.setenv("LOGNAME", "ada")
+
+
 @dataclass
 class Rig:
     app: GoldfiveApp

@@ -98,7 +98,7 @@ async def test_l_shows_the_ledger_and_a_deadline_warning_is_a_toast() -> None:
         await pilot.press("l")
         await pilot.pause()
         text = screen_text(rig.app)
-        assert "Approvals ledger (1 decisions)" in text and "EDITED_APPROVED" in text and "by ann via ctl" in text
+        assert "Approvals ledger (1 decision)" in text and "EDITED_APPROVED" in text and "by ann via ctl" in text
         assert 'asked {"slides":8} -> ran {"slides":6}' in text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from goldfive import events as E
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session
 from goldfive_tui.format import LogLine, describe
-from goldfive_tui.widgets.eventlog import _matches
+from goldfive_tui.widgets.eventlog import _matches, filter_problem
 
 
 def lines() -> list[LogLine]:
@@ -43,3 +43,10 @@ def test_plain_words_are_one_phrase_beside_the_terms_and_a_bad_severity_matches_
     assert kinds("kind:drift broke") == ["drift_detected:"]
     assert kinds("severity>=loud") == []
     assert len(kinds("")) == 6
+
+
+def test_a_filter_that_can_match_nothing_says_why() -> None:
+    """severity>=bogus once showed an empty log without a word (issue 23, low)."""
+    assert filter_problem("severity>=bogus") == "bad severity 'bogus': info|warning|critical"
+    assert filter_problem("severity>=warning kind:drift") == ""
+    assert filter_problem("words only") == ""

@@ -37,7 +37,7 @@ async def test_p_sends_pause_then_resume_and_shows_each_ack() -> None:
         await settle(rig, pilot)
         await pilot.press("p")
         await settle(rig, pilot)
-        assert sent(rig) == [("PAUSE", {})]
+        assert sent(rig) == [("PAUSE", who())]
         # One line per control, its ack folded in: no toast, no control_received / control_acked lines.
         assert [t for t in log_texts(rig.app) if t.startswith(("control", "ack"))] == ["control PAUSE → SUCCESS"]
         assert not [n for n in rig.app._notifications if "PAUSE" in n.message]
@@ -45,7 +45,7 @@ async def test_p_sends_pause_then_resume_and_shows_each_ack() -> None:
         assert "PAUSING" in screen_text(rig.app).splitlines()[0]
         await pilot.press("p")
         await settle(rig, pilot)
-        assert sent(rig)[1] == ("RESUME", {})
+        assert sent(rig)[1] == ("RESUME", who())
         assert rig.screen.state.phase == RunPhase.RUNNING
 
 
@@ -57,7 +57,7 @@ async def test_s_sends_steer_with_the_note_and_shows_the_revision_it_produced() 
         assert isinstance(rig.app.screen, NotePrompt)
         await pilot.press(*"fewer slides", "ctrl+s")
         await settle(rig, pilot)
-        assert sent(rig) == [("STEER", {"note": "fewer slides", "author": "you"})]
+        assert sent(rig) == [("STEER", {"note": "fewer slides", **who()})]
         lines = log_texts(rig.app)
         assert [t for t in lines if t.startswith(("control", "ack"))] == ['control STEER "fewer slides" → SUCCESS → plan revision 1']
         assert "draft_focused" in rig.screen.state.tasks
@@ -172,8 +172,19 @@ async def test_w_rewinds_to_the_selected_task_only_after_confirming() -> None:
         assert sent(rig) == []
         await pilot.press("down", "w", "y")
         await settle(rig, pilot)
-        assert sent(rig) == [("REWIND_TO", {"task_id": "draft"})]
+        assert sent(rig) == [("REWIND_TO", {"task_id": "draft", **who()})]
         assert "control REWIND_TO \"draft\" → SUCCESS" in log_texts(rig.app)
+
+
+async def test_w_on_a_task_that_never_ran_says_so_and_asks_nothing() -> None:
+    """It once offered to rewind a task that had not started (issue 23, low)."""
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("down", "down", "down", "down", "w")
+        await pilot.pause()
+        assert not isinstance(rig.app.screen, ConfirmScreen) and sent(rig) == []
+        assert any("has not run yet: there is nothing to rewind" in str(n.message) for n in rig.app._notifications)
 
 
 async def test_i_injects_a_user_message() -> None:
@@ -182,7 +193,7 @@ async def test_i_injects_a_user_message() -> None:
         await settle(rig, pilot)
         await pilot.press("i", *"use the blue theme", "ctrl+s")
         await settle(rig, pilot)
-        assert sent(rig) == [("INJECT_MESSAGE", {"role": "user", "text": "use the blue theme"})]
+        assert sent(rig) == [("INJECT_MESSAGE", {"role": "user", "text": "use the blue theme", **who()})]
 
 
 async def test_c_cancels_the_run_after_confirmation() -> None:
@@ -193,7 +204,7 @@ async def test_c_cancels_the_run_after_confirmation() -> None:
         assert sent(rig) == []
         await pilot.press("c", "y")
         await settle(rig, pilot)
-        assert sent(rig) == [("CANCEL", {"reason": "cancelled from the TUI"})]
+        assert sent(rig) == [("CANCEL", {"reason": "cancelled from the TUI", **who()})]
         assert rig.screen.state.phase == RunPhase.ABORTED
         assert "CANCELLED" in screen_text(rig.app).splitlines()[0]  # a person ended it: not a failure
 
@@ -249,7 +260,7 @@ async def test_the_command_palette_offers_the_same_actions() -> None:
         await pilot.pause(0.3)  # the palette searches in a worker with a debounce
         await pilot.press("enter")
         await settle(rig, pilot)
-        assert sent(rig) == [("PAUSE", {})]
+        assert sent(rig) == [("PAUSE", who())]
 
 
 async def test_help_lists_every_binding_from_the_table() -> None:
@@ -365,7 +376,7 @@ async def test_a_steer_note_can_span_lines_and_up_recalls_the_previous_one() -> 
         await settle(rig, pilot)
         await pilot.press("s", *"fewer slides", "enter", *"and shorter", "ctrl+s")
         await settle(rig, pilot)
-        assert sent(rig) == [("STEER", {"note": "fewer slides\nand shorter", "author": "you"})]
+        assert sent(rig) == [("STEER", {"note": "fewer slides\nand shorter", **who()})]
         await pilot.press("s", *"draft", "up")  # the cursor is on the first line: history
         area = rig.app.screen.query_one(TextArea)
         assert area.text == "fewer slides\nand shorter"
@@ -391,7 +402,7 @@ async def test_ctrl_s_right_after_fast_typing_sends_every_key_typed_before_it() 
             driver.send_message(tev.Key("space" if ch == " " else ch, ch))
         driver.send_message(tev.Key("ctrl+s", None))
         await settle(rig, pilot)
-        assert sent(rig) == [("STEER", {"note": "fewer slides please", "author": "you"})]
+        assert sent(rig) == [("STEER", {"note": "fewer slides please", **who()})]
 
 
 async def test_dollar_sets_the_budget_refusing_words_it_cannot_read() -> None:

@@ -26,7 +26,7 @@ async def test_q_on_a_live_local_run_asks_and_enter_stays() -> None:
         await pilot.pause()
         assert isinstance(rig.app.screen, QuitScreen)
         text = screen_text(rig.app)
-        assert "Cancel run (c)" in text and "Keep running (k)" in text and "Stay (Enter)" in text
+        assert "Cancel run (c)" in text and "Keep running (k)" in text and "Keep, reject (t)" in text and "Stay (Enter)" in text
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(rig.app.screen, QuitScreen) and rig.app.is_running
@@ -139,3 +139,50 @@ async def test_an_agent_crash_shows_its_traceback_in_the_task_detail() -> None:
         assert run_screen(app).state.finished == "ABORTED"
         text = screen_text(app)
         assert "traceback:" in text and "RuntimeError: kaboom" in text
+
+
+# -- keep running with approvals nobody can answer (issue 23 item 6) -------------------------------
+
+
+async def asking_agent(task, session, tools):  # type: ignore[no-untyped-def]
+    answer = await tools["report_awaiting_approval"](prompt="ship it?")
+    return f"asked: {answer.get('decision')}"
+
+
+async def test_the_quit_dialog_says_what_becomes_of_an_approval_and_t_picks_rejecting_them() -> None:
+    from goldfive_tui.screens.dialogs import DETACH_REJECT
+
+    rig = make_rig(owns_run=True)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        text = " ".join(screen_text(rig.app).split())
+        assert "times out" not in text  # there is no timeout: it said so, and the run hung
+        assert "waiting for ever" in text and "rejects each after 10 minutes" in text and "--hub" in text
+        await pilot.press("t")
+        await pilot.pause()
+    assert rig.app.return_value == DETACH_REJECT and not rig.source.stopped
+
+
+async def test_a_kept_run_rejects_an_undecided_approval_after_the_chosen_time() -> None:
+    import asyncio
+
+    from goldfive.approvals import ledger_of
+    from goldfive.settings import os_user
+
+    plan = Plan(tasks=[Task("ask", "Ask")])
+    source = LocalRunSource(_runner_factory(asking_agent, StaticPlanner(plan), "x"))  # type: ignore[arg-type]
+    await source.start()
+    for _ in range(500):
+        if any(e.WhichOneof("payload") == "approval_requested" for e in source.sink.events):
+            break
+        await asyncio.sleep(0.01)
+    source.last_sequence = source.sink.events[-1].sequence  # what the app had shown when it closed
+    out = io.StringIO()
+    await asyncio.wait_for(source.follow(out, reject_after=0.05), 10)
+    await source.stop()
+    assert source.succeeded
+    (entry,) = ledger_of(source.sink.events)
+    assert (entry.outcome, entry.author, entry.client) == ("REJECTED", os_user(), "tui")
+    assert "after the TUI closed" in entry.reason

@@ -140,3 +140,50 @@ def test_a_finished_connected_run_shows_its_end_not_its_gone_runner() -> None:
     live = service_pb2.RunSummary(run_id="r2", state="RUNNING", origin="connected", connection="disconnected")
     assert row_from_summary(done, []).state == "COMPLETED"
     assert row_from_summary(live, []).state == "DISCONNECTED"
+
+
+async def test_the_runs_screen_keeps_its_list_while_the_hub_is_away_and_reconnects(tmp_path: Path) -> None:
+    """The hub going away once emptied the list (issue 23 item 9): it stays, marked
+    disconnected and dimmed, and is live again when a hub answers on the address."""
+    host = RunHost(str(tmp_path / "runs.sqlite"))
+    gate = Gate()
+    host.start_run(gated_factory(gate), "gated", run_id="gate0002bbbb")
+    server = await start_server(host, listen="127.0.0.1:0")
+    addr = server.address
+    runs = RemoteRuns(addr)
+    screen = RunsScreen(runs, poll_s=60.0)
+    app = GoldfiveApp(screen, cursor_blink=False)
+    again = None
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await _until(lambda: _true(bool(screen.snapshot.rows)))
+            assert [r.run_id for r in screen.snapshot.rows] == ["gate0002bbbb"]
+            await server.stop(0)
+            snap = await screen.poll()
+            await pilot.pause()
+            assert [r.run_id for r in snap.rows] == ["gate0002bbbb"] and snap.disconnected
+            assert "not reachable" in snap.problem and "retrying" in snap.problem
+            assert "DISCONNECTED" in str(screen.query_one("#runs-title").render())
+            from goldfive_tui.runs.table import RunsTable
+
+            assert screen.query_one(RunsTable).has_class("-disconnected")
+            host2 = RunHost(str(tmp_path / "runs2.sqlite"))
+            host2.start_run(gated_factory(gate), "gated", run_id="gate0003cccc")
+            again = await start_server(host2, listen=addr)  # a hub is back on the address
+
+            async def back() -> bool:
+                return not (await screen.poll()).disconnected
+
+            await _until(back, timeout=20)
+            await pilot.pause()
+            assert not screen.query_one(RunsTable).has_class("-disconnected")
+            assert [r.run_id for r in screen.snapshot.rows] == ["gate0003cccc"]  # its list, live
+    finally:
+        gate.open()
+        await runs.stop()
+        if again is not None:
+            await again.stop(0)
+
+
+async def _true(value: bool) -> bool:
+    return value

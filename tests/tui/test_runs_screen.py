@@ -277,7 +277,7 @@ async def test_a_failure_is_acknowledged_from_the_runs_screen_or_inside_the_run(
     async with app.run_test(size=(100, 24)) as pilot:
         await ready(app, pilot)
         hub = hub_of(app)
-        assert shown_ids(app)[0] == IDS["failed"] and "1 need you" in screen_text(app)
+        assert shown_ids(app)[0] == IDS["failed"] and "1 needs you" in screen_text(app)
         assert "Ack failure" in _footer(app)
         await pilot.press("j")  # the running run: nothing to acknowledge, nothing offered
         await pilot.pause()

@@ -9,15 +9,15 @@ live asks here too: cancelling it goes the same way as the c key's CANCEL.
 from __future__ import annotations
 
 import asyncio
-import getpass
 from typing import TYPE_CHECKING, Any
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+from goldfive.types import TaskStatus
 
 from ..inputs import validate_message, validate_steer_note
 from ..screens.approvals import AnswerScreen, EditArgumentsScreen, RulesScreen
 from ..screens.detail import ApprovalScreen
-from ..screens.dialogs import DETACH, ConfirmScreen, QuitScreen, TextPrompt
+from ..screens.dialogs import DETACH, DETACH_REJECT, ConfirmScreen, QuitScreen, TextPrompt
 from ..screens.note import NotePrompt
 from ..screens.steering import SteeringScreen
 from .feed import approval_name
@@ -30,12 +30,12 @@ __all__ = ["RunControls", "who"]
 
 
 def who() -> dict[str, object]:
-    """Who decides an approval from here: the OS user, through the TUI (the ledger says so)."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no name for this uid
-        user = "unknown"
-    return {"author": user, "client": "tui"}
+    """Who sends a control from here: the OS user, through the TUI (on a hub, the hub records
+    its token's name, keeping this beside it); ``GOLDFIVE_CLIENT`` names another client (the
+    web page sets "web")."""
+    from goldfive.settings import client_name, os_user
+
+    return {"author": os_user(), "client": client_name("tui")}
 
 
 class RunControls:
@@ -49,7 +49,7 @@ class RunControls:
     def send(self, kind: ControlKind, payload: dict[str, object] | None = None) -> ControlMessage:
         """Show the control as sent at once and deliver it from a worker."""
         screen = self.screen
-        msg = ControlMessage(kind=kind, payload=dict(payload or {}))
+        msg = ControlMessage(kind=kind, payload={**who(), **(payload or {})})
         msg.issued_at_ms = screen.now_ms()
         screen.add_line(screen.feed.sent(msg, screen.log_size(), screen.at()))
         view_kind = screen.feed.state.controls[msg.id].kind
@@ -81,7 +81,7 @@ class RunControls:
         def entered(note: str | None) -> None:
             if note is None:
                 return
-            payload: dict[str, object] = {"note": note.strip(), "author": "you"}
+            payload: dict[str, object] = {"note": note.strip()}
             if prompt.mode == "later":
                 payload["when"] = "later"
             elif prompt.mode == "standing":
@@ -118,6 +118,9 @@ class RunControls:
             return
         task = self.screen.feed.state.tasks.get(task_id)
         name = f"{task_id} ({task.title})" if task and task.title and task.title != task_id else task_id
+        if task is not None and task.status == TaskStatus.PENDING and not task.started_ms:
+            self.screen.notify(f"{name} has not run yet: there is nothing to rewind.", severity="warning")
+            return
         question = f"Rewind to {name}? It and every task after it run again."
 
         def confirmed(yes: bool | None) -> None:
@@ -180,8 +183,8 @@ class RunControls:
         def chosen(choice: str | None) -> None:
             if choice == "cancel":
                 self.screen.run_worker(self._cancel_and_exit(), group="quit", exclusive=True)
-            elif choice == "detach":
-                self.screen.app.exit(DETACH)
+            elif choice in (DETACH, DETACH_REJECT):
+                self.screen.app.exit(choice)
 
         where = getattr(self.source, "recorded_at", None)
         self._push(QuitScreen(where() if callable(where) else ""), chosen)

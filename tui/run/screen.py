@@ -30,7 +30,7 @@ from ..format import LogLine
 from ..keys import KEY_DISPLAY, KEYS, OPENER_KEYS, READ_ONLY_KEYS, REPLAY_KEYS, Capabilities, help_rows
 from ..replay import Replay, ReplayBar, show_lines
 from ..screens.detail import ApprovalScreen, EventScreen
-from ..screens.dialogs import DETACH
+from ..screens.dialogs import DETACH, DETACH_REJECT
 from ..screens.approvals import LedgerScreen
 from ..screens.help import HelpScreen
 from ..source import RunSource
@@ -143,7 +143,7 @@ class RunScreen(Screen[None]):
 
     async def on_unmount(self) -> None:
         # Kept running (DETACH): whoever ran the app stops the run at the end.
-        if self.source is not None and self.app.return_value != DETACH:
+        if self.source is not None and self.app.return_value not in (DETACH, DETACH_REJECT):
             await self.source.stop()
 
     @property

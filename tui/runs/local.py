@@ -167,14 +167,15 @@ class InProcessRuns:
 def decision(item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlMessage:
     """The control that answers a waiting item: APPROVE / REJECT an approval; ANSWER a
     question (with ``answer``: its text or option; without, REJECT says no); for an
-    escalation, RESUME the run or CANCEL it."""
-    if item.kind == "question" and answer is not None:
-        from ..run.controls import who
+    escalation, RESUME the run or CANCEL it. Signed by this person through the TUI."""
+    from goldfive.settings import client_name, os_user
 
-        return ControlMessage(kind=ControlKind.ANSWER, payload={"target_id": item.target_id, **answer, **who()})
+    by: dict[str, object] = {"author": os_user(), "client": client_name("tui")}
+    if item.kind == "question" and answer is not None:
+        return ControlMessage(kind=ControlKind.ANSWER, payload={"target_id": item.target_id, **answer, **by})
     if item.kind in ("approval", "question"):
         kind = ControlKind.APPROVE if approve else ControlKind.REJECT
-        return ControlMessage(kind=kind, payload={"target_id": item.target_id, "detail": reason})
+        return ControlMessage(kind=kind, payload={"target_id": item.target_id, "detail": reason, **by})
     if approve:
-        return ControlMessage(kind=ControlKind.RESUME, payload={})
-    return ControlMessage(kind=ControlKind.CANCEL, payload={"reason": reason or "cancelled from the waiting queue"})
+        return ControlMessage(kind=ControlKind.RESUME, payload=by)
+    return ControlMessage(kind=ControlKind.CANCEL, payload={"reason": reason or "cancelled from the waiting queue", **by})

@@ -104,6 +104,8 @@ class Snapshot:
     waiting: list[WaitingItem] = field(default_factory=list)
     #: Why part of it could not be read this time ("" when all went well).
     problem: str = ""
+    #: The hub could not be reached: these rows are the last ones read, kept (not live).
+    disconnected: bool = False
 
     def notices(self) -> list[Notice]:
         """Everything that waits for a person and is worth a notification (not a pause a

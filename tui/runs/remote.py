@@ -106,6 +106,9 @@ class RemoteRuns:
         self._client: RemoteClient | None = None
         #: None until known: does the hub answer ListWaiting?
         self.has_list_waiting: bool | None = None
+        #: The last list read, and when: kept on screen while the hub is away.
+        self._last: Snapshot | None = None
+        self._last_ms = 0
 
     def _open_client(self) -> RemoteClient:
         if self._client is None:  # made on the app's loop, where it is used
@@ -126,7 +129,7 @@ class RemoteRuns:
         try:
             summaries = await client.list_runs(timeout=5.0)
         except RemoteError as exc:
-            return Snapshot(problem=f"{self.addr}: {exc}")
+            return self._kept(exc)
         goals = {s.run_id: s.goal_summary for s in summaries}
         problem = f"hub degraded: {client.hub_warning}" if client.hub_warning else ""
         try:
@@ -134,7 +137,17 @@ class RemoteRuns:
         except RemoteError as exc:
             waiting, problem = [], " · ".join(p for p in (problem, f"waiting items: {exc}") if p)
         waiting.sort(key=lambda w: (w.since_ms, w.key))
-        return Snapshot([row_from_summary(s, waiting) for s in summaries], waiting, problem)
+        self._last, self._last_ms = Snapshot([row_from_summary(s, waiting) for s in summaries], waiting, problem), self._clock()
+        return self._last
+
+    def _kept(self, exc: RemoteError) -> Snapshot:
+        """The hub did not answer: the last list, marked disconnected (the client reconnects
+        by itself, within 2 s of the hub being back; the next poll finds it)."""
+        why = "hub not reachable" if exc.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED") else str(exc)
+        if self._last is None:
+            return Snapshot(problem=f"{why}; retrying", disconnected=True)
+        age = max(0, self._clock() - self._last_ms) // 1000
+        return Snapshot(self._last.rows, self._last.waiting, f"list {age}s old; {why}; retrying", disconnected=True)
 
     async def _waiting(self, client: RemoteClient, summaries: list[service_pb2.RunSummary], goals: dict[str, str]) -> list[WaitingItem]:
         if self.has_list_waiting is not False:

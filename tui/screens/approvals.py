@@ -153,7 +153,8 @@ class LedgerScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog detail"):
-            yield Label(f"Approvals ledger ({len(self.entries)} decisions)", classes="dialog-title")
+            n = len(self.entries)
+            yield Label(f"Approvals ledger ({n} decision{'' if n == 1 else 's'})", classes="dialog-title")
             with VerticalScroll(id="ledger-body", classes="detail-body", can_focus=True):
                 text = Text("\n".join(format_entry(e, sep="\n    ") for e in self.entries) or "no approval decisions yet")
                 yield Static(text, id="ledger-text")

@@ -6,7 +6,7 @@ from typing import Callable, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Grid, Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
@@ -84,15 +84,21 @@ class ConfirmScreen(ModalScreen[bool]):
 
 #: What GoldfiveApp.run() returns when the person chose to keep the run going headless.
 DETACH = "detach"
+#: ... and to have every approval nobody answers rejected after DETACHED_APPROVAL_S.
+DETACH_REJECT = "detach-reject"
+#: How long an approval waits for nobody, once the TUI closed with DETACH_REJECT.
+DETACHED_APPROVAL_S = 600.0
 
 
 class QuitScreen(ModalScreen[str | None]):
     """q while a run lives in this process: cancel it and quit, keep it running headless
-    until it ends, or stay. "Stay" has the focus: a stray Enter changes nothing."""
+    until it ends (its approvals waiting for ever, or rejected after DETACHED_APPROVAL_S), or
+    stay. "Stay" has the focus: a stray Enter changes nothing."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "choose('cancel')", "Quit and cancel", id="quit.cancel"),
         Binding("k", "choose('detach')", "Keep running", id="quit.detach"),
+        Binding("t", "choose('detach-reject')", "Keep running, reject approvals in 10 min", id="quit.detach_reject"),
         Binding("s,escape", "choose(None)", "Stay", id="quit.stay"),
     ]
 
@@ -104,23 +110,26 @@ class QuitScreen(ModalScreen[str | None]):
         where = f" It is recorded to {self._recorded_at}." if self._recorded_at else ""
         with Vertical(classes="dialog"):
             yield Label("The run is still going. Quit the TUI and…", classes="dialog-title")
+            minutes = f"{DETACHED_APPROVAL_S / 60:g}"
             yield Label(
-                "Keep running: the run goes on without the TUI, printing its events, until it "
-                f"ends; Ctrl+C then cancels it.{where} An approval asked for meanwhile waits "
-                "until it times out.",
+                "Keep running: the run goes on without the TUI, printing its events; Ctrl+C "
+                f"cancels it.{where} Nobody can answer its approvals then: k leaves each waiting "
+                f"for ever, t rejects each after {minutes} minutes. To answer them from elsewhere, "
+                "run it with --hub (goldfive serve).",
                 classes="dialog-hint",
             )
-            with Horizontal(classes="dialog-buttons"):
-                yield Button("Stay (Enter)", id="quit-stay", variant="primary")
-                yield Button("Cancel run (c)", id="quit-cancel", variant="error")
-                yield Button("Keep running (k)", id="quit-detach", variant="warning")
+            with Grid(classes="dialog-buttons quit-buttons"):
+                yield Button("Stay (Enter)", id="quit-stay", variant="primary", compact=True)
+                yield Button("Cancel run (c)", id="quit-cancel", variant="error", compact=True)
+                yield Button("Keep running (k)", id="quit-detach", variant="warning", compact=True)
+                yield Button("Keep, reject (t)", id="quit-detach-reject", variant="warning", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#quit-stay", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        choice = {"quit-cancel": "cancel", "quit-detach": DETACH}.get(event.button.id or "")
+        choice = {"quit-cancel": "cancel", "quit-detach": DETACH, "quit-detach-reject": DETACH_REJECT}.get(event.button.id or "")
         self.dismiss(choice)
 
     def action_choose(self, choice: str | None) -> None:

@@ -129,7 +129,7 @@ class RunsScreen(Screen[None]):
             for screen in self.app.screen_stack:
                 if isinstance(screen, WaitingScreen):
                     screen.show(snap, now)
-            if not snap.problem or snap.rows:
+            if (not snap.problem or snap.rows) and not snap.disconnected:
                 self._announce(snap)
             return snap
 
@@ -160,6 +160,7 @@ class RunsScreen(Screen[None]):
             rows = [r for r in rows if needle in r.searchable()]
         self.rows = rows
         table = self.query_one(RunsTable)
+        table.set_class(self.snapshot.disconnected, "-disconnected")  # the last list read, dimmed
         table.show(rows, self._now)
         width = table.scrollable_content_region.width or 80
         self.query_one("#runs-head", Static).update(header_text(width))
@@ -171,8 +172,10 @@ class RunsScreen(Screen[None]):
         out = Text()
         out.append("goldfive ", style="bold")
         out.append(self.runs.title)
+        if self.snapshot.disconnected:  # first, so 80 columns show it: the rows are not live
+            out.append(" DISCONNECTED", style="bold red")
         out.append(f" · {len(rows)} runs · {sum(1 for r in rows if r.live)} live · ")
-        out.append(f"{needing} need you", style="bold yellow" if needing else "dim")
+        out.append(f"{needing} {'needs' if needing == 1 else 'need'} you", style="bold yellow" if needing else "dim")
         if waiting := len(self.snapshot.waiting):
             out.append(f" · {waiting} waiting (w)", style="yellow")
         if self.filter_text:

@@ -108,7 +108,9 @@ class WaitingScreen(Screen[None]):
         eligible = len(self.eligible())
         title = Text()
         title.append("Waiting for you", style="bold")
-        title.append(f" · {len(self.items)} oldest first · {eligible} read (A approves those) · + new", style="dim")
+        n = len(self.items)
+        waiting = f"{n} item{'' if n == 1 else 's'}, oldest first" if n else "nothing waiting"
+        title.append(f" · {waiting} · {eligible} read (A approves those) · + new", style="dim")
         self.query_one("#waiting-title", Static).update(title)
 
     def item(self, key: str | None) -> WaitingItem | None:

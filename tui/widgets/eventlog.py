@@ -302,7 +302,8 @@ class EventLog(ScrollView, can_focus=True):
     def _update_subtitle(self) -> None:
         parts = []
         if self.filter_text:
-            parts.append(f"filter: {self.filter_text} ({self.shown_count})")
+            problem = filter_problem(self.filter_text.lower())
+            parts.append(problem if problem else f"filter: {self.filter_text} ({self.shown_count})")
         if not self.follow and self.new_lines:
             parts.append(f"{self.new_lines} new ↓ end")
         elif not self.follow:
@@ -354,6 +355,16 @@ def _matches(line: LogLine, needle: str) -> bool:
     label or text; ``kind:X`` (the event's kind contains X); ``task:X`` (its task id contains
     X); ``severity>=S`` (a drift of severity S or worse: info, warning, critical)."""
     return all(_holds(line, how, what) for how, what in _terms(needle))
+
+
+def filter_problem(needle: str) -> str:
+    """Why the filter can match nothing, in words ("" when it can): a severity that is not
+    one, so an empty log says why it is empty."""
+    for how, what in _terms(needle):
+        if how == "severity" and what.upper() not in DriftSeverity.__members__:
+            names = "|".join(s.lower() for s in DriftSeverity.__members__)
+            return f"bad severity {what!r}: {names}"
+    return ""
 
 
 @lru_cache(maxsize=64)

@@ -4,7 +4,6 @@ OS user) and through ``ctl``."""
 
 from __future__ import annotations
 
-import getpass
 import json
 from typing import Any
 
@@ -15,15 +14,9 @@ from goldfive.cli.ctl.group import EXIT_FAILURE, _call, _fail, _Opts, _options, 
 from goldfive.cli.output import echo, field
 from goldfive.control import AckResult, ControlKind, ControlMessage
 from goldfive.link.client import RemoteClient
+from goldfive.settings import os_user
 
 CLIENT = "ctl"
-
-
-def os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no name for this uid (a bare container)
-        return "unknown"
 
 
 def _json_object(text: str | None, what: str) -> dict[str, Any] | None:

@@ -15,7 +15,14 @@ from goldfive.link.client import RemoteClient
 
 
 def _control(opts: _Opts, run_id: str, kind: ControlKind, payload: dict[str, Any] | None = None) -> None:
-    msg = ControlMessage(kind, payload=dict(payload or {}))
+    """Send one control, signed by this person (the OS user; a hub records its token's name,
+    keeping this beside it) through ``ctl``."""
+    from goldfive.settings import os_user
+
+    body = dict(payload or {})
+    body["author"] = body.get("author") or os_user()
+    body.setdefault("client", "ctl")
+    msg = ControlMessage(kind, payload=body)
 
     async def send(client: RemoteClient) -> ControlAck:
         try:
@@ -106,7 +113,7 @@ def cancel_command(opts: _Opts, run_id: str, reason: str) -> None:
 @ctl.command("steer", short_help="STEER the run: now, --later or --standing.")
 @_RUN
 @click.argument("note")
-@click.option("--author", default="", help="Who is steering.")
+@click.option("--author", default="", help="Who is steering (default: your OS user name; a hub records its token's name beside it).")
 @click.option("--later", is_flag=True, help="Queue NOTE; it is delivered (as a steer) when the next task starts.")
 @click.option("--standing", is_flag=True, help="Put NOTE in every later task's input until it is removed (ctl guidance).")
 @_options

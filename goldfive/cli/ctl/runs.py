@@ -34,6 +34,9 @@ def runs_command(opts: _Opts, archived: bool) -> None:
         return
     from goldfive.cli.ctl.hub import run_line, runs_order
 
+    if not runs:  # said on stderr: stdout stays the rows a script reads (none)
+        more = "" if archived else " (ctl runs --archived also lists archived ones)"
+        echo(f"goldfive ctl: no runs on {field(opts.addr)}{more}", err=True)
     for r in sorted(runs, key=runs_order):
         echo(run_line(r))
 
