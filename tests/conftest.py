@@ -40,3 +40,18 @@ def pg_dsn(pg_server, request):  # type: ignore[no-untyped-def]
     yield pg_server.dsn.rsplit("/", 1)[0] + "/" + name
     with psycopg.connect(pg_server.dsn, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+#: What `-m "not slow"` leaves out: real clusters and databases, the adversarial pass, browsers,
+#: mypy over the whole package, twenty SIGKILLs (each test here takes several seconds; every
+#: run prints its 15 slowest, so one that grows slow shows there first).
+_SLOW_DIRS = ("ray", "fleet", "chaos")
+_SLOW_MODULES = ("test_types_mypy.py", "test_durable_kill.py", "test_web.py", "test_web_security.py", "test_phoenix.py", "test_phone_chromium.py")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        rel = os.path.relpath(str(item.path), tests_dir).split(os.sep)
+        if rel[0] in _SLOW_DIRS or rel[-1] in _SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
