@@ -3,6 +3,7 @@ running on its own event loop in a thread (click's CliRunner calls asyncio.run i
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
