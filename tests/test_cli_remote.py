@@ -3,7 +3,6 @@ running on its own event loop in a thread (click's CliRunner calls asyncio.run i
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -237,17 +236,8 @@ def test_attach_accepts_a_unique_run_id_prefix_as_ctl_does(tmp_path, monkeypatch
 
 def test_ctl_runs_on_an_empty_hub_says_so_on_stderr(tmp_path: Path) -> None:
     """It once printed nothing at all (issue 23, low); stdout stays empty for scripts."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    server = asyncio.run_coroutine_threadsafe(start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0"), loop).result(20)
-    try:
-        result = CliRunner().invoke(main, ["ctl", server.address, "runs"], catch_exceptions=False)
+    with HubThread(tmp_path / "hub.sqlite") as hub:
+        result = CliRunner().invoke(main, ["ctl", hub.addr, "runs"], catch_exceptions=False)
         assert result.exit_code == 0
         assert result.stdout == ""
-        assert f"no runs on {server.address}" in result.stderr and "--archived" in result.stderr
-    finally:
-        asyncio.run_coroutine_threadsafe(server.stop(None), loop).result(20)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()
+        assert f"no runs on {hub.addr}" in result.stderr and "--archived" in result.stderr
