@@ -72,7 +72,8 @@ class Notice:
     reason: str
     #: Event-clock milliseconds when it began to wait.
     at_ms: int = 0
-    #: For an approval: the target id (what to pass to ``ctl approve``), its task and tool.
+    #: For an approval: the target id (what to pass to ``ctl approve``), its task and tool;
+    #: for a budget pause, "budget-SEQUENCE" (its budget_reached event: what its link names).
     target_id: str = ""
     task_id: str = ""
     tool_name: str = ""
@@ -179,7 +180,9 @@ class NoticeTracker:
             return []
         if before is not None and before.kind == after.kind:
             return []  # the same wait, already announced
-        return [Notice(event.run_id, after.kind, after.reason, after.since_ms, goal=goal)]
+        # A budget pause is named by its budget_reached (a link to it decides that pause only).
+        target = state.budget_pause.target_id if after.kind == "budget" and state.budget_pause is not None else ""
+        return [Notice(event.run_id, after.kind, after.reason, after.since_ms, target, goal=goal)]
 
     def forget(self, run_id: str) -> None:
         self._states.pop(run_id, None)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from goldfive.adapters.callable import CallableAdapter
+from goldfive.budget import Budget
 from goldfive.approvals.approvers import Approvers
 from goldfive.approvals.policy import ApprovalPolicy, ApprovalReminders
 from goldfive.phone.config import PhoneConfig
@@ -50,6 +51,8 @@ class PhoneHub:
         tokens: dict[str, str] | None = None,
         runner_tokens: dict[str, str] | None = None,
         questions: list[dict[str, Any]] | None = None,
+        budget: Budget | None = None,
+        approval: bool = True,
     ) -> None:
         self.tmp = tmp
         self.ran: list[dict[str, Any]] = []
@@ -58,6 +61,8 @@ class PhoneHub:
         self.answers: list[dict[str, Any]] = []
         self.calls = calls if calls is not None else [LONG_ARGS]
         self.policy = policy
+        #: The run's budget, and whether its deploy calls need approval.
+        self.budget, self.approval = budget, approval
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -99,9 +104,9 @@ class PhoneHub:
                 await tools["deploy"](**args)
             return "ok"
 
-        adapter = CallableAdapter(agent, tools=[UserTool(deploy, requires_approval=True, policy=self.policy)])
+        adapter = CallableAdapter(agent, tools=[UserTool(deploy, requires_approval=self.approval, policy=self.policy)])
         plan = Plan([Task("ship", "Ship the payments fix")], [], id="p")
-        return Runner(agent=adapter, planner=StaticPlanner(plan), sinks=sinks, control=control, run_id=run_id)
+        return Runner(agent=adapter, planner=StaticPlanner(plan), sinks=sinks, control=control, run_id=run_id, budget=self.budget)
 
     @property
     def addr(self) -> str:

@@ -9,9 +9,10 @@ this, so another kind plugs in as one class and one entry in :data:`KINDS`:
 * a question (docs/approvals.md#questions) is an approval of kind "question" underneath, so
   :class:`ApprovalKind` pages it too (a link issued for it stays valid): one button per
   option, a line for a typed answer when it takes one, both sent as ANSWER, and "No".
-* a budget pause (a BUDGET control): ``BudgetKind`` with ``name = "budget"``, ``pending``
-  reading the run's budget pause, one action "raise" with a number field, ``control``
-  building the BUDGET control with the new limit.
+* a budget pause (docs/cost.md#budgets): :class:`BudgetKind` pages the budget_reached that
+  holds a run paused (target id ``budget-SEQUENCE``: a link decides that pause only), one
+  action "raise and continue" with the new limit of the dimension reached, sent as a BUDGET
+  control with ``resume``.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from goldfive.approvals.arguments import arguments_problem
+from goldfive.budget.model import BudgetError, format_limit, read_value
 from goldfive.control import ControlKind, ControlMessage
-from goldfive.view.models import ApprovalView
+from goldfive.view.models import ApprovalView, BudgetPauseView
 from goldfive.view.state import RunState
 
-__all__ = ["KINDS", "Action", "ApprovalKind", "Field", "Item", "ItemKind", "item_kind_for_notice"]
+__all__ = ["KINDS", "Action", "ApprovalKind", "BudgetKind", "Field", "Item", "ItemKind", "item_kind_for_notice"]
 
 #: The ledger's name for decisions made through a link page.
 CLIENT = "link"
@@ -209,8 +211,64 @@ class ApprovalKind:
         return f"{action!r} is not something this page offers for {item.title}"
 
 
+def _plain(limit: str, value: float) -> str:
+    """A limit's value as a person types it back: 6000, 4.5."""
+    if limit in ("tokens", "model_calls", "tool_calls"):
+        return str(int(value))
+    return f"{value:.2f}".rstrip("0").rstrip(".") if limit == "usd" else str(int(value) if value == int(value) else value)
+
+
+class BudgetKind:
+    """A run its budget paused (budget_reached): the goal, the limit reached with its used and
+    allowed figures, the whole budget; "raise and continue" sends BUDGET with the new limit of
+    that dimension and ``resume`` (the run goes on once the new budget allows it)."""
+
+    name = "budget"
+    notice_kinds: tuple[str, ...] = ("budget",)
+
+    def pending(self, run_id: str, state: RunState) -> Iterable[Item]:
+        item = self._item(run_id, state)
+        return () if item is None else (item,)
+
+    def find(self, run_id: str, state: RunState, target_id: str) -> Item | None:
+        item = self._item(run_id, state)
+        return item if item is not None and item.target_id == target_id else None
+
+    def _item(self, run_id: str, state: RunState) -> Item | None:
+        pause = state.budget_pause
+        if pause is None or not state.paused or state.finished or state.pause_kind != "BUDGET":
+            return None
+        facts = [("goal", state.goal_summary or "(none given)"), ("reached", pause.detail or pause.limit)]
+        line = state.budget_line()
+        if line:
+            facts.append(("budget", line))
+        facts.append(("waiting", _age(pause.at_ms)))
+        suggested = 2 * pause.allowed if 2 * pause.allowed > pause.used else 2 * pause.used
+        label = f"New {pause.limit} limit (now {format_limit(pause.limit, pause.allowed)}; none: no limit)"
+        action = Action("raise", "Raise and continue", (Field("limit", label, "text", _plain(pause.limit, suggested), True),), "primary")
+        title = f"Budget reached: {pause.limit}"
+        return Item(self.name, run_id, pause.target_id, title, "", pause.at_ms, None, tuple(facts), "", (action,), pause)
+
+    def control(self, item: Item, action: str, form: Mapping[str, str]) -> ControlMessage | str:
+        pause: BudgetPauseView = item.source
+        if action != "raise":
+            return f"{action!r} is not something this page offers for {item.title}"
+        text = form.get("limit", "").strip()
+        if not text:
+            return f"give the new {pause.limit} limit; nothing was sent"
+        try:
+            value = read_value(pause.limit, text)
+        except BudgetError as exc:
+            return f"{exc}; nothing was sent"
+        if value is not None and value <= pause.used:
+            used = format_limit(pause.limit, pause.used)
+            return f"{format_limit(pause.limit, value)} is not above what is used ({used}): the run would stay paused; nothing was sent"
+        payload: dict[str, Any] = {pause.limit: 0 if value is None else value, "resume": True, "client": CLIENT}
+        return ControlMessage(ControlKind.BUDGET, payload=payload)
+
+
 #: Every kind of item a link can name, by name.
-KINDS: dict[str, ItemKind] = {ApprovalKind.name: ApprovalKind()}
+KINDS: dict[str, ItemKind] = {ApprovalKind.name: ApprovalKind(), BudgetKind.name: BudgetKind()}
 
 
 def item_kind_for_notice(notice_kind: str) -> ItemKind | None:

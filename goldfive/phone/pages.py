@@ -99,7 +99,7 @@ def index_page(items: Sequence[tuple[Item, str]], who: str) -> str:
         return _doc("goldfive: nothing waits", body)
     rows = []
     for item, url in items:
-        facts = " · ".join(escape(v) for k, v in item.facts if k in ("task", "waiting"))
+        facts = " · ".join(escape(v) for k, v in item.facts if k in ("task", "reached", "waiting"))
         rows.append(f'<li><a href="{escape(url)}">{escape(item.title)}</a><br><span class="who">run {escape(item.run_id[:12])} · {facts}</span></li>')
     body = f'<h1>{len(items)} waiting</h1><p class="who">signed in as {escape(who)}</p><ul>{"".join(rows)}</ul>'
     return _doc(f"goldfive: {len(items)} waiting", body)

@@ -116,6 +116,25 @@ class DriftView:
     evidence: tuple[tuple[int, str], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class BudgetPauseView:
+    """The budget_reached that holds a run paused: which limit, used and allowed."""
+
+    limit: str
+    used: float
+    allowed: float
+    #: "tokens 3,000 of 2,500".
+    detail: str
+    #: The budget_reached event's sequence: names this pause (a link to it decides it only).
+    sequence: int
+    at_ms: int
+
+    @property
+    def target_id(self) -> str:
+        """What a link to this pause names: "budget-SEQUENCE"."""
+        return f"budget-{self.sequence}"
+
+
 def summarize_payload(kind: str, payload: dict[str, Any]) -> str:
     """A one-line human summary of a control's payload (its typed payload's ``summary``)."""
     try:

@@ -25,6 +25,7 @@ from goldfive.usage.ledger import recorded_from_pb
 from goldfive.usage.model import UsageTotals
 from goldfive.view.models import (
     ApprovalView,
+    BudgetPauseView,
     ControlView,
     DriftView,
     RunPhase,
@@ -86,6 +87,8 @@ class RunState:
     tool_calls: int = 0
     #: "budget reached, tokens 50,210 of 50,000" while the budget holds the run paused.
     budget_reached: str = ""
+    #: The same pause, its figures (the phone page's budget item); None while not held.
+    budget_pause: BudgetPauseView | None = None
     #: The last 80% warning ("tokens 40,100 of 50,000 (80%)"), "" when none.
     budget_warning: str = ""
     _burn: deque[tuple[int, float]] = field(default_factory=deque, repr=False)
@@ -186,6 +189,7 @@ class RunState:
             self.paused = False
             self.pause_kind, self.paused_ms = "", 0
             self.budget_reached = ""
+            self.budget_pause = None
             self.recording_error = ""  # a RESUME is acked SUCCESS only once a commit works again
         return view
 
@@ -256,6 +260,7 @@ class RunState:
             self.pause_kind, self.paused_ms = "BUDGET", ms
         self.paused = True
         self.budget_reached = f"budget reached, {p.detail}" if p.detail else "budget reached"
+        self.budget_pause = BudgetPauseView(p.limit, p.used, p.allowed, p.detail, self.last_sequence, ms)
 
     def _budget_changed(self, p: pb.BudgetChanged, ms: int) -> None:
         self.budget = {name: float(getattr(p.budget, name)) for name in LIMITS if p.budget.HasField(name)}
