@@ -283,7 +283,8 @@ class Runner:
                     else:
                         await ctx.emit(events.run_started, goal_summary=text, user_input=text, launch_json=self._launch_json())
                         if not ctx.budget.budget.empty:  # recorded: views show it, resume keeps it
-                            await ctx.emit(events.budget_changed, ctx.budget.budget)
+                            author = self.config.budget_author if self.config.budget is not None else ""
+                            await ctx.emit(events.budget_changed, ctx.budget.budget, author)
                         assert user_input is not None
                         if refused:  # a run that cannot start still ends as a run, with the reason
                             outcome = await self._abort(ctx, refused)
@@ -420,7 +421,8 @@ class Runner:
         if given is None and rec.budget is None:
             given = run_defaults().budget  # recorded none: the process's default applies
         if ctx.budget.seed(rec.budget, tool_calls=rec.tool_calls, ran_s=rec.ran_s, paused=rec.paused, given=given):
-            await ctx.emit(events.budget_changed, ctx.budget.budget)
+            author = self.config.budget_author if self.config.budget is not None else ""
+            await ctx.emit(events.budget_changed, ctx.budget.budget, author)
 
     async def _execute(self, ctx: RunContext) -> ExecutionOutcome:
         if isinstance(self.executor, ExecutorBase):

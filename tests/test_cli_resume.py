@@ -25,7 +25,7 @@ def test_resume_continues_a_goldfive_run_that_was_killed(tmp_path: Path) -> None
     db = tmp_path / "runs.sqlite"
     env_dir = tmp_path / "data"
     cmd = [sys.executable, "-m", "goldfive.cli", "run", "examples.hello_agent:agent", "--goal", "write a haiku",
-           "--plan", "examples/hello_plan.json", "--headless", "--db", str(db)]  # fmt: skip
+           "--plan", "examples/hello_plan.json", "--headless", "--db", str(db), "--budget", "tokens=50000,usd=2"]  # fmt: skip
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60, env={"GOLDFIVE_DATA_DIR": str(env_dir), "PATH": ""})
     assert done.returncode == 0, done.stderr
     run_id = done.stderr.split("(run ")[1].split(")")[0]
@@ -39,10 +39,18 @@ def test_resume_continues_a_goldfive_run_that_was_killed(tmp_path: Path) -> None
         ).fetchone()[0]
         conn.execute("DELETE FROM events WHERE run_id = ? AND sequence > ?", (run_id, seq))
     conn.close()
-    result = CliRunner().invoke(main, ["resume", run_id[:8], "--db", str(crashed), "--headless"])
+    bad = CliRunner().invoke(main, ["resume", run_id[:8], "--db", str(crashed), "--headless", "--budget", "tokens=lots"])
+    assert bad.exit_code == 2 and "--budget: budget tokens=lots: not a number" in bad.output and bad.output.count("\n") == 1
+    # --budget changes the recorded budget as the run resumes (the limits it names; usd stays).
+    result = CliRunner().invoke(main, ["resume", run_id[:8], "--db", str(crashed), "--headless", "--budget", "tokens=100k"])
     assert result.exit_code == 0, result.output
     assert "run_resumed" in result.output and "running again" in result.output
     assert result.output.count("task_completed") == 2  # the rest of the run, not its start again
+    from goldfive.settings import os_user
+    from goldfive.sinks.sqlite import replay_from_sqlite
+
+    changed = [e.budget_changed for e in replay_from_sqlite(crashed, run_id) if e.WhichOneof("payload") == "budget_changed"]
+    assert [(c.detail, c.author) for c in changed] == [("tokens 50,000, usd $2.00", ""), ("tokens 100,000, usd $2.00", os_user())]
     again = CliRunner().invoke(main, ["resume", run_id, "--db", str(crashed), "--headless"])
     assert again.exit_code == 2 and f"run {run_id} completed" in again.output
 

@@ -35,20 +35,28 @@ def _fail(message: str) -> click.exceptions.Exit:
 @click.option("--headless", is_flag=True, help="Print one line per event instead of opening the TUI.")
 @click.option("--api-key", help="API key for the LLM planner (default: GOLDFIVE_LLM_API_KEY / OPENAI_API_KEY).")
 @click.option("--api-key-file", metavar="FILE", help="Read the API key from FILE (kept out of the process list).")
+@click.option("--budget", "budget_text", metavar="LIMITS",
+              help="Change the run's budget as it resumes, e.g. tokens=100000 (the limits given replace the recorded ones, "
+                   "the others stay; none removes one): a run its budget paused goes on when the new budget allows it.")
 @extras_options
 def resume_command(
     run_ref: str | None, db_path: str | None, headless: bool, api_key: str | None, api_key_file: str | None,
-    prices_path: str | None = None, otel: bool = False,
+    budget_text: str | None = None, prices_path: str | None = None, otel: bool = False,
 ) -> None:
     """Continue run RUN (its id or a unique prefix; without it, the one interrupted run) where
     its recording stops: completed tasks are not run again, the task the stop cut off runs
     again, a paused run comes back paused."""
+    from goldfive.budget.model import BudgetError, parse_changes
     from goldfive.durable.resume import load_for_resume
     from goldfive.settings import default_db_path
 
     from goldfive.cli.extras import install_extras
     from goldfive.cli.local import secret_option
 
+    try:
+        changes = parse_changes(budget_text) if budget_text is not None else None
+    except BudgetError as exc:
+        raise _fail(f"--budget: {exc}") from None
     install_extras(prices_path, otel, command="resume")
     api_key = secret_option(api_key, api_key_file, "--api-key")
     path = db_path or default_db_path()
@@ -71,7 +79,12 @@ def resume_command(
         planning = make_planner(launch.get("plan"), launch.get("base_url"), launch.get("model"), api_key)
     except GoldfiveError as exc:
         raise _fail(f"cannot build run {rec.run_id} again: {exc}") from None
-    factory = _factory(rec.run_id, path, agent, planning.planner, launch)
+    budget = None
+    if changes is not None:  # applied to the recorded budget: the limits not named stay
+        from goldfive.budget.model import Budget
+
+        budget = (rec.budget or Budget()).changed(changes)
+    factory = _factory(rec.run_id, path, agent, planning.planner, launch, budget)
     if headless:
         try:
             code = asyncio.run(run_headless(factory, db_path=path, out=sys.stdout, client=planning.client, record=False))
@@ -143,15 +156,16 @@ def _the_interrupted_run(path: str) -> str:
     return str(ids[0])
 
 
-def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str, Any]) -> Any:
+def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str, Any], budget: Any = None) -> Any:
     def factory(sinks: list[object], channel: ControlChannel | None) -> tuple[Any, str]:
         from goldfive.adapters.frameworks import adapter_for
         from goldfive.run.config import RuntimeConfig
         from goldfive.runner import Runner
+        from goldfive.settings import os_user
 
         runner = Runner.resuming(
             run_id, store=store, agent=adapter_for(agent), planner=planner, sinks=sinks, control=channel, launch=launch,
-            config=RuntimeConfig(use_machine_rules=True),
+            config=RuntimeConfig(use_machine_rules=True, budget=budget, budget_author=os_user() if budget is not None else ""),
         )  # fmt: skip
         return runner, str(launch.get("goal", ""))
 

@@ -57,6 +57,9 @@ class RuntimeConfig:
     #: How much the run may use before it pauses and asks (None: the process's default,
     #: ``--budget``, else no limit). See docs/cost.md#budgets.
     budget: Budget | None = None
+    #: Who gave ``budget``: recorded as the author of the budget_changed that sets it
+    #: (``goldfive resume --budget`` names the person at the terminal).
+    budget_author: str = ""
 
     @property
     def max_note_bytes(self) -> int:
