@@ -153,7 +153,7 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     help="With --ray: the address the runs' actors dial back (default: the listen address).",
 )
 @extras_options
-@budget_option("The budget of every run this hub starts in its process that sets none, e.g. tokens=50000,usd=2 "
+@budget_option("The budget of every run this hub starts, or that connects to it, that sets none, e.g. tokens=50000,usd=2 "
                "(ctl start --budget gives one its own): at a limit the run pauses and asks.")
 def serve_command(
     target: str | None,

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from goldfive import conv
+from goldfive.budget.model import Budget
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.hub.limits import MAX_EVENT_BYTES
 from goldfive.hub.trust import stamp_decisions
@@ -31,13 +32,15 @@ from goldfive.store.recorder import RunRecorder
 from goldfive.store.history import RunHistory
 from goldfive.store.registry import RoutedControl, RunRegistry
 
-__all__ = ["CONNECTED", "DISCONNECTED", "INTERRUPTED", "ConnectedRun", "HubRoute", "RunnerConnection", "RunnerRoute"]
+__all__ = ["CONNECTED", "DEFAULT_BUDGET_AUTHOR", "DISCONNECTED", "INTERRUPTED", "ConnectedRun", "HubRoute", "RunnerConnection", "RunnerRoute"]
 
 CONNECTED = "connected"
 DISCONNECTED = "disconnected"
 INTERRUPTED = "interrupted"
 
 _TERMINAL = ("run_completed", "run_aborted")
+#: The author of the BUDGET a hub sends a connected run that has no budget (``serve --budget``).
+DEFAULT_BUDGET_AUTHOR = "hub default"
 
 log = logging.getLogger("goldfive.hub")
 
@@ -129,6 +132,10 @@ class ConnectedRun(HostedRun):
         self.routed: dict[str, RoutedControl] = {}
         #: The largest event (serialized bytes) a runner may send for this run.
         self.max_event_bytes = MAX_EVENT_BYTES
+        #: ``serve --budget``: sent to the run as a BUDGET control when it has none of its own.
+        self.default_budget: Budget | None = None
+        self._start_sequence: int | None = None
+        self._budget_task: asyncio.Task[None] | None = None
 
     @classmethod
     def from_recorded(cls, old: HostedRun, recorder: RunRecorder) -> ConnectedRun:
@@ -266,6 +273,35 @@ class ConnectedRun(HostedRun):
             await memory.emit_many(events)
         if events and events[-1].WhichOneof("payload") in _TERMINAL:
             await memory.close()  # watchers' streams end with the run, as for a hosted run
+        if self.default_budget is not None and self._budget_task is None:
+            self._offer_budget(events)
+
+    def _offer_budget(self, events: Sequence[Event]) -> None:
+        """``serve --budget`` for a run that has none of its own: once an event past its
+        run_started is in (a Runner records its own budget right after run_started) and no
+        budget_changed was ever recorded, the hub sends BUDGET, author "hub default"."""
+        for ev in events:
+            if ev.WhichOneof("payload") == "run_started":
+                self._start_sequence = ev.sequence
+        state = self.state
+        if not state.started_ms or state.finished or state.kind_counts.get("budget_changed", 0):
+            return
+        if self._start_sequence is not None and state.last_sequence <= self._start_sequence:
+            return  # the event after run_started says whether it brought its own budget
+        budget = self.default_budget
+        if budget is None or budget.empty:
+            return
+        msg = ControlMessage(ControlKind.BUDGET, payload={**budget.to_payload(), "author": DEFAULT_BUDGET_AUTHOR, "client": "hub"})
+        self._budget_task = asyncio.get_running_loop().create_task(self._send_budget(msg))
+
+    async def _send_budget(self, msg: ControlMessage) -> None:
+        try:
+            ack = await self.control(msg, 30.0)
+        except Exception as exc:  # isolation boundary: the run goes on without the default
+            log.warning("hub: could not give run %s the hub's default budget: %s", self.run_id, exc)
+            return
+        if ack.result is not AckResult.SUCCESS:
+            log.warning("hub: run %s refused the hub's default budget: %s", self.run_id, ack.detail)
 
     def committed(self, sequence: int, keep: int) -> None:
         """The hub's recording holds this run through ``sequence`` (committed): past twice

@@ -27,6 +27,7 @@ from typing import Any
 
 import grpc
 
+from goldfive.budget.model import Budget
 from goldfive.hub.connected import ConnectedRun
 from goldfive.hub.hooked import HookedRun, hook_problem, run_id_for
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, hello_problem
@@ -102,8 +103,11 @@ class HubService(service_pb2_grpc.HubServicer):
         confirm_interval: float = 0.2,
         fleet: Any = None,
         limits: RunnerLimits | None = None,
+        default_budget: Budget | None = None,
     ) -> None:
         self.host = host
+        #: ``serve --budget``: given to each connected run that has no budget of its own.
+        self.default_budget = default_budget
         #: What each runner credential may use of this hub (goldfive.hub.quota).
         self.quotas = Quotas(limits)
         self._hook_locks: dict[str, asyncio.Lock] = {}
@@ -351,6 +355,7 @@ class HubService(service_pb2_grpc.HubServicer):
                 run.registry = registry
                 run.routed.update(await registry.routed_controls(run_id))
             run.max_event_bytes = self.quotas.limits.event_bytes
+            run.default_budget = self.default_budget
             run.owner = reg.owner
             self.host.adopt(run)
             if self.fleet is not None:

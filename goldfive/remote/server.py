@@ -21,6 +21,7 @@ import grpc
 
 from goldfive.approvals.approvers import Approvers
 from goldfive.approvals.policy import ApprovalReminders
+from goldfive.budget.model import Budget
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -136,6 +137,7 @@ async def start_server(
     runner_limits: RunnerLimits | None = None,
     approvers: Approvers | None = None,
     link_recipients: Iterable[str] = (),
+    default_budget: Budget | None = None,
 ) -> RemoteServer:
     """Bind ``listen`` and start serving ``host``'s runs (and ``ingress``, an IngressService).
     With ``placer`` (a RayPlacer), StartRun's runs are placed by it, and it is told the hub
@@ -147,7 +149,9 @@ async def start_server(
     only connect runs (see :mod:`goldfive.remote.auth`), within ``runner_limits``
     (:mod:`goldfive.hub.quota`). ``approvers``: who may decide which approvals
     (:mod:`goldfive.approvals.approvers`); it needs named operator tokens to tell callers apart,
-    and names only operators or ``link_recipients`` (whom notices' links are issued to)."""
+    and names only operators or ``link_recipients`` (whom notices' links are issued to).
+    ``default_budget`` (else the process's, ``serve --budget``): given, as a BUDGET control with
+    author "hub default", to each run connecting from another process that has no budget of its own."""
     creds = server_credentials(tls_cert, tls_key, tls_client_ca)
     client_certs = creds is not None and tls_client_ca is not None
     tokens = credentials(token, runner_token)
@@ -166,7 +170,11 @@ async def start_server(
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)
     from goldfive.hub.service import HubService  # here: goldfive.hub builds on goldfive.remote
 
-    hub = HubService(host, interrupt_after=interrupt_after, fleet=fleet, limits=runner_limits)  # runs connecting from other processes
+    from goldfive.run.defaults import run_defaults
+
+    # runs connecting from other processes (Runner(hub=...), --ray); serve --budget is theirs too when they bring none
+    budget = default_budget if default_budget is not None else run_defaults().budget
+    hub = HubService(host, interrupt_after=interrupt_after, fleet=fleet, limits=runner_limits, default_budget=budget)
     service_pb2_grpc.add_HubServicer_to_server(hub, server)
     if _in_use(listen):
         raise ServeConfigError(f"cannot listen on {listen}: the address is already in use (another goldfive serve?)")
