@@ -12,6 +12,9 @@ Where it acts:
   budget (BUDGET) and the run goes on (RESUME, or BUDGET with resume). The call in flight
   when the limit was crossed has finished: a budget never cuts a call off.
 - ``at_boundary``: the executor asks it between tasks; over budget, no task starts.
+- a timer (``arm``): a ``seconds`` limit pauses the run when the clock reaches it, even if no
+  gate is crossed (``budget_reached`` with where "clock"): the call in flight finishes, nothing
+  new starts. Armed when the run starts or resumes and whenever its budget changes or it goes on.
 
 Nobody can raise a budget on a run without a control channel: a call held back there raises
 :class:`BudgetExhausted` (its task fails) and the run stops at the next boundary, saying why.
@@ -93,6 +96,9 @@ class BudgetGuard:
         self._go.set()
         #: (limit, allowed) pairs already warned about: raising a limit re-arms its warning.
         self._warned: set[tuple[str, float]] = set()
+        #: The seconds limit's timer, and the task that pauses the run when it fires.
+        self._timer: asyncio.TimerHandle | None = None
+        self._timing: asyncio.Task[None] | None = None
 
     # -- figures ---------------------------------------------------------------------------
     def used(self, limit: str) -> float:
@@ -140,6 +146,7 @@ class BudgetGuard:
             if over is not None:
                 self.reached = over
                 self._go.clear()
+        self.arm()
         return replaced
 
     # -- changing it -----------------------------------------------------------------------
@@ -148,11 +155,48 @@ class BudgetGuard:
         paused by the budget stays paused: a RESUME (or BUDGET with resume) lets it go on."""
         self.budget = budget
         await self.ctx.emit(events.budget_changed, budget, author, control_id)
+        self.arm()
 
     def release(self) -> None:
         """The run goes on (it was unpaused): the calls held back start."""
         self.reached = None
         self._go.set()
+        self.arm()
+
+    # -- the seconds limit's timer -------------------------------------------------------
+    def arm(self) -> None:
+        """Time the ``seconds`` limit: when the clock reaches it the run pauses, whether or not
+        a gate is crossed. Re-armed for the current budget; nothing to time without a seconds
+        limit, while the budget holds the run, once it ended, or outside an event loop."""
+        self.disarm()
+        seconds = self.budget.seconds
+        if seconds is None or self.reached is not None or self.ctx.ended:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._timer = loop.call_later(max(0.0, seconds - self.used("seconds")), self._time_up)
+
+    def disarm(self) -> None:
+        """Stop timing (the run ended)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _time_up(self) -> None:
+        self._timer = None
+        if self.reached is None and not self.ctx.ended:
+            self._timing = asyncio.get_running_loop().create_task(self._on_time())
+
+    async def _on_time(self) -> None:
+        if self.reached is not None or self.ctx.ended or self.budget.empty:
+            return
+        over = self.over()
+        if over is None:  # the limit moved meanwhile: time the new one
+            self.arm()
+            return
+        await self._reach(over, "clock")
 
     # -- enforcement -----------------------------------------------------------------------
     async def after_event(self, ev: pb.Event) -> None:

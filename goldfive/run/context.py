@@ -188,6 +188,9 @@ class RunContext:
             ev = factory(self.session, *args, **kwargs)
             if factory is events.run_completed or factory is events.run_aborted:
                 self.ended = True
+                self.budget.disarm()
+            elif factory is events.run_started or factory is events.run_resumed:
+                self.budget.arm()  # a seconds limit is timed from here
             await self.fanout.emit(ev)
             if factory in _NOTE_FACTORIES:  # the queue and guidance are what their events say
                 notes_of(self.session).apply(ev)

@@ -175,3 +175,67 @@ async def test_the_runner_takes_a_budget_and_records_it_when_the_run_starts() ->
         await runner.close()
     assert out.success
     assert RunState.from_events(sink.events).budget == {"usd": 2.0, "seconds": 600.0}
+
+
+class SlowToolModel:
+    """A ChatModel: the first answer calls the ``slow`` tool, the second completes the task."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def chat(self, messages: list[dict[str, Any]], *, tools: Any = None, model: str = "", **_: Any) -> ChatResult:
+        self.calls += 1
+        if self.calls == 1:
+            return ChatResult("", (ToolCall("c1", "slow", "{}"),), finish_reason="tool_calls")
+        return ChatResult("", (ToolCall("c2", "report_task_completed", json.dumps({"result": "done"})),), finish_reason="tool_calls")
+
+
+async def test_a_seconds_limit_pauses_the_run_on_time_while_a_long_tool_call_is_in_flight() -> None:
+    model = SlowToolModel()
+    release = asyncio.Event()
+    finished: list[bool] = []
+
+    async def slow() -> str:
+        """One long step."""
+        await release.wait()  # in flight until the test lets it finish
+        finished.append(True)
+        return "done"
+
+    agent = LLMAgentAdapter(model, model_name="gpt-4o-mini", tools=[slow], max_steps=5)
+    h = Harness(agent, SequentialExecutor(), static("t1"), config=RuntimeConfig(budget=Budget(seconds=0.1)))
+    h.start()
+    reached = await h.wait_event("budget_reached")  # no gate was crossed: the clock fired
+    assert (reached.budget_reached.limit, reached.budget_reached.where) == ("seconds", "clock")
+    assert finished == [] and model.calls == 1  # the call in flight is not cut off
+    release.set()
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert finished == [True] and model.calls == 1  # it finished; nothing new started
+    status = await h.control(ControlKind.STATUS_QUERY)
+    assert 'needs_you="budget reached, seconds' in status.detail
+    raised = await h.control(ControlKind.BUDGET, seconds="none", resume=True)
+    assert raised.applied_as == AppliedAs.BUDGET_SET_RESUMED, raised.detail
+    out = await h.finish()
+    assert out.success, out.reason
+    assert model.calls == 2
+
+
+async def test_a_seconds_limit_raised_before_it_is_reached_is_timed_anew() -> None:
+    model = SlowToolModel()
+    release = asyncio.Event()
+
+    async def slow() -> str:
+        """One long step."""
+        await release.wait()
+        return "done"
+
+    agent = LLMAgentAdapter(model, model_name="gpt-4o-mini", tools=[slow], max_steps=5)
+    h = Harness(agent, SequentialExecutor(), static("t1"), config=RuntimeConfig(budget=Budget(seconds=0.2)))
+    h.start()
+    await h.wait_event("budget_changed")
+    raised = await h.control(ControlKind.BUDGET, seconds=60)
+    assert raised.result == AckResult.SUCCESS
+    await asyncio.sleep(0.25)  # past the first limit: the timer was moved, nothing fires
+    assert h.of("budget_reached") == []
+    release.set()
+    assert (await h.finish()).success
