@@ -172,6 +172,50 @@ async def test_an_always_rule_answers_before_anyone_is_asked_unless_the_tool_is_
     assert out.success and not (home / "guarded.txt").exists()
 
 
+# -- the budget -----------------------------------------------------------------------------
+
+
+def three_calls(body: dict[str, Any]) -> list[Block]:
+    """t1 touches a.txt, b.txt and c.txt, one call each, then reports done."""
+    results = tool_results(body)
+    if "done-t1" in results:
+        return [("text", "finished t1")]
+    for done, then in (("t1-c", None), ("t1-b", "c"), ("t1-a", "b")):
+        if done in results:
+            return [("tool_use", DONE, {"result": "t1 done"}, "done-t1")] if then is None else [bash(f"touch {then}.txt", f"t1-{then}")]
+    return [bash("touch a.txt", "t1-a")]
+
+
+async def test_over_budget_a_tool_call_is_held_in_pre_tool_use_and_denied_before_the_hook_would_time_out(
+    home: Path, servers: list[MessagesServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from goldfive.adapters.claude_agent_sdk import turn
+    from goldfive.budget import Budget
+    from goldfive.testing import until
+
+    server = serve(servers, three_calls)
+    config = RuntimeConfig(approval_rules=RuleBook("run", [Rule("Bash")]), budget=Budget(tool_calls=1))
+    h = Harness(ClaudeAgentSDKAdapter(options(server, home)), SequentialExecutor(), static("t1"), config=config)
+    h.start()
+    reached = (await h.wait_event("budget_reached")).budget_reached
+    assert reached.detail == "tool_calls 1 of 1" and (home / "a.txt").exists()
+    await until(lambda: any(s.step == "hook" and s.tool_name == "PreToolUse" and s.call_id == "t1-b" for s in h.of("agent_step")))
+    asked = len(server.requests)
+    await asyncio.sleep(0.2)  # held: the call does not run, Claude is not asked again
+    assert not (home / "b.txt").exists() and len(server.requests) == asked
+    # The next hold ends (as it would just before the hook's timeout) in a denial that says why.
+    monkeypatch.setattr(turn, "BUDGET_HOLD_MARGIN_S", turn.PRE_TOOL_TIMEOUT_S - 0.2)
+    assert ack_ok(await h.control(ControlKind.BUDGET, tool_calls=2, resume=True))
+    await until(lambda: (home / "b.txt").exists())
+    seen = await until(lambda: next((tool_results(b)["t1-c"] for b in server.requests if "t1-c" in tool_results(b)), ""))
+    assert "budget reached, tool_calls 2 of 2: goldfive held this call for 0 s and nobody raised the budget; it was not run" in seen
+    assert not (home / "c.txt").exists()
+    assert ack_ok(await h.control(ControlKind.BUDGET, tool_calls=10, resume=True))
+    out = await h.finish()
+    assert out.success, out.reason
+    assert not (home / "c.txt").exists()
+
+
 async def test_ask_user_question_is_a_question_whose_answer_claude_reads(home: Path, servers: list[MessagesServer]) -> None:
     question = {"questions": [{"question": "Deploy now?", "header": "Deploy", "multiSelect": False,
                                "options": [{"label": "Yes", "description": "go"}, {"label": "No", "description": "wait"}]}]}  # fmt: skip

@@ -38,7 +38,7 @@ from claude_agent_sdk import (
 )
 
 from goldfive.adapters.claude_agent_sdk.tools import allowed_names, reporting_server
-from goldfive.adapters.claude_agent_sdk.turn import PermissionResult, Turn
+from goldfive.adapters.claude_agent_sdk.turn import PRE_TOOL_TIMEOUT_S, PermissionResult, Turn
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
 from goldfive.adapters.common import task_input
 from goldfive.results import InvocationResult
@@ -161,8 +161,9 @@ class Conversation:
     def _options(self, *, resume: bool) -> ClaudeAgentOptions:
         user = self.user_options
         hooks: dict[Any, list[HookMatcher]] = {event: list(matchers) for event, matchers in (user.hooks or {}).items()}
-        for event in HOOK_EVENTS:
-            hooks.setdefault(event, []).append(HookMatcher(hooks=[self._hook]))
+        for event in HOOK_EVENTS:  # PreToolUse may hold a call for the budget: a long timeout (turn.py)
+            timeout = PRE_TOOL_TIMEOUT_S if event == "PreToolUse" else None
+            hooks.setdefault(event, []).append(HookMatcher(hooks=[self._hook], timeout=timeout))
         changes: dict[str, Any] = {"can_use_tool": self._permission, "hooks": hooks, "stderr": self._on_stderr}
         if isinstance(user.mcp_servers, dict):
             changes["mcp_servers"] = {**user.mcp_servers, "goldfive": self._server}

@@ -16,6 +16,12 @@ turn the conversation is on:
   steps, PostToolUse / PostToolUseFailure ``tool_call`` steps;
 - at each of those points (Claude Code waits for the answer before its next model call) the
   messages injected into the task are written into the running query (streaming input).
+- the run's budget (docs/cost.md#budgets): over it, the PreToolUse hook holds the tool call
+  (and so Claude's next model call, which waits for its result) until a person raises the
+  budget and the run goes on. Claude Code answers a hook that takes longer than its matcher's
+  timeout with "no decision" and runs the tool, so goldfive's PreToolUse matcher has a timeout
+  of :data:`PRE_TOOL_TIMEOUT_S` and the hold ends :data:`BUDGET_HOLD_MARGIN_S` before it: the
+  call is then denied, with a message saying the budget is reached, and never runs unasked.
 
 The query is over at a ``ResultMessage`` that took in every message sent for the task (its
 ``user_message_uuids``): a message injected too late for the turn it was sent into makes Claude
@@ -41,7 +47,10 @@ from claude_agent_sdk import (
 )
 
 from goldfive import events
+from goldfive.adapters.claude_agent_sdk.tools import allowed_names
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
+from goldfive.budget.gate import before_tool_call
+from goldfive.budget.guard import BudgetExhausted
 from goldfive.adapters.common import ask_question, ask_tool_approval, record_model_turn, record_tool_call, to_text
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
@@ -49,12 +58,20 @@ from goldfive.usage import ModelUsage, report_usage
 from goldfive.run.current_run import read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
-__all__ = ["FRAMEWORK", "Turn", "user_message"]
+__all__ = ["BUDGET_HOLD_MARGIN_S", "FRAMEWORK", "PRE_TOOL_TIMEOUT_S", "Turn", "user_message"]
 
 FRAMEWORK = "claude_agent_sdk"
 QUESTION_TOOL = "AskUserQuestion"
 #: What Claude Code lists of a result's ``user_message_uuids`` at most.
 _UUIDS_LISTED = 64
+#: goldfive's reporting tools as Claude names them: never held by the budget.
+REPORTING_TOOLS = frozenset(allowed_names())
+#: The timeout of goldfive's PreToolUse hook matcher (Claude Code's default is 60 s): how long
+#: a tool call may be held for the budget, at most.
+PRE_TOOL_TIMEOUT_S = 3600.0
+#: The hold ends this long before that timeout, with a denial (a hook that times out would let
+#: the tool run).
+BUDGET_HOLD_MARGIN_S = 60.0
 
 Send = Callable[[list[dict[str, Any]]], Awaitable[None]]
 PermissionResult = PermissionResultAllow | PermissionResultDeny
@@ -215,6 +232,11 @@ class Turn:
         out: dict[str, Any] = {}
         if event == "PreToolUse":
             await self._hook_step(event, tool, call_id=call_id, args=args)
+            denial = await self._budget_hold(tool)
+            if denial:
+                decision = {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": denial}
+                await self.deliver_injected()
+                return {"hookSpecificOutput": decision}
         elif event in ("PostToolUse", "PostToolUseFailure"):
             ran = self.ran_with.pop(call_id, None)
             failed = event == "PostToolUseFailure"
@@ -239,6 +261,25 @@ class Turn:
             await self._hook_step(event, f"{title}: {data.get('message', '')}" if title else str(data.get("message", "")))
         await self.deliver_injected()
         return out
+
+    async def _budget_hold(self, tool: str) -> str:
+        """Over the run's budget: hold this tool call until a person raises the budget and the
+        run goes on (""), or say why it is denied: the hold would outlast the hook's timeout,
+        or nobody can raise the budget (no control channel)."""
+        guard = self.ctx.budget
+        if tool in REPORTING_TOOLS or (guard.reached is None and guard.budget.empty):
+            return ""  # goldfive's own reporting tools: a task may still say it is done
+        hold_s = max(0.0, PRE_TOOL_TIMEOUT_S - BUDGET_HOLD_MARGIN_S)
+        try:
+            async with asyncio.timeout(hold_s):
+                await before_tool_call(self.task.id)
+        except TimeoutError:
+            reached = guard.reached
+            why = reached.reason if reached is not None else "budget reached"
+            return f"{why}: goldfive held this call for {hold_s:.0f} s and nobody raised the budget; it was not run"
+        except BudgetExhausted as exc:
+            return f"{exc}; the call was not run"
+        return ""
 
     def _track_subagent(self, agent_id: str, *, started: bool) -> None:
         if started:
