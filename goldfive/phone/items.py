@@ -240,7 +240,7 @@ class BudgetKind:
             return None
         facts = [("goal", state.goal_summary or "(none given)"), ("reached", pause.detail or pause.limit)]
         line = state.budget_line()
-        if line:
+        if line and line != pause.detail:  # the other limits too
             facts.append(("budget", line))
         facts.append(("waiting", _age(pause.at_ms)))
         suggested = 2 * pause.allowed if 2 * pause.allowed > pause.used else 2 * pause.used
