@@ -286,6 +286,8 @@ class ConnectedRun(HostedRun):
         state = self.state
         if not state.started_ms or state.finished or state.kind_counts.get("budget_changed", 0):
             return
+        if any(sent.kind == "BUDGET" for sent in self.routed.values()):
+            return  # a person's BUDGET went to it already (ctl start --budget): that one is its budget
         if self._start_sequence is not None and state.last_sequence <= self._start_sequence:
             return  # the event after run_started says whether it brought its own budget
         budget = self.default_budget

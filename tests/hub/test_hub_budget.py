@@ -81,3 +81,30 @@ async def test_a_connected_run_with_its_own_budget_keeps_it(tmp_path: Path) -> N
     finally:
         await runner.close()
         await server.stop(None)
+
+
+async def test_the_hub_default_is_not_sent_after_a_persons_budget_went_to_the_run() -> None:
+    from goldfive import events as ev_
+    from goldfive.hub.connected import ConnectedRun
+    from goldfive.store.registry import RoutedControl
+    from goldfive.types import Session
+
+    session = Session(run_id="r1")
+    started, step = ev_.run_started(session, goal_summary="g"), ev_.task_started(session, "t1")
+    started.sequence, step.sequence = 0, 1
+
+    def connected() -> ConnectedRun:
+        run = ConnectedRun("r1", None)  # type: ignore[arg-type]
+        run.default_budget = Budget(tokens=1_000)
+        for e in (started, step):
+            run._fold(e)
+        return run
+
+    bare = connected()
+    bare._offer_budget([started, step])
+    assert bare._budget_task is not None  # no budget of its own: the hub's goes
+    bare._budget_task.cancel()
+    given = connected()
+    given.routed["c1"] = RoutedControl("c1", "BUDGET", "alice")  # ctl start --budget got there first
+    given._offer_budget([started, step])
+    assert given._budget_task is None
