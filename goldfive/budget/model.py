@@ -140,8 +140,8 @@ def format_limit(name: str, value: float) -> str:
     """A figure of limit ``name`` as people read it: 50,210 / $2.03 / 612 s."""
     if name == "usd":
         return f"${value:,.2f}"
-    if name == "seconds":
-        return f"{value:,.0f} s"
+    if name == "seconds":  # a short limit keeps its tenths: "0.2 s of 0.2 s", not "0 s of 0 s"
+        return f"{value:.1f} s" if value < 10 and value != int(value) else f"{value:,.0f} s"
     return f"{int(value):,}"
 
 

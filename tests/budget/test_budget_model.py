@@ -13,6 +13,7 @@ def test_a_budget_is_read_from_the_words_of_the_command_line() -> None:
     assert Budget.parse("tokens=1.5M,usd=$0.25") == Budget(tokens=1_500_000, usd=0.25)
     assert Budget.parse(b.spec()) == b
     assert b.describe() == "tokens 50,000, usd $2.00, model_calls 40, tool_calls 1,500, seconds 600 s"
+    assert Budget(seconds=0.3).describe() == "seconds 0.3 s" and Budget(seconds=2).describe() == "seconds 2 s"
     assert Budget().empty and Budget().describe() == "no limits"
 
 
