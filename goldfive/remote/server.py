@@ -273,72 +273,172 @@ async def serve(
 
     ``event_hooks``: told of every live event of every run served here, hosted or connected
     (``serve --otel``: the OTel export)."""
-    dsn = os.fspath(db_path) if db_path is not None and is_postgres(os.fspath(db_path)) else None
-    if dsn is not None:
-        await _serve_fleet(
-            dsn, listen, token, tls_cert, tls_key, runs, ready=ready, tls_client_ca=tls_client_ca,
-            runner_token=runner_token, interrupt_after=interrupt_after, ingest=ingest,
-            placer=placer, resume_with=resume_with, runner_limits=runner_limits,
-            reach=_Reach(notify_cmd, escalate_cmd, http, approvers, reminders), event_hooks=event_hooks,
-        )  # fmt: skip
-        return
-    host = RunHost(db_path if db_path is not None else default_db_path())
-    host.event_hooks.extend(event_hooks)
     reach = _Reach(notify_cmd, escalate_cmd, http, approvers, reminders)
-    reach.wire(host)
-    problem = check_database(host.db_path) if host.db_path != ":memory:" else None
-    if problem is not None:
-        if not allow_damaged_db:
-            raise DamagedStoreError(
-                f"database {host.db_path} is damaged ({problem}); "
-                "--allow-damaged-db serves what is readable, or restore it from a backup"
-            )
-        log.error("database %s is damaged (%s); serving what is readable", host.db_path, problem)
-    host.load_recorded()
-    await host.load_owners()
-    if resume_with is not None and placer is None:
-        await resume_interrupted(host, resume_with)
-    ingress = None
-    if ingest:
-        from goldfive.remote.ingest import HostIngest
-
-        ingress = IngressService(HostIngest(host), known_event_ids=host.event_ids())
-    server = await start_server(
-        host,
-        listen=listen,
-        token=token,
-        tls_cert=tls_cert,
-        tls_key=tls_key,
-        ingress=ingress,
-        tls_client_ca=tls_client_ca,
-        runner_token=runner_token,
-        interrupt_after=interrupt_after,
-        placer=placer,
-        runner_limits=runner_limits,
-        approvers=approvers,
-        link_recipients=reach.recipients,
-    )
+    db = os.fspath(db_path) if db_path is not None else None
+    backing: _LocalStore | _SharedStore
+    if db is not None and is_postgres(db):
+        backing = await _SharedStore.open(
+            db, ingest=ingest, listen=listen, interrupt_after=interrupt_after, resume_with=resume_with, placer=placer
+        )
+    else:
+        backing = _LocalStore(db if db is not None else default_db_path(), allow_damaged_db=allow_damaged_db, ingest=ingest)
+    host = backing.host
+    host.event_hooks.extend(event_hooks)
+    reach.wire(host)  # after the store's own wiring: its warning joins the fleet's
+    server: RemoteServer | None = None
     try:
-        await reach.serve(server, host.db_path, token)
-    except BaseException:
-        await server.stop(None)
-        raise
-    if resume_with is not None and placer is not None:
-        await placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
-    try:
+        ingress = await backing.load(resume_with, placer)
+        server = await start_server(
+            host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key, ingress=ingress,
+            tls_client_ca=tls_client_ca, runner_token=runner_token, interrupt_after=interrupt_after,
+            fleet=backing.fleet, placer=placer, runner_limits=runner_limits, approvers=approvers,
+            link_recipients=reach.recipients,
+        )  # fmt: skip
+        await reach.serve(server, backing.links_db, token)
+        await backing.started(server, resume_with, placer)
         await _host_and_serve(server, runs, ready)
     finally:
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
-        # cancelled task's cleanup would be cut short at its first await. Each step runs even
-        # when the one before raised (grpc's stop may raise CancelledError).
+        # cancelled task's cleanup would be cut short at its first await.
+        await asyncio.create_task(_stop(server, placer, backing, reach))
+
+
+async def _stop(server: RemoteServer | None, placer: Any, backing: _LocalStore | _SharedStore, reach: _Reach) -> None:
+    """Stop serving (the hosted runs left interrupted, for the next start), leave the cluster,
+    close the store, stop the pages and notices: each step even when the one before raised
+    (grpc's stop may raise CancelledError)."""
+    try:
+        if server is not None:
+            await server.stop(1.0, suspend=True)
+    finally:
         try:
-            await asyncio.create_task(server.stop(1.0, suspend=True))
+            if placer is not None:
+                await placer.close()
         finally:
             try:
-                if placer is not None:
-                    await asyncio.create_task(placer.close())
+                await backing.close()
             finally:
-                await asyncio.create_task(reach.aclose())
+                await reach.aclose()
+
+
+class _LocalStore:
+    """``serve`` on a SQLite file (or ":memory:"): this hub alone holds its runs. A damaged file
+    is refused unless ``allow_damaged_db``; what the file records is served, and the runs this
+    hub started and a stop interrupted go on."""
+
+    #: One hub alone: no fleet.
+    fleet: Any = None
+
+    def __init__(self, db_path: str | os.PathLike[str], *, allow_damaged_db: bool, ingest: bool) -> None:
+        self.host = RunHost(db_path)
+        self.allow_damaged_db = allow_damaged_db
+        self.ingest = ingest
+        #: The links' key and what was used (serve --http): beside the runs.
+        self.links_db = self.host.db_path
+
+    async def load(self, resume_with: Callable[[LaunchSpec], RunFactory | None] | None, placer: Any) -> IngressService | None:
+        """Before serving: check the file, read what it records, continue this hub's own
+        interrupted runs (unless a placer places them once the server is up); the ingress
+        service with ``ingest``."""
+        host = self.host
+        problem = check_database(host.db_path) if host.db_path != ":memory:" else None
+        if problem is not None:
+            if not self.allow_damaged_db:
+                raise DamagedStoreError(
+                    f"database {host.db_path} is damaged ({problem}); "
+                    "--allow-damaged-db serves what is readable, or restore it from a backup"
+                )
+            log.error("database %s is damaged (%s); serving what is readable", host.db_path, problem)
+        host.load_recorded()
+        await host.load_owners()
+        if resume_with is not None and placer is None:
+            await resume_interrupted(host, resume_with)
+        if not self.ingest:
+            return None
+        from goldfive.remote.ingest import HostIngest
+
+        return IngressService(HostIngest(host), known_event_ids=host.event_ids())
+
+    async def started(self, server: RemoteServer, resume_with: Any, placer: Any) -> None:
+        if resume_with is not None and placer is not None:
+            await placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
+
+    async def close(self) -> None:
+        return None
+
+
+class _SharedStore:
+    """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet): every run
+    is in the database, nothing on local disk; the runs a gone hub started go on here (in this
+    process, or placed on Ray with a placer), one hub taking each under its lock."""
+
+    def __init__(self, dsn: str, store: Any, fleet: Any, host: RunHost) -> None:
+        from goldfive.settings import data_dir
+
+        self.dsn, self.store, self.fleet, self.host = dsn, store, fleet, host
+        #: The links' key and what was used: this hub's own file (a link decides on the hub
+        #: that issued it).
+        self.links_db = str(Path(data_dir()) / "hub-links.sqlite")
+        self._claims: set[asyncio.Task[None]] = set()
+
+    @classmethod
+    async def open(
+        cls,
+        dsn: str,
+        *,
+        ingest: bool,
+        listen: str,
+        interrupt_after: float,
+        resume_with: Callable[[LaunchSpec], RunFactory | None] | None,
+        placer: Any,
+    ) -> _SharedStore:
+        if ingest:
+            raise ServeConfigError("--ingest (GoldfiveIngress) is not offered with a PostgreSQL --db: connect runs with Hub.Connect")
+        try:
+            from goldfive.hub.fleet import Fleet
+            from goldfive.store.postgres import PostgresStore
+        except ImportError as exc:
+            raise ServeConfigError(
+                f"--db postgresql://... needs the PostgreSQL extra: pip install 'goldfive[postgres]' ({exc.name} is missing)"
+            ) from None
+        store = await PostgresStore.open(dsn, max_size=8)
+        host = RunHost(":memory:")  # nothing on local disk: the database holds every run
+        fleet = Fleet(
+            store, host, address=listen, interrupt_after=interrupt_after, resume_with=resume_with,
+            placer=placer if resume_with is not None else None,
+        )  # fmt: skip
+        host.recorder = fleet.recorder
+        host.registry = fleet.registry
+        host.warning = lambda: fleet.health
+        shared = cls(dsn, store, fleet, host)
+        host.started_hooks.append(shared._claim)
+        return shared
+
+    def _claim(self, run: Any) -> None:
+        """A run started in this process is this hub's, and holds its lock."""
+        task = asyncio.get_running_loop().create_task(self.fleet.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True))
+        self._claims.add(task)
+        task.add_done_callback(self._claims.discard)
+
+    async def load(self, resume_with: Any, placer: Any) -> IngressService | None:
+        return None  # the fleet reads the runs as it starts (once the address is bound)
+
+    async def started(self, server: RemoteServer, resume_with: Any, placer: Any) -> None:
+        self.fleet.address = server.address
+        try:
+            await self.fleet.start()
+        except Exception as exc:  # a database that answers but cannot be used: one line, not a traceback
+            if not type(exc).__module__.startswith("psycopg"):
+                raise
+            from goldfive.store.postgres import StoreUnavailable, redact
+
+            raise StoreUnavailable(f"the database at {redact(self.dsn)} cannot be used: {' '.join(str(exc).split())}") from None
+
+    async def close(self) -> None:
+        try:
+            await self.fleet.stop()
+        finally:
+            await self.store.close()
 
 
 def _notices(host: RunHost, notify: Iterable[str], escalate: Iterable[str] = ()) -> Any:
@@ -430,98 +530,3 @@ async def _host_and_serve(server: RemoteServer, runs: Iterable[Launch | tuple[An
 def is_postgres(db: str) -> bool:
     """``--db`` names a PostgreSQL database (a URL), not a SQLite file."""
     return db.startswith(("postgresql://", "postgres://"))
-
-
-async def _serve_fleet(
-    dsn: str,
-    listen: str,
-    token: str | Sequence[str] | None,
-    tls_cert: str | os.PathLike[str] | None,
-    tls_key: str | os.PathLike[str] | None,
-    runs: Iterable[Launch | tuple[Any, ...]],
-    *,
-    ready: asyncio.Future[RemoteServer] | None,
-    tls_client_ca: str | os.PathLike[str] | None,
-    runner_token: str | Sequence[str] | None,
-    interrupt_after: float,
-    ingest: bool,
-    placer: Any = None,
-    resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None,
-    runner_limits: RunnerLimits | None = None,
-    reach: _Reach | None = None,
-    event_hooks: Sequence[Callable[[Event], None]] = (),
-) -> None:
-    """``serve`` on a PostgreSQL database shared with other hubs (goldfive.hub.fleet). With
-    ``placer``, runs started here are placed on Ray, and so are again the runs a gone hub
-    started (one hub takes each, under its lock)."""
-    if ingest:
-        raise ServeConfigError("--ingest (GoldfiveIngress) is not offered with a PostgreSQL --db: connect runs with Hub.Connect")
-    try:
-        from goldfive.hub.fleet import Fleet
-        from goldfive.store.postgres import PostgresStore
-    except ImportError as exc:
-        raise ServeConfigError(
-            f"--db postgresql://... needs the PostgreSQL extra: pip install 'goldfive[postgres]' ({exc.name} is missing)"
-        ) from None
-    store = await PostgresStore.open(dsn, max_size=8)
-    host = RunHost(":memory:")  # nothing on local disk: the database holds every run
-    host.event_hooks.extend(event_hooks)
-    # The runs a gone hub started go on here: in this process, or placed on Ray with --ray.
-    fleet = Fleet(
-        store, host, address=listen, interrupt_after=interrupt_after, resume_with=resume_with,
-        placer=placer if resume_with is not None else None,
-    )  # fmt: skip
-    host.recorder = fleet.recorder
-    host.registry = fleet.registry
-    host.warning = lambda: fleet.health
-    reach = reach or _Reach(None, (), None, None, None)
-    reach.wire(host)  # after: its warning joins the fleet's
-    claims: set[asyncio.Task[None]] = set()
-
-    def claim(run: Any) -> None:
-        task = asyncio.get_running_loop().create_task(fleet.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True))
-        claims.add(task)
-        task.add_done_callback(claims.discard)
-
-    host.started_hooks.append(claim)
-    try:
-        server = await start_server(
-            host, listen=listen, token=token, tls_cert=tls_cert, tls_key=tls_key, tls_client_ca=tls_client_ca,
-            runner_token=runner_token, interrupt_after=interrupt_after, fleet=fleet, placer=placer,
-            runner_limits=runner_limits, approvers=reach.approvers, link_recipients=reach.recipients,
-        )  # fmt: skip
-    except BaseException:
-        await store.close()
-        raise
-    try:  # the links' key and what was used: this hub's own file (links decide on the hub that issued them)
-        from goldfive.settings import data_dir
-
-        await reach.serve(server, str(Path(data_dir()) / "hub-links.sqlite"), token)
-    except BaseException:
-        await server.stop(None)
-        await store.close()
-        raise
-    try:
-        fleet.address = server.address
-        try:
-            await fleet.start()
-        except Exception as exc:  # a database that answers but cannot be used: one line, not a traceback
-            if not type(exc).__module__.startswith("psycopg"):
-                raise
-            from goldfive.store.postgres import StoreUnavailable, redact
-
-            raise StoreUnavailable(f"the database at {redact(dsn)} cannot be used: {' '.join(str(exc).split())}") from None
-        await _host_and_serve(server, runs, ready)
-    finally:
-        try:
-            await asyncio.create_task(_stop_fleet(server, fleet, store, placer))
-        finally:
-            await asyncio.create_task(reach.aclose())
-
-
-async def _stop_fleet(server: RemoteServer, fleet: Any, store: Any, placer: Any) -> None:
-    await server.stop(1.0, suspend=True)
-    if placer is not None:
-        await placer.close()
-    await fleet.stop()
-    await store.close()
