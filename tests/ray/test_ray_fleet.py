@@ -58,6 +58,11 @@ def test_a_run_placed_by_a_hub_that_dies_is_placed_again_by_another_hub_and_goes
         wait_for(lambda: (s := summary(b.address, run_id)) is not None and s.origin == "ray" and s.connection == "connected",
                  120, "the run placed again by hub B and its new actor connected")  # fmt: skip
         wait_for(lambda: (s := summary(b.address, run_id)) is not None and s.state == "COMPLETED", 120, "the run completed")
+        # The hub writes to the database in batches: its summary can say COMPLETED a moment
+        # before the last batch is stored (and a hub stopped on a loaded machine may be
+        # killed before its shutdown flushes, after placer.close's ray.shutdown).
+        wait_for(lambda: (evs := stored(pg_dsn, run_id)) and evs[-1].WhichOneof("payload") == "run_completed", 60,
+                 "the run's end stored")  # fmt: skip
     finally:
         stop_hub(a.proc)
         stop_hub(b.proc)
