@@ -1,7 +1,7 @@
 """Runs placed on a local Ray cluster through the hub (issue 16, part 3): how long until a burst
 of runs is running, and what each costs the hub.
 
-Run: python bench/bench_ray_fleet.py [--runs 20] [--passes 3] [--nodes 2] [--speed 0.2]
+Run: python bench/bench_ray_fleet.py [--runs 20] [--passes 3] [--nodes 2] [--speed 0.2] [--runs-per-actor 50] [--no-single]
 
 A local multi-node cluster (``ray.cluster_utils.Cluster``: a head that holds no run and
 ``--nodes`` nodes) is started in this process. Each pass starts a fresh hub
@@ -12,7 +12,8 @@ connected from its actor, the hub's RSS growth per run, and the RSS of the actor
 processes per run. The hub is then stopped (its actors end with its Ray job).
 
 Baseline, measured in the same run: the same burst against a hub without ``--ray``, which hosts
-the runs in its own process. A warm-up pass of each (a few runs) goes first; figures are the
+the runs in its own process. Placed runs are measured one per actor process (unless
+``--no-single``) and ``--runs-per-actor`` to a process (``serve --runs-per-actor``). A warm-up pass of each (a few runs) goes first; figures are the
 median over ``--passes`` and are printed as ratios to the baseline. Nothing passes or fails.
 """
 
@@ -73,17 +74,17 @@ def workers(cluster: Any) -> list[int]:
                     cmd = Path(f"/proc/{child}/cmdline").read_bytes()
                 except OSError:
                     continue
-                if b"RunActor" in cmd:  # Ray retitles an actor's worker process "ray::RunActor..."
+                if b"RunActor" in cmd or b"RunPool" in cmd:  # Ray retitles an actor's worker process "ray::RunActor..."
                     pids.append(child)
     return pids
 
 
-def start_hub(workdir: Path, ray_address: str | None) -> tuple[subprocess.Popen[str], str]:
+def start_hub(workdir: Path, ray_address: str | None, per_actor: int = 1) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("GOLDFIVE_TOKEN", None)
     args = [sys.executable, "-m", "goldfive.cli", "serve", "--listen", "127.0.0.1:0", "--db", str(workdir / "hub.sqlite")]
     if ray_address:
-        args += ["--ray", ray_address]
+        args += ["--ray", ray_address, "--runs-per-actor", str(per_actor)]
     proc = subprocess.Popen(args, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     found: list[str] = []
     ready = threading.Event()
@@ -132,9 +133,9 @@ async def burst(address: str, n: int, speed: float, placed: bool) -> float:
             await asyncio.sleep(0.1)
 
 
-def one_pass(n: int, speed: float, cluster: Any, placed: bool) -> dict[str, float]:
+def one_pass(n: int, speed: float, cluster: Any, placed: bool, per_actor: int = 1) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
-        proc, address = start_hub(Path(tmp), cluster.address if placed else None)
+        proc, address = start_hub(Path(tmp), cluster.address if placed else None, per_actor)
         try:
             time.sleep(0.5)
             before = rss_kb(proc.pid)
@@ -163,6 +164,8 @@ def main() -> None:
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--speed", type=float, default=0.2, help="demo pace: slow, so runs are still going when measured")
+    ap.add_argument("--runs-per-actor", type=int, default=50, help="runs sharing one actor process in the pooled passes")
+    ap.add_argument("--no-single", action="store_true", help="skip the one-run-per-process passes (they do not fit 1,000 runs here)")
     args = ap.parse_args()
 
     os.environ["PYTHONPATH"] = str(ROOT)  # the actors import goldfive from this tree
@@ -170,33 +173,43 @@ def main() -> None:
 
     t = time.perf_counter()
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    per = args.runs_per_actor
     try:
         for _ in range(args.nodes):
-            # Logical CPUs, enough for every run (each asks 0.1) and not many more: Ray starts
+            # Logical CPUs, enough for every actor (each asks 0.1) and not many more: Ray starts
             # idle workers ahead for a node's CPUs, which would be warm-up the baseline lacks.
             cluster.add_node(num_cpus=max(1, math.ceil(args.runs * 0.1 / args.nodes) + 1))
         print(f"cluster: head + {args.nodes} nodes up in {time.perf_counter() - t:.1f} s; {os.cpu_count()} cores")
         warm = min(4, args.runs)
         one_pass(warm, args.speed, cluster, placed=False)
-        one_pass(warm, args.speed, cluster, placed=True)
+        one_pass(warm, args.speed, cluster, placed=True, per_actor=min(per, warm))
         hosted = [one_pass(args.runs, args.speed, cluster, placed=False) for _ in range(args.passes)]
-        ray_passes = [one_pass(args.runs, args.speed, cluster, placed=True) for _ in range(args.passes)]
+        single = [] if args.no_single else [one_pass(args.runs, args.speed, cluster, placed=True) for _ in range(args.passes)]
+        pooled = [one_pass(args.runs, args.speed, cluster, placed=True, per_actor=per) for _ in range(args.passes)]
     finally:
         cluster.shutdown()
 
     n = args.runs
-    h_s, r_s = median(hosted, "seconds"), median(ray_passes, "seconds")
-    h_kb, r_kb = median(hosted, "hub_kb"), median(ray_passes, "hub_kb")
-    a_kb = median(ray_passes, "actor_kb")
-    print(f"\n{n} runs started at once, median of {args.passes} passes (after a warm-up of {warm})")
-    print(f"{'':34}{'hosted in hub':>16}{'placed on Ray':>16}{'ratio':>8}")
-    print(f"{'time to all running (s)':34}{h_s:16.2f}{r_s:16.2f}{r_s / h_s:8.1f}x")
-    print(f"{'per run, to running (ms)':34}{h_s / n * 1000:16.1f}{r_s / n * 1000:16.1f}")
-    print(f"{'hub RSS per run (KB)':34}{h_kb:16.0f}{r_kb:16.0f}{(r_kb / h_kb if h_kb > 0 else float('nan')):8.2f}x")
-    print(f"{'actor process RSS per run (MB)':34}{'-':>16}{a_kb / 1024:16.0f}")
-    print(f"actors seen per pass: {[int(p['actors']) for p in ray_passes]}")
-    print("passes (s): hosted " + ", ".join(f"{p['seconds']:.2f}" for p in hosted)
-          + "; ray " + ", ".join(f"{p['seconds']:.2f}" for p in ray_passes))  # fmt: skip
+    h_s, h_kb = median(hosted, "seconds"), median(hosted, "hub_kb")
+    columns = [("hosted in hub", hosted), *([("Ray, 1 per actor", single)] if single else []), (f"Ray, {per} per actor", pooled)]
+    print(f"\n{n} runs started at once, median of {args.passes} passes (after a warm-up of {warm}); ratios to hosted")
+    print(f"{'':34}" + "".join(f"{name:>22}" for name, _ in columns))
+
+    def row(label: str, key: str, scale: float = 1.0, ratio: bool = True, base: float = 1.0) -> None:
+        cells = []
+        for name, passes in columns:
+            v = median(passes, key) * scale
+            cells.append(f"{v:12.1f}" + (f" ({v / base:5.1f}x)" if ratio and base > 0 and name != "hosted in hub" else " " * 9))
+        print(f"{label:34}" + "".join(f"{c:>22}" for c in cells))
+
+    row("time to all running (s)", "seconds", base=h_s)
+    row("per run, to running (ms)", "seconds", scale=1000 / n, base=h_s * 1000 / n)
+    row("hub RSS per run (KB)", "hub_kb", base=h_kb)
+    row("actor RSS per run (MB)", "actor_kb", scale=1 / 1024, ratio=False)
+    row("actor RSS, all runs (GB)", "actor_kb", scale=n / 1024 / 1024, ratio=False)
+    for name, passes in columns[1:]:
+        print(f"{name}: actors per pass {[int(p['actors']) for p in passes]}; passes (s) " + ", ".join(f"{p['seconds']:.2f}" for p in passes))
+    print("hosted passes (s): " + ", ".join(f"{p['seconds']:.2f}" for p in hosted))
 
 
 if __name__ == "__main__":

@@ -8,6 +8,15 @@ if "GOLDFIVE_CONFIG_DIR" not in os.environ:
 
     os.environ["GOLDFIVE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="goldfive-test-config-")
 
+# grpc.aio shuts its process-wide completion queue down when its last channel or server is
+# collected, and joins the queue's poller thread there; with a call still pending in gRPC's
+# core that join never returns, and the test process hangs in the garbage collector (seen in a
+# worker whose tests left no other gRPC object alive). One reference held for the whole
+# session keeps the queue up until the process ends.
+import grpc.aio  # noqa: E402
+
+grpc.aio.init_grpc_aio()
+
 # The chaos suite's options (--chaos-long, --chaos-seed) must be registered before collection.
 from tests.chaos.options import pytest_addoption  # noqa: E402,F401
 

@@ -211,7 +211,8 @@ class Harness:
 
     async def outcome(self) -> ExecutionOutcome:
         assert self.run_task is not None
-        return await asyncio.wait_for(self.run_task, 5)
+        # a guard, not a measure: a loaded machine starting a CLI per task (Claude Code) needs more than 5 s
+        return await asyncio.wait_for(self.run_task, 30)
 
     async def finish(self) -> ExecutionOutcome:
         """Wait for the run, close the channel, collect every ack, close the runner."""

@@ -91,7 +91,7 @@ def test_ctl_waiting_lists_a_question_and_ctl_answer_answers_it_over_a_real_hub(
         assert f"question waiting: {target} Which region?" in ctl(addr, "status", RUN).output
         assert ctl(addr, "answer", RUN, target).exit_code != 0  # neither TEXT nor --option
         refused = ctl(addr, "answer", RUN, target, "--option", "asia")
-        assert refused.exit_code == 1 and "option 'asia' was not offered (the options: eu / us)" in refused.output
+        assert refused.exit_code == 1 and "option 'asia' was not offered (the options: eu / us)" in refused.output, refused.output
         typed = ctl(addr, "answer", RUN, target, "eu please")
         assert typed.exit_code == 1 and "not free text" in typed.output
         picked = ctl(addr, "answer", RUN, target, "--option", "eu")

@@ -152,6 +152,13 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     metavar="HOST:PORT",
     help="With --ray: the address the runs' actors dial back (default: the listen address).",
 )
+@click.option(
+    "--runs-per-actor",
+    type=int,
+    default=None,
+    metavar="N",
+    help="With --ray: up to N runs share one actor process (default 1); --ray-resources is then what each actor asks.",
+)
 @extras_options
 @budget_option("The budget of every run this hub starts, or that connects to it, that sets none, e.g. tokens=50000,usd=2 "
                "(ctl start --budget gives one its own): at a limit the run pauses and asks.")
@@ -187,6 +194,7 @@ def serve_command(
     ray_address: str | None = None,
     ray_resources: str | None = None,
     advertise: str | None = None,
+    runs_per_actor: int | None = None,
     prices_path: str | None = None,
     otel: bool = False,
     budget_text: str | None = None,
@@ -264,7 +272,7 @@ def serve_command(
     except GoldfiveError as exc:
         raise _fail("serve", str(exc)) from None
     db = db_path or str(default_db_path())
-    placer = _ray_placer(ray_address, ray_resources, advertise, listen, token, runners, tls_cert)
+    placer = _ray_placer(ray_address, ray_resources, advertise, listen, token, runners, tls_cert, runs_per_actor)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -325,11 +333,12 @@ def _ray_placer(
     tokens: list[str],
     runner_tokens: list[str],
     tls_cert: str | None,
+    runs_per_actor: int | None = None,
 ) -> Any:
     """The RayPlacer for ``--ray`` (joined to the cluster), or None; bad flags or a cluster
     that cannot be reached end serve with one line."""
     if address is None:
-        for flag, given in (("--ray-resources", resources), ("--advertise", advertise)):
+        for flag, given in (("--ray-resources", resources), ("--advertise", advertise), ("--runs-per-actor", runs_per_actor)):
             if given is not None:
                 raise _fail("serve", f"{flag} needs --ray ADDRESS|auto")
         return None
@@ -340,6 +349,8 @@ def _ray_placer(
     from goldfive.placement.resources import RayResources, parse_resources
     from goldfive.remote.auth import OPERATOR, credentials
 
+    if runs_per_actor is not None and runs_per_actor < 1:
+        raise _fail("serve", f"--runs-per-actor must be 1 or more, not {runs_per_actor}")
     if tls_cert:
         raise _fail("serve", "--ray with TLS is not supported yet: the actors would need the hub's CA on every node")
     try:
@@ -352,6 +363,7 @@ def _ray_placer(
         placer = RayPlacer.connect(
             address.strip(), wanted, connect_token=connecting.secret if connecting else "",
             read_token=op.secret if op else "", advertise=advertise, connect_as=connecting.name if connecting else "",
+            runs_per_actor=runs_per_actor or 1,
         )  # fmt: skip
         placer.check_listen(listen)
     except GoldfiveError as exc:

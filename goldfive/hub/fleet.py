@@ -282,6 +282,10 @@ class Fleet:
                     placed.load(ev)
                 self.adopt(placed)
                 self.placer.place_again(placed, launch)  # serves it (host.adopt) and starts its actor
+                # The run is this hub's now, before its new actor connects (which takes seconds):
+                # left owned by the gone hub, the next sweep found it an orphan again, its actor
+                # not yet connected, and placed it a second time (the run then resumed twice).
+                await self.claim(old.run_id, socket.gethostname(), os.getpid(), hosted=True)
                 where = "is placed on the cluster again"
             else:
                 assert self.resume_with is not None

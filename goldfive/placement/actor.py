@@ -20,7 +20,7 @@ from goldfive.errors import RemoteError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.placement.spec import PlacedSpec
 
-__all__ = ["RunActor", "run_placed"]
+__all__ = ["RunActor", "RunPool", "run_placed"]
 
 log = logging.getLogger("goldfive.placement")
 
@@ -70,13 +70,12 @@ async def run_placed(spec: PlacedSpec) -> str:
     return "completed" if outcome.success else f"ended: {outcome.reason}"
 
 
-class RunActor:
-    """One placed run in its own process. ``__init__`` starts the run on a thread of its own
-    (with its own event loop) and returns at once; ``where`` answers while it runs,
-    ``wait`` returns how it ended."""
+class _PlacedThread:
+    """One placed run on a thread of its own, with its own event loop: a run that blocks its
+    loop holds up no other run of the process."""
 
     def __init__(self, spec: PlacedSpec) -> None:
-        self._spec = spec
+        self.spec = spec
         self._done = threading.Event()
         self._outcome = ""
         self._thread = threading.Thread(target=self._main, name=f"goldfive-run-{spec.run_id}", daemon=True)
@@ -84,12 +83,25 @@ class RunActor:
 
     def _main(self) -> None:
         try:
-            self._outcome = asyncio.run(run_placed(self._spec))
+            self._outcome = asyncio.run(run_placed(self.spec))
         except BaseException as exc:  # isolation boundary: the outcome says it, wait() returns it
-            log.exception("placed run %s failed", self._spec.run_id)
+            log.exception("placed run %s failed", self.spec.run_id)
             self._outcome = f"failed: {type(exc).__name__}: {exc}"
         finally:
             self._done.set()
+
+    def wait(self, timeout: float | None = None) -> str:
+        self._done.wait(timeout)
+        return self._outcome
+
+
+class RunActor:
+    """One placed run in its own process. ``__init__`` starts the run on a thread of its own
+    (with its own event loop) and returns at once; ``where`` answers while it runs,
+    ``wait`` returns how it ended."""
+
+    def __init__(self, spec: PlacedSpec) -> None:
+        self._run = _PlacedThread(spec)
 
     def where(self) -> tuple[str, int]:
         """This process's host name and pid (what the run's hello tells the hub)."""
@@ -97,5 +109,40 @@ class RunActor:
 
     def wait(self, timeout: float | None = None) -> str:
         """How the run ended ("" if ``timeout`` passed first)."""
-        self._done.wait(timeout)
-        return self._outcome
+        return self._run.wait(timeout)
+
+
+class RunPool:
+    """Several placed runs in one process (``serve --ray --runs-per-actor N``), each on a
+    thread of its own as in :class:`RunActor`.
+
+    A run is added by calling :meth:`run` with its spec, which returns when the run ends. The
+    placer makes that call with Ray's ``max_task_retries=-1``: when the process is lost (its
+    node gone), Ray builds the actor again and calls :meth:`run` again for every run that had
+    not ended, and each starts again here and continues from the hub's record, as a
+    :class:`RunActor` rebuilt with its spec does. The call is the only record a pool needs."""
+
+    def __init__(self, pool_id: str) -> None:
+        self.pool_id = pool_id
+        self._lock = threading.Lock()
+        self._runs: dict[str, _PlacedThread] = {}
+
+    def where(self) -> tuple[str, int]:
+        """This process's host name and pid (what each run's hello tells the hub)."""
+        return socket.gethostname(), os.getpid()
+
+    def run(self, spec: PlacedSpec) -> str:
+        """Start ``spec``'s run here unless it runs here already; how it ended, when it has."""
+        with self._lock:
+            placed = self._runs.get(spec.run_id)
+            if placed is None:
+                placed = self._runs[spec.run_id] = _PlacedThread(spec)
+        outcome = placed.wait()
+        with self._lock:
+            self._runs.pop(spec.run_id, None)
+        return outcome
+
+    def running(self) -> list[str]:
+        """The ids of the runs this process runs now."""
+        with self._lock:
+            return sorted(self._runs)

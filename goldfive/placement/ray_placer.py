@@ -24,7 +24,7 @@ from typing import Any
 import ray as _ray
 
 from goldfive.errors import GoldfiveError, ServeConfigError
-from goldfive.placement.actor import RunActor
+from goldfive.placement.actor import RunActor, RunPool
 from goldfive.placement.pending import PlacedRun
 from goldfive.placement.resources import RayResources
 from goldfive.placement.spec import PlacedSpec
@@ -68,6 +68,16 @@ def _reachable(address: str) -> str:
         return exc.strerror or str(exc) or type(exc).__name__
 
 
+@dataclasses.dataclass
+class _Pool:
+    """One RunPool actor: how many runs it was given (at most ``runs_per_actor``, never
+    more, so it ends once they all have) and how many of those have ended."""
+
+    actor: Any
+    taken: int = 0
+    ended: int = 0
+
+
 def _fmt(resources: dict[str, float]) -> str:
     return "{" + ", ".join(f"{k}: {v:g}" for k, v in sorted(resources.items())) + "}"
 
@@ -82,8 +92,13 @@ class RayPlacer:
         advertise: str | None = None,
         search_dir: str | None = None,
         connect_as: str = "",
+        runs_per_actor: int = 1,
     ) -> None:
+        if runs_per_actor < 1:
+            raise ServeConfigError(f"--runs-per-actor must be 1 or more, not {runs_per_actor}")
         self.resources = resources
+        #: How many runs share one actor process (1: each run in its own, as before).
+        self.runs_per_actor = runs_per_actor
         self.connect_token = connect_token
         #: The name of the credential ``connect_token`` is: the owner of every placed run
         #: (only it may connect as one; goldfive.store.registry).
@@ -96,7 +111,10 @@ class RayPlacer:
         self._host: Any = None
         self._hub: Any = None
         self._actor_class: Any = None
+        self._pool_class: Any = None
         self._actors: dict[str, Any] = {}
+        #: runs_per_actor > 1: the pools taking runs, each with how many of its runs go on.
+        self._pools: list[_Pool] = []
         self._watchers: set[asyncio.Task[None]] = set()
         #: Runs whose actor Ray has not placed yet, and the task that explains why.
         self._pending: dict[str, tuple[PlacedRun, float]] = {}
@@ -118,6 +136,7 @@ class RayPlacer:
             raise ServeConfigError(f"cannot join the Ray cluster at {address}: {first}") from None
         placer = cls(resources, **kwargs)
         placer._actor_class = ray.remote(RunActor)
+        placer._pool_class = ray.remote(RunPool)
         return placer
 
     def check_listen(self, listen: str) -> None:
@@ -198,21 +217,59 @@ class RayPlacer:
         )  # fmt: skip
 
     def _launch(self, run: PlacedRun, spec: PlacedSpec) -> None:
-        """Serve ``run`` and create its actor; a task watches it until its run ends."""
+        """Serve ``run`` and create its actor (or add it to a pool with room); a task watches
+        it until its run ends."""
         run_id = run.run_id
         self._host.adopt(run)
-        actor = self._actor_class.options(
-            max_restarts=-1, max_task_retries=-1, max_concurrency=4, **self.resources.options()
-        ).remote(spec)
+        pool: _Pool | None = None
+        if self.runs_per_actor > 1:
+            pool = self._pool_with_room()
+            pool.taken += 1
+            actor = pool.actor
+            ended = actor.run.remote(spec)  # retried on the rebuilt actor after a lost node
+        else:
+            actor = self._actor_class.options(
+                max_restarts=-1, max_task_retries=-1, max_concurrency=4, **self.resources.options()
+            ).remote(spec)
+            ended = None
         run.actor_id = actor._actor_id.hex()
         self._actors[run_id] = actor
-        task = asyncio.get_running_loop().create_task(self._watch(run, actor), name=f"ray-run-{run_id}")
+        task = asyncio.get_running_loop().create_task(self._watch(run, actor, ended, pool), name=f"ray-run-{run_id}")
         self._watchers.add(task)
         task.add_done_callback(self._watchers.discard)
 
-    async def _watch(self, run: PlacedRun, actor: Any) -> None:
+    def _pool_with_room(self) -> _Pool:
+        """A pool given fewer than ``runs_per_actor`` runs so far, or a new one. A pool takes
+        runs until it has been given that many, and ends when they all have ended."""
+        for pool in self._pools:
+            if pool.taken < self.runs_per_actor:
+                return pool
+        n = self.runs_per_actor
+        actor = self._pool_class.options(
+            max_restarts=-1, max_task_retries=-1, max_concurrency=n + 4, **self.resources.options()
+        ).remote(uuid.uuid4().hex)
+        pool = _Pool(actor)
+        self._pools.append(pool)
+        return pool
+
+    async def _watch(self, run: PlacedRun, actor: Any, ended: Any = None, pool: _Pool | None = None) -> None:
         """Say why the run is not placed while Ray has not placed it; when its run ends, end
-        the actor (Ray would otherwise keep the process and restart it)."""
+        the actor (Ray would otherwise keep the process and restart it), or for a pool, when
+        its last run has ended."""
+        # Cancelled (the hub closing) this raises: the actors end with the hub's Ray job.
+        ran = await self._follow(run, actor, ended)
+        self._actors.pop(run.run_id, None)
+        if pool is None:
+            if ran:
+                ray.kill(actor, no_restart=True)
+        else:
+            pool.ended += 1
+            if pool.ended >= self.runs_per_actor:  # given its last run, and every one has ended
+                self._pools.remove(pool)
+                ray.kill(actor, no_restart=True)
+
+    async def _follow(self, run: PlacedRun, actor: Any, ended: Any) -> bool:
+        """Until the run ends: True, or False when Ray gave up on its actor (the run says so)."""
         placed = asyncio.wrap_future(actor.where.remote().future())
         self._pending[run.run_id] = (run, asyncio.get_running_loop().time())
         if self._explainer is None or self._explainer.done():
@@ -222,7 +279,7 @@ class RayPlacer:
                 await placed
             finally:
                 self._pending.pop(run.run_id, None)
-            outcome = await asyncio.wrap_future(actor.wait.remote().future())
+            outcome = await asyncio.wrap_future((ended if ended is not None else actor.wait.remote()).future())
             log.info("placed run %s: %s", run.run_id, outcome)
             if not run.placed:
                 run.failed(f"its process ended before the run connected: {outcome}"[:500])
@@ -231,11 +288,10 @@ class RayPlacer:
         except Exception as exc:  # isolation boundary: Ray gave up on the actor; the run says it
             log.error("placed run %s: its Ray actor is gone: %s", run.run_id, " ".join(str(exc).split())[:300])
             run.failed(f"Ray gave up on its actor: {type(exc).__name__}")
-            return
+            return False
         finally:
             placed.cancel()
-        self._actors.pop(run.run_id, None)
-        ray.kill(actor, no_restart=True)
+        return True
 
     async def _explain(self) -> None:
         """While runs wait to be placed: every ASK_EVERY seconds, Ray's word on why, for each
@@ -258,9 +314,10 @@ class RayPlacer:
             from ray.util.state import list_actors
 
             wanted = set(actor_ids)
-            for found in list_actors(filters=[("class_name", "=", "RunActor")], detail=True, limit=10_000, timeout=10):
-                if found.actor_id in wanted:
-                    states[found.actor_id] = found
+            for class_name in ("RunActor", "RunPool") if self.runs_per_actor > 1 else ("RunActor",):
+                for found in list_actors(filters=[("class_name", "=", class_name)], detail=True, limit=10_000, timeout=10):
+                    if found.actor_id in wanted:
+                        states[found.actor_id] = found
         except Exception as exc:  # isolation boundary: no state API (no dashboard); the rest still says why
             log.debug("ray state API: %s", exc)
         nodes = [n for n in ray.nodes() if n.get("Alive")]

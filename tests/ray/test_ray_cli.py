@@ -37,6 +37,8 @@ def test_serve_with_a_ray_cluster_that_cannot_be_reached_is_one_line_and_exit_2(
     [
         (["--ray-resources", "{}"], "--ray-resources needs --ray ADDRESS|auto"),
         (["--advertise", "10.0.0.5:7531"], "--advertise needs --ray ADDRESS|auto"),
+        (["--runs-per-actor", "5"], "--runs-per-actor needs --ray ADDRESS|auto"),
+        (["--ray", "auto", "--runs-per-actor", "0"], "--runs-per-actor must be 1 or more, not 0"),
         (["--ray", "auto", "--ray-resources", "{num_cpus"], "--ray-resources is not JSON"),
         (["--ray", "auto", "--ray-resources", '{"cpus": 1}'], "unknown key 'cpus'; the keys are num_cpus, num_gpus, memory, resources"),
         (["--ray", "auto", "--ray-resources", '{"num_cpus": -1}'], "num_cpus must be a non-negative number, got -1"),

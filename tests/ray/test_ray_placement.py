@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -248,3 +250,47 @@ def test_a_hub_killed_mid_task_and_started_again_places_its_interrupted_run_agai
     assert again <= {"clean"}
     assert per_task(events, "task_completed") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
     assert per_task(events, "task_started") == Counter({t: 1 + (t in again) for t in ("fetch", "clean", "analyse", "report")})
+
+
+def test_runs_sharing_an_actor_process_all_go_on_when_that_process_is_killed(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    """serve --runs-per-actor 2: three runs take two actor processes (two in the first, one in
+    the second). Killing the first process mid-task cuts off both of its runs; Ray builds its
+    actor again and each run continues there from the hub's record, no completed task run
+    again, while the run in the other process goes on untouched."""
+    (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    h = start_hub(ray_cluster.address, tmp_path, "--runs-per-actor", "2")
+    try:
+        run_ids = []
+        for _ in range(3):
+            started = h.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
+            assert started.returncode == 0, started.stderr
+            run_ids.append(started.stdout.strip())
+
+        def all_mid_second_task() -> list[service_pb2.RunSnapshot] | None:
+            snaps = [snapshot(h.address, r, token="") for r in run_ids]
+            mid = all(s.summary.current_task == "clean" and any(t.id == "fetch" and t.status == 3 for t in s.plan.tasks) for s in snaps)
+            return snaps if mid and all(s.summary.pid for s in snaps) else None
+
+        snaps = wait_for(all_mid_second_task, 120, "the three runs in their second task")
+        pids = [s.summary.pid for s in snaps]
+        assert pids[0] == pids[1] != pids[2], f"two runs per process: {pids}"
+        os.kill(pids[0], signal.SIGKILL)  # the shared process dies with both its runs mid-task
+        wait_for(lambda: all(snapshot(h.address, r, token="").summary.state in ("COMPLETED", "ABORTED") for r in run_ids),
+                 180, "the three runs finished")  # fmt: skip
+        after = [snapshot(h.address, r, token="").summary for r in run_ids]
+        histories = [history(h.address, r, token="") for r in run_ids]
+    finally:
+        stop_hub(h.proc)
+    assert [s.state for s in after] == ["COMPLETED"] * 3
+    assert after[0].pid == after[1].pid != pids[0], "both runs of the killed process continued in its rebuilt actor"
+    for events, cut in zip(histories, (True, True, False)):
+        assert [ev.sequence for ev in events] == list(range(len(events)))
+        assert per_task(events, "task_completed") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
+        resumed = [ev.run_resumed for ev in events if ev.WhichOneof("payload") == "run_resumed"]
+        if cut:
+            (one,) = resumed
+            assert list(one.interrupted_task_ids) == ["clean"]
+            assert per_task(events, "task_started")["fetch"] == 1
+        else:
+            assert resumed == [] and per_task(events, "task_started") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
