@@ -426,6 +426,20 @@ def approval_escalated(session: Session, target_id: str, *, waited_ms: int, why:
     return _stamp(session, ev)
 
 
+def approval_reviewed(
+    session: Session, target_id: str, *, decision: str, reason: str, error: str = "", grace_ms: int = 0, model: str = ""
+) -> pb.Event:
+    ev = pb.Event()
+    p = ev.approval_reviewed
+    p.target_id = clean_text(target_id)
+    p.decision = clean_text(decision)
+    p.reason = clean_text(reason)
+    p.error = clean_text(error)
+    p.grace_ms = grace_ms
+    p.model = clean_text(model)
+    return _stamp(session, ev)
+
+
 # -- turns and injected messages ---------------------------------------------------------
 
 

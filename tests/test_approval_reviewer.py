@@ -1,0 +1,185 @@
+"""A reviewer that asks a person only when needed (issue 26, section 6): a model decides
+routine tool calls under a person's instructions and escalates the rest; never for a
+never-auto tool; each decision is the reviewer's in the ledger, with its reason; a person
+overrules within the grace."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from goldfive.approvals import Rule, RuleBook, format_entry, ledger_of
+from goldfive.approvals.reviewer import Reviewer, parse_verdict, review_call
+from goldfive.control import AckResult, ControlKind
+from goldfive.event_format import format_event
+from goldfive.llm import ScriptedModel
+from goldfive.planners.llm import LLMPlanner
+from goldfive.run import RuntimeConfig
+from goldfive.view import RunState
+from tests.runtime_kit import executor  # noqa: F401
+from tests.test_approvals_decisions import _deploy_harness
+
+RULES = "Deploys of web with at most 3 replicas are routine: approve. Anything touching prod: ask."
+
+
+def _reviewer(*answers: Any, grace_s: float = 0.0) -> tuple[Reviewer, ScriptedModel]:
+    model = ScriptedModel(faults=answers)
+    return Reviewer(RULES, call_llm=model.call_llm, model="m1", grace_s=grace_s), model
+
+
+def _state(events: list[Any]) -> RunState:
+    state = RunState()
+    for ev in events:
+        state.apply(ev)
+    return state
+
+
+async def test_a_routine_call_is_approved_by_the_reviewer_and_the_ledger_says_so(executor: Any) -> None:
+    reviewer, model = _reviewer('{"decision": "approve", "reason": "web with 3 replicas is routine"}')
+    h, ran, _ = _deploy_harness(executor, config=RuntimeConfig(approval_reviewer=reviewer))
+    h.start("ship the web service")
+    await h.finish()
+    assert ran == [{"service": "web", "replicas": 3}]
+    (call,) = model.calls
+    assert call.kind == "approval.review" and RULES in call.system
+    assert "The tool: deploy" in call.user and '{"replicas": 3, "service": "web"}' in call.user and "ship the web service" in call.user
+    (reviewed,) = h.of("approval_reviewed")
+    assert (reviewed.decision, reviewed.reason, reviewed.error, reviewed.model) == ("approve", "web with 3 replicas is routine", "", "m1")
+    (entry,) = ledger_of(h.events)
+    assert (entry.outcome, entry.author, entry.client) == ("APPROVED_BY_REVIEWER", "reviewer", "reviewer")
+    assert entry.reason == "web with 3 replicas is routine" and entry.ran_args == {"service": "web", "replicas": 3}
+    assert not entry.unverified
+    assert "by reviewer via reviewer  reason: web with 3 replicas is routine" in format_entry(entry)
+
+
+async def test_a_risky_call_is_escalated_with_the_reviewers_reason_and_a_person_decides(executor: Any) -> None:
+    reviewer, _ = _reviewer('{"decision": "ask", "reason": "prod is not routine"}')
+    h, ran, _ = _deploy_harness(executor, config=RuntimeConfig(approval_reviewer=reviewer), calls=[{"service": "prod", "replicas": 9}])
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    ev = await h.wait_event("approval_reviewed")
+    assert "reviewer: ask" in format_event(ev) and "prod is not routine" in format_event(ev)
+    view = _state(h.events).approvals[req.target_id]  # still waiting, the reason shown beside it
+    assert (view.review, view.review_reason) == ("ask", "prod is not routine")
+    assert ran == []
+    await h.control(ControlKind.REJECT, target_id=req.target_id, detail="not today", author="alice", client="ctl")
+    await h.finish()
+    (entry,) = ledger_of(h.events)
+    assert (entry.outcome, entry.author, entry.review, entry.review_reason) == ("REJECTED", "alice", "ask", "prod is not routine")
+    assert "reviewer asked a person: prod is not routine" in format_entry(entry)
+
+
+async def test_a_never_auto_tool_is_never_reviewed(executor: Any) -> None:
+    reviewer, model = _reviewer('{"decision": "approve", "reason": "looks fine"}')
+    config = RuntimeConfig(approval_reviewer=reviewer, approval_rules=RuleBook(never_auto=["deploy"]))
+    h, ran, _ = _deploy_harness(executor, config=config)
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    await h.control(ControlKind.APPROVE, target_id=req.target_id, author="alice", client="tui")
+    await h.finish()
+    assert model.calls == [] and "approval_reviewed" not in h.kinds()
+    assert [(e.outcome, e.author) for e in ledger_of(h.events)] == [("APPROVED", "alice")]
+
+
+async def test_a_rule_still_decides_first_and_the_reviewer_is_not_asked(executor: Any) -> None:
+    reviewer, model = _reviewer('{"decision": "reject", "reason": "no"}')
+    config = RuntimeConfig(approval_reviewer=reviewer, approval_rules=RuleBook(rules=[Rule("deploy")]))
+    h, ran, _ = _deploy_harness(executor, config=config)
+    h.start()
+    await h.finish()
+    assert model.calls == [] and [e.outcome for e in ledger_of(h.events)] == ["APPROVED_BY_RULE"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ("sure, go ahead", "not JSON"),
+        ('{"decision": "yes", "reason": "fine"}', "must be approve, reject or ask"),
+        ('{"decision": "approve"}', "gives no reason"),
+        ('{"decision": "approve", "reason": "ok", "also": 1}', "unknown keys"),
+        (RuntimeError("server down"), "the reviewer's model failed: RuntimeError: server down"),
+    ],
+)
+async def test_an_answer_that_is_not_a_verdict_escalates_never_approves(executor: Any, answer: Any, error: str) -> None:
+    reviewer, _ = _reviewer(answer)
+    h, ran, _ = _deploy_harness(executor, config=RuntimeConfig(approval_reviewer=reviewer))
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    reviewed = (await h.wait_event("approval_reviewed")).approval_reviewed
+    assert reviewed.decision == "ask" and error in reviewed.error and ran == []
+    await h.control(ControlKind.APPROVE, target_id=req.target_id, author="alice", client="tui")
+    await h.finish()
+    (entry,) = ledger_of(h.events)
+    assert (entry.outcome, entry.author, entry.review) == ("APPROVED", "alice", "ask") and error in entry.review_reason
+
+
+async def test_a_person_overrules_the_reviewer_within_its_grace(executor: Any) -> None:
+    reviewer, _ = _reviewer('{"decision": "approve", "reason": "routine"}', grace_s=30)
+    h, ran, _ = _deploy_harness(executor, config=RuntimeConfig(approval_reviewer=reviewer))
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    reviewed = (await h.wait_event("approval_reviewed")).approval_reviewed
+    assert reviewed.grace_ms == 30_000 and ran == []  # held: nothing runs during the grace
+    assert "in 30s unless a person decides" in format_event(next(e for e in h.events if e.HasField("approval_reviewed")))
+    ack = await h.control(ControlKind.REJECT, target_id=req.target_id, detail="wrong week", author="alice", client="link")
+    await h.finish()  # at once: the person's decision ends the wait, not the grace
+    assert ack.result == AckResult.SUCCESS and ran == []
+    (entry,) = ledger_of(h.events)
+    assert (entry.outcome, entry.author, entry.client, entry.reason) == ("REJECTED", "alice", "link", "wrong week")
+    assert "reviewer said approve: routine" in format_entry(entry)
+
+
+async def test_the_reviewers_reject_applies_after_the_grace(executor: Any) -> None:
+    reviewer, _ = _reviewer('{"decision": "reject", "reason": "too many replicas"}', grace_s=0.05)
+    h, ran, results = _deploy_harness(executor, config=RuntimeConfig(approval_reviewer=reviewer))
+    h.start()
+    await h.finish()
+    assert ran == []
+    (entry,) = ledger_of(h.events)
+    assert (entry.outcome, entry.author, entry.reason) == ("REJECTED_BY_REVIEWER", "reviewer", "too many replicas")
+
+
+async def test_a_control_cannot_decide_as_the_reviewer(executor: Any) -> None:
+    reviewer, _ = _reviewer('{"decision": "ask", "reason": "unsure"}')
+    h, ran, _ = _deploy_harness(executor, config=RuntimeConfig(approval_reviewer=reviewer))
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    for kind, who in ((ControlKind.APPROVE, {"author": "reviewer"}), (ControlKind.REJECT, {"client": "reviewer"})):
+        ack = await h.control(kind, target_id=req.target_id, **who)
+        assert ack.result == AckResult.FAILURE and "reviewer's own" in ack.detail
+    assert ran == []
+    await h.control(ControlKind.APPROVE, target_id=req.target_id, author="alice", client="tui")
+    await h.finish()
+    assert [(e.outcome, e.author) for e in ledger_of(h.events)] == [("APPROVED", "alice")]
+
+
+async def test_without_a_model_of_its_own_the_reviewer_asks_the_runs_planner_model(executor: Any) -> None:
+    model = ScriptedModel()  # plans, and answers a review with "ask"
+    h, ran, _ = _deploy_harness(
+        executor, config=RuntimeConfig(approval_reviewer=Reviewer(RULES)), planner=LLMPlanner(call_llm=model.call_llm, model="scripted")
+    )
+    h.start("deploy web")
+    req = (await h.wait_event("approval_requested")).approval_requested
+    reviewed = (await h.wait_event("approval_reviewed")).approval_reviewed
+    assert reviewed.decision == "ask" and "scripted model" in reviewed.reason and reviewed.model == "scripted"
+    assert "approval.review" in [c.kind for c in model.calls]
+    await h.control(ControlKind.CANCEL, why="enough")
+    await h.shutdown()
+    assert req.tool_name == "deploy" and ran == []
+
+
+async def test_no_model_at_all_escalates_saying_why() -> None:
+    verdict = await review_call(Reviewer(RULES), None, goal="g", task="t", tool_name="deploy", args={})
+    assert verdict.decision == "ask" and "no model to review with" in verdict.error
+
+
+def test_a_verdict_is_strict_json_in_at_most_one_fence() -> None:
+    assert parse_verdict('```json\n{"decision": "reject", "reason": " too  big "}\n```').reason == "too big"
+    with pytest.raises(ValueError, match="must be a JSON object"):
+        parse_verdict(json.dumps(["approve"]))
+    with pytest.raises(ValueError, match="instructions"):
+        Reviewer("  ")
+    with pytest.raises(ValueError, match="grace_s"):
+        Reviewer(RULES, grace_s=-1)
