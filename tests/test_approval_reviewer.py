@@ -183,3 +183,20 @@ def test_a_verdict_is_strict_json_in_at_most_one_fence() -> None:
         Reviewer("  ")
     with pytest.raises(ValueError, match="grace_s"):
         Reviewer(RULES, grace_s=-1)
+
+
+def test_a_hub_snapshot_and_the_phone_page_show_the_reviewers_reason_beside_the_waiting_call() -> None:
+    from goldfive import events
+    from goldfive.phone.items import ApprovalKind
+    from goldfive.remote.summaries import snapshot
+    from goldfive.types import Session
+    from tests.test_hub_server import _served
+
+    s, state = Session(run_id="rev1"), RunState()
+    state.apply(events.run_started(s, goal_summary="goal"))
+    state.apply(events.approval_requested(s, target_id="c1", kind="tool", tool_name="deploy", args={"service": "prod"}))
+    state.apply(events.approval_reviewed(s, "c1", decision="ask", reason="prod is not routine"))
+    (pending,) = snapshot(_served("rev1", state)).pending_approvals
+    assert (pending.review, pending.review_reason) == ("ask", "prod is not routine")
+    item = ApprovalKind().find("rev1", state, "c1")
+    assert item is not None and ("reviewer", "asks you: prod is not routine") in item.facts
