@@ -200,3 +200,60 @@ def test_a_hub_snapshot_and_the_phone_page_show_the_reviewers_reason_beside_the_
     assert (pending.review, pending.review_reason) == ("ask", "prod is not routine")
     item = ApprovalKind().find("rev1", state, "c1")
     assert item is not None and ("reviewer", "asks you: prod is not routine") in item.facts
+
+
+async def test_the_processs_default_reviewer_serves_a_run_that_sets_none(executor: Any) -> None:
+    from dataclasses import replace
+
+    from goldfive.run.defaults import install_run_defaults, run_defaults
+
+    reviewer, model = _reviewer('{"decision": "approve", "reason": "routine"}')
+    before = run_defaults()
+    install_run_defaults(replace(before, reviewer=reviewer))  # what --approvals review installs
+    try:
+        h, ran, _ = _deploy_harness(executor)
+        h.start()
+        await h.finish()
+    finally:
+        install_run_defaults(before)
+    assert ran == [{"service": "web", "replicas": 3}] and [e.outcome for e in ledger_of(h.events)] == ["APPROVED_BY_REVIEWER"]
+
+
+def test_the_command_line_reads_instructions_from_a_file_or_as_text_and_checks_the_grace(tmp_path: Any) -> None:
+    from goldfive.cli.extras import make_reviewer
+    from goldfive.errors import GoldfiveError
+
+    path = tmp_path / "review.txt"
+    path.write_text("Approve deploys of web.\n")
+    assert make_reviewer(str(path), "500ms") == Reviewer("Approve deploys of web.", grace_s=0.5)
+    assert make_reviewer("Approve reads.", None) == Reviewer("Approve reads.", grace_s=2.0)
+    assert make_reviewer(None, None) is None
+    for instructions, grace, needle in ((None, "5s", "goes with --review-instructions"), ("x", "soon", "not a duration"),
+                                        ("x", "7200s", "between 0 s and an hour"), (" ", None, "is empty")):  # fmt: skip
+        with pytest.raises(GoldfiveError, match=needle):
+            make_reviewer(instructions, grace)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--approvals", "review"], "needs --review-instructions"),
+        (["--review-instructions", "x"], "go with --approvals review"),
+        (["--approvals", "review", "--review-instructions", "x", "--headless"], "no --hub"),
+        (["--approvals", "review", "--review-instructions", "x", "--plan", "plan.json", "--headless", "--hub", "127.0.0.1:9"],
+         "needs a model to review with"),
+    ],
+)
+def test_run_refuses_a_reviewer_it_could_not_serve_in_one_line(tmp_path: Any, monkeypatch: pytest.MonkeyPatch, args: list[str], needle: str) -> None:
+    from click.testing import CliRunner
+
+    from goldfive.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plan.json").write_text(json.dumps({"summary": "s", "tasks": [{"id": "a", "title": "A"}], "edges": []}))
+    (tmp_path / "rev_agents.py").write_text("async def agent(task, session):\n    return 'ok'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for var in ("GOLDFIVE_LLM_MODEL", "GOLDFIVE_LLM_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    result = CliRunner().invoke(main, ["run", "rev_agents:agent", "--goal", "g", *args])
+    assert result.exit_code == 2 and needle in result.stderr, result.stderr
