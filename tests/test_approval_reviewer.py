@@ -257,3 +257,22 @@ def test_run_refuses_a_reviewer_it_could_not_serve_in_one_line(tmp_path: Any, mo
         monkeypatch.delenv(var, raising=False)
     result = CliRunner().invoke(main, ["run", "rev_agents:agent", "--goal", "g", *args])
     assert result.exit_code == 2 and needle in result.stderr, result.stderr
+
+
+def test_the_tuis_ledger_says_what_the_reviewer_said_as_ctl_ledger_does() -> None:
+    from goldfive import events
+    from goldfive.approvals import Outcome
+    from goldfive.types import Session
+    from tui.run.feed import RunFeed
+
+    s, feed = Session(run_id="rev2"), RunFeed()
+    evs = [
+        events.run_started(s, goal_summary="goal"),
+        events.approval_requested(s, target_id="c1", kind="tool", tool_name="deploy", args={"service": "prod"}),
+        events.approval_reviewed(s, "c1", decision="ask", reason="prod is not routine"),
+        events.approval_decided(s, target_id="c1", outcome=Outcome.REJECTED, author="alice", client="tui", kind="tool", tool_name="deploy"),
+    ]
+    for ev in evs:
+        feed.apply(ev)
+    assert [format_entry(e) for e in feed.ledger] == [format_entry(e) for e in ledger_of(evs)]
+    assert "reviewer asked a person: prod is not routine" in format_entry(feed.ledger[0])
