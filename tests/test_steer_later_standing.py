@@ -342,3 +342,15 @@ def test_ctl_queues_holds_and_lists_notes_and_status_shows_the_queue_and_the_gui
         assert "no standing guidance" in ctl(st.addr, "guidance", "r1", "list").output
     finally:
         st.stop()
+
+
+async def test_a_replan_is_given_the_standing_guidance_for_the_planners_prompt() -> None:
+    agent = Held(hold="a")
+    planner = ReplanningPlanner(linear_plan("a", "b"))
+    h = await held_run(agent, planner)
+    await h.control(ControlKind.STEER, note="write tests first", standing=True)
+    await h.control(ControlKind.STEER, note="do it differently")
+    agent.gate.set()
+    assert (await h.finish()).success
+    (call,) = planner.refine_calls
+    assert call["drift"].metadata["standing_guidance"] == ["write tests first"]
