@@ -273,9 +273,11 @@ def approval_requested(
     on_timeout: str = "",
     retry_of: str = "",
     parameters: dict[str, Any] | None = None,
+    under_review: bool = False,
 ) -> pb.Event:
     ev = pb.Event()
     a = ev.approval_requested
+    a.under_review = under_review
     a.on_timeout = clean_text(on_timeout)
     a.retry_of = clean_text(retry_of)
     if parameters:

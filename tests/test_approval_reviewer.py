@@ -276,3 +276,50 @@ def test_the_tuis_ledger_says_what_the_reviewer_said_as_ctl_ledger_does() -> Non
         feed.apply(ev)
     assert [format_entry(e) for e in feed.ledger] == [format_entry(e) for e in ledger_of(evs)]
     assert "reviewer asked a person: prod is not routine" in format_entry(feed.ledger[0])
+
+
+async def test_a_person_is_notified_only_when_the_reviewer_asks(executor: Any) -> None:
+    from goldfive.notify import NoticeTracker
+
+    for answer, notified in (('{"decision": "approve", "reason": "routine"}', False), ('{"decision": "ask", "reason": "prod"}', True)):
+        reviewer, _ = _reviewer(answer)
+        h, ran, _ = _deploy_harness(executor, config=RuntimeConfig(approval_reviewer=reviewer))
+        tracker, notices = NoticeTracker(), []
+        h.start()
+        req = (await h.wait_event("approval_requested")).approval_requested
+        assert req.under_review
+        await h.wait_event("approval_reviewed")
+        if notified:
+            await h.control(ControlKind.REJECT, target_id=req.target_id, author="alice")
+        await h.finish()
+        for ev in h.events:
+            notices += tracker.feed(ev)
+        approvals = [n for n in notices if n.kind == "approval"]
+        if notified:
+            (notice,) = approvals
+            assert notice.target_id == req.target_id and "the reviewer asks you: prod" in notice.reason
+        else:
+            assert approvals == []
+
+
+async def test_a_tool_the_reviewer_never_reviews_goes_to_a_person_and_is_notified_at_once(executor: Any) -> None:
+    from goldfive.notify import NoticeTracker
+
+    model = ScriptedModel(faults=['{"decision": "approve", "reason": "routine"}'])
+    reviewer = Reviewer(RULES, call_llm=model.call_llm, never=("dep*",))
+    h, ran, _ = _deploy_harness(executor, config=RuntimeConfig(approval_reviewer=reviewer))
+    h.start()
+    ev = await h.wait_event("approval_requested")
+    assert not ev.approval_requested.under_review and NoticeTracker().feed(ev) != []
+    await h.control(ControlKind.APPROVE, target_id=ev.approval_requested.target_id, author="alice")
+    await h.finish()
+    assert model.calls == [] and [e.author for e in ledger_of(h.events)] == ["alice"]
+
+
+def test_a_hubs_approvers_rules_keep_their_tools_from_the_reviewer() -> None:
+    from goldfive.approvals.approvers import Approvers
+    from goldfive.cli.extras import hub_reviewer
+
+    reviewer = hub_reviewer(Reviewer(RULES, never=("rm",)), Approvers.parse(["deploy*=alice,bob"]))
+    assert reviewer.never == ("rm", "deploy*")
+    assert not reviewer.reviews("deploy_prod") and not reviewer.reviews("rm") and reviewer.reviews("read_file")

@@ -17,6 +17,7 @@ never-automatic in the rules is never reviewed.
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,13 @@ class Reviewer:
     model: str = ""
     grace_s: float = 2.0
     timeout_s: float = 60.0
+    #: Tool names (shell-style patterns) it never reviews: their calls go to a person, as a
+    #: never-auto tool's do (``serve --approvers`` adds the tools it names).
+    never: tuple[str, ...] = ()
+
+    def reviews(self, tool_name: str) -> bool:
+        """False when ``tool_name`` is one it never reviews."""
+        return not any(fnmatch.fnmatchcase(tool_name, pattern) for pattern in self.never)
 
     def __post_init__(self) -> None:
         if not isinstance(self.instructions, str) or not self.instructions.strip():
@@ -55,6 +63,7 @@ class Reviewer:
             raise ValueError(f"grace_s must be >= 0 seconds, got {self.grace_s}")
         if not self.timeout_s > 0:
             raise ValueError(f"timeout_s must be a positive number of seconds, got {self.timeout_s}")
+        object.__setattr__(self, "never", tuple(self.never))
 
 
 @dataclass(frozen=True)

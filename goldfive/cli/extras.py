@@ -12,7 +12,7 @@ import click
 
 from goldfive.errors import GoldfiveError
 
-__all__ = ["budget_option", "extras_options", "install_extras", "make_reviewer", "review_options"]
+__all__ = ["budget_option", "extras_options", "hub_reviewer", "install_extras", "make_reviewer", "review_options"]
 
 
 def extras_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -83,6 +83,14 @@ def make_reviewer(instructions: str | None, grace: str | None) -> Any:
         raise GoldfiveError("--review-instructions is empty: say which calls the reviewer may approve or reject")
     grace_s = _seconds(grace, "--review-grace") if grace is not None else 2.0
     return Reviewer(text.strip(), grace_s=grace_s)
+
+
+def hub_reviewer(reviewer: Any, approvers: Any) -> Any:
+    """``serve``'s reviewer with ``--approvers``: never for a tool the rules name (only the
+    operators they list may decide its calls)."""
+    from dataclasses import replace
+
+    return replace(reviewer, never=reviewer.never + tuple(pattern for pattern, _ in approvers.rules))
 
 
 def install_extras(

@@ -248,6 +248,14 @@ def serve_command(
         raise _fail("serve", f"--remind-after / --escalate-after: {exc}") from None
     if escalate_cmds and escalate_after is None:
         raise _fail("serve", "--escalate-cmd needs --escalate-after SECONDS: when an approval goes to it")
+    if reviewer is not None and approvers:
+        # A tool only named operators may decide is never the reviewer's: its calls go to them.
+        from dataclasses import replace as _replace
+
+        from goldfive.cli.extras import hub_reviewer
+        from goldfive.run.defaults import install_run_defaults, run_defaults
+
+        install_run_defaults(_replace(run_defaults(), reviewer=hub_reviewer(reviewer, approvers)))
     http = None
     if http_listen is not None:
         from goldfive.phone.config import PhoneConfig, check_config

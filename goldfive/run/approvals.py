@@ -142,6 +142,9 @@ async def request_approval(
         )  # fmt: skip
 
     review: asyncio.Task[None] | None = None
+    reviewer = reviewer_of(ctx) if kind == "tool" else None
+    if reviewer is not None and (desk.never_auto(tool_name) or not reviewer.reviews(tool_name)):
+        reviewer = None  # never automatic: only a person decides it
     try:
         await ctx.emit(
             events.approval_requested,
@@ -156,6 +159,7 @@ async def request_approval(
             retry_of=retry_of,
             parameters=parameters if kind == "tool" else None,
             metadata=None if editable else {"editable": "false"},
+            under_review=reviewer is not None,
         )
         if kind == "question":
             await ctx.emit(
@@ -163,8 +167,7 @@ async def request_approval(
                 free_text=free_text, timeout_ms=int(deadline * 1000) if deadline is not None else 0,
                 on_timeout=str(pol.on_timeout) if deadline is not None else "wait",
             )  # fmt: skip
-        reviewer = reviewer_of(ctx) if kind == "tool" else None
-        if reviewer is not None and not desk.never_auto(tool_name):
+        if reviewer is not None:
             review = asyncio.create_task(_review(ctx, reviewer, waiter, target_id, task_id, tool_name, args or {}))
         try:
             timed_out = not await _wait(ctx, waiter, pol, target_id)
@@ -244,8 +247,14 @@ async def _review(
         )  # fmt: skip
     except asyncio.CancelledError:
         raise
-    except Exception:  # the approval stays pending for a person
+    except Exception as exc:  # the approval stays pending for a person, who is told
         log.exception("the reviewer of approval %s failed; it waits for a person", target_id)
+        if session.pending_approvals.get(target_id) is waiter:
+            try:
+                await ctx.emit(events.approval_reviewed, target_id, decision="ask", reason="",
+                               error=f"the reviewer failed: {type(exc).__name__}: {exc}")  # fmt: skip
+            except Exception:  # recording it failed too: the log has it
+                log.exception("could not record the reviewer's failure on %s", target_id)
 
 
 async def _wait(ctx: RunContext, waiter: asyncio.Event, pol: ApprovalPolicy, target_id: str) -> bool:

@@ -310,7 +310,7 @@ class ConversationEnded(_message.Message):
     def __init__(self, lane: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ApprovalRequested(_message.Message):
-    __slots__ = ("target_id", "kind", "prompt", "task_id", "metadata", "tool_name", "args_json", "timeout_ms", "on_timeout", "retry_of", "parameters_json", "review", "review_reason")
+    __slots__ = ("target_id", "kind", "prompt", "task_id", "metadata", "tool_name", "args_json", "timeout_ms", "on_timeout", "retry_of", "parameters_json", "review", "review_reason", "under_review")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -331,6 +331,7 @@ class ApprovalRequested(_message.Message):
     PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
     REVIEW_FIELD_NUMBER: _ClassVar[int]
     REVIEW_REASON_FIELD_NUMBER: _ClassVar[int]
+    UNDER_REVIEW_FIELD_NUMBER: _ClassVar[int]
     target_id: str
     kind: str
     prompt: str
@@ -344,7 +345,8 @@ class ApprovalRequested(_message.Message):
     parameters_json: str
     review: str
     review_reason: str
-    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., on_timeout: _Optional[str] = ..., retry_of: _Optional[str] = ..., parameters_json: _Optional[str] = ..., review: _Optional[str] = ..., review_reason: _Optional[str] = ...) -> None: ...
+    under_review: bool
+    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., on_timeout: _Optional[str] = ..., retry_of: _Optional[str] = ..., parameters_json: _Optional[str] = ..., review: _Optional[str] = ..., review_reason: _Optional[str] = ..., under_review: _Optional[bool] = ...) -> None: ...
 
 class ApprovalGranted(_message.Message):
     __slots__ = ("target_id", "detail", "arguments_json", "rule_id")
