@@ -323,3 +323,45 @@ def test_a_hubs_approvers_rules_keep_their_tools_from_the_reviewer() -> None:
     reviewer = hub_reviewer(Reviewer(RULES, never=("rm",)), Approvers.parse(["deploy*=alice,bob"]))
     assert reviewer.never == ("rm", "deploy*")
     assert not reviewer.reviews("deploy_prod") and not reviewer.reviews("rm") and reviewer.reviews("read_file")
+
+
+def test_on_a_hub_ctl_status_shows_the_reviewers_reason_and_the_ledger_keeps_it(tmp_path: Any) -> None:
+    from goldfive.adapters.callable import CallableAdapter
+    from goldfive.planners.static import StaticPlanner
+    from goldfive.run.user_tools import UserTool
+    from goldfive.runner import Runner
+    from goldfive.testing import HubThread, ctl, until_sync
+    from goldfive.types import Plan, Task
+
+    async def deploy(service: str) -> str:
+        """Deploy a service."""
+        return "deployed"
+
+    async def agent(task: Any, session: Any, tools: dict[str, Any]) -> str:
+        return str(await tools["deploy"](service="prod"))
+
+    model = ScriptedModel(faults=['{"decision": "ask", "reason": "prod is not routine"}'])
+    config = RuntimeConfig(approval_reviewer=Reviewer(RULES, call_llm=model.call_llm))
+
+    def factory(*, sinks: Any, control: Any, run_id: str | None = None) -> Runner:
+        adapter = CallableAdapter(agent, tools=[UserTool(deploy, requires_approval=True)])
+        plan = Plan(tasks=[Task("a", "ship")], id="p1")
+        return Runner(agent=adapter, planner=StaticPlanner(plan), sinks=sinks, control=control, run_id=run_id, config=config)
+
+    hub = HubThread(tmp_path / "runs.sqlite")
+    try:
+        async def start() -> Any:
+            return hub.host.start_run(factory, "ship prod", run_id="rv1")
+
+        run = hub.call(start())
+        until_sync(lambda: any(v.review for v in run.state.approvals.values()), "the reviewer's verdict", timeout=5)
+        (target,) = list(run.state.approvals)
+        status = ctl(hub.addr, "status", "rv1")
+        assert status.exit_code == 0 and f"approval waiting: {target}" in status.output
+        assert "reviewer asks a person: prod is not routine" in status.output
+        assert ctl(hub.addr, "reject", "rv1", target, "--detail", "not today").exit_code == 0
+        until_sync(lambda: run.state.finished, "the run's end", timeout=5)
+        ledger = ctl(hub.addr, "ledger", "rv1")
+        assert "REJECTED" in ledger.output and "reviewer asked a person: prod is not routine" in ledger.output
+    finally:
+        hub.stop()
