@@ -349,6 +349,17 @@ _KINDS = (
         ),
         _const(Tone.WARN),
     ),  # fmt: skip
+    EventKind(
+        "approval_reviewed", "The run's reviewer on a pending tool approval: approve or reject (after a grace a person may overrule), or ask a person.",
+        (
+            Field("target_id", _attr("target_id")),
+            Field("decision", lambda p: f"reviewer: {p.decision}", sep=": "),
+            Field("grace_ms", lambda p: f"in {_seconds(p.grace_ms)} unless a person decides" if p.decision != "ask" else ""),
+            Field("reason", _attr("reason"), sep=": "),
+            Field("error", _attr("error"), fmt="({})"),
+        ),
+        lambda p: Tone.WARN if p.decision == "ask" else Tone.DIM,
+    ),  # fmt: skip
     # questions
     EventKind(
         "question_asked", "An agent asks a person a question (answered with ANSWER: text, or one of the options).",

@@ -273,9 +273,11 @@ def approval_requested(
     on_timeout: str = "",
     retry_of: str = "",
     parameters: dict[str, Any] | None = None,
+    under_review: bool = False,
 ) -> pb.Event:
     ev = pb.Event()
     a = ev.approval_requested
+    a.under_review = under_review
     a.on_timeout = clean_text(on_timeout)
     a.retry_of = clean_text(retry_of)
     if parameters:
@@ -423,6 +425,20 @@ def approval_escalated(session: Session, target_id: str, *, waited_ms: int, why:
     p.target_id = clean_text(target_id)
     p.waited_ms = waited_ms
     p.why = clean_text(why)
+    return _stamp(session, ev)
+
+
+def approval_reviewed(
+    session: Session, target_id: str, *, decision: str, reason: str, error: str = "", grace_ms: int = 0, model: str = ""
+) -> pb.Event:
+    ev = pb.Event()
+    p = ev.approval_reviewed
+    p.target_id = clean_text(target_id)
+    p.decision = clean_text(decision)
+    p.reason = clean_text(reason)
+    p.error = clean_text(error)
+    p.grace_ms = grace_ms
+    p.model = clean_text(model)
     return _stamp(session, ev)
 
 

@@ -154,6 +154,17 @@ class NoticeTracker:
         state.apply(event)
         kind = event.WhichOneof("payload")
         goal = state.goal_summary
+        if kind == "approval_requested" and event.approval_requested.under_review:
+            return []  # the run's reviewer looks first: a person hears of it only if it asks
+        if kind == "approval_reviewed" and event.approval_reviewed.decision == "ask":
+            view = state.approvals.get(event.approval_reviewed.target_id)
+            if view is None:
+                return []  # decided meanwhile
+            why = view.review_reason
+            return [
+                Notice(event.run_id, "approval", f"approval: {view.tool_name or view.target_id} (the reviewer asks you: {why})",
+                       view.requested_ms, view.target_id, view.task_id, view.tool_name, view.prompt, goal)
+            ]  # fmt: skip
         if kind == "approval_requested":
             p = event.approval_requested
             what = p.tool_name or p.target_id

@@ -23,6 +23,7 @@ from goldfive.protocols import can_replan, move_task
 from goldfive.run.acks import PROCESSED_STEER_IDS
 from goldfive.run.current_run import current
 from goldfive.run.outcome import RunCancelled
+from goldfive.steering import notes_of
 from goldfive.usage.model import Purpose
 from goldfive.usage.report import usage_scope
 from goldfive.types import (
@@ -254,6 +255,9 @@ class DefaultSteerer:
         old = _plan(session)
         metadata = dict(drift.metadata)
         metadata.setdefault("completed_results", dict(session.completed_results))
+        # The run's standing guidance (texts, oldest first): a planner puts it in the replan
+        # prompt, so a revised plan follows it as every later task's input does.
+        metadata.setdefault("standing_guidance", [n.text for n in notes_of(session).standing])
         drift = replace(drift, metadata=metadata)
         error = ""
         try:

@@ -289,3 +289,18 @@ async def test_fenced_answers_in_the_shapes_models_produce_are_accepted(wrapped:
     llm = FakeLLM(wrapped)
     plan = await LLMPlanner(call_llm=llm).generate(goals=GOALS, available_agents=[])
     assert [t.id for t in plan.tasks] == ["a", "b"] and len(llm.prompts) == 1
+
+
+@pytest.mark.parametrize("kind", [DriftKind.USER_STEER, DriftKind.TOOL_ERROR])
+async def test_the_runs_standing_guidance_is_in_the_replan_prompt_before_its_closing_instruction(kind: DriftKind) -> None:
+    from dataclasses import replace
+
+    drift = replace(STEER, kind=kind, metadata={**STEER.metadata, "standing_guidance": ["never touch prod", "cite\nsources"]})
+    llm = FakeLLM(plan_json([("t5", "x")]))
+    assert await LLMPlanner(call_llm=llm).refine(plan=old_plan(), drift=drift, goals=GOALS) is not None
+    user = llm.prompts[0][1]
+    assert "## Standing guidance" in user and "- never touch prod\n- cite sources" in user
+    assert user.rstrip().endswith("as one JSON object.") and user.index("## Standing guidance") > user.index("## Goals")
+    plain = FakeLLM(plan_json([("t5", "x")]))
+    await LLMPlanner(call_llm=plain).refine(plan=old_plan(), drift=replace(drift, metadata=STEER.metadata), goals=GOALS)
+    assert "Standing guidance" not in plain.prompts[0][1]

@@ -76,6 +76,7 @@ def test_every_prompt_file_names_its_kind_on_the_first_line() -> None:
         "plan_refine_drift.system": "plan.refine.drift",
         "goals_derive.system": "goals.derive",
         "agent_task.system": "agent.task",
+        "approval_review.system": "approval.review",
     }
     for name, kind in expected.items():
         text = load_prompt(name)

@@ -342,3 +342,103 @@ def test_ctl_queues_holds_and_lists_notes_and_status_shows_the_queue_and_the_gui
         assert "no standing guidance" in ctl(st.addr, "guidance", "r1", "list").output
     finally:
         st.stop()
+
+
+async def test_a_replan_is_given_the_standing_guidance_for_the_planners_prompt() -> None:
+    agent = Held(hold="a")
+    planner = ReplanningPlanner(linear_plan("a", "b"))
+    h = await held_run(agent, planner)
+    await h.control(ControlKind.STEER, note="write tests first", standing=True)
+    await h.control(ControlKind.STEER, note="do it differently")
+    agent.gate.set()
+    assert (await h.finish()).success
+    (call,) = planner.refine_calls
+    assert call["drift"].metadata["standing_guidance"] == ["write tests first"]
+
+
+def _cut_after_last_ack(db: Path, kind: str) -> Path:
+    """The recording as a stop right after the last ack leaves it: the last ``kind`` event
+    (what that ack's effect recorded) and everything after it gone."""
+    import sqlite3
+
+    evs = replay_from_sqlite(db, RUN)
+    seq = max(e.sequence for e in evs if e.WhichOneof("payload") == kind)
+    assert any(e.WhichOneof("payload") == "control_acked" and e.sequence == seq - 1 for e in evs)  # its ack just before
+    conn = sqlite3.connect(db)
+    with conn:
+        (n,) = conn.execute("SELECT COUNT(*) FROM events WHERE run_id = ? AND sequence >= ?", (RUN, seq)).fetchone()
+        conn.execute("DELETE FROM events WHERE run_id = ? AND sequence >= ?", (RUN, seq))
+    conn.close()
+    assert n >= 1
+    return db
+
+
+async def test_a_queue_change_acked_but_cut_off_before_its_event_is_applied_again_on_resume(tmp_path: Path) -> None:
+    crashed = _cut_after_last_ack(await _crashed_with_notes(tmp_path), "steer_queue_changed")  # the hold of q2
+    rec = recover(RUN, replay_from_sqlite(crashed, RUN))
+    assert [(n.id, n.held) for n in rec.notes.queue] == [("q1", False), ("q2", False)]
+    assert [c.payload.op.value for c in rec.note_changes_to_apply] == ["hold"]
+    agent, sink = Held(), InMemorySink()
+    out = await Runner.resume(RUN, store=crashed, agent=agent, planner=StaticPlanner(plan("a", "b", "c")), sinks=[sink])
+    assert out.success, out.reason
+    assert agent.read["b"] == ["[user_steering]check the logs[/user_steering]"]  # q2 held again: not delivered
+    state = RunState.from_events(replay_from_sqlite(crashed, RUN))
+    assert [(n.id, n.held) for n in state.notes.queue] == [("q2", True)]
+    resumed = next(e.run_resumed for e in sink.events if e.WhichOneof("payload") == "run_resumed")
+    assert "1 acked control(s) applied again" in resumed.detail
+    # once applied and recorded, a second resume does not apply it again
+    assert recover(RUN, replay_from_sqlite(crashed, RUN)).note_changes_to_apply == []
+
+
+async def test_a_guidance_removal_acked_but_cut_off_is_removed_again_on_resume(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    agent = Held(hold="b")
+    channel = ControlChannel()
+    runner = Runner(agent=agent, planner=StaticPlanner(plan("a", "b", "c")), run_id=RUN,
+                    sinks=[SQLitePersistenceSink(db, durability="normal")], control=channel)  # fmt: skip
+    task = asyncio.ensure_future(runner.run("do the things"))
+    await asyncio.wait_for(agent.entered.wait(), 5)
+    await channel.request(ControlMessage(ControlKind.STEER, payload={"note": "no prod", "standing": True}))
+    removed = await channel.request(ControlMessage(ControlKind.GUIDANCE, payload={"op": "remove", "id": "g1"}))
+    assert removed.result == AckResult.SUCCESS
+    crashed = _cut_after_last_ack(crash_copy(db, tmp_path / "crashed.sqlite"), "guidance_removed")
+    agent.gate.set()
+    await task
+    await runner.close()
+    assert [n.id for n in recover(RUN, replay_from_sqlite(crashed, RUN)).notes.standing] == ["g1"]
+    again = Held()
+    out = await Runner.resume(RUN, store=crashed, agent=again, planner=StaticPlanner(plan("a", "b", "c")))
+    assert out.success, out.reason
+    assert "no prod" not in again.inputs["b"] and "no prod" not in again.inputs["c"]
+
+
+async def test_a_make_standing_cut_off_between_its_two_events_is_finished_on_resume(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    agent = Held(hold="b")
+    channel = ControlChannel()
+    runner = Runner(agent=agent, planner=StaticPlanner(plan("a", "b", "c")), run_id=RUN,
+                    sinks=[SQLitePersistenceSink(db, durability="normal")], control=channel)  # fmt: skip
+    task = asyncio.ensure_future(runner.run("do the things"))
+    await asyncio.wait_for(agent.entered.wait(), 5)
+    await channel.request(ControlMessage(ControlKind.STEER, payload={"note": "cite sources", "when": "later"}))
+    made = await channel.request(ControlMessage(ControlKind.GUIDANCE, payload={"op": "make_standing", "id": "q1"}))
+    assert made.result == AckResult.SUCCESS
+    crashed = crash_copy(db, tmp_path / "crashed.sqlite")
+    agent.gate.set()
+    await task
+    await runner.close()
+    evs = replay_from_sqlite(crashed, RUN)
+    assert kinds(evs)[-3:] == ["control_acked", "steer_queue_changed", "guidance_added"]
+    import sqlite3
+
+    conn = sqlite3.connect(crashed)
+    with conn:  # the stop came after the note left the queue, before its guidance was added
+        conn.execute("DELETE FROM events WHERE run_id = ? AND sequence = ?", (RUN, evs[-1].sequence))
+    conn.close()
+    rec = recover(RUN, replay_from_sqlite(crashed, RUN))
+    assert rec.notes.queue == [] and rec.notes.standing == [] and list(rec.half_made_standing) == [made.control_id]
+    again = Held()
+    out = await Runner.resume(RUN, store=crashed, agent=again, planner=StaticPlanner(plan("a", "b", "c")))
+    assert out.success, out.reason
+    assert "- cite sources" in again.inputs["b"] and again.read["b"] == []  # standing, never delivered as a steer
+    assert recover(RUN, replay_from_sqlite(crashed, RUN)).note_changes_to_apply == []

@@ -8,6 +8,7 @@ through it, so all of this applies to every framework without changes to the ada
 from goldfive.approvals.arguments import arguments_problem
 from goldfive.approvals.ledger import LedgerEntry, Outcome, format_entry, ledger_of
 from goldfive.approvals.policy import ApprovalPolicy, ApprovalReminders, OnTimeout
+from goldfive.approvals.reviewer import Reviewer
 from goldfive.approvals.rules import Matcher, MatchKind, Rule, RuleBook, is_under
 from goldfive.approvals.store import RulesFileError, default_rules_path, load_rules, save_rules, update_rules
 
@@ -19,6 +20,7 @@ __all__ = [
     "Matcher",
     "OnTimeout",
     "Outcome",
+    "Reviewer",
     "Rule",
     "RuleBook",
     "RulesFileError",

@@ -66,10 +66,16 @@ class ApprovalDesk:
             self._machine_stamp = stamp
         return self._machine
 
-    def match(self, tool: str, args: Mapping[str, Any]) -> Rule | None:
+    def never_auto(self, tool: str) -> bool:
+        """True when ``tool`` is marked never automatic (run or machine rules): no rule and no
+        reviewer decides its calls, only a person."""
         machine = self.machine_rules()
-        if tool in self.run_rules.never_auto or (machine is not None and tool in machine.never_auto):
+        return tool in self.run_rules.never_auto or (machine is not None and tool in machine.never_auto)
+
+    def match(self, tool: str, args: Mapping[str, Any]) -> Rule | None:
+        if self.never_auto(tool):
             return None
+        machine = self.machine_rules()
         rule = self.run_rules.match(tool, args)
         if rule is None and machine is not None:
             rule = machine.match(tool, args)

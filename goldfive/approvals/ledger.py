@@ -24,6 +24,10 @@ class Outcome(StrEnum):
     CANCELLED = "CANCELLED"
     #: A question answered with ANSWER (the answer is the entry's reason).
     ANSWERED = "ANSWERED"
+    #: The run's reviewer decided (author and client "reviewer"; its reason is the entry's),
+    #: no person overruling it within its grace (docs/approvals.md#a-reviewer).
+    APPROVED_BY_REVIEWER = "APPROVED_BY_REVIEWER"
+    REJECTED_BY_REVIEWER = "REJECTED_BY_REVIEWER"
 
 
 _BY_A_PERSON = frozenset({Outcome.APPROVED, Outcome.EDITED_APPROVED, Outcome.REJECTED, Outcome.ANSWERED})
@@ -59,6 +63,10 @@ class LedgerEntry:
     #: Reminders announced while it waited, and when it was escalated (0: never).
     reminders: int = 0
     escalated_at_ms: int = 0
+    #: The run's reviewer on it before it was decided ("approve", "reject", "ask"; "" not
+    #: reviewed) and its reason (or what failed, when it could not decide).
+    review: str = ""
+    review_reason: str = ""
 
     @property
     def edited(self) -> bool:
@@ -113,17 +121,24 @@ def ledger_of(events: Iterable[pb.Event]) -> list[LedgerEntry]:
     out = []
     reminded: dict[str, int] = {}
     escalated: dict[str, int] = {}
+    reviewed: dict[str, tuple[str, str]] = {}
     for ev in events:
         kind = ev.WhichOneof("payload")
         if kind == "approval_reminded":
             reminded[ev.approval_reminded.target_id] = ev.approval_reminded.reminder
         elif kind == "approval_escalated":
             escalated[ev.approval_escalated.target_id] = ev.emitted_at.ToMilliseconds()
+        elif kind == "approval_reviewed":
+            r = ev.approval_reviewed
+            reviewed[r.target_id] = (r.decision, r.reason or (f"could not decide: {r.error}" if r.error else ""))
         elif kind == "approval_decided":
             entry = LedgerEntry.from_event(ev)
             target = entry.target_id
             if target in reminded or target in escalated:
                 entry = replace(entry, reminders=reminded.pop(target, 0), escalated_at_ms=escalated.pop(target, 0))
+            if target in reviewed:
+                decision, why = reviewed.pop(target)
+                entry = replace(entry, review=decision, review_reason=why)
             out.append(entry)
     return out
 
@@ -153,6 +168,9 @@ def format_entry(e: LedgerEntry, *, sep: str = "  ") -> str:
         if e.escalated_at_ms:
             waited.append(f"escalated at {when_text(e.escalated_at_ms)}")
         line += f" ({', '.join(waited)})"
+    if e.review and e.author != "reviewer":  # a person decided what the reviewer asked about, or overruled it
+        said = "asked a person" if e.review == "ask" else f"said {e.review}"
+        line += f"{sep}reviewer {said}: {e.review_reason}"
     if e.unverified:
         line += " [unverified: reported by the runner, not routed by the hub]"
     if e.reason and e.outcome == Outcome.ANSWERED:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from goldfive.cli.extras import budget_option, extras_options, install_extras
+from goldfive.cli.extras import budget_option, extras_options, install_extras, make_reviewer, review_options
 
 __all__ = ["demo_command", "register"]
 
@@ -23,10 +23,11 @@ WAIT_HEADLESS = (
 @click.option("--headless", is_flag=True, help="No TUI: print one line per event, exit 0 when the run completes.")
 @click.option(
     "--approvals",
-    type=click.Choice(["approve", "reject", "wait"]),
+    type=click.Choice(["approve", "reject", "wait", "review"]),
     default="approve",
     show_default=True,
-    help="Headless: how approval requests are answered (wait is refused headless: nobody could answer).",
+    help="Headless: how approval requests are answered (wait is refused headless: nobody could answer). "
+    "review (TUI only): the demo's model decides routine calls under --review-instructions and asks you about the rest.",
 )
 @click.option("--base-url", default=None, help="Use an OpenAI-compatible server instead of the offline model.")
 @click.option("--model", default=None, help="Model name on that server.")
@@ -36,14 +37,30 @@ WAIT_HEADLESS = (
     default=None,
     help="Open the runs screen over this many demo runs in this process (different goals; offline, no network).",
 )
+@review_options
 @extras_options
 @budget_option("How much each demo run may use, e.g. tokens=50000,usd=2 (also model_calls, tool_calls, seconds): at a limit it pauses and asks.")
 def demo_command(
     speed: float, headless: bool, approvals: str, base_url: str | None, model: str | None, runs: int | None,
     prices_path: str | None = None, otel: bool = False, budget_text: str | None = None,
+    review_instructions: str | None = None, review_grace: str | None = None,
 ) -> None:
     """Run the slide-deck demo (offline, no API key needed)."""
-    install_extras(prices_path, otel, command="demo", budget_text=budget_text)
+    reviewer = None
+    if approvals == "review":
+        if review_instructions is None:
+            raise click.UsageError("--approvals review needs --review-instructions FILE|TEXT: which calls the reviewer may decide")
+        if headless:
+            raise click.UsageError("--approvals review is for the TUI: headless, nothing here could answer what the reviewer escalates")
+        from goldfive.errors import GoldfiveError
+
+        try:
+            reviewer = make_reviewer(review_instructions, review_grace)
+        except GoldfiveError as exc:
+            raise click.UsageError(str(exc)) from None
+    elif review_instructions is not None or review_grace is not None:
+        raise click.UsageError("--review-instructions and --review-grace go with --approvals review")
+    install_extras(prices_path, otel, command="demo", budget_text=budget_text, reviewer=reviewer)
     if speed <= 0:
         raise click.BadParameter("must be positive", param_hint="--speed")
     if runs is not None:

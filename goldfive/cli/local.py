@@ -13,7 +13,7 @@ from typing import Any, Callable, TextIO
 
 import click
 
-from goldfive.cli.extras import budget_option, extras_options, install_extras
+from goldfive.cli.extras import budget_option, extras_options, install_extras, make_reviewer, review_options
 from goldfive.inputs import InputError, load_agent, make_planner
 from goldfive.cli.output import echo, field
 from goldfive.control import ControlChannel
@@ -73,7 +73,14 @@ APPROVALS_SAID = {
     "reject": "approvals: each is rejected at once, nobody here can answer (--approvals reject); "
     "--approvals approve approves them, --hub HOST:PORT lets a person answer",
     "wait": "approvals: each waits for a person on the hub (--approvals wait)",
+    "review": "approvals: the reviewer decides routine calls; the rest wait for a person on the hub (--approvals review)",
 }
+
+#: ``--approvals review`` headless without a hub: nobody could answer what the reviewer escalates.
+REVIEW_WITHOUT_HUB = (
+    "--approvals review with --headless and no --hub: the calls the reviewer escalates would wait forever, nothing "
+    "here can answer them. Add --hub 127.0.0.1:7531 (a person answers there), or run it in the TUI (no --headless)."
+)
 
 #: ``run --headless --approvals wait`` without a hub has nobody to answer.
 WAIT_WITHOUT_HUB = (
@@ -258,11 +265,13 @@ def recording_failed_line(runner: Any) -> str:
 @click.option("--hub-tls-ca", metavar="FILE", help="CA certificate (PEM) to verify the hub's TLS certificate.")
 @click.option(
     "--approvals",
-    type=click.Choice(["approve", "reject", "wait"]),
+    type=click.Choice(["approve", "reject", "wait", "review"]),
     default=None,
     help="Headless: how the run's approvals are answered. Default: wait for a person on the hub with --hub, "
-    "else reject each (nobody here could answer); wait without --hub is refused.",
+    "else reject each (nobody here could answer); wait without --hub is refused. review (also in the TUI): "
+    "a model decides routine tool calls under --review-instructions and asks a person about the rest.",
 )
+@review_options
 @extras_options
 @budget_option("How much the run may use, e.g. tokens=50000,usd=2 (also model_calls, tool_calls, seconds): at a limit it pauses and asks.")
 def run_command(
@@ -283,13 +292,18 @@ def run_command(
     prices_path: str | None = None,
     otel: bool = False,
     budget_text: str | None = None,
+    review_instructions: str | None = None,
+    review_grace: str | None = None,
 ) -> None:
     """Run your async agent MODULE:FUNCTION, `async def fn(task, session[, tools])`."""
-    install_extras(prices_path, otel, command="run", budget_text=budget_text)
+    reviewer = _reviewer_option(approvals, review_instructions, review_grace)
+    install_extras(prices_path, otel, command="run", budget_text=budget_text, reviewer=reviewer)
     if not goal.strip():
         raise _fail("--goal is empty: say what the run should achieve")
-    if approvals is not None and not headless:
+    if approvals is not None and approvals != "review" and not headless:
         raise _fail("--approvals goes with --headless: in the TUI you answer each approval yourself")
+    if headless and approvals == "review" and hub_addr is None:
+        raise _fail(REVIEW_WITHOUT_HUB)
     if headless and approvals == "wait" and hub_addr is None:
         raise _fail(WAIT_WITHOUT_HUB)
     if headless and approvals is None:
@@ -301,6 +315,8 @@ def run_command(
     try:
         agent = load_agent(agent_spec)
         planning = make_planner(plan_path, base_url, model, api_key)
+        if reviewer is not None and getattr(planning.planner, "call_llm", None) is None:
+            planning = _reviewer_model(planning, reviewer, base_url, model, api_key)
     except GoldfiveError as exc:
         raise _fail(str(exc)) from None
     # What `goldfive resume` needs to build this run again (never the API key: it stays in the
@@ -318,7 +334,8 @@ def run_command(
     if headless:
         echo(f"goldfive: {APPROVALS_SAID[approvals or 'wait']}", err=True)
         try:
-            code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client, approvals=approvals or "wait"))
+            answer = "wait" if approvals in (None, "review") else approvals
+            code = asyncio.run(run_headless(factory, db_path=db_path, out=sys.stdout, client=planning.client, approvals=answer))
         except KeyboardInterrupt:
             click.echo("goldfive: interrupted", err=True)
             code = EXIT_INTERRUPTED
@@ -327,6 +344,40 @@ def run_command(
 
         code = frontend("run")(factory, db_path=db_path)
     raise click.exceptions.Exit(code)
+
+
+def _reviewer_option(approvals: str | None, instructions: str | None, grace: str | None) -> Any:
+    """The reviewer ``--approvals review --review-instructions ... [--review-grace ...]`` asks
+    for (None for any other --approvals); bad input is one line, exit 2."""
+    if approvals != "review":
+        if instructions is not None or grace is not None:
+            raise _fail("--review-instructions and --review-grace go with --approvals review")
+        return None
+    if instructions is None:
+        raise _fail("--approvals review needs --review-instructions FILE|TEXT: which calls the reviewer may decide")
+    try:
+        return make_reviewer(instructions, grace)
+    except GoldfiveError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _reviewer_model(planning: Any, reviewer: Any, base_url: str | None, model: str | None, api_key: str | None) -> Any:
+    """With --plan there is no planner's model: the reviewer gets a client of its own for
+    --model (closed with the planning's), installed as the process's reviewer."""
+    from dataclasses import replace
+
+    from goldfive.inputs import InputError, Planning
+    from goldfive.llm.openai_compat import OpenAICompatClient
+    from goldfive.run.defaults import install_run_defaults, run_defaults
+    from goldfive.settings import LLMSettings
+
+    env = LLMSettings.from_env()
+    chosen = model or env.model
+    if not chosen:
+        raise InputError("--approvals review with --plan needs a model to review with: pass --model NAME (or set GOLDFIVE_LLM_MODEL)")
+    client = OpenAICompatClient(base_url=base_url or env.base_url, model=chosen, api_key=api_key or env.api_key)
+    install_run_defaults(replace(run_defaults(), reviewer=replace(reviewer, call_llm=client.call_llm, model=chosen)))
+    return Planning(planning.planner, client)
 
 
 def secret_option(given: str | None, path: str | None, flag: str) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from goldfive.cli.extras import budget_option, extras_options
+from goldfive.cli.extras import budget_option, extras_options, review_options
 
 from goldfive.cli.output import echo, field
 from goldfive.errors import GoldfiveError, RemoteError
@@ -159,6 +159,7 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     metavar="N",
     help="With --ray: up to N runs share one actor process (default 1); --ray-resources is then what each actor asks.",
 )
+@review_options
 @extras_options
 @budget_option("The budget of every run this hub starts, or that connects to it, that sets none, e.g. tokens=50000,usd=2 "
                "(ctl start --budget gives one its own): at a limit the run pauses and asks.")
@@ -198,6 +199,8 @@ def serve_command(
     prices_path: str | None = None,
     otel: bool = False,
     budget_text: str | None = None,
+    review_instructions: str | None = None,
+    review_grace: str | None = None,
 ) -> None:
     """Serve runs over gRPC until interrupted: every run recorded in the database, the run
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
@@ -211,11 +214,16 @@ def serve_command(
     def warn(message: str) -> None:
         click.echo(f"goldfive serve: warning: {message}", err=True)
 
-    from goldfive.cli.extras import install_extras
+    from goldfive.cli.extras import install_extras, make_reviewer
+    from goldfive.errors import GoldfiveError
 
+    try:  # the reviewer of every run this hub starts in its process (docs/approvals.md#a-reviewer)
+        reviewer = make_reviewer(review_instructions, review_grace)
+    except GoldfiveError as exc:
+        raise _fail("serve", str(exc)) from None
     # --otel: the hub exports every run it serves live, hosted or connected (its event hook),
     # so no run of this process gets a sink of its own as well.
-    exporter = install_extras(prices_path, otel, command="serve", as_sink=False, budget_text=budget_text)
+    exporter = install_extras(prices_path, otel, command="serve", as_sink=False, budget_text=budget_text, reviewer=reviewer)
     try:
         token = server_tokens(tokens, token_files, remote_token(), flag="--token", warn=warn)
         runners = server_tokens(runner_tokens, runner_token_files, runner_token(), flag="--runner-token", warn=warn)
@@ -248,6 +256,14 @@ def serve_command(
         raise _fail("serve", f"--remind-after / --escalate-after: {exc}") from None
     if escalate_cmds and escalate_after is None:
         raise _fail("serve", "--escalate-cmd needs --escalate-after SECONDS: when an approval goes to it")
+    if reviewer is not None and approvers:
+        # A tool only named operators may decide is never the reviewer's: its calls go to them.
+        from dataclasses import replace as _replace
+
+        from goldfive.cli.extras import hub_reviewer
+        from goldfive.run.defaults import install_run_defaults, run_defaults
+
+        install_run_defaults(_replace(run_defaults(), reviewer=hub_reviewer(reviewer, approvers)))
     http = None
     if http_listen is not None:
         from goldfive.phone.config import PhoneConfig, check_config

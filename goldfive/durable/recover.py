@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from goldfive import conv
 from goldfive.budget.model import Budget
-from goldfive.controls.payloads import Cancel, Control, ControlPayload, Inject, Rewind, Steer, decode
+from goldfive.controls.payloads import Cancel, Control, ControlPayload, Guidance, Inject, Rewind, Steer, SteerQueue, decode
 from goldfive.errors import ControlPayloadError, ConversionError
 from goldfive.events import budget_from_pb
 from goldfive.inbox import InjectedMessage
@@ -71,6 +71,12 @@ class Recovered:
     #: STEERs acked QUEUED_LATER / STANDING whose steer_queued / guidance_added is not in the
     #: recording: queued or made standing again on resume.
     notes_to_add: list[Control[Steer]] = field(default_factory=list)
+    #: STEER_QUEUE / GUIDANCE changes acked SUCCESS whose event (steer_queue_changed,
+    #: guidance_removed, guidance_added) is not in the recording: applied again on resume.
+    note_changes_to_apply: list[Control[SteerQueue] | Control[Guidance]] = field(default_factory=list)
+    #: Of those, a GUIDANCE make_standing of a queued note cut off between its two events (the
+    #: note left the queue, no guidance_added): control id -> the note, made standing on resume.
+    half_made_standing: dict[str, SteeringNote] = field(default_factory=dict)
     auto_refines: int = 0
     resume_count: int = 0
     #: "run_completed" / "run_aborted" when the run already ended, with its reason.
@@ -96,6 +102,11 @@ class Recovered:
         return [t.id for t in self.plan.tasks if t.status in (TaskStatus.RUNNING, TaskStatus.BLOCKED)]
 
 
+#: What a STEER_QUEUE or GUIDANCE ack says changed the notes (UNCHANGED and the listings did not).
+_QUEUE_CHANGES = frozenset({AppliedAs.QUEUE_CHANGED, AppliedAs.WITHDRAWN})
+_GUIDANCE_CHANGES = frozenset({AppliedAs.GUIDANCE_REMOVED, AppliedAs.MADE_STANDING})
+
+
 class _Fold:
     def __init__(self, run_id: str) -> None:
         self.r = Recovered(run_id)
@@ -110,6 +121,9 @@ class _Fold:
         self.delivering: deque[SteeringNote] = deque()
         #: STEERs acked QUEUED_LATER / STANDING, by control id, until their event comes.
         self.notes_acked: dict[str, Control[Steer]] = {}
+        #: STEER_QUEUE / GUIDANCE changes acked, by control id, until their event comes.
+        self.changes_acked: dict[str, Control[SteerQueue] | Control[Guidance]] = {}
+        self.half_made: dict[str, SteeringNote] = {}
         #: The event clock: where this process's stretch of the run began, and its last event.
         self._since_ms = -1
         self._last_ms = 0
@@ -233,6 +247,11 @@ class _Fold:
             self.r.processed_steer_ids.append(payload.dedupe_id(control.id))
         if applied_as_of(ack, p.kind) in (AppliedAs.QUEUED_LATER, AppliedAs.STANDING) and isinstance(payload, Steer):
             self.notes_acked[control.id] = Control(control.message, payload)
+        applied = applied_as_of(ack, p.kind)
+        if isinstance(payload, SteerQueue) and applied in _QUEUE_CHANGES:
+            self.changes_acked[control.id] = Control(control.message, payload)
+        elif isinstance(payload, Guidance) and applied in _GUIDANCE_CHANGES:
+            self.changes_acked[control.id] = Control(control.message, payload)
         if meaning.follows is Follows.REPLAN and isinstance(payload, Steer):
             self.steers.append(Control(control.message, payload))
         elif meaning.follows is Follows.REWIND and isinstance(payload, Rewind):
@@ -247,10 +266,20 @@ class _Fold:
             note = notes.queued(ev.steer_queue_changed.note_id)
             if note is not None:
                 self.delivering.append(note)
+        if kind == "steer_queue_changed" and ev.steer_queue_changed.op == QueueOp.MADE_STANDING.value:
+            note = notes.queued(ev.steer_queue_changed.note_id)
+            if note is not None and ev.steer_queue_changed.control_id in self.changes_acked:
+                self.half_made[ev.steer_queue_changed.control_id] = note  # until its guidance_added
+        elif kind == "steer_queue_changed":
+            self.changes_acked.pop(ev.steer_queue_changed.control_id, None)
         elif kind == "steer_queued":
             self.notes_acked.pop(ev.steer_queued.note.control_id, None)
-        elif kind == "guidance_added":
+        elif kind == "guidance_added":  # a STEER made standing, or a GUIDANCE make_standing's last event
             self.notes_acked.pop(ev.guidance_added.note.control_id, None)
+            self.changes_acked.pop(ev.guidance_added.note.control_id, None)
+            self.half_made.pop(ev.guidance_added.note.control_id, None)
+        elif kind == "guidance_removed":
+            self.changes_acked.pop(ev.guidance_removed.control_id, None)
         notes.apply(ev, kind)
 
     def _drift_detected(self, p: pb.DriftDetected) -> None:
@@ -277,6 +306,8 @@ class _Fold:
         r.rewinds_to_apply = [t for t in self.rewinds if t]
         r.messages_to_inject = list(self.injects.values())
         r.notes_to_add = list(self.notes_acked.values())
+        r.note_changes_to_apply = list(self.changes_acked.values())
+        r.half_made_standing = dict(self.half_made)
         if self.delivering:  # cut off between its delivery and its steer: delivered again
             r.notes.queue[:0] = list(self.delivering)
         if r.plan is not None:

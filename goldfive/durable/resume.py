@@ -13,8 +13,10 @@ from goldfive.durable.recover import Recovered, recover
 from goldfive.durable.store import ResumeRefused, open_store, read_run, resolve_run
 from goldfive.run.context import RunContext
 from goldfive.run.acks import PROCESSED_STEER_IDS
-from goldfive.run.steering_controls import steer_later, steer_standing
-from goldfive.steering import NOTES_KEY
+from goldfive.control import AckResult
+from goldfive.controls.payloads import SteerQueue
+from goldfive.run.steering_controls import guidance_control, steer_later, steer_queue_control, steer_standing
+from goldfive.steering import NOTES_KEY, SteeringNote
 from goldfive.types import TaskStatus
 
 __all__ = ["ResumeRefused", "check_resumable", "install", "load_for_resume"]
@@ -128,6 +130,20 @@ async def install(ctx: RunContext, rec: Recovered) -> None:
     for note in rec.notes_to_add:  # acked, but the stop came before its event
         added = await (steer_standing(ctx, note) if note.payload.standing else steer_later(ctx, note))
         await added.apply()
+    for change in rec.note_changes_to_apply:  # a STEER_QUEUE / GUIDANCE change acked, its event cut off
+        half = rec.half_made_standing.get(change.id)
+        if half is not None:  # the note left the queue, its guidance_added was cut off: add it now
+            notes = rec.notes
+            made = SteeringNote(notes.next_guidance_id(), half.text, half.author or change.payload.author, half.client, change.id,
+                                added_ms=int(session.clock()))  # fmt: skip
+            await ctx.emit(events.guidance_added, made, made_from=half.id)
+            continue
+        if isinstance(change.payload, SteerQueue):
+            changed = await steer_queue_control(ctx, change, False)
+        else:
+            changed = await guidance_control(ctx, change, False)
+        if changed.ack.result is AckResult.SUCCESS:  # against the notes as the recording left them
+            await changed.apply()
 
 
 def _what_was_interrupted(rec: Recovered, interrupted: list[str]) -> str:
@@ -145,8 +161,9 @@ def _what_was_interrupted(rec: Recovered, interrupted: list[str]) -> str:
         parts.append(f"{len(rec.undelivered)} undelivered message(s) kept")
     if rec.notes.queue or rec.notes.standing:
         parts.append(f"{len(rec.notes.queue)} queued steer(s) and {len(rec.notes.standing)} standing note(s) kept")
-    if rec.steers_to_apply or rec.rewinds_to_apply or rec.messages_to_inject or rec.notes_to_add:
-        n = len(rec.steers_to_apply) + len(rec.rewinds_to_apply) + len(rec.messages_to_inject) + len(rec.notes_to_add)
+    again = (rec.steers_to_apply, rec.rewinds_to_apply, rec.messages_to_inject, rec.notes_to_add, rec.note_changes_to_apply)
+    if any(again):
+        n = sum(len(x) for x in again)
         parts.append(f"{n} acked control(s) applied again")
     if rec.unreadable:
         parts.append(f"{rec.unreadable} unreadable row(s) ignored")

@@ -16,7 +16,7 @@ from typing import Any
 from goldfive.errors import LLMError
 from goldfive.llm.base import ChatResult, prompt_kind
 from goldfive.llm.scripted_agent import agent_turn
-from goldfive.llm.scripted_plans import answer_drift, answer_generate, answer_goals, answer_steer
+from goldfive.llm.scripted_plans import answer_drift, answer_generate, answer_goals, answer_review, answer_steer
 from goldfive.usage.model import ModelUsage
 from goldfive.usage.report import report_usage
 
@@ -28,6 +28,7 @@ _TEXT_ANSWERS = {
     "plan.refine.user_steer": answer_steer,
     "plan.refine.drift": answer_drift,
     "goals.derive": answer_goals,
+    "approval.review": answer_review,
 }
 
 Fault = str | ChatResult | BaseException

@@ -143,3 +143,9 @@ def answer_goals(user: str) -> str:
     parts = [p.strip(" -*\t") for p in re.split(r"\n|;", request) if p.strip(" -*\t")] or ["(empty request)"]
     goals = [{"id": f"g{n}", "summary": p} for n, p in enumerate(parts, 1)]
     return json.dumps({"goals": goals})
+
+
+def answer_review(user: str) -> str:
+    """The scripted model does not judge tool calls: it asks a person, every time (a real
+    model answers by the instructions; tests script its verdicts with ``faults``)."""
+    return json.dumps({"decision": "ask", "reason": "the scripted model does not judge calls: a person decides"})

@@ -152,6 +152,8 @@ class ApprovalKind:
             facts.append(("deadline", f"{verb} in {_span(deadline - time.time())} unless decided"))
         if view.escalated_ms:
             facts.append(("escalated", f"{_age(view.escalated_ms)} ago"))
+        if view.review:
+            facts.append(("reviewer", f"{'asks you' if view.review == 'ask' else view.review}: {view.review_reason}"))
         code = ""
         if view.kind == "tool":
             code = json.dumps(view.args, indent=2, ensure_ascii=False, sort_keys=True) if view.args is not None else view.args_json

@@ -121,6 +121,10 @@ class LLMPlanner:
                 edges="\n".join(f"- {e.from_task_id} -> {e.to_task_id}" for e in plan.edges) or "(none)",
             )
             kind, severity = drift.kind.value, drift.severity.value
+        guidance = _format_guidance(drift.metadata.get("standing_guidance"))
+        if guidance:  # before the closing instruction, which stays last
+            head, _, last = user.rstrip().rpartition("\n\n")
+            user = f"{head}\n\n{guidance}\n\n{last}\n"
         try:
             return await ask_until_valid(
                 self.call_llm,
@@ -143,3 +147,12 @@ class LLMPlanner:
         except LLMError as e:
             self.last_error = f"planner model call failed: {e}"
         return None
+
+
+def _format_guidance(standing: object) -> str:
+    """The ``plan_refine.guidance`` section for the run's standing guidance ("" when none):
+    a replan follows it as every later task's input does."""
+    if not isinstance(standing, (list, tuple)) or not standing:
+        return ""
+    lines = "\n".join(f"- {' '.join(str(text).split())}" for text in standing)
+    return render_prompt("plan_refine.guidance", guidance=lines).strip()

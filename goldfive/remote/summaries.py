@@ -100,6 +100,8 @@ def snapshot(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> serv
             timeout_ms=a.timeout_ms,
             parameters_json=a.parameters_json,
             on_timeout=a.on_timeout,
+            review=a.review,
+            review_reason=a.review_reason,
         )
         for a in state.approvals.values()
     ]

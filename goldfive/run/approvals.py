@@ -19,6 +19,7 @@ answer, APPROVE / REJECT from a client that knows no questions, a timeout, a wit
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +27,14 @@ from goldfive import events
 from goldfive.approvals.desk import ApprovalDesk
 from goldfive.approvals.ledger import BY_GOLDFIVE, BY_RULE, Outcome, rule_text
 from goldfive.approvals.policy import ApprovalPolicy, OnTimeout
+from goldfive.approvals.reviewer import REVIEWER, Reviewer, review_call
 from goldfive.control import ControlKind, ControlMessage
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
+
+log = logging.getLogger("goldfive.approvals")
 
 #: ApprovalRejected detail when the waiting invocation was cancelled before a decision.
 WITHDRAWN = "withdrawn: the waiting invocation was cancelled"
@@ -43,6 +47,17 @@ def desk_of(ctx: RunContext) -> ApprovalDesk:
         desk = ApprovalDesk()
         ctx.approval_desk = desk
     return desk
+
+
+def reviewer_of(ctx: RunContext) -> Reviewer | None:
+    """The run's reviewer (``RuntimeConfig.approval_reviewer``, else the process's default,
+    ``--approvals review``), or None."""
+    given: Reviewer | None = ctx.config.approval_reviewer
+    if given is None:
+        from goldfive.run.defaults import run_defaults
+
+        given = run_defaults().reviewer
+    return given
 
 
 def _policy_for(ctx: RunContext, timeout_ms: int | None, policy: ApprovalPolicy | None) -> ApprovalPolicy:
@@ -126,6 +141,10 @@ async def request_approval(
             ran_args=ran, reason=reason,
         )  # fmt: skip
 
+    review: asyncio.Task[None] | None = None
+    reviewer = reviewer_of(ctx) if kind == "tool" else None
+    if reviewer is not None and (desk.never_auto(tool_name) or not reviewer.reviews(tool_name)):
+        reviewer = None  # never automatic: only a person decides it
     try:
         await ctx.emit(
             events.approval_requested,
@@ -140,6 +159,7 @@ async def request_approval(
             retry_of=retry_of,
             parameters=parameters if kind == "tool" else None,
             metadata=None if editable else {"editable": "false"},
+            under_review=reviewer is not None,
         )
         if kind == "question":
             await ctx.emit(
@@ -147,6 +167,8 @@ async def request_approval(
                 free_text=free_text, timeout_ms=int(deadline * 1000) if deadline is not None else 0,
                 on_timeout=str(pol.on_timeout) if deadline is not None else "wait",
             )  # fmt: skip
+        if reviewer is not None:
+            review = asyncio.create_task(_review(ctx, reviewer, waiter, target_id, task_id, tool_name, args or {}))
         try:
             timed_out = not await _wait(ctx, waiter, pol, target_id)
         except asyncio.CancelledError:
@@ -175,8 +197,64 @@ async def request_approval(
             desk.note_rejected(task_id, tool_name, args, target_id)
         return out
     finally:
+        if review is not None and not review.done():
+            review.cancel()  # decided (or withdrawn) first: the reviewer's answer no longer matters
         session.pending_approvals.pop(target_id, None)
         session.pending_approvals_meta.pop(target_id, None)
+
+
+def _task_text(ctx: RunContext, task_id: str) -> str:
+    plan = ctx.session.plan
+    if plan is None or not task_id:
+        return task_id
+    try:
+        task = plan.task(task_id)
+    except KeyError:
+        return task_id
+    return f"{task.id}: {task.title}" + (f" ({task.description})" if task.description else "")
+
+
+async def _review(
+    ctx: RunContext, reviewer: Reviewer, waiter: asyncio.Event, target_id: str, task_id: str, tool_name: str, args: dict[str, Any]
+) -> None:
+    """Ask the reviewer about the pending call ``target_id``; record its verdict; apply an
+    approve or reject after the grace unless a person decided first. A failure here leaves
+    the approval waiting for a person (said in the log)."""
+    session = ctx.session
+    try:
+        goal = "; ".join(g.summary for g in session.goals if g.summary)
+        call_llm = reviewer.call_llm or getattr(ctx.planner, "call_llm", None)
+        model = reviewer.model or str(getattr(ctx.planner, "model", "") or "")
+        verdict = await review_call(
+            reviewer, call_llm, goal=goal, task=_task_text(ctx, task_id), tool_name=tool_name, args=args, asked=session.user_input
+        )
+        if session.pending_approvals.get(target_id) is not waiter:
+            return  # a person decided while the model thought: their decision stands, nothing to record
+        grace_ms = int(reviewer.grace_s * 1000) if verdict.decision != "ask" else 0
+        await ctx.emit(
+            events.approval_reviewed, target_id, decision=verdict.decision, reason=verdict.reason,
+            error=verdict.error, grace_ms=grace_ms, model=model,
+        )  # fmt: skip
+        if verdict.decision == "ask":
+            return  # waits for a person, the reviewer's reason shown beside it
+        if reviewer.grace_s > 0 and await _within(waiter, reviewer.grace_s):
+            return  # a person decided within the grace: theirs wins
+        if session.pending_approvals.get(target_id) is not waiter:
+            return
+        await resolve_approval(
+            ctx, target_id, approve=verdict.decision == "approve", detail=verdict.reason, author=REVIEWER, client=REVIEWER,
+            by_reviewer=True,
+        )  # fmt: skip
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the approval stays pending for a person, who is told
+        log.exception("the reviewer of approval %s failed; it waits for a person", target_id)
+        if session.pending_approvals.get(target_id) is waiter:
+            try:
+                await ctx.emit(events.approval_reviewed, target_id, decision="ask", reason="",
+                               error=f"the reviewer failed: {type(exc).__name__}: {exc}")  # fmt: skip
+            except Exception:  # recording it failed too: the log has it
+                log.exception("could not record the reviewer's failure on %s", target_id)
 
 
 async def _wait(ctx: RunContext, waiter: asyncio.Event, pol: ApprovalPolicy, target_id: str) -> bool:
@@ -240,10 +318,12 @@ async def resolve_approval(
     author: str = "",
     client: str = "",
     control_id: str = "",
+    by_reviewer: bool = False,
 ) -> bool:
     """Deliver a decision. False when nothing is pending under ``target_id``.
 
-    ``arguments`` (approve only) replace the call's arguments; the caller checked them."""
+    ``arguments`` (approve only) replace the call's arguments; the caller checked them.
+    ``by_reviewer``: the run's reviewer decided (its own outcomes in the ledger, never a person's)."""
     session = ctx.session
     waiter = session.pending_approvals.pop(target_id, None)
     if waiter is None:
@@ -264,6 +344,8 @@ async def resolve_approval(
         await ctx.emit(events.approval_rejected, target_id, detail)
     is_tool = meta.get("kind") == "tool"
     outcome = Outcome.EDITED_APPROVED if edited else Outcome.APPROVED if approve else Outcome.REJECTED
+    if by_reviewer:
+        outcome = Outcome.APPROVED_BY_REVIEWER if approve else Outcome.REJECTED_BY_REVIEWER
     await ctx.emit(
         events.approval_decided, target_id=target_id, outcome=outcome, author=author, client=client,
         kind=str(meta.get("kind", "")), task_id=str(meta.get("task_id", "")), tool_name=str(meta.get("tool_name", "")),

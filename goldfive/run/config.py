@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy, ApprovalReminders
+from goldfive.approvals.reviewer import Reviewer
 from goldfive.approvals.rules import RuleBook
 from goldfive.budget.model import Budget
 from goldfive.usage.prices import PriceTable
@@ -40,6 +41,9 @@ class RuntimeConfig:
     approval_policy: ApprovalPolicy = WAIT_FOREVER
     #: When an undecided approval is announced again and escalated (None: never).
     approval_reminders: ApprovalReminders | None = None
+    #: The run's reviewer: a model decides routine tool calls under a person's instructions
+    #: and asks a person about the rest (None: the process's, ``--approvals review``, else none).
+    approval_reviewer: Reviewer | None = None
     #: This run's rules for "always" (the library API); rules added while it runs join them.
     approval_rules: RuleBook | None = None
     #: Also apply the rules saved on this machine (``goldfive.approvals.default_rules_path``).

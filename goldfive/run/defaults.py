@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from goldfive.approvals.reviewer import Reviewer
 from goldfive.budget.model import Budget
 from goldfive.usage.prices import PriceTable
 from goldfive.watchdog.config import WatchdogConfig
@@ -22,6 +23,8 @@ class RunDefaults:
     extra_sink: Any = None
     #: The budget of every run that does not set its own (``--budget``, ``serve --budget``).
     budget: Budget | None = None
+    #: The reviewer of every run that does not set its own (``--approvals review``).
+    reviewer: Reviewer | None = None
 
     def sinks(self) -> list[Any]:
         return [self.extra_sink] if self.extra_sink is not None else []

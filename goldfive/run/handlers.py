@@ -36,6 +36,7 @@ from goldfive.controls.payloads import (
 )
 from goldfive.errors import ControlPayloadError, GoldfiveError
 from goldfive.inbox import InjectedMessage
+from goldfive.approvals.reviewer import REVIEWER
 from goldfive.run.approval_rules import rule_from_always, rules_control
 from goldfive.run.approvals import answer_problem, desk_of, resolve_answer, resolve_approval
 from goldfive.protocols import can_replan
@@ -237,10 +238,20 @@ async def _intercept(ctx: RunContext, c: Control[InterceptTransfer], mid_task: b
     return ok(c, AppliedAs.INTERCEPT_SET, f"intercept_transfer={'on' if enabled else 'off'}", effect=flip)
 
 
+def _claims_reviewer(c: Control[Approve] | Control[Reject]) -> str:
+    """Why a control claiming to be the run's reviewer is refused ("" when it does not): the
+    reviewer decides inside the run, never through a control, so its ledger entries are its own."""
+    if REVIEWER in (c.payload.author, c.payload.client):
+        return f"author and client {REVIEWER!r} are the run's reviewer's own: a control cannot decide as it; nothing was decided"
+    return ""
+
+
 async def _approve(ctx: RunContext, c: Control[Approve], mid_task: bool) -> ControlOutcome:
     target = c.payload.target_id
     if target not in ctx.session.pending_approvals:
         return fail(c, f"no pending approval for {target!r}")
+    if claim := _claims_reviewer(c):
+        return fail(c, claim)
     meta = ctx.session.pending_approvals_meta.get(target, {})
     arguments = dict(c.payload.arguments) if c.payload.arguments is not None else None
     if arguments is not None:
@@ -275,6 +286,8 @@ async def _reject(ctx: RunContext, c: Control[Reject], mid_task: bool) -> Contro
     target = c.payload.target_id
     if target not in ctx.session.pending_approvals:
         return fail(c, f"no pending approval for {target!r}")
+    if claim := _claims_reviewer(c):
+        return fail(c, claim)
 
     async def resolve() -> None:
         await _resolve(ctx, c, approve=False, detail=c.payload.detail, arguments=None)

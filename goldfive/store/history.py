@@ -35,7 +35,7 @@ SUMMARY_KINDS: frozenset[str] = frozenset(
         "run_started", "goal_derived", "run_completed", "run_aborted", "plan_submitted", "plan_revised",
         "task_started", "task_completed", "task_failed", "task_cancelled", "task_blocked", "task_transitioned",
         "approval_requested", "approval_granted", "approval_rejected", "control_received", "control_acked",
-        "approval_reminded", "approval_escalated",
+        "approval_reminded", "approval_escalated", "approval_reviewed",
         "steer_queued", "steer_queue_changed", "guidance_added", "guidance_removed",
     }
 )  # fmt: skip

@@ -78,6 +78,11 @@ class ApprovalView:
     #: A question (kind "question"): the answers offered, and whether a typed one is taken.
     options: tuple[str, ...] = ()
     free_text: bool = True
+    #: The run's reviewer on it (docs/approvals.md#a-reviewer): "approve" / "reject" (applied
+    #: after its grace unless a person decides), "ask" (escalated to a person), "" not reviewed;
+    #: its reason, or what failed when it could not decide.
+    review: str = ""
+    review_reason: str = ""
 
     @property
     def is_question(self) -> bool:

@@ -424,6 +424,12 @@ class RunState:
         if view is not None:
             self.approvals[p.target_id] = replace(view, reminders=max(view.reminders, p.reminder))
 
+    def _approval_reviewed(self, p: pb.ApprovalReviewed, ms: int) -> None:
+        view = self.approvals.get(p.target_id)
+        if view is not None:
+            why = p.reason or (f"the reviewer could not decide: {p.error}" if p.error else "")
+            self.approvals[p.target_id] = replace(view, review=p.decision, review_reason=why)
+
     def _approval_escalated(self, p: pb.ApprovalEscalated, ms: int) -> None:
         view = self.approvals.get(p.target_id)
         if view is not None:
@@ -493,6 +499,7 @@ _HANDLERS: dict[str, Callable[[RunState, Any, int], None]] = {
     "approval_rejected": RunState._approval_resolved,
     "approval_reminded": RunState._approval_reminded,
     "approval_escalated": RunState._approval_escalated,
+    "approval_reviewed": RunState._approval_reviewed,
     "question_asked": RunState._question_asked,
     "question_answered": RunState._approval_resolved,
     "control_received": RunState._control_received,

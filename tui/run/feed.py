@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from goldfive import conv
@@ -89,6 +89,8 @@ class RunFeed:
         self.rejected: dict[str, list[str]] = {}
         #: The run's approval decisions as they arrived (approval_decided events).
         self.ledger: list[LedgerEntry] = []
+        #: The reviewer's verdict per approval not decided yet, for its ledger entry.
+        self._reviews: dict[str, tuple[str, str]] = {}
         self.stream_note = ""
         self.connection_note = ""  # remote sources: where the link is, always visible
         self._pending = _Pending()
@@ -143,8 +145,15 @@ class RunFeed:
             self._pending.critical.append(ev.drift_detected.detail)
         elif kind == "plan_revised":
             rewrite = [cid for cid in self.mine if (v := self.state.controls.get(cid)) is not None and v.revision is not None]
+        elif kind == "approval_reviewed":
+            r = ev.approval_reviewed
+            self._reviews[r.target_id] = (r.decision, r.reason or (f"could not decide: {r.error}" if r.error else ""))
         elif kind == "approval_decided":
-            self.ledger.append(LedgerEntry.from_event(ev))
+            entry = LedgerEntry.from_event(ev)
+            review = self._reviews.pop(entry.target_id, None)
+            if review is not None:  # as ledger_of says it: what the reviewer said before the decision
+                entry = replace(entry, review=review[0], review_reason=review[1])
+            self.ledger.append(entry)
         elif kind == "approval_expiring":
             self._pending.expiring.append(ev.approval_expiring.target_id)
         elif kind == "budget_warning":

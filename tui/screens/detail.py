@@ -156,6 +156,10 @@ class ApprovalScreen(_DetailScreen):
         if v.timeout_ms:
             waited += f", times out in {age_text(v.timeout_ms - (self._now - v.requested_ms))}"
         meta.append(waited)
+        now = state.approvals.get(v.target_id, v)  # the reviewer may have answered since it opened
+        if now.review:
+            said = "asks you" if now.review == "ask" else f"{now.review}s unless you decide first"
+            meta.append(f"\nreviewer {said}: {now.review_reason}", style="bold" if now.review == "ask" else "")
         if self.gone:
             meta.append(f"\n{self.gone}", style="bold")
         return meta

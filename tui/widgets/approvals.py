@@ -35,6 +35,8 @@ class ApprovalsView(CursorList):
             if a.timeout_ms:
                 left = a.timeout_ms - (now_ms - a.requested_ms)
                 row.append(f" ({age_text(left)} left)", dim)
+            if a.review:  # the run's reviewer: asked a person, or decides unless overruled
+                row.append("  reviewer: asks you" if a.review == "ask" else f"  reviewer: {a.review}", "yellow")
             args = " / ".join(a.options) if a.is_question else compact_json(a.args)
             room = width - row.cell_len - 2
             prompt = f'"{a.prompt}"' if a.prompt else ""

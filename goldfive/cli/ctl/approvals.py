@@ -84,6 +84,10 @@ def answer_command(opts: _Opts, run_id: str, target_id: str, text: str, option: 
     _control(opts, run_id, ControlKind.ANSWER, payload)
 
 
+#: What ``ctl ledger`` reads: the decisions, and what happened to each before it was decided.
+_LEDGER_KINDS = frozenset({"approval_decided", "approval_reminded", "approval_escalated", "approval_reviewed"})
+
+
 @ctl.command("ledger", short_help="Every approval decision of a run: who, via which client, what ran.")
 @_RUN
 @_options
@@ -99,7 +103,9 @@ def ledger_command(opts: _Opts, run_id: str) -> None:
         if last < 0:
             return out
         async for ev in client.subscribe(run_id, -1):
-            if ev.WhichOneof("payload") == "approval_decided":
+            # the decisions, and what each entry says happened before them (reminders, an
+            # escalation, the reviewer's verdict)
+            if ev.WhichOneof("payload") in _LEDGER_KINDS:
                 out.append(ev)
             if ev.sequence >= last:
                 break

@@ -81,6 +81,9 @@ def status_command(opts: _Opts, run_id: str) -> None:
             echo(f"  question waiting: {field(a.target_id)} {field(a.prompt)}")
         else:
             echo(f"  approval waiting: {field(a.target_id)} ({field(a.kind)}) {field(a.prompt)}")
+        if a.review:  # the run's reviewer: asked a person, or decides after its grace unless overruled
+            said = "asks a person" if a.review == "ask" else f"says {a.review} unless a person decides first"
+            echo(f"    reviewer {said}: {field(a.review_reason)}")
     if snap.steer_queue:
         echo("queued for when the next task starts:")
     for n in snap.steer_queue:

@@ -12,7 +12,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class Event(_message.Message):
-    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "usage_recorded", "approval_reminded", "approval_escalated", "question_asked", "question_answered", "steer_queued", "steer_queue_changed", "guidance_added", "guidance_removed", "budget_warning", "budget_reached", "budget_changed", "recording_schema")
+    __slots__ = ("event_id", "run_id", "sequence", "emitted_at", "session_id", "run_started", "goal_derived", "plan_submitted", "plan_revised", "task_started", "task_progress", "task_completed", "task_failed", "task_blocked", "task_cancelled", "drift_detected", "run_completed", "run_aborted", "conversation_started", "conversation_ended", "approval_requested", "approval_granted", "approval_rejected", "task_transitioned", "control_received", "control_acked", "message_parked", "message_delivered", "message_returned", "invocation_abandoned", "run_resumed", "agent_step", "approval_decided", "approval_expiring", "recording_failed", "usage_recorded", "approval_reminded", "approval_escalated", "question_asked", "question_answered", "steer_queued", "steer_queue_changed", "guidance_added", "guidance_removed", "approval_reviewed", "budget_warning", "budget_reached", "budget_changed", "recording_schema")
     EVENT_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     SEQUENCE_FIELD_NUMBER: _ClassVar[int]
@@ -57,6 +57,7 @@ class Event(_message.Message):
     STEER_QUEUE_CHANGED_FIELD_NUMBER: _ClassVar[int]
     GUIDANCE_ADDED_FIELD_NUMBER: _ClassVar[int]
     GUIDANCE_REMOVED_FIELD_NUMBER: _ClassVar[int]
+    APPROVAL_REVIEWED_FIELD_NUMBER: _ClassVar[int]
     BUDGET_WARNING_FIELD_NUMBER: _ClassVar[int]
     BUDGET_REACHED_FIELD_NUMBER: _ClassVar[int]
     BUDGET_CHANGED_FIELD_NUMBER: _ClassVar[int]
@@ -105,11 +106,12 @@ class Event(_message.Message):
     steer_queue_changed: SteerQueueChanged
     guidance_added: GuidanceAdded
     guidance_removed: GuidanceRemoved
+    approval_reviewed: ApprovalReviewed
     budget_warning: BudgetWarning
     budget_reached: BudgetReached
     budget_changed: BudgetChanged
     recording_schema: int
-    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., usage_recorded: _Optional[_Union[UsageRecorded, _Mapping]] = ..., approval_reminded: _Optional[_Union[ApprovalReminded, _Mapping]] = ..., approval_escalated: _Optional[_Union[ApprovalEscalated, _Mapping]] = ..., question_asked: _Optional[_Union[QuestionAsked, _Mapping]] = ..., question_answered: _Optional[_Union[QuestionAnswered, _Mapping]] = ..., steer_queued: _Optional[_Union[SteerQueued, _Mapping]] = ..., steer_queue_changed: _Optional[_Union[SteerQueueChanged, _Mapping]] = ..., guidance_added: _Optional[_Union[GuidanceAdded, _Mapping]] = ..., guidance_removed: _Optional[_Union[GuidanceRemoved, _Mapping]] = ..., budget_warning: _Optional[_Union[BudgetWarning, _Mapping]] = ..., budget_reached: _Optional[_Union[BudgetReached, _Mapping]] = ..., budget_changed: _Optional[_Union[BudgetChanged, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
+    def __init__(self, event_id: _Optional[str] = ..., run_id: _Optional[str] = ..., sequence: _Optional[int] = ..., emitted_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., session_id: _Optional[str] = ..., run_started: _Optional[_Union[RunStarted, _Mapping]] = ..., goal_derived: _Optional[_Union[GoalDerived, _Mapping]] = ..., plan_submitted: _Optional[_Union[PlanSubmitted, _Mapping]] = ..., plan_revised: _Optional[_Union[PlanRevised, _Mapping]] = ..., task_started: _Optional[_Union[TaskStarted, _Mapping]] = ..., task_progress: _Optional[_Union[TaskProgress, _Mapping]] = ..., task_completed: _Optional[_Union[TaskCompleted, _Mapping]] = ..., task_failed: _Optional[_Union[TaskFailed, _Mapping]] = ..., task_blocked: _Optional[_Union[TaskBlocked, _Mapping]] = ..., task_cancelled: _Optional[_Union[TaskCancelled, _Mapping]] = ..., drift_detected: _Optional[_Union[DriftDetected, _Mapping]] = ..., run_completed: _Optional[_Union[RunCompleted, _Mapping]] = ..., run_aborted: _Optional[_Union[RunAborted, _Mapping]] = ..., conversation_started: _Optional[_Union[ConversationStarted, _Mapping]] = ..., conversation_ended: _Optional[_Union[ConversationEnded, _Mapping]] = ..., approval_requested: _Optional[_Union[ApprovalRequested, _Mapping]] = ..., approval_granted: _Optional[_Union[ApprovalGranted, _Mapping]] = ..., approval_rejected: _Optional[_Union[ApprovalRejected, _Mapping]] = ..., task_transitioned: _Optional[_Union[TaskTransitioned, _Mapping]] = ..., control_received: _Optional[_Union[ControlReceived, _Mapping]] = ..., control_acked: _Optional[_Union[ControlAcked, _Mapping]] = ..., message_parked: _Optional[_Union[MessageParked, _Mapping]] = ..., message_delivered: _Optional[_Union[MessageDelivered, _Mapping]] = ..., message_returned: _Optional[_Union[MessageReturned, _Mapping]] = ..., invocation_abandoned: _Optional[_Union[InvocationAbandoned, _Mapping]] = ..., run_resumed: _Optional[_Union[RunResumed, _Mapping]] = ..., agent_step: _Optional[_Union[AgentStep, _Mapping]] = ..., approval_decided: _Optional[_Union[ApprovalDecided, _Mapping]] = ..., approval_expiring: _Optional[_Union[ApprovalExpiring, _Mapping]] = ..., recording_failed: _Optional[_Union[RecordingFailed, _Mapping]] = ..., usage_recorded: _Optional[_Union[UsageRecorded, _Mapping]] = ..., approval_reminded: _Optional[_Union[ApprovalReminded, _Mapping]] = ..., approval_escalated: _Optional[_Union[ApprovalEscalated, _Mapping]] = ..., question_asked: _Optional[_Union[QuestionAsked, _Mapping]] = ..., question_answered: _Optional[_Union[QuestionAnswered, _Mapping]] = ..., steer_queued: _Optional[_Union[SteerQueued, _Mapping]] = ..., steer_queue_changed: _Optional[_Union[SteerQueueChanged, _Mapping]] = ..., guidance_added: _Optional[_Union[GuidanceAdded, _Mapping]] = ..., guidance_removed: _Optional[_Union[GuidanceRemoved, _Mapping]] = ..., approval_reviewed: _Optional[_Union[ApprovalReviewed, _Mapping]] = ..., budget_warning: _Optional[_Union[BudgetWarning, _Mapping]] = ..., budget_reached: _Optional[_Union[BudgetReached, _Mapping]] = ..., budget_changed: _Optional[_Union[BudgetChanged, _Mapping]] = ..., recording_schema: _Optional[int] = ...) -> None: ...
 
 class RunStarted(_message.Message):
     __slots__ = ("run_id", "goal_summary", "started_at", "user_input", "launch_json")
@@ -308,7 +310,7 @@ class ConversationEnded(_message.Message):
     def __init__(self, lane: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class ApprovalRequested(_message.Message):
-    __slots__ = ("target_id", "kind", "prompt", "task_id", "metadata", "tool_name", "args_json", "timeout_ms", "on_timeout", "retry_of", "parameters_json")
+    __slots__ = ("target_id", "kind", "prompt", "task_id", "metadata", "tool_name", "args_json", "timeout_ms", "on_timeout", "retry_of", "parameters_json", "review", "review_reason", "under_review")
     class MetadataEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -327,6 +329,9 @@ class ApprovalRequested(_message.Message):
     ON_TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     RETRY_OF_FIELD_NUMBER: _ClassVar[int]
     PARAMETERS_JSON_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_FIELD_NUMBER: _ClassVar[int]
+    REVIEW_REASON_FIELD_NUMBER: _ClassVar[int]
+    UNDER_REVIEW_FIELD_NUMBER: _ClassVar[int]
     target_id: str
     kind: str
     prompt: str
@@ -338,7 +343,10 @@ class ApprovalRequested(_message.Message):
     on_timeout: str
     retry_of: str
     parameters_json: str
-    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., on_timeout: _Optional[str] = ..., retry_of: _Optional[str] = ..., parameters_json: _Optional[str] = ...) -> None: ...
+    review: str
+    review_reason: str
+    under_review: bool
+    def __init__(self, target_id: _Optional[str] = ..., kind: _Optional[str] = ..., prompt: _Optional[str] = ..., task_id: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., tool_name: _Optional[str] = ..., args_json: _Optional[str] = ..., timeout_ms: _Optional[int] = ..., on_timeout: _Optional[str] = ..., retry_of: _Optional[str] = ..., parameters_json: _Optional[str] = ..., review: _Optional[str] = ..., review_reason: _Optional[str] = ..., under_review: _Optional[bool] = ...) -> None: ...
 
 class ApprovalGranted(_message.Message):
     __slots__ = ("target_id", "detail", "arguments_json", "rule_id")
@@ -425,6 +433,22 @@ class ApprovalEscalated(_message.Message):
     waited_ms: int
     why: str
     def __init__(self, target_id: _Optional[str] = ..., waited_ms: _Optional[int] = ..., why: _Optional[str] = ...) -> None: ...
+
+class ApprovalReviewed(_message.Message):
+    __slots__ = ("target_id", "decision", "reason", "error", "grace_ms", "model")
+    TARGET_ID_FIELD_NUMBER: _ClassVar[int]
+    DECISION_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    GRACE_MS_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    target_id: str
+    decision: str
+    reason: str
+    error: str
+    grace_ms: int
+    model: str
+    def __init__(self, target_id: _Optional[str] = ..., decision: _Optional[str] = ..., reason: _Optional[str] = ..., error: _Optional[str] = ..., grace_ms: _Optional[int] = ..., model: _Optional[str] = ...) -> None: ...
 
 class QuestionAsked(_message.Message):
     __slots__ = ("target_id", "task_id", "prompt", "options", "free_text", "timeout_ms", "on_timeout")
