@@ -18,7 +18,8 @@ Rows (a warm-up, then the median of ``--passes`` passes; whole runs, setup and t
 3. STATUS_QUERY send -> ack p50 while a task runs, over the queue round trip p50 (target 2.5x).
 4. APPROVE -> the agent holding the tool's result p50, over the queue round trip p50 (target 4x).
 
-Nothing passes or fails: the targets are printed beside the figures.
+Beside each per-task row: the time the garbage collector held the process during those passes
+(gc.callbacks), per task. Nothing passes or fails: the targets are printed beside the figures.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_control_plane import ROWS, control_round_trips, fan, linear, per_task_us  # noqa: E402
+from bench_control_plane import ROWS, control_round_trips, fan, linear  # noqa: E402
 from bench_runtime import pct, queue_floor  # noqa: E402
 
 from goldfive import events  # noqa: E402
@@ -104,9 +105,54 @@ async def approve_round_trips(samples: int) -> list[float]:
     return lat
 
 
-def row(name: str, value: str, ratio: float, target: float) -> None:
+class GcMeter:
+    """Time the garbage collector held this process (gc.callbacks), to split a run's cost."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.count = 0
+        self._t = 0.0
+        gc.callbacks.append(self._cb)
+
+    def _cb(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._t = time.perf_counter()
+        else:
+            self.total += time.perf_counter() - self._t
+            self.count += 1
+
+
+GC = GcMeter()
+
+
+async def per_task_gc_us(n: int, shape: Any, make: Any, passes: int) -> tuple[float, float]:
+    """bench_control_plane's ``per_task_us`` (whole run, a warm-up then the median of passes)
+    and, in the same passes, the collector's time per task (its explicit collection before
+    each pass left out)."""
+    plan = shape(n)
+
+    async def once() -> tuple[float, float]:
+        runner = make(plan)
+        gc.collect()
+        g0 = GC.total
+        t0 = time.perf_counter()
+        out = await runner.run([Goal("g1", "bench")])
+        dt = time.perf_counter() - t0
+        g = GC.total - g0
+        await runner.close()
+        if runner.control is not None:
+            runner.control.close()
+        assert out.success, out.reason
+        return dt / n * 1e6, g / n * 1e6
+
+    await once()  # warm-up
+    results = [await once() for _ in range(passes)]
+    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
+
+
+def row(name: str, value: str, ratio: float, target: float, note: str = "") -> None:
     mark = "met" if ratio <= target else "MISSED"
-    print(f"   {name:<46} {value:>22}  {ratio:6.2f}x   target <= {target}x  {mark}")
+    print(f"   {name:<46} {value:>22}  {ratio:6.2f}x   target <= {target}x  {mark:<6}  {note}")
 
 
 async def main() -> None:
@@ -129,16 +175,33 @@ async def main() -> None:
     for name in ("no sink", "InMemorySink", "SQLite"):
         shape, make = rows[name]
         for n in sizes:
-            us = await per_task_us(n, shape, make, passes if n <= 10_000 else 3)
+            us, gc_us = await per_task_gc_us(n, shape, make, passes if n <= 10_000 else 3)
             ct = min(ct, await create_task_floor_us(passes=3))
-            row(f"{name}, N={n:,}", f"{us:8.2f} us/task", us / ct, TARGETS[name])
+            row(f"{name}, N={n:,}", f"{us:8.2f} us/task", us / ct, TARGETS[name], f"collector {gc_us:5.2f} us/task")
 
     print("2. fan-out, ParallelDAG, InMemorySink: per task at N=10,000 over per task at N=100")
     _, make = rows["fan-out, ParallelDAG, InMemorySink"]
-    small = await per_task_us(100, fan, make, passes * 4)
-    big = await per_task_us(10_000, fan, make, passes)
-    print(f"   N=100 {small:8.2f} us/task ({small / ct:5.2f}x create_task)   N=10,000 {big:8.2f} us/task ({big / ct:5.2f}x)")
+    small, small_gc = await per_task_gc_us(100, fan, make, passes * 4)
+    big, big_gc = await per_task_gc_us(10_000, fan, make, passes)
+    print(f"   N=100 {small:8.2f} us/task ({small / ct:5.2f}x create_task, collector {small_gc:.2f})   "
+          f"N=10,000 {big:8.2f} us/task ({big / ct:5.2f}x, collector {big_gc:.2f})")
+    print(f"   without the collector's time: N=10,000 / N=100 = {(big - big_gc) / (small - small_gc):.2f}x")
     row("fan-out N=10,000 / N=100", f"{big:8.2f} / {small:.2f} us", big / small, TARGETS["fan-out"])
+    # The same after goldfive serve's collector tuning (gc.freeze() + a young threshold of
+    # 20,000), which the library never applies to a host process: what a process-level lever buys.
+    from goldfive.remote.gc_tuning import restore, tune_for_serving
+
+    saved = tune_for_serving()
+    try:
+        small_t, small_tgc = await per_task_gc_us(100, fan, make, passes * 4)
+        big_t, big_tgc = await per_task_gc_us(10_000, fan, make, passes)
+        lin_t, lin_tgc = await per_task_gc_us(10_000, *rows["no sink"], passes)
+    finally:
+        restore(saved)
+    print(f"   with the collector tuned as goldfive serve tunes it: N=100 {small_t:8.2f} us/task (collector {small_tgc:.2f})   "
+          f"N=10,000 {big_t:8.2f} us/task (collector {big_tgc:.2f})")
+    row("fan-out N=10,000 / N=100, collector tuned", f"{big_t:8.2f} / {small_t:.2f} us", big_t / small_t, TARGETS["fan-out"])
+    row("no sink, N=10,000, collector tuned", f"{lin_t:8.2f} us/task", lin_t / ct, TARGETS["no sink"], f"collector {lin_tgc:5.2f} us/task")
 
     print("3/4. round trips, p50 over the asyncio.Queue round trip p50 (median of passes)")
     for label, fn, key in (("STATUS_QUERY send -> ack", control_round_trips, "status"),
