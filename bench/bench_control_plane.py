@@ -176,13 +176,13 @@ async def control_round_trips(samples: int) -> list[float]:
 async def approve_round_trips(samples: int) -> list[float]:
     ran: asyncio.Queue[float] = asyncio.Queue()
 
-    def publish() -> dict[str, Any]:
+    def publish(n: int) -> dict[str, Any]:
         ran.put_nowait(time.perf_counter())
         return {"ok": True}
 
     async def agent(task: Task, session: Session, tools: dict[str, Any]) -> str:
-        for _ in range(samples):
-            await tools["publish"]()
+        for i in range(samples):  # distinct arguments: the same call repeated is a looping-tool drift that pauses the run
+            await tools["publish"](n=i)
         return "ok"
 
     ch, sink = ControlChannel(), InMemorySink()

@@ -339,6 +339,12 @@ async def main(args: argparse.Namespace) -> None:
             common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=shared)
             base = await phase(server, host, server.address, runs=1, procs=1, label="base", **common)  # type: ignore[arg-type]
             big = await phase(server, host, server.address, runs=args.runs, procs=args.procs, label="fleet", **common)  # type: ignore[arg-type]
+            tuned = None
+            if args.gc_tuned:
+                from goldfive.remote.gc_tuning import tune_for_serving
+
+                tune_for_serving()  # what goldfive serve does once it has started
+                tuned = await phase(server, host, server.address, runs=args.runs, procs=args.procs, label="tuned", **common)  # type: ignore[arg-type]
         finally:
             await server.stop(None)
     conns = (
@@ -358,6 +364,16 @@ async def main(args: argparse.Namespace) -> None:
     for name, key, target in rows:
         ratio = big[key] / base[key] if base[key] else float("nan")
         print(f"{name:36}{base[key]:>14.2f}{big[key]:>14.2f}{ratio:>7.1f}x   {target}")
+    if tuned is not None:
+        print(f"the same fleet again after goldfive serve's gc tuning (goldfive.remote.gc_tuning: gc.freeze(), young threshold "
+              f"700 -> 20,000), same process, measured second:")
+        for name, key, target in rows:
+            ratio = tuned[key] / big[key] if big[key] else float("nan")
+            print(f"{name:36}{big[key]:>14.2f}{tuned[key]:>14.2f}{ratio:>7.2f}x of untuned   {target}")
+        print(f"  garbage collector, untuned: {big['gc']}")
+        print(f"  garbage collector, tuned:   {tuned['gc']}")
+        print(f"  event loop lag p99 / max: untuned {big['loop_lag_p99']:.1f} / {big['loop_lag_max']:.0f} ms, "
+              f"tuned {tuned['loop_lag_p99']:.1f} / {tuned['loop_lag_max']:.0f} ms; hub CPU untuned {big['hub_cpu']:.0%}, tuned {tuned['hub_cpu']:.0%}")
     print(f"{'hub memory per idle run (KB)':36}{'':>14}{big['idle_kb_per_run']:>14.1f}{'':>8}   <= 100")
     kept = big["held_at_end"] / big["emitted"] if big["emitted"] else float("nan")
     print(f"keeping up: {big['connected_before_load']}/{big['runs']} runs connected (in {big['connect_s']:.1f} s) before the load; offered "
@@ -404,6 +420,7 @@ if __name__ == "__main__":
         action="store_true",
         help="the runs of one simulator process share one Hub.ConnectShared stream (HubMux), a lane per run",
     )
+    parser.add_argument("--gc-tuned", action="store_true", help="then the same fleet again after goldfive serve's gc tuning")
     ns = parser.parse_args()
     if ns.quick:
         ns.runs, ns.seconds = min(ns.runs, 200), 5.0

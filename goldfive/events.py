@@ -55,12 +55,11 @@ def _stamp(session: Session, ev: pb.Event) -> pb.Event:
     if not _MIN_MS <= ms <= _MAX_MS:
         raise ValueError(f"clock reading {ms} ms is outside the range of a protobuf Timestamp")
     ts = ev.emitted_at
-    ts.seconds = ms // 1000
-    ts.nanos = ms % 1000 * 1_000_000
+    ts.seconds, rest = divmod(ms, 1000)
+    ts.nanos = rest * 1_000_000
     ev.run_id = session.run_id
     ev.session_id = session.session_id
-    seq = session.next_sequence()
-    ev.sequence = seq
+    ev.sequence = seq = session.next_sequence()
     ev.event_id = session.event_id(seq)
     return ev
 

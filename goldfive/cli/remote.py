@@ -206,6 +206,7 @@ def serve_command(
     TARGET names if given (the demo, or your async agent MODULE:FUNCTION), and any run started
     later with `goldfive ctl ADDR start`. With no TARGET it starts as an empty hub."""
     from goldfive.remote.launch import Launch, agent_run, demo_run, resume_with
+    from goldfive.remote.gc_tuning import tune_for_serving
     from goldfive.remote.server import RemoteServer, default_db_path, is_postgres, serve
     from goldfive.inputs import InputError
     from goldfive.cli.tokens import server_tokens
@@ -310,6 +311,8 @@ def serve_command(
         await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
         if ready.done():
             server = ready.result()
+            # This process is the hub: what it built at start lives as long as it does.
+            tune_for_serving()
             scheme = "TLS" if server.tls else "plaintext"
             needs = (["token"] if token else []) + (["client certificate"] if server.client_certs else [])
             if runners:

@@ -101,7 +101,15 @@ class FanOut:
         self.sinks.append(sink)
 
     async def emit(self, event: Event) -> None:
-        await emit(self.sinks, event, self.counter)
+        # The module-level emit's loop, inlined: this is on every event's path (one coroutine
+        # frame less per event, and nothing at all to do for a run without sinks).
+        for sink in self.sinks:
+            try:
+                await sink.emit(event)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # isolation boundary: one sink must not starve the others
+                self.counter.record(sink, exc, _describe(event))
 
     async def close(self) -> None:
         await close_all(self.sinks, self.counter)

@@ -78,6 +78,9 @@ class Watchdog:
         kind = ev.WhichOneof("payload")
         if kind not in _WATCHED:
             return []
+        if kind in _ENDS:  # the commonest watched kind needs no time: read none
+            self._end(getattr(ev, kind).task_id)
+            return []
         ts = ev.emitted_at
         ms = ts.seconds * 1000 + ts.nanos // 1_000_000
         if kind == "agent_step":
@@ -102,8 +105,6 @@ class Watchdog:
             return []
         if kind == "task_started":
             self._start(ev.task_started.task_id, ms)
-        elif kind in _ENDS:
-            self._end(getattr(ev, kind).task_id)
         else:  # the run ended
             self.close()
         return []
