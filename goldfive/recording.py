@@ -147,10 +147,10 @@ def recorded_run_choices(path: str | os.PathLike[str]) -> list[RunChoice]:
 
 def _event_at(conn: sqlite3.Connection, run_id: str, sequence: int) -> Event | None:
     """One stored event, or None when it is missing or damaged (the picker shows less)."""
+    from goldfive.store.sqlite import event_payload_at
+
     try:
-        row = conn.execute("SELECT payload FROM events WHERE run_id = ? AND sequence = ?", (run_id, sequence)).fetchone()
-        if row is None:
-            return None
-        return decode_recorded(bytes(row[0]))
+        payload = event_payload_at(conn, run_id, sequence)
+        return None if payload is None else decode_recorded(payload)
     except (sqlite3.Error, DecodeError, ValueError, TypeError):
         return None
