@@ -21,6 +21,8 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 __all__ = ["Recording", "RunChoice", "match_run", "open_recording", "recorded_run_choices"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: A JSONL recording larger than this is read on demand (goldfive.store.jsonl), not whole.
+STREAM_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> Recording:
-    """Open a recording: a JSONL file is read whole; a SQLite one is read on demand.
+    """Open a recording: a SQLite one, or a JSONL one over ``STREAM_BYTES``, is read on
+    demand; a shorter JSONL file is read whole.
     Missing file, unknown run id, empty SQLite -> ReplayError."""
     from goldfive.sinks import list_runs, replay_from_jsonl
     from goldfive.store.events import StoredEvents
@@ -73,6 +76,8 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
             found_id = match_run([r.run_id for r in runs], run_id, name)
             chosen = next(r for r in runs if r.run_id == found_id)
         return Recording(name, "sqlite", chosen.run_id, StoredEvents(RunHistory(p, chosen.run_id)), note=note)
+    if p.stat().st_size > STREAM_BYTES:
+        return _open_jsonl_streamed(name, run_id)
     result = replay_from_jsonl(p)
     events = result.events
     found = run_id or (events[0].run_id if events else "")
@@ -89,6 +94,18 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
             events = [e for e in events if e.run_id == found]
             note = f"{len(ids)} runs in {p.name}; showing the last, {found} (--run-id picks another)"
     return Recording(name, "jsonl", found, events, result.skipped, result.errors, note)
+
+
+def _open_jsonl_streamed(name: str, run_id: str | None) -> Recording:
+    """A long JSONL recording: scanned once (lines counted, nothing decoded), then read a
+    block at a time as the replay asks (goldfive.store.jsonl)."""
+    from goldfive.store.jsonl import JsonlEvents, scan_jsonl
+
+    scan = scan_jsonl(name, run_id)
+    note = ""
+    if run_id is None and len(scan.run_ids) > 1:
+        note = f"{len(scan.run_ids)} runs in {Path(name).name}; showing the last, {scan.run_id} (--run-id picks another)"
+    return Recording(name, "jsonl", scan.run_id, JsonlEvents(scan), scan.skipped, scan.errors, note)
 
 
 def _ms(value: object) -> int:
