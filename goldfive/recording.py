@@ -17,6 +17,7 @@ from google.protobuf.message import DecodeError
 from goldfive.compat import decode_recorded
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.store.naming import match_run
 
 __all__ = ["Recording", "RunChoice", "match_run", "open_recording", "recorded_run_choices"]
 
@@ -111,22 +112,6 @@ def _open_jsonl_streamed(name: str, run_id: str | None) -> Recording:
 def _ms(value: object) -> int:
     """A time column as a number; a damaged row can hold text there (SQLite allows it)."""
     return value if isinstance(value, int) else -1
-
-
-def match_run(ids: list[str], ref: str, where: str) -> str:
-    """The run ``ref`` names among ``ids``: its full id, or a unique prefix of 4+ characters
-    (the rule ``ctl`` and ``resume`` follow)."""
-    if ref in ids:
-        return ref
-    hits = [i for i in ids if i.startswith(ref)] if len(ref) >= 4 else []
-    if len(hits) == 1:
-        return hits[0]
-    if len(hits) > 1:
-        shown = ", ".join(hits[:5]) + (", ..." if len(hits) > 5 else "")
-        raise ReplayError(f"{ref!r} names more than one run in {where!r} ({shown}); give more of the id")
-    known = ", ".join(ids[-5:])
-    short = " (a prefix needs 4+ characters)" if len(ref) < 4 and any(i.startswith(ref) for i in ids) else ""
-    raise ReplayError(f"no run {ref!r} in {where!r}{short}; recorded runs include {known}")
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks.jsonl import decode_line, encode_line
 from goldfive.store.history import CHUNK
+from goldfive.store.naming import match_run
 from goldfive.store.sqlite import RunInfo
 
 try:  # advisory locking is POSIX-only
@@ -106,8 +107,6 @@ def _last_run_id(f: "os.PathLike[str] | str") -> str | None:
 def scan_jsonl(path: str | os.PathLike[str], run_id: str | None = None, *, block: int = BLOCK) -> JsonlScan:
     """Scan ``path`` for ``run_id`` (a full id or a unique prefix; None: the last run in the
     file). ReplayError when the file cannot be read or the run is not in it."""
-    from goldfive.recording import match_run
-
     name = os.fspath(path)
     try:
         candidate = _last_run_id(path)
@@ -373,8 +372,6 @@ class JsonlLog:
         return sorted(infos, key=lambda r: (r.first_emitted_at_ms, r.run_id))
 
     async def resolve(self, ref: str) -> str:
-        from goldfive.recording import match_run
-
         return match_run([r.run_id for r in await self.runs()], ref, self.path)
 
     async def close(self) -> None:

@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 
 from goldfive.errors import DuplicateEventError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.recording import match_run
+from goldfive.store.naming import match_run
 from goldfive.sinks.sqlite import RunInfo, SQLitePersistenceSink, list_runs
 from goldfive.store.history import CHUNK, RunHistory
 

@@ -240,7 +240,7 @@ class PostgresStore:
 
     async def resolve(self, ref: str) -> str:
         """The run ``ref`` names: its full id or a unique prefix of 4+ characters."""
-        from goldfive.recording import match_run
+        from goldfive.store.naming import match_run
 
         async with self._pool.connection() as conn:
             cur = await conn.execute(
