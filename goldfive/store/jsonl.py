@@ -126,35 +126,39 @@ def scan_jsonl(path: str | os.PathLike[str], run_id: str | None = None, *, block
     line_no = 0
     try:
         with open(path, "rb") as f:
-            pos, rest = 0, b""
+            pos, size = 0, block
             while True:
-                data = f.read(block)
-                if not data and not rest:
+                # read from a line start; counted up to the last newline (bytes.count's end
+                # argument, no copy), the partial line after it read again by the next block
+                f.seek(pos)
+                data = f.read(size)
+                if not data:
                     break
-                chunk = rest + data
-                if data:
-                    cut = chunk.rfind(b"\n") + 1
-                    if cut == 0:
-                        rest = chunk
-                        continue
-                    chunk, rest = chunk[:cut], chunk[cut:]
-                else:
-                    rest = b""  # the last line has no newline: a torn line, read as one
-                n = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+                end = data.rfind(b"\n") + 1
+                if len(data) < size:
+                    end = len(data)  # the file's end: a last line without a newline is a torn line
+                elif end == 0:
+                    size *= 2  # one line longer than a block
+                    continue
+                size = block
+                ends_line = data[end - 1] == 0x0A
+                n = data.count(b"\n", 0, end) + (0 if ends_line else 1)
+                first = data.startswith(own_line)
                 uniform = candidate != "" and (
-                    chunk.count(b"\n" + own_line) + chunk.startswith(own_line) == n
+                    data.count(b"\n" + own_line, 0, end) + first == n
                     or (
-                        chunk.count(_RUN_KEY) == chunk.count(key) >= n
-                        and chunk.count(b'\n{"') + chunk.startswith(b'{"') == n
+                        data.count(_RUN_KEY, 0, end) == data.count(key, 0, end) >= n
+                        and data.count(b'\n{"', 0, end) + data.startswith(b'{"') == n
                     )
                 )
                 if uniform:
-                    blocks.append((pos, len(chunk), True, n))
+                    blocks.append((pos, end, True, n))
                     seen.setdefault(candidate, None)
                 else:
+                    chunk = data if end == len(data) else data[:end]
                     entries: list[tuple[int, str | None]] = []
                     offset = 0
-                    torn = not chunk.endswith(b"\n")
+                    torn = not ends_line
                     raws = chunk.split(b"\n")
                     if not torn:
                         raws.pop()
@@ -172,7 +176,7 @@ def scan_jsonl(path: str | os.PathLike[str], run_id: str | None = None, *, block
                     mixed[pos] = entries
                     blocks.append((pos, len(chunk), False, n))
                 line_no += n
-                pos += len(chunk)
+                pos += end
     except OSError as exc:
         raise ReplayError(f"cannot read JSONL recording {name!r}: {exc.strerror or exc}") from exc
     ids = list(seen)

@@ -96,3 +96,12 @@ def test_open_recording_streams_a_jsonl_file_over_the_threshold(tmp_path: Path, 
     assert "2 runs in long.jsonl; showing the last, bbbb-second" in rec.note
     assert wire(list(rec.events)) == wire(list(whole.events))
     assert wire(list(open_recording(path, "aaaa").events)) == wire(a)
+
+
+def test_a_line_longer_than_a_block_is_read_whole(tmp_path: Path) -> None:
+    events = run("run-long", 30)
+    events[10].task_progress.detail = "x" * (5 * BLOCK)
+    path = write(tmp_path / "long-line.jsonl", [encode_line(e) for e in events])
+    got = streamed(path)
+    assert len(got) == 30 and got.damaged == 0
+    assert wire(list(got)) == wire(events)
