@@ -283,6 +283,8 @@ class JsonlLog:
         self._index: dict[str, dict[int, tuple[int, int]]] | None = None
         self._info: dict[str, list[int]] = {}  # run id -> [count, first_ms, last_ms, last_seq]
         self._end = 0
+        #: Lines that are not events (numbered from 1), found when the file was read.
+        self._bad_lines: list[int] = []
 
     def _load(self) -> dict[str, dict[int, tuple[int, int]]]:
         if self._index is not None:
@@ -293,14 +295,14 @@ class JsonlLog:
             return index
         with open(self.path, "rb") as f:
             offset = 0
-            for raw in f:
+            for number, raw in enumerate(f, 1):
                 line = raw.rstrip(b"\n")
                 if line.strip():
                     try:
                         ev = decode_line(line)
                     except (ValueError, json_format.ParseError, RecursionError):
-                        ev = None
-                    if ev is not None:
+                        self._bad_lines.append(number)
+                    else:
                         self._note(ev, offset, len(line))
                 offset += len(raw)
             self._end = offset
@@ -378,6 +380,16 @@ class JsonlLog:
     async def resolve(self, ref: str) -> str:
         return match_run([r.run_id for r in await self.runs()], ref, self.path)
 
+    async def check(self) -> str | None:
+        """The lines of the file that are not events (a torn last line, a corrupt one)."""
+        await asyncio.to_thread(self._load)
+        bad = self._bad_lines
+        if not bad:
+            return None
+        shown = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
+        return f"{len(bad)} line{'s' if len(bad) != 1 else ''} of {self.path} {'are' if len(bad) != 1 else 'is'} not an event (line {shown})"
+
     async def close(self) -> None:
         self._index = None
         self._info = {}
+        self._bad_lines = []

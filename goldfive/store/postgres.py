@@ -252,6 +252,11 @@ class PostgresStore:
             raise ReplayError(f"no run {ref!r} in the fleet's database")
         return match_run(ids, ref, "the fleet's database")
 
+    async def check(self) -> str | None:
+        """None: PostgreSQL checks its own pages (and refuses a database whose schema is newer
+        than this goldfive's when the store opens); the EventLog protocol's ``check``."""
+        return None
+
     async def last_sequence(self, run_id: str) -> int:
         async with self._pool.connection() as conn:
             row = await (await conn.execute("SELECT max(sequence) FROM goldfive_events WHERE run_id = %s", (run_id,))).fetchone()

@@ -18,6 +18,7 @@ from goldfive.store.log import EventLog, SqliteLog
 from goldfive.store.postgres import PostgresStore
 from goldfive.types import Session
 from tests.pg_server import PgServer
+from tests.test_store_damage import spoil_page
 
 
 @pytest.fixture(params=["sqlite", "postgres", "jsonl"])
@@ -108,5 +109,27 @@ async def test_what_a_log_stored_is_read_by_a_new_log_on_the_same_store(log: Eve
         assert [r.run_id for r in await again.runs()] == [events[0].run_id]
         assert [e.SerializeToString() for e in await _history(again, events[0].run_id)] == [e.SerializeToString() for e in events]
         assert await again.append(events[:3]) == 0
+    finally:
+        await again.close()
+
+
+async def test_a_store_finds_nothing_wrong_with_itself_until_it_is_damaged(log: EventLog) -> None:
+    await log.append(_run("run-check-" + uuid.uuid4().hex[:6], 400, 4_000))
+    assert await log.check() is None
+    if isinstance(log, JsonlLog):
+        with open(log.path, "ab") as f:
+            f.write(b'{"eventId": "torn')  # a crash mid-write
+        again: EventLog = JsonlLog(log.path)
+    elif isinstance(log, SqliteLog):
+        await log.close()
+        spoil_page(Path(log.path), 3)  # a torn write of one b-tree page
+        again = SqliteLog(log.path)
+    else:
+        pytest.skip("PostgreSQL checks its own pages; a test cannot damage them from here")
+    try:
+        problem = await again.check()
+        assert problem is not None and problem.strip()
+        if isinstance(again, JsonlLog):
+            assert problem == f"1 line of {log.path} is not an event (line 401)"
     finally:
         await again.close()
