@@ -17,10 +17,13 @@ from google.protobuf.message import DecodeError
 from goldfive.compat import decode_recorded
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.store.naming import match_run
 
 __all__ = ["Recording", "RunChoice", "match_run", "open_recording", "recorded_run_choices"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+#: A JSONL recording larger than this is read on demand (goldfive.store.jsonl), not whole.
+STREAM_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,8 @@ def detect_format(path: str | os.PathLike[str]) -> str:
 
 
 def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> Recording:
-    """Open a recording: a JSONL file is read whole; a SQLite one is read on demand.
+    """Open a recording: a SQLite one, or a JSONL one over ``STREAM_BYTES``, is read on
+    demand; a shorter JSONL file is read whole.
     Missing file, unknown run id, empty SQLite -> ReplayError."""
     from goldfive.sinks import list_runs, replay_from_jsonl
     from goldfive.store.events import StoredEvents
@@ -73,6 +77,8 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
             found_id = match_run([r.run_id for r in runs], run_id, name)
             chosen = next(r for r in runs if r.run_id == found_id)
         return Recording(name, "sqlite", chosen.run_id, StoredEvents(RunHistory(p, chosen.run_id)), note=note)
+    if p.stat().st_size > STREAM_BYTES:
+        return _open_jsonl_streamed(name, run_id)
     result = replay_from_jsonl(p)
     events = result.events
     found = run_id or (events[0].run_id if events else "")
@@ -91,25 +97,21 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
     return Recording(name, "jsonl", found, events, result.skipped, result.errors, note)
 
 
+def _open_jsonl_streamed(name: str, run_id: str | None) -> Recording:
+    """A long JSONL recording: scanned once (lines counted, nothing decoded), then read a
+    block at a time as the replay asks (goldfive.store.jsonl)."""
+    from goldfive.store.jsonl import JsonlEvents, scan_jsonl
+
+    scan = scan_jsonl(name, run_id)
+    note = ""
+    if run_id is None and len(scan.run_ids) > 1:
+        note = f"{len(scan.run_ids)} runs in {Path(name).name}; showing the last, {scan.run_id} (--run-id picks another)"
+    return Recording(name, "jsonl", scan.run_id, JsonlEvents(scan), scan.skipped, scan.errors, note)
+
+
 def _ms(value: object) -> int:
     """A time column as a number; a damaged row can hold text there (SQLite allows it)."""
     return value if isinstance(value, int) else -1
-
-
-def match_run(ids: list[str], ref: str, where: str) -> str:
-    """The run ``ref`` names among ``ids``: its full id, or a unique prefix of 4+ characters
-    (the rule ``ctl`` and ``resume`` follow)."""
-    if ref in ids:
-        return ref
-    hits = [i for i in ids if i.startswith(ref)] if len(ref) >= 4 else []
-    if len(hits) == 1:
-        return hits[0]
-    if len(hits) > 1:
-        shown = ", ".join(hits[:5]) + (", ..." if len(hits) > 5 else "")
-        raise ReplayError(f"{ref!r} names more than one run in {where!r} ({shown}); give more of the id")
-    known = ", ".join(ids[-5:])
-    short = " (a prefix needs 4+ characters)" if len(ref) < 4 and any(i.startswith(ref) for i in ids) else ""
-    raise ReplayError(f"no run {ref!r} in {where!r}{short}; recorded runs include {known}")
 
 
 @dataclass(frozen=True)
@@ -147,10 +149,10 @@ def recorded_run_choices(path: str | os.PathLike[str]) -> list[RunChoice]:
 
 def _event_at(conn: sqlite3.Connection, run_id: str, sequence: int) -> Event | None:
     """One stored event, or None when it is missing or damaged (the picker shows less)."""
+    from goldfive.store.sqlite import event_payload_at
+
     try:
-        row = conn.execute("SELECT payload FROM events WHERE run_id = ? AND sequence = ?", (run_id, sequence)).fetchone()
-        if row is None:
-            return None
-        return decode_recorded(bytes(row[0]))
+        payload = event_payload_at(conn, run_id, sequence)
+        return None if payload is None else decode_recorded(payload)
     except (sqlite3.Error, DecodeError, ValueError, TypeError):
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import time
 from typing import TYPE_CHECKING, Sequence, overload
 
 from rich.text import Text
@@ -39,6 +40,10 @@ SCRUB_CELLS = 24
 #: once (its first INDEX_STEP events) and is indexed in the background, INDEX_STEP at a time.
 INDEX_NOW = 50_000
 INDEX_STEP = 20_000
+#: Background indexing folds this many events at a time and gives the loop back after at most
+#: INDEX_SLICE seconds of folding (the first screen, keys and paints are served in between).
+INDEX_BITE = 500
+INDEX_SLICE = 0.02
 #: How much of a long recording is folded before its first screen.
 FIRST_SCREEN = 2_000
 
@@ -172,15 +177,25 @@ class ReplayBar(Static):
 
     def on_mount(self) -> None:
         self._paint()
+        # after the first screen is drawn: a fold of the whole recording started during mount
+        # held every message of the mount up behind it (30 s to a first screen at 1M events)
+        self.call_after_refresh(self._start_indexing)
+
+    def _start_indexing(self) -> None:
         self.run_worker(self._index(), name="index", group="replay", exclusive=True)
 
     async def _index(self) -> None:
-        """Index the rest of a long recording a step at a time (the keys work in between),
-        then go where the person asked (the end, by default) unless they moved meanwhile."""
+        """Index the rest of a long recording in slices of at most INDEX_SLICE seconds (the
+        keys and paints work in between), then go where the person asked (the end, by
+        default) unless they moved meanwhile."""
         replay = self.replay
+        clock = time.perf_counter
         while not replay.timeline.complete:
             await asyncio.sleep(0)
-            replay.timeline.index(INDEX_STEP)
+            until = clock() + INDEX_SLICE
+            folded = replay.timeline.index(INDEX_BITE)  # at least one bite a slice
+            while folded < INDEX_STEP and not replay.timeline.complete and clock() < until:
+                folded += replay.timeline.index(INDEX_BITE)
             self._paint()
         replay.total = replay.timeline.indexed  # what could actually be read
         if not replay.moved:

@@ -132,23 +132,18 @@ def _the_interrupted_run(path: str) -> str:
     import sqlite3
 
     from goldfive.durable.store import ResumeRefused, open_store
+    from goldfive.store.sqlite import unfinished_runs
 
     try:
         conn = open_store(path)
     except ResumeRefused as exc:
         raise _fail(str(exc)) from None
     try:
-        hub_tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hub_runs'").fetchone()
-        not_the_hubs = " WHERE run_id NOT IN (SELECT run_id FROM hub_runs)" if hub_tables else ""
-        rows = conn.execute(
-            f"SELECT run_id FROM events{not_the_hubs} GROUP BY run_id"
-            " HAVING SUM(kind IN ('run_completed', 'run_aborted')) = 0 ORDER BY MAX(emitted_at_ms)"
-        ).fetchall()
+        ids = unfinished_runs(conn)
     except sqlite3.Error as exc:
         raise _fail(f"{path} is not a goldfive recording: {exc}") from None
     finally:
         conn.close()
-    ids = [r[0] for r in rows]
     if not ids:
         raise _fail(f"no interrupted run in {path}: every recorded run ended")
     if len(ids) > 1:

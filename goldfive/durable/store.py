@@ -13,6 +13,7 @@ from google.protobuf.message import DecodeError
 from goldfive.compat import decode_recorded
 from goldfive.errors import GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
+from goldfive.store.sqlite import run_ids_with_prefix, run_rows
 
 
 class ResumeRefused(GoldfiveError):
@@ -32,7 +33,7 @@ def open_store(path: str | os.PathLike[str]) -> sqlite3.Connection:
 def resolve_run(conn: sqlite3.Connection, ref: str, path: str) -> str:
     """A run id, or a unique prefix of one, recorded in ``conn``."""
     try:
-        ids = [row[0] for row in conn.execute("SELECT DISTINCT run_id FROM events WHERE run_id >= ? AND run_id < ?", (ref, ref + "\uffff"))]
+        ids = run_ids_with_prefix(conn, ref)
     except sqlite3.Error as exc:
         raise ResumeRefused(f"{path} is not a goldfive recording: {exc}") from None
     if ref in ids:
@@ -65,6 +66,6 @@ def read_run(conn: sqlite3.Connection, run_id: str) -> tuple[list[pb.Event], int
 
 def _rows(conn: sqlite3.Connection, run_id: str) -> Iterator[tuple[int, bytes]]:
     try:
-        yield from conn.execute("SELECT sequence, payload FROM events WHERE run_id = ? ORDER BY sequence", (run_id,))
+        yield from run_rows(conn, run_id)
     except sqlite3.DatabaseError as exc:
         raise ResumeRefused(f"the recording cannot be read: {exc}") from None

@@ -32,13 +32,31 @@ try:  # advisory locking is POSIX-only; elsewhere the sink simply does not lock
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["JSONLPersistenceSink", "ReplayResult", "replay_from_jsonl"]
+__all__ = ["JSONLPersistenceSink", "ReplayResult", "decode_line", "encode_line", "replay_from_jsonl"]
 
 _MODES: dict[str, Literal["ab", "wb"]] = {"append": "ab", "write": "wb"}
 
 
 def _parse_event(obj: dict[str, Any]) -> Event:
     return parse_dict(obj, Event)  # json_format.ParseDict's result, faster
+
+
+def encode_line(event: Event) -> str:
+    """One recording line for ``event`` (no newline): what the sink writes."""
+    return message_to_json_line(recorded_dict(message_to_dict(event)))
+
+
+def decode_line(raw: bytes) -> Event:
+    """One recording line read back. A line that is not a goldfive event raises ValueError
+    (JSONDecodeError, UnicodeDecodeError), json_format.ParseError or RecursionError (the
+    decoders recurse per nesting level: '[' * 100000 exhausts the stack)."""
+    obj = json.loads(raw)
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    event = decode_recorded_dict(obj, _parse_event)
+    if event.ByteSize() == 0:  # unknown fields are ignored, so any JSON object parses
+        raise ValueError("not a goldfive event (no event_id, run_id or payload)")
+    return event
 
 
 class JSONLPersistenceSink(BatchingSink[str]):
@@ -72,7 +90,7 @@ class JSONLPersistenceSink(BatchingSink[str]):
         return f"JSONLPersistenceSink({self.path})"
 
     async def emit(self, event: Event) -> None:
-        self._add(message_to_json_line(recorded_dict(message_to_dict(event))))
+        self._add(encode_line(event))
 
     def _can_write(self) -> bool:
         return not self._file.closed
@@ -133,15 +151,8 @@ def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-            if not isinstance(obj, dict):
-                raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-            event = decode_recorded_dict(obj, _parse_event)
-            if event.ByteSize() == 0:  # unknown fields are ignored, so any JSON object parses
-                raise ValueError("not a goldfive event (no event_id, run_id or payload)")
-            events.append(event)
+            events.append(decode_line(raw))
         except (ValueError, json_format.ParseError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
-            # The decoders recurse per nesting level: '[' * 100000 exhausts the stack.
             reason = "nested too deeply to read" if isinstance(exc, RecursionError) else str(exc)
             prefix = "torn last line (no newline)" if index == torn_index else "corrupt line"
             errors.append(f"line {index + 1}: {prefix}: {reason}")

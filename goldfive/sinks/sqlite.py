@@ -24,10 +24,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain
 from operator import itemgetter
 
@@ -39,37 +37,19 @@ from goldfive.durable.store import ResumeRefused
 from goldfive.errors import DuplicateEventError, RecordingConflictError, ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks._batching import MAX_PENDING, BatchingSink
+from goldfive.store.sqlite import RunInfo, Statements, check_table, create_table, list_runs_in, run_rows
 
 __all__ = ["DURABILITY", "RunInfo", "SQLitePersistenceSink", "list_runs", "replay_from_sqlite"]
 
 DURABILITY = ("batched", "normal", "full")
 
 log = logging.getLogger("goldfive.sinks")
-_TABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 _Row = tuple[str, int, str, str, int, bytes]
 _WRITER_CACHE_KB = 32 * 1024
-_ROWS_PER_INSERT = 250
 #: How many refused (run_id, sequence) keys an error names; the rest are counted.
 _KEYS_NAMED = 5
 
 _row_key = itemgetter(0, 1)  # (run_id, sequence)
-
-
-def _check_table(table: str) -> str:
-    if not isinstance(table, str) or not _TABLE_RE.match(table):
-        raise ValueError(f"invalid SQLite table name {table!r}: must match {_TABLE_RE.pattern}")
-    return table
-
-
-@dataclass(frozen=True, slots=True)
-class RunInfo:
-    """One recorded run: how many events, their emitted_at range and the last sequence."""
-
-    run_id: str
-    event_count: int
-    first_emitted_at_ms: int
-    last_emitted_at_ms: int
-    last_sequence: int
 
 
 class SQLitePersistenceSink(BatchingSink[_Row]):
@@ -99,7 +79,7 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
         self._fenced: dict[str, str] = {}
         #: Events of fenced runs not written.
         self.fenced = 0
-        self.table = _check_table(table)
+        self.table = check_table(table)
         super().__init__(flush_interval=flush_interval, batch_size=batch_size, max_pending=max_pending)
         self.path = os.fspath(path)
         self.duplicates = 0
@@ -122,22 +102,12 @@ class SQLitePersistenceSink(BatchingSink[_Row]):
                 if writer_thread:
                     # Many runs' rows per commit land on as many B-tree pages: keep them cached.
                     self._conn.execute(f"PRAGMA cache_size=-{_WRITER_CACHE_KB}")
-            self._conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {table} ("
-                "run_id TEXT NOT NULL, sequence INTEGER NOT NULL, event_id TEXT NOT NULL,"
-                " kind TEXT NOT NULL, emitted_at_ms INTEGER NOT NULL, payload BLOB NOT NULL,"
-                " PRIMARY KEY (run_id, sequence)) WITHOUT ROWID"
-            )
+            create_table(self._conn, table)
         except sqlite3.Error as exc:
             self._conn.close()
             raise SinkError(f"cannot use SQLite database {self.path!r}: {exc}") from exc
-        self._insert = f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?)"
-        # Many rows per statement: one sqlite3_step (with the GIL released) inserts them all,
-        # where executemany takes and releases the GIL once per row, which in a writer thread
-        # held the event loop up at every row.
-        limit = self._conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-        self._rows_per_insert = max(1, min(_ROWS_PER_INSERT, limit // 6))
-        self._insert_many = f"INSERT INTO {table} VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * self._rows_per_insert)
+        statements = Statements.of(self._conn, table)
+        self._insert, self._insert_many, self._rows_per_insert = statements.one, statements.many, statements.rows_per_insert
 
     def __str__(self) -> str:
         return f"SQLitePersistenceSink({self.path})"
@@ -399,19 +369,12 @@ def _open_for_read(path: str | os.PathLike[str]) -> sqlite3.Connection:
 
 
 def _list_runs(conn: sqlite3.Connection, table: str) -> list[RunInfo]:
-    rows = conn.execute(
-        f"SELECT run_id, COUNT(*), MIN(emitted_at_ms), MAX(emitted_at_ms), MAX(sequence)"
-        f" FROM {_check_table(table)} GROUP BY run_id ORDER BY MIN(emitted_at_ms), run_id"
-    ).fetchall()
-    return [RunInfo(*row) for row in rows]
+    return list_runs_in(conn, table)
 
 
 def _replay(conn: sqlite3.Connection, table: str, run_id: str) -> list[Event]:
-    rows = conn.execute(
-        f"SELECT sequence, payload FROM {_check_table(table)} WHERE run_id = ? ORDER BY sequence", (run_id,)
-    )
     events: list[Event] = []
-    for sequence, payload in rows:
+    for sequence, payload in run_rows(conn, run_id, table):
         try:
             events.append(decode_recorded(payload))
         except DecodeError as exc:
@@ -421,7 +384,7 @@ def _replay(conn: sqlite3.Connection, table: str, run_id: str) -> list[Event]:
 
 def list_runs(path: str | os.PathLike[str], table: str = "events") -> list[RunInfo]:
     """Every run recorded in ``path``, oldest first. Missing file or table -> ReplayError."""
-    _check_table(table)
+    check_table(table)
     conn = _open_for_read(path)
     try:
         return _list_runs(conn, table)
@@ -433,7 +396,7 @@ def list_runs(path: str | os.PathLike[str], table: str = "events") -> list[RunIn
 
 def replay_from_sqlite(path: str | os.PathLike[str], run_id: str, table: str = "events") -> list[Event]:
     """The events of ``run_id`` in sequence order ([] for an unknown run)."""
-    _check_table(table)
+    check_table(table)
     conn = _open_for_read(path)
     try:
         return _replay(conn, table, run_id)

@@ -4,25 +4,29 @@ A log holds events keyed by (run id, sequence). ``append`` stores a batch and sk
 whose key is stored already (it returns how many it stored); ``events`` streams one run in
 sequence order from after a given sequence; ``runs`` lists what is stored; ``resolve`` turns
 an id or a unique prefix of 4+ characters into a run id (the rule ``ctl``, ``replay`` and
-``resume`` follow) and raises ReplayError naming the problem otherwise.
+``resume`` follow) and raises ReplayError naming the problem otherwise; ``check`` says what
+the store finds wrong with itself, if anything.
 
-Two logs implement it: ``SqliteLog`` (a recording file, the default of ``goldfive run`` and
-a hub) and ``goldfive.store.postgres.PostgresStore`` (several hubs on one database, extra
-``[postgres]``). The store contract test (tests/store/test_store_contract.py) runs the same
-cases against both through this protocol, so a third log only has to pass it.
+Three logs implement it: ``SqliteLog`` (a recording file, the default of ``goldfive run`` and
+a hub), ``goldfive.store.postgres.PostgresStore`` (several hubs on one database, extra
+``[postgres]``) and ``goldfive.store.jsonl.JsonlLog`` (a JSONL recording). The store contract
+test (tests/store/test_store_contract.py) runs the same cases against each through this
+protocol, so another log only has to pass it. ``goldfive.store.recording_sink.RecordingSink``
+records a run into any of them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
 from goldfive.errors import DuplicateEventError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.recording import match_run
+from goldfive.store.naming import match_run
 from goldfive.sinks.sqlite import RunInfo, SQLitePersistenceSink, list_runs
-from goldfive.store.history import CHUNK, RunHistory
+from goldfive.store.history import CHUNK, RunHistory, check_database
 
 __all__ = ["EventLog", "RunInfo", "SqliteLog"]
 
@@ -44,6 +48,11 @@ class EventLog(Protocol):
 
     async def resolve(self, ref: str) -> str:
         """The run ``ref`` names: its full id or a unique prefix of 4+ characters."""
+        ...
+
+    async def check(self) -> str | None:
+        """None when the store finds nothing wrong with itself, else its findings in one line
+        (``serve`` refuses a damaged store rather than write into it)."""
         ...
 
     async def close(self) -> None: ...
@@ -83,6 +92,10 @@ class SqliteLog:
 
     async def resolve(self, ref: str) -> str:
         return match_run([r.run_id for r in await self.runs()], ref, self.path)
+
+    async def check(self) -> str | None:
+        """SQLite's own ``PRAGMA quick_check`` of the file (goldfive.store.history.check_database)."""
+        return await asyncio.to_thread(check_database, self.path)
 
     async def close(self) -> None:
         if self._sink is not None:

@@ -240,7 +240,7 @@ class PostgresStore:
 
     async def resolve(self, ref: str) -> str:
         """The run ``ref`` names: its full id or a unique prefix of 4+ characters."""
-        from goldfive.recording import match_run
+        from goldfive.store.naming import match_run
 
         async with self._pool.connection() as conn:
             cur = await conn.execute(
@@ -251,6 +251,11 @@ class PostgresStore:
         if not ids:
             raise ReplayError(f"no run {ref!r} in the fleet's database")
         return match_run(ids, ref, "the fleet's database")
+
+    async def check(self) -> str | None:
+        """None: PostgreSQL checks its own pages (and refuses a database whose schema is newer
+        than this goldfive's when the store opens); the EventLog protocol's ``check``."""
+        return None
 
     async def last_sequence(self, run_id: str) -> int:
         async with self._pool.connection() as conn:

@@ -1,5 +1,5 @@
-"""The EventLog contract (goldfive.store.log), from SQLite (the default) and PostgreSQL (a real
-server): events keyed by run and sequence, runs listed, history streamed in order, duplicates
+"""The EventLog contract (goldfive.store.log), from SQLite (the default), PostgreSQL (a real
+server) and a JSONL recording (goldfive.store.jsonl.JsonlLog): events keyed by run and sequence, runs listed, history streamed in order, duplicates
 skipped and counted by append, a run named by its id or a unique prefix."""
 
 from __future__ import annotations
@@ -13,17 +13,21 @@ import pytest
 from goldfive import events as E
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.errors import ReplayError
+from goldfive.store.jsonl import JsonlLog
 from goldfive.store.log import EventLog, SqliteLog
 from goldfive.store.postgres import PostgresStore
 from goldfive.types import Session
 from tests.pg_server import PgServer
+from tests.test_store_damage import spoil_page
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "postgres", "jsonl"])
 async def log(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventLog]:
     """Each case runs against every EventLog goldfive has, through the protocol alone."""
     if request.param == "sqlite":
         found: EventLog = SqliteLog(tmp_path / "runs.sqlite")
+    elif request.param == "jsonl":
+        found = JsonlLog(tmp_path / "runs.jsonl")
     else:
         server: PgServer = request.getfixturevalue("pg_server")
         found = await PostgresStore.open(server.dsn)
@@ -89,3 +93,43 @@ async def test_a_run_is_named_by_its_id_or_a_unique_prefix(log: EventLog) -> Non
         await log.resolve("abcd")
     with pytest.raises(ReplayError, match="no run 'zzzz'"):
         await log.resolve("zzzz")
+
+
+async def test_what_a_log_stored_is_read_by_a_new_log_on_the_same_store(log: EventLog, tmp_path: Path) -> None:
+    """Reopened (a new process reading the file or database), the log holds the same runs."""
+    events = _run("run-reopen-" + uuid.uuid4().hex[:6], 12, 3_000)
+    await log.append(events)
+    if isinstance(log, SqliteLog):
+        again: EventLog = SqliteLog(log.path)
+    elif isinstance(log, JsonlLog):
+        again = JsonlLog(log.path)
+    else:
+        pytest.skip("PostgreSQL: one database, which every store of it reads")
+    try:
+        assert [r.run_id for r in await again.runs()] == [events[0].run_id]
+        assert [e.SerializeToString() for e in await _history(again, events[0].run_id)] == [e.SerializeToString() for e in events]
+        assert await again.append(events[:3]) == 0
+    finally:
+        await again.close()
+
+
+async def test_a_store_finds_nothing_wrong_with_itself_until_it_is_damaged(log: EventLog) -> None:
+    await log.append(_run("run-check-" + uuid.uuid4().hex[:6], 400, 4_000))
+    assert await log.check() is None
+    if isinstance(log, JsonlLog):
+        with open(log.path, "ab") as f:
+            f.write(b'{"eventId": "torn')  # a crash mid-write
+        again: EventLog = JsonlLog(log.path)
+    elif isinstance(log, SqliteLog):
+        await log.close()
+        spoil_page(Path(log.path), 3)  # a torn write of one b-tree page
+        again = SqliteLog(log.path)
+    else:
+        pytest.skip("PostgreSQL checks its own pages; a test cannot damage them from here")
+    try:
+        problem = await again.check()
+        assert problem is not None and problem.strip()
+        if isinstance(again, JsonlLog):
+            assert problem == f"1 line of {log.path} is not an event (line 401)"
+    finally:
+        await again.close()

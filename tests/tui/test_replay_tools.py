@@ -168,6 +168,28 @@ async def test_a_long_recording_opens_at_once_and_reaches_the_end_when_indexed(m
         assert screen_of(app).state.events == len(events)
 
 
+async def test_the_first_screen_is_drawn_before_indexing_goes_on_and_indexing_gives_way_in_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long recording's first screen is not held up behind its indexing: the fold starts
+    after the first refresh and gives the loop back every slice (it started in on_mount and
+    folded 20,000 events at a time: 30 s to the first screen of a million events)."""
+    import goldfive_tui.replay as replay
+
+    monkeypatch.setattr(replay, "INDEX_NOW", 100)
+    monkeypatch.setattr(replay, "FIRST_SCREEN", 30)
+    monkeypatch.setattr(replay, "INDEX_BITE", 5)
+    monkeypatch.setattr(replay, "INDEX_SLICE", 0.0)  # one bite a slice
+    events = _long_story(2000)
+    app = replay_app(Recording("long", "jsonl", "r", events))
+    async with app.run_test(size=SIZE) as pilot:
+        assert replay_of(app).timeline.indexed < len(events) // 2, "the first screen waited for the fold"
+        assert "indexing" in bar(app)
+        for _ in range(100):
+            await pilot.pause()
+            if replay_of(app).timeline.complete and replay_of(app).cursor == len(events):
+                break
+        assert replay_of(app).timeline.complete and replay_of(app).cursor == len(events)
+
+
 async def test_moving_while_indexing_is_not_overridden(monkeypatch: pytest.MonkeyPatch) -> None:
     import goldfive_tui.replay as replay
 

@@ -1,0 +1,125 @@
+"""The SQL of a SQLite recording's ``events`` table, in one place.
+
+Every statement that reads or writes the events table of a SQLite recording is here (or in the
+other modules of ``goldfive.store``): the sink that writes it (``SQLitePersistenceSink``), the
+replay picker, ``resume`` and the ``EventLog`` (``goldfive.store.log.SqliteLog``) call these
+functions, so the table's layout is known to the store alone (a test scans the package for SQL
+on the table anywhere else).
+
+The table: ``(run_id TEXT, sequence INTEGER, event_id TEXT, kind TEXT, emitted_at_ms INTEGER,
+payload BLOB)``, keyed by ``(run_id, sequence)``, ``WITHOUT ROWID``; ``payload`` is the event's
+recorded bytes (``goldfive.compat.recorded_bytes``).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = [
+    "RunInfo",
+    "Statements",
+    "check_table",
+    "create_table",
+    "event_payload_at",
+    "list_runs_in",
+    "run_ids_with_prefix",
+    "run_rows",
+    "unfinished_runs",
+]
+
+_TABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+_ROWS_PER_INSERT = 250
+
+
+def check_table(table: str) -> str:
+    """``table`` when it is a plain SQL name (it is put into statements), else ValueError."""
+    if not isinstance(table, str) or not _TABLE_RE.match(table):
+        raise ValueError(f"invalid SQLite table name {table!r}: must match {_TABLE_RE.pattern}")
+    return table
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """One recorded run: how many events, their emitted_at range and the last sequence."""
+
+    run_id: str
+    event_count: int
+    first_emitted_at_ms: int
+    last_emitted_at_ms: int
+    last_sequence: int
+
+
+def create_table(conn: sqlite3.Connection, table: str = "events") -> None:
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {check_table(table)} ("
+        "run_id TEXT NOT NULL, sequence INTEGER NOT NULL, event_id TEXT NOT NULL,"
+        " kind TEXT NOT NULL, emitted_at_ms INTEGER NOT NULL, payload BLOB NOT NULL,"
+        " PRIMARY KEY (run_id, sequence)) WITHOUT ROWID"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """The insert statements of a writer: one row, and ``rows_per_insert`` rows at once (one
+    sqlite3_step, with the GIL released, inserts them all, where executemany takes and
+    releases the GIL once per row)."""
+
+    one: str
+    many: str
+    rows_per_insert: int
+
+    @classmethod
+    def of(cls, conn: sqlite3.Connection, table: str = "events") -> Statements:
+        check_table(table)
+        limit = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        n = max(1, min(_ROWS_PER_INSERT, limit // 6))
+        one = f"INSERT INTO {table} VALUES (?, ?, ?, ?, ?, ?)"
+        return cls(one, f"INSERT INTO {table} VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * n), n)
+
+
+def list_runs_in(conn: sqlite3.Connection, table: str = "events") -> list[RunInfo]:
+    """Every run in ``table``, oldest first (sqlite3.Error as SQLite raises it)."""
+    rows = conn.execute(
+        f"SELECT run_id, COUNT(*), MIN(emitted_at_ms), MAX(emitted_at_ms), MAX(sequence)"
+        f" FROM {check_table(table)} GROUP BY run_id ORDER BY MIN(emitted_at_ms), run_id"
+    ).fetchall()
+    return [RunInfo(*row) for row in rows]
+
+
+def run_rows(conn: sqlite3.Connection, run_id: str, table: str = "events") -> Iterator[tuple[int, bytes]]:
+    """The run's (sequence, payload) rows in sequence order, as SQLite reads them."""
+    yield from conn.execute(f"SELECT sequence, payload FROM {check_table(table)} WHERE run_id = ? ORDER BY sequence", (run_id,))
+
+
+def event_payload_at(conn: sqlite3.Connection, run_id: str, sequence: int, table: str = "events") -> bytes | None:
+    """One stored event's payload, or None when there is no such row."""
+    row = conn.execute(
+        f"SELECT payload FROM {check_table(table)} WHERE run_id = ? AND sequence = ?", (run_id, sequence)
+    ).fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def run_ids_with_prefix(conn: sqlite3.Connection, ref: str, table: str = "events") -> list[str]:
+    """The stored run ids that start with ``ref`` (``ref`` itself included)."""
+    return [
+        row[0]
+        for row in conn.execute(
+            f"SELECT DISTINCT run_id FROM {check_table(table)} WHERE run_id >= ? AND run_id < ?", (ref, ref + "\uffff")
+        )
+    ]
+
+
+def unfinished_runs(conn: sqlite3.Connection, table: str = "events") -> list[str]:
+    """The runs with no terminal event (RunCompleted or RunAborted), oldest last event first,
+    leaving out a hub's runs (those a ``hub_runs`` table names: another process ran them)."""
+    check_table(table)
+    hub_tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hub_runs'").fetchone()
+    not_the_hubs = " WHERE run_id NOT IN (SELECT run_id FROM hub_runs)" if hub_tables else ""
+    rows = conn.execute(
+        f"SELECT run_id FROM {table}{not_the_hubs} GROUP BY run_id"
+        " HAVING SUM(kind IN ('run_completed', 'run_aborted')) = 0 ORDER BY MAX(emitted_at_ms)"
+    ).fetchall()
+    return [str(r[0]) for r in rows]
