@@ -370,3 +370,57 @@ async def test_a_question_in_the_queue_is_answered_by_picking_or_typing() -> Non
         await pilot.pause()
         await pilot.pause()
         assert runs.answers[-1] == {"text": "later"}
+
+
+async def test_e_in_the_queue_edits_the_call_then_approves_it_as_edited() -> None:
+    """As on a run's screen: e opens the call's arguments (an unread item opens first), a
+    wrong edit stays in the editor with the reason, ctrl+s sends APPROVE with the edit."""
+    import json
+
+    from textual.widgets import TextArea
+
+    runs = make_runs("approval")
+    app = make_hub(runs=runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("e")  # unread: its detail opens instead, and says e is there
+        await pilot.pause()
+        assert isinstance(app.screen, WaitingDetail) and "e edit, then approve" in screen_text(app)
+        await pilot.press("e")
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        args = json.loads(area.text)
+        assert isinstance(args["slides"], int) and runs.decisions == []
+        area.text = '{"slides": "six"'
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "not JSON" in screen_text(app) and runs.decisions == []  # nothing sent, nothing lost
+        area.text = json.dumps({**args, "slides": args["slides"] + 1})
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.pause()
+        [(item, approve, _)] = runs.decisions
+        [msg] = runs.messages
+        assert item.tool_name == "publish_deck" and approve and str(msg.kind) == "APPROVE"
+        assert msg.payload["arguments"] == {**args, "slides": args["slides"] + 1} and msg.payload["client"] == "tui"
+
+
+async def test_e_in_the_queue_on_a_question_says_it_has_no_arguments() -> None:
+    from goldfive import events as E
+    from tests.tui.scenario import T0_MS, DemoScript
+
+    runs = make_runs("running")
+    app = make_hub(runs=runs)
+    script = DemoScript(run_id=IDS["running"])
+    script.clock.advance(hub_of(app).wall_ms() - 3_000 - T0_MS)
+    runs.release(IDS["running"], [script._at(0, E.approval_requested, target_id="q-1", kind="question", prompt="Which region?", task_id="publish")])
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await ready(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        assert "A question has no arguments to edit" in screen_text(app) and isinstance(app.screen, WaitingScreen)
+        assert runs.decisions == []

@@ -190,5 +190,7 @@ class RemoteRuns:
         ca, cert, key = self._tls
         return GrpcRunSource(self.addr, run_id, token=self._token, tls_ca=ca, tls_client_cert=cert, tls_client_key=key)
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
-        return await self._open_client().send_control(item.run_id, decision(item, approve, reason, answer))
+    async def decide(
+        self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> ControlAck:
+        return await self._open_client().send_control(item.run_id, decision(item, approve, reason, answer, arguments))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Callable, ClassVar, Literal
+from typing import Any, Callable, ClassVar, Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -256,14 +256,18 @@ class RunsScreen(Screen[None]):
             self.app.push_screen(WaitingScreen(self.snapshot, self.wall_ms(), self))
 
     # -- decisions from the queue -----------------------------------------------------------------
-    def decide(self, items: list[WaitingItem], approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> None:
-        self.run_worker(self._decide(items, approve, reason, answer), group="hub-decide")
+    def decide(
+        self, items: list[WaitingItem], approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> None:
+        self.run_worker(self._decide(items, approve, reason, answer, arguments), group="hub-decide")
 
-    async def _decide(self, items: list[WaitingItem], approve: bool, reason: str, answer: dict[str, str] | None = None) -> None:
+    async def _decide(
+        self, items: list[WaitingItem], approve: bool, reason: str, answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> None:
         done, refused = 0, []
         for item in items:
             try:
-                ack = await self.runs.decide(item, approve, reason, answer)
+                ack = await self.runs.decide(item, approve, reason, answer, arguments)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # isolation boundary: one failed delivery does not stop the batch
@@ -273,7 +277,7 @@ class RunsScreen(Screen[None]):
                 done += 1
             else:
                 refused.append(f"{item.what} ({item.run_id[:8]}): {ack.detail or ack.result}")
-        verb = "answered" if answer is not None else "approved" if approve else "rejected"
+        verb = "answered" if answer is not None else "approved with edited arguments" if arguments is not None else "approved" if approve else "rejected"
         if done:
             self.notify(f"{verb} {done} item{'s' if done != 1 else ''}", timeout=4)
         if refused:
