@@ -129,7 +129,13 @@ async def test_r_lists_the_runs_rules_and_d_removes_the_selected_one() -> None:
         await _until(pilot, lambda: "R2    run" in screen_text(rig.app))
         text = screen_text(rig.app)
         assert "R1    run      publish_deck: slides in [1, 10]  (made by ann)" in text and "R2    run      lint: always" in text
-        await pilot.press("down", "d")  # the second rule
+        await pilot.press("down", "d")  # the second rule: asks first
+        await pilot.pause()
+        assert "Remove rule R2 (lint: always, run)?" in screen_text(rig.app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert [a["op"] for a in asked] == ["list"] and "R2    run" in screen_text(rig.app)
+        await pilot.press("d", "y")
         await _until(pilot, lambda: len(asked) == 3 and "R2    run" not in screen_text(rig.app))
         assert [a["op"] for a in asked] == ["list", "remove", "list"] and asked[1]["rule_id"] == "R2"
         assert asked[1]["client"] == "tui" and [r.id for r in book.rules()] == ["R1"]

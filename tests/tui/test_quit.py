@@ -186,3 +186,27 @@ async def test_a_kept_run_rejects_an_undecided_approval_after_the_chosen_time() 
     (entry,) = ledger_of(source.sink.events)
     assert (entry.outcome, entry.author, entry.client) == ("REJECTED", os_user(), "tui")
     assert "after the TUI closed" in entry.reason
+
+
+async def test_ctrl_c_opens_the_quit_dialog_as_q_does() -> None:
+    rig = make_rig(owns_run=True)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert isinstance(rig.app.screen, QuitScreen)
+        await pilot.press("ctrl+c")  # again: the dialog stays, once
+        await pilot.pause()
+        assert isinstance(rig.app.screen, QuitScreen) and len(rig.app.screen_stack) == 2
+        await pilot.press("enter")
+        await pilot.pause()
+        assert rig.app.is_running and rig.source.sent == []
+
+
+async def test_ctrl_c_quits_a_view_with_no_run_of_this_process() -> None:
+    rig = make_rig(owns_run=False)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert not rig.app.is_running

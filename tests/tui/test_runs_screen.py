@@ -165,7 +165,13 @@ async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opene
         await pilot.press("G", "enter", "escape")
         await pilot.pause()
         assert queue.read == {queue.items[0].key, queue.items[2].key}
-        await pilot.press("A")
+        await pilot.press("A")  # asks first, naming what it approves; n approves nothing
+        await pilot.pause()
+        assert "Approve the 1 item you read? send_mail (d4dd0004)" in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert runs.decisions == [] and app.screen is queue
+        await pilot.press("A", "y")
         await pilot.pause()
         await pilot.pause()
         assert [(item.tool_name, approve) for item, approve, _ in runs.decisions] == [("send_mail", True)]

@@ -23,6 +23,7 @@ from goldfive.control import AckResult, ControlAck
 from goldfive.view import ApprovalView
 
 from ..widgets.submit_area import SubmitArea
+from .dialogs import ConfirmScreen
 from .detail import pretty_json
 
 
@@ -246,7 +247,7 @@ class RulesScreen(ModalScreen[None]):
             yield Label("Approval rules", classes="dialog-title")
             yield OptionList(id="rules-list")
             yield Label("", id="rules-note", classes="dialog-error")
-            yield Label("d remove the selected rule · r reload · Esc close", classes="dialog-hint")
+            yield Label("d remove the selected rule (asks first) · r reload · Esc close", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
@@ -285,7 +286,15 @@ class RulesScreen(ModalScreen[None]):
             self._note("no rule selected")
             return
         rule_id = options.get_option_at_index(index).id or ""
-        self.run_worker(self._remove(rule_id), group="rules")
+        rule = next((r for r in self.rules if r.id == rule_id), None)
+        what = f"{rule_id} ({rule.describe()}, {rule.scope})" if rule is not None else rule_id
+        machine = " It is saved for this machine: every run here asks again." if rule is not None and rule.scope == "machine" else ""
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._remove(rule_id), group="rules")
+
+        self.app.push_screen(ConfirmScreen(f"Remove rule {what}? Calls like it are asked again from the next one.{machine}", yes="Remove"), confirmed)
 
     async def _remove(self, rule_id: str) -> None:
         ack = await self._ask({"op": "remove", "rule_id": rule_id})

@@ -232,7 +232,18 @@ class WaitingScreen(Screen[None]):
         if not items:
             self.notify("Open (Enter) and read the items first: A approves only those.", severity="warning")
             return
-        self.hub.decide(items, True)
+        from .dialogs import ConfirmScreen
+
+        n = len(items)
+        names = ", ".join(f"{w.what} ({w.run_id[:8]})" for w in items[:3]) + (f" and {n - 3} more" if n > 3 else "")
+        question = f"Approve the {n} item{'' if n == 1 else 's'} you read? {names}"
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                still = {w.key for w in self.eligible()}  # one decided elsewhere meanwhile is left alone
+                self.hub.decide([w for w in items if w.key in still], True)
+
+        self.app.push_screen(ConfirmScreen(question, yes=f"Approve {n}"), confirmed)
 
     def action_jump(self) -> None:
         if item := self.selected:
