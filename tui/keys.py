@@ -14,7 +14,7 @@ from typing import Iterable
 from textual.binding import Binding, BindingType
 
 #: How help shows keys whose Textual names are words.
-KEY_DISPLAY = {"slash": "/", "question_mark": "?", "ctrl+p": "^p", "shift+tab": "shift+tab", "dollar_sign": "$"}
+KEY_DISPLAY = {"right_square_bracket": "]", "left_square_bracket": "[", "slash": "/", "question_mark": "?", "ctrl+p": "^p", "shift+tab": "shift+tab", "dollar_sign": "$"}
 
 KEYS: list[BindingType] = [
     # One label for both directions: a label that followed the state would rebuild the
@@ -70,13 +70,15 @@ OPENER_KEYS: list[BindingType] = [
 REPLAY_KEYS: list[BindingType] = [
     Binding("left,comma", "step(-1)", "Back", key_display="←", priority=True, tooltip="Step back one event (← or ,)", id="replay.back"),
     Binding("right,full_stop", "step(1)", "Forward", key_display="→", priority=True, tooltip="Step forward one event (→ or .)", id="replay.forward"),
-    Binding("space", "play", "Play/pause", key_display="space", priority=True, tooltip="Play the recording at a steady rate; again to pause", id="replay.play"),
+    Binding("space", "play", "Play/pause", key_display="space", priority=True, tooltip="Play the recording in real time (silences over 2 s shortened to 2 s), at the speed shown; again to pause", id="replay.play"),
     Binding("home", "jump(0)", "Start", show=False, priority=True, tooltip="Jump to the start of the recording", id="replay.start"),
     Binding("end", "jump(-1)", "End", show=False, priority=True, tooltip="Jump to the end of the recording", id="replay.end"),
-    Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+", priority=True, tooltip="Play faster (up to 16x)", id="replay.faster"),
+    Binding("right_square_bracket", "mark(1)", "Next mark", key_display="]", show=False, priority=True, tooltip="Jump to the next control, approval, question or failure", id="replay.next"),
+    Binding("left_square_bracket", "mark(-1)", "Previous mark", key_display="[", show=False, priority=True, tooltip="Jump to the previous control, approval, question or failure", id="replay.previous"),
+    Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+", priority=True, tooltip="Play faster (up to 64x)", id="replay.faster"),
     Binding("minus", "speed(-1)", "Slower", key_display="-", priority=True, tooltip="Play slower (down to 0.5x)", id="replay.slower"),
 ]  # fmt: skip
-TRANSPORT_ACTIONS = frozenset({"step", "jump", "play", "speed"})
+TRANSPORT_ACTIONS = frozenset({"step", "jump", "play", "speed", "mark"})
 
 #: Actions that help and the command palette offer; pane moves and Esc are keys only.
 PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "ledger", "inject", "steering", "budget", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")

@@ -272,7 +272,7 @@ class RunScreen(Screen[None]):
         self.app.push_screen(HelpScreen(help_rows(self.offered_bindings(), decide=self.controls), KEY_DISPLAY))
 
     def action_read_only(self, what: str) -> None:
-        view, hint = ("Replay", " (use ← → space + - home end)") if self.replay is not None else ("This view", "")
+        view, hint = ("Replay", " (use ← → space + - [ ] home end)") if self.replay is not None else ("This view", "")
         self.notify(READ_ONLY.format(view=view, what=what, hint=hint), title="read-only", severity="warning")
 
     # -- the transport (a replay) ---------------------------------------------------------------
@@ -287,6 +287,9 @@ class RunScreen(Screen[None]):
 
     def action_speed(self, step: int) -> None:
         self.query_one(ReplayBar).faster(step)
+
+    def action_mark(self, direction: int) -> None:
+        self.query_one(ReplayBar).jump_mark(direction)
 
     # -- the runs screen it came from -----------------------------------------------------------
     def action_next_needing(self) -> None:
