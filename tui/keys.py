@@ -70,6 +70,8 @@ OPENER_KEYS: list[BindingType] = [
 REPLAY_KEYS: list[BindingType] = [
     Binding("left,comma", "step(-1)", "Back", key_display="←", priority=True, tooltip="Step back one event (← or ,)", id="replay.back"),
     Binding("right,full_stop", "step(1)", "Forward", key_display="→", priority=True, tooltip="Step forward one event (→ or .)", id="replay.forward"),
+    # Only on a replay picked from the list of recorded runs.
+    Binding("b", "back_to_picker", "Runs", tooltip="Back to the list of recorded runs, to pick another", id="replay.runs"),
     Binding("space", "play", "Play/pause", key_display="space", priority=True, tooltip="Play the recording in real time (silences over 2 s shortened to 2 s), at the speed shown; again to pause", id="replay.play"),
     Binding("home", "jump(0)", "Start", show=False, priority=True, tooltip="Jump to the start of the recording", id="replay.start"),
     Binding("end", "jump(-1)", "End", show=False, priority=True, tooltip="Jump to the end of the recording", id="replay.end"),
@@ -92,6 +94,8 @@ class Capabilities:
     controls: bool
     replay: bool = False
     opener: bool = False
+    #: A replay picked from the list of recorded runs: b goes back to it.
+    picker: bool = False
 
     def enabled(self, action: str, *, ended: bool = False, typing: bool = False, failed: bool = False, budgeted: bool = False) -> bool:
         """Whether ``action``'s key works now (False: neither shown nor handled). ``ended``:
@@ -105,6 +109,8 @@ class Capabilities:
             return not self.controls
         if action in TRANSPORT_ACTIONS:
             return self.replay and not typing
+        if action == "back_to_picker":
+            return self.replay and self.picker
         if action in ("next_needing", "waiting"):
             return self.opener
         if action == "ack_failure":
@@ -116,7 +122,7 @@ class Capabilities:
         keys only with controls, n and d (with an opener) before help and quit."""
         keys = [b for b in palette_bindings(KEYS) if self.controls or b.action not in CONTROL_ACTIONS]
         if self.replay:
-            keys = [b for b in REPLAY_KEYS if isinstance(b, Binding)] + keys
+            keys = [b for b in REPLAY_KEYS if isinstance(b, Binding) and (self.picker or b.action != "back_to_picker")] + keys
         if self.opener:
             keys = keys[:-2] + [b for b in OPENER_KEYS if isinstance(b, Binding)] + keys[-2:]
         return keys

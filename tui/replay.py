@@ -29,7 +29,7 @@ from .widgets.eventlog import EventLog, _matches
 if TYPE_CHECKING:
     from .run.screen import RunScreen
 
-__all__ = ["Replay", "ReplayBar", "replay_screen", "show_lines"]
+__all__ = ["BACK_TO_PICKER", "Replay", "ReplayBar", "replay_screen", "show_lines"]
 
 #: Play at 1x: None is real time (the recorded spacing of the events); a number is a fixed
 #: rate, events per second (tests drive the ticks themselves).
@@ -323,8 +323,18 @@ class ReplayBar(Static):
             self._paint()
 
 
-def replay_screen(recording: Recording, *, start_at: int | None = None, play_rate: float | None = PLAY_RATE) -> RunScreen:
-    """The run screen on ``recording``: read-only, with the transport."""
+#: What the app returns when the person asks for the list of recorded runs again (b); the
+#: replay command (goldfive.cli.local.BACK_TO_PICKER) shows the list then.
+BACK_TO_PICKER = "back"
+
+
+def replay_screen(recording: Recording, *, start_at: int | None = None, play_rate: float | None = PLAY_RATE, back: bool = False) -> RunScreen:
+    """The run screen on ``recording``: read-only, with the transport; ``back``: it was picked
+    from the list of recorded runs, and b returns to that list."""
+    from dataclasses import replace
+
     from .run.screen import RunScreen
 
-    return RunScreen(replay=Replay(recording, start_at=start_at, play_rate=play_rate), controls=False)
+    screen = RunScreen(replay=Replay(recording, start_at=start_at, play_rate=play_rate), controls=False)
+    screen.can = replace(screen.can, picker=back)
+    return screen

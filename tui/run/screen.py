@@ -291,6 +291,11 @@ class RunScreen(Screen[None]):
     def action_mark(self, direction: int) -> None:
         self.query_one(ReplayBar).jump_mark(direction)
 
+    def action_back_to_picker(self) -> None:
+        from ..replay import BACK_TO_PICKER
+
+        self.app.exit(BACK_TO_PICKER)
+
     # -- the runs screen it came from -----------------------------------------------------------
     def action_next_needing(self) -> None:
         if self.opener is not None:
