@@ -190,6 +190,11 @@ class RemoteRuns:
         ca, cert, key = self._tls
         return GrpcRunSource(self.addr, run_id, token=self._token, tls_ca=ca, tls_client_cert=cert, tls_client_key=key)
 
+    async def start_run(self, agent: str, goal: str = "") -> str:
+        """Host a new run in the hub, as ``ctl start`` does; its id."""
+        run_id: str = await self._open_client().start_run(agent, goal=goal, plan_json="", speed=1.0)
+        return run_id
+
     async def decide(
         self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
     ) -> ControlAck:
