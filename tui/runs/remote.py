@@ -143,7 +143,7 @@ class RemoteRuns:
     def _kept(self, exc: RemoteError) -> Snapshot:
         """The hub did not answer: the last list, marked disconnected (the client reconnects
         by itself, within 2 s of the hub being back; the next poll finds it)."""
-        why = "hub not reachable" if exc.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED") else str(exc)
+        why = exc.in_words(self.addr)
         if self._last is None:
             return Snapshot(problem=f"{why}; retrying", disconnected=True)
         age = max(0, self._clock() - self._last_ms) // 1000
