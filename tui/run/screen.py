@@ -30,7 +30,7 @@ from ..format import LogLine
 from ..keys import KEY_DISPLAY, KEYS, OPENER_KEYS, READ_ONLY_KEYS, REPLAY_KEYS, Capabilities, help_rows
 from ..replay import Replay, ReplayBar, show_lines
 from ..screens.detail import ApprovalScreen, EventScreen
-from ..screens.dialogs import DETACH, DETACH_REJECT
+from ..screens.dialogs import DETACH, DETACH_REJECT, QuitScreen
 from ..screens.approvals import LedgerScreen
 from ..screens.help import HelpScreen
 from ..source import RunSource
@@ -236,13 +236,20 @@ class RunScreen(Screen[None]):
             return
         self._show_detail()
         self._approvals.update_approvals(state, now, self.read_approvals)
-        self._approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
+        # Zoomed (z), the pane fills the screen: its usual height (a row per approval, up to 5)
+        # would leave it 3 rows tall over a hatched screen.
+        zoomed = self.maximized is self._approvals
+        self._approvals.styles.height = "1fr" if zoomed else min(max(len(state.approvals), 1), 5) + 2
         self._steering.update_notes(state.notes)
         self._log.flush()
         stack = self.app.screen_stack
         # An empty stack: the app is closing under this tick (seen in CI under load).
         if stack and isinstance(stack[-1], ApprovalScreen):
             stack[-1].refresh_from(state, now)
+        if stack and isinstance(stack[-1], QuitScreen) and state.finished:
+            # The run ended under the dialog: its choices (cancel it, keep it running) are moot.
+            stack[-1].dismiss(None)
+            self.notify(f"The run ended ({state.finished}) while you were deciding: q quits now, nothing to cancel or keep.", timeout=6)
 
     def _show_detail(self) -> None:
         key = self._plan.selected_key
