@@ -430,3 +430,15 @@ async def test_e_in_the_queue_on_a_question_says_it_has_no_arguments() -> None:
         await pilot.pause()
         assert "A question has no arguments to edit" in screen_text(app) and isinstance(app.screen, WaitingScreen)
         assert runs.decisions == []
+
+
+def test_at_80_columns_the_age_is_whole_and_the_task_has_room() -> None:
+    from goldfive_tui.runs.table import header_text, row_text
+
+    row = RunRow("a1aa0001bbbb", "RUNNING", 2, 5, "polish_and_ship", 1_000, "hosted")
+    text = row_text(row, 1_000 + 908_000, 80).plain  # started 15m08s ago
+    assert text.rstrip().endswith("15m08s") and len(text) <= 80
+    assert "polish_and" in text  # 11 characters of the task, not 5
+    head = header_text(80).plain
+    assert head.rstrip().endswith("AGE") and "ORIGIN" not in head  # origin only from 100 columns
+    assert "ORIGIN" in header_text(120).plain and "hosted" in row_text(row, 909_000, 120).plain
