@@ -85,7 +85,28 @@ class RemoteError(GoldfiveError):
 
     def __init__(self, code: str, message: str) -> None:
         self.code = code
+        self.reason = message
         super().__init__(f"{code}: {message}" if message else code)
+
+    def in_words(self, addr: str) -> str:
+        """One sentence for a person: what went wrong with the server at ``addr`` and what to
+        do, never gRPC's own wording. The one place that turns gRPC errors into words (ctl,
+        the runs screen, attach)."""
+        code, why = self.code, self.reason
+        low = why.lower()
+        if code == "UNAVAILABLE":
+            if any(w in low for w in ("ssl", "tls", "handshake", "certificate")):
+                return f"the TLS handshake with {addr} failed: check --tls-ca (the hub's CA) and whether that server serves TLS"
+            if any(w in low for w in ("failed to connect", "connection refused", "connect failed", "dns", "resolve", "unreachable")):
+                return f"nothing answers at {addr}: is a hub running there (goldfive serve --listen {addr})? Check the address and port"
+            return f"the connection to {addr} was lost: try again once the hub is back"
+        if code == "DEADLINE_EXCEEDED":
+            return f"{addr} did not answer in time: is the address right, and is the hub running and not overloaded?"
+        if code == "UNAUTHENTICATED":
+            if "missing token" in low:
+                return f"{addr} needs a token: give it with --token-file FILE (or --token, or GOLDFIVE_TOKEN)"
+            return f"{addr} refused the token: check --token-file / --token / GOLDFIVE_TOKEN against the hub's tokens"
+        return f"{addr}: {self}"  # the server's own sentence, after its code
 
 
 class ServeConfigError(GoldfiveError, ValueError):

@@ -1,4 +1,4 @@
-"""The console script is goldfive_tui.cli:main: the core's commands with the TUI front-ends plugged in.
+"""The console script is goldfive_tui.entry:main (goldfive_tui.cli:main once imported): the core's commands with the TUI front-ends plugged in.
 The core CLI module itself never imports the TUI."""
 
 import subprocess

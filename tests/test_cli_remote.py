@@ -76,10 +76,12 @@ def test_ctl_json_prints_the_ack_and_options_may_follow_addr(served):
 
 
 def test_ctl_exits_2_with_one_line_when_the_server_is_unreachable():
-    result = CliRunner().invoke(main, ["ctl", f"127.0.0.1:{_free_port()}", "pause", "r1"])
+    addr = f"127.0.0.1:{_free_port()}"
+    result = CliRunner().invoke(main, ["ctl", addr, "pause", "r1"])
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "UNAVAILABLE" in lines[0]
+    assert len(lines) == 1 and f"nothing answers at {addr}: is a hub running there" in lines[0]
+    assert "UNAVAILABLE" not in lines[0] and "failed to connect" not in lines[0]
     assert "Traceback" not in result.output
 
 
@@ -100,8 +102,11 @@ def test_ctl_exits_2_for_a_refused_call(served):
 def test_ctl_wrong_token_exits_2_unauthenticated(tmp_path):
     st = ServerThread(tmp_path / "runs.sqlite", token="s3cret")
     try:
-        assert ctl(st.addr, "--token", "wrong", "runs").exit_code == 2
-        assert "UNAUTHENTICATED" in ctl(st.addr, "runs").output
+        wrong = ctl(st.addr, "--token", "wrong", "runs")
+        assert wrong.exit_code == 2 and f"{st.addr} refused the token" in wrong.output
+        missing = ctl(st.addr, "runs").output
+        assert f"{st.addr} needs a token: give it with --token-file" in missing
+        assert "Bearer" not in missing and "metadata" not in missing and "UNAUTHENTICATED" not in missing
         assert ctl(st.addr, "--token", "s3cret", "status", "r1").exit_code == 0
     finally:
         st.stop()
@@ -241,3 +246,22 @@ def test_ctl_runs_on_an_empty_hub_says_so_on_stderr(tmp_path: Path) -> None:
         assert result.exit_code == 0
         assert result.stdout == ""
         assert f"no runs on {hub.addr}" in result.stderr and "--archived" in result.stderr
+
+
+def test_grpc_errors_are_said_in_plain_words_naming_the_address():
+    from goldfive.errors import RemoteError
+
+    addr = "hub.example:7531"
+    said = {
+        ("UNAVAILABLE", "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.1:7531: Connection refused"): "nothing answers at hub.example:7531",
+        ("UNAVAILABLE", "Socket closed"): "the connection to hub.example:7531 was lost",
+        ("UNAVAILABLE", "failed to connect: Ssl handshake failed: CERTIFICATE_VERIFY_FAILED"): "the TLS handshake with hub.example:7531 failed",
+        ("DEADLINE_EXCEEDED", "Deadline Exceeded"): "hub.example:7531 did not answer in time",
+        ("UNAUTHENTICATED", "missing token: send metadata 'authorization: Bearer <token>'"): "hub.example:7531 needs a token",
+        ("UNAUTHENTICATED", "wrong token"): "hub.example:7531 refused the token",
+    }
+    for (code, message), words in said.items():
+        text = RemoteError(code, message).in_words(addr)
+        assert words in text, text
+        assert code not in text and "Bearer" not in text and "failed to connect to all addresses" not in text
+    assert RemoteError("NOT_FOUND", "unknown run 'x'").in_words(addr) == "hub.example:7531: NOT_FOUND: unknown run 'x'"

@@ -83,7 +83,7 @@ def test_ctl_reads_its_token_from_a_file_before_or_after_the_subcommand(guarded:
     assert _invoke("ctl", "--token-file", good, guarded.addr, "runs").exit_code == 0
     assert _invoke("ctl", guarded.addr, "status", "r1", "--token-file", good).exit_code == 0
     wrong = _invoke("ctl", guarded.addr, "--token-file", _file(tmp_path, "not-the-token", name="wrong"), "runs")
-    assert wrong.exit_code == 2 and "wrong token" in wrong.output
+    assert wrong.exit_code == 2 and "refused the token" in wrong.output
 
 
 def test_ctl_with_an_empty_or_missing_token_file_says_so_in_one_line(guarded: Any, tmp_path: Path) -> None:

@@ -87,7 +87,9 @@ def test_ctl_start_hosts_demo_runs_and_an_agent_run_side_by_side(hub: Hub, tmp_p
     assert "publish_deck" in text and items[0]["target_id"] in text
 
     # ctl runs: what needs a person first, saying why; the completed agent run last.
-    rows = ctl(hub.addr, "runs").output.splitlines()
+    listing = ctl(hub.addr, "runs")
+    rows = listing.stdout.splitlines()  # the header is on stderr: stdout is the rows
+    assert listing.stderr.startswith("RUN  STATE  TASKS")
     assert [r.split()[0] for r in rows][-1] == ids[2]
     assert all("NEEDS YOU approval: publish_deck" in r for r in rows[:2])
     listed = _runs(hub.addr)
@@ -169,8 +171,8 @@ def test_a_runner_token_may_not_list_watch_or_control_runs(secured: Hub) -> None
         result = ctl(secured.addr, "--token", runner, *args)
         assert result.exit_code == 2, (args, result.output)
         assert "PERMISSION_DENIED: token 'runner1' is a runner token: it may only connect a run (Hub.Connect)" in result.output
-    assert "UNAUTHENTICATED: wrong token" in ctl(secured.addr, "--token", "x" * 20, "runs").output
-    assert "UNAUTHENTICATED: missing token" in ctl(secured.addr, "runs").output
+    assert "refused the token" in ctl(secured.addr, "--token", "x" * 20, "runs").output
+    assert "needs a token: give it with --token-file" in ctl(secured.addr, "runs").output
     assert rid in _runs(secured.addr, "--token", _secret(OTHER_OPERATOR))  # either operator may
 
 

@@ -109,7 +109,7 @@ def test_ctl_and_attach_present_a_client_certificate(tmp_path: Path, monkeypatch
     tls = ["--tls-ca", str(server_cert), "--tls-cert", str(cert), "--tls-key", str(key)]
     try:
         runs = CliRunner().invoke(main, ["ctl", st.addr, *tls, "runs"])
-        assert runs.exit_code == 0 and runs.output.startswith("r1"), runs.output
+        assert runs.exit_code == 0 and runs.stdout.startswith("r1"), runs.output
         paused = CliRunner().invoke(main, ["ctl", st.addr, "pause", *tls, "r1"])  # options after the subcommand
         assert paused.exit_code == 0, paused.output
         refused = CliRunner().invoke(main, ["ctl", st.addr, "--tls-ca", str(server_cert), "runs"])

@@ -108,7 +108,7 @@ def test_ctl_prints_a_hostile_runs_text_without_its_escapes(evil_hub: HostileHub
     assert any(w in result.output for w in ("goal", "text", "arg"))  # the text is there, its escapes are not
     assert forbidden_in(result.output) == []
     if not args[-1] == "--json":  # one row per run or item: a newline in a field starts no row
-        rows = result.output.splitlines()
+        rows = result.stdout.splitlines()  # ctl runs: its header line is on stderr
         assert len(rows) == {"runs": 2, "status": 6, "waiting": 1, "tail": 7}[args[0]], rows  # status: with its "needs you" line
 
 

@@ -39,4 +39,4 @@ def test_the_wheel_has_only_goldfive_and_goldfive_tui_at_the_top_and_every_packa
         for test_only in ("class ScriptedSource", "class ScriptedRuns", "class DemoScript", "class PacedDemoSource"):
             assert test_only not in text, f"{test_only} ships in {name}: it belongs in tests/tui"
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "goldfive = goldfive_tui.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "goldfive = goldfive_tui.entry:main" in zipfile.ZipFile(wheel).read(entry).decode()

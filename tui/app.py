@@ -72,3 +72,12 @@ class GoldfiveApp(App[str | None]):
     async def action_quit(self) -> None:
         """q (on every screen) and ctrl+q: the first screen decides."""
         await self.home.confirm_quit()
+
+    def action_help_quit(self) -> None:
+        """ctrl+c (when no text field takes it as copy) does what q does, as in lazygit and k9s:
+        quit, asking first while a run of this process is live; again in that dialog: stay in it."""
+        from .screens.dialogs import QuitScreen
+
+        if isinstance(self.screen, QuitScreen):
+            return
+        self.call_next(self.action_quit)

@@ -37,12 +37,13 @@ def open_run(factory: Any, *, db_path: str | None = None) -> int:
     return run_local_tui(factory, db_path=db_path)
 
 
-def open_replay(recording: Any) -> int:
+def open_replay(recording: Any, *, back: bool = False) -> Any:
+    """The replay; ``back``: it was picked from the list of runs, and b returns
+    BACK_TO_PICKER to show that list again."""
     from .app import GoldfiveApp
     from .replay import replay_screen
 
-    GoldfiveApp(replay_screen(recording)).run()
-    return 0
+    return GoldfiveApp(replay_screen(recording, back=back)).run()
 
 
 def open_attach(

@@ -14,7 +14,7 @@ from typing import Iterable
 from textual.binding import Binding, BindingType
 
 #: How help shows keys whose Textual names are words.
-KEY_DISPLAY = {"slash": "/", "question_mark": "?", "ctrl+p": "^p", "shift+tab": "shift+tab", "dollar_sign": "$"}
+KEY_DISPLAY = {"right_square_bracket": "]", "left_square_bracket": "[", "slash": "/", "question_mark": "?", "ctrl+p": "^p", "shift+tab": "shift+tab", "dollar_sign": "$"}
 
 KEYS: list[BindingType] = [
     # One label for both directions: a label that followed the state would rebuild the
@@ -70,13 +70,17 @@ OPENER_KEYS: list[BindingType] = [
 REPLAY_KEYS: list[BindingType] = [
     Binding("left,comma", "step(-1)", "Back", key_display="←", priority=True, tooltip="Step back one event (← or ,)", id="replay.back"),
     Binding("right,full_stop", "step(1)", "Forward", key_display="→", priority=True, tooltip="Step forward one event (→ or .)", id="replay.forward"),
-    Binding("space", "play", "Play/pause", key_display="space", priority=True, tooltip="Play the recording at a steady rate; again to pause", id="replay.play"),
+    # Only on a replay picked from the list of recorded runs.
+    Binding("b", "back_to_picker", "Runs", tooltip="Back to the list of recorded runs, to pick another", id="replay.runs"),
+    Binding("space", "play", "Play/pause", key_display="space", priority=True, tooltip="Play the recording in real time (silences over 2 s shortened to 2 s), at the speed shown; again to pause", id="replay.play"),
     Binding("home", "jump(0)", "Start", show=False, priority=True, tooltip="Jump to the start of the recording", id="replay.start"),
     Binding("end", "jump(-1)", "End", show=False, priority=True, tooltip="Jump to the end of the recording", id="replay.end"),
-    Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+", priority=True, tooltip="Play faster (up to 16x)", id="replay.faster"),
+    Binding("right_square_bracket", "mark(1)", "Next mark", key_display="]", show=False, priority=True, tooltip="Jump to the next control, approval, question or failure", id="replay.next"),
+    Binding("left_square_bracket", "mark(-1)", "Previous mark", key_display="[", show=False, priority=True, tooltip="Jump to the previous control, approval, question or failure", id="replay.previous"),
+    Binding("plus,equals_sign", "speed(1)", "Faster", key_display="+", priority=True, tooltip="Play faster (up to 64x)", id="replay.faster"),
     Binding("minus", "speed(-1)", "Slower", key_display="-", priority=True, tooltip="Play slower (down to 0.5x)", id="replay.slower"),
 ]  # fmt: skip
-TRANSPORT_ACTIONS = frozenset({"step", "jump", "play", "speed"})
+TRANSPORT_ACTIONS = frozenset({"step", "jump", "play", "speed", "mark"})
 
 #: Actions that help and the command palette offer; pane moves and Esc are keys only.
 PALETTE_ACTIONS = ("pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "ledger", "inject", "steering", "budget", "cancel_run", "filter", "copy", "toggle_maximize", "help", "quit")
@@ -90,6 +94,8 @@ class Capabilities:
     controls: bool
     replay: bool = False
     opener: bool = False
+    #: A replay picked from the list of recorded runs: b goes back to it.
+    picker: bool = False
 
     def enabled(self, action: str, *, ended: bool = False, typing: bool = False, failed: bool = False, budgeted: bool = False) -> bool:
         """Whether ``action``'s key works now (False: neither shown nor handled). ``ended``:
@@ -103,6 +109,8 @@ class Capabilities:
             return not self.controls
         if action in TRANSPORT_ACTIONS:
             return self.replay and not typing
+        if action == "back_to_picker":
+            return self.replay and self.picker
         if action in ("next_needing", "waiting"):
             return self.opener
         if action == "ack_failure":
@@ -114,7 +122,7 @@ class Capabilities:
         keys only with controls, n and d (with an opener) before help and quit."""
         keys = [b for b in palette_bindings(KEYS) if self.controls or b.action not in CONTROL_ACTIONS]
         if self.replay:
-            keys = [b for b in REPLAY_KEYS if isinstance(b, Binding)] + keys
+            keys = [b for b in REPLAY_KEYS if isinstance(b, Binding) and (self.picker or b.action != "back_to_picker")] + keys
         if self.opener:
             keys = keys[:-2] + [b for b in OPENER_KEYS if isinstance(b, Binding)] + keys[-2:]
         return keys

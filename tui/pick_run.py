@@ -1,5 +1,6 @@
-"""The replay run picker: ``goldfive replay FILE`` on a recording of several runs, without
-``--run-id``, lists them (state, goal, start, events) instead of silently taking the latest."""
+"""The replay run picker: ``goldfive replay`` (the runs recorded here) or ``goldfive replay
+FILE`` on a recording of several runs, without ``--run-id``, lists them (state, goal, start,
+events) instead of silently taking the latest; ``/`` filters them by id, state or goal."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import ClassVar, Sequence
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.filter import LineFilter
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from goldfive.recording import RunChoice
 
@@ -27,6 +28,8 @@ class RunPickerApp(App[str | None]):
 
     CSS = """
     #title { height: 1; padding: 0 1; background: $panel; }
+    #filter { display: none; }
+    #filter.-on { display: block; }
     DataTable { height: 1fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -35,6 +38,7 @@ class RunPickerApp(App[str | None]):
         Binding("k", "cursor(-1)", "Up", show=False),
         Binding("g", "edge(0)", "First", show=False),
         Binding("G", "edge(-1)", "Last", show=False),
+        Binding("slash", "filter", "Filter", key_display="/"),
         Binding("escape,q", "quit_picker", "Quit"),
     ]
 
@@ -44,22 +48,51 @@ class RunPickerApp(App[str | None]):
     def __init__(self, path: str, choices: Sequence[RunChoice]) -> None:
         super().__init__()
         self.path = path
+        self.all = list(choices)
+        #: The rows shown (the filter's matches), in the table's order.
         self.choices = list(choices)
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{len(self.choices)} runs in {self.path}: Enter opens one", id="title")
+        yield Static(id="title")
+        yield Input(placeholder="filter: id, state or goal (Enter keeps it, Esc clears)", id="filter")
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns("run", "state", "started", "events", "goal")
+        self._fill("")
+        table.focus()
+
+    def _fill(self, needle: str) -> None:
+        needle = needle.strip().lower()
+        self.choices = [c for c in self.all if not needle or needle in f"{c.run_id} {c.state} {c.goal}".lower()]
+        table = self.query_one(DataTable)
+        table.clear()
         for c in self.choices:
             state = f"[{_STATE_STYLE.get(c.state, 'white')}]{c.state}[/]"
             table.add_row(c.run_id[:12], state, _when(c.started_ms), str(c.events), c.goal or "(no goal recorded)", key=c.run_id)
-        table.focus()
+        shown = f"{len(self.choices)} of {len(self.all)}" if needle else str(len(self.all))
+        empty = " · none match: Esc clears the filter" if needle and not self.choices else ""
+        self.query_one("#title", Static).update(f"{shown} runs in {self.path}: Enter opens one · / filter{empty}")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._fill(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one(DataTable).focus()
+
+    def action_filter(self) -> None:
+        line = self.query_one("#filter", Input)
+        line.add_class("-on")
+        line.focus()
 
     def action_choose(self) -> None:
+        if isinstance(self.focused, Input):
+            self.query_one(DataTable).focus()  # Enter in the filter keeps it and goes to the rows
+            return
         table = self.query_one(DataTable)
         if self.choices:
             self.exit(self.choices[table.cursor_row].run_id)
@@ -72,6 +105,13 @@ class RunPickerApp(App[str | None]):
         self.query_one(DataTable).move_cursor(row=0 if where == 0 else len(self.choices) - 1)
 
     def action_quit_picker(self) -> None:
+        line = self.query_one("#filter", Input)
+        if self.focused is line:  # Esc in the filter clears it (q there is a letter)
+            line.value = ""
+            line.remove_class("-on")
+            self._fill("")
+            self.query_one(DataTable).focus()
+            return
         self.exit(None)
 
 

@@ -30,11 +30,20 @@ from .widgets.eventlog import EventLog, _matches
 if TYPE_CHECKING:
     from .run.screen import RunScreen
 
-__all__ = ["Replay", "ReplayBar", "replay_screen", "show_lines"]
+__all__ = ["BACK_TO_PICKER", "Replay", "ReplayBar", "replay_screen", "show_lines"]
 
-PLAY_RATE = 20.0  # events per second while playing at 1x
+#: Play at 1x: None is real time (the recorded spacing of the events); a number is a fixed
+#: rate, events per second (tests drive the ticks themselves).
+PLAY_RATE: float | None = None
+#: Real time shortens a longer silence to this (a run that waited an hour for a person plays
+#: on after 2 s); help and the bar say so.
+MAX_GAP_MS = 2_000
+#: Events closer together than this (at the speed played) are shown in one step.
+SAME_STEP_S = 0.01
 #: Play speeds, slowest first; ``+`` / ``-`` move along them.
-SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+#: What ``]`` / ``[`` jump between: the controls, the approvals (and questions), the failures.
+MARKS = frozenset({"control_received", "approval_requested", "question_asked", "task_failed", "run_aborted", "recording_failed"})
 SCRUB_CELLS = 24
 #: A recording up to this many events is indexed before the screen opens; a longer one opens at
 #: once (its first INDEX_STEP events) and is indexed in the background, INDEX_STEP at a time.
@@ -108,7 +117,7 @@ class Replay:
     """``recording`` at a cursor: ``state`` is the run after ``cursor`` events. It opens at
     ``start_at`` events applied (default: the end, the final state, once indexed)."""
 
-    def __init__(self, recording: Recording, *, start_at: int | None = None, play_rate: float = PLAY_RATE) -> None:
+    def __init__(self, recording: Recording, *, start_at: int | None = None, play_rate: float | None = PLAY_RATE) -> None:
         self.recording = recording
         self.total = len(recording.events)
         self.timeline = Timeline(recording.events, index_now=self.total <= INDEX_NOW)
@@ -137,6 +146,30 @@ class Replay:
         self.cursor = n
         return True
 
+    def delay_before(self, n: int) -> float:
+        """Seconds to wait, playing, before event ``n`` is applied: its recorded distance from
+        the one before (at most MAX_GAP_MS), divided by the speed; or the fixed rate's step."""
+        if self.play_rate is not None:
+            return 1 / (self.play_rate * self.speed)
+        events = self.timeline.events
+        if n <= 0 or n >= len(events):
+            return 0.0
+        gap = events[n].emitted_at.ToMilliseconds() - events[n - 1].emitted_at.ToMilliseconds()
+        return max(0, min(gap, MAX_GAP_MS)) / 1000 / self.speed
+
+    def mark(self, direction: int) -> int | None:
+        """The cursor just after the next (``direction`` 1) or previous (-1) control, approval,
+        question or failure from here; None when there is none that way."""
+        events, limit = self.timeline.events, min(self.total, self.timeline.indexed)
+        if direction > 0:
+            found = range(self.cursor, limit)
+        else:
+            found = range(min(self.cursor, limit) - 2, -1, -1)
+        for i in found:
+            if events[i].WhichOneof("payload") in MARKS:
+                return i + 1
+        return None
+
     def scrubber(self) -> str:
         """Where the cursor is in the recording: a bar of SCRUB_CELLS cells and a percentage."""
         frac = self.cursor / self.total if self.total else 1.0
@@ -153,7 +186,8 @@ class Replay:
         damaged = getattr(self.recording.events, "damaged", 0)
         if damaged:
             parts.append(f"({damaged} damaged {'event' if damaged == 1 else 'events'} shown empty)")
-        parts.append(f"▶ playing {self.speed:g}x" if playing else f"⏸ paused ({self.speed:g}x)")
+        pace = f"{self.speed:g}x" + ("" if self.play_rate is not None else " real time")
+        parts.append(f"▶ playing {pace}" if playing else f"⏸ paused ({pace})")
         if self.recording.note:
             parts.append(self.recording.note)
         return "  ".join(parts)
@@ -251,19 +285,51 @@ class ReplayBar(Static):
         i = SPEEDS.index(replay.speed) if replay.speed in SPEEDS else SPEEDS.index(1.0)
         replay.speed = SPEEDS[max(0, min(len(SPEEDS) - 1, i + step))]
         if self._player is not None:
-            self._player.stop()
             self._start_player()
         else:
             self._paint()
 
     def _start_player(self) -> None:
-        self._player = self.set_interval(1 / (self.replay.play_rate * self.replay.speed), self._tick)
+        self._schedule()
         self._paint()
 
+    def _schedule(self) -> None:
+        """The next tick, after the wait before the next event (real time: its recorded gap)."""
+        if self._player is not None:
+            self._player.stop()
+        self._player = self.set_timer(self.replay.delay_before(self.replay.cursor), self._tick)
+
     def _tick(self) -> None:
-        self._move(self.replay.cursor + 1)
-        if self.replay.cursor >= min(self.replay.total, self.replay.timeline.indexed):
+        replay = self.replay
+        end = min(replay.total, replay.timeline.indexed)
+        n = replay.cursor + 1
+        # Events recorded together are shown together (real time: a burst is one step).
+        while n < end and n - replay.cursor < 500 and replay.play_rate is None and replay.delay_before(n) < SAME_STEP_S:
+            n += 1
+        moved = False
+        while replay.cursor < min(n, end):
+            moved = replay.move_to(replay.cursor + 1) or moved
+        if moved:
+            self.post_message(self.Moved())
+        if replay.cursor >= end:
             self._stop_playing()
+            return
+        self._schedule()
+        self._paint()
+
+    def jump_mark(self, direction: int) -> None:
+        """To just after the next (1) or previous (-1) control, approval or failure."""
+        replay = self.replay
+        at = replay.mark(direction)
+        if at is None:
+            where = "after" if direction > 0 else "before"
+            self.notify(f"No control, approval or failure {where} this point.", timeout=3)
+            return
+        replay.moved = True
+        self._stop_playing()
+        self._move(at)
+        kind = replay.timeline.events[at - 1].WhichOneof("payload") or ""
+        self.notify(f"event {at}: {kind.replace('_', ' ')}", timeout=2)
 
     def _stop_playing(self) -> None:
         if self._player is not None:
@@ -272,8 +338,18 @@ class ReplayBar(Static):
             self._paint()
 
 
-def replay_screen(recording: Recording, *, start_at: int | None = None, play_rate: float = PLAY_RATE) -> RunScreen:
-    """The run screen on ``recording``: read-only, with the transport."""
+#: What the app returns when the person asks for the list of recorded runs again (b); the
+#: replay command (goldfive.cli.local.BACK_TO_PICKER) shows the list then.
+BACK_TO_PICKER = "back"
+
+
+def replay_screen(recording: Recording, *, start_at: int | None = None, play_rate: float | None = PLAY_RATE, back: bool = False) -> RunScreen:
+    """The run screen on ``recording``: read-only, with the transport; ``back``: it was picked
+    from the list of recorded runs, and b returns to that list."""
+    from dataclasses import replace
+
     from .run.screen import RunScreen
 
-    return RunScreen(replay=Replay(recording, start_at=start_at, play_rate=play_rate), controls=False)
+    screen = RunScreen(replay=Replay(recording, start_at=start_at, play_rate=play_rate), controls=False)
+    screen.can = replace(screen.can, picker=back)
+    return screen

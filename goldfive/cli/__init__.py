@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from goldfive import __version__
@@ -11,7 +13,19 @@ from goldfive.cli.frontends import EXIT_NO_TUI, FRONTENDS, frontend  # the TUI r
 __all__ = ["EXIT_NO_TUI", "FRONTENDS", "frontend", "main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """A Ctrl-C that no command handles itself ends the command with one line and exit code
+    130, never a traceback or click's "Aborted!"."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(("\n" if sys.stderr.isatty() else "") + "goldfive: interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="goldfive")
 def main() -> None:
     """Steer an LLM agent while it runs."""

@@ -413,21 +413,49 @@ def _hub_options(addr: str | None, token: str | None, tls_ca: str | None) -> dic
 
 
 @click.command("replay")
-@click.argument("path", metavar="FILE")
+@click.argument("path", metavar="[FILE]", required=False)
 @click.option("--run-id", help="Which run (its id or a unique prefix of 4+ characters); without it, a SQLite file of several runs lists them to pick from.")
-def replay_command(path: str, run_id: str | None) -> None:
-    """Open a recorded run (JSONL or SQLite) read-only: step, play, jump."""
+def replay_command(path: str | None, run_id: str | None) -> None:
+    """Open a recorded run (JSONL or SQLite) read-only: step, play, jump. Without FILE: the
+    runs recorded here (the data directory's runs.sqlite), listed to pick from."""
     from goldfive.cli.frontends import FRONTENDS
+    from goldfive.settings import default_db_path
+
+    if path is None:
+        path = default_db_path()
+        if not os.path.isfile(path):
+            raise _fail(f"no runs recorded here yet ({path}): goldfive demo records one; or give a FILE")
+    picker = FRONTENDS.get("pick_run")
+    picking = run_id is None and picker is not None
+    while True:
+        recording, picked = _open_replay(path, run_id if not picking else None, picker if picking else None)
+        if recording is None:
+            return  # the person closed the picker: nothing to open
+        from goldfive.cli.frontends import frontend
+
+        opener = frontend("replay")
+        back = opener(recording, back=True) if picked else opener(recording)
+        if not (picked and back == BACK_TO_PICKER):
+            return
+
+
+#: What the replay front-end returns when the person asked for the list of runs again.
+BACK_TO_PICKER = "back"
+
+
+def _open_replay(path: str, run_id: str | None, picker: Any) -> tuple[Any, bool]:
+    """(the recording to replay, whether it was picked from a list); (None, True) when the
+    person closed the list. Says what is wrong with the file in one line."""
     from goldfive.recording import detect_format, open_recording, recorded_run_choices
 
+    picked = False
     try:
-        picker = FRONTENDS.get("pick_run")
-        if run_id is None and picker is not None and os.path.isfile(path) and detect_format(path) == "sqlite":
+        if picker is not None and os.path.isfile(path) and detect_format(path) == "sqlite":
             choices = recorded_run_choices(path)
             if len(choices) > 1:
-                run_id = picker(path, choices)
+                run_id, picked = picker(path, choices), True
                 if run_id is None:
-                    return  # the person closed the picker: nothing to open
+                    return None, True
         recording = open_recording(path, run_id)
     except (ReplayError, InputError) as exc:
         raise _fail(str(exc)) from None
@@ -441,9 +469,7 @@ def replay_command(path: str, run_id: str | None) -> None:
         echo(field(recording.note), err=True)
     if skipped:
         echo(field(skipped), err=True)  # quotes the recording's own lines
-    from goldfive.cli.frontends import frontend
-
-    frontend("replay")(recording)
+    return recording, picked
 
 
 def register(group: click.Group) -> None:

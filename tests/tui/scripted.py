@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -120,6 +121,8 @@ class ScriptedRuns:
         #: (item, approve, reason) for every decision asked.
         self.decisions: list[tuple[WaitingItem, bool, str]] = []
         self.answers: list[dict[str, str] | None] = []
+        #: The control each decision sends (built by the TUI's own ``decision``).
+        self.messages: list[ControlMessage] = []
         #: run id -> the marks a person put on it (acknowledged, archived).
         self.marks: dict[str, set[str]] = {}
         self.polls = 0
@@ -161,8 +164,11 @@ class ScriptedRuns:
         marks = self.marks.setdefault(run_id, set())
         (marks.discard if undo else marks.add)(mark)
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
+    async def decide(
+        self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> ControlAck:
         self.decisions.append((item, approve, reason))
         self.answers.append(answer)
-        msg = decision(item, approve, reason, answer)
+        msg = decision(item, approve, reason, answer, arguments)
+        self.messages.append(msg)
         return ControlAck(msg.id, AckResult.SUCCESS, "")

@@ -129,7 +129,13 @@ async def test_r_lists_the_runs_rules_and_d_removes_the_selected_one() -> None:
         await _until(pilot, lambda: "R2    run" in screen_text(rig.app))
         text = screen_text(rig.app)
         assert "R1    run      publish_deck: slides in [1, 10]  (made by ann)" in text and "R2    run      lint: always" in text
-        await pilot.press("down", "d")  # the second rule
+        await pilot.press("down", "d")  # the second rule: asks first
+        await pilot.pause()
+        assert "Remove rule R2 (lint: always, run)?" in screen_text(rig.app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert [a["op"] for a in asked] == ["list"] and "R2    run" in screen_text(rig.app)
+        await pilot.press("d", "y")
         await _until(pilot, lambda: len(asked) == 3 and "R2    run" not in screen_text(rig.app))
         assert [a["op"] for a in asked] == ["list", "remove", "list"] and asked[1]["rule_id"] == "R2"
         assert asked[1]["client"] == "tui" and [r.id for r in book.rules()] == ["R1"]
@@ -159,3 +165,80 @@ async def test_ctrl_s_right_after_fast_typing_approves_the_arguments_as_typed_to
         await settle(rig, pilot)
         (msg,) = rig.source.sent
         assert str(msg.kind) == "APPROVE" and msg.payload["arguments"] == {"slides": 30}
+
+
+async def test_A_in_the_approval_detail_approves_and_adds_the_rule_it_shows() -> None:
+    """Approve, and don't ask again: the choices show the rule whole before one is picked; the
+    APPROVE carries it, the run's own handler adds it, and the rules screen lists it."""
+    import asyncio
+
+    from goldfive.run import RuntimeConfig
+    from goldfive.run.approval_rules import RULES_VERB
+    from goldfive.run.context import RunContext
+    from goldfive.run.handlers import decide
+    from goldfive.types import Session
+
+    ctx = RunContext(Session(run_id="r"), sinks=[], steerer=None, planner=None, config=RuntimeConfig())
+    waiter = ctx.session.pending_approvals["call-1"] = asyncio.Event()
+    ctx.session.pending_approvals_meta["call-1"] = {"kind": "tool", "tool_name": "publish_deck", "args": {"slides": 8}}
+    rig = make_rig()
+    scripted_send = rig.source.send
+    sent: list = []
+
+    async def send(msg):  # type: ignore[no-untyped-def]
+        if msg.kind not in (RULES_VERB, "APPROVE"):
+            return await scripted_send(msg)
+        sent.append(msg)
+        outcome = await decide(ctx, msg)  # the run's own handler answers
+        if outcome.effect is not None and msg.kind != RULES_VERB:
+            await outcome.effect()
+        return outcome.ack
+
+    rig.source.send = send  # type: ignore[method-assign]
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        rig.source.release([_ask(rig)])
+        await settle(rig, pilot)
+        rig.screen.open_approval("call-1")
+        await pilot.pause()
+        assert "A approve, and don't ask again" in screen_text(rig.app)
+        await pilot.press("A")
+        await pilot.pause()
+        text = screen_text(rig.app)
+        assert "Approve publish_deck, and don't ask again for:" in text
+        assert "1  this run     · publish_deck: slides = 8" in text and "2  this run     · publish_deck: any arguments" in text
+        assert "3  this machine · publish_deck: slides = 8" in text and "4  this machine · publish_deck: any arguments" in text
+        assert sent == []  # nothing is approved before a rule is chosen
+        await pilot.press("1")
+        await _until(pilot, lambda: len(sent) == 1)
+        (msg,) = sent
+        assert msg.payload["always"] == {"scope": "run", "match": {"slides": {"kind": "exact", "value": 8}}}
+        assert msg.payload["target_id"] == "call-1" and msg.payload["author"] == "ada"
+        assert waiter.is_set() and ctx.session.pending_approvals_meta.get("call-1", {}).get("decision", "approve") == "approve"
+        await _until(pilot, lambda: len(rig.app.screen_stack) == 1)
+        await pilot.press("r")
+        await _until(pilot, lambda: "R1    run" in screen_text(rig.app))
+        assert "R1    run      publish_deck: slides = 8  (made by ada" in screen_text(rig.app)
+
+
+async def test_A_offers_no_rule_for_a_task_approval_and_esc_approves_nothing() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        rig.source.release([_ask(rig)])
+        await settle(rig, pilot)
+        rig.screen.open_approval("call-1")
+        await pilot.pause()
+        await pilot.press("A")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert rig.source.sent == [] and len(rig.app.screen_stack) == 1
+        rig.source.release([rig.script._at(6, E.approval_requested, target_id="t-2", kind="task", prompt="Start publishing?", task_id="draft")])
+        await settle(rig, pilot)
+        rig.screen.open_approval("t-2")
+        await pilot.pause()
+        assert "don't ask again" not in screen_text(rig.app)
+        await pilot.press("A")
+        await pilot.pause()
+        assert "rules are for tool calls" in screen_text(rig.app) and rig.source.sent == []

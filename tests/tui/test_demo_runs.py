@@ -43,3 +43,20 @@ def test_demo_runs_cli_opens_the_runs_front_end(monkeypatch) -> None:  # type: i
     refused = CliRunner().invoke(main, ["demo", "--runs", "3", "--headless"])
     assert refused.exit_code == 2 and "--runs" in refused.output and "--headless" in refused.output
     assert CliRunner().invoke(main, ["demo", "--runs", "0"]).exit_code == 2
+
+
+async def test_demo_runs_are_recorded_so_replay_lists_them(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from goldfive.sinks.sqlite import list_runs
+
+    db = tmp_path / "runs.sqlite"
+    runs = demo_runs(2, speed=20.0, run_ids=["aaaa0001", "bbbb0002"], record_to=str(db))
+    await runs.start()
+    try:
+        for _ in range(300):
+            await asyncio.sleep(0.05)
+            snap = await runs.poll()
+            if any(r.needs_kind == "approval" for r in snap.rows):
+                break
+    finally:
+        await runs.stop()
+    assert {r.run_id for r in await asyncio.to_thread(list_runs, db)} == {"aaaa0001", "bbbb0002"}

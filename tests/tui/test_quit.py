@@ -186,3 +186,61 @@ async def test_a_kept_run_rejects_an_undecided_approval_after_the_chosen_time() 
     (entry,) = ledger_of(source.sink.events)
     assert (entry.outcome, entry.author, entry.client) == ("REJECTED", os_user(), "tui")
     assert "after the TUI closed" in entry.reason
+
+
+async def test_ctrl_c_opens_the_quit_dialog_as_q_does() -> None:
+    rig = make_rig(owns_run=True)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert isinstance(rig.app.screen, QuitScreen)
+        await pilot.press("ctrl+c")  # again: the dialog stays, once
+        await pilot.pause()
+        assert isinstance(rig.app.screen, QuitScreen) and len(rig.app.screen_stack) == 2
+        await pilot.press("enter")
+        await pilot.pause()
+        assert rig.app.is_running and rig.source.sent == []
+
+
+async def test_ctrl_c_quits_a_view_with_no_run_of_this_process() -> None:
+    rig = make_rig(owns_run=False)
+    async with rig.app.run_test(size=SIZE) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert not rig.app.is_running
+
+
+async def test_the_quit_dialog_closes_and_says_so_when_the_run_ends_under_it() -> None:
+    rig = make_rig(owns_run=True)
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert isinstance(rig.app.screen, QuitScreen)
+        rig.source.release(rig.script.finish())
+        await settle(rig, pilot)
+        assert not isinstance(rig.app.screen, QuitScreen) and rig.app.is_running
+        assert "The run ended (COMPLETED) while you were deciding" in screen_text(rig.app)
+        assert rig.source.sent == []
+        await pilot.press("q")  # ended: q quits at once
+        await pilot.pause()
+    assert not rig.app.is_running
+
+
+async def test_z_on_the_approvals_pane_fills_the_screen_and_restores_its_height() -> None:
+    from goldfive_tui.widgets.approvals import ApprovalsView
+
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(80, 24)) as pilot:
+        await settle(rig, pilot)
+        pane = rig.app.screen.query_one(ApprovalsView)
+        before = pane.outer_size.height
+        pane.focus()
+        await pilot.press("z")
+        await settle(rig, pilot)
+        assert rig.screen.maximized is pane and pane.outer_size.height >= 20
+        await pilot.press("z")
+        await settle(rig, pilot)
+        assert rig.screen.maximized is None and pane.outer_size.height == before

@@ -17,6 +17,7 @@ from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.format import describe
 from goldfive_tui.replay import PLAY_RATE, Replay, ReplayBar, replay_screen
 from goldfive_tui.run.screen import RunScreen
+from tests.tui.conftest import screen_text
 from tests.tui.scenario import DemoScript, flatten
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
@@ -227,3 +228,66 @@ async def test_help_offers_the_replay_moves_and_not_the_controls() -> None:
         await pilot.press("question_mark")
         await pilot.pause()
         assert len(app.screen_stack) == 2  # the help screen opened
+
+
+def _spaced(events: list[Event], gaps_ms: list[int]) -> list[Event]:
+    """Copies of ``events`` emitted ``gaps_ms`` apart (the last gap repeats)."""
+    out, at = [], events[0].emitted_at.ToMilliseconds()
+    for i, ev in enumerate(events):
+        copy = Event()
+        copy.CopyFrom(ev)
+        at += gaps_ms[min(i, len(gaps_ms) - 1)] if i else 0
+        copy.emitted_at.FromMilliseconds(at)
+        out.append(copy)
+    return out
+
+
+def test_real_time_waits_the_recorded_gap_capped_at_two_seconds_and_a_speed_divides_it() -> None:
+    from goldfive_tui.replay import MAX_GAP_MS
+
+    events = _spaced(story(), [0, 300, 0, 45_000, 120])
+    replay = Replay(Recording("story", "jsonl", "r", events), start_at=0)
+    assert replay.play_rate is None  # real time is the default
+    assert [replay.delay_before(n) for n in (1, 2, 3, 4)] == [0.3, 0.0, MAX_GAP_MS / 1000, 0.12]
+    replay.speed = 4.0
+    assert replay.delay_before(1) == 0.075 and replay.delay_before(3) == 0.5
+    assert "paused (4x real time)" in replay.status_text(False)
+
+
+async def test_playing_in_real_time_shows_events_recorded_together_in_one_step() -> None:
+    events = _spaced(story(), [0, 500, 0, 0, 0, 500])
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        bar = bar_of(app)
+        assert bar.playing and "playing 1x real time" in bar.status_text()
+        bar._tick()  # event 0; event 1 comes 0.5 s later
+        assert replay_of(app).cursor == 1
+        bar._tick()  # event 1, and 2, 3, 4 recorded at the same moment: one step
+        assert replay_of(app).cursor == 5 and bar.playing
+        await pilot.press("space")
+        assert not bar.playing
+
+
+async def test_brackets_jump_to_the_next_and_previous_control_approval_or_failure() -> None:
+    from goldfive.control import ControlKind, ControlMessage
+
+    script = DemoScript()
+    events = flatten(script.opening(), script.control(ControlMessage(kind=ControlKind.PAUSE, payload={})), script.to_approval(task="draft"))
+    control = index_of(events, "control_received")
+    asked = index_of(events, "approval_requested")
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=0)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+        assert replay_of(app).cursor == control + 1  # the state just after the control
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+        assert replay_of(app).cursor == asked + 1 and "approval requested" in screen_text(app)
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        assert replay_of(app).cursor == control + 1
+        await pilot.press("end", "right_square_bracket")
+        await settle(app, pilot)
+        assert replay_of(app).cursor == len(events) and "No control, approval or failure after this point" in screen_text(app)

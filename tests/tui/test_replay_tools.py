@@ -20,6 +20,8 @@ from goldfive_tui.replay import SCRUB_CELLS, ReplayBar
 from goldfive_tui.screens.detail import EventScreen
 from goldfive_tui.widgets.eventlog import EventLog
 
+from tests.tui.conftest import screen_text
+
 from .test_replay import SIZE, bar_of, replay_app, replay_of, screen_of, settle, story
 
 
@@ -27,7 +29,7 @@ def bar(app: GoldfiveApp) -> str:
     return str(app.query_one(ReplayBar).render())
 
 
-async def test_plus_and_minus_change_the_play_speed_within_half_to_sixteen() -> None:
+async def test_plus_and_minus_change_the_play_speed_within_half_to_sixty_four() -> None:
     # A slow base rate: playing must not reach the end (and stop) while the test looks at it.
     app = replay_app(Recording("story", "jsonl", "r", story()), start_at=0, play_rate=0.05)
     async with app.run_test(size=SIZE) as pilot:
@@ -36,7 +38,7 @@ async def test_plus_and_minus_change_the_play_speed_within_half_to_sixteen() -> 
         await pilot.press("plus", "plus")
         assert replay_of(app).speed == 4.0 and "(4x)" in bar(app)
         await pilot.press(*["plus"] * 5)
-        assert replay_of(app).speed == 16.0
+        assert replay_of(app).speed == 64.0
         await pilot.press(*["minus"] * 9)
         assert replay_of(app).speed == 0.5 and "(0.5x)" in bar(app)
         await pilot.press("space")
@@ -121,12 +123,77 @@ def test_replay_without_run_id_asks_the_picker(tmp_path: Path, monkeypatch: pyte
     asked: list[list[str]] = []
     opened: list[str] = []
     monkeypatch.setitem(FRONTENDS, "pick_run", lambda path, choices: asked.append([c.run_id for c in choices]) or "aaaa1111")
-    monkeypatch.setitem(FRONTENDS, "replay", lambda recording: opened.append(recording.run_id))
+    monkeypatch.setitem(FRONTENDS, "replay", lambda recording, back=False: opened.append(recording.run_id))
     out = CliRunner().invoke(main, ["replay", str(db)])
     assert out.exit_code == 0, out.output
     assert asked == [["bbbb2222", "aaaa1111"]] and opened == ["aaaa1111"]
     out = CliRunner().invoke(main, ["replay", str(db), "--run-id", "bbbb"])  # a prefix, as ctl takes
     assert out.exit_code == 0 and opened[-1] == "bbbb2222" and len(asked) == 1
+
+
+def test_replay_without_file_lists_the_runs_recorded_here_and_b_comes_back_to_the_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldfive.cli.local import BACK_TO_PICKER
+    from goldfive_tui.replay import BACK_TO_PICKER as TUI_BACK
+
+    assert BACK_TO_PICKER == TUI_BACK
+    monkeypatch.setenv("GOLDFIVE_DATA_DIR", str(tmp_path))
+    out = CliRunner().invoke(main, ["replay"])
+    assert out.exit_code == 2 and "no runs recorded here yet" in out.output and "goldfive demo" in out.output
+    db = tmp_path / "runs.sqlite"
+    _record(db, "aaaa1111", "write a haiku", finish=True, clock_start=1_000_000)
+    _record(db, "bbbb2222", "fix the bug", finish=False, clock_start=2_000_000)
+    picks = iter(["aaaa1111", "bbbb2222", None])
+    opened: list[tuple[str, bool]] = []
+    monkeypatch.setitem(FRONTENDS, "pick_run", lambda path, choices: next(picks))
+    monkeypatch.setitem(FRONTENDS, "replay", lambda recording, back=False: opened.append((recording.run_id, back)) or BACK_TO_PICKER)
+    out = CliRunner().invoke(main, ["replay"])
+    assert out.exit_code == 0, out.output
+    assert opened == [("aaaa1111", True), ("bbbb2222", True)]  # b went back each time; Esc in the list ended it
+    opened.clear()
+    out = CliRunner().invoke(main, ["replay", "--run-id", "bbbb"])  # named: no list, and b is not offered
+    assert out.exit_code == 0 and opened == [("bbbb2222", False)]
+
+
+async def test_b_in_a_replay_picked_from_the_list_returns_to_it_and_is_not_offered_otherwise() -> None:
+    from goldfive_tui.replay import BACK_TO_PICKER, replay_screen
+
+    app = GoldfiveApp(replay_screen(Recording("story", "jsonl", "r", story()), back=True), cursor_blink=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "b Runs" in screen_text(app)
+        await pilot.press("b")
+        await pilot.pause()
+    assert app.return_value == BACK_TO_PICKER
+    app = replay_app(Recording("story", "jsonl", "r", story()))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert "b Runs" not in screen_text(app)
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.is_running
+
+
+async def test_slash_filters_the_picker_and_esc_clears_it(tmp_path: Path) -> None:
+    import asyncio
+
+    db = tmp_path / "runs.sqlite"
+    await asyncio.to_thread(_record, db, "aaaa1111", "write a haiku", finish=True, clock_start=1_000_000)
+    await asyncio.to_thread(_record, db, "bbbb2222", "fix the bug", finish=False, clock_start=2_000_000)
+    app = RunPickerApp(str(db), recorded_run_choices(db))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("slash", *"haik")
+        await pilot.pause()
+        assert [c.run_id for c in app.choices] == ["aaaa1111"] and "1 of 2 runs" in str(app.query_one("#title").render())
+        await pilot.press(*"zz")
+        await pilot.pause()
+        assert app.choices == [] and "none match" in str(app.query_one("#title").render())
+        await pilot.press("escape")  # clears the filter, the picker stays
+        await pilot.pause()
+        assert len(app.choices) == 2 and app.is_running
+        await pilot.press("slash", *"INTERR", "enter")  # Enter keeps the filter, goes to the rows
+        await pilot.pause()
+        await pilot.press("enter")
+    assert app.return_value == "bbbb2222"
 
 
 def test_prefix_rule() -> None:

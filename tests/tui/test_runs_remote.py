@@ -162,7 +162,8 @@ async def test_the_runs_screen_keeps_its_list_while_the_hub_is_away_and_reconnec
             snap = await screen.poll()
             await pilot.pause()
             assert [r.run_id for r in snap.rows] == ["gate0002bbbb"] and snap.disconnected
-            assert "not reachable" in snap.problem and "retrying" in snap.problem
+            assert f"nothing answers at {addr}" in snap.problem or f"connection to {addr} was lost" in snap.problem
+            assert "retrying" in snap.problem and "UNAVAILABLE" not in snap.problem
             assert "DISCONNECTED" in str(screen.query_one("#runs-title").render())
             from goldfive_tui.runs.table import RunsTable
 
@@ -187,3 +188,36 @@ async def test_the_runs_screen_keeps_its_list_while_the_hub_is_away_and_reconnec
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_s_on_the_runs_screen_starts_a_run_on_the_hub_as_ctl_start_does(tmp_path: Path) -> None:
+    from goldfive_tui.screens.dialogs import StartRunScreen
+
+    from tests.tui.conftest import screen_text
+
+    host = RunHost(str(tmp_path / "runs.sqlite"))
+    server = await start_server(host, listen="127.0.0.1:0")
+    hub = RunsScreen(RemoteRuns(server.address), poll_s=3600, osc=False)
+    app = GoldfiveApp(hub, cursor_blink=False)
+    try:
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await hub.poll()
+            await pilot.pause()
+            assert hub.rows == []
+            await pilot.press("s")
+            await pilot.pause()
+            assert isinstance(app.screen, StartRunScreen)
+            await pilot.press("ctrl+a", "ctrl+k", *"mymod", "enter")  # not MODULE:FUNCTION: said, nothing starts
+            await pilot.pause()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "is not demo or MODULE:FUNCTION" in screen_text(app) and not host.runs()
+            await pilot.press("shift+tab", "ctrl+a", "ctrl+k", *"demo", "enter")
+            for _ in range(200):
+                await pilot.pause(0.02)
+                if hub.rows:
+                    break
+            assert isinstance(app.screen, RunsScreen) and len(hub.rows) == 1 and len(host.runs()) == 1
+            assert "build me a slide deck" in hub.rows[0].goal
+    finally:
+        await server.stop(0)

@@ -165,7 +165,13 @@ async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opene
         await pilot.press("G", "enter", "escape")
         await pilot.pause()
         assert queue.read == {queue.items[0].key, queue.items[2].key}
-        await pilot.press("A")
+        await pilot.press("A")  # asks first, naming what it approves; n approves nothing
+        await pilot.pause()
+        assert "Approve the 1 item you read? send_mail (d4dd0004)" in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert runs.decisions == [] and app.screen is queue
+        await pilot.press("A", "y")
         await pilot.pause()
         await pilot.pause()
         assert [(item.tool_name, approve) for item, approve, _ in runs.decisions] == [("send_mail", True)]
@@ -370,3 +376,69 @@ async def test_a_question_in_the_queue_is_answered_by_picking_or_typing() -> Non
         await pilot.pause()
         await pilot.pause()
         assert runs.answers[-1] == {"text": "later"}
+
+
+async def test_e_in_the_queue_edits_the_call_then_approves_it_as_edited() -> None:
+    """As on a run's screen: e opens the call's arguments (an unread item opens first), a
+    wrong edit stays in the editor with the reason, ctrl+s sends APPROVE with the edit."""
+    import json
+
+    from textual.widgets import TextArea
+
+    runs = make_runs("approval")
+    app = make_hub(runs=runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("e")  # unread: its detail opens instead, and says e is there
+        await pilot.pause()
+        assert isinstance(app.screen, WaitingDetail) and "e edit, then approve" in screen_text(app)
+        await pilot.press("e")
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        args = json.loads(area.text)
+        assert isinstance(args["slides"], int) and runs.decisions == []
+        area.text = '{"slides": "six"'
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert "not JSON" in screen_text(app) and runs.decisions == []  # nothing sent, nothing lost
+        area.text = json.dumps({**args, "slides": args["slides"] + 1})
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.pause()
+        [(item, approve, _)] = runs.decisions
+        [msg] = runs.messages
+        assert item.tool_name == "publish_deck" and approve and str(msg.kind) == "APPROVE"
+        assert msg.payload["arguments"] == {**args, "slides": args["slides"] + 1} and msg.payload["client"] == "tui"
+
+
+async def test_e_in_the_queue_on_a_question_says_it_has_no_arguments() -> None:
+    from goldfive import events as E
+    from tests.tui.scenario import T0_MS, DemoScript
+
+    runs = make_runs("running")
+    app = make_hub(runs=runs)
+    script = DemoScript(run_id=IDS["running"])
+    script.clock.advance(hub_of(app).wall_ms() - 3_000 - T0_MS)
+    runs.release(IDS["running"], [script._at(0, E.approval_requested, target_id="q-1", kind="question", prompt="Which region?", task_id="publish")])
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await ready(app, pilot)
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("e")
+        await pilot.pause()
+        assert "A question has no arguments to edit" in screen_text(app) and isinstance(app.screen, WaitingScreen)
+        assert runs.decisions == []
+
+
+def test_at_80_columns_the_age_is_whole_and_the_task_has_room() -> None:
+    from goldfive_tui.runs.table import header_text, row_text
+
+    row = RunRow("a1aa0001bbbb", "RUNNING", 2, 5, "polish_and_ship", 1_000, "hosted")
+    text = row_text(row, 1_000 + 908_000, 80).plain  # started 15m08s ago
+    assert text.rstrip().endswith("15m08s") and len(text) <= 80
+    assert "polish_and" in text  # 11 characters of the task, not 5
+    head = header_text(80).plain
+    assert head.rstrip().endswith("AGE") and "ORIGIN" not in head  # origin only from 100 columns
+    assert "ORIGIN" in header_text(120).plain and "hosted" in row_text(row, 909_000, 120).plain

@@ -15,7 +15,7 @@ from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.types import TaskStatus
 
 from ..inputs import validate_message, validate_steer_note
-from ..screens.approvals import AnswerScreen, EditArgumentsScreen, RulesScreen
+from ..screens.approvals import AlwaysScreen, AnswerScreen, EditArgumentsScreen, RulesScreen
 from ..screens.detail import ApprovalScreen
 from ..screens.dialogs import DETACH, DETACH_REJECT, ConfirmScreen, QuitScreen, TextPrompt
 from ..screens.note import NotePrompt
@@ -201,11 +201,30 @@ class RunControls:
         self.screen.app.exit()
 
     # -- approvals ---------------------------------------------------------------------------
-    def approve(self, target: str, arguments: dict[str, object] | None = None) -> None:
+    def approve(self, target: str, arguments: dict[str, object] | None = None, always: dict[str, Any] | None = None) -> None:
         payload: dict[str, object] = {"target_id": target, "detail": "", **who()}
         if arguments is not None:
             payload["arguments"] = arguments
+        if always is not None:
+            payload["always"] = always
         self.send(ControlKind.APPROVE, payload)
+
+    def approve_always(self, target: str) -> None:
+        """Approve, and don't ask again: the person picks the rule (shown whole), the APPROVE
+        carries it and the run adds it as it approves (the rules screen lists it)."""
+        view = self.screen.feed.state.approvals.get(target)
+        if view is None:
+            self.screen.notify("That approval is no longer waiting.", severity="warning")
+            return
+        if view.kind != "tool":
+            self.screen.notify("Rules are for tool calls: approve this one with a.", severity="warning")
+            return
+
+        def chosen(always: dict[str, Any] | None) -> None:
+            if always is not None:
+                self.approve(target, always=always)
+
+        self._push(AlwaysScreen(view), chosen)
 
     def answer_question(self, target: str) -> None:
         """A question: type an answer or pick an option, then ANSWER (the run checks it again)."""
@@ -268,6 +287,8 @@ class RunControls:
             self.reject(target)
         elif what == "edit":
             self.edit(target)
+        elif what == "always":
+            self.approve_always(target)
 
 
 def open_approval(screen: RunScreen, target: str, controls: RunControls | None) -> None:

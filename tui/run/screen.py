@@ -30,7 +30,7 @@ from ..format import LogLine
 from ..keys import KEY_DISPLAY, KEYS, OPENER_KEYS, READ_ONLY_KEYS, REPLAY_KEYS, Capabilities, help_rows
 from ..replay import Replay, ReplayBar, show_lines
 from ..screens.detail import ApprovalScreen, EventScreen
-from ..screens.dialogs import DETACH, DETACH_REJECT
+from ..screens.dialogs import DETACH, DETACH_REJECT, QuitScreen
 from ..screens.approvals import LedgerScreen
 from ..screens.help import HelpScreen
 from ..source import RunSource
@@ -236,13 +236,20 @@ class RunScreen(Screen[None]):
             return
         self._show_detail()
         self._approvals.update_approvals(state, now, self.read_approvals)
-        self._approvals.styles.height = min(max(len(state.approvals), 1), 5) + 2
+        # Zoomed (z), the pane fills the screen: its usual height (a row per approval, up to 5)
+        # would leave it 3 rows tall over a hatched screen.
+        zoomed = self.maximized is self._approvals
+        self._approvals.styles.height = "1fr" if zoomed else min(max(len(state.approvals), 1), 5) + 2
         self._steering.update_notes(state.notes)
         self._log.flush()
         stack = self.app.screen_stack
         # An empty stack: the app is closing under this tick (seen in CI under load).
         if stack and isinstance(stack[-1], ApprovalScreen):
             stack[-1].refresh_from(state, now)
+        if stack and isinstance(stack[-1], QuitScreen) and state.finished:
+            # The run ended under the dialog: its choices (cancel it, keep it running) are moot.
+            stack[-1].dismiss(None)
+            self.notify(f"The run ended ({state.finished}) while you were deciding: q quits now, nothing to cancel or keep.", timeout=6)
 
     def _show_detail(self) -> None:
         key = self._plan.selected_key
@@ -272,7 +279,7 @@ class RunScreen(Screen[None]):
         self.app.push_screen(HelpScreen(help_rows(self.offered_bindings(), decide=self.controls), KEY_DISPLAY))
 
     def action_read_only(self, what: str) -> None:
-        view, hint = ("Replay", " (use ← → space + - home end)") if self.replay is not None else ("This view", "")
+        view, hint = ("Replay", " (use ← → space + - [ ] home end)") if self.replay is not None else ("This view", "")
         self.notify(READ_ONLY.format(view=view, what=what, hint=hint), title="read-only", severity="warning")
 
     # -- the transport (a replay) ---------------------------------------------------------------
@@ -287,6 +294,14 @@ class RunScreen(Screen[None]):
 
     def action_speed(self, step: int) -> None:
         self.query_one(ReplayBar).faster(step)
+
+    def action_mark(self, direction: int) -> None:
+        self.query_one(ReplayBar).jump_mark(direction)
+
+    def action_back_to_picker(self) -> None:
+        from ..replay import BACK_TO_PICKER
+
+        self.app.exit(BACK_TO_PICKER)
 
     # -- the runs screen it came from -----------------------------------------------------------
     def action_next_needing(self) -> None:

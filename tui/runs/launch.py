@@ -21,8 +21,9 @@ DEMO_RUNS: tuple[tuple[str, float], ...] = (
 )
 
 
-def demo_runs(count: int, *, speed: float = 1.0, run_ids: list[str] | None = None) -> Any:
-    """InProcessRuns over ``count`` demo runs (the offline scripted model, no network)."""
+def demo_runs(count: int, *, speed: float = 1.0, run_ids: list[str] | None = None, record_to: str | None = None) -> Any:
+    """InProcessRuns over ``count`` demo runs (the offline scripted model, no network);
+    ``record_to``: each is recorded to that SQLite file (``goldfive replay`` / ``resume`` it)."""
     from goldfive.demo import make_demo_runner
 
     from .local import InProcessRuns
@@ -35,7 +36,11 @@ def demo_runs(count: int, *, speed: float = 1.0, run_ids: list[str] | None = Non
 
     ids = run_ids or [uuid.uuid4().hex for _ in range(count)]
     pairs = [(ids[n], factory_for(*DEMO_RUNS[n % len(DEMO_RUNS)])) for n in range(count)]
-    return InProcessRuns(pairs)
+    if record_to is None:
+        return InProcessRuns(pairs)
+    from ..launch import _recording_sink
+
+    return InProcessRuns(pairs, extra_sinks=lambda run_id: [_recording_sink(record_to)])
 
 
 def _notify_cmd(command: str | None) -> Any:
@@ -46,11 +51,16 @@ def _notify_cmd(command: str | None) -> Any:
     return NotifyCommand(command)
 
 
-def run_demo_hub(*, runs: int, speed: float = 1.0, notify_cmd: str | None = None) -> int:
+def run_demo_hub(*, runs: int, speed: float = 1.0, notify_cmd: str | None = None, db_path: str | None = None) -> int:
+    """The runs screen over ``runs`` demo runs, each recorded as ``goldfive demo`` records one
+    (the data directory's runs.sqlite, or ``db_path``)."""
+    from goldfive.settings import default_db_path
+
     from ..app import GoldfiveApp
     from ..screens.runs import RunsScreen
 
-    GoldfiveApp(RunsScreen(demo_runs(runs, speed=speed), poll_s=0.25, notify_cmd=_notify_cmd(notify_cmd))).run()
+    source = demo_runs(runs, speed=speed, record_to=db_path or default_db_path())
+    GoldfiveApp(RunsScreen(source, poll_s=0.25, notify_cmd=_notify_cmd(notify_cmd))).run()
     return 0
 
 

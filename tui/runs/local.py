@@ -160,12 +160,17 @@ class InProcessRuns:
     def open(self, run_id: str) -> OpenedLocalRun:
         return OpenedLocalRun(self._runs[run_id])
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
-        return await self._runs[item.run_id].channel.request(decision(item, approve, reason, answer))
+    async def decide(
+        self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> ControlAck:
+        return await self._runs[item.run_id].channel.request(decision(item, approve, reason, answer, arguments))
 
 
-def decision(item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlMessage:
-    """The control that answers a waiting item: APPROVE / REJECT an approval; ANSWER a
+def decision(
+    item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+) -> ControlMessage:
+    """The control that answers a waiting item: APPROVE / REJECT an approval (APPROVE with
+    ``arguments``: the call's edited arguments); ANSWER a
     question (with ``answer``: its text or option; without, REJECT says no); for an
     escalation, RESUME the run or CANCEL it. Signed by this person through the TUI."""
     from goldfive.settings import client_name, os_user
@@ -175,7 +180,8 @@ def decision(item: WaitingItem, approve: bool, reason: str = "", answer: dict[st
         return ControlMessage(kind=ControlKind.ANSWER, payload={"target_id": item.target_id, **answer, **by})
     if item.kind in ("approval", "question"):
         kind = ControlKind.APPROVE if approve else ControlKind.REJECT
-        return ControlMessage(kind=kind, payload={"target_id": item.target_id, "detail": reason, **by})
+        edited: dict[str, object] = {"arguments": arguments} if approve and arguments is not None else {}
+        return ControlMessage(kind=kind, payload={"target_id": item.target_id, "detail": reason, **edited, **by})
     if approve:
         return ControlMessage(kind=ControlKind.RESUME, payload=by)
     return ControlMessage(kind=ControlKind.CANCEL, payload={"reason": reason or "cancelled from the waiting queue", **by})

@@ -9,7 +9,7 @@ in this process) and :class:`~goldfive_tui.runs.remote.RemoteRuns` (a ``goldfive
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from goldfive.control import ControlAck
 from goldfive.errors import GoldfiveError
@@ -78,6 +78,9 @@ class WaitingItem:
     #: A question's options, and whether it takes a typed answer.
     options: tuple[str, ...] = ()
     free_text: bool = True
+    #: A tool call's parameters (JSON schema), when known here: edited arguments are checked
+    #: against it before they are sent (the run checks them again in any case).
+    parameters_json: str = ""
 
     @property
     def key(self) -> str:
@@ -132,10 +135,12 @@ class RunsSource(Protocol):
         """The run as the usual screen's source (stopping it leaves the run going)."""
         ...
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
+    async def decide(
+        self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> ControlAck:
         """Approve or reject an approval; answer a question (``answer``: the ANSWER payload's
-        text or option); for an escalation, approve resumes the run and reject cancels it
-        (with the reason)."""
+        text or option; ``arguments``: a tool call's edited arguments, approved as edited);
+        for an escalation, approve resumes the run and reject cancels it (with the reason)."""
         ...
 
     async def mark(self, run_id: str, mark: str, *, undo: bool = False) -> None:
@@ -182,7 +187,7 @@ def row_from_state(state: RunState, run_id: str, origin: str, *, acknowledged: b
 def waiting_from_state(state: RunState, run_id: str) -> list[WaitingItem]:
     items = [
         WaitingItem(run_id, "question" if a.is_question else "approval", a.target_id, a.task_id, a.tool_name, a.args_json, a.prompt,
-                    a.requested_ms, state.goal_summary, a.options, a.free_text)  # fmt: skip
+                    a.requested_ms, state.goal_summary, a.options, a.free_text, a.parameters_json)  # fmt: skip
         for a in state.approvals.values()
     ]
     need = attention(state)

@@ -143,7 +143,7 @@ class RemoteRuns:
     def _kept(self, exc: RemoteError) -> Snapshot:
         """The hub did not answer: the last list, marked disconnected (the client reconnects
         by itself, within 2 s of the hub being back; the next poll finds it)."""
-        why = "hub not reachable" if exc.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED") else str(exc)
+        why = exc.in_words(self.addr)
         if self._last is None:
             return Snapshot(problem=f"{why}; retrying", disconnected=True)
         age = max(0, self._clock() - self._last_ms) // 1000
@@ -190,5 +190,12 @@ class RemoteRuns:
         ca, cert, key = self._tls
         return GrpcRunSource(self.addr, run_id, token=self._token, tls_ca=ca, tls_client_cert=cert, tls_client_key=key)
 
-    async def decide(self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> ControlAck:
-        return await self._open_client().send_control(item.run_id, decision(item, approve, reason, answer))
+    async def start_run(self, agent: str, goal: str = "") -> str:
+        """Host a new run in the hub, as ``ctl start`` does; its id."""
+        run_id: str = await self._open_client().start_run(agent, goal=goal, plan_json="", speed=1.0)
+        return run_id
+
+    async def decide(
+        self, item: WaitingItem, approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> ControlAck:
+        return await self._open_client().send_control(item.run_id, decision(item, approve, reason, answer, arguments))

@@ -22,15 +22,19 @@ from .model import RunRow
 __all__ = ["COLUMNS", "RunsTable", "header_text", "row_text"]
 
 #: (title, width); the task column (width 0) takes what is left.
-COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", -1), ("TASK", 0), ("COST", 7), ("AGE", 5), ("ORIGIN", 6))
+COLUMNS = (("RUN", 8), ("STATE", 9), ("PROGRESS", 10), ("NEEDS YOU", -1), ("TASK", 0), ("COST", 7), ("AGE", 6), ("ORIGIN", 6))
 #: Narrower than this, the COST column is left out (the needs-you column keeps its room).
 _COST_FROM = 100
 _COST_W = 8
+#: Narrower than this, the ORIGIN column is left out too: at 80 columns the task gets its room
+#: and the age (6 wide, e.g. 15m08s) is whole.
+_ORIGIN_FROM = 100
+_ORIGIN_W = 7
 #: The needs-you column: this wide at 80 columns, and a third of every column past 80.
 _NEEDS_W = 29
 _BAR = 5
 _ORIGIN = {"connected": "conn.", "recorded": "rec."}
-_FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1 - _COST_W
+_FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1 - _COST_W - _ORIGIN_W
 _MIN_TASK = 6
 _STATE_STYLE = {
     "RUNNING": "green", "PAUSED": "yellow", "PAUSING": "yellow", "COMPLETED": "blue",
@@ -46,12 +50,13 @@ def _needs_width(width: int) -> int:
 
 
 def _task_width(width: int) -> int:
-    return max(_MIN_TASK, width - _FIXED - _needs_width(width) - (_COST_W if width >= _COST_FROM else 0))
+    wide = width >= _COST_FROM
+    return max(_MIN_TASK, width - _FIXED - _needs_width(width) - (_COST_W if wide else 0) - (_ORIGIN_W if width >= _ORIGIN_FROM else 0))
 
 
 def header_text(width: int) -> Text:
     out = Text(style="bold")
-    columns = [c for c in COLUMNS if c[0] != "COST" or width >= _COST_FROM]
+    columns = [c for c in COLUMNS if (c[0] != "COST" or width >= _COST_FROM) and (c[0] != "ORIGIN" or width >= _ORIGIN_FROM)]
     for n, (title, w) in enumerate(columns):
         w = _needs_width(width) if w < 0 else (w or _task_width(width))
         out.append(title.ljust(w)[:w])
@@ -97,7 +102,10 @@ def row_text(row: RunRow, now_ms: int, width: int) -> Text:
     if width >= _COST_FROM:
         cost = format_cost(row.usage) or "·"  # "·": see needs_text
         out.append(cost[:7].ljust(7) + " ", style="dim" if cost == "·" else "not dim")
-    out.append(started[:5].ljust(5) + " ", style="dim")
+    if width < _ORIGIN_FROM:
+        out.append(started[:6].ljust(6), style="dim")
+        return out
+    out.append(started[:6].ljust(6) + " ", style="dim")
     out.append(_ORIGIN.get(row.origin, row.origin)[:6].ljust(6), style="dim")
     return out
 

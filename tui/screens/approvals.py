@@ -18,11 +18,12 @@ from textual.widgets.option_list import Option
 
 from goldfive.approvals.arguments import arguments_problem
 from goldfive.approvals.ledger import LedgerEntry, format_entry, when_text
-from goldfive.approvals.rules import Rule
+from goldfive.approvals.rules import Rule, matchers_from
 from goldfive.control import AckResult, ControlAck
 from goldfive.view import ApprovalView
 
 from ..widgets.submit_area import SubmitArea
+from .dialogs import ConfirmScreen
 from .detail import pretty_json
 
 
@@ -81,6 +82,63 @@ class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
             self.query_one("#edit-error", Label).update(problem)  # the text stays: nothing is lost
             return
         self.dismiss(value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def always_choices(view: ApprovalView) -> list[tuple[str, dict[str, Any]]]:
+    """The rules "Approve, and don't ask again" offers for a tool call, each as (what the
+    person reads, the APPROVE's ``always`` payload): these exact arguments (when the call has
+    any) or any call to the tool, for this run or for every run on this machine (saved). The text is
+    the rule's own description, the one the rules screen lists once it is made."""
+    tool = view.tool_name or view.target_id
+    args = view.args if isinstance(view.args, dict) else {}
+    matches: list[dict[str, Any]] = []
+    if args:
+        matches.append({name: {"kind": "exact", "value": value} for name, value in sorted(args.items())})
+    matches.append({})
+    out: list[tuple[str, dict[str, Any]]] = []
+    for scope, where in (("run", "this run"), ("machine", "this machine")):
+        for match in matches:
+            described = Rule(tool, matchers_from(match), scope=scope).describe()
+            if not match:
+                described = f"{tool}: any arguments"
+            out.append((f"{where:<12} · {described}", {"scope": scope, "match": match}))
+    return out
+
+
+class AlwaysScreen(ModalScreen[dict[str, Any] | None]):
+    """Approve, and don't ask again: pick the rule (shown whole before it is chosen); the
+    APPROVE carries it as ``always`` and the run adds it as it approves. Esc approves nothing."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="always.cancel")]
+
+    def __init__(self, view: ApprovalView) -> None:
+        super().__init__(classes="dialog-screen")
+        self.view = view
+        self.choices = always_choices(view)
+
+    def compose(self) -> ComposeResult:
+        v = self.view
+        with Vertical(classes="dialog detail"):
+            yield Label(f"Approve {v.tool_name or v.target_id}, and don't ask again for:", classes="dialog-title")
+            yield OptionList(*(Option(f"{n}  {text}", id=str(n - 1)) for n, (text, _) in enumerate(self.choices, 1)), id="always-options")
+            yield Label("↑↓ Enter or 1-4 approve and add that rule (r lists the rules) · Esc cancel", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if event.option.id is not None:
+            self.dismiss(self.choices[int(event.option.id)][1])
+
+    def on_key(self, event: Any) -> None:
+        n = int(event.character) if (event.character or "").isdigit() else 0
+        if 1 <= n <= len(self.choices):
+            event.stop()
+            self.dismiss(self.choices[n - 1][1])
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -189,7 +247,7 @@ class RulesScreen(ModalScreen[None]):
             yield Label("Approval rules", classes="dialog-title")
             yield OptionList(id="rules-list")
             yield Label("", id="rules-note", classes="dialog-error")
-            yield Label("d remove the selected rule · r reload · Esc close", classes="dialog-hint")
+            yield Label("d remove the selected rule (asks first) · r reload · Esc close", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
@@ -228,7 +286,15 @@ class RulesScreen(ModalScreen[None]):
             self._note("no rule selected")
             return
         rule_id = options.get_option_at_index(index).id or ""
-        self.run_worker(self._remove(rule_id), group="rules")
+        rule = next((r for r in self.rules if r.id == rule_id), None)
+        what = f"{rule_id} ({rule.describe()}, {rule.scope})" if rule is not None else rule_id
+        machine = " It is saved for this machine: every run here asks again." if rule is not None and rule.scope == "machine" else ""
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                self.run_worker(self._remove(rule_id), group="rules")
+
+        self.app.push_screen(ConfirmScreen(f"Remove rule {what}? Calls like it are asked again from the next one.{machine}", yes="Remove"), confirmed)
 
     async def _remove(self, rule_id: str) -> None:
         ack = await self._ask({"op": "remove", "rule_id": rule_id})

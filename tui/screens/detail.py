@@ -109,6 +109,7 @@ class ApprovalScreen(_DetailScreen):
         Binding("a", "answer('approve')", "Approve", id="approval.approve"),
         Binding("x", "answer('reject')", "Reject", id="approval.reject"),
         Binding("e", "answer('edit')", "Edit+approve", id="approval.edit"),
+        Binding("A", "answer('always')", "Approve always", id="approval.always"),
     ]
     copy_what = "arguments"
 
@@ -134,7 +135,7 @@ class ApprovalScreen(_DetailScreen):
                     yield Static(Text(self.copy_text))
                 else:
                     yield Static(highlighted(self.copy_text or "(no arguments)"))
-            edit = " · e edit, then approve" if v.kind == "tool" else ""
+            edit = " · e edit, then approve · A approve, and don't ask again" if v.kind == "tool" else ""
             verbs = "a answer (type or pick) · x reject" if v.is_question else f"a approve · x reject{edit}"
             decide = f"{verbs} · " if self.can_decide else ""
             copy = "the question" if v.is_question else "the arguments"
@@ -180,6 +181,10 @@ class ApprovalScreen(_DetailScreen):
     def action_answer(self, what: str) -> None:
         if self.gone:
             self.notify(self.gone, severity="warning")
+            return
+        if what == "always" and self.view.kind != "tool":
+            what = "a question" if self.view.is_question else "a task approval"
+            self.notify(f"This is {what}: rules are for tool calls. a approves this one.", severity="warning")
             return
         self.dismiss("answer_question" if what == "approve" and self.view.is_question else what)
 

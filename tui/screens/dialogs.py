@@ -134,3 +134,57 @@ class QuitScreen(ModalScreen[str | None]):
 
     def action_choose(self, choice: str | None) -> None:
         self.dismiss(choice)
+
+
+def start_problem(agent: str, goal: str) -> str | None:
+    """Why ``agent`` and ``goal`` cannot start a run (as ``ctl start`` refuses them), or None."""
+    agent = agent.strip()
+    if not agent:
+        return "say what to run: demo, or MODULE:FUNCTION"
+    if agent != "demo":
+        module, _, function = agent.partition(":")
+        if not module or not function or " " in agent:
+            return f"{agent!r} is not demo or MODULE:FUNCTION (for example examples.hello_agent:agent)"
+        if not goal.strip():
+            return "MODULE:FUNCTION needs a goal: say what the run should achieve"
+    return None
+
+
+class StartRunScreen(ModalScreen[tuple[str, str] | None]):
+    """Start a run, as ``ctl start`` does: ``demo``, or an agent MODULE:FUNCTION the hub can
+    import, with its goal. Enter on the last line starts it (after checking), Esc cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="start.cancel")]
+
+    def __init__(self, where: str) -> None:
+        super().__init__(classes="dialog-screen")
+        self.where = where
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(f"Start a run on {self.where}", classes="dialog-title")
+            yield Input(value="demo", placeholder="demo, or MODULE:FUNCTION", id="start-agent")
+            yield Input(placeholder="goal (for MODULE:FUNCTION; the demo has its own)", id="start-goal")
+            yield Label("", id="start-error", classes="dialog-error")
+            yield Label("Tab next line · Enter starts it · Esc cancels", classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        for line in self.query(Input).results(Input):
+            line.cursor_blink = getattr(self.app, "cursor_blink", True)
+        self.query_one("#start-agent", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        agent = self.query_one("#start-agent", Input).value.strip()
+        goal = self.query_one("#start-goal", Input).value.strip()
+        if event.input.id == "start-agent" and agent != "demo" and not goal:
+            self.query_one("#start-goal", Input).focus()  # the goal comes next
+            return
+        problem = start_problem(agent, goal)
+        if problem:
+            self.query_one("#start-error", Label).update(problem)
+            return
+        self.dismiss((agent, goal))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

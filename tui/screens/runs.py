@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Callable, ClassVar, Literal
+from typing import Any, Callable, ClassVar, Literal
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -39,6 +39,7 @@ RUNS_KEYS: list[BindingType] = [
     Binding("enter", "open", "Open", tooltip="Open the selected run in the usual screen (Esc there comes back)", id="runs.open"),
     Binding("n", "next_needing", "Next needing you", tooltip="Open the next run that needs you (from anywhere)", id="runs.next"),
     Binding("w,d", "waiting", "Waiting", tooltip="Everything waiting for a person, every run, oldest first (d from anywhere)", id="runs.waiting"),
+    Binding("s", "start_run", "Start run", tooltip="Start a run on the hub: the demo, or MODULE:FUNCTION with a goal (as ctl start)", id="runs.start"),
     Binding("slash", "filter", "Filter", tooltip="Filter the rows by text (id, state, task, needs, goal); Esc clears", id="runs.filter"),
     # Shown only on a row they apply to (check_action): a failed run, an ended run.
     Binding("a", "ack_failure", "Ack failure", tooltip="Acknowledge the selected run's failure: it no longer needs you (also a in the run)", id="runs.ack"),
@@ -195,6 +196,8 @@ class RunsScreen(Screen[None]):
         self.refresh_bindings()  # a and del are offered on the rows they apply to
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "start_run":
+            return not isinstance(self.focused, Input) and callable(getattr(self.runs, "start_run", None))
         if action in ("ack_failure", "archive"):
             if isinstance(self.focused, Input):
                 return False  # typed into the filter
@@ -203,6 +206,27 @@ class RunsScreen(Screen[None]):
                 return row is not None and row.failed and not row.acknowledged
             return row is not None and not row.live
         return True
+
+    # -- starting a run (a hub) --------------------------------------------------------------------
+    def action_start_run(self) -> None:
+        from .dialogs import StartRunScreen
+
+        def chosen(what: tuple[str, str] | None) -> None:
+            if what is not None:
+                self.run_worker(self._start_run(*what), group="hub-start")
+
+        self.app.push_screen(StartRunScreen(getattr(self.runs, "addr", "the hub")), chosen)
+
+    async def _start_run(self, agent: str, goal: str) -> None:
+        try:
+            run_id = await self.runs.start_run(agent, goal)  # type: ignore[attr-defined]
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # isolation boundary: a refused or undelivered start is said, not raised
+            self.notify(str(exc), title="not started", severity="error", timeout=8)
+            return
+        self.notify(f"started run {run_id[:12]} ({agent})", timeout=4)
+        await self.poll()
 
     # -- opening runs ----------------------------------------------------------------------------
     def open_run(self, run_id: str) -> None:
@@ -256,14 +280,18 @@ class RunsScreen(Screen[None]):
             self.app.push_screen(WaitingScreen(self.snapshot, self.wall_ms(), self))
 
     # -- decisions from the queue -----------------------------------------------------------------
-    def decide(self, items: list[WaitingItem], approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> None:
-        self.run_worker(self._decide(items, approve, reason, answer), group="hub-decide")
+    def decide(
+        self, items: list[WaitingItem], approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> None:
+        self.run_worker(self._decide(items, approve, reason, answer, arguments), group="hub-decide")
 
-    async def _decide(self, items: list[WaitingItem], approve: bool, reason: str, answer: dict[str, str] | None = None) -> None:
+    async def _decide(
+        self, items: list[WaitingItem], approve: bool, reason: str, answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> None:
         done, refused = 0, []
         for item in items:
             try:
-                ack = await self.runs.decide(item, approve, reason, answer)
+                ack = await self.runs.decide(item, approve, reason, answer, arguments)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # isolation boundary: one failed delivery does not stop the batch
@@ -273,7 +301,7 @@ class RunsScreen(Screen[None]):
                 done += 1
             else:
                 refused.append(f"{item.what} ({item.run_id[:8]}): {ack.detail or ack.result}")
-        verb = "answered" if answer is not None else "approved" if approve else "rejected"
+        verb = "answered" if answer is not None else "approved with edited arguments" if arguments is not None else "approved" if approve else "rejected"
         if done:
             self.notify(f"{verb} {done} item{'s' if done != 1 else ''}", timeout=4)
         if refused:

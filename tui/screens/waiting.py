@@ -2,14 +2,15 @@
 
 Enter opens an item (prompt, tool, task, full arguments) and marks it read; from there ``a``
 approves (a question: answers it, typed or picked from its options), ``x`` rejects with a
-reason, ``o`` opens its run. ``A`` approves in one go only the
+reason, ``e`` edits a tool call's arguments, then approves it, ``o`` opens its run. ``A`` approves in one go only the
 items the person has opened and read that were in the list when it was drawn (the screen
 opened) and still wait: an item that arrived afterwards is never approved unread.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol
+import json
+from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -30,6 +31,7 @@ WAITING_KEYS: list[BindingType] = [
     Binding("enter", "open_item", "Read", tooltip="Open the item: prompt, tool, task, arguments (marks it read)", id="waiting.read"),
     Binding("a", "decide(True)", "Approve", tooltip="Approve the selected item (once read); a question: answer it, typed or picked", id="waiting.approve"),
     Binding("x", "decide(False)", "Reject", tooltip="Reject the selected item, with a reason (once read)", id="waiting.reject"),
+    Binding("e", "edit_item", "Edit+approve", show=False, tooltip="Edit the selected tool call's arguments, then approve it (once read)", id="waiting.edit"),
     Binding("A", "approve_read", "Approve read", tooltip="Approve every item you opened and read that was listed when the queue opened", id="waiting.batch"),
     Binding("o", "jump", "Open run", tooltip="Open the selected item's run", id="waiting.jump"),
     Binding("escape", "close", "Back", id="waiting.close"),
@@ -47,7 +49,9 @@ class WaitingList(CursorList):
 class Decider(Protocol):
     """Where the queue's decisions and jumps go: the runs screen."""
 
-    def decide(self, items: list[WaitingItem], approve: bool, reason: str = "", answer: dict[str, str] | None = None) -> None: ...
+    def decide(
+        self, items: list[WaitingItem], approve: bool, reason: str = "", answer: dict[str, str] | None = None, arguments: dict[str, Any] | None = None
+    ) -> None: ...
 
     def open_run(self, run_id: str) -> None: ...
 
@@ -141,18 +145,24 @@ class WaitingScreen(Screen[None]):
                 self._approve(item)
             elif what == "reject":
                 self._reject(item)
+            elif what == "edit":
+                self._edit(item)
             elif what == "open":
                 self.hub.open_run(item.run_id)
 
         self.app.push_screen(WaitingDetail(item, self._now), answered)
 
+    def _read_first(self, item: WaitingItem) -> bool:
+        """Read before you decide: an unread item opens (True) instead of being decided."""
+        if item.key in self.read:
+            return False
+        self.notify("Read it first: here it is.", timeout=3)
+        self.action_open_item()
+        return True
+
     def action_decide(self, approve: bool) -> None:
         item = self.selected
-        if item is None:
-            return
-        if item.key not in self.read:  # read before you approve: show it first
-            self.notify("Read it first: here it is.", timeout=3)
-            self.action_open_item()
+        if item is None or self._read_first(item):
             return
         if approve:
             self._approve(item)
@@ -172,6 +182,41 @@ class WaitingScreen(Screen[None]):
 
         self.app.push_screen(AnswerScreen(item.prompt, item.options, item.free_text, title=f"Answer ({item.run_id[:8]})"), answered)
 
+    def action_edit_item(self) -> None:
+        item = self.selected
+        if item is None:
+            return
+        if not editable(item):
+            self.notify(f"{no_edit(item)}: a approves it as it is.", severity="warning")
+            return
+        if not self._read_first(item):
+            self._edit(item)
+
+    def _edit(self, item: WaitingItem) -> None:
+        """The call's arguments in the editor (as on a run's screen); ctrl+s approves them."""
+        from goldfive.view import ApprovalView
+
+        from .approvals import EditArgumentsScreen
+
+        if not editable(item):
+            self.notify(f"{no_edit(item)}: a approves it as it is.", severity="warning")
+            return
+        try:
+            args = json.loads(item.args_json) if item.args_json else {}
+        except ValueError:
+            args = None
+        if not isinstance(args, dict):
+            self.notify("Its arguments are not a JSON object: they cannot be edited here.", severity="warning")
+            return
+        view = ApprovalView(item.target_id, "tool", item.prompt, item.task_id, item.tool_name, args, item.args_json, item.since_ms, 0,
+                            parameters_json=item.parameters_json)  # fmt: skip
+
+        def edited(arguments: dict[str, Any] | None) -> None:
+            if arguments is not None:
+                self.hub.decide([item], True, arguments=arguments)
+
+        self.app.push_screen(EditArgumentsScreen(view), edited)
+
     def _reject(self, item: WaitingItem) -> None:
         from .dialogs import TextPrompt
 
@@ -187,7 +232,18 @@ class WaitingScreen(Screen[None]):
         if not items:
             self.notify("Open (Enter) and read the items first: A approves only those.", severity="warning")
             return
-        self.hub.decide(items, True)
+        from .dialogs import ConfirmScreen
+
+        n = len(items)
+        names = ", ".join(f"{w.what} ({w.run_id[:8]})" for w in items[:3]) + (f" and {n - 3} more" if n > 3 else "")
+        question = f"Approve the {n} item{'' if n == 1 else 's'} you read? {names}"
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                still = {w.key for w in self.eligible()}  # one decided elsewhere meanwhile is left alone
+                self.hub.decide([w for w in items if w.key in still], True)
+
+        self.app.push_screen(ConfirmScreen(question, yes=f"Approve {n}"), confirmed)
 
     def action_jump(self) -> None:
         if item := self.selected:
@@ -200,12 +256,24 @@ class WaitingScreen(Screen[None]):
         self.app.pop_screen()
 
 
+def editable(item: WaitingItem) -> bool:
+    """A tool call's approval: its arguments can be edited before approving."""
+    return item.kind == "approval" and bool(item.tool_name)
+
+
+def no_edit(item: WaitingItem) -> str:
+    return {"question": "A question has no arguments to edit", "escalation": "An escalation has no arguments to edit"}.get(
+        item.kind, "A task approval has no arguments to edit"
+    )
+
+
 class WaitingDetail(_DetailScreen):
     """One waiting item whole: a approve (an escalation: resume), x reject (cancel), o open its run."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "answer('approve')", "Approve", id="wdetail.approve"),
         Binding("x", "answer('reject')", "Reject", id="wdetail.reject"),
+        Binding("e", "answer('edit')", "Edit+approve", id="wdetail.edit"),
         Binding("o", "answer('open')", "Open run", id="wdetail.open"),
     ]
     copy_what = "arguments"
@@ -236,10 +304,15 @@ class WaitingDetail(_DetailScreen):
             with VerticalScroll(id="waiting-args", classes="detail-body", can_focus=True):
                 yield Static(highlighted(self.copy_text or "(no arguments)"))
             what = {"approval": "a approve · x reject", "question": "a answer · x reject"}.get(w.kind, "a resume the run · x cancel it")
+            if editable(w):
+                what += " · e edit, then approve"
             yield Label(f"{what} · o open the run · y copy · Esc back", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one("#waiting-args").focus()
 
     def action_answer(self, what: str) -> None:
+        if what == "edit" and not editable(self.item):
+            self.notify(f"{no_edit(self.item)}: a approves it as it is.", severity="warning")
+            return
         self.dismiss(what)

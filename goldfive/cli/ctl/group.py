@@ -69,7 +69,7 @@ def _call(opts: _Opts, fn: Callable[[RemoteClient], Awaitable[T]]) -> T:
     try:
         return asyncio.run(main())
     except RemoteError as exc:
-        raise _fail(f"{opts.addr}: {exc}") from None
+        raise _fail(exc.in_words(opts.addr)) from None
     except (GoldfiveError, OSError) as exc:
         raise _fail(str(exc)) from None
     except KeyboardInterrupt:

@@ -14,6 +14,10 @@ from goldfive.cli.output import echo, field, write_lines
 from goldfive.link.client import RemoteClient
 
 
+#: Above ``ctl runs`` rows (text, on stderr): what each field is, in order (--json for scripts).
+RUNS_HEADER = "RUN  STATE  TASKS  ORIGIN  HOST:PID  NEEDS YOU  TASK  STARTED  USAGE  GOAL  [NOTES]"
+
+
 @ctl.command("runs", short_help="List the runs, those that need a person first.")
 @click.option("--archived", is_flag=True, help="Also the runs a person archived (ctl archive).")
 @_options
@@ -37,6 +41,8 @@ def runs_command(opts: _Opts, archived: bool) -> None:
     if not runs:  # said on stderr: stdout stays the rows a script reads (none)
         more = "" if archived else " (ctl runs --archived also lists archived ones)"
         echo(f"goldfive ctl: no runs on {field(opts.addr)}{more}", err=True)
+        return
+    echo(RUNS_HEADER, err=True)  # on stderr, as the empty-hub line: stdout stays the rows a script reads
     for r in sorted(runs, key=runs_order):
         echo(run_line(r))
 
