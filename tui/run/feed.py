@@ -59,8 +59,16 @@ class _Pending:
     approvals: list[str] = field(default_factory=list)
     critical: list[str] = field(default_factory=list)
     expiring: list[str] = field(default_factory=list)
-    #: Budget warnings (80%) and the limit reached, in words.
-    budget: list[tuple[Severity, str]] = field(default_factory=list)
+    #: Budget warnings (a limit 80% used or more), each with its share of the limit, in words.
+    warnings: list[tuple[float, str]] = field(default_factory=list)
+    #: Budget limits reached, in words.
+    reached: list[str] = field(default_factory=list)
+
+
+def share_used(share: float) -> str:
+    """A limit's share as the warning's detail gives it ("90%"), never "100%" short of the limit."""
+    text = f"{share:.0%}"
+    return "99%" if share < 1 and text == "100%" else text
 
 
 def approval_name(state: RunState, target: str) -> str:
@@ -157,9 +165,10 @@ class RunFeed:
         elif kind == "approval_expiring":
             self._pending.expiring.append(ev.approval_expiring.target_id)
         elif kind == "budget_warning":
-            self._pending.budget.append(("warning", f"{ev.budget_warning.detail} used"))
+            w = ev.budget_warning
+            self._pending.warnings.append((w.used / w.allowed if w.allowed > 0 else 0.0, f"{w.detail} used"))
         elif kind == "budget_reached":
-            self._pending.budget.append(("error", f"paused: {ev.budget_reached.detail}. $ raises the budget"))
+            self._pending.reached.append(f"paused: {ev.budget_reached.detail}. $ raises the budget")
         return Fold(line, rewrite, kind in ("run_completed", "run_aborted"))
 
     def missed(self, count: int, first: int, last: int, at: str) -> LogLine:
@@ -227,8 +236,9 @@ class RunFeed:
         if critical:
             title = "CRITICAL drift" if len(critical) == 1 else f"{len(critical)} CRITICAL drifts"
             out.append(Alert(title, clip(critical[-1], 120), "error"))
-        reached = False
-        for severity, text in pending.budget[-2:]:
-            reached = reached or severity == "error"
-            out.append(Alert("Budget reached" if severity == "error" else "Budget 80% used", text, severity))
-        return out, bool(waiting or critical or reached)
+        if pending.warnings:  # one toast, titled by the limit nearest to being reached
+            nearest = sorted(pending.warnings, key=lambda w: -w[0])
+            out.append(Alert(f"Budget {share_used(nearest[0][0])} used", "; ".join(text for _, text in nearest[:2]), "warning"))
+        if pending.reached:
+            out.append(Alert("Budget reached", pending.reached[-1], "error"))
+        return out, bool(waiting or critical or pending.reached)
