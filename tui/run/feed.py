@@ -156,6 +156,8 @@ class RunFeed:
         elif kind == "approval_reviewed":
             r = ev.approval_reviewed
             self._reviews[r.target_id] = (r.decision, r.reason or (f"could not decide: {r.error}" if r.error else ""))
+            if r.decision == "ask":  # now it needs a person
+                self._pending.approvals.append(r.target_id)
         elif kind == "approval_decided":
             entry = LedgerEntry.from_event(ev)
             review = self._reviews.pop(entry.target_id, None)
@@ -227,11 +229,13 @@ class RunFeed:
         for target in [t for t in pending.expiring if t in state.approvals][-3:]:
             view = state.approvals[target]
             out.append(Alert("Approval deadline near", f"{approval_name(state, target)}: {view.on_timeout} soon unless decided", "warning"))
-        waiting = [t for t in pending.approvals if t in state.approvals]
+        # Not one the run's reviewer has: a person hears of it when the reviewer asks.
+        waiting = list(dict.fromkeys(t for t in pending.approvals if t in state.approvals and not state.approvals[t].with_reviewer))
         for target in waiting[-3:]:
             view = state.approvals[target]
             title = "Question for you" if view.is_question else "Approval needed"
-            out.append(Alert(title, f"{approval_name(state, target)}: {view.prompt}", "warning"))
+            asks = f" (the reviewer asks you: {view.review_reason})" if view.review == "ask" and view.review_reason else ""
+            out.append(Alert(title, f"{approval_name(state, target)}: {view.prompt}{asks}", "warning"))
         critical = pending.critical
         if critical:
             title = "CRITICAL drift" if len(critical) == 1 else f"{len(critical)} CRITICAL drifts"

@@ -62,7 +62,9 @@ def run_line(r: Any, now: float | None = None) -> str:
     where = f"{field(r.host)}:{r.pid}" if r.host and r.pid else ""
     if r.hub:  # several hubs: the run's runner is connected to that one
         where += f" via hub {field(r.hub)}"
-    needs = f"NEEDS YOU {field(r.needs_you)} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
+    from goldfive.view.attention import reviewer_holds
+
+    needs = f"NEEDS YOU {field(r.needs_you)} ({_since(r, 'needs_you_since', now)})" if r.needs_you else reviewer_holds(r) or "-"
     task = field(r.current_task) or "-"
     note = field(health_note(r))
     if r.archived_by:
