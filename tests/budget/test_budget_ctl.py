@@ -111,3 +111,32 @@ def test_a_start_with_a_budget_that_does_not_read_is_refused_in_one_line() -> No
         start_spec("demo", "", "", 1.0, budget="tokens=lots")
     assert start_spec("demo", "", "", 1.0, budget="usd=2").spec.budget == "usd=2"  # type: ignore[union-attr]
     assert start_spec("demo", "", "", 1.0).spec.budget == ""  # type: ignore[union-attr]
+
+
+def test_a_placed_runs_budget_from_its_start_is_its_own_not_the_hubs_default(tmp_path: Path) -> None:
+    """What a Ray actor runs (goldfive.placement.actor.run_placed), without Ray: the spec's
+    budget is the run's from its start, so the hub's serve --budget default never reaches it."""
+    import asyncio
+
+    from goldfive.budget import Budget
+    from goldfive.hub.connected import DEFAULT_BUDGET_AUTHOR
+    from goldfive.placement.actor import run_placed
+    from goldfive.placement.spec import PlacedSpec
+
+    name = f"budget_placed_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text(SPENDER, encoding="utf-8")
+    hub = Hub(tmp_path / "runs.sqlite", default_budget=Budget(tokens=100, model_calls=1))
+    try:
+        from goldfive.placement.pending import PlacedRun
+
+        hub_service = hub.server.extra[0]
+        hub.host.adopt(PlacedRun("placed-b1", hub_service.recorder, goal_summary="two steps"))  # as the placer does
+        spec = PlacedSpec(run_id="placed-b1", hub=hub.addr, agent=f"{name}:agent", goal="two steps", plan_json=json.dumps(PLAN),
+                          search_dir=str(tmp_path), budget="tokens=5000", budget_author="alice")  # fmt: skip
+        assert asyncio.run(run_placed(spec)) == "completed"  # 2,000 tokens: within its own 5,000
+        run = hub.host.get("placed-b1")
+        assert run is not None
+        changes = [(e.budget_changed.detail, e.budget_changed.author) for e in run.events_after(-1) if e.WhichOneof("payload") == "budget_changed"]
+        assert changes == [("tokens 5,000", "alice")] and DEFAULT_BUDGET_AUTHOR not in {a for _, a in changes}
+    finally:
+        hub.stop()
