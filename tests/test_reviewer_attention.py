@@ -91,3 +91,17 @@ def test_the_run_screen_tells_a_person_only_when_the_reviewer_asks() -> None:
     alerts, bell = feed.take_alerts()
     assert [a.title for a in alerts] == ["Approval needed"] and bell
     assert alerts[0].message.endswith("(the reviewer asks you: prod is not routine)")
+
+
+def test_no_reminder_notice_while_the_reviewer_has_it() -> None:
+    from goldfive.notify import NoticeTracker
+
+    tracker = NoticeTracker()
+    tracker.feed(events.run_started(S, goal_summary="goal"))
+    assert tracker.feed(_requested()) == []  # type: ignore[arg-type]
+    assert tracker.feed(events.approval_reminded(S, "c1", waited_ms=60_000, reminder=1)) == []
+    escalated = tracker.feed(events.approval_escalated(S, "c1", waited_ms=120_000, why="not decided"))
+    assert [n.escalated for n in escalated] == [True]  # sent once: it still goes out, lest it never does
+    assert [n.kind for n in tracker.feed(events.approval_reviewed(S, "c1", decision="ask", reason="prod"))] == ["approval"]
+    reminded = tracker.feed(events.approval_reminded(S, "c1", waited_ms=180_000, reminder=2))
+    assert [n.reminder for n in reminded] == [2]  # a person has it now: reminded
