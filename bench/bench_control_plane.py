@@ -160,17 +160,31 @@ async def control_round_trips(samples: int) -> list[float]:
     ch = ControlChannel()
     runner = Runner(agent=held, planner=StaticPlanner(linear(1)), sinks=[InMemorySink()], control=ch)
     run = asyncio.create_task(runner.run([Goal("g1", "bench")]))
-    await started.wait()
     lat = []
-    for _ in range(samples):
-        t0 = time.perf_counter()
-        await ch.request(ControlMessage(ControlKind.STATUS_QUERY))
-        lat.append(time.perf_counter() - t0)
-    gate.set()
-    await run
-    ch.close()
-    await runner.close()
+    try:
+        await started.wait()
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            await ch.request(ControlMessage(ControlKind.STATUS_QUERY))
+            lat.append(time.perf_counter() - t0)
+        gate.set()
+        await run
+    finally:
+        await _end(run, ch, runner)
     return lat
+
+
+async def _end(run: asyncio.Task[Any], ch: ControlChannel, runner: Runner) -> None:
+    """Leave no task behind, even when a measurement failed: the run (cancelled if it still
+    runs), then the runner's late-control responder (``answer_after_end``, which its close
+    cancels and awaits) and the channel."""
+    if not run.done():
+        run.cancel()
+    await asyncio.gather(run, return_exceptions=True)
+    try:
+        await runner.close()  # cancels and awaits the responder, closes the channel
+    finally:
+        ch.close()  # idempotent: closed even if the runner's close failed
 
 
 async def approve_round_trips(samples: int) -> list[float]:
@@ -191,17 +205,19 @@ async def approve_round_trips(samples: int) -> list[float]:
     run = asyncio.create_task(runner.run([Goal("g1", "bench")]))
     lat = []
     sub = sink.subscribe()
-    async for ev in sub:
-        if isinstance(ev, events.Event) and ev.WhichOneof("payload") == "approval_requested":
-            t0 = time.perf_counter()
-            ch.send_nowait(ControlMessage(ControlKind.APPROVE, payload={"target_id": ev.approval_requested.target_id}))
-            lat.append(await ran.get() - t0)
-            if len(lat) == samples:
-                break
-    sub.close()
-    await run
-    ch.close()
-    await runner.close()
+    try:
+        async for ev in sub:
+            if isinstance(ev, events.Event) and ev.WhichOneof("payload") == "approval_requested":
+                t0 = time.perf_counter()
+                ch.send_nowait(ControlMessage(ControlKind.APPROVE, payload={"target_id": ev.approval_requested.target_id}))
+                lat.append(await ran.get() - t0)
+                if len(lat) == samples:
+                    break
+        sub.close()
+        await run
+    finally:
+        sub.close()
+        await _end(run, ch, runner)
     return lat
 
 

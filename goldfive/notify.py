@@ -178,6 +178,8 @@ class NoticeTracker:
             view = state.approvals.get(target)
             if view is None:
                 return []  # decided meanwhile
+            if view.with_reviewer and kind == "approval_reminded":
+                return []  # the reviewer has it: nobody was asked yet (an escalation, once, still goes out)
             kind_of = "question" if view.kind == "question" else "approval"
             waited = (event.emitted_at.ToMilliseconds() - view.requested_ms) // 1000 if view.requested_ms else 0
             return [

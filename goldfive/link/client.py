@@ -112,12 +112,14 @@ class RemoteClient:
         return snap
 
     async def start_run(
-        self, agent: str, *, goal: str = "", plan_json: str = "", speed: float = 0.0, timeout: float | None = 30.0
+        self, agent: str, *, goal: str = "", plan_json: str = "", speed: float = 0.0, budget: str = "", timeout: float | None = 30.0
     ) -> str:
         """Host a new run in the server's process: ``agent`` is "demo" (with ``speed``) or
         MODULE:FUNCTION importable by the server (with ``goal`` and an optional plan as JSON
-        text). Returns the run id; a bad agent spec raises RemoteError INVALID_ARGUMENT."""
-        request = service_pb2.StartRunRequest(agent=agent, goal=goal, plan_json=plan_json, speed=speed)
+        text); ``budget`` ("tokens=50000,usd=2") is the run's own from its start (the hub's
+        ``serve --budget`` default never applies to it). Returns the run id; a bad agent spec
+        or budget raises RemoteError INVALID_ARGUMENT."""
+        request = service_pb2.StartRunRequest(agent=agent, goal=goal, plan_json=plan_json, speed=speed, budget=budget)
         try:
             resp: service_pb2.StartRunResponse = await self._stub.StartRun(request, metadata=self._metadata, timeout=timeout)
         except grpc.aio.AioRpcError as exc:

@@ -58,7 +58,10 @@ async def run_placed(spec: PlacedSpec) -> str:
         rec = recover(spec.run_id, history)
         if rec.ended:
             return f"already ended ({rec.ended}: {rec.end_reason})"
-    launch = start_spec(spec.agent, spec.goal, spec.plan_json, spec.speed, search_dir=spec.search_dir or None)
+    launch = start_spec(
+        spec.agent, spec.goal, spec.plan_json, spec.speed, search_dir=spec.search_dir or None,
+        budget="" if history else spec.budget, budget_author=spec.budget_author,  # a continued run keeps its recorded budget
+    )  # fmt: skip
     control, link = hub_link(spec.hub, None, token=spec.connect_token or None)
     runner = launch.factory(sinks=[link], control=control, run_id=spec.run_id)
     if history:

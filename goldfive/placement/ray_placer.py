@@ -174,7 +174,7 @@ class RayPlacer:
 
         if self._hub is None:
             raise GoldfiveError("the Ray placer is not bound to a hub yet")
-        launch = start_spec(request.agent, request.goal, request.plan_json, request.speed)  # refused here, in one line
+        launch = start_spec(request.agent, request.goal, request.plan_json, request.speed, budget=request.budget)  # refused here, in one line
         run_id = uuid.uuid4().hex
         assert launch.spec is not None
         recorded = dataclasses.replace(launch.spec, started_by=started_by)
@@ -214,6 +214,7 @@ class RayPlacer:
         return PlacedSpec(
             run_id=run_id, hub=self.address, agent=launch.target, goal=launch.goal, plan_json=launch.plan_json,
             speed=launch.speed, search_dir=self.search_dir, connect_token=self.connect_token, read_token=self.read_token,
+            budget=launch.budget, budget_author=launch.started_by,
         )  # fmt: skip
 
     def _launch(self, run: PlacedRun, spec: PlacedSpec) -> None:

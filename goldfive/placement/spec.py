@@ -26,6 +26,10 @@ class PlacedSpec:
     search_dir: str = ""
     connect_token: str = ""
     read_token: str = ""
+    #: The run's own budget from the start ("tokens=50000,usd=2"; "" none), given to a new
+    #: run only: a run continued from its history keeps the budget recorded there.
+    budget: str = ""
+    budget_author: str = ""
 
     def __repr__(self) -> str:  # never the tokens, in Ray's logs or a traceback
         return f"PlacedSpec(run_id={self.run_id!r}, hub={self.hub!r}, agent={self.agent!r})"

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from goldfive.errors import GoldfiveError
 from goldfive.store.registry import LaunchSpec
 
-__all__ = ["Launch", "agent_run", "demo_run", "resume_with", "start_spec"]
+__all__ = ["Launch", "agent_run", "demo_run", "resume_with", "start_spec", "with_budget"]
 
 
 class Launch(NamedTuple):
@@ -97,29 +97,68 @@ def agent_run(
     return Launch(factory, goal, launch)
 
 
-def start_spec(agent: str, goal: str, plan_json: str, speed: float, *, search_dir: str | None = None) -> Launch:
+def start_spec(
+    agent: str, goal: str, plan_json: str, speed: float, *, search_dir: str | None = None, budget: str = "", budget_author: str = ""
+) -> Launch:
     """A StartRun request's run: ``"demo"`` (with ``speed``, 0 = 1) or ``MODULE:FUNCTION``
     importable by this process (from ``search_dir``, default the current directory) with
-    ``goal`` and an optional plan. InputError says why not."""
+    ``goal`` and an optional plan. ``budget`` ("tokens=50000,usd=2", as ``--budget`` reads
+    it) is the run's own: the Runner starts with it and records it right after run_started,
+    by ``budget_author``, so no default (``serve --budget``) ever applies to it. InputError
+    says why not."""
     from goldfive.inputs import InputError
 
+    limits = _budget(budget)  # refused before anything is imported or started
     agent = agent.strip()
     if agent == "demo":
-        return demo_run(speed or 1.0)
+        return with_budget(demo_run(speed or 1.0), limits, budget_author)
     if not agent:
         raise InputError("no agent: give 'demo' or MODULE:FUNCTION")
     try:
-        return agent_run(agent, goal, None, None, None, search_dir=search_dir, plan_json=plan_json or None)
+        launch = agent_run(agent, goal, None, None, None, search_dir=search_dir, plan_json=plan_json or None)
     except InputError:
         raise
     except GoldfiveError as exc:  # e.g. a framework adapter that cannot wrap the object
         raise InputError(str(exc)) from None
+    return with_budget(launch, limits, budget_author)
+
+
+def _budget(text: str) -> Any:
+    from goldfive.budget.model import Budget, BudgetError
+    from goldfive.inputs import InputError
+
+    if not text.strip():
+        return None
+    try:
+        limits = Budget.parse(text)
+    except BudgetError as exc:
+        raise InputError(f"the run's budget: {exc}") from None
+    return None if limits.empty else limits
+
+
+def with_budget(launch: Launch, budget: Any, author: str = "") -> Launch:
+    """``launch`` whose Runner starts with its own ``budget`` (a Budget; None: unchanged),
+    recorded as given by ``author``; the launch record says it too."""
+    if budget is None:
+        return launch
+    import dataclasses
+
+    make = launch.factory
+
+    def factory(*, sinks: Any, control: Any, run_id: str) -> Any:
+        runner = make(sinks=sinks, control=control, run_id=run_id)
+        runner.config = dataclasses.replace(runner.config, budget=budget, budget_author=author)
+        return runner
+
+    spec = dataclasses.replace(launch.spec, budget=budget.spec()) if launch.spec is not None else None
+    return Launch(factory, launch.user_input, spec)
 
 
 def resume_with(launch: LaunchSpec) -> Any:
     """The factory that builds a run the hub started again, from the hub's own record of its
     launch. The agent is imported from this process's search directory (where ``serve`` was
-    started), never from ``launch.cwd``; InputError says why it cannot be built."""
+    started), never from ``launch.cwd``; InputError says why it cannot be built. The run's
+    budget is not given again: its recording holds it (raised since, perhaps)."""
     if launch.target == "demo":
         return demo_run(float(launch.speed or 1.0)).factory
     return agent_run(

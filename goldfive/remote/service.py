@@ -205,8 +205,11 @@ class RunsService(service_pb2_grpc.RunsServicer):
                 return service_pb2.StartRunResponse(run_id=await self.placer.place(request, caller(context) or "operator"))
             # In a thread: importing the person's module (and whatever it imports) can take
             # seconds, and the hub must keep answering every other run meanwhile.
-            launch = await asyncio.to_thread(start_spec, request.agent, request.goal, request.plan_json, request.speed)
-            run = await self.host.host(launch, started_by=caller(context) or "operator")
+            who = caller(context) or "operator"
+            launch = await asyncio.to_thread(
+                start_spec, request.agent, request.goal, request.plan_json, request.speed, budget=request.budget, budget_author=who
+            )
+            run = await self.host.host(launch, started_by=who)
         except GoldfiveError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, " ".join(str(exc).split()))
             raise  # unreachable: abort raises

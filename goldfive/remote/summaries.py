@@ -102,6 +102,7 @@ def snapshot(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> serv
             on_timeout=a.on_timeout,
             review=a.review,
             review_reason=a.review_reason,
+            under_review=a.under_review,
         )
         for a in state.approvals.values()
     ]
@@ -122,10 +123,11 @@ def snapshot(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> serv
 
 def waiting_items(run: HostedRun) -> list[service_pb2.WaitingItem]:
     """The run's pending approvals and questions (each with the sequence of the event that asked), and its
-    escalation from the drift ladder if it is paused by one."""
+    escalation from the drift ladder if it is paused by one. Not an approval the run's reviewer
+    has (until it asks a person): nobody needs to decide it."""
     state: RunState = run.state
     items = []
-    for a in state.approvals.values():
+    for a in state.waiting_for_a_person():
         item = service_pb2.WaitingItem(
             run_id=run.run_id, kind="question" if a.is_question else "approval", target_id=a.target_id, task_id=a.task_id,
             tool_name=a.tool_name, args_json=a.args_json, prompt=a.prompt, sequence=max(a.sequence, 0),

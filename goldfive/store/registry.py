@@ -100,6 +100,10 @@ class LaunchSpec:
     model: str = ""
     started_by: str = ""
     cwd: str = ""
+    #: The run's own budget as given at the start ("tokens=50000,usd=2"; "" none): kept for
+    #: the person reading it. A continued run keeps the budget its recording holds (raised,
+    #: perhaps), never this one again.
+    budget: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

@@ -3,7 +3,8 @@
 The runs screen's "needs you" column, the hub's ``RunSummary.needs_you``, ``ctl waiting`` and
 the notifications all ask :func:`attention` of a run's :class:`~goldfive.view.state.RunState`,
 so they never disagree. What needs a person: a recording that failed (the run paused until
-its database can be written again), a pending approval or question, an escalation from the drift ladder
+its database can be written again), a pending approval or question (not one the run's
+reviewer has, until it asks a person: :func:`reviewer_has` says so), an escalation from the drift ladder
 (GOLDFIVE_PAUSE_ESCALATE), a pause, a failed (aborted) run. Mere completion does not, nor
 does a run its person cancelled (:func:`cancelled_by_person`): that is shown as CANCELLED.
 
@@ -14,8 +15,10 @@ what needs a person first (most urgent, then waiting longest), then live runs, t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from goldfive.types import DriftKind
+from goldfive.view.models import ApprovalView
 from goldfive.view.state import RunState
 
 __all__ = [
@@ -28,6 +31,8 @@ __all__ = [
     "kind_of_reason",
     "mark_refusal",
     "order_key",
+    "reviewer_has",
+    "reviewer_holds",
     "state_label",
 ]
 
@@ -92,16 +97,46 @@ def attention(state: RunState, *, acknowledged: bool = False) -> Attention | Non
     if state.paused and state.pause_kind == "GOLDFIVE_PAUSE_ESCALATE":
         detail = next((d.detail for d in reversed(state.drifts)), "")
         return Attention("escalation", f"escalation: {_clip(detail) or 'the drift ladder paused the run'}", state.paused_ms)
-    if state.approvals:
-        oldest = min(state.approvals.values(), key=lambda a: a.requested_ms)
-        more = f" (+{len(state.approvals) - 1} more)" if len(state.approvals) > 1 else ""
+    waiting = state.waiting_for_a_person()  # not those the run's reviewer has: it asks when it needs one
+    if waiting:
+        oldest = min(waiting, key=_asked_ms)
+        more = f" (+{len(waiting) - 1} more)" if len(waiting) > 1 else ""
         if oldest.is_question:
             return Attention("question", f"question: {_clip(oldest.prompt, 60) or oldest.target_id}{more}", oldest.requested_ms)
         what = oldest.tool_name or oldest.target_id
+        if oldest.review == "ask":
+            why = f" (the reviewer asks you: {_clip(oldest.review_reason, 60)})" if oldest.review_reason else " (the reviewer asks you)"
+            return Attention("approval", f"approval: {what}{why}{more}", _asked_ms(oldest))
         return Attention("approval", f"approval: {what}{more}", oldest.requested_ms)
     if state.paused:
         return Attention("paused", "paused", state.paused_ms)
     return None
+
+
+def _asked_ms(a: ApprovalView) -> int:
+    """Since when a person has been asked: its request, or the reviewer's "ask"."""
+    return a.reviewed_ms if a.under_review and a.reviewed_ms else a.requested_ms
+
+
+def reviewer_has(state: RunState) -> str:
+    """"reviewer has deploy (+1 more)": the run's pending approvals its reviewer has (not a
+    person: see :func:`attention`), "" when none or once the run ended."""
+    held = state.with_reviewer() if not state.finished else []
+    if not held:
+        return ""
+    oldest = min(held, key=lambda a: a.requested_ms)
+    more = f" (+{len(held) - 1} more)" if len(held) > 1 else ""
+    return f"reviewer has {oldest.tool_name or oldest.target_id}{more}"
+
+
+def reviewer_holds(summary: Any) -> str:
+    """What a hub's run summary says of approvals its reviewer has: "reviewer has 2
+    approvals" when nothing needs a person (``needs_you`` empty: :func:`attention` skips
+    those the reviewer has) yet approvals wait on a live run; "" otherwise."""
+    n = int(summary.waiting_approvals)
+    if summary.needs_you or not n or summary.state not in LIVE_STATES:
+        return ""
+    return f"reviewer has {n} approval{'s' if n > 1 else ''}"
 
 
 def kind_of_reason(reason: str) -> str:

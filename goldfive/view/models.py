@@ -83,10 +83,20 @@ class ApprovalView:
     #: its reason, or what failed when it could not decide.
     review: str = ""
     review_reason: str = ""
+    #: The reviewer looks at it first (ApprovalRequested.under_review), and when it gave its
+    #: verdict (event clock, 0: not yet).
+    under_review: bool = False
+    reviewed_ms: int = 0
 
     @property
     def is_question(self) -> bool:
         return self.kind == "question"
+
+    @property
+    def with_reviewer(self) -> bool:
+        """The reviewer has it, not a person: it is reviewing, or its approve / reject waits
+        out its grace. Once it asks (its verdict "ask", or it could not decide) a person has it."""
+        return self.under_review and self.review != "ask"
 
 
 @dataclass(slots=True)

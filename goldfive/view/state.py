@@ -123,6 +123,15 @@ class RunState:
         used = {"tokens": float(u.tokens), "usd": u.cost_usd, "model_calls": float(u.calls), "tool_calls": float(self.tool_calls)}
         return used_line(self.budget, used)
 
+    def waiting_for_a_person(self) -> list[ApprovalView]:
+        """The pending approvals and questions a person must decide: not those the run's
+        reviewer has (reviewing, or its verdict in its grace), which a person may still overrule."""
+        return [a for a in self.approvals.values() if not a.with_reviewer]
+
+    def with_reviewer(self) -> list[ApprovalView]:
+        """The pending approvals the run's reviewer has (see :meth:`waiting_for_a_person`)."""
+        return [a for a in self.approvals.values() if a.with_reviewer]
+
     def ordered_tasks(self) -> list[TaskView]:
         return [self.tasks[tid] for tid in self.task_order]
 
@@ -417,6 +426,7 @@ class RunState:
             on_timeout=p.on_timeout,
             sequence=self.last_sequence,  # apply() set it to this event's
             editable=p.metadata.get("editable") != "false",
+            under_review=p.under_review,
         )
 
     def _approval_reminded(self, p: pb.ApprovalReminded, ms: int) -> None:
@@ -428,7 +438,7 @@ class RunState:
         view = self.approvals.get(p.target_id)
         if view is not None:
             why = p.reason or (f"the reviewer could not decide: {p.error}" if p.error else "")
-            self.approvals[p.target_id] = replace(view, review=p.decision, review_reason=why)
+            self.approvals[p.target_id] = replace(view, review=p.decision, review_reason=why, reviewed_ms=ms or 1)
 
     def _approval_escalated(self, p: pb.ApprovalEscalated, ms: int) -> None:
         view = self.approvals.get(p.target_id)

@@ -59,8 +59,16 @@ class _Pending:
     approvals: list[str] = field(default_factory=list)
     critical: list[str] = field(default_factory=list)
     expiring: list[str] = field(default_factory=list)
-    #: Budget warnings (80%) and the limit reached, in words.
-    budget: list[tuple[Severity, str]] = field(default_factory=list)
+    #: Budget warnings (a limit 80% used or more), each with its share of the limit, in words.
+    warnings: list[tuple[float, str]] = field(default_factory=list)
+    #: Budget limits reached, in words.
+    reached: list[str] = field(default_factory=list)
+
+
+def share_used(share: float) -> str:
+    """A limit's share as the warning's detail gives it ("90%"), never "100%" short of the limit."""
+    text = f"{share:.0%}"
+    return "99%" if share < 1 and text == "100%" else text
 
 
 def approval_name(state: RunState, target: str) -> str:
@@ -148,6 +156,8 @@ class RunFeed:
         elif kind == "approval_reviewed":
             r = ev.approval_reviewed
             self._reviews[r.target_id] = (r.decision, r.reason or (f"could not decide: {r.error}" if r.error else ""))
+            if r.decision == "ask":  # now it needs a person
+                self._pending.approvals.append(r.target_id)
         elif kind == "approval_decided":
             entry = LedgerEntry.from_event(ev)
             review = self._reviews.pop(entry.target_id, None)
@@ -157,9 +167,10 @@ class RunFeed:
         elif kind == "approval_expiring":
             self._pending.expiring.append(ev.approval_expiring.target_id)
         elif kind == "budget_warning":
-            self._pending.budget.append(("warning", f"{ev.budget_warning.detail} used"))
+            w = ev.budget_warning
+            self._pending.warnings.append((w.used / w.allowed if w.allowed > 0 else 0.0, f"{w.detail} used"))
         elif kind == "budget_reached":
-            self._pending.budget.append(("error", f"paused: {ev.budget_reached.detail}. $ raises the budget"))
+            self._pending.reached.append(f"paused: {ev.budget_reached.detail}. $ raises the budget")
         return Fold(line, rewrite, kind in ("run_completed", "run_aborted"))
 
     def missed(self, count: int, first: int, last: int, at: str) -> LogLine:
@@ -218,17 +229,20 @@ class RunFeed:
         for target in [t for t in pending.expiring if t in state.approvals][-3:]:
             view = state.approvals[target]
             out.append(Alert("Approval deadline near", f"{approval_name(state, target)}: {view.on_timeout} soon unless decided", "warning"))
-        waiting = [t for t in pending.approvals if t in state.approvals]
+        # Not one the run's reviewer has: a person hears of it when the reviewer asks.
+        waiting = list(dict.fromkeys(t for t in pending.approvals if t in state.approvals and not state.approvals[t].with_reviewer))
         for target in waiting[-3:]:
             view = state.approvals[target]
             title = "Question for you" if view.is_question else "Approval needed"
-            out.append(Alert(title, f"{approval_name(state, target)}: {view.prompt}", "warning"))
+            asks = f" (the reviewer asks you: {view.review_reason})" if view.review == "ask" and view.review_reason else ""
+            out.append(Alert(title, f"{approval_name(state, target)}: {view.prompt}{asks}", "warning"))
         critical = pending.critical
         if critical:
             title = "CRITICAL drift" if len(critical) == 1 else f"{len(critical)} CRITICAL drifts"
             out.append(Alert(title, clip(critical[-1], 120), "error"))
-        reached = False
-        for severity, text in pending.budget[-2:]:
-            reached = reached or severity == "error"
-            out.append(Alert("Budget reached" if severity == "error" else "Budget 80% used", text, severity))
-        return out, bool(waiting or critical or reached)
+        if pending.warnings:  # one toast, titled by the limit nearest to being reached
+            nearest = sorted(pending.warnings, key=lambda w: -w[0])
+            out.append(Alert(f"Budget {share_used(nearest[0][0])} used", "; ".join(text for _, text in nearest[:2]), "warning"))
+        if pending.reached:
+            out.append(Alert("Budget reached", pending.reached[-1], "error"))
+        return out, bool(waiting or critical or pending.reached)

@@ -228,10 +228,10 @@ class RunScreen(Screen[None]):
         # A rate needs a wall clock (live screens get one); after the end there is no rate.
         live = self._clock is not None and not state.finished
         rejected = sum(len(v) for v in feed.rejected.values())
-        self._header.show(state, now, note, rate=live, rejected=rejected)
         try:
+            self._header.show(state, now, note, rate=live, rejected=rejected)
             self._plan.update_plan(state, now, feed.rejected)
-        except KeyError:  # pushed this instant: the plan's component styles are not applied yet
+        except KeyError:  # pushed this instant: the header's and plan's component styles are not applied yet
             self._dirty = True  # the next tick paints it
             return
         self._show_detail()

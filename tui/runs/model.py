@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from goldfive.control import ControlAck
 from goldfive.errors import GoldfiveError
 from goldfive.notify import Notice
-from goldfive.view.attention import LIVE_STATES, attention, order_key, state_label
+from goldfive.view.attention import LIVE_STATES, attention, order_key, reviewer_has, state_label
 from goldfive.view.state import RunState
 from goldfive.types import TaskStatus
 from goldfive.usage.model import UsageTotals
@@ -44,6 +44,8 @@ class RunRow:
     usage: UsageTotals = UsageTotals()
     #: A person has acknowledged that the run failed: it needs nobody any more.
     acknowledged: bool = False
+    #: Nothing needs a person, but the run's reviewer has approvals ("reviewer has deploy").
+    reviewing: str = ""
 
     @property
     def failed(self) -> bool:
@@ -181,6 +183,7 @@ def row_from_state(state: RunState, run_id: str, origin: str, *, acknowledged: b
         goal=state.goal_summary,
         usage=state.usage,
         acknowledged=acknowledged,
+        reviewing=reviewer_has(state) if need is None else "",
     )
 
 
@@ -188,7 +191,7 @@ def waiting_from_state(state: RunState, run_id: str) -> list[WaitingItem]:
     items = [
         WaitingItem(run_id, "question" if a.is_question else "approval", a.target_id, a.task_id, a.tool_name, a.args_json, a.prompt,
                     a.requested_ms, state.goal_summary, a.options, a.free_text, a.parameters_json)  # fmt: skip
-        for a in state.approvals.values()
+        for a in state.waiting_for_a_person()  # not those the run's reviewer has, until it asks
     ]
     need = attention(state)
     if need is not None and need.kind == "escalation":

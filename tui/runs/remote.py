@@ -17,7 +17,7 @@ from goldfive.errors import RemoteError
 from goldfive import conv
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.link.client import RemoteClient
-from goldfive.view.attention import kind_of_reason
+from goldfive.view.attention import kind_of_reason, reviewer_holds
 
 from ..grpc_source import GrpcRunSource
 from .local import decision
@@ -66,6 +66,7 @@ def row_from_summary(s: service_pb2.RunSummary, waiting: list[WaitingItem]) -> R
         goal=_goal(s),
         usage=conv.from_pb_usage_totals(s.usage),
         acknowledged=bool(s.acknowledged_by),
+        reviewing="" if kind else reviewer_holds(s),
     )
 
 

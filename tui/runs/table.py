@@ -75,6 +75,8 @@ def _bar(done: int, total: int) -> Text:
 
 def needs_text(row: RunRow, now_ms: int, width: int = _NEEDS_W) -> Text:
     if not row.needs_kind:
+        if row.reviewing:  # nobody needs to decide: the run's reviewer has it until it asks
+            return Text(clip(row.reviewing, width).ljust(width), style="dim")
         return Text("·".ljust(width), style="dim")  # "·": a cell that starts with a space would merge
     age = f" {age_text(now_ms - row.needs_since_ms)}" if row.needs_since_ms and row.needs_kind != "failed" else ""
     reason = row.needs_reason

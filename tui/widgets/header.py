@@ -55,10 +55,12 @@ class RunHeader(Static):
             burn = format_rate(state.burn_rate(now_ms))
             if burn:
                 line2.append(f"  {burn}", style("header--dim"))
-        waiting = len(state.approvals)
+        waiting = len(state.waiting_for_a_person())  # not those the run's reviewer has, until it asks
         if waiting:
             noun = "approval" if waiting == 1 else "approvals"
             line2.append(f"   {waiting} {noun} waiting", style("header--approvals"))
+        if reviewing := len(state.with_reviewer()):
+            line2.append(f"   reviewer has {reviewing}", style("header--dim"))
         detail, detail_style = "", "header--dim"
         if state.recording_error and state.paused and not state.finished:
             detail, detail_style = f"needs you: recording failed: {state.recording_error}", "header--approvals"

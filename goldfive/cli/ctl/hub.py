@@ -62,7 +62,9 @@ def run_line(r: Any, now: float | None = None) -> str:
     where = f"{field(r.host)}:{r.pid}" if r.host and r.pid else ""
     if r.hub:  # several hubs: the run's runner is connected to that one
         where += f" via hub {field(r.hub)}"
-    needs = f"NEEDS YOU {field(r.needs_you)} ({_since(r, 'needs_you_since', now)})" if r.needs_you else "-"
+    from goldfive.view.attention import reviewer_holds
+
+    needs = f"NEEDS YOU {field(r.needs_you)} ({_since(r, 'needs_you_since', now)})" if r.needs_you else reviewer_holds(r) or "-"
     task = field(r.current_task) or "-"
     note = field(health_note(r))
     if r.archived_by:
@@ -93,11 +95,19 @@ def usage_words(r: Any) -> str:
 def start_command(opts: _Opts, agent: str, goal: str, plan_path: str | None, speed: float, budget: str | None) -> None:
     """Start a run in the hub's process and print its id: the demo (with --speed), or your
     agent MODULE:FUNCTION, importable by the hub, with --goal and an optional --plan.
-    --budget is sent as a BUDGET control right after the start (it replaces the hub's
-    serve --budget default, from the run's first task on)."""
-    from goldfive.cli.ctl.controls import budget_payload
+    --budget is part of the start: the run begins with it (the hub's serve --budget default
+    never applies to it)."""
+    limits = ""
+    if budget is not None:  # refused here, before the run starts
+        from goldfive.budget import Budget, BudgetError
 
-    limits = budget_payload(budget) if budget is not None else None  # refused here, before the run starts
+        try:
+            parsed = Budget.parse(budget)
+        except BudgetError as exc:
+            raise _fail(str(exc)) from None
+        if parsed.empty:
+            raise _fail(f"--budget {budget!r} sets no limit: give limits as tokens=50000,usd=2")
+        limits = parsed.spec()
     if speed <= 0:
         raise _fail(f"--speed must be positive, got {speed}")
     if agent != "demo" and not goal.strip():
@@ -112,14 +122,7 @@ def start_command(opts: _Opts, agent: str, goal: str, plan_path: str | None, spe
                 plan_json = fh.read()
         except (InputError, OSError) as exc:
             raise _fail(str(exc)) from None
-    run_id: str = _call(opts, lambda c: c.start_run(agent, goal=goal, plan_json=plan_json, speed=speed))
-    if limits is not None:
-        from goldfive.control import AckResult, ControlKind, ControlMessage
-
-        msg = ControlMessage(ControlKind.BUDGET, payload=limits)
-        ack = _call(opts, lambda c: c.send_control(run_id, msg))
-        if ack.result != AckResult.SUCCESS:
-            raise _fail(f"run {run_id} started, but its budget was refused: {ack.detail}", code=EXIT_FAILURE)
+    run_id: str = _call(opts, lambda c: c.start_run(agent, goal=goal, plan_json=plan_json, speed=speed, budget=limits))
     echo(json.dumps({"run_id": run_id}) if opts.as_json else field(run_id))
 
 

@@ -90,6 +90,8 @@ def status_command(opts: _Opts, run_id: str) -> None:
         if a.review:  # the run's reviewer: asked a person, or decides after its grace unless overruled
             said = "asks a person" if a.review == "ask" else f"says {a.review} unless a person decides first"
             echo(f"    reviewer {said}: {field(a.review_reason)}")
+        elif a.under_review:
+            echo("    the reviewer is looking at it (a person is asked only if it asks)")
     if snap.steer_queue:
         echo("queued for when the next task starts:")
     for n in snap.steer_queue:

@@ -67,16 +67,18 @@ class EventBatch(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class StartRunRequest(_message.Message):
-    __slots__ = ("agent", "goal", "plan_json", "speed")
+    __slots__ = ("agent", "goal", "plan_json", "speed", "budget")
     AGENT_FIELD_NUMBER: _ClassVar[int]
     GOAL_FIELD_NUMBER: _ClassVar[int]
     PLAN_JSON_FIELD_NUMBER: _ClassVar[int]
     SPEED_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_FIELD_NUMBER: _ClassVar[int]
     agent: str
     goal: str
     plan_json: str
     speed: float
-    def __init__(self, agent: _Optional[str] = ..., goal: _Optional[str] = ..., plan_json: _Optional[str] = ..., speed: _Optional[float] = ...) -> None: ...
+    budget: str
+    def __init__(self, agent: _Optional[str] = ..., goal: _Optional[str] = ..., plan_json: _Optional[str] = ..., speed: _Optional[float] = ..., budget: _Optional[str] = ...) -> None: ...
 
 class StartRunResponse(_message.Message):
     __slots__ = ("run_id",)
