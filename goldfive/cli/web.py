@@ -55,8 +55,7 @@ def web(listen: str, token: str | None, token_file: str | None, allow_hosts: tup
     if not command:
         raise click.UsageError(f"give the command to serve: one of {', '.join(SERVABLE)}, e.g. 'goldfive web demo'")
     if command[0] in SERVABLE and ("--help" in command or "-h" in command):
-        from goldfive.cli import main  # the served command's own help, and no server
-
+        main = click.get_current_context().find_root().command  # goldfive's group, not imported back up
         raise click.exceptions.Exit(main.main(args=list(command), prog_name="goldfive web", standalone_mode=False) or 0)
     if command[0] not in SERVABLE:
         raise click.UsageError(f"cannot serve {command[0]!r}: goldfive web serves {', '.join(SERVABLE)}")

@@ -10,15 +10,22 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server
 
 from goldfive.run.context import RunContext
 from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
 
-if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.adapters.claude_agent_sdk.turn import Turn
+
+
+class Turn(Protocol):
+    """What a reporting tool reads of the running turn (goldfive.adapters.claude_agent_sdk.turn.Turn,
+    typed here by its shape so the two modules do not import each other)."""
+
+    ctx: RunContext
+    task: Any
+    reported: str
 
 __all__ = ["SERVER", "allowed_names", "reporting_server"]
 
