@@ -107,3 +107,10 @@ def test_the_circle_left_in_the_run_stays_inside_it_and_does_not_grow(circles: l
 def test_the_value_types_import_nothing_of_the_run() -> None:
     graph = GRAPH.build("goldfive")
     assert [b for a, b in graph.arrows if a == "goldfive.types" and b.startswith("goldfive.run")] == []
+
+
+def test_no_circle_but_the_runs(circles: list[list[str]]) -> None:
+    # Merges made two new ones (goldfive.cli <-> goldfive.cli.web, the Claude SDK's tools <->
+    # its turn) that the tests above did not see: every circle but the run's is refused.
+    others = [sorted(c) for c in circles if not set(c) <= RUN_CORE]
+    assert others == []
