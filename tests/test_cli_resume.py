@@ -131,3 +131,37 @@ def test_resume_of_a_damaged_recording_is_one_line_and_a_non_zero_exit(tmp_path:
         else:
             assert not damaged, (path.name, result.output)  # SQLite finds nothing wrong: it resumes
     assert refused >= 6  # header damage is always found
+
+
+def test_resume_with_two_interrupted_runs_lists_each_with_its_goal_and_age(tmp_path: Path) -> None:
+    import asyncio
+
+    from goldfive.planners.static import StaticPlanner
+    from goldfive.runner import Runner
+    from goldfive.sinks.sqlite import SQLitePersistenceSink
+    from goldfive.types import Plan, Task
+
+    db = tmp_path / "runs.sqlite"
+
+    async def ok(task: Task, session: object) -> str:
+        return "ok"
+
+    async def two() -> None:
+        for goal in ("write a haiku", "summarise the\x1b[31m report"):
+            runner = Runner(agent=ok, planner=StaticPlanner(Plan([Task("a", "a")])), sinks=[SQLitePersistenceSink(db, durability="normal")])
+            await runner.run(goal)
+            await runner.close()
+
+    asyncio.run(two())
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("DELETE FROM events WHERE kind = 'run_completed'")
+        ids = [r[0] for r in conn.execute("SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(emitted_at_ms)")]
+    conn.close()
+    out = CliRunner().invoke(main, ["resume", "--db", str(db), "--headless"])
+    assert out.exit_code == 2
+    lines = out.output.strip().splitlines()
+    assert "2 interrupted runs" in lines[0] and "name one" in lines[0]
+    assert ids[1][:12] in lines[1] and '"summarise the report"' in lines[1] and "ago" in lines[1]  # the latest first
+    assert ids[0][:12] in lines[2] and '"write a haiku"' in lines[2] and "ago" in lines[2]
+    assert "\x1b" not in out.output

@@ -54,3 +54,23 @@ def test_ctl_controls_carry_the_person_and_the_client_and_the_hub_its_token_name
         assert all(json.loads(r.control.extra_json or "{}").get("client") == "ctl" for r in received), received
     finally:
         hub.stop()
+
+
+def test_a_machine_rule_added_through_a_hub_hosted_run_that_ignores_machine_rules_says_so(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The hub's run reads no machine rules (RuntimeConfig.use_machine_rules off, as a demo
+    run): the rule is saved for the machine, and the ack says it does not apply here."""
+    monkeypatch.setenv("GOLDFIVE_DATA_DIR", str(tmp_path / "data"))
+    hub = PhoneHub(tmp_path, http=False)
+    try:
+        hub.requested()
+        ctl = ["ctl", hub.addr, "--token", TOKENS["alice"], "rules"]
+        machine = CliRunner().invoke(main, [*ctl, "add", hub.run_id, "deploy", "--scope", "machine"], catch_exceptions=False)
+        assert machine.exit_code == 0, machine.output
+        assert "scope machine" in machine.output and "does not apply here" in machine.output
+        assert "deploy" in (tmp_path / "data" / "approval_rules.json").read_text()  # saved for runs that read them
+        run = CliRunner().invoke(main, [*ctl, "add", hub.run_id, "deploy", "--scope", "run"], catch_exceptions=False)
+        assert run.exit_code == 0 and "scope run" in run.output and "does not apply" not in run.output
+    finally:
+        hub.stop()

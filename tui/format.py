@@ -91,12 +91,16 @@ def task_note(task: TaskView, now_ms: int) -> str:
     return ""
 
 
-def control_line(view: ControlView, at: str) -> LogLine:
-    """The one line of a control sent from here, rewritten as its ack (and, for STEER, the
-    plan revision it produced) arrives: ``PAUSE sent → SUCCESS``."""
+def control_line(view: ControlView, at: str, *, received: bool = False) -> LogLine:
+    """The one line of a control, rewritten as its ack (and, for STEER, the plan revision it
+    produced) arrives: ``PAUSE sent → SUCCESS``. ``received``: a control sent from elsewhere
+    (another client, or one in the run's history), shown with its author when known."""
     summary = f' "{clip(view.summary, 60)}"' if view.summary else ""
+    if received and view.author:
+        summary += f" by {clip(view.author, 30)}"
     if not view.acked:
-        return LogLine(at, "control", f"{view.kind}{summary} sent, waiting for the ack", "control")
+        verb = "received" if received else "sent"
+        return LogLine(at, "control", f"{view.kind}{summary} {verb}, waiting for the ack", "control")
     detail = f": {view.ack_detail}" if view.ack_detail else ""
     revision = f" → plan revision {view.revision}" if view.revision is not None else ""
     style = "ack-ok" if view.ack_result == "SUCCESS" else "ack-fail"

@@ -7,6 +7,7 @@ runs before the TUI or the run starts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from typing import Any, Callable, TextIO
@@ -206,13 +207,18 @@ async def run_headless(
         channel = ControlChannel()
         answers = _AnswerSink(channel, approvals)
         extra = [answers, *extra]
+    # What the agent or its framework prints (a startup banner, a debug print) goes to stderr
+    # while the run goes on: stdout stays the run's lines, one per event, nothing between them.
+    quiet = contextlib.redirect_stdout(sys.stderr) if out is sys.stdout else contextlib.nullcontext()
     try:
-        runner, user_input = factory([printer, recorder, *extra] if recorder is not None else [printer, *extra], channel)
+        with quiet:
+            runner, user_input = factory([printer, recorder, *extra] if recorder is not None else [printer, *extra], channel)
     except GoldfiveError as exc:
         echo(f"goldfive: {field(exc)}", err=True)
         return EXIT_BAD_INPUT
     try:
-        await runner.run(user_input)
+        with quiet:  # reusable: entered once for the factory, once for the run
+            await runner.run(user_input)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the sinks already saw RunAborted; say why in one line

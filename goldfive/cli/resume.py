@@ -140,15 +140,48 @@ def _the_interrupted_run(path: str) -> str:
         raise _fail(str(exc)) from None
     try:
         ids = unfinished_runs(conn)
+        if len(ids) > 1:
+            from goldfive.cli.output import echo, field
+
+            lines = [_run_line(conn, run_id) for run_id in reversed(ids[-5:])]  # the latest first
+            refused = _fail(f"{len(ids)} interrupted runs in {path}; name one (goldfive resume RUN):")
+            more = [f"(and {len(ids) - 5} older)"] if len(ids) > 5 else []
+            echo("".join(f"  {field(line)}\n" for line in lines + more).rstrip("\n"), err=True)
+            raise refused
     except sqlite3.Error as exc:
         raise _fail(f"{path} is not a goldfive recording: {exc}") from None
     finally:
         conn.close()
     if not ids:
         raise _fail(f"no interrupted run in {path}: every recorded run ended")
-    if len(ids) > 1:
-        raise _fail(f"{len(ids)} interrupted runs in {path}; name one: {', '.join(i[:12] for i in ids[-5:])}")
     return str(ids[0])
+
+
+def _run_line(conn: Any, run_id: str) -> str:
+    """``3f2a9c1d0b7e  12m05s ago  "write a haiku"``: the id a person types, how long ago its
+    last event was, and its goal (as the runs screen shows a run)."""
+    import time
+
+    from goldfive.cli.ctl.hub import age
+    from goldfive.pb.goldfive.v1.events_pb2 import Event
+    from goldfive.terminal_text import terminal_safe
+
+    row = conn.execute(
+        "SELECT (SELECT payload FROM events WHERE run_id = ? AND kind = 'run_started' ORDER BY sequence LIMIT 1),"
+        " MAX(emitted_at_ms) FROM events WHERE run_id = ?",
+        (run_id, run_id),
+    ).fetchone()
+    goal = ""
+    if row is not None and row[0] is not None:
+        ev = Event()
+        try:
+            ev.ParseFromString(row[0])
+            goal = " ".join(terminal_safe(ev.run_started.goal_summary).split())
+        except Exception:  # a damaged row: the id and age still help
+            goal = ""
+    goal = goal if len(goal) <= 60 else goal[:59] + "…"
+    ago = f"{age(time.time() - row[1] / 1000)} ago" if row is not None and row[1] else "-"
+    return f"{run_id[:12]}  {ago:>11}  " + (f'"{goal}"' if goal else "(no goal recorded)")
 
 
 def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str, Any], budget: Any = None) -> Any:

@@ -16,7 +16,20 @@ from goldfive.run.outcome import ControlOutcome, fail, ok
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
 
-__all__ = ["RULES_VERB", "rule_from_always", "rules_control", "rules_listing"]
+__all__ = ["RULES_VERB", "machine_note", "rule_from_always", "rules_control", "rules_listing"]
+
+#: What a machine-scope rule added through a run that does not read the machine's rules says
+#: (a library Runner, ``goldfive demo``, a run a hub hosts for a test: RuntimeConfig's
+#: ``use_machine_rules`` is off). The rule is saved; this run keeps to its own rules.
+MACHINE_NOTE = (
+    "; saved for this machine, but this run does not read machine rules (started without"
+    " use_machine_rules), so it does not apply here: add it with scope run for this run"
+)
+
+
+def machine_note(ctx: RunContext, scope: str) -> str:
+    """MACHINE_NOTE when a ``scope`` rule would be ignored by this run, else ""."""
+    return MACHINE_NOTE if scope == "machine" and not desk_of(ctx).use_machine_rules else ""
 
 
 def rule_from_always(always: Always, tool: str, meta: Mapping[str, Any], author: str, now_ms: int) -> Rule:
@@ -54,7 +67,8 @@ async def rules_control(ctx: RunContext, c: Control[ApprovalRules], mid_task: bo
             added = desk.add_rule(rule)  # applied now: a rule takes effect from the next call
         except (ValueError, RulesFileError) as exc:
             return fail(c, f"rule not added: {exc}")
-        return ok(c, AppliedAs.RULES, f"added {added.id}: {added.describe()} (scope {added.scope}, by {added.author or '?'})")
+        said = f"added {added.id}: {added.describe()} (scope {added.scope}, by {added.author or '?'})"
+        return ok(c, AppliedAs.RULES, said + machine_note(ctx, added.scope))
     if op == "remove":
         rule_id = p.rule_id
         try:

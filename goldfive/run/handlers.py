@@ -37,7 +37,7 @@ from goldfive.controls.payloads import (
 from goldfive.errors import ControlPayloadError, GoldfiveError
 from goldfive.inbox import InjectedMessage
 from goldfive.approvals.reviewer import REVIEWER
-from goldfive.run.approval_rules import rule_from_always, rules_control
+from goldfive.run.approval_rules import machine_note, rule_from_always, rules_control
 from goldfive.run.approvals import answer_problem, desk_of, resolve_answer, resolve_approval
 from goldfive.protocols import can_replan
 from goldfive.run.acks import PROCESSED_STEER_IDS
@@ -273,13 +273,14 @@ async def _approve(ctx: RunContext, c: Control[Approve], mid_task: bool) -> Cont
         added = ""
         if rule is not None:
             made = desk_of(ctx).add_rule(rule)
-            added = f"rule {made.id} added ({made.describe()}, scope {made.scope})"
+            added = f"rule {made.id} added ({made.describe()}, scope {made.scope}){machine_note(ctx, made.scope)}"
         await _resolve(ctx, c, approve=True, detail=c.payload.detail or added, arguments=arguments)
 
     what = "approved with edited arguments" if arguments is not None else "approved"
     if rule is None:
         return ok(c, AppliedAs.DECIDED, f"{what} {target}", effect=resolve)
-    return ok(c, AppliedAs.DECIDED, f"{what}, and always for {rule.describe()} ({rule.scope}): {target}", effect=resolve)
+    note = machine_note(ctx, rule.scope)
+    return ok(c, AppliedAs.DECIDED, f"{what}, and always for {rule.describe()} ({rule.scope}): {target}{note}", effect=resolve)
 
 
 async def _reject(ctx: RunContext, c: Control[Reject], mid_task: bool) -> ControlOutcome:

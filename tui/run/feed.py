@@ -45,6 +45,9 @@ class Fold(NamedTuple):
     rewrite: list[str]
     #: The run has just ended (its control keys go).
     ended: bool = False
+    #: ``line`` is a control received from elsewhere (another client, or history): the id the
+    #: screen files its index under (``placed``), so the ack rewrites that line.
+    control: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,10 @@ class RunFeed:
         self.mine: dict[str, tuple[int, str]] = {}
         #: Those whose ack is on their line already.
         self.acked: set[str] = set()
+        #: Controls received from elsewhere (another client, a recording): control id -> their
+        #: log line (index, time shown), once the screen has placed it; the ack rewrites it.
+        self.others: dict[str, tuple[int, str]] = {}
+        self._unplaced: dict[str, str] = {}
         #: task id -> the tool calls rejected in it ("publish_deck: too early"); the reducer
         #: forgets an approval once answered, so the screen keeps what a REJECT did to a task.
         self.rejected: dict[str, list[str]] = {}
@@ -144,6 +151,14 @@ class RunFeed:
                 return Fold(None, [])
             self.acked.add(control_id)  # shown by the line itself: no toast when the send returns
             return Fold(None, [control_id])
+        if control_id and kind == "control_acked" and (control_id in self.others or control_id in self._unplaced):
+            return Fold(None, [control_id])  # one line per control, as for one sent from here
+        if control_id and kind == "control_received":
+            view = self.state.controls.get(control_id)
+            if view is not None:
+                at = self.at(ev.emitted_at.ToMilliseconds())
+                self._unplaced[control_id] = at
+                return Fold(control_line(view, at, received=True), [], control=control_id)
         label, text, style = describe(ev)
         line = LogLine(self.at(ev.emitted_at.ToMilliseconds()), label, text, style, ev)
         rewrite: list[str] = []
@@ -201,10 +216,20 @@ class RunFeed:
         self.mine[msg.id] = (index, at)
         return control_line(view, at)
 
+    def placed(self, control_id: str, index: int) -> None:
+        """The line of a control received from elsewhere is log line ``index``."""
+        at = self._unplaced.pop(control_id, None)
+        if at is not None:
+            self.others[control_id] = (index, at)
+
     def control_line(self, control_id: str) -> tuple[int, LogLine, bool] | None:
-        """The control's line as of now: (index, line, True when its ack shows for the first time)."""
-        where = self.mine.get(control_id)
+        """The control's line as of now: (index, line, True when its ack shows for the first time).
+        For a control received from elsewhere the flag is always False (nobody waits on a toast)."""
         view = self.state.controls.get(control_id)
+        other = self.others.get(control_id)
+        if other is not None and view is not None:
+            return other[0], control_line(view, other[1], received=True), False
+        where = self.mine.get(control_id)
         if where is None or view is None:
             return None
         index, at = where

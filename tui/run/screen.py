@@ -161,7 +161,9 @@ class RunScreen(Screen[None]):
 
     # -- the event stream ----------------------------------------------------------------
     async def _consume(self, source: RunSource) -> None:
-        async for line, rewrite, ended in self.feed.follow(source, self.now_ms):
+        async for line, rewrite, ended, control in self.feed.follow(source, self.now_ms):
+            if control:
+                self.feed.placed(control, self.log_size())
             if ended or (line is not None and line.event is not None and line.event.WhichOneof("payload") == "budget_changed"):
                 self.refresh_bindings()  # the control keys go (nothing is left to steer); $ shows once there is a budget
             if line is not None:
