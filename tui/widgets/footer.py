@@ -2,7 +2,9 @@
 
 Below ``NARROW`` columns the long descriptions get their short forms and the palette's key
 (``ctrl+p``, still bound, listed in help) leaves, so that ``? Help`` and ``q Quit`` stay on
-screen at 60 columns.
+screen at 60 columns. Below ``PHONE`` columns (web mode on a phone) the keys go in rows of
+``PHONE_COLUMNS`` (the run screen's ``-narrow`` style makes the footer a grid two rows tall),
+so every key stays on screen to be tapped.
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from textual.events import Resize
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-__all__ = ["NARROW", "SHORT", "FitFooter"]
+__all__ = ["NARROW", "PHONE", "PHONE_COLUMNS", "SHORT", "FitFooter"]
 
 NARROW = 80
+PHONE = 60
+PHONE_COLUMNS = 4
 #: A description's short form on a narrow screen.
 SHORT = {"Pause/Resume": "Pause", "Next needing you": "Next", "Ack failure": "Ack", "Edit+approve": "Edit"}
 
@@ -35,6 +39,8 @@ class FitFooter(Footer):
                     continue
                 item.description = SHORT.get(item.description, item.description)
             yield item
+        if self.app.size.width < PHONE:  # Footer's compose sets one column per key
+            self.styles.grid_size_columns = PHONE_COLUMNS
 
     def on_resize(self, event: Resize) -> None:
         if self._narrow is not None and self._narrow != self._is_narrow():
