@@ -139,3 +139,15 @@ async def test_at_120_columns_the_plan_sits_beside_the_events() -> None:
         assert not screen.has_class("-narrow")
         plan, events = (screen.query_one(f"#{name}").region for name in ("plan-pane", "events-pane"))
         assert plan.y == events.y and plan.right <= events.x, (plan, events)
+
+
+async def test_resized_from_70_to_44_columns_the_footer_keys_go_in_rows() -> None:
+    """A browser tab narrowed (or a phone turned) after the start: every key still shows."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(70, 30)) as pilot:
+        await settle(rig, pilot)
+        await pilot.resize_terminal(44, 30)
+        await settle(rig, pilot)
+        await pilot.pause()
+        footer = " ".join(screen_text(rig.app).splitlines()[-2:])
+        assert "? Help" in footer and "q Quit" in footer and "x Reject" in footer, footer

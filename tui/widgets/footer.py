@@ -26,22 +26,25 @@ SHORT = {"Pause/Resume": "Pause", "Next needing you": "Next", "Ack failure": "Ac
 class FitFooter(Footer):
     def __init__(self, *, compact: bool = True) -> None:
         super().__init__(compact=compact)
-        self._narrow: bool | None = None
+        self._fit: int | None = None
 
-    def _is_narrow(self) -> bool:
-        return self.app.size.width < NARROW
+    def _width_fit(self) -> int:
+        """0 wide, 1 narrow (short descriptions), 2 a phone (and rows of keys)."""
+        width = self.app.size.width
+        return 2 if width < PHONE else 1 if width < NARROW else 0
 
     def compose(self) -> ComposeResult:
-        narrow = self._narrow = self._is_narrow()
+        fit = self._fit = self._width_fit()
+        narrow = fit > 0
         for item in super().compose():
             if narrow and isinstance(item, FooterKey):
                 if item.has_class("-command-palette"):
                     continue
                 item.description = SHORT.get(item.description, item.description)
             yield item
-        if self.app.size.width < PHONE:  # Footer's compose sets one column per key
+        if fit == 2:  # Footer's compose sets one column per key
             self.styles.grid_size_columns = PHONE_COLUMNS
 
     def on_resize(self, event: Resize) -> None:
-        if self._narrow is not None and self._narrow != self._is_narrow():
+        if self._fit is not None and self._fit != self._width_fit():
             self.call_after_refresh(self.recompose)
