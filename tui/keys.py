@@ -51,7 +51,8 @@ KEYS: list[BindingType] = [
 #: The keys that steer a run: off without controls, and once the run has ended.
 CONTROL_ACTIONS = frozenset({"pause", "steer", "rewind", "approve", "reject", "edit_approval", "rules", "inject", "steering", "budget", "set_budget", "cancel_run"})
 
-#: Without controls the same keys only say that this view is read-only (never in the footer).
+#: Without controls (or once the run has ended) the same keys only say why they do nothing
+#: (never in the footer); r opens the rules read-only.
 READ_ONLY_KEYS: list[BindingType] = [
     Binding(b.key, f"read_only({b.description.lower()!r})", b.description, show=False, id=f"read_only.{b.id}")
     for b in KEYS
@@ -105,8 +106,8 @@ class Capabilities:
             return self.controls and not ended and budgeted == (action == "budget")
         if action in CONTROL_ACTIONS:
             return self.controls and not ended
-        if action == "read_only":
-            return not self.controls
+        if action == "read_only":  # says why the key does nothing (a view, or the run ended)
+            return not self.controls or ended
         if action in TRANSPORT_ACTIONS:
             return self.replay and not typing
         if action == "back_to_picker":

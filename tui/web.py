@@ -80,6 +80,10 @@ def guard(access: WebAccess) -> Any:
     return check
 
 
+#: Lays the page out at the device's width (a phone's, not a desktop's 980 px).
+VIEWPORT = '<meta name="viewport" content="width=device-width, initial-scale=1">'
+
+
 class GoldfiveWebServer(Server):  # type: ignore[misc]
     """textual-serve's Server with goldfive's title, the access rules and a bound socket."""
 
@@ -106,7 +110,12 @@ class GoldfiveWebServer(Server):  # type: ignore[misc]
             "config": {"static": {"url": f"{origin}/static/"}},
             "application": {"name": self.title},
         }
-        return aiohttp_jinja2.render_template("app_index.html", request, context)
+        page: web.Response = aiohttp_jinja2.render_template("app_index.html", request, context)
+        # textual-serve's page has no viewport tag: a phone lays it out 980 px wide (about 100
+        # columns of tiny text); with it the terminal is the phone's width (about 40 columns at
+        # 390 px), where the run screen turns to one column.
+        page.text = (page.text or "").replace("<head>", f"<head>\n    {VIEWPORT}", 1)
+        return page
 
     def initialize_logging(self) -> None:
         # textual-serve's own setup shows the locals of every frame in a traceback; a frame that

@@ -55,6 +55,10 @@ async def test_after_the_run_ended_the_control_keys_leave_the_footer_and_send_no
             await settle(rig, pilot)
             assert len(rig.app.screen_stack) == 1, f"{key} opened a dialog on an ended run"
         assert rig.source.sent == []
+        # Issue 23 (low): each key said nothing; now it says why it does nothing.
+        said = [n.message for n in rig.app._notifications]
+        for what in ("pause/resume", "steer", "rewind", "inject", "cancel"):
+            assert f"The run has ended (completed): {what} does nothing now; q quits, r shows its rules." in said, said
         shown = footer(rig.app)
         assert "Pause" not in shown and "Steer" not in shown and "Cancel" not in shown
         assert "Help" in shown and "Quit" in shown
@@ -100,3 +104,20 @@ async def test_a_cancel_from_elsewhere_still_raises_the_alarm() -> None:
         rig.source.release([_user_cancel(rig)])
         await settle(rig, pilot)
         assert [n.title for n in rig.app._notifications] == ["CRITICAL drift"]
+
+
+async def test_on_an_ended_run_r_opens_the_rules_read_only() -> None:
+    from goldfive_tui.screens.approvals import RulesScreen
+
+    rig = make_rig("finished")
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        await pilot.press("r")
+        await settle(rig, pilot)
+        rules = rig.app.screen
+        assert isinstance(rules, RulesScreen) and rules.read_only
+        assert "read-only: the run has ended" in screen_text(rig.app)
+        await pilot.press("d")  # nothing to confirm: removing is off
+        await pilot.pause()
+        assert rig.app.screen is rules
+        assert all(m.payload.get("op") == "list" for m in rig.source.sent), rig.source.sent

@@ -24,6 +24,10 @@ async def test_at_60x16_the_plan_keeps_rows_for_its_tasks() -> None:
     async with rig.app.run_test(size=(60, 16)) as pilot:
         await settle(rig, pilot)
         assert rig.app.query_one(PlanView).scrollable_content_region.height >= 3
+        # Every footer key stays on screen to be tapped: in rows of four.
+        footer = " ".join(screen_text(rig.app).splitlines()[-2:])
+        for key in ("p Pause", "s Steer", "a Approve", "x Reject", "c Cancel", "? Help", "q Quit"):
+            assert key in footer, footer
 
 
 async def _header(app: GoldfiveApp, rig) -> str:  # type: ignore[no-untyped-def]
@@ -110,3 +114,40 @@ async def test_at_60x16_the_approval_detail_shows_its_arguments_and_the_footer_h
         await pilot.pause()
         text = screen_text(rig.app)
         assert '"audience": "eng"' in text and '"slides": 6' in text and "a approve" in text
+
+
+async def test_under_60_columns_the_run_screen_is_one_column() -> None:
+    """Issue 23 (missing: web mode on a phone, 40-48 columns): plan, events and approvals stack,
+    each the full width, one under the other."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(44, 40)) as pilot:
+        await settle(rig, pilot)
+        screen = run_screen(rig.app)
+        assert screen.has_class("-narrow")
+        regions = [screen.query_one(f"#{name}").region for name in ("plan-pane", "events-pane", "approvals")]
+        assert [r.x for r in regions] == [0, 0, 0], regions
+        assert all(r.width == 44 for r in regions), regions
+        assert regions[0].bottom <= regions[1].y and regions[1].bottom <= regions[2].y, regions
+        assert rig.app.query_one(PlanView).scrollable_content_region.height >= 3
+
+
+async def test_at_120_columns_the_plan_sits_beside_the_events() -> None:
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(120, 40)) as pilot:
+        await settle(rig, pilot)
+        screen = run_screen(rig.app)
+        assert not screen.has_class("-narrow")
+        plan, events = (screen.query_one(f"#{name}").region for name in ("plan-pane", "events-pane"))
+        assert plan.y == events.y and plan.right <= events.x, (plan, events)
+
+
+async def test_resized_from_70_to_44_columns_the_footer_keys_go_in_rows() -> None:
+    """A browser tab narrowed (or a phone turned) after the start: every key still shows."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(70, 30)) as pilot:
+        await settle(rig, pilot)
+        await pilot.resize_terminal(44, 30)
+        await settle(rig, pilot)
+        await pilot.pause()
+        footer = " ".join(screen_text(rig.app).splitlines()[-2:])
+        assert "? Help" in footer and "q Quit" in footer and "x Reject" in footer, footer

@@ -263,7 +263,8 @@ class RunControls:
         name = approval_name(self.screen.feed.state, target)
         self._push(TextPrompt(f"Reject {name}: reason (optional)", hint="Enter sends REJECT · Esc cancels"), entered)
 
-    def rules(self) -> None:
+    def rules(self, *, read_only: bool = False) -> None:
+        """The run's rules; ``read_only`` (an ended run): listed, nothing removed."""
         from goldfive.run.approval_rules import RULES_VERB
 
         async def ask(payload: dict[str, Any]) -> ControlAck:
@@ -275,7 +276,7 @@ class RunControls:
             except Exception as exc:  # isolation boundary: a broken transport is shown, not raised
                 return ControlAck(msg.id, AckResult.FAILURE, f"not delivered: {exc}")
 
-        self._push(RulesScreen(ask))
+        self._push(RulesScreen(ask, read_only=read_only))
 
     def answer(self, target: str, what: str | None) -> None:
         """What the person chose in an approval's detail (ApprovalScreen)."""

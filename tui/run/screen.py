@@ -49,6 +49,7 @@ __all__ = ["Opener", "RunScreen"]
 
 REPAINT_S = 0.05
 READ_ONLY = "{view} is read-only: {what} does nothing here{hint}."
+ENDED = "The run has ended ({finished}): {what} does nothing now; q quits, r shows its rules."
 
 
 class Opener(Protocol):
@@ -66,6 +67,9 @@ class Opener(Protocol):
 class RunScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [*KEYS, *OPENER_KEYS, *READ_ONLY_KEYS, *REPLAY_KEYS]
     COMMANDS = {KeyCommands}
+    #: Under 60 columns (a phone in web mode: 40-48) the panes stack in one column
+    #: (``RunScreen.-narrow`` in app.tcss); from 60 on, the plan sits beside the events.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-wide")]
 
     def __init__(
         self,
@@ -281,6 +285,13 @@ class RunScreen(Screen[None]):
         self.app.push_screen(HelpScreen(help_rows(self.offered_bindings(), decide=self.controls), KEY_DISPLAY))
 
     def action_read_only(self, what: str) -> None:
+        finished = self.feed.state.finished
+        if self.controls and finished:
+            if what == "rules":  # still worth reading: which calls were approved by a rule
+                self.control.rules(read_only=True)
+                return
+            self.notify(ENDED.format(finished=finished.lower(), what=what), title="run ended", severity="warning")
+            return
         view, hint = ("Replay", " (use ← → space + - [ ] home end)") if self.replay is not None else ("This view", "")
         self.notify(READ_ONLY.format(view=view, what=what, hint=hint), title="read-only", severity="warning")
 

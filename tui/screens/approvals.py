@@ -236,9 +236,11 @@ class RulesScreen(ModalScreen[None]):
         Binding("escape,q", "close", "Close", id="rules.close"),
     ]
 
-    def __init__(self, ask: Callable[[dict[str, Any]], Awaitable[ControlAck]]) -> None:
+    def __init__(self, ask: Callable[[dict[str, Any]], Awaitable[ControlAck]], *, read_only: bool = False) -> None:
         super().__init__(classes="dialog-screen")
         self._ask = ask
+        #: The run has ended: its rules are listed, none removed (d is off).
+        self.read_only = read_only
         self.rules: list[Rule] = []
         self.never_auto: list[str] = []
 
@@ -247,7 +249,11 @@ class RulesScreen(ModalScreen[None]):
             yield Label("Approval rules", classes="dialog-title")
             yield OptionList(id="rules-list")
             yield Label("", id="rules-note", classes="dialog-error")
-            yield Label("d remove the selected rule (asks first) · r reload · Esc close", classes="dialog-hint")
+            hint = "read-only: the run has ended · Esc close" if self.read_only else "d remove the selected rule (asks first) · r reload · Esc close"
+            yield Label(hint, classes="dialog-hint")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return not (self.read_only and action == "remove")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
@@ -259,7 +265,8 @@ class RulesScreen(ModalScreen[None]):
     async def _load(self) -> None:
         ack = await self._ask({"op": "list"})
         if AckResult(ack.result) is not AckResult.SUCCESS:
-            self._note(f"cannot list the rules: {ack.detail}")
+            ended = "the run has ended and " if self.read_only else ""
+            self._note(f"{ended}cannot list the rules: {ack.detail}")
             return
         try:
             listing = json.loads(ack.detail)
