@@ -58,9 +58,14 @@ _SLOW_DIRS = ("ray", "fleet", "chaos")
 _SLOW_MODULES = ("test_types_mypy.py", "test_durable_kill.py", "test_web.py", "test_web_security.py", "test_phoenix.py", "test_phone_chromium.py")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tests_dir = os.path.dirname(os.path.abspath(__file__))
     for item in items:
         rel = os.path.relpath(str(item.path), tests_dir).split(os.sep)
         if rel[0] in _SLOW_DIRS or rel[-1] in _SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+        # The two workers (-n 2 --dist loadgroup) take a file at a time, so a module's server or
+        # cluster starts once; tests/ray's files all go to one worker, one after another: two
+        # Ray clusters starting at once on two cores timed out ("the GCS has become overloaded").
+        item.add_marker(pytest.mark.xdist_group("ray" if rel[0] == "ray" else "/".join(rel)))

@@ -166,21 +166,19 @@ def _run_line(conn: Any, run_id: str) -> str:
     from goldfive.pb.goldfive.v1.events_pb2 import Event
     from goldfive.terminal_text import terminal_safe
 
-    row = conn.execute(
-        "SELECT (SELECT payload FROM events WHERE run_id = ? AND kind = 'run_started' ORDER BY sequence LIMIT 1),"
-        " MAX(emitted_at_ms) FROM events WHERE run_id = ?",
-        (run_id, run_id),
-    ).fetchone()
+    from goldfive.store.sqlite import run_start_and_last
+
+    started, last_ms = run_start_and_last(conn, run_id)
     goal = ""
-    if row is not None and row[0] is not None:
+    if started is not None:
         ev = Event()
         try:
-            ev.ParseFromString(row[0])
+            ev.ParseFromString(started)
             goal = " ".join(terminal_safe(ev.run_started.goal_summary).split())
         except Exception:  # a damaged row: the id and age still help
             goal = ""
     goal = goal if len(goal) <= 60 else goal[:59] + "…"
-    ago = f"{age(time.time() - row[1] / 1000)} ago" if row is not None and row[1] else "-"
+    ago = f"{age(time.time() - last_ms / 1000)} ago" if last_ms else "-"
     return f"{run_id[:12]}  {ago:>11}  " + (f'"{goal}"' if goal else "(no goal recorded)")
 
 

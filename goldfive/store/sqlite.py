@@ -112,6 +112,20 @@ def run_ids_with_prefix(conn: sqlite3.Connection, ref: str, table: str = "events
     ]
 
 
+def run_start_and_last(conn: sqlite3.Connection, run_id: str, table: str = "events") -> tuple[bytes | None, int | None]:
+    """A run's first run_started payload (None if it has none) and its last event's time in
+    ms (None if it has no event): what a line naming the run shows."""
+    t = check_table(table)
+    row = conn.execute(
+        f"SELECT (SELECT payload FROM {t} WHERE run_id = ? AND kind = 'run_started' ORDER BY sequence LIMIT 1),"
+        f" MAX(emitted_at_ms) FROM {t} WHERE run_id = ?",
+        (run_id, run_id),
+    ).fetchone()
+    if row is None:
+        return None, None
+    return (None if row[0] is None else bytes(row[0])), (None if row[1] is None else int(row[1]))
+
+
 def unfinished_runs(conn: sqlite3.Connection, table: str = "events") -> list[str]:
     """The runs with no terminal event (RunCompleted or RunAborted), oldest last event first,
     leaving out a hub's runs (those a ``hub_runs`` table names: another process ran them)."""
