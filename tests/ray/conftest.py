@@ -1,6 +1,6 @@
 """A real local multi-node Ray cluster (ray.cluster_utils.Cluster) and hubs placing runs on it.
 
-One cluster per test module: a head that holds no run (``num_cpus=0``: the hubs are drivers
+One cluster for the whole test session (tests/ray's files run on one worker): a head that holds no run (``num_cpus=0``: the hubs are drivers
 connected to it, so it cannot be removed) and two nodes offering ``agents``. A hub is
 ``goldfive serve --ray <cluster> --listen 127.0.0.1:0`` in its own process, working directory
 ``workdir`` (where MODULE:FUNCTION agents are imported from, by the hub and by the actors).
@@ -50,7 +50,7 @@ class RayCluster:
         raise AssertionError(f"process {pid} (parent {ppid}) is not a worker of any node of the cluster")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # one per test process: a second Cluster started in an xdist worker after the first shut down timed out waiting for its GCS server
 def ray_cluster() -> Iterator[RayCluster]:
     pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
