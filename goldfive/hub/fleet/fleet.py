@@ -14,7 +14,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from goldfive.control import ControlAck, ControlMessage
 from goldfive.hub.connected import ConnectedRun
@@ -31,6 +31,9 @@ from goldfive.store.postgres import PostgresStore
 from goldfive.store.postgres_fleet import FleetTables
 from goldfive.store.postgres_registry import PostgresRegistry
 from goldfive.store.registry import LaunchSpec
+
+if TYPE_CHECKING:
+    from goldfive.hub.service import FleetPart
 
 __all__ = ["Fleet"]
 
@@ -201,3 +204,9 @@ class Fleet:
                 raise
             except Exception as exc:
                 log.debug("hub heartbeat failed: %s", _one_line(exc))
+
+
+if TYPE_CHECKING:
+
+    def _what_hubservice_asks(fleet: Fleet) -> FleetPart:
+        return fleet  # mypy checks that a Fleet is the FleetPart HubService takes
