@@ -192,7 +192,7 @@ class SharedStream:
         """A plain batch of events for an open lane: checked and added to ``batch`` (a frame's
         batches are recorded in one step), or its lane refused. False for any other part."""
         if part.done or part.cancelled or self.service.fleet is not None:
-            return False  # (several hubs: each batch on its own, fleet.py's recorder has no bulk path)
+            return False  # (several hubs: each batch on its own, the FleetRecorder has no bulk path)
         entry = self.lanes.get(part.lane)
         if entry is None or part.message.WhichOneof("body") != "events":
             return False
