@@ -19,6 +19,7 @@ import grpc
 
 from goldfive.hub.connected import ConnectedRun
 from goldfive.hub.limits import MAX_FRAME_BYTES, MAX_HOST, hello_problem
+from goldfive.hub.quota import Quotas
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.remote.auth import caller
 
@@ -86,8 +87,13 @@ class LaneHost(Protocol):
     """What a shared stream needs of the hub serving it (HubService): each lane is claimed,
     recorded, confirmed and let go exactly as a Connect stream is."""
 
-    fleet: Any
-    quotas: Any
+    @property
+    def fleet(self) -> object | None:
+        """This hub's part in a fleet of hubs (HubService.fleet), or None: alone."""
+        ...
+
+    @property
+    def quotas(self) -> Quotas: ...
 
     @property
     def recorder(self) -> Any: ...
