@@ -17,16 +17,13 @@ records a run into any of them.
 
 from __future__ import annotations
 
-import asyncio
-import os
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
-from goldfive.errors import DuplicateEventError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.store.naming import match_run
-from goldfive.sinks.sqlite import RunInfo, SQLitePersistenceSink, list_runs
-from goldfive.store.history import CHUNK, RunHistory, check_database
+from goldfive.store.history import CHUNK
+from goldfive.store.sqlite import RunInfo
+from goldfive.store.sqlite_log import SqliteLog
 
 __all__ = ["EventLog", "RunInfo", "SqliteLog"]
 
@@ -56,48 +53,3 @@ class EventLog(Protocol):
         ...
 
     async def close(self) -> None: ...
-
-
-class SqliteLog:
-    """The EventLog of a SQLite recording file (the ``events`` table ``goldfive run`` and a hub
-    write). Writes go through ``SQLitePersistenceSink`` (its batching, its duplicate check,
-    its durability); reads through ``RunHistory`` (chunked, damaged rows counted)."""
-
-    def __init__(self, path: str | os.PathLike[str], table: str = "events") -> None:
-        self.path = os.fspath(path)
-        self.table = table
-        self._sink: SQLitePersistenceSink | None = None
-
-    def _writer(self) -> SQLitePersistenceSink:
-        if self._sink is None:
-            self._sink = SQLitePersistenceSink(self.path, self.table, writer_thread=False)
-        return self._sink
-
-    async def append(self, events: Sequence[Event]) -> int:
-        sink = self._writer()
-        before_dup, before_fenced = sink.duplicates, sink.fenced
-        try:
-            await sink.emit_many(events)
-            await sink.flush()
-        except DuplicateEventError:  # the rest of the batch is stored; the duplicates are counted
-            pass
-        return len(events) - (sink.duplicates - before_dup) - (sink.fenced - before_fenced)
-
-    async def events(self, run_id: str, after: int = -1, *, chunk: int = CHUNK) -> AsyncIterator[Event]:
-        for ev in RunHistory(self.path, run_id, self.table).events(after, chunk=chunk):
-            yield ev
-
-    async def runs(self) -> list[RunInfo]:
-        return list_runs(self.path, self.table)
-
-    async def resolve(self, ref: str) -> str:
-        return match_run([r.run_id for r in await self.runs()], ref, self.path)
-
-    async def check(self) -> str | None:
-        """SQLite's own ``PRAGMA quick_check`` of the file (goldfive.store.history.check_database)."""
-        return await asyncio.to_thread(check_database, self.path)
-
-    async def close(self) -> None:
-        if self._sink is not None:
-            sink, self._sink = self._sink, None
-            await sink.close()

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from goldfive.durable.store import ResumeRefused
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.sinks._batching import MAX_PENDING
+from goldfive.store.recording_sink import MAX_PENDING
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 
 __all__ = ["RunRecorder"]
