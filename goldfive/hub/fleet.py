@@ -63,8 +63,9 @@ def _one_line(exc: BaseException) -> str:
 
 
 class FleetRecorder:
-    """What a hub on PostgreSQL records with: one PostgresSink for every run of this hub,
-    announcing each write to the other hubs. The shape of RunRecorder (emit, commit, health),
+    """What a hub on PostgreSQL records with: one PostgresSink (a RecordingSink over the
+    store) for every run of this hub, announcing each write to the other hubs. The shape of
+    RunRecorder (emit, commit, health),
     so HubService and HostedRun use either."""
 
     def __init__(self, store: PostgresStore, hub_id: str) -> None:
@@ -84,7 +85,10 @@ class FleetRecorder:
         return self.sink.dropped
 
     async def emit(self, event: Event) -> None:
-        await self.sink.emit(event)  # buffers; writes are retried by the timer and by commit
+        try:
+            await self.sink.emit(event)
+        except SinkError:
+            pass  # the events are held; writes are retried by the timer and by commit (write_error says why)
 
     async def sync(self) -> None:
         await self.commit()

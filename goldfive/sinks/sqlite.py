@@ -28,7 +28,7 @@ import os
 import sqlite3
 from collections.abc import Sequence
 
-from goldfive.durable import lock
+from goldfive.store import locks as lock
 from goldfive.durable.store import ResumeRefused
 from goldfive.errors import DuplicateEventError, RecordingConflictError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -127,7 +127,7 @@ class SQLitePersistenceSink(RecordingSink):
         if self.durability != "batched":
             await self.flush()
         for run_id in self._ended:
-            self.log.unlock(run_id)
+            self.log.drop_lock(run_id)
         self._ended.clear()
         fenced = self.log.fenced_runs
         if fenced:
@@ -139,7 +139,7 @@ class SQLitePersistenceSink(RecordingSink):
         check and the write are one transaction, so of two processes resuming the run at once
         one gets it and the other is refused (RunLocked, naming the holder)."""
         try:
-            held = self.log.lock(run_id)
+            held = self.log.take_lock(run_id)
         except sqlite3.Error as exc:
             raise ResumeRefused(f"cannot lock run {run_id} in {self.path}: {_one_line(exc)}") from None
         if held is not None:
@@ -147,13 +147,13 @@ class SQLitePersistenceSink(RecordingSink):
 
     def release_run(self, run_id: str) -> None:
         """Drop ``run_id``'s lock if this sink holds it (a resume refused after ``hold_run``)."""
-        self.log.unlock(run_id)
+        self.log.drop_lock(run_id)
 
     def _track_lock(self, event: Event) -> None:
         kind = event.WhichOneof("payload")
         if kind in ("run_started", "run_resumed") and not self.log.holds(event.run_id):
             try:
-                held = self.log.lock(event.run_id)
+                held = self.log.take_lock(event.run_id)
             except sqlite3.Error as exc:  # the write that follows fails the same way, and says so
                 log.warning("cannot lock run %s in %s: %s", event.run_id, self.path, exc)
                 return

@@ -34,7 +34,9 @@ from google.protobuf import json_format
 from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks.jsonl import decode_line, encode_line
+from goldfive.store import locks
 from goldfive.store.history import CHUNK
+from goldfive.store.locks import LockHolder
 from goldfive.store.naming import match_run
 from goldfive.store.sqlite import RunInfo
 
@@ -285,6 +287,7 @@ class JsonlLog:
         self._end = 0
         #: Lines that are not events (numbered from 1), found when the file was read.
         self._bad_lines: list[int] = []
+        self._locked: dict[str, str] = {}  # run id -> the holder this log took it for
 
     def _load(self) -> dict[str, dict[int, tuple[int, int]]]:
         if self._index is not None:
@@ -389,7 +392,24 @@ class JsonlLog:
         shown = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
         return f"{len(bad)} line{'s' if len(bad) != 1 else ''} of {self.path} {'are' if len(bad) != 1 else 'is'} not an event (line {shown})"
 
+    async def lock(self, run_id: str, holder: str) -> LockHolder | None:
+        """Take ``run_id``'s lock for ``holder``: a lock file next to the recording
+        (goldfive.store.locks.take_file). None when it holds it now, else who does."""
+        if self._locked.get(run_id) == holder:
+            return None
+        held = await asyncio.to_thread(locks.take_file, self.path, run_id, holder)
+        if held is None:
+            self._locked[run_id] = holder
+        return held
+
+    async def unlock(self, run_id: str, holder: str) -> None:
+        if self._locked.get(run_id) == holder:
+            del self._locked[run_id]
+            await asyncio.to_thread(locks.drop_file, self.path, run_id, holder)
+
     async def close(self) -> None:
+        for run_id, holder in list(self._locked.items()):
+            await self.unlock(run_id, holder)
         self._index = None
         self._info = {}
         self._bad_lines = []

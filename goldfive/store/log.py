@@ -5,7 +5,8 @@ whose key is stored already (it returns how many it stored); ``events`` streams 
 sequence order from after a given sequence; ``runs`` lists what is stored; ``resolve`` turns
 an id or a unique prefix of 4+ characters into a run id (the rule ``ctl``, ``replay`` and
 ``resume`` follow) and raises ReplayError naming the problem otherwise; ``check`` says what
-the store finds wrong with itself, if anything.
+the store finds wrong with itself, if anything; ``lock`` takes a run for one writer (who holds
+it is a ``goldfive.store.locks.LockHolder`` in every log).
 
 Three logs implement it: ``SqliteLog`` (a recording file, the default of ``goldfive run`` and
 a hub), ``goldfive.store.postgres.PostgresStore`` (several hubs on one database, extra
@@ -22,6 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.history import CHUNK
+from goldfive.store.locks import LockHolder
 from goldfive.store.sqlite import RunInfo
 from goldfive.store.sqlite_log import SqliteLog
 
@@ -52,4 +54,16 @@ class EventLog(Protocol):
         (``serve`` refuses a damaged store rather than write into it)."""
         ...
 
-    async def close(self) -> None: ...
+    async def lock(self, run_id: str, holder: str) -> LockHolder | None:
+        """Take ``run_id``'s lock for ``holder`` (a writer's name): None when ``holder`` holds
+        it now (taken, or already), else who does (nothing written). Two takers at once: one
+        gets it. A run is written by the holder of its lock (a resume, a fleet's takeover)."""
+        ...
+
+    async def unlock(self, run_id: str, holder: str) -> None:
+        """Drop ``run_id``'s lock if ``holder`` holds it."""
+        ...
+
+    async def close(self) -> None:
+        """Release what the log holds (its locks among it)."""
+        ...

@@ -39,7 +39,7 @@ class OldRun:
 def old_runs(path: str | os.PathLike[str], cutoff_ms: int) -> list[OldRun]:
     """The runs of ``path`` whose last event is older than ``cutoff_ms``, oldest first; runs
     a live process is writing are left out. ReplayError when the file cannot be read."""
-    from goldfive.durable import lock
+    from goldfive.store import locks as lock
     from goldfive.recording import recorded_run_choices
     from goldfive.sinks import list_runs
 

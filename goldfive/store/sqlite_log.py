@@ -12,8 +12,8 @@ lock this log holds is different: a stored key there means another process write
 run, so none of that batch's rows of the run are stored and the run is *fenced*: nothing more
 of it is stored (``fenced_runs`` says why, ``fenced`` counts its events).
 
-Locks: ``lock(run_id)`` takes the run's lock row in the file (goldfive.durable.lock: one
-process continues a run at a time), ``unlock`` drops it; ``close`` drops every lock it holds.
+Locks: ``lock(run_id, holder)`` takes the run's lock row in the file (goldfive.store.locks:
+one writer continues a run at a time), ``unlock`` drops it; ``close`` drops every lock it holds.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from operator import itemgetter
 from google.protobuf.message import DecodeError
 
 from goldfive.compat import decode_recorded, recorded_bytes
-from goldfive.durable import lock as locks
+from goldfive.store import locks
 from goldfive.durable.store import ResumeRefused
 from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -82,7 +82,7 @@ class SqliteLog:
         self.fenced_runs: dict[str, str] = {}
         #: Events of fenced runs not stored.
         self.fenced = 0
-        self._locked: set[str] = set()
+        self._locked: dict[str, str] = {}  # run id -> the holder this log took it for
         self._conn: sqlite3.Connection | None = None
         self._inflight: asyncio.Future[int] | None = None
         self._statements: Statements | None = None
@@ -227,23 +227,30 @@ class SqliteLog:
         self.fenced_runs.setdefault(run_id, why)
 
     # -- locks --------------------------------------------------------------------------
-    def lock(self, run_id: str) -> locks.LockHolder | None:
-        """Take ``run_id``'s lock for this process, checked and written in one transaction:
-        None when this log holds it now, else the live process that does (nothing written).
-        sqlite3.Error when the file cannot be locked."""
-        if run_id in self._locked:
+    async def lock(self, run_id: str, holder: str) -> locks.LockHolder | None:
+        """Take ``run_id``'s lock for ``holder``: None when it holds it now, else who does."""
+        return self.take_lock(run_id, holder)
+
+    async def unlock(self, run_id: str, holder: str) -> None:
+        self.drop_lock(run_id, holder)
+
+    def take_lock(self, run_id: str, holder: str = "") -> locks.LockHolder | None:
+        """``lock`` for synchronous callers (a resume takes the lock before it reads): checked
+        and written in one transaction (goldfive.store.locks.take). sqlite3.Error or SinkError
+        when the file cannot be locked."""
+        if self._locked.get(run_id) == holder:
             return None
-        held = locks.take(self.open(), run_id, self.path)
+        held = locks.take(self.open(), run_id, self.path, holder)
         if held is None:
-            self._locked.add(run_id)
+            self._locked[run_id] = holder
         return held
 
-    def unlock(self, run_id: str) -> None:
-        """Drop ``run_id``'s lock if this log holds it."""
-        if run_id in self._locked:
-            self._locked.discard(run_id)
+    def drop_lock(self, run_id: str, holder: str = "") -> None:
+        """Drop ``run_id``'s lock if this log holds it for ``holder``."""
+        if self._locked.get(run_id) == holder:
+            del self._locked[run_id]
             if self._conn is not None:
-                locks.drop(self._conn, run_id, self.path)
+                locks.drop(self._conn, run_id, self.path, holder)
 
     def holds(self, run_id: str) -> bool:
         return run_id in self._locked
@@ -280,8 +287,8 @@ class SqliteLog:
         conn, self._conn = self._conn, None
         if conn is None:
             return
-        for run_id in self._locked:  # closed with the run still going: the next start resumes it
-            locks.drop(conn, run_id, self.path)
+        for run_id, holder in self._locked.items():  # closed with the run still going: the next start resumes it
+            locks.drop(conn, run_id, self.path, holder)
         self._locked.clear()
         conn.close()
 
