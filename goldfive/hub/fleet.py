@@ -50,6 +50,7 @@ from goldfive.remote.host import RUN_NOT_ACTIVE, RunHost
 from goldfive.store.postgres import EVENTS_CHANNEL, PostgresSink, PostgresStore, redact
 from goldfive.store.postgres_fleet import OWNERS_CHANNEL, RELEASED, FleetTables, Owner, hub_channel
 from goldfive.store.postgres_registry import PostgresRegistry
+from goldfive.store.recorder import HUB_WRITER
 from goldfive.store.registry import LaunchSpec
 
 __all__ = ["Fleet", "FleetRecorder", "OWNERS_CHANNEL"]
@@ -69,6 +70,7 @@ class FleetRecorder:
     so HubService and HostedRun use either."""
 
     def __init__(self, store: PostgresStore, hub_id: str) -> None:
+        store.writer = HUB_WRITER  # this hub's own runs; write_as names a runner's credential
         # No bound: every event held here is also held by its runner until confirmed.
         self.sink = PostgresSink(store, batch_size=1000, flush_interval=0.02, max_pending=None, notify=hub_id)
 
@@ -89,6 +91,10 @@ class FleetRecorder:
             await self.sink.emit(event)
         except SinkError:
             pass  # the events are held; writes are retried by the timer and by commit (write_error says why)
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """The run's events from ``from_sequence`` on are recorded as ``writer``'s (provenance)."""
+        self.sink.store.write_as(run_id, writer, from_sequence)
 
     async def sync(self) -> None:
         await self.commit()

@@ -60,16 +60,18 @@ class SQLitePersistenceSink(RecordingSink):
         durability: str = "batched",
         max_pending: int = MAX_PENDING,
         writer_thread: bool = False,
+        writer: str = "",
     ) -> None:
         if durability not in DURABILITY:
             raise ValueError(f"durability must be one of {', '.join(DURABILITY)}, got {durability!r}")
+        #: ``writer``: who the file records this sink's events as written by (``event_writers``).
         #: "batched": rows are committed by size or timer. "normal": a run's state changes are
         #: committed before the run goes on (WAL, synchronous=NORMAL: survives a killed
         #: process, not a power cut), and the run holds a lock row while it runs. "full": the
         #: same with synchronous=FULL (an fsync per commit: survives a power cut too).
         self.durability = durability
         sqlite_log = SqliteLog(
-            path, table, synchronous="FULL" if durability == "full" else "NORMAL", writer_thread=writer_thread
+            path, table, synchronous="FULL" if durability == "full" else "NORMAL", writer_thread=writer_thread, writer=writer
         )
         super().__init__(sqlite_log, batch_size=batch_size, flush_interval=flush_interval, max_pending=max_pending)
         sqlite_log.open()  # an unusable file is refused now, naming it (SinkError)

@@ -6,7 +6,8 @@ sequence order from after a given sequence; ``runs`` lists what is stored; ``res
 an id or a unique prefix of 4+ characters into a run id (the rule ``ctl``, ``replay`` and
 ``resume`` follow) and raises ReplayError naming the problem otherwise; ``check`` says what
 the store finds wrong with itself, if anything; ``lock`` takes a run for one writer (who holds
-it is a ``goldfive.store.locks.LockHolder`` in every log).
+it is a ``goldfive.store.locks.LockHolder`` in every log); ``writers`` says who wrote a run's
+events (provenance, recorded by the log itself when it stores them: ``write_as``).
 
 Three logs implement it: ``SqliteLog`` (a recording file, the default of ``goldfive run`` and
 a hub), ``goldfive.store.postgres.PostgresStore`` (several hubs on one database, extra
@@ -62,6 +63,18 @@ class EventLog(Protocol):
 
     async def unlock(self, run_id: str, holder: str) -> None:
         """Drop ``run_id``'s lock if ``holder`` holds it."""
+        ...
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """Record ``run_id``'s events from ``from_sequence`` on as written by ``writer`` (the
+        log's own ``writer`` otherwise): the log stores it with the events, in the same commit
+        (goldfive.store.provenance). The name is the caller's, who verified it (a hub names
+        the credential a runner connected with); nothing in an event can set it."""
+        ...
+
+    async def writers(self, run_id: str) -> list[tuple[int, str]]:
+        """Who wrote the run's events: (from_sequence, writer) ranges in sequence order ([]
+        for a run recorded before writers were)."""
         ...
 
     async def close(self) -> None:

@@ -30,6 +30,7 @@ from goldfive.errors import GoldfiveError, ReplayError, SinkError
 from goldfive.settings import redact_dsn
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.locks import LockHolder
+from goldfive.store.provenance import Writers
 from goldfive.store.recording_sink import RecordingSink
 from goldfive.store.sqlite import RunInfo
 
@@ -109,6 +110,8 @@ class PostgresStore:
         self.conflicts = 0
         self.last_conflict = ""
         self._held: dict[str, str] = {}  # run id -> the holder ``lock`` took it for
+        #: Who this store's appends are recorded as written by (``write_as`` names another for a run).
+        self._writers = Writers("")
 
     @classmethod
     async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 4, timeout: float = 5.0) -> PostgresStore:
@@ -198,13 +201,74 @@ class PostgresStore:
             inserted = cur.rowcount
             if inserted is not None and 0 <= inserted < len(events):
                 await self._find_conflicts(conn, cols)
+            noted = await self._note_writers(conn, events)
             if notify:
                 last: dict[str, int] = {}
                 for e in events:
                     last[e.run_id] = max(e.sequence, last.get(e.run_id, -1))
                 notes = [f"{notify}\t{run}\t{seq}" for run, seq in last.items()]
                 await conn.execute("SELECT pg_notify(%s, n) FROM unnest(%s::text[]) AS n", (EVENTS_CHANNEL, notes))
+        self._writers.stored(noted)  # committed
         return len(events) if inserted is None or inserted < 0 else inserted
+
+    # -- provenance --------------------------------------------------------------------------
+    @property
+    def writer(self) -> str:
+        """Who this store records its appends as written by, unless ``write_as`` says."""
+        return self._writers.default
+
+    @writer.setter
+    def writer(self, name: str) -> None:
+        self._writers.default = name
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """Record ``run_id``'s events from ``from_sequence`` on as written by ``writer``: the
+        name of a credential the caller verified (a hub's runner token), never one a peer sent."""
+        self._writers.assign(run_id, writer, from_sequence)
+
+    async def _note_writers(self, conn: psycopg.AsyncConnection[Any], events: Sequence[Event]) -> dict[str, str]:
+        """In the append's transaction: the writer ranges of the batch (goldfive.store.provenance;
+        a batch's first sequence of a run counts, stored now or resent)."""
+        runs = {e.run_id for e in events}
+        last: dict[str, tuple[int, str]] = {}
+        before: dict[str, int] = {}
+        if any(self._writers.needs_query(r) for r in runs):
+            rows = await (
+                await conn.execute(
+                    "SELECT DISTINCT ON (run_id) run_id, from_sequence, writer FROM goldfive_writers"
+                    " WHERE run_id = ANY(%s) ORDER BY run_id, from_sequence DESC",
+                    (list(runs),),
+                )
+            ).fetchall()
+            last = {str(r): (int(q), str(w)) for r, q, w in rows}
+            mins = await (
+                await conn.execute(  # each run's lowest stored sequence: one index probe a run
+                    "SELECT r, (SELECT sequence FROM goldfive_events WHERE run_id = r ORDER BY sequence LIMIT 1)"
+                    " FROM unnest(%s::text[]) AS r",
+                    (list(runs),),
+                )
+            ).fetchall()
+            before = {str(r): int(q) for r, q in mins if q is not None}
+        # the batch is stored already (this transaction): "stored before" is below its lowest
+        ranges, lasts = self._writers.ranges(
+            ((e.run_id, e.sequence) for e in events), last.get, lambda run_id, seq: before.get(run_id, seq) < seq
+        )
+        if ranges:
+            await conn.execute(
+                "INSERT INTO goldfive_writers (run_id, from_sequence, writer)"
+                " SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[])"
+                " ON CONFLICT (run_id, from_sequence) DO UPDATE SET writer = excluded.writer",
+                ([r for r, _, _ in ranges], [q for _, q, _ in ranges], [w for _, _, w in ranges]),
+            )
+        return lasts
+
+    async def writers(self, run_id: str) -> list[tuple[int, str]]:
+        """Who wrote the run's events: (from_sequence, writer) ranges, in order."""
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT from_sequence, writer FROM goldfive_writers WHERE run_id = %s ORDER BY from_sequence", (run_id,)
+            )
+            return [(int(q), str(w)) for q, w in await cur.fetchall()]
 
     async def _find_conflicts(self, conn: psycopg.AsyncConnection[Any], cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]]) -> None:
         """Some rows of a batch were not inserted: the same event sent again (a runner

@@ -62,15 +62,16 @@ def old_runs(path: str | os.PathLike[str], cutoff_ms: int) -> list[OldRun]:
 
 
 def remove_runs(path: str | os.PathLike[str], run_ids: list[str]) -> int:
-    """Delete the runs' events (and locks) from ``path`` in one transaction; the events removed."""
+    """Delete the runs' events (and their locks and writers) from ``path`` in one transaction; the events removed."""
     conn = sqlite3.connect(os.fspath(path), isolation_level=None, timeout=10.0)
     try:
         conn.execute("BEGIN IMMEDIATE")
         removed = 0
         for run_id in run_ids:
             removed += conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,)).rowcount
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_locks'").fetchone():
-                conn.execute("DELETE FROM run_locks WHERE run_id = ?", (run_id,))
+            for table in ("run_locks", "event_writers"):
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
         conn.execute("COMMIT")
         return removed
     except sqlite3.Error as exc:

@@ -34,7 +34,19 @@ from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.history import CHUNK, RunHistory, check_database, connect_read_only
 from goldfive.store.naming import match_run
-from goldfive.store.sqlite import RunInfo, Statements, check_table, create_table, list_runs_in, run_rows
+from goldfive.store.provenance import Writers
+from goldfive.store.sqlite import (
+    RunInfo,
+    Statements,
+    add_writer,
+    check_table,
+    create_table,
+    has_events_before,
+    last_writer,
+    list_runs_in,
+    run_rows,
+    writers_of,
+)
 
 __all__ = ["SYNCHRONOUS", "SqliteLog", "list_runs", "replay_from_sqlite"]
 
@@ -69,6 +81,7 @@ class SqliteLog:
         *,
         synchronous: str = "NORMAL",
         writer_thread: bool = False,
+        writer: str = "",
     ) -> None:
         if synchronous not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, got {synchronous!r}")
@@ -76,6 +89,8 @@ class SqliteLog:
         self.table = check_table(table)
         self.synchronous = synchronous
         self.writer_thread = writer_thread
+        #: Who this log's appends are recorded as written by (``write_as`` names another for a run).
+        self._writers = Writers(writer)
         #: The (run_id, sequence) keys the last append found stored already.
         self.refused: list[tuple[str, int]] = []
         #: Runs another process writes too: run id -> why. Nothing more of them is stored.
@@ -162,6 +177,7 @@ class SqliteLog:
         conn.execute("BEGIN")
         try:
             self._insert_rows(rows)
+            noted = self._note_writers(conn, rows)
             conn.execute("COMMIT")
         except sqlite3.IntegrityError:
             self._rollback()
@@ -169,6 +185,7 @@ class SqliteLog:
         except BaseException:
             self._rollback()
             raise
+        self._writers.stored(noted)
         return len(rows)
 
     def _insert_rows(self, rows: list[_Row]) -> None:
@@ -195,7 +212,7 @@ class SqliteLog:
         assert st is not None
         while True:
             conn.execute("BEGIN")
-            stored = 0
+            stored: list[_Row] = []
             refused: list[tuple[str, int]] = []
             try:
                 for row in rows:
@@ -206,7 +223,7 @@ class SqliteLog:
                     except sqlite3.IntegrityError:
                         refused.append((row[0], row[1]))
                     else:
-                        stored += 1
+                        stored.append(row)
                 taken = {run_id: seq for run_id, seq in reversed(refused) if run_id in self._locked}
                 if taken:
                     self._rollback()
@@ -215,12 +232,47 @@ class SqliteLog:
                                    "another process is writing this run; this process stops it")  # fmt: skip
                     self.fenced += sum(1 for row in rows if row[0] in taken)
                     continue
+                noted = self._note_writers(conn, stored)
                 conn.execute("COMMIT")
             except BaseException:
                 self._rollback()
                 raise
+            self._writers.stored(noted)
             self.refused = refused
-            return stored
+            return len(stored)
+
+    # -- provenance (goldfive.store.provenance) ------------------------------------------
+    @property
+    def writer(self) -> str:
+        """Who this log records its appends as written by, unless ``write_as`` says."""
+        return self._writers.default
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """Record ``run_id``'s events from ``from_sequence`` on as written by ``writer``: the
+        name of a credential the caller verified (a hub's runner token), never one a peer sent."""
+        self._writers.assign(run_id, writer, from_sequence)
+
+    def _note_writers(self, conn: sqlite3.Connection, rows: list[_Row]) -> dict[str, str]:
+        """In the append's transaction: the writer ranges ``rows`` add (see Writers.ranges)."""
+        table = self.table
+        ranges, lasts = self._writers.ranges(
+            ((row[0], row[1]) for row in rows),
+            lambda run_id: last_writer(conn, run_id, table),
+            lambda run_id, seq: has_events_before(conn, run_id, seq, table),
+        )
+        for run_id, start, writer in ranges:
+            add_writer(conn, run_id, start, writer, table)
+        return lasts
+
+    async def writers(self, run_id: str) -> list[tuple[int, str]]:
+        """Who wrote the run's events: (from_sequence, writer) ranges, in order."""
+        conn = connect_read_only(self.path)
+        try:
+            return writers_of(conn, run_id, self.table)
+        except (sqlite3.Error, ValueError) as exc:
+            raise ReplayError(f"cannot read the writers of run {run_id!r} in {self.path!r}: {one_line(exc)}") from exc
+        finally:
+            conn.close()
 
     def fence(self, run_id: str, why: str) -> None:
         """Store nothing more of ``run_id``: another process writes it."""

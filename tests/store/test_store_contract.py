@@ -203,3 +203,33 @@ async def test_a_lock_left_by_a_process_that_is_gone_is_taken_over(kind: str, tm
     finally:
         await log.close()
         await other.close()
+
+
+async def test_the_log_records_who_wrote_each_run_from_which_sequence(log: EventLog) -> None:
+    """Provenance is the log's: a run's events are recorded as written by the writer the
+    caller named for the run (``write_as``, after its own checks), or the log's own writer;
+    nothing in the events sets it, and a reopened store reads the same."""
+    run, other = "run-who-" + uuid.uuid4().hex[:6], "run-own-" + uuid.uuid4().hex[:6]
+    events = _run(run, 10, 1_000)
+    log.write_as(run, "runner:r1")
+    assert await log.append(events[:4]) == 4
+    assert await log.append(events[:4]) == 0  # resent, already stored: no new writer
+    log.write_as(run, "operator:alice")  # taken over
+    forged = Event()
+    forged.CopyFrom(events[4])
+    forged.event_id = "runner:r1"  # what a runner sends cannot name the writer
+    assert await log.append([forged, *events[5:]]) == 6
+    assert await log.append(_run(other, 3, 2_000)) == 3
+    assert await log.writers(run) == [(0, "runner:r1"), (4, "operator:alice")]
+    assert await log.writers(other) == [(0, "")]  # the log's own writer (unnamed here)
+    late = "run-late-" + uuid.uuid4().hex[:6]  # taken over before the first writer's events were stored
+    log.write_as(late, "runner:r1")
+    log.write_as(late, "operator:alice", from_sequence=3)
+    assert await log.append(_run(late, 6, 3_000)) == 6  # one batch, both writers' events
+    assert await log.writers(late) == [(0, "runner:r1"), (3, "operator:alice")]
+    again = await _same_store(log)
+    try:
+        assert await again.writers(run) == [(0, "runner:r1"), (4, "operator:alice")]
+        assert await again.writers("no-such-run") == []
+    finally:
+        await again.close()
