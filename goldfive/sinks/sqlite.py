@@ -95,24 +95,23 @@ class SQLitePersistenceSink(RecordingSink):
         """Events of fenced runs (another process writes them) not written."""
         return self.log.fenced
 
-    async def emit(self, event: Event) -> None:
-        if self.durability != "batched":
-            self._track_lock(event)
-            if event.run_id in self.log.fenced_runs:
-                self.log.fenced += 1
-                return
-        await super().emit(event)
+    @property
+    def durability(self) -> str:
+        """"batched", "normal" or "full" (see the constructor); settable before a run starts."""
+        return self._durability
 
-    async def emit_many(self, events: Sequence[Event]) -> None:
-        """``emit`` for each of ``events``, in order, queued in one step (a hub's batch)."""
-        if self.durability != "batched":
-            for event in events:
-                self._track_lock(event)
-            if self.log.fenced_runs:
-                kept = [e for e in events if e.run_id not in self.log.fenced_runs]
-                self.log.fenced += len(events) - len(kept)
-                events = kept
-        await super().emit_many(events)
+    @durability.setter
+    def durability(self, value: str) -> None:
+        self._durability = value
+        # a durable sink screens each event: run locks taken and dropped, fenced runs left out
+        self._screen = None if value == "batched" else self._durable_screen
+
+    def _durable_screen(self, event: Event) -> bool:
+        self._track_lock(event)
+        if event.run_id in self.log.fenced_runs:
+            self.log.fenced += 1
+            return False
+        return True
 
     async def close(self) -> None:
         try:

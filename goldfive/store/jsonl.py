@@ -399,7 +399,7 @@ class JsonlLog:
         """Before the events are written: a range line for each run whose writer changes."""
         ranges = self._load_writers()
         added, lasts = self._writers.ranges(
-            ((ev.run_id, ev.sequence) for ev in new),
+            [(ev.run_id, ev.sequence) for ev in new],
             lambda run_id: ranges[run_id][-1] if ranges.get(run_id) else None,
             lambda run_id, seq: any(q < seq for q in index.get(run_id, ())),
         )

@@ -251,7 +251,7 @@ class PostgresStore:
             before = {str(r): int(q) for r, q in mins if q is not None}
         # the batch is stored already (this transaction): "stored before" is below its lowest
         ranges, lasts = self._writers.ranges(
-            ((e.run_id, e.sequence) for e in events), last.get, lambda run_id, seq: before.get(run_id, seq) < seq
+            [(e.run_id, e.sequence) for e in events], last.get, lambda run_id, seq: before.get(run_id, seq) < seq
         )
         if ranges:
             await conn.execute(

@@ -12,7 +12,8 @@ that runner sends). Each log stores the ranges of an append in the same commit a
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = ["Writers"]
 
@@ -48,16 +49,20 @@ class Writers:
         return names[i] if i >= 0 else self.default
 
     def ranges(
-        self, keys: Iterable[tuple[str, int]], last_range: LastRange, has_before: HasBefore
+        self, keys: Sequence[Sequence[Any]], last_range: LastRange, has_before: HasBefore
     ) -> tuple[list[tuple[str, int, str]], dict[str, str]]:
-        """The ranges to store with an append of ``keys`` ((run, sequence) of the events it
-        stores): where a run's writer changes from its latest stored range. A run's first
+        """The ranges to store with an append of ``keys`` (each starts with the run id and
+        the sequence of an event it stores: a row): where a run's writer changes from its latest stored range. A run's first
         range starts at 0 unless events were stored below it before (by an unknown writer).
         Also returns each run's latest writer once they are stored: pass it to ``stored``
         after the commit."""
+        runs = {key[0] for key in keys}
+        if all(self._settled(run_id) for run_id in runs):
+            return [], {}  # the common case: every run's writer is its latest stored one
         lows: dict[str, int] = {}
         highs: dict[str, int] = {}
-        for run_id, seq in keys:
+        for key in keys:
+            run_id, seq = key[0], key[1]
             low = lows.get(run_id)
             if low is None:
                 lows[run_id] = highs[run_id] = seq
@@ -95,6 +100,12 @@ class Writers:
             if last is not None:
                 lasts[run_id] = last[1]
         return out, lasts
+
+    def _settled(self, run_id: str) -> bool:
+        """The run's latest writer (as named last) is its latest stored range: an append of
+        its new events adds no range."""
+        got = self._assigned.get(run_id)
+        return self._last.get(run_id) == (got[1][-1] if got is not None else self.default)
 
     def needs_query(self, run_id: str) -> bool:
         """Whether an append of ``run_id`` may have to read the stored ranges (its writer is

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -92,29 +92,43 @@ class RecordingSink:
         return self._closed
 
     async def emit(self, event: Event) -> None:
+        # (on every event's path: one coroutine, no helper awaited unless a batch is full)
         if self._closed:
             raise SinkError(f"{self} is closed")
+        screen = self._screen
+        if screen is not None and not screen(event):
+            return
         copy = Event()
         copy.CopyFrom(event)
-        self._pending.append(copy)
-        await self._queued()
+        pending = self._pending
+        pending.append(copy)
+        if self.max_pending is not None and len(pending) > self.max_pending:
+            self._bound()
+        if len(pending) >= self.batch_size and not self._lock.locked():
+            # (an append in flight takes what is queued next; emit does not wait for it)
+            await self.flush()
+            return
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self.flush_interval, self._on_timer)
+        if self._failure is not None:
+            self._raise_failure()
 
     async def emit_many(self, events: Sequence[Event]) -> None:
         """``emit`` for each of ``events``, in order, queued in one step (a hub's batch)."""
         if self._closed:
             raise SinkError(f"{self} is closed")
+        screen = self._screen
+        if screen is not None:
+            events = [e for e in events if screen(e)]
         if not events:
             return
+        pending = self._pending
         for event in events:
             copy = Event()
             copy.CopyFrom(event)
-            self._pending.append(copy)
-        await self._queued()
-
-    async def _queued(self) -> None:
+            pending.append(copy)
         self._bound()
-        if len(self._pending) >= self.batch_size and not self._lock.locked():
-            # (an append in flight takes what is queued next; emit does not wait for it)
+        if len(pending) >= self.batch_size and not self._lock.locked():
             await self.flush()
             return
         if self._timer is None:
@@ -149,6 +163,10 @@ class RecordingSink:
         await self.log.close()
 
     # -- for sinks over a particular log ------------------------------------------------
+    #: Called with each emitted event before it is queued; False leaves it out (the SQLite
+    #: sink's run locks and fencing). None: every event is queued.
+    _screen: Callable[[Event], bool] | None = None
+
     async def _append(self, batch: list[Event]) -> int:
         """One append of ``batch`` to the log (a sink can pass the log more than the events)."""
         return await self.log.append(batch)

@@ -256,7 +256,7 @@ class SqliteLog:
         """In the append's transaction: the writer ranges ``rows`` add (see Writers.ranges)."""
         table = self.table
         ranges, lasts = self._writers.ranges(
-            ((row[0], row[1]) for row in rows),
+            rows,
             lambda run_id: last_writer(conn, run_id, table),
             lambda run_id, seq: has_events_before(conn, run_id, seq, table),
         )
