@@ -44,7 +44,7 @@ log = logging.getLogger("goldfive.runner")
 
 def _records_to(sink: Any, store: str | os.PathLike[str]) -> bool:
     """Whether ``sink`` is a durable recorder (it holds run locks) writing to the file ``store``."""
-    from goldfive.durable.lock import RunRecording
+    from goldfive.store.locks import RunRecording
 
     return isinstance(sink, RunRecording) and isinstance(sink.path, str) and os.path.realpath(sink.path) == os.path.realpath(store)
 

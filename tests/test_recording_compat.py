@@ -226,6 +226,29 @@ async def test_new_events_appended_to_an_old_recording_read_back_beside_the_old_
     _assert_reads_back_as_written([e for run in (DEMO, SYNTHETIC) for e in replay_from_sqlite(old_sqlite, run)])
 
 
+async def test_an_old_recording_gets_writers_and_owned_locks_when_written_and_its_old_runs_read_as_before(old_sqlite: Path) -> None:
+    """A file from before provenance and lock owners: its runs have no recorded writer, a run
+    continued in it has one from the first event written now, and a lock can be taken."""
+    from goldfive.store.log import SqliteLog
+
+    old_run = replay_from_sqlite(old_sqlite, SYNTHETIC)
+    more = []
+    for i in range(3):
+        ev = events.task_progress(Session(run_id=SYNTHETIC), "t1", detail=f"later {i}")
+        ev.sequence = old_run[-1].sequence + 1 + i
+        more.append(ev)
+    log = SqliteLog(old_sqlite, writer="this-process")
+    try:
+        assert await log.writers(SYNTHETIC) == []  # nobody recorded: unknown, not guessed
+        assert await log.lock(SYNTHETIC, "this-process") is None  # run_locks gains its owner column
+        assert await log.append(more) == 3
+        assert await log.writers(SYNTHETIC) == [(more[0].sequence, "this-process")]
+        assert await log.writers(DEMO) == []
+    finally:
+        await log.close()
+    _assert_reads_back_as_written([e for run in (DEMO, SYNTHETIC) for e in replay_from_sqlite(old_sqlite, run)][: len(EXPECTED)])
+
+
 def test_bytes_that_are_no_event_in_either_numbering_are_refused() -> None:
     from google.protobuf.message import DecodeError
 

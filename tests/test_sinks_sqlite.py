@@ -11,6 +11,7 @@ import pytest
 
 from goldfive import events
 from goldfive.compat import decode_recorded, recorded_bytes
+from goldfive.testing import until
 from goldfive.errors import DuplicateEventError, ReplayError, SinkError
 from goldfive.sinks import RunInfo, SQLitePersistenceSink, list_runs, replay_from_sqlite
 from goldfive.types import Session
@@ -232,7 +233,7 @@ async def test_with_a_writer_thread_flush_writes_off_the_loop_and_rows_added_mea
     for step in range(50):  # interleaved, as many runs arrive at a hub
         await sink.emit_many([run[step] for run in runs[:10]])
     first = asyncio.create_task(sink.flush())
-    await asyncio.sleep(0)  # the write is running in the worker thread now
+    await until(lambda: sink.pending == 0)  # the write took the rows: it runs in the worker thread now
     for step in range(50):
         await sink.emit_many([run[step] for run in runs[10:]])
     assert sink.pending == 500  # not written by the loop while the worker writes
@@ -245,33 +246,6 @@ async def test_with_a_writer_thread_flush_writes_off_the_loop_and_rows_added_mea
     for i, run in enumerate(runs):
         assert replay_from_sqlite(db, f"r{i}") == run
     assert len(replay_from_sqlite(db, "late")) == 1
-
-
-def test_a_flush_after_a_worker_write_that_just_finished_does_not_spin(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """The worker's write is done but its done-callback has not run yet: awaiting the done
-    future does not yield, so a loop on ``_inflight`` alone held the event loop forever (the
-    hub's commit hung under load). Run in a thread of its own, so a spin fails the test."""
-    import asyncio
-    import threading
-
-    from goldfive.sinks.sqlite import SQLitePersistenceSink
-
-    finished = threading.Event()
-
-    async def scenario() -> None:
-        sink = SQLitePersistenceSink(tmp_path / "w.sqlite", writer_thread=True)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.set_result(None)
-        sink._inflight = done  # as the worker leaves it, its callback still queued
-        await sink.flush()
-        await sink.close()
-        finished.set()
-
-    worker = threading.Thread(target=lambda: asyncio.run(scenario()), daemon=True)
-    worker.start()
-    worker.join(10)
-    assert finished.is_set(), "flush spun on a finished write"
-
 
 
 async def test_a_runner_and_its_hub_record_to_different_default_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ from collections import deque
 from typing import Any
 
 from goldfive import events
-from goldfive.durable import lock
+from goldfive.store import locks as lock
 from goldfive.durable.recover import Recovered, recover
 from goldfive.durable.store import ResumeRefused, open_store, read_run, resolve_run
 from goldfive.run.context import RunContext

@@ -330,7 +330,7 @@ class HubService(service_pb2_grpc.HubServicer):
                 return existing
             if existing is None:
                 run = HookedRun(run_id, r.source, self.recorder, self.commit)
-                await registry.wrote(run_id, 0, writer_label(who, role))
+                self.recorder.write_as(run_id, writer_label(who, role))
             else:
                 run = HookedRun.from_recorded(existing, r.source, self.recorder, self.commit)
             run.owner = reg.owner
@@ -387,7 +387,8 @@ class HubService(service_pb2_grpc.HubServicer):
             self.host.adopt(run)
             if self.fleet is not None:
                 await self._claim_in_fleet(self.fleet, run, conn, context, hosted=reg.started_by_hub)
-            await registry.wrote(run_id, run.stored_through + 1, writer_label(who, role))
+            # the log records who writes the run from here on (what it holds is the previous writer's)
+            self.recorder.write_as(run_id, writer_label(who, role), run.stored_through + 1)
         except BaseException:
             self.quotas.release_run(who)
             conn.owner = None

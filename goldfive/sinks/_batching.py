@@ -15,12 +15,11 @@ import logging
 from typing import Generic, TypeVar
 
 from goldfive.errors import SinkError
+from goldfive.store.recording_sink import MAX_PENDING
 
 T = TypeVar("T")
 log = logging.getLogger("goldfive.sinks")
 
-#: Unwritten items a sink holds while its storage fails (about 100 MB of typical events).
-MAX_PENDING = 100_000
 _KEEP_ERRORS = 100
 
 

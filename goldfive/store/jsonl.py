@@ -34,8 +34,11 @@ from google.protobuf import json_format
 from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.sinks.jsonl import decode_line, encode_line
+from goldfive.store import locks
 from goldfive.store.history import CHUNK
+from goldfive.store.locks import LockHolder
 from goldfive.store.naming import match_run
+from goldfive.store.provenance import Writers
 from goldfive.store.sqlite import RunInfo
 
 try:  # advisory locking is POSIX-only
@@ -277,14 +280,19 @@ class JsonlEvents(Sequence[Event]):
 class JsonlLog:
     """The EventLog of a JSONL recording (read-mostly; see the module doc)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, writer: str = "") -> None:
         self.path = os.fspath(path)
+        #: Who this log's appends are recorded as written by (``write_as`` names another for a
+        #: run): ranges in ``<path>.writers``, one JSON line each, written before the events.
+        self._writers = Writers(writer)
+        self._ranges: dict[str, list[tuple[int, str]]] | None = None
         #: run id -> {sequence: (offset, length)}; runs in order of first appearance.
         self._index: dict[str, dict[int, tuple[int, int]]] | None = None
         self._info: dict[str, list[int]] = {}  # run id -> [count, first_ms, last_ms, last_seq]
         self._end = 0
         #: Lines that are not events (numbered from 1), found when the file was read.
         self._bad_lines: list[int] = []
+        self._locked: dict[str, str] = {}  # run id -> the holder this log took it for
 
     def _load(self) -> dict[str, dict[int, tuple[int, int]]]:
         if self._index is not None:
@@ -337,6 +345,7 @@ class JsonlLog:
             new.append(ev)
         if not new:
             return 0
+        self._note_writers(new, index)
         lines = [encode_line(ev).encode("utf-8") for ev in new]
         try:
             with open(self.path, "ab") as f:
@@ -355,6 +364,64 @@ class JsonlLog:
             self._note(ev, offset, len(line))
             offset += len(line) + 1
         return len(new)
+
+    # -- provenance -------------------------------------------------------------------------
+    @property
+    def writer(self) -> str:
+        """Who this log records its appends as written by, unless ``write_as`` says."""
+        return self._writers.default
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """Record ``run_id``'s events from ``from_sequence`` on as written by ``writer``: the
+        name of a credential the caller verified, never one a peer sent."""
+        self._writers.assign(run_id, writer, from_sequence)
+
+    def _load_writers(self) -> dict[str, list[tuple[int, str]]]:
+        if self._ranges is not None:
+            return self._ranges
+        ranges: dict[str, list[tuple[int, str]]] = {}
+        try:
+            with open(self.path + ".writers", "rb") as f:
+                for raw in f:
+                    try:
+                        d = json.loads(raw)
+                        run_id, start, writer = d["run"], d["from"], d["writer"]
+                    except (ValueError, KeyError, TypeError):
+                        continue  # a torn last line: its events were not written after it
+                    if isinstance(run_id, str) and isinstance(start, int) and isinstance(writer, str):
+                        ranges.setdefault(run_id, []).append((start, writer))
+        except FileNotFoundError:
+            pass
+        self._ranges = ranges
+        return ranges
+
+    def _note_writers(self, new: list[Event], index: dict[str, dict[int, tuple[int, int]]]) -> None:
+        """Before the events are written: a range line for each run whose writer changes."""
+        ranges = self._load_writers()
+        added, lasts = self._writers.ranges(
+            [(ev.run_id, ev.sequence) for ev in new],
+            lambda run_id: ranges[run_id][-1] if ranges.get(run_id) else None,
+            lambda run_id, seq: any(q < seq for q in index.get(run_id, ())),
+        )
+        if not added:
+            self._writers.stored(lasts)
+            return
+        data = b"".join(json.dumps({"run": r, "from": q, "writer": w}).encode() + b"\n" for r, q, w in added)
+        try:
+            with open(self.path + ".writers", "ab") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            raise SinkError(f"writing {len(new)} events to {self.path} failed (their writers, first): {exc.strerror or exc}") from exc
+        for r, q, w in added:
+            ranges.setdefault(r, []).append((q, w))
+        self._writers.stored(lasts)
+
+    async def writers(self, run_id: str) -> list[tuple[int, str]]:
+        """Who wrote the run's events: (from_sequence, writer) ranges, in order."""
+        self._ranges = None  # another log may have written since
+        return sorted(await asyncio.to_thread(lambda: list(self._load_writers().get(run_id, []))))
 
     async def events(self, run_id: str, after: int = -1, *, chunk: int = CHUNK) -> AsyncIterator[Event]:
         index = await asyncio.to_thread(self._load)
@@ -389,7 +456,25 @@ class JsonlLog:
         shown = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
         return f"{len(bad)} line{'s' if len(bad) != 1 else ''} of {self.path} {'are' if len(bad) != 1 else 'is'} not an event (line {shown})"
 
+    async def lock(self, run_id: str, holder: str) -> LockHolder | None:
+        """Take ``run_id``'s lock for ``holder``: a lock file next to the recording
+        (goldfive.store.locks.take_file). None when it holds it now, else who does."""
+        if self._locked.get(run_id) == holder:
+            return None
+        held = await asyncio.to_thread(locks.take_file, self.path, run_id, holder)
+        if held is None:
+            self._locked[run_id] = holder
+        return held
+
+    async def unlock(self, run_id: str, holder: str) -> None:
+        if self._locked.get(run_id) == holder:
+            del self._locked[run_id]
+            await asyncio.to_thread(locks.drop_file, self.path, run_id, holder)
+
     async def close(self) -> None:
+        for run_id, holder in list(self._locked.items()):
+            await self.unlock(run_id, holder)
         self._index = None
+        self._ranges = None
         self._info = {}
         self._bad_lines = []

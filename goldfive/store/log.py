@@ -5,7 +5,9 @@ whose key is stored already (it returns how many it stored); ``events`` streams 
 sequence order from after a given sequence; ``runs`` lists what is stored; ``resolve`` turns
 an id or a unique prefix of 4+ characters into a run id (the rule ``ctl``, ``replay`` and
 ``resume`` follow) and raises ReplayError naming the problem otherwise; ``check`` says what
-the store finds wrong with itself, if anything.
+the store finds wrong with itself, if anything; ``lock`` takes a run for one writer (who holds
+it is a ``goldfive.store.locks.LockHolder`` in every log); ``writers`` says who wrote a run's
+events (provenance, recorded by the log itself when it stores them: ``write_as``).
 
 Three logs implement it: ``SqliteLog`` (a recording file, the default of ``goldfive run`` and
 a hub), ``goldfive.store.postgres.PostgresStore`` (several hubs on one database, extra
@@ -17,16 +19,14 @@ records a run into any of them.
 
 from __future__ import annotations
 
-import asyncio
-import os
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol, runtime_checkable
 
-from goldfive.errors import DuplicateEventError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.store.naming import match_run
-from goldfive.sinks.sqlite import RunInfo, SQLitePersistenceSink, list_runs
-from goldfive.store.history import CHUNK, RunHistory, check_database
+from goldfive.store.history import CHUNK
+from goldfive.store.locks import LockHolder
+from goldfive.store.sqlite import RunInfo
+from goldfive.store.sqlite_log import SqliteLog
 
 __all__ = ["EventLog", "RunInfo", "SqliteLog"]
 
@@ -55,49 +55,28 @@ class EventLog(Protocol):
         (``serve`` refuses a damaged store rather than write into it)."""
         ...
 
-    async def close(self) -> None: ...
+    async def lock(self, run_id: str, holder: str) -> LockHolder | None:
+        """Take ``run_id``'s lock for ``holder`` (a writer's name): None when ``holder`` holds
+        it now (taken, or already), else who does (nothing written). Two takers at once: one
+        gets it. A run is written by the holder of its lock (a resume, a fleet's takeover)."""
+        ...
 
+    async def unlock(self, run_id: str, holder: str) -> None:
+        """Drop ``run_id``'s lock if ``holder`` holds it."""
+        ...
 
-class SqliteLog:
-    """The EventLog of a SQLite recording file (the ``events`` table ``goldfive run`` and a hub
-    write). Writes go through ``SQLitePersistenceSink`` (its batching, its duplicate check,
-    its durability); reads through ``RunHistory`` (chunked, damaged rows counted)."""
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """Record ``run_id``'s events from ``from_sequence`` on as written by ``writer`` (the
+        log's own ``writer`` otherwise): the log stores it with the events, in the same commit
+        (goldfive.store.provenance). The name is the caller's, who verified it (a hub names
+        the credential a runner connected with); nothing in an event can set it."""
+        ...
 
-    def __init__(self, path: str | os.PathLike[str], table: str = "events") -> None:
-        self.path = os.fspath(path)
-        self.table = table
-        self._sink: SQLitePersistenceSink | None = None
-
-    def _writer(self) -> SQLitePersistenceSink:
-        if self._sink is None:
-            self._sink = SQLitePersistenceSink(self.path, self.table, writer_thread=False)
-        return self._sink
-
-    async def append(self, events: Sequence[Event]) -> int:
-        sink = self._writer()
-        before_dup, before_fenced = sink.duplicates, sink.fenced
-        try:
-            await sink.emit_many(events)
-            await sink.flush()
-        except DuplicateEventError:  # the rest of the batch is stored; the duplicates are counted
-            pass
-        return len(events) - (sink.duplicates - before_dup) - (sink.fenced - before_fenced)
-
-    async def events(self, run_id: str, after: int = -1, *, chunk: int = CHUNK) -> AsyncIterator[Event]:
-        for ev in RunHistory(self.path, run_id, self.table).events(after, chunk=chunk):
-            yield ev
-
-    async def runs(self) -> list[RunInfo]:
-        return list_runs(self.path, self.table)
-
-    async def resolve(self, ref: str) -> str:
-        return match_run([r.run_id for r in await self.runs()], ref, self.path)
-
-    async def check(self) -> str | None:
-        """SQLite's own ``PRAGMA quick_check`` of the file (goldfive.store.history.check_database)."""
-        return await asyncio.to_thread(check_database, self.path)
+    async def writers(self, run_id: str) -> list[tuple[int, str]]:
+        """Who wrote the run's events: (from_sequence, writer) ranges in sequence order ([]
+        for a run recorded before writers were)."""
+        ...
 
     async def close(self) -> None:
-        if self._sink is not None:
-            sink, self._sink = self._sink, None
-            await sink.close()
+        """Release what the log holds (its locks among it)."""
+        ...

@@ -14,7 +14,6 @@ run's history in sequence order by keyset pages, never the whole run in memory.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import socket
@@ -32,7 +31,10 @@ from goldfive.compat import decode_recorded, recorded_bytes
 from goldfive.errors import GoldfiveError, ReplayError, SinkError
 from goldfive.settings import redact_dsn
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.sinks.sqlite import RunInfo
+from goldfive.store.locks import LockHolder
+from goldfive.store.provenance import Writers
+from goldfive.store.recording_sink import RecordingSink
+from goldfive.store.sqlite import RunInfo
 
 __all__ = ["EVENTS_CHANNEL", "SCHEMA_VERSION", "PostgresSink", "PostgresStore", "SchemaTooNew", "StoreUnavailable", "redact"]
 
@@ -100,13 +102,6 @@ class SchemaTooNew(GoldfiveError):
 redact = redact_dsn
 
 
-@dataclass(frozen=True)
-class LockHolder:
-    owner: str
-    host: str
-    pid: int
-
-
 class PostgresStore:
     """Open with ``await PostgresStore.open(dsn)``; close with ``await store.close()``."""
 
@@ -116,6 +111,9 @@ class PostgresStore:
         #: Events refused because a different event was stored at their (run, sequence).
         self.conflicts = 0
         self.last_conflict = ""
+        self._held: dict[str, str] = {}  # run id -> the holder ``lock`` took it for
+        #: Who this store's appends are recorded as written by (``write_as`` names another for a run).
+        self._writers = Writers("")
 
     @classmethod
     async def open(cls, dsn: str, *, min_size: int = 1, max_size: int = 4, timeout: float = 5.0) -> PostgresStore:
@@ -139,6 +137,16 @@ class PostgresStore:
         return store
 
     async def close(self) -> None:
+        """Drop the locks taken through ``lock`` and close the pool. Idempotent."""
+        if self._pool.closed:
+            return
+        for run_id, holder in list(self._held.items()):
+            try:
+                await self.drop_lock(run_id, holder)
+            except Exception as exc:  # an unreachable database: the row stays, said once
+                log.warning("could not drop the lock of run %s on closing: %s", run_id, _one_line(exc))
+                break
+        self._held.clear()
         await self._pool.close()
 
     def connection(self, timeout: float | None = None) -> AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]:
@@ -202,13 +210,74 @@ class PostgresStore:
             inserted = cur.rowcount
             if inserted is not None and 0 <= inserted < len(events):
                 await self._find_conflicts(conn, cols)
+            noted = await self._note_writers(conn, events)
             if notify:
                 last: dict[str, int] = {}
                 for e in events:
                     last[e.run_id] = max(e.sequence, last.get(e.run_id, -1))
                 notes = [f"{notify}\t{run}\t{seq}" for run, seq in last.items()]
                 await conn.execute("SELECT pg_notify(%s, n) FROM unnest(%s::text[]) AS n", (EVENTS_CHANNEL, notes))
+        self._writers.stored(noted)  # committed
         return len(events) if inserted is None or inserted < 0 else inserted
+
+    # -- provenance --------------------------------------------------------------------------
+    @property
+    def writer(self) -> str:
+        """Who this store records its appends as written by, unless ``write_as`` says."""
+        return self._writers.default
+
+    @writer.setter
+    def writer(self, name: str) -> None:
+        self._writers.default = name
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """Record ``run_id``'s events from ``from_sequence`` on as written by ``writer``: the
+        name of a credential the caller verified (a hub's runner token), never one a peer sent."""
+        self._writers.assign(run_id, writer, from_sequence)
+
+    async def _note_writers(self, conn: psycopg.AsyncConnection[Any], events: Sequence[Event]) -> dict[str, str]:
+        """In the append's transaction: the writer ranges of the batch (goldfive.store.provenance;
+        a batch's first sequence of a run counts, stored now or resent)."""
+        runs = {e.run_id for e in events}
+        last: dict[str, tuple[int, str]] = {}
+        before: dict[str, int] = {}
+        if any(self._writers.needs_query(r) for r in runs):
+            rows = await (
+                await conn.execute(
+                    "SELECT DISTINCT ON (run_id) run_id, from_sequence, writer FROM goldfive_writers"
+                    " WHERE run_id = ANY(%s) ORDER BY run_id, from_sequence DESC",
+                    (list(runs),),
+                )
+            ).fetchall()
+            last = {str(r): (int(q), str(w)) for r, q, w in rows}
+            mins = await (
+                await conn.execute(  # each run's lowest stored sequence: one index probe a run
+                    "SELECT r, (SELECT sequence FROM goldfive_events WHERE run_id = r ORDER BY sequence LIMIT 1)"
+                    " FROM unnest(%s::text[]) AS r",
+                    (list(runs),),
+                )
+            ).fetchall()
+            before = {str(r): int(q) for r, q in mins if q is not None}
+        # the batch is stored already (this transaction): "stored before" is below its lowest
+        ranges, lasts = self._writers.ranges(
+            [(e.run_id, e.sequence) for e in events], last.get, lambda run_id, seq: before.get(run_id, seq) < seq
+        )
+        if ranges:
+            await conn.execute(
+                "INSERT INTO goldfive_writers (run_id, from_sequence, writer)"
+                " SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[])"
+                " ON CONFLICT (run_id, from_sequence) DO UPDATE SET writer = excluded.writer",
+                ([r for r, _, _ in ranges], [q for _, q, _ in ranges], [w for _, _, w in ranges]),
+            )
+        return lasts
+
+    async def writers(self, run_id: str) -> list[tuple[int, str]]:
+        """Who wrote the run's events: (from_sequence, writer) ranges, in order."""
+        async with self._pool.connection() as conn:
+            cur = await conn.execute(
+                "SELECT from_sequence, writer FROM goldfive_writers WHERE run_id = %s ORDER BY from_sequence", (run_id,)
+            )
+            return [(int(q), str(w)) for q, w in await cur.fetchall()]
 
     async def _find_conflicts(self, conn: psycopg.AsyncConnection[Any], cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]]) -> None:
         """Some rows of a batch were not inserted: the same event sent again (a runner
@@ -294,7 +363,8 @@ class PostgresStore:
 
     # -- resume locks ------------------------------------------------------------------------
     async def take_lock(self, run_id: str, owner: str) -> LockHolder | None:
-        """Take the run's lock for ``owner``; None when taken, else who holds it."""
+        """Take the run's lock for ``owner``; None when taken, else who holds it (a row: the
+        database serialises two takers)."""
         me = (run_id, owner, socket.gethostname(), os.getpid())
         async with self._pool.connection() as conn:
             cur = await conn.execute(
@@ -302,8 +372,30 @@ class PostgresStore:
             )
             if cur.rowcount == 1:
                 return None
-            row = await (await conn.execute("SELECT owner, host, pid FROM goldfive_run_locks WHERE run_id = %s", (run_id,))).fetchone()
-            return LockHolder(*row) if row else None
+            row = await (
+                await conn.execute(
+                    "SELECT owner, host, pid, (extract(epoch FROM acquired_at) * 1000)::bigint"
+                    " FROM goldfive_run_locks WHERE run_id = %s",
+                    (run_id,),
+                )
+            ).fetchone()
+            if row is None:  # dropped meanwhile: not taken, nobody to name
+                return LockHolder(run_id, -1, "(another writer)", 0)
+            who, host, pid, at = row
+            return LockHolder(run_id, int(pid), str(host), int(at), str(who))
+
+    async def lock(self, run_id: str, holder: str) -> LockHolder | None:
+        """The EventLog protocol's ``lock``: ``take_lock``, and None when ``holder`` has it."""
+        held = await self.take_lock(run_id, holder)
+        if held is None or held.owner == holder:
+            self._held[run_id] = holder
+            return None
+        return held
+
+    async def unlock(self, run_id: str, holder: str) -> None:
+        if self._held.get(run_id) == holder:
+            del self._held[run_id]
+        await self.drop_lock(run_id, holder)
 
     async def take_lock_from_gone(self, run_id: str, hub_id: str, gone_after: float) -> bool:
         """Take the run's lock for hub ``hub_id`` (several hubs on one database): free, already
@@ -333,13 +425,16 @@ class PostgresStore:
                 await conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(table)))
 
 
-class PostgresSink:
-    """An EventSink writing a live run's events to a PostgresStore in batches: a batch goes
-    when it holds ``batch_size`` events, ``flush_interval`` seconds after its first event, on
-    :meth:`sync` (the runtime calls it after state changes) and on :meth:`close`. A failed
-    write keeps the batch for the next flush, up to ``max_pending`` events (then the oldest
-    are dropped and counted on ``dropped``, never silently; None: no bound, for a hub whose
-    runners keep every event it has not confirmed). ``notify``: see PostgresStore.append."""
+class PostgresSink(RecordingSink):
+    """An EventSink writing a live run's events to a PostgresStore: a RecordingSink over the
+    store (a batch goes when it holds ``batch_size`` events, ``flush_interval`` seconds after
+    its first event, on :meth:`sync` and on :meth:`close`; a failed write keeps the batch for
+    the next, up to ``max_pending`` events, None: no bound, for a hub whose runners keep every
+    event it has not confirmed, and is retried by a timer). ``notify``: see
+    PostgresStore.append. Closing the sink writes what it holds; the store stays open (a
+    hub's other runs write through it)."""
+
+    log: PostgresStore
 
     def __init__(
         self,
@@ -350,69 +445,26 @@ class PostgresSink:
         max_pending: int | None = 100_000,
         notify: str = "",
     ) -> None:
+        super().__init__(store, batch_size=batch_size, flush_interval=flush_interval, max_pending=max_pending)
         self.store = store
-        self.batch_size = batch_size
-        self.flush_interval = flush_interval
-        self.max_pending = max_pending
         self.notify = notify
-        self._batch: list[Event] = []
-        self._timer: asyncio.TimerHandle | None = None
-        self._lock = asyncio.Lock()
-        self.written = 0
-        self.duplicates = 0
-        self.dropped = 0
-        self.error = ""
 
-    async def emit(self, event: Event) -> None:
-        self._batch.append(event)
-        if len(self._batch) >= self.batch_size:
-            await self.sync()
-        elif self._timer is None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(self.flush_interval, lambda: loop.create_task(self._timed_flush()))
-
-    async def _timed_flush(self) -> None:
-        failing = bool(self.error)
-        try:
-            await self.sync()
-        except SinkError as exc:
-            if not failing:  # once per outage, not once per flush
-                log.warning("%s; kept in memory and retried", exc)
-            if self._batch and self._timer is None:  # retry even if no new event comes to start a flush
-                loop = asyncio.get_running_loop()
-                self._timer = loop.call_later(max(self.flush_interval, 1.0), lambda: loop.create_task(self._timed_flush()))
-        else:
-            if failing:
-                log.warning("writing to PostgreSQL works again")
-
-    async def sync(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        async with self._lock:
-            if not self._batch:
-                return
-            batch, self._batch = self._batch, []
-            try:
-                new = await self.store.append(batch, notify=self.notify)
-            except Exception as exc:  # keep the events; the next flush retries them
-                self._batch = batch + self._batch
-                if self.max_pending is not None and len(self._batch) > self.max_pending:
-                    over = len(self._batch) - self.max_pending
-                    del self._batch[:over]
-                    self.dropped += over
-                self.error = f"writing {len(batch)} events to PostgreSQL failed: {_one_line(exc)}"
-                raise SinkError(self.error) from exc
-            self.error = ""
-            self.written += new
-            self.duplicates += len(batch) - new
+    def __str__(self) -> str:
+        return f"PostgresSink({redact(self.store.dsn)})"
 
     @property
-    def unwritten(self) -> int:
-        return len(self._batch)
+    def error(self) -> str:
+        """Why writing fails now, or "" (``write_error``)."""
+        return self.write_error
 
-    async def close(self) -> None:
-        await self.sync()
+    async def _append(self, batch: list[Event]) -> int:
+        try:
+            return await self.store.append(batch, notify=self.notify)
+        except Exception as exc:  # psycopg's errors, the pool's timeout: one line, kept and retried
+            raise SinkError(f"writing {len(batch)} events to PostgreSQL failed: {_one_line(exc)}") from exc
+
+    async def _close_log(self) -> None:
+        pass  # the store is shared: its owner closes it
 
 
 def _one_line(exc: BaseException) -> str:

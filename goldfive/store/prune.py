@@ -39,7 +39,7 @@ class OldRun:
 def old_runs(path: str | os.PathLike[str], cutoff_ms: int) -> list[OldRun]:
     """The runs of ``path`` whose last event is older than ``cutoff_ms``, oldest first; runs
     a live process is writing are left out. ReplayError when the file cannot be read."""
-    from goldfive.durable import lock
+    from goldfive.store import locks as lock
     from goldfive.recording import recorded_run_choices
     from goldfive.sinks import list_runs
 
@@ -62,15 +62,16 @@ def old_runs(path: str | os.PathLike[str], cutoff_ms: int) -> list[OldRun]:
 
 
 def remove_runs(path: str | os.PathLike[str], run_ids: list[str]) -> int:
-    """Delete the runs' events (and locks) from ``path`` in one transaction; the events removed."""
+    """Delete the runs' events (and their locks and writers) from ``path`` in one transaction; the events removed."""
     conn = sqlite3.connect(os.fspath(path), isolation_level=None, timeout=10.0)
     try:
         conn.execute("BEGIN IMMEDIATE")
         removed = 0
         for run_id in run_ids:
             removed += conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,)).rowcount
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_locks'").fetchone():
-                conn.execute("DELETE FROM run_locks WHERE run_id = ?", (run_id,))
+            for table in ("run_locks", "event_writers"):
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone():
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
         conn.execute("COMMIT")
         return removed
     except sqlite3.Error as exc:

@@ -16,10 +16,14 @@ from collections.abc import Sequence
 from goldfive.durable.store import ResumeRefused
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.sinks._batching import MAX_PENDING
+from goldfive.store.recording_sink import MAX_PENDING
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 
-__all__ = ["RunRecorder"]
+__all__ = ["HUB_WRITER", "RunRecorder"]
+
+#: Who a hub's recorder records events as written by unless told (``write_as``): the hub
+#: itself (the runs it hosts).
+HUB_WRITER = "hub"
 
 
 class RunRecorder:
@@ -34,6 +38,7 @@ class RunRecorder:
         durability: str = "normal",
         flush_interval: float = 0.05,
         writer_thread: bool = False,
+        writer: str = HUB_WRITER,
     ) -> None:
         self.sink: SQLitePersistenceSink | None = None
         self.path = os.fspath(path)
@@ -46,6 +51,7 @@ class RunRecorder:
                 durability=durability,
                 flush_interval=flush_interval,
                 writer_thread=writer_thread,
+                writer=writer,
             )
         except SinkError as exc:
             self.open_error = str(exc)
@@ -92,6 +98,12 @@ class RunRecorder:
     def durability(self, value: str) -> None:
         if self.sink is not None:
             self.sink.durability = value
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """The run's events from ``from_sequence`` on are recorded as ``writer``'s (the log's
+        provenance; see goldfive.store.log.EventLog.write_as)."""
+        if self.sink is not None:
+            self.sink.log.write_as(run_id, writer, from_sequence)
 
     def hold_run(self, run_id: str) -> None:
         """Take ``run_id``'s resume lock (see SQLitePersistenceSink.hold_run); a database that

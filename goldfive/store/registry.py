@@ -11,8 +11,9 @@ is trusted with its own data, not with the hub's decisions.
   ``owner`` is the name of the credential that may connect as it, and ``launch`` (only for runs
   the hub started) what the hub needs to build it again. The insert is conditional: the first
   registration stands.
-- **Writers** (``hub_writers``): which credential wrote the run's events from which sequence
-  on (a run changes writer only when an operator takes it over).
+- **Writers** (``hub_writers``): superseded by the event log's own record of who wrote each
+  event (``EventLog.writers``, goldfive.store.provenance), which a hub's connected and hooked
+  runs use; kept for the hosted runs' start line and for files written before.
 - **Routed controls** (``hub_routed``): every control the hub sent down a runner's stream,
   with its author, so a decision the runner reports can be checked against it.
 - **Marks** (``hub_marks``): what a person said about a run as a whole, which is not part of

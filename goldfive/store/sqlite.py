@@ -8,7 +8,9 @@ on the table anywhere else).
 
 The table: ``(run_id TEXT, sequence INTEGER, event_id TEXT, kind TEXT, emitted_at_ms INTEGER,
 payload BLOB)``, keyed by ``(run_id, sequence)``, ``WITHOUT ROWID``; ``payload`` is the event's
-recorded bytes (``goldfive.compat.recorded_bytes``).
+recorded bytes (``goldfive.compat.recorded_bytes``). Beside it, ``event_writers`` ``(run_id,
+from_sequence, writer)``: who wrote a run's events from which sequence on, filled by the log in
+the transaction that stores them (a file written before it has none: its writers are unknown).
 """
 
 from __future__ import annotations
@@ -21,13 +23,18 @@ from dataclasses import dataclass
 __all__ = [
     "RunInfo",
     "Statements",
+    "add_writer",
     "check_table",
     "create_table",
     "event_payload_at",
+    "has_events_before",
+    "last_writer",
     "list_runs_in",
     "run_ids_with_prefix",
     "run_rows",
+    "run_start_and_last",
     "unfinished_runs",
+    "writers_of",
 ]
 
 _TABLE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -59,6 +66,46 @@ def create_table(conn: sqlite3.Connection, table: str = "events") -> None:
         " kind TEXT NOT NULL, emitted_at_ms INTEGER NOT NULL, payload BLOB NOT NULL,"
         " PRIMARY KEY (run_id, sequence)) WITHOUT ROWID"
     )
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {_writers(table)} ("
+        "run_id TEXT NOT NULL, from_sequence INTEGER NOT NULL, writer TEXT NOT NULL,"
+        " PRIMARY KEY (run_id, from_sequence)) WITHOUT ROWID"
+    )
+
+
+def _writers(table: str) -> str:
+    """The writers table of events table ``table`` ("event_writers" for "events")."""
+    return "event_writers" if table == "events" else f"{check_table(table)}_writers"
+
+
+def last_writer(conn: sqlite3.Connection, run_id: str, table: str = "events") -> tuple[int, str] | None:
+    """The run's latest writer range (from_sequence, writer), or None when it has none."""
+    row = conn.execute(
+        f"SELECT from_sequence, writer FROM {_writers(table)} WHERE run_id = ? ORDER BY from_sequence DESC LIMIT 1", (run_id,)
+    ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
+def has_events_before(conn: sqlite3.Connection, run_id: str, sequence: int, table: str = "events") -> bool:
+    return conn.execute(f"SELECT 1 FROM {check_table(table)} WHERE run_id = ? AND sequence < ? LIMIT 1", (run_id, sequence)).fetchone() is not None
+
+
+def add_writer(conn: sqlite3.Connection, run_id: str, from_sequence: int, writer: str, table: str = "events") -> None:
+    conn.execute(
+        f"INSERT INTO {_writers(table)} (run_id, from_sequence, writer) VALUES (?, ?, ?)"
+        " ON CONFLICT (run_id, from_sequence) DO UPDATE SET writer = excluded.writer",
+        (run_id, from_sequence, writer),
+    )
+
+
+def writers_of(conn: sqlite3.Connection, run_id: str, table: str = "events") -> list[tuple[int, str]]:
+    """Who wrote the run's events: (from_sequence, writer) ranges in order; [] for a file
+    written before writers were recorded."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (_writers(table),)).fetchone()
+    if exists is None:
+        return []
+    rows = conn.execute(f"SELECT from_sequence, writer FROM {_writers(table)} WHERE run_id = ? ORDER BY from_sequence", (run_id,))
+    return [(int(r[0]), str(r[1])) for r in rows]
 
 
 @dataclass(frozen=True, slots=True)

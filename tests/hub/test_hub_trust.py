@@ -30,6 +30,7 @@ from goldfive.remote.auth import bearer_metadata
 from goldfive.remote.server import RemoteServer, serve
 from goldfive.types import Plan, Session, Task, TaskStatus
 from tests.hub.drive import Lanes, Stream, run_events
+from goldfive.store.log import SqliteLog
 from tests.hub.conftest import until
 
 OP = "o" * 24
@@ -118,8 +119,14 @@ async def test_an_operator_takes_a_run_over_only_by_asking_to(hub: RemoteServer,
     assert welcome.WhichOneof("body") == "welcome"
     bye = await owner.read_until("goodbye")
     assert "took it over" in bye.goodbye
-    writers = await hub.host.registry.writers("taken")
-    assert writers == [(0, "runner:r1"), (2, "operator:alice")]  # who wrote which events
+    await asking.send(run_events("taken", 2, start=welcome.welcome.stored_through + 1))
+    log = SqliteLog(hub.host.db_path)  # who wrote which events: the hub's log, from the credentials it checked
+
+    async def both_written() -> bool:
+        return len(await log.writers("taken")) == 2
+
+    await until(both_written, what="the operator's events stored")
+    assert await log.writers("taken") == [(0, "runner:r1"), (2, "operator:alice")]
     await asking.call.done_writing()
 
 

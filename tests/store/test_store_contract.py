@@ -133,3 +133,103 @@ async def test_a_store_finds_nothing_wrong_with_itself_until_it_is_damaged(log: 
             assert problem == f"1 line of {log.path} is not an event (line 401)"
     finally:
         await again.close()
+
+
+async def test_a_run_lock_has_one_holder_until_it_is_dropped(log: EventLog) -> None:
+    run = "run-lock-" + uuid.uuid4().hex[:6]
+    assert await log.lock(run, "writer-a") is None
+    assert await log.lock(run, "writer-a") is None  # its holder again: still its
+    held = await log.lock(run, "writer-b")
+    assert held is not None and held.owner == "writer-a" and held.run_id == run
+    await log.unlock(run, "writer-b")  # not b's to drop
+    assert await log.lock(run, "writer-b") is not None
+    await log.unlock(run, "writer-a")
+    assert await log.lock(run, "writer-b") is None
+    assert await log.lock("other-" + run, "writer-a") is None  # one lock per run
+
+
+async def _same_store(log: EventLog) -> EventLog:
+    """Another log on the store ``log`` opened (another process's)."""
+    if isinstance(log, SqliteLog):
+        return SqliteLog(log.path)
+    if isinstance(log, JsonlLog):
+        return JsonlLog(log.path)
+    assert isinstance(log, PostgresStore)
+    return await PostgresStore.open(log.dsn)
+
+
+async def test_a_lock_is_held_against_another_log_on_the_same_store_until_it_is_closed(log: EventLog) -> None:
+    """Two processes (here two logs) on one store: the second is refused, naming the first,
+    until the first closes."""
+    run = "run-lock2-" + uuid.uuid4().hex[:6]
+    one, two = await _same_store(log), await _same_store(log)
+    try:
+        assert await one.lock(run, "hub-one") is None
+        held = await two.lock(run, "hub-two")
+        assert held is not None and held.owner == "hub-one" and "hub-one" in held.describe()
+        await one.close()  # its locks go with it
+        assert await two.lock(run, "hub-two") is None
+    finally:
+        await one.close()
+        await two.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "jsonl"])
+async def test_a_lock_left_by_a_process_that_is_gone_is_taken_over(kind: str, tmp_path: Path) -> None:
+    import socket
+    import sqlite3
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    pid = int(gone.stdout)  # reaped: no such process now
+    log: EventLog
+    if kind == "sqlite":
+        log = SqliteLog(tmp_path / "runs.sqlite")
+        assert await log.lock("warm", "me") is None  # the table exists
+        with sqlite3.connect(tmp_path / "runs.sqlite") as conn:
+            conn.execute("INSERT INTO run_locks VALUES (?, ?, ?, ?, ?)", ("r", pid, socket.gethostname(), 1, "dead-writer"))
+    else:
+        log = JsonlLog(tmp_path / "runs.jsonl")
+        (tmp_path / "runs.jsonl.locks").mkdir()
+        (tmp_path / "runs.jsonl.locks" / "r.lock").write_text(
+            f'{{"pid": {pid}, "host": "{socket.gethostname()}", "acquired_at_ms": 1, "owner": "dead-writer"}}'
+        )
+    other = SqliteLog(tmp_path / "runs.sqlite") if kind == "sqlite" else JsonlLog(tmp_path / "runs.jsonl")
+    try:
+        assert await log.lock("r", "me") is None
+        held = await other.lock("r", "someone")  # taken over, and held now against others
+        assert held is not None and held.owner == "me"
+    finally:
+        await log.close()
+        await other.close()
+
+
+async def test_the_log_records_who_wrote_each_run_from_which_sequence(log: EventLog) -> None:
+    """Provenance is the log's: a run's events are recorded as written by the writer the
+    caller named for the run (``write_as``, after its own checks), or the log's own writer;
+    nothing in the events sets it, and a reopened store reads the same."""
+    run, other = "run-who-" + uuid.uuid4().hex[:6], "run-own-" + uuid.uuid4().hex[:6]
+    events = _run(run, 10, 1_000)
+    log.write_as(run, "runner:r1")
+    assert await log.append(events[:4]) == 4
+    assert await log.append(events[:4]) == 0  # resent, already stored: no new writer
+    log.write_as(run, "operator:alice")  # taken over
+    forged = Event()
+    forged.CopyFrom(events[4])
+    forged.event_id = "runner:r1"  # what a runner sends cannot name the writer
+    assert await log.append([forged, *events[5:]]) == 6
+    assert await log.append(_run(other, 3, 2_000)) == 3
+    assert await log.writers(run) == [(0, "runner:r1"), (4, "operator:alice")]
+    assert await log.writers(other) == [(0, "")]  # the log's own writer (unnamed here)
+    late = "run-late-" + uuid.uuid4().hex[:6]  # taken over before the first writer's events were stored
+    log.write_as(late, "runner:r1")
+    log.write_as(late, "operator:alice", from_sequence=3)
+    assert await log.append(_run(late, 6, 3_000)) == 6  # one batch, both writers' events
+    assert await log.writers(late) == [(0, "runner:r1"), (3, "operator:alice")]
+    again = await _same_store(log)
+    try:
+        assert await again.writers(run) == [(0, "runner:r1"), (4, "operator:alice")]
+        assert await again.writers("no-such-run") == []
+    finally:
+        await again.close()

@@ -5,16 +5,18 @@ from __future__ import annotations
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.postgres import PostgresSink, PostgresStore
+from goldfive.store.recorder import HUB_WRITER
 
 __all__ = ["FleetRecorder"]
 
 
 class FleetRecorder:
-    """What a hub on PostgreSQL records with: one PostgresSink for every run of this hub,
-    announcing each write to the other hubs. The shape of RunRecorder (emit, commit, health),
+    """What a hub on PostgreSQL records with: one PostgresSink (a RecordingSink over the
+    store) for every run of this hub, announcing each write to the other hubs. The shape of RunRecorder (emit, commit, health),
     so HubService and HostedRun use either."""
 
     def __init__(self, store: PostgresStore, hub_id: str) -> None:
+        store.writer = HUB_WRITER  # this hub's own runs; write_as names a runner's credential
         # No bound: every event held here is also held by its runner until confirmed.
         self.sink = PostgresSink(store, batch_size=1000, flush_interval=0.02, max_pending=None, notify=hub_id)
 
@@ -31,7 +33,14 @@ class FleetRecorder:
         return self.sink.dropped
 
     async def emit(self, event: Event) -> None:
-        await self.sink.emit(event)  # buffers; writes are retried by the timer and by commit
+        try:
+            await self.sink.emit(event)
+        except SinkError:
+            pass  # the events are held; writes are retried by the timer and by commit (write_error says why)
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """The run's events from ``from_sequence`` on are recorded as ``writer``'s (provenance)."""
+        self.sink.store.write_as(run_id, writer, from_sequence)
 
     async def sync(self) -> None:
         await self.commit()

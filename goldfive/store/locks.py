@@ -1,0 +1,284 @@
+"""Run locks: one writer continues a run at a time. ``LockHolder`` says who holds one, for
+every log (``EventLog.lock``); this module is SQLite's lock, a row in the recording itself.
+
+A row ``(run_id, pid, host, acquired_at_ms, owner)`` in table ``run_locks`` says which process
+(and, when it has a name, which writer: ``owner``) is running the run. The durable SQLite sink
+takes it when the run starts or resumes and drops it when the run ends. A lock whose process
+is gone (same host, no such pid) is stale and is taken over. A file written before locks had
+an owner gets the column when a lock is next taken (old rows: owner "").
+
+Taking it is one write transaction (``BEGIN IMMEDIATE``): the holder is read and the row is
+written only when it is free or its holder is gone, by a conditional insert or an update of
+exactly the row that was read. Two processes resuming one run at once serialise on that
+transaction, so the second one reads the first one's row and is refused: checking in one
+transaction and writing in another let both pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from urllib.parse import quote
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from goldfive.durable.store import ResumeRefused
+
+try:  # the lock files' guard is an advisory lock (POSIX)
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+__all__ = ["LockHolder", "RunLocked", "RunRecording", "drop", "drop_file", "holder", "holder_file", "take", "take_file"]
+
+_CREATE = (
+    "CREATE TABLE IF NOT EXISTS run_locks ("
+    "run_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, acquired_at_ms INTEGER NOT NULL,"
+    " owner TEXT NOT NULL DEFAULT '')"
+)
+
+
+class RunLocked(ResumeRefused):
+    """Another live process holds the run's lock: it is running the run now."""
+
+
+@runtime_checkable
+class RunRecording(Protocol):
+    """A sink recording runs durably to the SQLite file ``path`` that holds their locks: what
+    ``Runner.continue_from`` needs of the sink that will record the resumed run."""
+
+    path: str
+
+    async def sync(self) -> None: ...
+
+    def hold_run(self, run_id: str) -> None:
+        """Take ``run_id``'s lock for this process now; RunLocked (one line) when a live
+        process holds it, ResumeRefused when the database cannot be locked."""
+
+    def release_run(self, run_id: str) -> None:
+        """Drop ``run_id``'s lock if this sink holds it (a resume refused after the lock)."""
+
+
+@dataclass(frozen=True)
+class LockHolder:
+    """Who holds a run's lock: a process (``pid`` on ``host``) and, when the writer has a name
+    (a hub's id, a runner's), ``owner``. The same record for every log."""
+
+    run_id: str
+    pid: int
+    host: str
+    acquired_at_ms: int
+    owner: str = ""
+
+    def alive(self, path: str) -> bool:
+        """Whether the holding process still runs. On another host nobody can tell: alive.
+        This process holds it only while one of its sinks does (a copied file does not count)."""
+        if self.host != socket.gethostname():
+            return True
+        if self.pid == os.getpid():
+            return (_key(path), self.run_id) in _HELD
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # exists, owned by someone else
+            return True
+        return not _zombie(self.pid)
+
+    def describe(self) -> str:
+        where = f"process {self.pid} on {self.host}"
+        return f"{self.owner} ({where})" if self.owner else where
+
+
+#: (database, run id) pairs this process holds through a live sink.
+_HELD: set[tuple[str, str]] = set()
+
+
+def _key(path: str) -> str:
+    return os.path.realpath(path)
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process its parent has not reaped yet still answers kill(pid, 0): on Linux its
+    /proc state says Z, and it runs nothing."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False  # no /proc (not Linux): trust kill(pid, 0)
+    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
+
+
+def ensure_table(conn: sqlite3.Connection) -> None:
+    conn.execute(_CREATE)
+    if "owner" not in _columns(conn):  # written by a goldfive whose locks had no owner
+        conn.execute("ALTER TABLE run_locks ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+
+
+def _columns(conn: sqlite3.Connection) -> set[str]:
+    return {str(r[1]) for r in conn.execute("PRAGMA table_info(run_locks)")}
+
+
+def _row(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
+    owner = "owner" if "owner" in _columns(conn) else "''"
+    row = conn.execute(f"SELECT run_id, pid, host, acquired_at_ms, {owner} FROM run_locks WHERE run_id = ?", (run_id,)).fetchone()
+    if row is None:
+        return None
+    rid, pid, host, at, who = row
+    if not (isinstance(pid, int) and isinstance(host, str) and isinstance(at, int) and isinstance(who, str)):
+        # A damaged row names nobody who can be asked: treat it as a live holder elsewhere,
+        # which refuses the resume (one line) rather than guessing the run is free.
+        return LockHolder(run_id, -1, f"(unreadable lock row: {pid!r}, {host!r})", 0)
+    return LockHolder(str(rid), pid, host, at, who)
+
+
+def holder(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
+    """Who holds ``run_id``'s lock, or None. A recording that cannot be read here raises
+    ResumeRefused (one line)."""
+    try:
+        return _row(conn, run_id)
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):  # nobody ever locked a run here
+            return None
+        raise ResumeRefused(f"the recording's locks cannot be read: {_one_line(exc)}") from None
+    except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
+        raise ResumeRefused(f"the recording's locks cannot be read: {_one_line(exc)}") from None
+
+
+def take(conn: sqlite3.Connection, run_id: str, path: str, owner: str = "") -> LockHolder | None:
+    """Take ``run_id``'s lock for this process (as ``owner``), checked and written in one
+    transaction. None when it holds it now; else the live holder (nothing written): another
+    process, or another owner in this one. ``conn`` must be in autocommit mode with no
+    transaction open; sqlite3.Error propagates."""
+    me = (os.getpid(), socket.gethostname(), time.time_ns() // 1_000_000, owner)
+    conn.execute("BEGIN IMMEDIATE")  # the write lock first: no one else checks in between
+    try:
+        ensure_table(conn)
+        current = _row(conn, run_id)
+        if current is not None and current.alive(path):
+            conn.execute("ROLLBACK")
+            return current
+        if current is None:
+            cur = conn.execute(
+                "INSERT INTO run_locks (pid, host, acquired_at_ms, owner, run_id) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (run_id) DO NOTHING",
+                (*me, run_id),
+            )
+        else:  # stale: replace exactly the row read above
+            cur = conn.execute(
+                "UPDATE run_locks SET pid = ?, host = ?, acquired_at_ms = ?, owner = ?"
+                " WHERE run_id = ? AND pid IS ? AND host IS ? AND acquired_at_ms IS ?",
+                (*me, run_id, current.pid, current.host, current.acquired_at_ms),
+            )
+        if cur.rowcount != 1:  # cannot happen under the write lock; never take it blind
+            conn.execute("ROLLBACK")
+            return _row(conn, run_id) or LockHolder(run_id, -1, "(another writer)", 0)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    _HELD.add((_key(path), run_id))
+    return None
+
+
+def drop(conn: sqlite3.Connection, run_id: str, path: str, owner: str = "") -> None:
+    """Release ``run_id`` if this process holds it (as ``owner``)."""
+    _HELD.discard((_key(path), run_id))
+    try:
+        conn.execute(
+            "DELETE FROM run_locks WHERE run_id = ? AND pid = ? AND host = ? AND owner = ?",
+            (run_id, os.getpid(), socket.gethostname(), owner),
+        )
+    except sqlite3.Error:
+        pass  # no table (nothing was held), or a database that fails: the row is stale once we exit
+
+
+def _one_line(exc: BaseException) -> str:
+    """SQLite's message as one printable line (a damaged page can put any bytes in it)."""
+    text = " ".join(str(exc).split())
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+# -- a lock file per run, for a log that is a plain file (JsonlLog) -------------------------
+
+
+def _lock_file(path: str, run_id: str) -> str:
+    return os.path.join(f"{path}.locks", quote(run_id, safe="") + ".lock")
+
+
+def _read_file(name: str, run_id: str) -> LockHolder | None:
+    try:
+        with open(name, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return None
+    try:
+        d = json.loads(raw)
+        pid, host, at, owner = d["pid"], d["host"], d["acquired_at_ms"], d["owner"]
+        if not (isinstance(pid, int) and isinstance(host, str) and isinstance(at, int) and isinstance(owner, str)):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        # as a damaged row: a holder nobody can ask, so the run is not taken blind
+        return LockHolder(run_id, -1, f"(unreadable lock file {name})", 0)
+    return LockHolder(run_id, pid, host, at, owner)
+
+
+class _Guard:
+    """An exclusive flock on the locks folder's guard file: one taker at a time, so a stale
+    lock is replaced by exactly one of two processes taking it over at once."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self._fd = -1
+
+    def __enter__(self) -> None:
+        os.makedirs(self.folder, exist_ok=True)
+        self._fd = os.open(os.path.join(self.folder, ".guard"), os.O_CREAT | os.O_RDWR, 0o644)
+        if fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self._fd)  # closing releases the flock
+
+
+def take_file(path: str, run_id: str, owner: str = "") -> LockHolder | None:
+    """``take`` for the plain file ``path``: the lock is the file ``<path>.locks/<run>.lock``
+    (JSON: pid, host, acquired_at_ms, owner), written under the folder's guard. OSError when
+    the folder cannot be written."""
+    name = _lock_file(path, run_id)
+    with _Guard(os.path.dirname(name)):
+        current = _read_file(name, run_id)
+        if current is not None and current.alive(path):
+            return current
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "acquired_at_ms": time.time_ns() // 1_000_000, "owner": owner}
+        tmp = f"{name}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(me, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, name)
+    _HELD.add((_key(path), run_id))
+    return None
+
+
+def holder_file(path: str, run_id: str) -> LockHolder | None:
+    """Who holds ``run_id``'s lock file next to ``path``, or None."""
+    return _read_file(_lock_file(path, run_id), run_id)
+
+
+def drop_file(path: str, run_id: str, owner: str = "") -> None:
+    """Release ``run_id``'s lock file if this process holds it (as ``owner``)."""
+    _HELD.discard((_key(path), run_id))
+    name = _lock_file(path, run_id)
+    try:
+        with _Guard(os.path.dirname(name)):
+            current = _read_file(name, run_id)
+            if current is not None and (current.pid, current.host, current.owner) == (os.getpid(), socket.gethostname(), owner):
+                os.unlink(name)
+    except OSError:
+        pass  # a folder that fails: the file is stale once this process exits
