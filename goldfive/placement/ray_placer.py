@@ -190,12 +190,12 @@ class RayPlacer:
         from this hub and continues it."""
         registrations = await self._host.registry.all()
         placed = []
-        for old in list(self._host.runs()):
-            if old.live or old.history is None or old.state.finished or isinstance(old, PlacedRun):
-                continue
-            reg = registrations.get(old.run_id)
-            if reg is None or reg.origin != PLACED or reg.launch is None:
+        for reg in registrations.values():
+            if reg.origin != PLACED or reg.launch is None:
                 continue  # not placed by this hub: never placed from what its events say
+            old = self._host.get(reg.run_id)  # read from the database now if not listed yet
+            if old is None or old.live or old.history is None or old.state.finished or isinstance(old, PlacedRun):
+                continue
             self._launch(PlacedRun.from_recorded(old, self._hub.recorder), self._spec(old.run_id, reg.launch))
             log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
             placed.append(old.run_id)

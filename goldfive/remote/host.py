@@ -19,6 +19,7 @@ import logging
 import os
 import socket
 import sqlite3
+import time
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
@@ -31,10 +32,11 @@ from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.view import RunState
 from goldfive.sinks.memory import InMemorySink, Missed
-from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, recorded_runs
+from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, oldest_first, read_record, recorded_run_ids
 from goldfive.remote.route import RUN_NOT_ACTIVE, ControlRoute, LocalRoute, NotLive
 from goldfive.store.recorder import RunRecorder
-from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry
+from goldfive.store.sqlite import next_run_id
+from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry, read_registration
 
 if TYPE_CHECKING:
     from goldfive.remote.launch import Launch
@@ -394,7 +396,11 @@ class RunHost:
         if self.db_path != ":memory:":
             Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
         self._runs: dict[str, HostedRun] = {}
+        #: Whether the runs recorded in the database are served (``load_recorded``,
+        #: ``read_store``): a run asked for by id is then read from it if not listed yet.
         self._loaded = False
+        #: Every run recorded in the database at the start is listed (``read_store``).
+        self.listed_all = False
         #: Called with every live event of every run hosted or ingested here (not history).
         self.event_hooks: list[Callable[[Event], None]] = []
         #: A hub on PostgreSQL (goldfive.hub.fleet): the recorder of the runs started here,
@@ -436,31 +442,141 @@ class RunHost:
         run.owner = HUB_OWNER
         return run
 
-    def load_recorded(self) -> int:
-        """Serve the runs recorded in the database (not live); returns how many were added.
-        Only a summary of each is read now; an unreadable row or page is skipped and shown
-        on that run's summary, never a reason to serve nothing."""
+    def mark_loaded(self) -> None:
+        """From now on a run asked for by id that the database holds is served, listed or
+        not yet (:meth:`get`); :meth:`read_store` lists them all."""
         self._loaded = True
+
+    def load_recorded(self, within: float | None = None) -> int:
+        """Serve the runs recorded in the database (not live), oldest first; returns how many
+        were added. Only a summary of each is read; an unreadable row or page is skipped and
+        shown on that run's summary, never a reason to serve nothing. With ``within``, stop
+        after that many seconds (``serve`` lists the rest in the background, :meth:`read_store`)."""
+        self._loaded = True
+        added = 0
+        deadline = None if within is None else time.monotonic() + within
+        for run_id in self._stored_ids():
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            if run_id not in self._runs:
+                self._runs[run_id] = self._read_recorded(run_id)
+                added += 1
+        return added
+
+    async def read_store(self, *, every: float | None = None) -> None:
+        """List the runs recorded in the database as they are read, oldest first, each one's
+        summary folded in a worker thread (the hub answers meanwhile; a run asked for before
+        its turn is read at once, see :meth:`get`); then, with ``every``, look for runs
+        recorded into the database after that (another process writing to it) every
+        ``every`` seconds, until cancelled."""
+        self._loaded = True
+        while True:
+            try:
+                await self.read_new()
+            except (sqlite3.Error, OSError) as exc:  # isolation boundary: listed next time
+                log.warning("reading the runs recorded in %s failed: %s", self.db_path, exc)
+            self.listed_all = True
+            if every is None:
+                return
+            await asyncio.sleep(every)
+
+    async def read_new(self) -> int:
+        """Serve the runs in the database that are not served yet (each listed as soon as its
+        summary is read); returns how many were added. Their ids cost one seek each."""
+        new = await asyncio.to_thread(self._unlisted_ids)
+        if not new:
+            return 0
+        registrations = await self.registry.all()
+        added = 0
+        for run_id in new:
+            if run_id in self._runs:
+                continue  # asked for (or connected) meanwhile
+            run = await asyncio.to_thread(self._read_recorded, run_id)
+            if run_id in self._runs:
+                continue
+            reg = registrations.get(run_id)
+            if reg is not None:
+                run.owner = reg.owner
+            self._runs[run_id] = run
+            added += 1
+        return added
+
+    def _unlisted_ids(self) -> list[str]:
+        """The runs in the database not served yet, oldest first (a worker thread calls this:
+        ``_runs`` is only read, and a run added meanwhile is skipped by the caller)."""
+        if self.db_path == ":memory:":
+            return []
         try:
             conn = connect_read_only(self.db_path)
         except ReplayError:
-            return 0  # no database yet: nothing was recorded
+            return []
         try:
-            records = recorded_runs(conn)
+            runs = self._runs
+            return oldest_first(conn, [rid for rid in recorded_run_ids(conn, ordered=False) if rid not in runs])
         except sqlite3.OperationalError:
-            return 0  # no events table yet
+            return []
         finally:
             conn.close()
-        added = 0
-        for rec in records:
-            if rec.run_id in self._runs:
-                continue
-            history = RunHistory(self.db_path, rec.run_id)
-            if rec.error:
-                history.history_error = rec.error
-            self._runs[rec.run_id] = HostedRun.recorded(history, rec.event_count, rec.last_sequence)
-            added += 1
-        return added
+
+    def _stored_ids(self, prefix: str = "") -> list[str]:
+        """The ids of the runs in the database (starting with ``prefix``), oldest first."""
+        if self.db_path == ":memory:":
+            return []
+        try:
+            conn = connect_read_only(self.db_path)
+        except ReplayError:
+            return []  # no database yet: nothing was recorded
+        try:
+            return recorded_run_ids(conn, prefix=prefix)
+        except sqlite3.OperationalError:
+            return []  # no events table yet
+        finally:
+            conn.close()
+
+    def _is_stored(self, run_id: str) -> bool:
+        """Whether the database holds events of ``run_id`` (one seek)."""
+        if self.db_path == ":memory:" or not run_id:
+            return False
+        try:
+            conn = connect_read_only(self.db_path)
+        except ReplayError:
+            return False
+        try:
+            return next_run_id(conn, run_id, inclusive=True) == run_id
+        except sqlite3.Error:
+            return False
+        finally:
+            conn.close()
+
+    def _read_recorded(self, run_id: str) -> HostedRun:
+        """Recorded run ``run_id`` as the database holds it: its events counted and its summary
+        folded (a worker thread may call this: it touches nothing the host holds)."""
+        history = RunHistory(self.db_path, run_id)
+        try:
+            conn = connect_read_only(self.db_path)
+        except ReplayError as exc:
+            history.history_error = str(exc)
+            return HostedRun(run_id, history=history)
+        try:
+            rec = read_record(conn, run_id)
+        finally:
+            conn.close()
+        if rec.error:
+            history.history_error = rec.error
+        return HostedRun.recorded(history, rec.event_count, rec.last_sequence)
+
+    def _read_stored(self, run_id: str) -> HostedRun | None:
+        """Run ``run_id`` from the database now, if it is recorded there and not served yet
+        (a run asked for before :meth:`read_store` reached it, or recorded by another process
+        since): served from now on."""
+        if not self._loaded or run_id in self._runs or not self._is_stored(run_id):
+            return self._runs.get(run_id)
+        run = self._read_recorded(run_id)
+        reg = read_registration(self.db_path, run_id)
+        if reg is not None:
+            run.owner = reg.owner
+        self._runs[run_id] = run
+        return run
 
     async def load_owners(self) -> None:
         """Say whose each served run is, from the registry (after ``load_recorded``)."""
@@ -500,19 +616,32 @@ class RunHost:
         self._runs.pop(run_id, None)
 
     def get(self, run_id: str) -> HostedRun | None:
-        return self._runs.get(run_id)
+        """The run served as ``run_id``; once the host reads its database (``read_store``,
+        ``load_recorded``), a run recorded there that is not listed yet is read now."""
+        run = self._runs.get(run_id)
+        if run is None and self._loaded:
+            run = self._read_stored(run_id)
+        return run
 
     def resolve(self, run_id: str) -> HostedRun:
         """The run with this id, or the one run whose id starts with it (at least 4
         characters, as people copy a short prefix). LookupError says why not."""
-        run = self._runs.get(run_id)
+        run = self.get(run_id)
         if run is not None:
             return run
-        matches = [r for rid, r in self._runs.items() if len(run_id) >= 4 and rid.startswith(run_id)]
+        if self._loaded and len(run_id) >= 4:  # the runs recorded with this prefix, listed or not yet
+            stored = [rid for rid in self._stored_ids(prefix=run_id) if rid not in self._runs]
+            if len(stored) == 1 and not any(rid.startswith(run_id) for rid in self._runs):
+                found = self._read_stored(stored[0])
+                if found is not None:
+                    return found
+        else:
+            stored = []
+        matches = [r.run_id for rid, r in self._runs.items() if len(run_id) >= 4 and rid.startswith(run_id)] + stored
         if len(matches) == 1:
-            return matches[0]
+            return self._runs[matches[0]]
         if matches:
-            ids = ", ".join(sorted(r.run_id for r in matches)[:5])
+            ids = ", ".join(sorted(matches)[:5])
             raise LookupError(f"run id prefix {run_id!r} matches {len(matches)} runs: {ids}")
         shown = run_id if len(run_id) <= 64 else run_id[:64] + "..."  # a detail must not grow with the input
         if len(run_id) < 4 and any(rid.startswith(run_id) for rid in self._runs):
@@ -534,7 +663,7 @@ class RunHost:
 
     async def ingest(self, event: Event) -> None:
         """Store an event a remote producer pushed (the sink an IngressService feeds)."""
-        run = self._runs.get(event.run_id)
+        run = self.get(event.run_id)  # a run recorded before and not listed yet: read now
         if run is None:
             run = self._runs[event.run_id] = HostedRun(event.run_id)
             run._state_sink.hooks = self.event_hooks
