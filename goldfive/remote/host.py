@@ -21,6 +21,7 @@ import socket
 import sqlite3
 import time
 import uuid
+from enum import Enum
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,7 @@ from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteR
 if TYPE_CHECKING:
     from goldfive.remote.launch import Launch
 
-__all__ = ["HUB_OWNER", "HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
+__all__ = ["HUB_OWNER", "HostedRun", "Origin", "RunFactory", "RunHost", "RUN_NOT_ACTIVE", "ServedRun"]
 
 log = logging.getLogger("goldfive.remote")
 
@@ -76,19 +77,38 @@ class _StateSink:
         return None
 
 
-class HostedRun:
+class Origin(str, Enum):
+    """How a served run came to be served here, said explicitly (never inferred from which of
+    its parts are set). The value is what ``RunSummary.origin`` says on the wire."""
+
+    #: A Runner in this process (``serve TARGET``, ``ctl start``, a run resumed here).
+    HOSTED = "hosted"
+    #: Fed by a GoldfiveIngress producer: its events pushed, no controls.
+    PUSHED = "pushed"
+    #: Executed by nothing here: read from the database (finished, or interrupted).
+    RECORDED = "recorded"
+    #: A runner in another process connected over Hub.Connect (to this hub, or to another hub
+    #: of the fleet: then it is followed from there, its route a HubRoute).
+    CONNECTED = "connected"
+    #: Started by this hub on a cluster (Ray): pending placement until its actor connects.
+    PLACED = "ray"
+    #: An agent session (Claude Code...) reported through the hub's hooks.
+    HOOKED = "hooked"
+
+
+class ServedRun:
     """One run the server can stream, snapshot and (while live) control: its state (folded as
     its events arrive), its history (``history``, read from the recording on demand), its live
     tail (``memory``), and the :class:`~goldfive.remote.route.ControlRoute` its controls take
-    now. ``origin`` says how it is served: "hosted" (a Runner in this process), "pushed" (a
-    GoldfiveIngress producer), "recorded" (nothing executes it here); a hub's connected and
-    placed runs (goldfive.hub) are their own kinds."""
-
-    #: How the run is served (see the class docstring).
-    origin = "recorded"
+    now (LocalRoute, a runner's stream, another hub, or NotLive). ``origin`` (an
+    :class:`Origin`) says how it is served; it changes only when the run does (a recorded run
+    started here is HOSTED, a pushed run whose producer ended is RECORDED). A hub's connected,
+    placed and hooked runs (goldfive.hub, goldfive.placement) add their runner's stream to it."""
 
     def __init__(self, run_id: str, *, events: list[Event] | None = None, history: RunHistory | None = None) -> None:
         self.run_id = run_id
+        #: How the run is served (see :class:`Origin`).
+        self.origin = Origin.RECORDED
         #: Where its controls go now.
         self.route: ControlRoute = NotLive()
         self._state_sink = _StateSink(RunState())
@@ -101,8 +121,10 @@ class HostedRun:
         self.history = history
         #: The live run's recording (None for a recorded run).
         self.recorder: RunRecorder | None = None
-        #: A recorded run resumed here: its events up to this sequence are in ``history``.
-        self._resumed_after = -1
+        #: Its events up to this sequence are served from ``history``, the later ones from
+        #: ``memory`` (a recorded run resumed here, a connected run whose older events a hub
+        #: no longer keeps in memory).
+        self.resumed_after = -1
         #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
         self.ingest_sinks: list[Any] | None = None
         #: Several hubs on one database: the run's events through ``archived_through`` are
@@ -112,33 +134,48 @@ class HostedRun:
         #: The credential the run belongs to on this hub (its registration's owner).
         self.owner = ""
         for ev in self._history:
-            self._fold(ev)
+            self.fold(ev)
 
-    def _fold_history(self) -> None:
+    @property
+    def origin_label(self) -> str:
+        """What ``RunSummary.origin`` says (the origin's value; a hooked run names its source)."""
+        return self.origin.value
+
+    @property
+    def hooks(self) -> list[Callable[[Event], None]]:
+        """Told of every live event of the run (the host's ``event_hooks``: notifications)."""
+        return self._state_sink.hooks
+
+    @hooks.setter
+    def hooks(self, hooks: list[Callable[[Event], None]]) -> None:
+        self._state_sink.hooks = hooks
+
+    def fold_history(self) -> None:
         """The whole recorded history folded, for a recorded run about to go on live."""
         assert self.history is not None
         self._state_sink.state = RunState()  # the same sink object: the runner already holds it
         events = self.history.events(-1)
         try:
             for ev in events:
-                self._fold(ev)
+                self.fold(ev)
         finally:
             events.close()
-        self._resumed_after = self.state.last_sequence
+        self.resumed_after = self.state.last_sequence
 
-    def _fold(self, ev: Event) -> None:
+    def fold(self, ev: Event) -> None:
+        """``ev`` into the run's state and plan (not served: ``memory`` serves the live tail)."""
         self._state_sink.state.apply(ev)
         kind = ev.WhichOneof("payload")
         if kind in ("plan_submitted", "plan_revised"):
             self._state_sink.plan = getattr(ev, kind).plan
 
     @classmethod
-    def recorded(cls, history: RunHistory, event_count: int, last_sequence: int) -> HostedRun:
+    def recorded(cls, history: RunHistory, event_count: int, last_sequence: int) -> ServedRun:
         """A run served from the database: its summary folded from the few events that
         shape it, its history left on disk."""
         run = cls(history.run_id, history=history)
         for ev in history.events(kinds=SUMMARY_KINDS):
-            run._fold(ev)
+            run.fold(ev)
         state = run.state
         state.events = event_count
         state.last_sequence = max(state.last_sequence, last_sequence)
@@ -194,7 +231,7 @@ class HostedRun:
     def interrupted(self) -> bool:
         """Recorded without a terminal event and executed by nothing here: the process that
         ran it went away mid-run."""
-        return self.origin == "recorded" and not self.state.finished
+        return self.origin is Origin.RECORDED and not self.state.finished
 
     @property
     def live(self) -> bool:
@@ -204,16 +241,16 @@ class HostedRun:
     def events_after(self, sequence: int) -> list[Event]:
         if self.memory is not None and self.history is not None:  # resumed: recorded, then live
             older: list[Event] = []
-            if sequence < self._resumed_after:
+            if sequence < self.resumed_after:
                 stored = self.history.events(sequence)
                 try:
                     for e in stored:
-                        if e.sequence > self._resumed_after:
+                        if e.sequence > self.resumed_after:
                             break
                         older.append(e)
                 finally:
                     stored.close()
-            return older + self.memory.events_after(max(sequence, self._resumed_after))
+            return older + self.memory.events_after(max(sequence, self.resumed_after))
         if self.memory is not None:
             return self.memory.events_after(sequence)
         if self.history is not None:
@@ -237,12 +274,12 @@ class HostedRun:
         # part first. The boundary moves while this reader is slow (the hub commits and trims
         # memory), so read the recording again until it is reached, never jump to it: the
         # events between were not read yet.
-        while self.memory is not None and self.history is not None and last < self._resumed_after:
+        while self.memory is not None and self.history is not None and last < self.resumed_after:
             older = self.history.events(last)
             before = last
             try:
                 for ev in older:
-                    if ev.sequence > self._resumed_after:
+                    if ev.sequence > self.resumed_after:
                         break
                     last = ev.sequence
                     yield ev
@@ -319,16 +356,16 @@ class HostedRun:
             runner.continue_from_events(self.run_id, history, holder=recorder)  # refusal: raises, nothing kept
             self._state_sink.state = RunState()  # the same sink object: the runner already holds it
             for ev in history:
-                self._fold(ev)
+                self.fold(ev)
         if resume:
             try:
                 runner.continue_from(db_path, self.run_id)
             except BaseException:
                 asyncio.get_running_loop().create_task(recorder.close())
                 raise
-            self._fold_history()
+            self.fold_history()
         self.memory, self.channel, self.recorder, self.runner = memory, channel, recorder, runner
-        self.origin, self.route = "hosted", LocalRoute(channel)
+        self.origin, self.route = Origin.HOSTED, LocalRoute(channel)
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._run(user_input), name=f"run-{self.run_id}")
 
@@ -350,7 +387,7 @@ class HostedRun:
         self._history = []
         self.recorder = RunRecorder(db_path)
         self.ingest_sinks = [self.memory, self._state_sink, self.recorder]
-        self.origin = "pushed"
+        self.origin = Origin.PUSHED
         self.route = NotLive(f"{RUN_NOT_ACTIVE} here: its events are pushed by a remote producer")
 
     async def ingest(self, event: Event) -> None:
@@ -361,7 +398,7 @@ class HostedRun:
             await self.end_ingest()
 
     async def end_ingest(self) -> None:
-        self.origin, self.route = "recorded", NotLive()  # its producer is done: served as recorded
+        self.origin, self.route = Origin.RECORDED, NotLive()  # its producer is done: served as recorded
         sinks, self.ingest_sinks = self.ingest_sinks, None
         for sink in sinks or ():
             await sink.close()
@@ -386,16 +423,19 @@ class HostedRun:
             await self.channel.refuse_pending(RUN_NOT_ACTIVE)  # nobody reads it any more
 
 
+#: The name ServedRun had before it served every kind of run (kept for code importing it).
+HostedRun = ServedRun
+
+
 class RunHost:
-    """The runs one server serves: started here, or recorded in ``db_path`` earlier. It may
-    hold other kinds of run next to HostedRun (a hub's connected runs): the Runs service reads
-    them duck-typed, see :mod:`goldfive.remote.summaries` for the attributes."""
+    """The runs one server serves (each a :class:`ServedRun`, of any :class:`Origin`): started
+    here, connected, or recorded in ``db_path`` earlier."""
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path = os.fspath(db_path)
         if self.db_path != ":memory:":
             Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
-        self._runs: dict[str, HostedRun] = {}
+        self._runs: dict[str, ServedRun] = {}
         #: Whether the runs recorded in the database are served (``load_recorded``,
         #: ``read_store``): a run asked for by id is then read from it if not listed yet.
         self._loaded = False
@@ -406,7 +446,7 @@ class RunHost:
         #: A hub on PostgreSQL (goldfive.hub.fleet): the recorder of the runs started here,
         #: what is told of each one started, and why the hub is degraded ("" when it is not).
         self.recorder: Any = None
-        self.started_hooks: list[Callable[[HostedRun], None]] = []
+        self.started_hooks: list[Callable[[ServedRun], None]] = []
         self.warning: Callable[[], str] = lambda: ""
         self._registry: RunRegistry | None = None
         #: Reminders and escalation of undecided approvals, for the runs started here that
@@ -426,7 +466,7 @@ class RunHost:
     def registry(self, registry: RunRegistry) -> None:
         self._registry = registry
 
-    async def host(self, launch: Launch, *, started_by: str = "", run_id: str | None = None) -> HostedRun:
+    async def host(self, launch: Launch, *, started_by: str = "", run_id: str | None = None) -> ServedRun:
         """Start ``launch`` here as the hub's own run: registered (origin hosted, and the
         launch record the hub builds it from again after a restart), then started."""
         run_id = run_id or uuid.uuid4().hex
@@ -548,7 +588,7 @@ class RunHost:
         finally:
             conn.close()
 
-    def _read_recorded(self, run_id: str) -> HostedRun:
+    def _read_recorded(self, run_id: str) -> ServedRun:
         """Recorded run ``run_id`` as the database holds it: its events counted and its summary
         folded (a worker thread may call this: it touches nothing the host holds)."""
         history = RunHistory(self.db_path, run_id)
@@ -556,16 +596,16 @@ class RunHost:
             conn = connect_read_only(self.db_path)
         except ReplayError as exc:
             history.history_error = str(exc)
-            return HostedRun(run_id, history=history)
+            return ServedRun(run_id, history=history)
         try:
             rec = read_record(conn, run_id)
         finally:
             conn.close()
         if rec.error:
             history.history_error = rec.error
-        return HostedRun.recorded(history, rec.event_count, rec.last_sequence)
+        return ServedRun.recorded(history, rec.event_count, rec.last_sequence)
 
-    def _read_stored(self, run_id: str) -> HostedRun | None:
+    def _read_stored(self, run_id: str) -> ServedRun | None:
         """Run ``run_id`` from the database now, if it is recorded there and not served yet
         (a run asked for before :meth:`read_store` reached it, or recorded by another process
         since): served from now on."""
@@ -586,36 +626,36 @@ class RunHost:
             if reg is not None:
                 run.owner = reg.owner
 
-    def start_run(self, factory: RunFactory, user_input: Any, *, run_id: str | None = None) -> HostedRun:
+    def start_run(self, factory: RunFactory, user_input: Any, *, run_id: str | None = None) -> ServedRun:
         run_id = run_id or uuid.uuid4().hex
         if run_id in self._runs:
             raise ValueError(f"run id {run_id!r} is already hosted")
-        run = HostedRun(run_id)
-        run._state_sink.hooks = self.event_hooks
+        run = ServedRun(run_id)
+        run.hooks = self.event_hooks
         run.start(factory, user_input, self.db_path, recorder=self.recorder, reminders=self.approval_reminders)  # a factory that raises leaves no entry
         self._runs[run_id] = run
         for hook in self.started_hooks:
             hook(run)
         return run
 
-    def resume_run(self, factory: RunFactory, run_id: str) -> HostedRun:
+    def resume_run(self, factory: RunFactory, run_id: str) -> ServedRun:
         """Continue recorded run ``run_id`` live here (``serve`` after a restart). Raises
         GoldfiveError (ResumeRefused) and leaves it recorded when it cannot go on safely."""
         run = self._runs[run_id]
-        run._state_sink.hooks = self.event_hooks
+        run.hooks = self.event_hooks
         run.start(factory, None, self.db_path, resume=True, reminders=self.approval_reminders)
         return run
 
-    def adopt(self, run: HostedRun) -> None:
+    def adopt(self, run: ServedRun) -> None:
         """Serve ``run`` (a run connected from another process), replacing its recorded entry."""
-        run._state_sink.hooks = self.event_hooks
+        run.hooks = self.event_hooks
         self._runs[run.run_id] = run
 
     def remove(self, run_id: str) -> None:
         """Serve ``run_id`` no more (a connected run that never stored an event)."""
         self._runs.pop(run_id, None)
 
-    def get(self, run_id: str) -> HostedRun | None:
+    def get(self, run_id: str) -> ServedRun | None:
         """The run served as ``run_id``; once the host reads its database (``read_store``,
         ``load_recorded``), a run recorded there that is not listed yet is read now."""
         run = self._runs.get(run_id)
@@ -623,7 +663,7 @@ class RunHost:
             run = self._read_stored(run_id)
         return run
 
-    def resolve(self, run_id: str) -> HostedRun:
+    def resolve(self, run_id: str) -> ServedRun:
         """The run with this id, or the one run whose id starts with it (at least 4
         characters, as people copy a short prefix). LookupError says why not."""
         run = self.get(run_id)
@@ -648,7 +688,7 @@ class RunHost:
             raise LookupError(f"run id prefix {shown!r} is too short: give at least 4 characters")
         raise LookupError(f"unknown run {shown!r}")
 
-    def runs(self) -> list[HostedRun]:
+    def runs(self) -> list[ServedRun]:
         return list(self._runs.values())
 
     def event_ids(self) -> set[str]:
@@ -665,8 +705,8 @@ class RunHost:
         """Store an event a remote producer pushed (the sink an IngressService feeds)."""
         run = self.get(event.run_id)  # a run recorded before and not listed yet: read now
         if run is None:
-            run = self._runs[event.run_id] = HostedRun(event.run_id)
-            run._state_sink.hooks = self.event_hooks
+            run = self._runs[event.run_id] = ServedRun(event.run_id)
+            run.hooks = self.event_hooks
         if run.ingest_sinks is None:
             if run.runner is not None:
                 raise ValueError(f"run {event.run_id!r} is hosted here; it cannot also be pushed")
@@ -677,7 +717,7 @@ class RunHost:
 
     async def close(self, *, suspend: bool = False) -> None:
         """Close every run; with ``suspend`` the runs hosted here are left interrupted (see
-        HostedRun.close), not cancelled."""
+        ServedRun.close), not cancelled."""
         for run in list(self._runs.values()):
             await run.close(suspend=suspend)
         if self._registry is not None:
