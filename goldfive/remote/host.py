@@ -441,6 +441,7 @@ class RunHost:
         self._loaded = False
         #: Every run recorded in the database at the start is listed (``read_store``).
         self.listed_all = False
+        self._look_s = 0.0  # how long the last look for unlisted runs took
         #: Called with every live event of every run hosted or ingested here (not history).
         self.event_hooks: list[Callable[[Event], None]] = []
         #: A hub on PostgreSQL (goldfive.hub.fleet): the recorder of the runs started here,
@@ -508,7 +509,7 @@ class RunHost:
         summary folded in a worker thread (the hub answers meanwhile; a run asked for before
         its turn is read at once, see :meth:`get`); then, with ``every``, look for runs
         recorded into the database after that (another process writing to it) every
-        ``every`` seconds, until cancelled."""
+        ``every`` seconds (or ten times as long as a look took, if longer), until cancelled."""
         self._loaded = True
         while True:
             try:
@@ -518,12 +519,16 @@ class RunHost:
             self.listed_all = True
             if every is None:
                 return
-            await asyncio.sleep(every)
+            # A look costs a seek per run: with very many runs, look less often (at most a
+            # tenth of the time goes to looking).
+            await asyncio.sleep(max(every, 10 * self._look_s))
 
     async def read_new(self) -> int:
         """Serve the runs in the database that are not served yet (each listed as soon as its
         summary is read); returns how many were added. Their ids cost one seek each."""
+        started = time.monotonic()
         new = await asyncio.to_thread(self._unlisted_ids)
+        self._look_s = time.monotonic() - started
         if not new:
             return 0
         registrations = await self.registry.all()
