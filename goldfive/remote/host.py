@@ -36,7 +36,7 @@ from goldfive.sinks.memory import InMemorySink, Missed
 from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, oldest_first, read_record, recorded_run_ids
 from goldfive.remote.route import RUN_NOT_ACTIVE, ControlRoute, LocalRoute, NotLive
 from goldfive.store.recorder import RunRecorder
-from goldfive.store.sqlite import next_run_id
+from goldfive.store.sqlite import next_run_id, run_last_sequence
 from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry, read_registration
 
 if TYPE_CHECKING:
@@ -528,6 +528,8 @@ class RunHost:
         summary is read); returns how many were added. Their ids cost one seek each."""
         started = time.monotonic()
         new = await asyncio.to_thread(self._unlisted_ids)
+        if self.listed_all:
+            await self._read_grown()
         self._look_s = time.monotonic() - started
         if not new:
             return 0
@@ -545,6 +547,52 @@ class RunHost:
             self._runs[run_id] = run
             added += 1
         return added
+
+    async def _read_grown(self) -> None:
+        """Recorded runs that another process goes on writing into the file (``goldfive run
+        --db`` on the hub's file): the events that shape their summary since the last look are
+        read (in a worker thread) and folded here, so their summaries keep up."""
+        watched = [
+            r
+            for r in self._runs.values()
+            if r.origin is Origin.RECORDED and r.memory is None and r.history is not None and not r.state.finished
+        ]
+        if not watched:
+            return
+        grown = await asyncio.to_thread(self._grown, [(r.run_id, r.state.last_sequence) for r in watched])
+        for run_id, after, last, events in grown:
+            run = self._runs.get(run_id)
+            if run is None or run.origin is not Origin.RECORDED or run.memory is not None or run.state.last_sequence != after:
+                continue  # it went live here (or was read again) meanwhile
+            for ev in events:
+                run.fold(ev)
+            state = run.state
+            state.events += last - after - len(events)  # the others counted, as at the start
+            state.last_sequence = max(state.last_sequence, last)
+
+    def _grown(self, runs: list[tuple[str, int]]) -> list[tuple[str, int, int, list[Event]]]:
+        """For each (run id, last sequence served) whose file holds more: the id, that sequence,
+        the new last one and the summary events between (a seek per run, then its new rows)."""
+        try:
+            conn = connect_read_only(self.db_path)
+        except ReplayError:
+            return []
+        out = []
+        try:
+            for run_id, after in runs:
+                last = run_last_sequence(conn, run_id)
+                if last > after:
+                    stored = RunHistory(self.db_path, run_id).events(after, kinds=SUMMARY_KINDS)
+                    try:
+                        events = [ev for ev in stored if ev.sequence <= last]
+                    finally:
+                        stored.close()
+                    out.append((run_id, after, last, events))
+        except sqlite3.Error as exc:
+            log.warning("reading what was recorded since into %s failed: %s", self.db_path, exc)
+        finally:
+            conn.close()
+        return out
 
     def _unlisted_ids(self) -> list[str]:
         """The runs in the database not served yet, oldest first (a worker thread calls this:

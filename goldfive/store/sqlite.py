@@ -28,6 +28,7 @@ __all__ = [
     "next_run_id",
     "run_count_and_last",
     "run_first_emitted",
+    "run_last_sequence",
     "run_ids_with_prefix",
     "run_rows",
     "unfinished_runs",
@@ -138,6 +139,12 @@ def run_first_emitted(conn: sqlite3.Connection, run_id: str, table: str = "event
         f"SELECT emitted_at_ms FROM {check_table(table)} WHERE run_id = ? ORDER BY sequence LIMIT 1", (run_id,)
     ).fetchone()
     return None if row is None or not isinstance(row[0], int) else int(row[0])
+
+
+def run_last_sequence(conn: sqlite3.Connection, run_id: str, table: str = "events") -> int:
+    """The run's last stored sequence (one seek), -1 when it has none."""
+    (last,) = conn.execute(f"SELECT MAX(sequence) FROM {check_table(table)} WHERE run_id = ?", (run_id,)).fetchone()
+    return last if isinstance(last, int) else -1
 
 
 def run_count_and_last(conn: sqlite3.Connection, run_id: str, table: str = "events") -> tuple[int, int]:

@@ -132,3 +132,30 @@ def test_a_damaged_file_whose_check_outlasts_the_start_stops_serving_with_the_fi
             await asyncio.wait_for(task, 10)
 
     asyncio.run(go())
+
+
+def test_a_recorded_run_another_process_goes_on_writing_keeps_its_summary_current(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite"
+    events = story("growing-run", progress=4)
+    record(db, events[:3])  # started, planned, its task started: then the hub looks
+
+    async def go() -> None:
+        host = RunHost(db)
+        reading = asyncio.create_task(host.read_store(every=0.02))
+        try:
+            await until(lambda: host.listed_all, "the first listing")
+            run = host.get("growing-run")
+            assert run is not None and summary(run).state == "INTERRUPTED" and run.state.events == 3
+            sink = SQLitePersistenceSink(db)  # its own process goes on writing
+            for ev in events[3:]:
+                await sink.emit(ev)
+            await sink.close()
+            await until(lambda: run.state.finished, "the run's end read from the file")
+            row = summary(run)
+            assert (row.state, row.tasks_completed, run.state.events, run.state.last_sequence) == ("COMPLETED", 1, 9, 8)
+            assert host.runs() == [run]
+        finally:
+            reading.cancel()
+            await asyncio.gather(reading, return_exceptions=True)
+
+    asyncio.run(go())
