@@ -52,9 +52,10 @@ STORE_CHECK_EVERY = 2.0
 #: How long ``serve`` waits for the SQLite file's integrity check before listening (seconds):
 #: a larger file's check goes on while serving, and stops it if the file is damaged.
 CHECK_WAIT = 1.0
-#: How long ``serve`` lists recorded runs before listening (seconds, within CHECK_WAIT): a small
-#: file's runs are all listed when it answers; a larger file's are listed as they are read.
-LIST_WAIT = 0.5
+#: How long ``serve`` lists recorded runs before listening (seconds; the check runs meanwhile,
+#: and both end by CHECK_WAIT): a small file's runs are all listed when it answers, even on a
+#: busy machine; a larger file's are listed as they are read.
+LIST_WAIT = 1.0
 
 
 def default_db_path() -> Path:
