@@ -23,7 +23,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 
@@ -40,7 +40,7 @@ from goldfive.remote.host import Origin, RunHost
 from goldfive.store.recorder import RunRecorder
 from goldfive.store.registry import CONNECTED, HOOKED
 
-__all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "HubService", "MAX_RUN_ID"]
+__all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", "MAX_RUN_ID"]
 
 #: Rows waiting in the hub's recording that make the ticker commit before its interval.
 COMMIT_ROWS = 20_000
@@ -54,6 +54,33 @@ log = logging.getLogger("goldfive.hub")
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+class FleetPart(Protocol):
+    """What HubService asks of this hub's part in a fleet of hubs on one database
+    (goldfive.hub.fleet.Fleet). Declared here so a hub alone never imports the fleet (nor the
+    ``[postgres]`` extra it needs)."""
+
+    @property
+    def recorder(self) -> Any:
+        """What every run of this hub records with (goldfive.hub.fleet.FleetRecorder)."""
+        ...
+
+    def adopt(self, run: ConnectedRun) -> None:
+        """``run`` is served from the fleet: controls routed, history from the database."""
+        ...
+
+    async def catch_up(self, run: ConnectedRun) -> None:
+        """Fold what the database holds of ``run`` beyond what this hub has."""
+        ...
+
+    async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False) -> None:
+        """``run_id``'s runner is connected here now (every hub is told)."""
+        ...
+
+    async def release(self, run_id: str) -> None:
+        """``run_id``'s runner left this hub."""
+        ...
+
 
 class _End:
     """Queued by a stream's reader when it stops: ``code`` set means "refuse with this"."""
@@ -101,7 +128,7 @@ class HubService(service_pb2_grpc.HubServicer):
         *,
         interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
         confirm_interval: float = 0.2,
-        fleet: Any = None,
+        fleet: FleetPart | None = None,
         limits: RunnerLimits | None = None,
         default_budget: Budget | None = None,
     ) -> None:
@@ -359,7 +386,7 @@ class HubService(service_pb2_grpc.HubServicer):
             run.owner = reg.owner
             self.host.adopt(run)
             if self.fleet is not None:
-                await self._claim_in_fleet(run, conn, context, hosted=reg.started_by_hub)
+                await self._claim_in_fleet(self.fleet, run, conn, context, hosted=reg.started_by_hub)
             await registry.wrote(run_id, run.stored_through + 1, writer_label(who, role))
         except BaseException:
             self.quotas.release_run(who)
@@ -369,10 +396,9 @@ class HubService(service_pb2_grpc.HubServicer):
             log.warning("hub: %s took run %s over from its owner %r", writer_label(who, role), run_id, reg.owner)
         return run
 
-    async def _claim_in_fleet(self, run: ConnectedRun, conn: _Conn | LaneConn, context: Any, *, hosted: bool) -> None:
+    async def _claim_in_fleet(self, fleet: FleetPart, run: ConnectedRun, conn: _Conn | LaneConn, context: Any, *, hosted: bool) -> None:
         """Several hubs: fold what the database holds beyond what this hub has (the runner may
         come from another hub, which stored more) and say the run is on this hub now."""
-        fleet = self.fleet
         fleet.adopt(run)
         try:
             await fleet.catch_up(run)

@@ -19,6 +19,7 @@ import grpc
 
 from goldfive.hub.connected import ConnectedRun
 from goldfive.hub.limits import MAX_FRAME_BYTES, MAX_HOST, hello_problem
+from goldfive.hub.quota import Quotas
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.remote.auth import caller
 
@@ -86,8 +87,13 @@ class LaneHost(Protocol):
     """What a shared stream needs of the hub serving it (HubService): each lane is claimed,
     recorded, confirmed and let go exactly as a Connect stream is."""
 
-    fleet: Any
-    quotas: Any
+    @property
+    def fleet(self) -> object | None:
+        """This hub's part in a fleet of hubs (HubService.fleet), or None: alone."""
+        ...
+
+    @property
+    def quotas(self) -> Quotas: ...
 
     @property
     def recorder(self) -> Any: ...
@@ -192,7 +198,7 @@ class SharedStream:
         """A plain batch of events for an open lane: checked and added to ``batch`` (a frame's
         batches are recorded in one step), or its lane refused. False for any other part."""
         if part.done or part.cancelled or self.service.fleet is not None:
-            return False  # (several hubs: each batch on its own, fleet.py's recorder has no bulk path)
+            return False  # (several hubs: each batch on its own, the FleetRecorder has no bulk path)
         entry = self.lanes.get(part.lane)
         if entry is None or part.message.WhichOneof("body") != "events":
             return False

@@ -19,6 +19,7 @@ import logging
 import os
 import socket
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,6 +140,13 @@ class PostgresStore:
 
     async def close(self) -> None:
         await self._pool.close()
+
+    def connection(self, timeout: float | None = None) -> AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]:
+        """A connection of the store's pool (waiting up to ``timeout`` s for one), for the
+        other tables goldfive.store keeps in this database: the registry's
+        (goldfive.store.postgres_registry) and the fleet's (goldfive.store.postgres_fleet).
+        Only goldfive.store writes SQL."""
+        return self._pool.connection(timeout=timeout)
 
     # -- schema ------------------------------------------------------------------------------
     async def schema_version(self) -> int:

@@ -15,7 +15,7 @@ class PostgresRegistry:
         self.store = store
 
     async def register(self, run_id: str, origin: str, owner: str, launch: LaunchSpec | None = None) -> Registration:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             await conn.execute(
                 "INSERT INTO goldfive_runs (run_id, origin, owner, launch, created_at_ms) VALUES (%s, %s, %s, %s, %s)"
                 " ON CONFLICT (run_id) DO NOTHING",
@@ -30,7 +30,7 @@ class PostgresRegistry:
         return _registration(tuple(row))
 
     async def get(self, run_id: str) -> Registration | None:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             row = await (
                 await conn.execute(
                     "SELECT run_id, origin, owner, launch, created_at_ms FROM goldfive_runs WHERE run_id = %s", (run_id,)
@@ -39,17 +39,17 @@ class PostgresRegistry:
         return _registration(tuple(row)) if row is not None else None
 
     async def all(self) -> dict[str, Registration]:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             rows = await (await conn.execute("SELECT run_id, origin, owner, launch, created_at_ms FROM goldfive_runs")).fetchall()
         return {r.run_id: r for r in (_registration(tuple(row)) for row in rows)}
 
     async def forget(self, run_id: str) -> None:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             for table in ("goldfive_runs", "goldfive_writers", "goldfive_routed", "goldfive_marks"):
                 await conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))
 
     async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             last = await (
                 await conn.execute(
                     "SELECT writer FROM goldfive_writers WHERE run_id = %s ORDER BY from_sequence DESC LIMIT 1", (run_id,)
@@ -64,7 +64,7 @@ class PostgresRegistry:
             )
 
     async def writers(self, run_id: str) -> list[tuple[int, str]]:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             rows = await (
                 await conn.execute(
                     "SELECT from_sequence, writer FROM goldfive_writers WHERE run_id = %s ORDER BY from_sequence", (run_id,)
@@ -73,7 +73,7 @@ class PostgresRegistry:
         return [(int(seq), str(w)) for seq, w in rows]
 
     async def routed(self, run_id: str, control: RoutedControl) -> None:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             await conn.execute(
                 "INSERT INTO goldfive_routed (run_id, control_id, kind, author, target_id, sent_at_ms)"
                 " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (run_id, control_id) DO NOTHING",
@@ -81,7 +81,7 @@ class PostgresRegistry:
             )
 
     async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             rows = await (
                 await conn.execute(
                     "SELECT control_id, kind, author, target_id, sent_at_ms FROM goldfive_routed WHERE run_id = %s", (run_id,)
@@ -90,7 +90,7 @@ class PostgresRegistry:
         return {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(ms)) for c, k, a, t, ms in rows}
 
     async def mark(self, run_id: str, mark: str, by: str) -> None:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             await conn.execute(
                 "INSERT INTO goldfive_marks (run_id, mark, by_whom, at_ms) VALUES (%s, %s, %s, %s)"
                 " ON CONFLICT (run_id, mark) DO NOTHING",
@@ -98,11 +98,11 @@ class PostgresRegistry:
             )
 
     async def unmark(self, run_id: str, mark: str) -> None:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             await conn.execute("DELETE FROM goldfive_marks WHERE run_id = %s AND mark = %s", (run_id, mark))
 
     async def marks(self) -> Marks:
-        async with self.store._pool.connection() as conn:
+        async with self.store.connection() as conn:
             rows = await (await conn.execute("SELECT run_id, mark, by_whom, at_ms FROM goldfive_marks")).fetchall()
         return _marks([tuple(r) for r in rows])
 
