@@ -6,7 +6,9 @@
    (the file read and decoded whole) for comparison: minutes and gigabytes, so not by default.
 2. A hub's start on a large SQLite store (``--hub-runs`` runs of ``--hub-events`` events): the
    integrity check ``serve`` runs first (``PRAGMA quick_check``) and ``RunHost.load_recorded``
-   (runs listed, each one's summary folded from its summary events), with peak RSS.
+   (runs listed, each one's summary folded from its summary events), with peak RSS; then
+   ``serve`` itself: seconds from the call to listening, to the first run listed by ListRuns and
+   to every run listed (a hub lists the runs of a large file as it reads them, while answering).
 
 Each figure is measured in a fresh process (peak RSS is per process). The recordings are
 generated once into ``--dir`` (default /tmp/goldfive-bench-scale) and reused: writing a million
@@ -22,6 +24,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -123,19 +126,46 @@ def _hub_start(path: str) -> dict[str, float]:
     return {"problem": problem or "", "check": t1 - t0, "load": t2 - t1, "runs": runs, "events": events, "peak_mb": _peak_mb()}
 
 
+async def _serve_start(path: str, expect: int) -> dict[str, float]:
+    from goldfive.link.client import RemoteClient
+    from goldfive.remote.server import serve
+
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[Any] = loop.create_future()
+    t0 = time.perf_counter()
+    task = loop.create_task(serve("127.0.0.1:0", db_path=path, ready=ready))
+    server = await ready
+    listening = time.perf_counter() - t0
+    first = 0.0
+    async with RemoteClient(server.address) as client:
+        while True:
+            runs = await client.list_runs(timeout=600)
+            if runs and not first:
+                first = time.perf_counter() - t0
+            if len(runs) >= expect:
+                break
+            await asyncio.sleep(0.05)
+    listed = time.perf_counter() - t0
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return {"listening": listening, "first": first, "all": listed, "runs": len(runs), "peak_mb": _peak_mb()}
+
+
 def child(argv: list[str]) -> None:
     kind, path = argv[0], argv[1]
     if kind == "replay":
         out = asyncio.run(_first_screen(path, whole=False))
     elif kind == "replay-whole":
         out = asyncio.run(_first_screen(path, whole=True))
+    elif kind == "serve":
+        out = asyncio.run(_serve_start(path, int(argv[2])))
     else:
         out = _hub_start(path)
     print(json.dumps(out))
 
 
-def measure(kind: str, path: Path) -> dict[str, float]:
-    done = subprocess.run([sys.executable, __file__, "--child", kind, str(path)], capture_output=True, text=True, check=True)
+def measure(kind: str, path: Path, *extra: str) -> dict[str, float]:
+    done = subprocess.run([sys.executable, __file__, "--child", kind, str(path), *extra], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -147,11 +177,12 @@ def main() -> None:
     ap.add_argument("--hub-events", type=int, default=5_000, help="events per run")
     ap.add_argument("--whole", action="store_true", help="also time reading the JSONL file whole (slow)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--hub-only", action="store_true", help="only the hub's start (no JSONL replay)")
     args = ap.parse_args()
     d = Path(args.dir)
     d.mkdir(parents=True, exist_ok=True)
     jsonl = d / f"replay-{args.events}.jsonl"
-    if not jsonl.exists():
+    if not jsonl.exists() and not args.hub_only:
         t = time.perf_counter()
         write_jsonl(jsonl, args.events)
         print(f"wrote {jsonl} in {time.perf_counter() - t:.0f} s")
@@ -161,6 +192,14 @@ def main() -> None:
         asyncio.run(write_hub_db(hub, args.hub_runs, args.hub_events))
         print(f"wrote {hub} in {time.perf_counter() - t:.0f} s")
 
+    if not args.hub_only:
+        replay(jsonl, args)
+    mib = hub.stat().st_size / 2**20
+    print(f"hub start on {hub.name} ({mib:.0f} MiB)")
+    hub_start(hub, args)
+
+
+def replay(jsonl: Path, args: argparse.Namespace) -> None:
     mib = jsonl.stat().st_size / 2**20
     print(f"replay of a JSONL recording, {args.events:,} events ({mib:.0f} MiB); target first screen <= {TARGET_S:g} s, <= {TARGET_MB} MB")
     runs = [measure("replay", jsonl) for _ in range(args.repeats)]
@@ -173,14 +212,18 @@ def main() -> None:
         r = measure("replay-whole", jsonl)
         print(f"  read whole (before): {r['open']:.1f} s, first screen {r['first_screen']:.1f} s, peak RSS {r['peak_mb']:.0f} MiB")
 
-    mib = hub.stat().st_size / 2**20
-    print(f"hub start on {hub.name} ({mib:.0f} MiB)")
+
+def hub_start(hub: Path, args: argparse.Namespace) -> None:
     for _ in range(args.repeats):
         r = measure("hub", hub)
         print(
             f"  quick_check {r['check']:.2f} s, load_recorded {r['load']:.2f} s ({int(r['runs']):,} runs, {int(r['events']):,} events),"
             f" peak RSS {r['peak_mb']:.0f} MiB"
         )
+    print(f"goldfive serve on {hub.name}: seconds from the call (modules loaded) to listening, to the first run and to all {args.hub_runs} listed")
+    for _ in range(args.repeats):
+        r = measure("serve", hub, str(args.hub_runs))
+        print(f"  listening {r['listening']:.2f} s, first run listed {r['first']:.2f} s, all listed {r['all']:.2f} s, peak RSS {r['peak_mb']:.0f} MiB")
 
 
 if __name__ == "__main__":

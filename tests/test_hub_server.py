@@ -294,9 +294,9 @@ def test_a_snapshots_pending_approval_carries_its_parameters_and_what_its_deadli
 
 def _served(run_id: str, state: Any) -> Any:
     """A run served as hosted here, with ``state`` as its folded state."""
-    from goldfive.remote.host import HostedRun
+    from goldfive.remote.host import Origin, ServedRun
 
-    run = HostedRun(run_id)
+    run = ServedRun(run_id)
     run._state_sink.state = state
-    run.origin = "hosted"
+    run.origin = Origin.HOSTED
     return run

@@ -1,13 +1,17 @@
 """ConnectedRun: a run executing in someone else's process, served by the hub like a hosted one.
 
-It is a :class:`HostedRun` (state, plan, history, live stream, health) whose events arrive over
+It is a :class:`~goldfive.remote.host.ServedRun` (state, plan, history, live tail, control
+route, an explicit origin) whose events arrive over
 ``Hub.Connect`` instead of from a Runner in this process, and whose controls go down that
 stream instead of into a local ControlChannel. Its events are recorded in the hub's SQLite
 file, so a restarted hub serves its history and the run goes on under the same id when its
 runner reconnects.
 
 ``connection`` says where the runner is: "connected", "disconnected" (its stream is gone) or
-"interrupted" (gone for longer than the hub's ``interrupt_after``).
+"interrupted" (gone for longer than the hub's ``interrupt_after``); a run the hub placed on a
+cluster (origin PLACED, with a :class:`Placement`) is "pending placement" until its actor
+first connects. Placed runs were a subclass (``PlacedRun``); they are this class with the
+placement part set.
 """
 
 from __future__ import annotations
@@ -25,18 +29,33 @@ from goldfive.hub.limits import MAX_EVENT_BYTES
 from goldfive.hub.trust import stamp_decisions
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.remote.host import HostedRun
+from goldfive.remote.host import Origin, ServedRun
 from goldfive.remote.route import RUN_NOT_ACTIVE, NotLive
 from goldfive.sinks.memory import InMemorySink
 from goldfive.store.recorder import RunRecorder
 from goldfive.store.history import RunHistory
 from goldfive.store.registry import RoutedControl, RunRegistry
 
-__all__ = ["CONNECTED", "DEFAULT_BUDGET_AUTHOR", "DISCONNECTED", "INTERRUPTED", "ConnectedRun", "HubRoute", "RunnerConnection", "RunnerRoute"]
+__all__ = [
+    "CONNECTED",
+    "DEFAULT_BUDGET_AUTHOR",
+    "DISCONNECTED",
+    "INTERRUPTED",
+    "PENDING_PLACEMENT",
+    "PLACEMENT_FAILED",
+    "ConnectedRun",
+    "HubRoute",
+    "Placement",
+    "RunnerConnection",
+    "RunnerRoute",
+]
 
 CONNECTED = "connected"
 DISCONNECTED = "disconnected"
 INTERRUPTED = "interrupted"
+#: A placed run's connection until its actor first connects (then it is CONNECTED).
+PENDING_PLACEMENT = "pending placement"
+PLACEMENT_FAILED = "placement failed"
 
 _TERMINAL = ("run_completed", "run_aborted")
 #: The author of the BUDGET a hub sends a connected run that has no budget (``serve --budget``).
@@ -100,20 +119,40 @@ class HubRoute:
         return await self.forward(self.run_id, msg, timeout)
 
 
-class ConnectedRun(HostedRun):
-    origin = "connected"
-    #: Started by its hub (a placed run): kept even before its first event.
-    started_by_hub = False
+class Placement:
+    """Where a run this hub placed on a cluster stands (goldfive.placement): until its actor
+    first connects it is pending placement (the summary's state PENDING_PLACEMENT, the cluster's
+    reason in its connection), or PLACEMENT_FAILED if the actor's process ended first."""
+
+    def __init__(self) -> None:
+        #: Whether an actor ever connected as this run.
+        self.placed = False
+        #: Why the cluster has not placed it yet ("" before anyone asked the cluster).
+        self.pending_reason = ""
+        #: The placed process's id on the cluster (Ray's actor id), for an operator's tools.
+        self.actor_id = ""
+
+
+class ConnectedRun(ServedRun):
+    """A :class:`~goldfive.remote.host.ServedRun` executing in another process: origin
+    CONNECTED (a runner registered it) or PLACED (this hub started it on a cluster; see
+    :class:`Placement` and :meth:`placed_run`)."""
+
     # Plain attributes (the runner's machine and process, from its hello) in place of
-    # HostedRun's read-only properties, which describe this process.
+    # ServedRun's read-only properties, which describe this process.
     host = ""
     pid = 0
 
-    def __init__(self, run_id: str, recorder: RunRecorder, *, history: RunHistory | None = None) -> None:
+    def __init__(
+        self, run_id: str, recorder: RunRecorder, *, history: RunHistory | None = None, placement: Placement | None = None
+    ) -> None:
         super().__init__(run_id, history=history)
+        self.origin = Origin.PLACED if placement is not None else Origin.CONNECTED
+        #: This hub placed it on a cluster: where that stands (None for a runner's own run).
+        self.placement = placement
         self.host = ""
         self.pid = 0
-        self.connection = DISCONNECTED
+        self.connection = PENDING_PLACEMENT if placement is not None else DISCONNECTED
         #: When the runner's stream went away (time.monotonic), or None while connected.
         self.disconnected_at: float | None = None
         self.conn: RunnerConnection | None = None
@@ -138,16 +177,55 @@ class ConnectedRun(HostedRun):
         self._budget_task: asyncio.Task[None] | None = None
 
     @classmethod
-    def from_recorded(cls, old: HostedRun, recorder: RunRecorder) -> ConnectedRun:
-        """A run the hub recorded before a restart, going on live as its runner reconnects:
-        the whole recorded history folded, new events served after it."""
-        run = cls(old.run_id, recorder, history=old.history)
+    def placed_run(cls, run_id: str, recorder: RunRecorder, *, goal_summary: str = "") -> ConnectedRun:
+        """A run this hub places on a cluster, shown from the moment it is asked for."""
+        run = cls(run_id, recorder, placement=Placement())
+        if goal_summary:
+            run.state.goal_summary = goal_summary
+        return run
+
+    @classmethod
+    def from_recorded(cls, old: ServedRun, recorder: RunRecorder, *, placed: bool = False) -> ConnectedRun:
+        """A run the hub recorded before a restart, going on live as its runner reconnects
+        (``placed``: as a new actor this hub places continues it): the whole recorded history
+        folded, new events served after it."""
+        run = cls(old.run_id, recorder, history=old.history, placement=Placement() if placed else None)
         if old.history is not None:
-            run._fold_history()
+            run.fold_history()
         else:
             for ev in old.events_after(-1):
-                run._fold(ev)
+                run.fold(ev)
         return run
+
+    @property
+    def started_by_hub(self) -> bool:
+        """Started by its hub (a placed run): kept even before its first event, and (several
+        hubs on one database) placed again by another hub when this one is gone."""
+        return self.placement is not None
+
+    @property
+    def label(self) -> str:
+        """A placed run: PENDING_PLACEMENT until the first actor connects (PLACEMENT_FAILED if
+        its process ended first), then the run's own phase."""
+        placement = self.placement
+        if placement is None or placement.placed or self.state.finished:
+            return ""
+        return "PLACEMENT_FAILED" if self.connection.startswith(PLACEMENT_FAILED) else "PENDING_PLACEMENT"
+
+    def placement_failed(self, reason: str) -> None:
+        """The placed process ended before the run ever connected (e.g. the agent's module
+        could not be imported on the node)."""
+        placement = self.placement
+        if placement is not None and not placement.placed:
+            placement.pending_reason = reason
+            self.connection = f"{PLACEMENT_FAILED}: {reason}"
+
+    def placement_waiting(self, reason: str) -> None:
+        """The cluster's latest word on why the run is not placed (ignored once it is)."""
+        placement = self.placement
+        if placement is not None and not placement.placed:
+            placement.pending_reason = reason
+            self.connection = f"{PENDING_PLACEMENT}: {reason}" if reason else PENDING_PLACEMENT
 
     @property
     def stored_through(self) -> int:
@@ -157,6 +235,8 @@ class ConnectedRun(HostedRun):
     # -- the runner's stream -------------------------------------------------------------
     def attach(self, conn: RunnerConnection, goal_summary: str = "") -> None:
         """``conn`` is now this run's runner; a previous one is told it was taken over."""
+        if self.placement is not None:
+            self.placement.placed, self.placement.pending_reason = True, ""
         old, self.conn = self.conn, conn
         if old is not None:
             old.goodbye(
@@ -263,8 +343,8 @@ class ConnectedRun(HostedRun):
         else:  # a recorder without a bulk path (several hubs: goldfive.hub.fleet's)
             for ev in events:
                 await self.recorder.emit(ev)
-        fold = self._fold
-        hooks = self._state_sink.hooks  # notifications (serve --notify-cmd), as for hosted runs
+        fold = self.fold
+        hooks = self.hooks  # notifications (serve --notify-cmd), as for hosted runs
         for ev in events:
             fold(ev)
             for hook in hooks:
@@ -314,25 +394,25 @@ class ConnectedRun(HostedRun):
         if memory is None or len(memory.events) <= 2 * keep or self.recorder is None:
             return
         through = min(sequence, self.state.last_sequence - keep)
-        if through <= self._resumed_after:
+        if through <= self.resumed_after:
             return
         if self.history is None:
             self.history = RunHistory(self.recorder.path, self.run_id)
         memory.trim_through(through)
-        self._resumed_after = through
+        self.resumed_after = through
 
     def load(self, ev: Event) -> None:
         """An event another hub stored, read back when this hub first serves the run: folded,
         not kept (``archive`` serves the history)."""
         if ev.sequence == self.state.last_sequence + 1:
-            self._fold(ev)
+            self.fold(ev)
             self.archived_through = ev.sequence
 
     async def follow(self, ev: Event) -> None:
         """A new event another hub stored for this run: served live here too."""
         if ev.sequence != self.state.last_sequence + 1:
             return  # already have it (or not the next: the caller reads in sequence order)
-        self._fold(ev)
+        self.fold(ev)
         memory = self.memory
         if memory is not None and not memory.closed:
             await memory.emit(ev)

@@ -33,7 +33,7 @@ from goldfive.errors import ControlPayloadError
 from goldfive.hub.trust import ROUTED
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.remote.host import HostedRun
+from goldfive.remote.host import Origin, ServedRun
 from goldfive.remote.route import RUN_NOT_ACTIVE, NotLive
 from goldfive.run.approval_rules import rule_from_always
 from goldfive.sinks.memory import InMemorySink
@@ -111,17 +111,19 @@ class HookRoute:
         )
 
 
-class HookedRun(HostedRun):
+class HookedRun(ServedRun):
     """One agent session seen through its hooks (see the module's docstring)."""
 
     # Plain attributes (the agent's machine and process, from its reports) in place of
-    # HostedRun's read-only properties, which describe this process.
+    # ServedRun's read-only properties, which describe this process.
     host = ""
     pid = 0
 
     def __init__(self, run_id: str, source: str, recorder: Any, commit: Callable[[], Awaitable[bool]] | None = None) -> None:
         super().__init__(run_id)
-        self.origin = self.source = source
+        self.origin = Origin.HOOKED
+        #: The agent that reports through its hooks ("claude-code"): what its summary's origin says.
+        self.source = source
         self.session = Session(run_id=run_id)
         self.recorder = recorder
         self.memory = InMemorySink()
@@ -137,17 +139,21 @@ class HookedRun(HostedRun):
         self._commit = commit
 
     @classmethod
-    def from_recorded(cls, old: HostedRun, source: str, recorder: Any, commit: Callable[[], Awaitable[bool]] | None = None) -> HookedRun:
+    def from_recorded(cls, old: ServedRun, source: str, recorder: Any, commit: Callable[[], Awaitable[bool]] | None = None) -> HookedRun:
         """A session the hub recorded before a restart, going on as its hooks report again."""
         run = cls(old.run_id, source, recorder, commit)
         run.history = old.history
         if old.history is not None:
-            run._fold_history()
+            run.fold_history()
         else:
             for ev in old.events_after(-1):
-                run._fold(ev)
+                run.fold(ev)
         run.session.continue_after(run.state.last_sequence)
         return run
+
+    @property
+    def origin_label(self) -> str:
+        return self.source
 
     @property
     def live(self) -> bool:
@@ -157,8 +163,8 @@ class HookedRun(HostedRun):
         """Record, fold, tell the hooks (notifications) and serve one event the hub wrote."""
         assert self.recorder is not None
         await self.recorder.emit(ev)
-        self._fold(ev)
-        for hook in self._state_sink.hooks:
+        self.fold(ev)
+        for hook in self.hooks:
             hook(ev)
         if self.memory is not None and not self.memory.closed:
             await self.memory.emit(ev)

@@ -36,7 +36,7 @@ from goldfive.hub.shared import LaneConn, Refused, SharedStream
 from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
-from goldfive.remote.host import RunHost
+from goldfive.remote.host import Origin, RunHost
 from goldfive.store.recorder import RunRecorder
 from goldfive.store.registry import CONNECTED, HOOKED
 
@@ -348,7 +348,7 @@ class HubService(service_pb2_grpc.HubServicer):
             reg = await registry.get(run_id)
             existing = self.host.get(run_id)
             if reg is None and existing is not None and not isinstance(existing, ConnectedRun):
-                if existing.origin in ("hosted", "pushed"):
+                if existing.origin in (Origin.HOSTED, Origin.PUSHED):
                     await context.abort(
                         grpc.StatusCode.FAILED_PRECONDITION, f"run {run_id} is hosted by this hub; a runner cannot connect as it"
                     )

@@ -1,7 +1,7 @@
 """RayPlacer: ``goldfive serve --ray ADDRESS|auto`` places each started run as a Ray actor.
 
 The hub is a Ray driver. ``place`` checks the request as a hosted start would (bad input is
-one line), shows the run at once as pending placement (:class:`PlacedRun`), and creates a
+one line), shows the run at once as pending placement (a :class:`~goldfive.hub.connected.ConnectedRun` of origin PLACED), and creates a
 :class:`RunActor` with ``max_restarts=-1`` (a lost node's actor is built again elsewhere
 with the same spec and continues the run from the hub's record) and ``max_task_retries=-1``
 (the hub's ``wait`` call follows it across restarts). The actor connects back to the hub's
@@ -25,7 +25,8 @@ import ray as _ray
 
 from goldfive.errors import GoldfiveError, ServeConfigError
 from goldfive.placement.actor import RunActor, RunPool
-from goldfive.placement.pending import PlacedRun
+from goldfive.hub.connected import ConnectedRun, Placement
+from goldfive.remote.host import Origin
 from goldfive.placement.resources import RayResources
 from goldfive.placement.spec import PlacedSpec
 from goldfive.remote.auth import is_loopback, split_host_port
@@ -117,7 +118,7 @@ class RayPlacer:
         self._pools: list[_Pool] = []
         self._watchers: set[asyncio.Task[None]] = set()
         #: Runs whose actor Ray has not placed yet, and the task that explains why.
-        self._pending: dict[str, tuple[PlacedRun, float]] = {}
+        self._pending: dict[str, tuple[ConnectedRun, float]] = {}
         self._explainer: asyncio.Task[None] | None = None
 
     # -- the cluster -------------------------------------------------------------------------
@@ -179,7 +180,7 @@ class RayPlacer:
         assert launch.spec is not None
         recorded = dataclasses.replace(launch.spec, started_by=started_by)
         await self._host.registry.register(run_id, PLACED, self.connect_as, recorded)
-        run = PlacedRun(run_id, self._hub.recorder, goal_summary=str(launch.user_input)[:1000])
+        run = ConnectedRun.placed_run(run_id, self._hub.recorder, goal_summary=str(launch.user_input)[:1000])
         self._launch(run, self._spec(run_id, recorded))
         return run_id
 
@@ -190,18 +191,18 @@ class RayPlacer:
         from this hub and continues it."""
         registrations = await self._host.registry.all()
         placed = []
-        for old in list(self._host.runs()):
-            if old.live or old.history is None or old.state.finished or isinstance(old, PlacedRun):
-                continue
-            reg = registrations.get(old.run_id)
-            if reg is None or reg.origin != PLACED or reg.launch is None:
+        for reg in registrations.values():
+            if reg.origin != PLACED or reg.launch is None:
                 continue  # not placed by this hub: never placed from what its events say
-            self._launch(PlacedRun.from_recorded(old, self._hub.recorder), self._spec(old.run_id, reg.launch))
+            old = self._host.get(reg.run_id)  # read from the database now if not listed yet
+            if old is None or old.live or old.history is None or old.state.finished or old.origin is Origin.PLACED:
+                continue
+            self._launch(ConnectedRun.from_recorded(old, self._hub.recorder, placed=True), self._spec(old.run_id, reg.launch))
             log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
             placed.append(old.run_id)
         return placed
 
-    def place_again(self, run: PlacedRun, launch: LaunchSpec) -> None:
+    def place_again(self, run: ConnectedRun, launch: LaunchSpec) -> None:
         """Place ``run`` again from the launch the hubs recorded when it was first placed
         (several hubs on one database: the hub that placed it is gone, and its actor with
         it). ``run`` already holds the run's state; its new actor reads the history back and
@@ -217,7 +218,7 @@ class RayPlacer:
             budget=launch.budget, budget_author=launch.started_by,
         )  # fmt: skip
 
-    def _launch(self, run: PlacedRun, spec: PlacedSpec) -> None:
+    def _launch(self, run: ConnectedRun, spec: PlacedSpec) -> None:
         """Serve ``run`` and create its actor (or add it to a pool with room); a task watches
         it until its run ends."""
         run_id = run.run_id
@@ -233,7 +234,7 @@ class RayPlacer:
                 max_restarts=-1, max_task_retries=-1, max_concurrency=4, **self.resources.options()
             ).remote(spec)
             ended = None
-        run.actor_id = actor._actor_id.hex()
+        _placement(run).actor_id = actor._actor_id.hex()
         self._actors[run_id] = actor
         task = asyncio.get_running_loop().create_task(self._watch(run, actor, ended, pool), name=f"ray-run-{run_id}")
         self._watchers.add(task)
@@ -253,7 +254,7 @@ class RayPlacer:
         self._pools.append(pool)
         return pool
 
-    async def _watch(self, run: PlacedRun, actor: Any, ended: Any = None, pool: _Pool | None = None) -> None:
+    async def _watch(self, run: ConnectedRun, actor: Any, ended: Any = None, pool: _Pool | None = None) -> None:
         """Say why the run is not placed while Ray has not placed it; when its run ends, end
         the actor (Ray would otherwise keep the process and restart it), or for a pool, when
         its last run has ended."""
@@ -269,7 +270,7 @@ class RayPlacer:
                 self._pools.remove(pool)
                 ray.kill(actor, no_restart=True)
 
-    async def _follow(self, run: PlacedRun, actor: Any, ended: Any) -> bool:
+    async def _follow(self, run: ConnectedRun, actor: Any, ended: Any) -> bool:
         """Until the run ends: True, or False when Ray gave up on its actor (the run says so)."""
         placed = asyncio.wrap_future(actor.where.remote().future())
         self._pending[run.run_id] = (run, asyncio.get_running_loop().time())
@@ -282,13 +283,13 @@ class RayPlacer:
                 self._pending.pop(run.run_id, None)
             outcome = await asyncio.wrap_future((ended if ended is not None else actor.wait.remote()).future())
             log.info("placed run %s: %s", run.run_id, outcome)
-            if not run.placed:
-                run.failed(f"its process ended before the run connected: {outcome}"[:500])
+            if not _placement(run).placed:
+                run.placement_failed(f"its process ended before the run connected: {outcome}"[:500])
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: Ray gave up on the actor; the run says it
             log.error("placed run %s: its Ray actor is gone: %s", run.run_id, " ".join(str(exc).split())[:300])
-            run.failed(f"Ray gave up on its actor: {type(exc).__name__}")
+            run.placement_failed(f"Ray gave up on its actor: {type(exc).__name__}")
             return False
         finally:
             placed.cancel()
@@ -301,11 +302,11 @@ class RayPlacer:
         while self._pending:
             await asyncio.sleep(ASK_EVERY)
             now = loop.time()
-            runs = [run for run, since in self._pending.values() if now - since >= ASK_EVERY and not run.placed]
+            runs = [run for run, since in self._pending.values() if now - since >= ASK_EVERY and not _placement(run).placed]
             if runs:
-                reasons = await asyncio.to_thread(self.why_pending, [r.actor_id for r in runs])
+                reasons = await asyncio.to_thread(self.why_pending, [_placement(r).actor_id for r in runs])
                 for run in runs:
-                    run.waiting(reasons[run.actor_id])
+                    run.placement_waiting(reasons[_placement(run).actor_id])
 
     def why_pending(self, actor_ids: list[str]) -> dict[str, str]:
         """For each actor: Ray's state of it, what it asks for, and whether any live node could
@@ -349,3 +350,9 @@ class RayPlacer:
         await asyncio.gather(*tasks, return_exceptions=True)
         self._actors.clear()
         await asyncio.to_thread(ray.shutdown)
+
+
+def _placement(run: ConnectedRun) -> Placement:
+    """The placement part of a run this placer placed (every run it holds has one)."""
+    assert run.placement is not None, f"run {run.run_id} was not placed by this hub"
+    return run.placement

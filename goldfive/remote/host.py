@@ -19,7 +19,9 @@ import logging
 import os
 import socket
 import sqlite3
+import time
 import uuid
+from enum import Enum
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,15 +33,16 @@ from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.view import RunState
 from goldfive.sinks.memory import InMemorySink, Missed
-from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, recorded_runs
+from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, oldest_first, read_record, recorded_run_ids
 from goldfive.remote.route import RUN_NOT_ACTIVE, ControlRoute, LocalRoute, NotLive
 from goldfive.store.recorder import RunRecorder
-from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry
+from goldfive.store.sqlite import next_run_id, run_last_sequence
+from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry, read_registration
 
 if TYPE_CHECKING:
     from goldfive.remote.launch import Launch
 
-__all__ = ["HUB_OWNER", "HostedRun", "RunFactory", "RunHost", "RUN_NOT_ACTIVE"]
+__all__ = ["HUB_OWNER", "HostedRun", "Origin", "RunFactory", "RunHost", "RUN_NOT_ACTIVE", "ServedRun"]
 
 log = logging.getLogger("goldfive.remote")
 
@@ -74,19 +77,38 @@ class _StateSink:
         return None
 
 
-class HostedRun:
+class Origin(str, Enum):
+    """How a served run came to be served here, said explicitly (never inferred from which of
+    its parts are set). The value is what ``RunSummary.origin`` says on the wire."""
+
+    #: A Runner in this process (``serve TARGET``, ``ctl start``, a run resumed here).
+    HOSTED = "hosted"
+    #: Fed by a GoldfiveIngress producer: its events pushed, no controls.
+    PUSHED = "pushed"
+    #: Executed by nothing here: read from the database (finished, or interrupted).
+    RECORDED = "recorded"
+    #: A runner in another process connected over Hub.Connect (to this hub, or to another hub
+    #: of the fleet: then it is followed from there, its route a HubRoute).
+    CONNECTED = "connected"
+    #: Started by this hub on a cluster (Ray): pending placement until its actor connects.
+    PLACED = "ray"
+    #: An agent session (Claude Code...) reported through the hub's hooks.
+    HOOKED = "hooked"
+
+
+class ServedRun:
     """One run the server can stream, snapshot and (while live) control: its state (folded as
     its events arrive), its history (``history``, read from the recording on demand), its live
     tail (``memory``), and the :class:`~goldfive.remote.route.ControlRoute` its controls take
-    now. ``origin`` says how it is served: "hosted" (a Runner in this process), "pushed" (a
-    GoldfiveIngress producer), "recorded" (nothing executes it here); a hub's connected and
-    placed runs (goldfive.hub) are their own kinds."""
-
-    #: How the run is served (see the class docstring).
-    origin = "recorded"
+    now (LocalRoute, a runner's stream, another hub, or NotLive). ``origin`` (an
+    :class:`Origin`) says how it is served; it changes only when the run does (a recorded run
+    started here is HOSTED, a pushed run whose producer ended is RECORDED). A hub's connected,
+    placed and hooked runs (goldfive.hub, goldfive.placement) add their runner's stream to it."""
 
     def __init__(self, run_id: str, *, events: list[Event] | None = None, history: RunHistory | None = None) -> None:
         self.run_id = run_id
+        #: How the run is served (see :class:`Origin`).
+        self.origin = Origin.RECORDED
         #: Where its controls go now.
         self.route: ControlRoute = NotLive()
         self._state_sink = _StateSink(RunState())
@@ -99,8 +121,10 @@ class HostedRun:
         self.history = history
         #: The live run's recording (None for a recorded run).
         self.recorder: RunRecorder | None = None
-        #: A recorded run resumed here: its events up to this sequence are in ``history``.
-        self._resumed_after = -1
+        #: Its events up to this sequence are served from ``history``, the later ones from
+        #: ``memory`` (a recorded run resumed here, a connected run whose older events a hub
+        #: no longer keeps in memory).
+        self.resumed_after = -1
         #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
         self.ingest_sinks: list[Any] | None = None
         #: Several hubs on one database: the run's events through ``archived_through`` are
@@ -110,33 +134,48 @@ class HostedRun:
         #: The credential the run belongs to on this hub (its registration's owner).
         self.owner = ""
         for ev in self._history:
-            self._fold(ev)
+            self.fold(ev)
 
-    def _fold_history(self) -> None:
+    @property
+    def origin_label(self) -> str:
+        """What ``RunSummary.origin`` says (the origin's value; a hooked run names its source)."""
+        return self.origin.value
+
+    @property
+    def hooks(self) -> list[Callable[[Event], None]]:
+        """Told of every live event of the run (the host's ``event_hooks``: notifications)."""
+        return self._state_sink.hooks
+
+    @hooks.setter
+    def hooks(self, hooks: list[Callable[[Event], None]]) -> None:
+        self._state_sink.hooks = hooks
+
+    def fold_history(self) -> None:
         """The whole recorded history folded, for a recorded run about to go on live."""
         assert self.history is not None
         self._state_sink.state = RunState()  # the same sink object: the runner already holds it
         events = self.history.events(-1)
         try:
             for ev in events:
-                self._fold(ev)
+                self.fold(ev)
         finally:
             events.close()
-        self._resumed_after = self.state.last_sequence
+        self.resumed_after = self.state.last_sequence
 
-    def _fold(self, ev: Event) -> None:
+    def fold(self, ev: Event) -> None:
+        """``ev`` into the run's state and plan (not served: ``memory`` serves the live tail)."""
         self._state_sink.state.apply(ev)
         kind = ev.WhichOneof("payload")
         if kind in ("plan_submitted", "plan_revised"):
             self._state_sink.plan = getattr(ev, kind).plan
 
     @classmethod
-    def recorded(cls, history: RunHistory, event_count: int, last_sequence: int) -> HostedRun:
+    def recorded(cls, history: RunHistory, event_count: int, last_sequence: int) -> ServedRun:
         """A run served from the database: its summary folded from the few events that
         shape it, its history left on disk."""
         run = cls(history.run_id, history=history)
         for ev in history.events(kinds=SUMMARY_KINDS):
-            run._fold(ev)
+            run.fold(ev)
         state = run.state
         state.events = event_count
         state.last_sequence = max(state.last_sequence, last_sequence)
@@ -192,7 +231,7 @@ class HostedRun:
     def interrupted(self) -> bool:
         """Recorded without a terminal event and executed by nothing here: the process that
         ran it went away mid-run."""
-        return self.origin == "recorded" and not self.state.finished
+        return self.origin is Origin.RECORDED and not self.state.finished
 
     @property
     def live(self) -> bool:
@@ -202,16 +241,16 @@ class HostedRun:
     def events_after(self, sequence: int) -> list[Event]:
         if self.memory is not None and self.history is not None:  # resumed: recorded, then live
             older: list[Event] = []
-            if sequence < self._resumed_after:
+            if sequence < self.resumed_after:
                 stored = self.history.events(sequence)
                 try:
                     for e in stored:
-                        if e.sequence > self._resumed_after:
+                        if e.sequence > self.resumed_after:
                             break
                         older.append(e)
                 finally:
                     stored.close()
-            return older + self.memory.events_after(max(sequence, self._resumed_after))
+            return older + self.memory.events_after(max(sequence, self.resumed_after))
         if self.memory is not None:
             return self.memory.events_after(sequence)
         if self.history is not None:
@@ -235,12 +274,12 @@ class HostedRun:
         # part first. The boundary moves while this reader is slow (the hub commits and trims
         # memory), so read the recording again until it is reached, never jump to it: the
         # events between were not read yet.
-        while self.memory is not None and self.history is not None and last < self._resumed_after:
+        while self.memory is not None and self.history is not None and last < self.resumed_after:
             older = self.history.events(last)
             before = last
             try:
                 for ev in older:
-                    if ev.sequence > self._resumed_after:
+                    if ev.sequence > self.resumed_after:
                         break
                     last = ev.sequence
                     yield ev
@@ -317,16 +356,16 @@ class HostedRun:
             runner.continue_from_events(self.run_id, history, holder=recorder)  # refusal: raises, nothing kept
             self._state_sink.state = RunState()  # the same sink object: the runner already holds it
             for ev in history:
-                self._fold(ev)
+                self.fold(ev)
         if resume:
             try:
                 runner.continue_from(db_path, self.run_id)
             except BaseException:
                 asyncio.get_running_loop().create_task(recorder.close())
                 raise
-            self._fold_history()
+            self.fold_history()
         self.memory, self.channel, self.recorder, self.runner = memory, channel, recorder, runner
-        self.origin, self.route = "hosted", LocalRoute(channel)
+        self.origin, self.route = Origin.HOSTED, LocalRoute(channel)
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._run(user_input), name=f"run-{self.run_id}")
 
@@ -348,7 +387,7 @@ class HostedRun:
         self._history = []
         self.recorder = RunRecorder(db_path)
         self.ingest_sinks = [self.memory, self._state_sink, self.recorder]
-        self.origin = "pushed"
+        self.origin = Origin.PUSHED
         self.route = NotLive(f"{RUN_NOT_ACTIVE} here: its events are pushed by a remote producer")
 
     async def ingest(self, event: Event) -> None:
@@ -359,7 +398,7 @@ class HostedRun:
             await self.end_ingest()
 
     async def end_ingest(self) -> None:
-        self.origin, self.route = "recorded", NotLive()  # its producer is done: served as recorded
+        self.origin, self.route = Origin.RECORDED, NotLive()  # its producer is done: served as recorded
         sinks, self.ingest_sinks = self.ingest_sinks, None
         for sink in sinks or ():
             await sink.close()
@@ -384,23 +423,31 @@ class HostedRun:
             await self.channel.refuse_pending(RUN_NOT_ACTIVE)  # nobody reads it any more
 
 
+#: The name ServedRun had before it served every kind of run (kept for code importing it).
+HostedRun = ServedRun
+
+
 class RunHost:
-    """The runs one server serves: started here, or recorded in ``db_path`` earlier. It may
-    hold other kinds of run next to HostedRun (a hub's connected runs): the Runs service reads
-    them duck-typed, see :mod:`goldfive.remote.summaries` for the attributes."""
+    """The runs one server serves (each a :class:`ServedRun`, of any :class:`Origin`): started
+    here, connected, or recorded in ``db_path`` earlier."""
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path = os.fspath(db_path)
         if self.db_path != ":memory:":
             Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
-        self._runs: dict[str, HostedRun] = {}
+        self._runs: dict[str, ServedRun] = {}
+        #: Whether the runs recorded in the database are served (``load_recorded``,
+        #: ``read_store``): a run asked for by id is then read from it if not listed yet.
         self._loaded = False
+        #: Every run recorded in the database at the start is listed (``read_store``).
+        self.listed_all = False
+        self._look_s = 0.0  # how long the last look for unlisted runs took
         #: Called with every live event of every run hosted or ingested here (not history).
         self.event_hooks: list[Callable[[Event], None]] = []
         #: A hub on PostgreSQL (goldfive.hub.fleet): the recorder of the runs started here,
         #: what is told of each one started, and why the hub is degraded ("" when it is not).
         self.recorder: Any = None
-        self.started_hooks: list[Callable[[HostedRun], None]] = []
+        self.started_hooks: list[Callable[[ServedRun], None]] = []
         self.warning: Callable[[], str] = lambda: ""
         self._registry: RunRegistry | None = None
         #: Reminders and escalation of undecided approvals, for the runs started here that
@@ -420,7 +467,7 @@ class RunHost:
     def registry(self, registry: RunRegistry) -> None:
         self._registry = registry
 
-    async def host(self, launch: Launch, *, started_by: str = "", run_id: str | None = None) -> HostedRun:
+    async def host(self, launch: Launch, *, started_by: str = "", run_id: str | None = None) -> ServedRun:
         """Start ``launch`` here as the hub's own run: registered (origin hosted, and the
         launch record the hub builds it from again after a restart), then started."""
         run_id = run_id or uuid.uuid4().hex
@@ -436,31 +483,193 @@ class RunHost:
         run.owner = HUB_OWNER
         return run
 
-    def load_recorded(self) -> int:
-        """Serve the runs recorded in the database (not live); returns how many were added.
-        Only a summary of each is read now; an unreadable row or page is skipped and shown
-        on that run's summary, never a reason to serve nothing."""
+    def mark_loaded(self) -> None:
+        """From now on a run asked for by id that the database holds is served, listed or
+        not yet (:meth:`get`); :meth:`read_store` lists them all."""
         self._loaded = True
+
+    def load_recorded(self, within: float | None = None) -> int:
+        """Serve the runs recorded in the database (not live), oldest first; returns how many
+        were added. Only a summary of each is read; an unreadable row or page is skipped and
+        shown on that run's summary, never a reason to serve nothing. With ``within``, stop
+        after that many seconds (``serve`` lists the rest in the background, :meth:`read_store`)."""
+        self._loaded = True
+        added = 0
+        deadline = None if within is None else time.monotonic() + within
+        for run_id in self._stored_ids():
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            if run_id not in self._runs:
+                self._runs[run_id] = self._read_recorded(run_id)
+                added += 1
+        return added
+
+    async def read_store(self, *, every: float | None = None) -> None:
+        """List the runs recorded in the database as they are read, oldest first, each one's
+        summary folded in a worker thread (the hub answers meanwhile; a run asked for before
+        its turn is read at once, see :meth:`get`); then, with ``every``, look for runs
+        recorded into the database after that (another process writing to it) every
+        ``every`` seconds (or ten times as long as a look took, if longer), until cancelled."""
+        self._loaded = True
+        while True:
+            try:
+                await self.read_new()
+            except (sqlite3.Error, OSError) as exc:  # isolation boundary: listed next time
+                log.warning("reading the runs recorded in %s failed: %s", self.db_path, exc)
+            self.listed_all = True
+            if every is None:
+                return
+            # A look costs a seek per run: with very many runs, look less often (at most a
+            # tenth of the time goes to looking).
+            await asyncio.sleep(max(every, 10 * self._look_s))
+
+    async def read_new(self) -> int:
+        """Serve the runs in the database that are not served yet (each listed as soon as its
+        summary is read); returns how many were added. Their ids cost one seek each."""
+        started = time.monotonic()
+        new = await asyncio.to_thread(self._unlisted_ids)
+        if self.listed_all:
+            await self._read_grown()
+        self._look_s = time.monotonic() - started
+        if not new:
+            return 0
+        registrations = await self.registry.all()
+        added = 0
+        for run_id in new:
+            if run_id in self._runs:
+                continue  # asked for (or connected) meanwhile
+            run = await asyncio.to_thread(self._read_recorded, run_id)
+            if run_id in self._runs:
+                continue
+            reg = registrations.get(run_id)
+            if reg is not None:
+                run.owner = reg.owner
+            self._runs[run_id] = run
+            added += 1
+        return added
+
+    async def _read_grown(self) -> None:
+        """Recorded runs that another process goes on writing into the file (``goldfive run
+        --db`` on the hub's file): the events that shape their summary since the last look are
+        read (in a worker thread) and folded here, so their summaries keep up."""
+        watched = [
+            r
+            for r in self._runs.values()
+            if r.origin is Origin.RECORDED and r.memory is None and r.history is not None and not r.state.finished
+        ]
+        if not watched:
+            return
+        grown = await asyncio.to_thread(self._grown, [(r.run_id, r.state.last_sequence) for r in watched])
+        for run_id, after, last, events in grown:
+            run = self._runs.get(run_id)
+            if run is None or run.origin is not Origin.RECORDED or run.memory is not None or run.state.last_sequence != after:
+                continue  # it went live here (or was read again) meanwhile
+            for ev in events:
+                run.fold(ev)
+            state = run.state
+            state.events += last - after - len(events)  # the others counted, as at the start
+            state.last_sequence = max(state.last_sequence, last)
+
+    def _grown(self, runs: list[tuple[str, int]]) -> list[tuple[str, int, int, list[Event]]]:
+        """For each (run id, last sequence served) whose file holds more: the id, that sequence,
+        the new last one and the summary events between (a seek per run, then its new rows)."""
         try:
             conn = connect_read_only(self.db_path)
         except ReplayError:
-            return 0  # no database yet: nothing was recorded
+            return []
+        out = []
         try:
-            records = recorded_runs(conn)
-        except sqlite3.OperationalError:
-            return 0  # no events table yet
+            for run_id, after in runs:
+                last = run_last_sequence(conn, run_id)
+                if last > after:
+                    stored = RunHistory(self.db_path, run_id).events(after, kinds=SUMMARY_KINDS)
+                    try:
+                        events = [ev for ev in stored if ev.sequence <= last]
+                    finally:
+                        stored.close()
+                    out.append((run_id, after, last, events))
+        except sqlite3.Error as exc:
+            log.warning("reading what was recorded since into %s failed: %s", self.db_path, exc)
         finally:
             conn.close()
-        added = 0
-        for rec in records:
-            if rec.run_id in self._runs:
-                continue
-            history = RunHistory(self.db_path, rec.run_id)
-            if rec.error:
-                history.history_error = rec.error
-            self._runs[rec.run_id] = HostedRun.recorded(history, rec.event_count, rec.last_sequence)
-            added += 1
-        return added
+        return out
+
+    def _unlisted_ids(self) -> list[str]:
+        """The runs in the database not served yet, oldest first (a worker thread calls this:
+        ``_runs`` is only read, and a run added meanwhile is skipped by the caller)."""
+        if self.db_path == ":memory:":
+            return []
+        try:
+            conn = connect_read_only(self.db_path)
+        except ReplayError:
+            return []
+        try:
+            runs = self._runs
+            return oldest_first(conn, [rid for rid in recorded_run_ids(conn, ordered=False) if rid not in runs])
+        except sqlite3.OperationalError:
+            return []
+        finally:
+            conn.close()
+
+    def _stored_ids(self, prefix: str = "") -> list[str]:
+        """The ids of the runs in the database (starting with ``prefix``), oldest first."""
+        if self.db_path == ":memory:":
+            return []
+        try:
+            conn = connect_read_only(self.db_path)
+        except ReplayError:
+            return []  # no database yet: nothing was recorded
+        try:
+            return recorded_run_ids(conn, prefix=prefix)
+        except sqlite3.OperationalError:
+            return []  # no events table yet
+        finally:
+            conn.close()
+
+    def _is_stored(self, run_id: str) -> bool:
+        """Whether the database holds events of ``run_id`` (one seek)."""
+        if self.db_path == ":memory:" or not run_id:
+            return False
+        try:
+            conn = connect_read_only(self.db_path)
+        except ReplayError:
+            return False
+        try:
+            return next_run_id(conn, run_id, inclusive=True) == run_id
+        except sqlite3.Error:
+            return False
+        finally:
+            conn.close()
+
+    def _read_recorded(self, run_id: str) -> ServedRun:
+        """Recorded run ``run_id`` as the database holds it: its events counted and its summary
+        folded (a worker thread may call this: it touches nothing the host holds)."""
+        history = RunHistory(self.db_path, run_id)
+        try:
+            conn = connect_read_only(self.db_path)
+        except ReplayError as exc:
+            history.history_error = str(exc)
+            return ServedRun(run_id, history=history)
+        try:
+            rec = read_record(conn, run_id)
+        finally:
+            conn.close()
+        if rec.error:
+            history.history_error = rec.error
+        return ServedRun.recorded(history, rec.event_count, rec.last_sequence)
+
+    def _read_stored(self, run_id: str) -> ServedRun | None:
+        """Run ``run_id`` from the database now, if it is recorded there and not served yet
+        (a run asked for before :meth:`read_store` reached it, or recorded by another process
+        since): served from now on."""
+        if not self._loaded or run_id in self._runs or not self._is_stored(run_id):
+            return self._runs.get(run_id)
+        run = self._read_recorded(run_id)
+        reg = read_registration(self.db_path, run_id)
+        if reg is not None:
+            run.owner = reg.owner
+        self._runs[run_id] = run
+        return run
 
     async def load_owners(self) -> None:
         """Say whose each served run is, from the registry (after ``load_recorded``)."""
@@ -470,56 +679,69 @@ class RunHost:
             if reg is not None:
                 run.owner = reg.owner
 
-    def start_run(self, factory: RunFactory, user_input: Any, *, run_id: str | None = None) -> HostedRun:
+    def start_run(self, factory: RunFactory, user_input: Any, *, run_id: str | None = None) -> ServedRun:
         run_id = run_id or uuid.uuid4().hex
         if run_id in self._runs:
             raise ValueError(f"run id {run_id!r} is already hosted")
-        run = HostedRun(run_id)
-        run._state_sink.hooks = self.event_hooks
+        run = ServedRun(run_id)
+        run.hooks = self.event_hooks
         run.start(factory, user_input, self.db_path, recorder=self.recorder, reminders=self.approval_reminders)  # a factory that raises leaves no entry
         self._runs[run_id] = run
         for hook in self.started_hooks:
             hook(run)
         return run
 
-    def resume_run(self, factory: RunFactory, run_id: str) -> HostedRun:
+    def resume_run(self, factory: RunFactory, run_id: str) -> ServedRun:
         """Continue recorded run ``run_id`` live here (``serve`` after a restart). Raises
         GoldfiveError (ResumeRefused) and leaves it recorded when it cannot go on safely."""
         run = self._runs[run_id]
-        run._state_sink.hooks = self.event_hooks
+        run.hooks = self.event_hooks
         run.start(factory, None, self.db_path, resume=True, reminders=self.approval_reminders)
         return run
 
-    def adopt(self, run: HostedRun) -> None:
+    def adopt(self, run: ServedRun) -> None:
         """Serve ``run`` (a run connected from another process), replacing its recorded entry."""
-        run._state_sink.hooks = self.event_hooks
+        run.hooks = self.event_hooks
         self._runs[run.run_id] = run
 
     def remove(self, run_id: str) -> None:
         """Serve ``run_id`` no more (a connected run that never stored an event)."""
         self._runs.pop(run_id, None)
 
-    def get(self, run_id: str) -> HostedRun | None:
-        return self._runs.get(run_id)
+    def get(self, run_id: str) -> ServedRun | None:
+        """The run served as ``run_id``; once the host reads its database (``read_store``,
+        ``load_recorded``), a run recorded there that is not listed yet is read now."""
+        run = self._runs.get(run_id)
+        if run is None and self._loaded:
+            run = self._read_stored(run_id)
+        return run
 
-    def resolve(self, run_id: str) -> HostedRun:
+    def resolve(self, run_id: str) -> ServedRun:
         """The run with this id, or the one run whose id starts with it (at least 4
         characters, as people copy a short prefix). LookupError says why not."""
-        run = self._runs.get(run_id)
+        run = self.get(run_id)
         if run is not None:
             return run
-        matches = [r for rid, r in self._runs.items() if len(run_id) >= 4 and rid.startswith(run_id)]
+        if self._loaded and len(run_id) >= 4:  # the runs recorded with this prefix, listed or not yet
+            stored = [rid for rid in self._stored_ids(prefix=run_id) if rid not in self._runs]
+            if len(stored) == 1 and not any(rid.startswith(run_id) for rid in self._runs):
+                found = self._read_stored(stored[0])
+                if found is not None:
+                    return found
+        else:
+            stored = []
+        matches = [r.run_id for rid, r in self._runs.items() if len(run_id) >= 4 and rid.startswith(run_id)] + stored
         if len(matches) == 1:
-            return matches[0]
+            return self._runs[matches[0]]
         if matches:
-            ids = ", ".join(sorted(r.run_id for r in matches)[:5])
+            ids = ", ".join(sorted(matches)[:5])
             raise LookupError(f"run id prefix {run_id!r} matches {len(matches)} runs: {ids}")
         shown = run_id if len(run_id) <= 64 else run_id[:64] + "..."  # a detail must not grow with the input
         if len(run_id) < 4 and any(rid.startswith(run_id) for rid in self._runs):
             raise LookupError(f"run id prefix {shown!r} is too short: give at least 4 characters")
         raise LookupError(f"unknown run {shown!r}")
 
-    def runs(self) -> list[HostedRun]:
+    def runs(self) -> list[ServedRun]:
         return list(self._runs.values())
 
     def event_ids(self) -> set[str]:
@@ -534,10 +756,10 @@ class RunHost:
 
     async def ingest(self, event: Event) -> None:
         """Store an event a remote producer pushed (the sink an IngressService feeds)."""
-        run = self._runs.get(event.run_id)
+        run = self.get(event.run_id)  # a run recorded before and not listed yet: read now
         if run is None:
-            run = self._runs[event.run_id] = HostedRun(event.run_id)
-            run._state_sink.hooks = self.event_hooks
+            run = self._runs[event.run_id] = ServedRun(event.run_id)
+            run.hooks = self.event_hooks
         if run.ingest_sinks is None:
             if run.runner is not None:
                 raise ValueError(f"run {event.run_id!r} is hosted here; it cannot also be pushed")
@@ -548,7 +770,7 @@ class RunHost:
 
     async def close(self, *, suspend: bool = False) -> None:
         """Close every run; with ``suspend`` the runs hosted here are left interrupted (see
-        HostedRun.close), not cancelled."""
+        ServedRun.close), not cancelled."""
         for run in list(self._runs.values()):
             await run.close(suspend=suspend)
         if self._registry is not None:

@@ -12,6 +12,7 @@ import errno
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from goldfive.aio import cancel_and_wait
 from goldfive.approvals.approvers import Approvers
 from goldfive.approvals.policy import ApprovalReminders
 from goldfive.budget.model import Budget
@@ -43,6 +45,17 @@ __all__ = ["DEFAULT_LISTEN", "RemoteServer", "default_db_path", "serve", "start_
 
 DEFAULT_LISTEN = "127.0.0.1:7531"
 log = logging.getLogger("goldfive.remote")
+
+#: How often a hub on a SQLite file looks for runs other processes recorded into it (seconds):
+#: their ids cost one seek each, nothing is read when there are none.
+STORE_CHECK_EVERY = 2.0
+#: How long ``serve`` waits for the SQLite file's integrity check before listening (seconds):
+#: a larger file's check goes on while serving, and stops it if the file is damaged.
+CHECK_WAIT = 1.0
+#: How long ``serve`` lists recorded runs before listening (seconds; the check runs meanwhile,
+#: and both end by CHECK_WAIT): a small file's runs are all listed when it answers, even on a
+#: busy machine; a larger file's are listed as they are read.
+LIST_WAIT = 1.0
 
 
 def default_db_path() -> Path:
@@ -199,12 +212,12 @@ async def resume_interrupted(host: RunHost, resume_with: Callable[[LaunchSpec], 
     RunStarted. Each is logged; one that cannot go on stays interrupted, its reason logged."""
     registrations = await host.registry.all()
     resumed = []
-    for run in host.runs():
-        if run.live or run.history is None or run.state.finished:
-            continue
-        reg = registrations.get(run.run_id)
-        if reg is None or reg.origin != HOSTED:
+    for reg in registrations.values():
+        if reg.origin != HOSTED:
             continue  # not started by this hub: its own process (or nobody) continues it
+        run = host.get(reg.run_id)  # read from the database now if it is not listed yet
+        if run is None or run.live or run.history is None or run.state.finished:
+            continue
         if reg.launch is None:
             log.warning("run %s stays interrupted: the hub recorded no launch to build it again", run.run_id)
             continue
@@ -297,6 +310,8 @@ async def serve(
         await reach.serve(server, backing.links_db, token)
         await backing.started(server, resume_with, placer)
         await _host_and_serve(server, runs, ready)
+        if backing.failure is not None:
+            raise backing.failure
     finally:
         # Teardown runs in its own task: this one may be cancelled (SIGTERM, Ctrl-C), and a
         # cancelled task's cleanup would be cut short at its first await.
@@ -323,8 +338,9 @@ async def _stop(server: RemoteServer | None, placer: Any, backing: _LocalStore |
 
 class _LocalStore:
     """``serve`` on a SQLite file (or ":memory:"): this hub alone holds its runs. A damaged file
-    is refused unless ``allow_damaged_db``; what the file records is served, and the runs this
-    hub started and a stop interrupted go on."""
+    is refused unless ``allow_damaged_db``; what the file records is served (listed in the
+    background as it is read, so a large file does not delay listening), and the runs this hub
+    started and a stop interrupted go on."""
 
     #: One hub alone: no fleet.
     fleet: Any = None
@@ -335,36 +351,93 @@ class _LocalStore:
         self.ingest = ingest
         #: The links' key and what was used (serve --http): beside the runs.
         self.links_db = self.host.db_path
+        #: Once serving: the integrity check that outlasted CHECK_WAIT, and the reader that
+        #: lists the recorded runs, then looks for new ones.
+        self._tasks: list[asyncio.Task[None]] = []
+        self._check: asyncio.Task[str | None] | None = None
+        self._check_started = 0.0
+        self._resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None
+        #: Why serving stopped on its own (the file failed its check): ``serve`` raises it.
+        self.failure: BaseException | None = None
 
     async def load(self, resume_with: Callable[[LaunchSpec], RunFactory | None] | None, placer: Any) -> IngressService | None:
-        """Before serving: check the file, read what it records, continue this hub's own
-        interrupted runs (unless a placer places them once the server is up); the ingress
-        service with ``ingest``."""
+        """Before serving: check the file (for at most ``CHECK_WAIT`` seconds: a large file's
+        check goes on while serving, see :meth:`started`), continue this hub's own
+        interrupted runs (unless a placer places them once the server is up; after the check),
+        the ingress service with ``ingest``. The recorded runs are listed once serving."""
         host = self.host
-        problem = check_database(host.db_path) if host.db_path != ":memory:" else None
-        if problem is not None:
-            if not self.allow_damaged_db:
-                raise DamagedStoreError(
-                    f"database {host.db_path} is damaged ({problem}); "
-                    "--allow-damaged-db serves what is readable, or restore it from a backup"
-                )
-            log.error("database %s is damaged (%s); serving what is readable", host.db_path, problem)
-        host.load_recorded()
-        await host.load_owners()
+        if host.db_path != ":memory:":
+            started = time.monotonic()
+            check = asyncio.get_running_loop().create_task(asyncio.to_thread(check_database, host.db_path))
+            await asyncio.sleep(0)  # the check's thread starts
+            host.load_recorded(within=LIST_WAIT)  # a small file's runs are all listed before serving
+            await host.load_owners()
+            done, _ = await asyncio.wait({check}, timeout=max(0.0, CHECK_WAIT - (time.monotonic() - started)))
+            if done:
+                self._verdict(check.result())
+            else:
+                self._check, self._check_started = check, time.monotonic()
+                log.info("checking database %s goes on while serving (a large file)", host.db_path)
+                before = host.warning
+                host.warning = lambda: "; ".join(w for w in (before(), self._check_warning()) if w)
+        host.mark_loaded()  # a run asked for by id is read from the file; the others are listed once serving
         if resume_with is not None and placer is None:
-            await resume_interrupted(host, resume_with)
+            if self._check is None:
+                await resume_interrupted(host, resume_with)
+            else:
+                self._resume_with = resume_with  # once the file passed its check
         if not self.ingest:
             return None
         from goldfive.remote.ingest import HostIngest
 
+        host.load_recorded()  # the duplicate filter needs every stored event id now
+        await host.load_owners()
         return IngressService(HostIngest(host), known_event_ids=host.event_ids())
 
+    def _verdict(self, problem: str | None) -> None:
+        """The integrity check's finding: DamagedStoreError unless ``allow_damaged_db``."""
+        if problem is None:
+            return
+        path = self.host.db_path
+        if not self.allow_damaged_db:
+            raise DamagedStoreError(
+                f"database {path} is damaged ({problem}); --allow-damaged-db serves what is readable, or restore it from a backup"
+            )
+        log.error("database %s is damaged (%s); serving what is readable", path, problem)
+
+    def _check_warning(self) -> str:
+        if self._check is None or self._check.done():
+            return ""
+        return f"checking the database's integrity ({time.monotonic() - self._check_started:.0f} s so far)"
+
+    async def _finish_check(self, server: RemoteServer) -> None:
+        """The integrity check that outlasted ``CHECK_WAIT``: on damage (without
+        ``allow_damaged_db``) serving stops and ``serve`` raises DamagedStoreError; else the
+        hub's interrupted runs go on now."""
+        assert self._check is not None
+        try:
+            self._verdict(await self._check)
+        except DamagedStoreError as exc:
+            log.error("%s", exc)
+            self.failure = exc
+            await server.server.stop(1.0)
+            return
+        if self._resume_with is not None:
+            await resume_interrupted(self.host, self._resume_with)
+
     async def started(self, server: RemoteServer, resume_with: Any, placer: Any) -> None:
+        """Serving: the recorded runs are listed in the background as they are read, then runs
+        recorded into the file by other processes are looked for every ``STORE_CHECK_EVERY``."""
+        loop = asyncio.get_running_loop()
+        if self._check is not None:
+            self._tasks.append(loop.create_task(self._finish_check(server), name="check-store"))
         if resume_with is not None and placer is not None:
             await placer.resume_recorded()  # their actors ended with the last hub: placed again, they go on
+        every = STORE_CHECK_EVERY if self.host.db_path != ":memory:" else None
+        self._tasks.append(loop.create_task(self.host.read_store(every=every), name="read-store"))
 
     async def close(self) -> None:
-        return None
+        await cancel_and_wait(self._tasks)
 
 
 class _SharedStore:
@@ -380,6 +453,8 @@ class _SharedStore:
         #: that issued it).
         self.links_db = str(Path(data_dir()) / "hub-links.sqlite")
         self._claims: set[asyncio.Task[None]] = set()
+        #: Serving does not stop on its own for a shared store (see _LocalStore.failure).
+        self.failure: BaseException | None = None
 
     @classmethod
     async def open(

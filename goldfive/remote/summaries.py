@@ -1,7 +1,8 @@
 """What the Runs service says about a run: its summary row, its snapshot, what it waits for.
 
-A served run is a :class:`~goldfive.remote.host.HostedRun` (or one of a hub's kinds of run,
-which are HostedRuns): every field read here is one it defines. "Needs you" comes from
+A served run is a :class:`~goldfive.remote.host.ServedRun` (a hub's connected, placed and
+hooked runs are ServedRuns too): every field read here is one it defines, nothing is looked up
+by name. "Needs you" comes from
 :func:`goldfive.view.attention.attention`, so every screen gives the same answer.
 """
 
@@ -18,7 +19,7 @@ from goldfive.view.attention import attention, state_label
 from goldfive.view.state import RunState
 
 if TYPE_CHECKING:
-    from goldfive.remote.host import HostedRun
+    from goldfive.remote.host import ServedRun
 
 __all__ = ["current_task", "snapshot", "summary", "waiting_items"]
 
@@ -32,13 +33,13 @@ def current_task(state: RunState) -> str:
     return ""
 
 
-def _label(run: HostedRun, state: RunState) -> str:
+def _label(run: ServedRun, state: RunState) -> str:
     if run.label:
         return run.label
     return "INTERRUPTED" if run.interrupted else state_label(state)
 
 
-def summary(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> service_pb2.RunSummary:
+def summary(run: ServedRun, marks: Mapping[str, RunMark] | None = None) -> service_pb2.RunSummary:
     """``marks``: what a person said about the run (the hub's registry): an acknowledged
     failure needs nobody any more."""
     marks = marks or {}
@@ -54,7 +55,7 @@ def summary(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> servi
         write_error=run.write_error,
         unwritten_events=run.unwritten,
         dropped_events=run.dropped,
-        origin=run.origin,
+        origin=run.origin_label,
         host=run.host,
         pid=run.pid,
         connection=run.connection,
@@ -80,7 +81,7 @@ def summary(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> servi
     return out
 
 
-def snapshot(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> service_pb2.RunSnapshot:
+def snapshot(run: ServedRun, marks: Mapping[str, RunMark] | None = None) -> service_pb2.RunSnapshot:
     state: RunState = run.state
     plan = types_pb2.Plan()
     if run.plan is not None:
@@ -121,7 +122,7 @@ def snapshot(run: HostedRun, marks: Mapping[str, RunMark] | None = None) -> serv
     return out
 
 
-def waiting_items(run: HostedRun) -> list[service_pb2.WaitingItem]:
+def waiting_items(run: ServedRun) -> list[service_pb2.WaitingItem]:
     """The run's pending approvals and questions (each with the sequence of the event that asked), and its
     escalation from the drift ladder if it is paused by one. Not an approval the run's reviewer
     has (until it asks a person): nobody needs to decide it."""

@@ -30,6 +30,10 @@ __all__ = [
     "has_events_before",
     "last_writer",
     "list_runs_in",
+    "next_run_id",
+    "run_count_and_last",
+    "run_first_emitted",
+    "run_last_sequence",
     "run_ids_with_prefix",
     "run_rows",
     "run_start_and_last",
@@ -157,6 +161,43 @@ def run_ids_with_prefix(conn: sqlite3.Connection, ref: str, table: str = "events
             f"SELECT DISTINCT run_id FROM {check_table(table)} WHERE run_id >= ? AND run_id < ?", (ref, ref + "\uffff")
         )
     ]
+
+
+def next_run_id(
+    conn: sqlite3.Connection, after: str, below: str | None = None, table: str = "events", *, inclusive: bool = False
+) -> str | None:
+    """The smallest run id greater than ``after`` (or equal, with ``inclusive``) and less than
+    ``below`` (if given), or None: one seek on the table's key, however many events the runs
+    hold (listing the runs one after another costs one seek each, not a scan of every event)."""
+    t = check_table(table)
+    op = ">=" if inclusive else ">"
+    if below is None:
+        row = conn.execute(f"SELECT run_id FROM {t} WHERE run_id {op} ? ORDER BY run_id LIMIT 1", (after,)).fetchone()
+    else:
+        row = conn.execute(
+            f"SELECT run_id FROM {t} WHERE run_id {op} ? AND run_id < ? ORDER BY run_id LIMIT 1", (after, below)
+        ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def run_first_emitted(conn: sqlite3.Connection, run_id: str, table: str = "events") -> int | None:
+    """The emitted_at_ms of the run's first stored event (one seek), or None."""
+    row = conn.execute(
+        f"SELECT emitted_at_ms FROM {check_table(table)} WHERE run_id = ? ORDER BY sequence LIMIT 1", (run_id,)
+    ).fetchone()
+    return None if row is None or not isinstance(row[0], int) else int(row[0])
+
+
+def run_last_sequence(conn: sqlite3.Connection, run_id: str, table: str = "events") -> int:
+    """The run's last stored sequence (one seek), -1 when it has none."""
+    (last,) = conn.execute(f"SELECT MAX(sequence) FROM {check_table(table)} WHERE run_id = ?", (run_id,)).fetchone()
+    return last if isinstance(last, int) else -1
+
+
+def run_count_and_last(conn: sqlite3.Connection, run_id: str, table: str = "events") -> tuple[int, int]:
+    """How many events the run has stored and its last sequence (-1 when none)."""
+    n, last = conn.execute(f"SELECT COUNT(*), MAX(sequence) FROM {check_table(table)} WHERE run_id = ?", (run_id,)).fetchone()
+    return int(n), (last if isinstance(last, int) else -1)
 
 
 def run_start_and_last(conn: sqlite3.Connection, run_id: str, table: str = "events") -> tuple[bytes | None, int | None]:

@@ -97,7 +97,7 @@ async def test_the_hub_default_is_not_sent_after_a_persons_budget_went_to_the_ru
         run = ConnectedRun("r1", None)  # type: ignore[arg-type]
         run.default_budget = Budget(tokens=1_000)
         for e in (started, step):
-            run._fold(e)
+            run.fold(e)
         return run
 
     bare = connected()
