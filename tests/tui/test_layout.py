@@ -151,3 +151,26 @@ async def test_resized_from_70_to_44_columns_the_footer_keys_go_in_rows() -> Non
         await pilot.pause()
         footer = " ".join(screen_text(rig.app).splitlines()[-2:])
         assert "? Help" in footer and "q Quit" in footer and "x Reject" in footer, footer
+
+
+async def test_the_footer_shows_the_run_screens_keys_from_the_first_paint_before_the_app_has_focus(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 23 (web mode): in a browser the app starts without focus (Textual's web driver
+    posts AppBlur as it starts, until the person taps the page) and Textual's footer drew
+    nothing until that tap; the run screen's keys must show from the first paint."""
+    from textual import events
+    from textual.drivers.headless_driver import HeadlessDriver
+
+    start = HeadlessDriver.start_application_mode
+
+    def as_the_web_driver_starts(self: HeadlessDriver) -> None:
+        start(self)
+        self._app.call_later(self._app.post_message, events.AppBlur())  # as WebDriver does
+
+    monkeypatch.setattr(HeadlessDriver, "start_application_mode", as_the_web_driver_starts)
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(120, 40)) as pilot:
+        await settle(rig, pilot)
+        assert not rig.app.app_focus
+        footer = screen_text(rig.app).splitlines()[-1]
+        for key in ("p Pause/Resume", "s Steer", "a Approve", "x Reject", "c Cancel", "? Help", "q Quit"):
+            assert key in footer, footer
