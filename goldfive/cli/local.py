@@ -32,28 +32,15 @@ def _fail(message: str) -> click.exceptions.Exit:
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
-def _event_formatter() -> Callable[[Event], str]:
-    try:  # the shared one-line format of demo --headless and ctl tail, when present
-        from goldfive.event_format import format_event
-
-        return format_event
-    except ImportError:  # pragma: no cover - a checkout without it
-        return _plain_line
-
-
-def _plain_line(ev: Event) -> str:
-    kind = ev.WhichOneof("payload") or "(empty)"
-    payload = getattr(ev, kind, None) if kind != "(empty)" else None
-    task = getattr(payload, "task_id", "") if payload is not None else ""
-    return f"{ev.sequence:>5} {kind:<18} {task}".rstrip()
-
-
 class _PrintSink:
     """One line per event on ``out``; remembers how the run ended."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
-        self.format = _event_formatter()
+        from goldfive.event_format import EventLines
+
+        #: The shared format of demo --headless and ctl tail: one line per control, as the TUI's log.
+        self.lines = EventLines()
         self.terminal = ""
 
     async def emit(self, event: Event) -> None:
@@ -62,10 +49,12 @@ class _PrintSink:
             self.terminal = kind
         elif kind in ("run_started", "run_resumed"):  # the id to name it by (ctl, replay, resume), at once
             echo(f"goldfive: run {field(event.run_id)} {'started' if kind == 'run_started' else 'resumed'}", err=True)
-        print(field(self.format(event)), file=self.out, flush=True)  # the agent's text, one safe line
+        for line in self.lines.lines(event):
+            print(field(line), file=self.out, flush=True)  # the agent's text, one safe line
 
     async def close(self) -> None:
-        return None
+        for line in self.lines.flush():  # a control the run never acked
+            print(field(line), file=self.out, flush=True)
 
 
 #: ``run --headless --approvals``: what becomes of each approval the run asks for, said at start.

@@ -134,7 +134,7 @@ class RunScreen(Screen[None]):
         steering, approvals)."""
         one_column = self.app.size.width < self.ONE_COLUMN
         panes = self._approvals.parent
-        if panes is None:
+        if not isinstance(panes, Horizontal):
             return
         if one_column and panes.children.index(self._approvals) > panes.children.index(self._log_pane):
             panes.move_child(self._approvals, before=self._log_pane)
