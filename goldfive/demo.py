@@ -18,7 +18,7 @@ from typing import Any, Literal, TextIO
 from goldfive import events
 from goldfive.adapters.llm_agent import LLMAgentAdapter
 from goldfive.control import ControlChannel, ControlKind, ControlMessage
-from goldfive.event_format import format_event
+from goldfive.event_format import EventLines, format_event
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.llm.base import ChatModel
 from goldfive.llm.openai_compat import OpenAICompatClient
@@ -167,12 +167,14 @@ async def run_headless(
 
 async def _print_and_answer(sink: InMemorySink, channel: ControlChannel, approvals: Approvals, out: TextIO) -> None:
     decide = {"approve": ControlKind.APPROVE, "reject": ControlKind.REJECT}.get(approvals)
+    lines = EventLines()  # one line per control, as the TUI's log shows it
     async with sink.subscribe() as sub:
         async for ev in sub:
             if isinstance(ev, Missed):
                 print(f"   … missed {ev.count} events ({ev.first_sequence}..{ev.last_sequence})", file=out, flush=True)
                 continue
-            print(format_event(ev), file=out, flush=True)
+            for line in lines.lines(ev):
+                print(line, file=out, flush=True)
             if decide is not None and events.kind_of(ev) == "approval_requested":
                 detail = f"headless --approvals {approvals}"
                 target = ev.approval_requested.target_id
@@ -181,3 +183,5 @@ async def _print_and_answer(sink: InMemorySink, channel: ControlChannel, approva
                 # Nobody here can raise it: the run ends, saying why (exit 1).
                 why = f"budget reached, {ev.budget_reached.detail} (headless: nobody to raise it)"
                 await channel.send(ControlMessage(ControlKind.CANCEL, payload={"reason": why, "author": "headless"}))
+    for line in lines.flush():  # a control the run never acked
+        print(line, file=out, flush=True)

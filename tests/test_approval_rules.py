@@ -203,3 +203,34 @@ def test_the_indexed_book_approves_exactly_when_some_rule_does(rules: list[Rule]
     assert (found is not None) == bool(naive)
     if found is not None:
         assert found.matches(tool, args) and found.id == naive[0].id  # the earliest-added one
+
+
+def test_recorded_rules_fold_what_the_runs_events_show_it_made() -> None:
+    """An ended run answers nothing: its rules are read back from its events (issue 23)."""
+    from goldfive import events as E
+    from goldfive.approvals.recorded import RecordedRules
+    from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+    from goldfive.types import Session
+
+    s = Session(run_id="r")
+    out: list[Any] = [E.approval_requested(s, target_id="c1", kind="tool", tool_name="deploy", args={"env": "dev"})]
+
+    def control(msg: ControlMessage, result: AckResult = AckResult.SUCCESS, detail: str = "") -> None:
+        out.append(E.control_received(s, msg))
+        out.append(E.control_acked(s, ControlAck(msg.id, result, detail), str(msg.kind)))
+
+    always = {"scope": "run", "match": {"env": {"kind": "exact", "value": "dev"}}}
+    control(ControlMessage(ControlKind.APPROVE, payload={"target_id": "c1", "always": always, "author": "ann"}))
+    control(ControlMessage("approval_rules", payload={"op": "add", "rule": {"tool": "lint"}, "author": "bo"}), detail="added R5: lint: always")
+    control(ControlMessage("approval_rules", payload={"op": "add", "rule": {"tool": "ls", "scope": "machine"}, "author": "bo"}), detail="added M2: ls")
+    control(ControlMessage("approval_rules", payload={"op": "add", "rule": {"tool": "rm"}, "author": "bo"}), AckResult.FAILURE, "no")
+    control(ControlMessage("approval_rules", payload={"op": "add", "rule": {"tool": "cat"}, "author": "bo"}), detail="added R6: cat")
+    control(ControlMessage("approval_rules", payload={"op": "remove", "rule_id": "R6", "author": "bo"}), detail="removed R6: cat")
+    control(ControlMessage("approval_rules", payload={"op": "list", "author": "bo"}), detail="{}")
+    rules = RecordedRules()
+    for ev in out:
+        rules.apply(ev)
+    got = [(r.id, r.scope, r.describe(), r.author) for r in rules.rules()]
+    assert got == [("R1", "run", "deploy: env = 'dev'", "ann"), ("R5", "run", "lint: always", "bo"), ("M2", "machine", "ls: always", "bo")]
+    listing = json.loads(rules.listing())
+    assert [r["id"] for r in listing["rules"]] == ["R1", "R5", "M2"] and listing["recorded"] is True

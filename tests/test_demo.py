@@ -68,7 +68,14 @@ async def test_a_headless_run_completes_all_five_tasks_and_exits_0() -> None:
     assert done == ["research", "outline", "draft", "review", "publish"]
     assert any(ln.split()[1] == "task_progress" for ln in lines)
     assert [ln.split()[1] for ln in lines].count("approval_granted") == 1
-    assert [int(ln.split()[0]) for ln in lines] == list(range(len(lines)))  # one line per event
+    seqs = [int(ln.split()[0]) for ln in lines]
+    assert seqs == sorted(set(seqs))
+    # One line per control, as the TUI's log shows it (issue 23): its received and its ack
+    # make one line, at the ack; every other event has its own line.
+    controls = [ln for ln in lines if ln.split()[1] == "control"]
+    assert len(controls) == 1 and "APPROVE" in controls[0] and "by headless" in controls[0] and "→ SUCCESS as DECIDED" in controls[0], controls
+    assert not any(ln.split()[1] in ("control_received", "control_acked") for ln in lines)
+    assert len(lines) == seqs[-1] + 1 - len(controls)
 
 
 async def test_the_demo_runs_on_the_llm_code_path() -> None:

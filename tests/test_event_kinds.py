@@ -90,3 +90,28 @@ def test_the_table_is_importable_without_the_tui() -> None:
     code = "import sys, goldfive.event_kinds, goldfive.event_format; print(any(m.startswith(('textual', 'goldfive_tui')) for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_a_stream_prints_a_control_and_its_ack_as_one_line_at_the_ack() -> None:
+    """Issue 23 (low): headless, resume and ctl tail printed a control as two raw lines; the
+    TUI's log shows one. An ack whose control the stream never saw keeps its own line; a
+    control still unacked when the stream ends is printed then."""
+    from goldfive import events as E
+    from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+    from goldfive.event_format import EventLines
+    from goldfive.types import Session
+
+    s = Session(run_id="r")
+    pause = ControlMessage(ControlKind.PAUSE, id="p1", payload={"author": "ada"})
+    stream = [
+        E.control_received(s, pause),
+        E.task_started(s, "t1"),
+        E.control_acked(s, ControlAck("p1", AckResult.SUCCESS, "paused"), "PAUSE"),
+        E.control_acked(s, ControlAck("elsewhere", AckResult.FAILURE, "not paused"), "RESUME"),
+        E.control_received(s, ControlMessage(ControlKind.CANCEL, id="c1", payload={"author": "bo"})),
+    ]
+    lines = EventLines()
+    out = [line for ev in stream for line in lines.lines(ev)]
+    assert [ln.split()[:2] for ln in out] == [["1", "task_started"], ["2", "control"], ["3", "control_acked"]]
+    assert out[1].endswith("PAUSE p1 by ada → SUCCESS paused"), out[1]
+    assert lines.flush() == ["   4 control            CANCEL c1 by bo received, no ack"] and lines.flush() == []

@@ -72,6 +72,74 @@ def test_browser_sees_the_plan_and_p_pauses_the_run(tmp_path: Path) -> None:
     assert (tmp_path / "web.png").stat().st_size > 10_000
 
 
+def test_at_a_phone_viewport_the_run_screen_is_one_column_and_the_footer_keys_show_untapped(tmp_path: Path) -> None:
+    """Issue 23 (web on a phone): at 390x844 the page's terminal is under 60 columns and the
+    run screen one column, plan, then approvals, then events; the footer's keys show from the
+    first paint, before the page is tapped (Textual's web driver starts the app blurred)."""
+    import json
+
+    from playwright.async_api import async_playwright
+
+    from tests.web_kit import terminal_rows
+
+    assert os.path.exists(CHROMIUM), f"{CHROMIUM} is missing: the README's test command installs it (scripts/system-deps.sh)"
+    web = WebProcess(["--listen", f"127.0.0.1:{free_port()}", "demo", "--speed", "4"], tmp_path)
+    frames: list[bytes] = []
+    size: list[tuple[int, int]] = []
+    shown: list[str] = []
+
+    def on_sent(frame: str | bytes) -> None:
+        if isinstance(frame, str) and frame.startswith('["resize"'):
+            said = json.loads(frame)[1]
+            size.append((said["width"], said["height"]))
+
+    def screen() -> list[str]:
+        return terminal_rows(frames, *size[-1]) if size else []
+
+    def ready(rows: list[str]) -> bool:
+        text = "\n".join(rows)
+        return "Approvals (1)" in text and "q Quit" in text and "task_started" in text
+
+    async def drive(url: str) -> None:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                # Scale 1: at Chromium's phone default of 2 the screenshot is twice the size.
+                context = await browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=1, is_mobile=True, has_touch=True)
+                page = await context.new_page()
+
+                def on_socket(ws) -> None:  # type: ignore[no-untyped-def]
+                    ws.on("framereceived", lambda f: frames.append(f if isinstance(f, bytes) else f.encode()))
+                    ws.on("framesent", on_sent)
+
+                page.on("websocket", on_socket)
+                await page.goto(url)  # never tapped or clicked: the app has no focus
+                for _ in range(300):
+                    if ready(screen()):
+                        break
+                    await asyncio.sleep(0.1)
+                shown.extend(screen())
+                await page.screenshot(path=str(tmp_path / "web-phone.png"))
+            finally:
+                await browser.close()
+
+    try:
+        asyncio.run(drive(web.start_url().group(0)))
+    finally:
+        web.stop()
+    width = size[-1][0]
+    assert width < 60, f"the page's terminal is {width} columns at a phone's width"
+    text = "\n".join(shown)
+    assert ready(shown), text
+    tops = {name: next(i for i, row in enumerate(shown) if row.startswith(f"╭─ {name}")) for name in ("Plan", "Approvals (1)", "Events")}
+    assert tops["Plan"] < tops["Approvals (1)"] < tops["Events"], text  # one column, in that order
+    assert all(shown[i].rstrip().endswith("╮") and len(shown[i].rstrip()) == width for i in tops.values()), text  # each the full width
+    footer = " ".join(shown[-3:])
+    for key in ("p Pause", "s Steer", "a Approve", "x Reject", "c Cancel", "? Help", "q Quit"):
+        assert key in footer, text
+    assert (tmp_path / "web-phone.png").stat().st_size > 10_000
+
+
 def test_non_loopback_refuses_a_short_token(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "goldfive_tui.cli", "web", "--listen", "0.0.0.0:8765", "--token", "short", "demo"],

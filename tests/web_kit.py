@@ -119,6 +119,38 @@ def acked_pause(db: Path) -> bool:
     return False
 
 
+_SEQUENCE = re.compile(rb"\x1b\[([0-9;?$]*)([A-Za-z@])|\x1b\][^\x07]*\x07|\x1b.|[\r\n]|[^\x1b\r\n]+", re.S)
+
+
+def terminal_rows(frames: list[bytes], width: int, height: int) -> list[str]:
+    """The terminal screen the page shows after ``frames`` (the app's output as the browser
+    received it; textual-serve's JSON meta frames are skipped): Textual draws by cursor
+    positioning (``ESC[row;colH``) and text, which is all this follows."""
+    rows = [[" "] * width for _ in range(height)]
+    y = x = 0
+    for frame in frames:
+        if frame.startswith(b'["'):  # ["pong", ...] and the like
+            continue
+        for m in _SEQUENCE.finditer(frame):
+            token = m.group(0)
+            if m.group(2) is not None:
+                if m.group(2) == b"H":
+                    parts = [int(p) if p.isdigit() else 1 for p in m.group(1).split(b";")] + [1, 1]
+                    y, x = parts[0] - 1, parts[1] - 1
+                elif m.group(2) == b"J" and m.group(1) == b"2":
+                    rows = [[" "] * width for _ in range(height)]
+            elif token == b"\r":
+                x = 0
+            elif token == b"\n":
+                y += 1
+            elif not token.startswith(b"\x1b"):
+                for ch in token.decode("utf-8", "replace"):
+                    if 0 <= y < height and 0 <= x < width:
+                        rows[y][x] = ch
+                    x += 1
+    return ["".join(r) for r in rows]
+
+
 class RawResponse:
     """What a server answered to :func:`raw_request`: status, headers (lower-case names), body."""
 

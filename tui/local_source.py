@@ -125,7 +125,9 @@ class LocalRunSource:
         ``reject_after``: every approval still undecided that many seconds after now (or
         after it was asked, if later) is rejected, by this person (who chose so on quit);
         None: it waits for ever, as nobody can answer it."""
-        from goldfive.event_format import format_event
+        from goldfive.event_format import EventLines
+
+        lines = EventLines()  # one line per control, as the app's log showed it
 
         timers: dict[str, asyncio.Task[None]] = {}
 
@@ -150,13 +152,16 @@ class LocalRunSource:
                     if isinstance(item, Missed):
                         print(f"   … missed {item.count} events", file=out, flush=True)
                         continue
-                    print(format_event(item), file=out, flush=True)
+                    for line in lines.lines(item):
+                        print(line, file=out, flush=True)
                     watch(item)
                     if item.WhichOneof("payload") == "approval_requested":
                         fate = f"it is rejected in {_duration(reject_after)}" if reject_after is not None else "it waits until Ctrl+C"
                         print(f"   (nobody can answer it here: {fate})", file=out, flush=True)
             await self.wait_finished()
         finally:
+            for line in lines.flush():  # a control the run never acked
+                print(line, file=out, flush=True)
             await cancel_and_wait(list(timers.values()))
 
     async def _reject_later(self, target_id: str, seconds: float) -> None:

@@ -10,11 +10,12 @@ from typing import ClassVar, Sequence
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.filter import LineFilter
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from goldfive.recording import RunChoice
 
 from .safe_output import safe_line_filters
+from .widgets.footer import FitFooter
 
 _STATE_STYLE = {"COMPLETED": "green", "ABORTED": "red", "INTERRUPTED": "yellow"}
 
@@ -56,7 +57,7 @@ class RunPickerApp(App[str | None]):
         yield Static(id="title")
         yield Input(placeholder="filter: id, state or goal (Enter keeps it, Esc clears)", id="filter")
         yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

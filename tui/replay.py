@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import time
-from typing import TYPE_CHECKING, Sequence, overload
+from typing import TYPE_CHECKING, Callable, Sequence, overload
 
 from rich.text import Text
 from textual.message import Message
@@ -23,8 +23,9 @@ from textual.widgets import Static
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.recording import Recording
 from goldfive.timeline import Timeline
+from goldfive.view import RunState
 
-from .format import LogLine, clock_text, describe
+from .format import LogLine, clock_text, control_line, describe
 from .widgets.eventlog import EventLog, _matches
 
 if TYPE_CHECKING:
@@ -58,21 +59,56 @@ FIRST_SCREEN = 2_000
 
 
 class _LogLines(Sequence[LogLine]):
-    """The first ``limit`` event log lines of the recording, each built on first access."""
+    """The event log lines of the recording's first ``cursor`` events, each built on first
+    access. One line per event, except a control: its ``control_received`` line is the
+    control's one line (as the live log shows it, rewritten by its ack) and its
+    ``control_acked`` has none. ``state`` gives the run as of the cursor, whose controls
+    those lines show (an ack after the cursor is not shown yet)."""
 
-    def __init__(self, events: Sequence[Event], started_ms: int) -> None:
+    def __init__(self, events: Sequence[Event], started_ms: int, state: Callable[[], RunState] | None = None) -> None:
         self._events = events
         self._started_ms = started_ms
-        self._cache: list[LogLine | None] = [None] * len(events)
-        self.limit = len(events)
+        self._state = state
+        self._cache: dict[int, LogLine] = {}
+        #: The event behind each line, for the events scanned so far (``_scanned``).
+        self._shown: list[int] = []
+        self._scanned = 0
+        #: Controls whose control_received was scanned: their ack gets no line of its own.
+        self._received: set[str] = set()
+        #: How many lines are shown (``set_cursor``); nothing is scanned before the first.
+        self.limit = 0
+
+    def _scan(self, n: int) -> None:
+        events = self._events
+        for i in range(self._scanned, n):
+            ev = events[i]
+            kind = ev.WhichOneof("payload")
+            if kind == "control_received":
+                self._received.add(ev.control_received.control.id)
+            elif kind == "control_acked" and ev.control_acked.ack.control_id in self._received:
+                continue  # shown on its control's line
+            self._shown.append(i)
+        self._scanned = max(self._scanned, n)
+
+    def set_cursor(self, cursor: int) -> int:
+        """Show the lines of the first ``cursor`` events; returns how many lines that is."""
+        cursor = max(0, min(cursor, len(self._events)))
+        self._scan(cursor)
+        self.limit = bisect.bisect_left(self._shown, cursor)
+        return self.limit
 
     def _line(self, i: int) -> LogLine:
-        line = self._cache[i]
+        e = self._shown[i]
+        ev = self._events[e]
+        at = clock_text(ev.emitted_at.ToMilliseconds() - self._started_ms) if self._started_ms else "--:--"
+        if self._state is not None and ev.WhichOneof("payload") == "control_received":
+            view = self._state().controls.get(ev.control_received.control.id)
+            if view is not None:  # as of the cursor: waiting for its ack, or its outcome
+                return control_line(view, at, received=True)._replace(event=ev)
+        line = self._cache.get(e)
         if line is None:
-            ev = self._events[i]
             label, text, style = describe(ev)
-            at = clock_text(ev.emitted_at.ToMilliseconds() - self._started_ms) if self._started_ms else "--:--"
-            line = self._cache[i] = LogLine(at, label, text, style, ev)  # Enter opens the event whole
+            line = self._cache[e] = LogLine(at, label, text, style, ev)  # Enter opens the event whole
         return line
 
     def __len__(self) -> int:
@@ -92,15 +128,15 @@ class _LogLines(Sequence[LogLine]):
         return self._line(index)
 
 
-def show_lines(log: EventLog, lines: _LogLines, limit: int) -> None:
-    """Point the log at the first ``limit`` lines of the recording.
+def show_lines(log: EventLog, lines: _LogLines, cursor: int) -> None:
+    """Point the log at the lines of the recording's first ``cursor`` events.
 
     EventLog is built for appending; here the view also shrinks, so its filter index is kept
     in step by hand: extended for new lines, cut at the cursor for removed ones (a step with
     a filter on 100,000 lines stays O(step), not O(lines)).
     """
     before = lines.limit if log.lines is lines else 0
-    lines.limit = limit
+    limit = lines.set_cursor(cursor)
     log.lines = lines  # type: ignore[assignment]  # a read-only view, never appended to
     shown = log._shown
     if shown is not None:
@@ -131,7 +167,7 @@ class Replay:
         self.moved = False
         self.cursor = min(self.timeline.indexed, self.total if start_at is None else max(0, min(start_at, self.total)))
         self.state = self.timeline.state_at(self.cursor)
-        self.lines = _LogLines(recording.events, self.timeline.final.started_ms)
+        self.lines = _LogLines(recording.events, self.timeline.final.started_ms, lambda: self.state)
 
     def move_to(self, n: int) -> bool:
         """Go to ``n`` events applied (clamped to the recording, and to what is indexed so

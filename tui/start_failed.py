@@ -17,9 +17,11 @@ from typing import ClassVar, TextIO
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from goldfive.terminal_text import terminal_safe
+
+from .widgets.footer import FitFooter
 
 __all__ = ["StartFailedApp", "serve_tab", "under_web_driver"]
 
@@ -55,7 +57,7 @@ class StartFailedApp(App[None]):
                 "Reloading this page runs the same command again.",
                 markup=False,
             )
-        yield Footer()
+        yield FitFooter()
 
 
 class _Tee(io.TextIOBase):

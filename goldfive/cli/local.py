@@ -32,28 +32,15 @@ def _fail(message: str) -> click.exceptions.Exit:
     return click.exceptions.Exit(EXIT_BAD_INPUT)
 
 
-def _event_formatter() -> Callable[[Event], str]:
-    try:  # the shared one-line format of demo --headless and ctl tail, when present
-        from goldfive.event_format import format_event
-
-        return format_event
-    except ImportError:  # pragma: no cover - a checkout without it
-        return _plain_line
-
-
-def _plain_line(ev: Event) -> str:
-    kind = ev.WhichOneof("payload") or "(empty)"
-    payload = getattr(ev, kind, None) if kind != "(empty)" else None
-    task = getattr(payload, "task_id", "") if payload is not None else ""
-    return f"{ev.sequence:>5} {kind:<18} {task}".rstrip()
-
-
 class _PrintSink:
     """One line per event on ``out``; remembers how the run ended."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
-        self.format = _event_formatter()
+        from goldfive.event_format import EventLines
+
+        #: The shared format of demo --headless and ctl tail: one line per control, as the TUI's log.
+        self.lines = EventLines()
         self.terminal = ""
 
     async def emit(self, event: Event) -> None:
@@ -62,10 +49,12 @@ class _PrintSink:
             self.terminal = kind
         elif kind in ("run_started", "run_resumed"):  # the id to name it by (ctl, replay, resume), at once
             echo(f"goldfive: run {field(event.run_id)} {'started' if kind == 'run_started' else 'resumed'}", err=True)
-        print(field(self.format(event)), file=self.out, flush=True)  # the agent's text, one safe line
+        for line in self.lines.lines(event):
+            print(field(line), file=self.out, flush=True)  # the agent's text, one safe line
 
     async def close(self) -> None:
-        return None
+        for line in self.lines.flush():  # a control the run never acked
+            print(field(line), file=self.out, flush=True)
 
 
 #: ``run --headless --approvals``: what becomes of each approval the run asks for, said at start.
@@ -433,8 +422,9 @@ def replay_command(path: str | None, run_id: str | None) -> None:
             raise _fail(f"no runs recorded here yet ({path}): goldfive demo records one; or give a FILE")
     picker = FRONTENDS.get("pick_run")
     picking = run_id is None and picker is not None
+    listed = False  # a file of one run opens it at once; b lists it (and then always lists)
     while True:
-        recording, picked = _open_replay(path, run_id if not picking else None, picker if picking else None)
+        recording, picked = _open_replay(path, run_id if not picking else None, picker if picking else None, always=listed)
         if recording is None:
             return  # the person closed the picker: nothing to open
         from goldfive.cli.frontends import frontend
@@ -443,25 +433,30 @@ def replay_command(path: str | None, run_id: str | None) -> None:
         back = opener(recording, back=True) if picked else opener(recording)
         if not (picked and back == BACK_TO_PICKER):
             return
+        listed = True
 
 
 #: What the replay front-end returns when the person asked for the list of runs again.
 BACK_TO_PICKER = "back"
 
 
-def _open_replay(path: str, run_id: str | None, picker: Any) -> tuple[Any, bool]:
-    """(the recording to replay, whether it was picked from a list); (None, True) when the
-    person closed the list. Says what is wrong with the file in one line."""
+def _open_replay(path: str, run_id: str | None, picker: Any, *, always: bool = False) -> tuple[Any, bool]:
+    """(the recording to replay, whether b goes back to a list of the file's runs); (None,
+    True) when the person closed the list. A file of several runs lists them first; one of
+    one run opens at once (b lists it, and ``always`` lists first, as after b). Says what is
+    wrong with the file in one line."""
     from goldfive.recording import detect_format, open_recording, recorded_run_choices
 
     picked = False
     try:
         if picker is not None and os.path.isfile(path) and detect_format(path) == "sqlite":
             choices = recorded_run_choices(path)
-            if len(choices) > 1:
+            if len(choices) > 1 or (always and choices):
                 run_id, picked = picker(path, choices), True
                 if run_id is None:
                     return None, True
+            elif choices:  # the only run: opened at once, and b shows the list
+                run_id, picked = choices[0].run_id, True
         recording = open_recording(path, run_id)
     except (ReplayError, InputError) as exc:
         raise _fail(str(exc)) from None

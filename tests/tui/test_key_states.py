@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from goldfive import events as E
+from goldfive.control import AckResult
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 from tests.tui.conftest import make_rig, run_screen, screen_text, settle
 from goldfive_tui.app import GoldfiveApp
@@ -121,3 +122,34 @@ async def test_on_an_ended_run_r_opens_the_rules_read_only() -> None:
         await pilot.pause()
         assert rig.app.screen is rules
         assert all(m.payload.get("op") == "list" for m in rig.source.sent), rig.source.sent
+
+
+async def test_on_an_ended_run_r_lists_the_rules_it_made_read_from_its_events() -> None:
+    """Issue 23 (low): the read-only rules view of an ended local run was empty (it asked the
+    run, which answers nothing now); it lists the rules the run's events show it made."""
+    from goldfive.control import ControlKind, ControlMessage
+
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(rig, pilot)
+        rig.screen.open_approval("publish_deck")
+        await pilot.pause()
+        await pilot.press("A", "1")  # approve, and don't ask again for calls like it in this run
+        await settle(rig, pilot)
+        assert rig.source.sent and rig.source.sent[-1].payload["always"]["scope"] == "run"
+        added = ControlMessage("approval_rules", payload={"op": "add", "rule": {"tool": "lint"}, "author": "bo"})
+        refused = ControlMessage("approval_rules", payload={"op": "add", "rule": {"tool": "rm"}, "author": "bo"})
+        rig.source.release([
+            *rig.script.control(added, detail="added R2: lint: always (scope run, by bo)"),
+            *rig.script.control(refused, AckResult.FAILURE, "rule not added: no"),
+            *rig.script.finish(),
+        ])  # fmt: skip
+        await settle(rig, pilot)
+        rig.source.sent.clear()
+        await pilot.press("r")
+        await settle(rig, pilot)
+        text = screen_text(rig.app)
+        assert "R1    run      publish_deck: audience = 'eng', slides = 6  (made by ada" in text, text
+        assert "R2    run      lint: always  (made by bo" in text and "rm: always" not in text  # refused: no rule
+        assert "the rules this run made, from its events" in text
+        assert rig.source.sent == []  # nothing asked of a run that has ended

@@ -117,18 +117,32 @@ async def test_at_60x16_the_approval_detail_shows_its_arguments_and_the_footer_h
 
 
 async def test_under_60_columns_the_run_screen_is_one_column() -> None:
-    """Issue 23 (missing: web mode on a phone, 40-48 columns): plan, events and approvals stack,
-    each the full width, one under the other."""
+    """Issue 23 (missing: web mode on a phone, 40-48 columns): plan, approvals and events
+    stack, each the full width, one under the other, in that order (what needs a person
+    before the history); resized wide and back, the order follows."""
     rig = make_rig("approval")
     async with rig.app.run_test(size=(44, 40)) as pilot:
         await settle(rig, pilot)
         screen = run_screen(rig.app)
-        assert screen.has_class("-narrow")
-        regions = [screen.query_one(f"#{name}").region for name in ("plan-pane", "events-pane", "approvals")]
-        assert [r.x for r in regions] == [0, 0, 0], regions
-        assert all(r.width == 44 for r in regions), regions
-        assert regions[0].bottom <= regions[1].y and regions[1].bottom <= regions[2].y, regions
-        assert rig.app.query_one(PlanView).scrollable_content_region.height >= 3
+
+        def one_column() -> None:
+            assert screen.has_class("-narrow")
+            regions = [screen.query_one(f"#{name}").region for name in ("plan-pane", "approvals", "events-pane")]
+            assert [r.x for r in regions] == [0, 0, 0], regions
+            assert all(r.width == 44 for r in regions), regions
+            assert regions[0].bottom <= regions[1].y and regions[1].bottom <= regions[2].y, regions
+            assert regions[1].height >= 3 and regions[2].height >= 5, regions
+            assert rig.app.query_one(PlanView).scrollable_content_region.height >= 3
+            assert "publish_deck" in screen_text(rig.app)  # the approval is on screen, in its pane
+
+        one_column()
+        await pilot.resize_terminal(120, 40)
+        await settle(rig, pilot)
+        plan, approvals, events = (screen.query_one(f"#{name}").region for name in ("plan-pane", "approvals", "events-pane"))
+        assert plan.y == events.y and approvals.y >= max(plan.bottom, events.bottom) and approvals.width == 120
+        await pilot.resize_terminal(44, 40)
+        await settle(rig, pilot)
+        one_column()
 
 
 async def test_at_120_columns_the_plan_sits_beside_the_events() -> None:
@@ -151,3 +165,26 @@ async def test_resized_from_70_to_44_columns_the_footer_keys_go_in_rows() -> Non
         await pilot.pause()
         footer = " ".join(screen_text(rig.app).splitlines()[-2:])
         assert "? Help" in footer and "q Quit" in footer and "x Reject" in footer, footer
+
+
+async def test_the_footer_shows_the_run_screens_keys_from_the_first_paint_before_the_app_has_focus(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 23 (web mode): in a browser the app starts without focus (Textual's web driver
+    posts AppBlur as it starts, until the person taps the page) and Textual's footer drew
+    nothing until that tap; the run screen's keys must show from the first paint."""
+    from textual import events
+    from textual.drivers.headless_driver import HeadlessDriver
+
+    start = HeadlessDriver.start_application_mode
+
+    def as_the_web_driver_starts(self: HeadlessDriver) -> None:
+        start(self)
+        self._app.call_later(self._app.post_message, events.AppBlur())  # as WebDriver does
+
+    monkeypatch.setattr(HeadlessDriver, "start_application_mode", as_the_web_driver_starts)
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(120, 40)) as pilot:
+        await settle(rig, pilot)
+        assert not rig.app.app_focus
+        footer = screen_text(rig.app).splitlines()[-1]
+        for key in ("p Pause/Resume", "s Steer", "a Approve", "x Reject", "c Cancel", "? Help", "q Quit"):
+            assert key in footer, footer

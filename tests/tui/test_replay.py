@@ -291,3 +291,37 @@ async def test_brackets_jump_to_the_next_and_previous_control_approval_or_failur
         await pilot.press("end", "right_square_bracket")
         await settle(app, pilot)
         assert replay_of(app).cursor == len(events) and "No control, approval or failure after this point" in screen_text(app)
+
+
+async def test_a_control_is_one_line_as_live_waiting_for_its_ack_until_the_cursor_passes_it() -> None:
+    """Issue 23 (low): replay showed a control as two raw lines (control_received and
+    control_acked); live it is one line, rewritten by its ack. An ack whose control is not in
+    the recording keeps its own line."""
+    from goldfive import events as E
+    from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
+
+    script = DemoScript()
+    pause = ControlMessage(kind=ControlKind.PAUSE, payload={"author": "alice"})
+    orphan = E.control_acked(script.session, ControlAck("elsewhere", AckResult.SUCCESS, "resumed"), "RESUME")
+    events = flatten(script.opening(), script.control(pause), [orphan], script.to_approval(task="draft"))
+    received, acked = index_of(events, "control_received"), index_of(events, "control_acked")
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=received + 1)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        log = app.query_one(EventLog)
+        assert log.lines[-1].label == "control" and log.lines[-1].text == "PAUSE by alice received, waiting for the ack"
+        assert len(log.lines) == received + 1
+        replay_of(app).move_to(acked + 1)
+        screen_of(app)._show_replay()
+        await settle(app, pilot)
+        texts = [line.text for line in log.lines]
+        assert len(log.lines) == acked  # the ack has no line of its own
+        assert texts[received] == "PAUSE by alice → SUCCESS" and log.lines[received].style == "ack-ok"
+        await pilot.press("end")
+        await settle(app, pilot)
+        texts = [line.text for line in log.lines]
+        assert len(log.lines) == len(events) - 1 and sum(t.startswith("PAUSE") for t in texts) == 1
+        assert any(t.startswith("RESUME") and "SUCCESS" in t for t in texts)  # the orphan ack: its own line
+        await pilot.press("home")
+        await settle(app, pilot)
+        assert len(log.lines) == 0

@@ -272,3 +272,20 @@ async def test_moving_while_indexing_is_not_overridden(monkeypatch: pytest.Monke
                 break
         await pilot.pause()
         assert replay_of(app).timeline.complete and replay_of(app).cursor == 0
+
+
+def test_replay_of_a_file_with_one_run_opens_it_at_once_and_b_lists_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldfive.cli.local import BACK_TO_PICKER
+
+    monkeypatch.setenv("GOLDFIVE_DATA_DIR", str(tmp_path))
+    _record(tmp_path / "runs.sqlite", "aaaa1111", "write a haiku", finish=True, clock_start=1_000_000)
+    asked: list[list[str]] = []
+    picks = iter(["aaaa1111", None])
+    opened: list[tuple[str, bool]] = []
+    monkeypatch.setitem(FRONTENDS, "pick_run", lambda path, choices: asked.append([c.run_id for c in choices]) or next(picks))
+    monkeypatch.setitem(FRONTENDS, "replay", lambda recording, back=False: opened.append((recording.run_id, back)) or BACK_TO_PICKER)
+    out = CliRunner().invoke(main, ["replay"])
+    assert out.exit_code == 0, out.output
+    # Opened at once with b offered; b listed the one run; picked again, then Esc in the list.
+    assert opened == [("aaaa1111", True), ("aaaa1111", True)]
+    assert asked == [["aaaa1111"], ["aaaa1111"]]

@@ -269,6 +269,8 @@ class RunControls:
 
         async def ask(payload: dict[str, Any]) -> ControlAck:
             msg = ControlMessage(RULES_VERB, payload={**payload, **who()})
+            if read_only:  # the run answers nothing now: its rules as its events recorded them
+                return ControlAck(msg.id, AckResult.SUCCESS, self.screen.feed.rules.listing())
             try:
                 return await self.source.send(msg)
             except asyncio.CancelledError:

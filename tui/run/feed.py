@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from goldfive import conv
 from goldfive.approvals.ledger import LedgerEntry
+from goldfive.approvals.recorded import RecordedRules
 from goldfive.control import ControlMessage
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.approvals import WITHDRAWN
@@ -106,6 +107,8 @@ class RunFeed:
         self.ledger: list[LedgerEntry] = []
         #: The reviewer's verdict per approval not decided yet, for its ledger entry.
         self._reviews: dict[str, tuple[str, str]] = {}
+        #: The rules the run made, from its events: what the rules screen lists once it ended.
+        self.rules = RecordedRules()
         self.stream_note = ""
         self.connection_note = ""  # remote sources: where the link is, always visible
         self._pending = _Pending()
@@ -145,6 +148,8 @@ class RunFeed:
         if kind == "approval_rejected":
             self._note_rejection(ev)
         self.state.apply(ev)
+        if kind in ("approval_requested", "control_received", "control_acked"):
+            self.rules.apply(ev)
         control_id = _control_id(ev, kind)
         if control_id in self.mine:  # folded into the control's own line
             if kind != "control_acked":

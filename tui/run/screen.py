@@ -19,6 +19,7 @@ from typing import Callable, ClassVar, Protocol
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Input
 
@@ -67,9 +68,11 @@ class Opener(Protocol):
 class RunScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [*KEYS, *OPENER_KEYS, *READ_ONLY_KEYS, *REPLAY_KEYS]
     COMMANDS = {KeyCommands}
-    #: Under 60 columns (a phone in web mode: 40-48) the panes stack in one column
-    #: (``RunScreen.-narrow`` in app.tcss); from 60 on, the plan sits beside the events.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (60, "-wide")]
+    #: Under ONE_COLUMN columns (a phone in web mode: 40-48) the panes stack in one column,
+    #: plan, approvals, events (``RunScreen.-narrow`` in app.tcss, and ``_place_panes``);
+    #: from there on, the plan sits beside the events and the approvals run along the bottom.
+    ONE_COLUMN = 60
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (ONE_COLUMN, "-wide")]
 
     def __init__(
         self,
@@ -112,18 +115,38 @@ class RunScreen(Screen[None]):
     # -- layout ----------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield self._header
+        # One container, so that one column can put the approvals between the plan and the
+        # events (``_place_panes``); side by side they are split off along its bottom (app.tcss).
         with Horizontal(id="panes"):
             with Vertical(id="plan-pane"):
                 yield self._plan
                 yield self._detail_box
             yield self._log_pane
-        yield self._steering
-        yield self._approvals
+            yield self._steering
+            yield self._approvals
         if self.replay is not None:
             yield ReplayBar(self.replay, id="replay-status")
         yield FitFooter()
 
+    def _place_panes(self) -> None:
+        """One column: plan, approvals, events (what needs a person before the history);
+        side by side, the approvals after the events (the focus order: plan, task, events,
+        steering, approvals)."""
+        one_column = self.app.size.width < self.ONE_COLUMN
+        panes = self._approvals.parent
+        if not isinstance(panes, Horizontal):
+            return
+        if one_column and panes.children.index(self._approvals) > panes.children.index(self._log_pane):
+            panes.move_child(self._approvals, before=self._log_pane)
+        elif not one_column and panes.children.index(self._approvals) < panes.children.index(self._log_pane):
+            panes.move_child(self._approvals, after=self._steering)
+
+    def on_resize(self, event: Resize) -> None:
+        self._place_panes()
+        self.mark_dirty()  # rows fitted to the old width (the approvals' arguments) are redrawn
+
     def on_mount(self) -> None:
+        self._place_panes()
         self._plan.border_title = "Plan"
         self._log.border_title = "Events"
         self._log.border_subtitle = "/ filter"

@@ -272,6 +272,7 @@ class RulesScreen(ModalScreen[None]):
             listing = json.loads(ack.detail)
             self.rules = [Rule.from_dict(r) for r in listing["rules"]]
             self.never_auto = [str(t) for t in listing.get("never_auto", [])]
+            recorded = bool(listing.get("recorded"))
         except (ValueError, KeyError, TypeError) as exc:
             self._note(f"the run answered something that is not a rule list: {exc}")
             return
@@ -284,6 +285,10 @@ class RulesScreen(ModalScreen[None]):
         if self.rules:
             options.highlighted = min(keep, len(self.rules) - 1)
         never = f"never automatic: {', '.join(self.never_auto)}" if self.never_auto else ""
+        if recorded:  # an ended run's, read from its events
+            never = "the rules this run made, from its events (rules it started with are not recorded)"
+            self._note(never if self.rules else "no rules made in this run (rules it started with are not recorded)")
+            return
         self._note(never if self.rules else ("no rules. " + never).strip())
 
     def action_remove(self) -> None:

@@ -108,12 +108,13 @@ def status_command(opts: _Opts, run_id: str) -> None:
 @_options
 def tail_command(opts: _Opts, run_id: str, after: int) -> None:
     """Print the run's events (history, then live) until it ends; reconnects if cut."""
-    from goldfive.event_format import format_event
+    from goldfive.event_format import EventLines
 
-    def as_json(ev: Any) -> str:
-        return json_format.MessageToJson(ev, preserving_proto_field_name=True, indent=None)
+    def as_json(ev: Any) -> list[str]:
+        return [json_format.MessageToJson(ev, preserving_proto_field_name=True, indent=None)]
 
-    line = as_json if opts.as_json else format_event
+    text = EventLines()  # one line per control, as the TUI's log shows it
+    lines = as_json if opts.as_json else text.lines
 
     def tell(state: str, detail: str) -> None:
         if state == "reconnecting":
@@ -123,6 +124,8 @@ def tail_command(opts: _Opts, run_id: str, after: int) -> None:
         await client.get_run(run_id)  # unreachable or unknown: fail now rather than retry forever
         out = sys.stdout  # read now: a redirected stdout is honoured
         async for batch in client.follow_batches(run_id, after, on_state=tell):
-            write_lines(out, [line(ev) for ev in batch])  # one write per batch, not per line
+            write_lines(out, [line for ev in batch for line in lines(ev)])  # one write per batch, not per line
+        if not opts.as_json:
+            write_lines(out, text.flush())  # a control the run never acked
 
     _call(opts, follow)
