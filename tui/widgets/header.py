@@ -64,6 +64,9 @@ class RunHeader(Static):
         detail, detail_style = "", "header--dim"
         if state.recording_error and state.paused and not state.finished:
             detail, detail_style = f"needs you: recording failed: {state.recording_error}", "header--approvals"
+        elif state.pause_kind == "BUDGET" and state.paused and not state.finished:
+            # the held task keeps the phase at PAUSING: without this line nothing says why
+            detail, detail_style = f"needs you: {state.budget_reached or 'budget reached'} ($ raises it)", "header--approvals"
         elif state.finished == "ABORTED" and state.abort_reason:
             detail = f"{'cancelled' if cancelled else 'aborted'}: {state.abort_reason}"
         elif state.finished == "COMPLETED" and state.outcome:
