@@ -151,3 +151,17 @@ async def test_resized_from_70_to_44_columns_the_footer_keys_go_in_rows() -> Non
         await pilot.pause()
         footer = " ".join(screen_text(rig.app).splitlines()[-2:])
         assert "? Help" in footer and "q Quit" in footer and "x Reject" in footer, footer
+
+
+async def test_the_header_fits_a_narrower_terminal_after_a_resize_of_an_ended_run() -> None:
+    """The trial (`goldfive replay` at 60x16, a resized terminal): an ended run repaints
+    nothing, so its goal line, laid out for the old width, wrapped over the progress line."""
+    rig = make_rig("finished", live=False)
+    async with rig.app.run_test(size=(120, 40)) as pilot:
+        await settle(rig, pilot)
+        await pilot.resize_terminal(60, 16)
+        await pilot.pause()
+        await pilot.pause()
+        first, second = screen_text(rig.app).splitlines()[:2]
+        assert "COMPLETED" in first and "build m…" in first, first
+        assert "4/4 tasks" in second, second

@@ -23,9 +23,20 @@ class RunHeader(Static):
         "header--approvals",
     } | {f"header--{p.value.lower()}" for p in RunPhase}
 
+    _shown: tuple[RunState, int, str, bool, int] | None = None
+
+    def on_resize(self) -> None:
+        """Lay the lines out again for the new width: an ended run (or a replay) repaints
+        nothing else, and its goal line, fitted to the old width, wrapped over the progress
+        line (the trial, at 60 columns)."""
+        if self._shown is not None:
+            state, now_ms, note, rate, rejected = self._shown
+            self.show(state, now_ms, note, rate=rate, rejected=rejected)
+
     def show(self, state: RunState, now_ms: int, stream_note: str = "", *, rate: bool = True, rejected: int = 0) -> None:
         """``rate``: show events per second (a live run); ``rejected``: tool calls a person
         rejected, part of the run's summary."""
+        self._shown = (state, now_ms, stream_note, rate, rejected)
         style = lambda name: self.get_component_rich_style(name, partial=True)  # noqa: E731
         width = max(40, self.size.width or 120)
         phase = state.phase
