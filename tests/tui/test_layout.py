@@ -165,3 +165,16 @@ async def test_the_header_fits_a_narrower_terminal_after_a_resize_of_an_ended_ru
         first, second = screen_text(rig.app).splitlines()[:2]
         assert "COMPLETED" in first and "build m…" in first, first
         assert "4/4 tasks" in second, second
+
+
+async def test_on_a_phone_width_the_header_keeps_two_rows_and_says_what_waits() -> None:
+    """The trial (goldfive web demo in Chromium at 390x844, 43 columns): the first header line
+    ("... RUNNING   rev 0  00:15  3 ev/s") wrapped onto the second, so the progress line and
+    "1 approval waiting" were never seen."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(43, 40)) as pilot:
+        await settle(rig, pilot)
+        first, second, third = screen_text(rig.app).splitlines()[:3]
+        assert first.startswith(" goldfive ") and "RUNNING" in first, first
+        assert "tasks" in second and "1 waiting" in second, second
+        assert "Plan" in third, third

@@ -41,34 +41,47 @@ class RunHeader(Static):
         width = max(40, self.size.width or 120)
         phase = state.phase
         cancelled = cancelled_by_person(state)  # a person ended it: not shown as a failure
-        right = Text()
-        right.append(f" {CANCELLED if cancelled else phase.value} ", style("header--dim" if cancelled else f"header--{phase.value.lower()}"))
-        right.append(f"  rev {state.revision}  {clock_text(state.elapsed_ms(now_ms))} ")
-        if rate:
-            right.append(f" {state.events_per_second(now_ms):.0f} ev/s ", style("header--dim"))
-        left = Text()
-        left.append(" goldfive ", style("header--brand"))
         run = state.run_id[:4] + ".." if len(state.run_id) > 6 else state.run_id
-        left.append(f"  run {run}  ", style("header--dim"))
+        # Narrow (a phone, 60x16) the first line gives up the rate, then the revision, then the
+        # run id, so that it never wraps over the progress line.
+        for show_rate, show_rev, show_run in ((rate, True, True), (False, True, True), (False, False, True), (False, False, False)):
+            right = Text()
+            right.append(f" {CANCELLED if cancelled else phase.value} ", style("header--dim" if cancelled else f"header--{phase.value.lower()}"))
+            right.append(f"  rev {state.revision}  " if show_rev else " ")
+            right.append(f"{clock_text(state.elapsed_ms(now_ms))} ")
+            if show_rate:
+                right.append(f" {state.events_per_second(now_ms):.0f} ev/s ", style("header--dim"))
+            left = Text()
+            left.append(" goldfive ", style("header--brand"))
+            if show_run:
+                left.append(f"  run {run}  ", style("header--dim"))
+            else:
+                left.append(" ")
+            if left.cell_len + right.cell_len + 8 <= width:  # room for a few characters of the goal
+                break
         room = width - left.cell_len - right.cell_len - 2
         left.append(clip(state.goal_summary, max(0, room)))
         line1 = left + Text(" " * max(1, width - left.cell_len - right.cell_len)) + right
 
         total = len(state.tasks)
         done = state.count_status(TaskStatus.COMPLETED)
-        filled = round(_BAR_WIDTH * done / total) if total else 0
+        bar_width = _BAR_WIDTH if width >= 60 else _BAR_WIDTH // 2
+        filled = round(bar_width * done / total) if total else 0
         line2 = Text(" ")
         line2.append("█" * filled, style("header--bar-done"))
-        line2.append("░" * (_BAR_WIDTH - filled), style("header--bar-todo"))
+        line2.append("░" * (bar_width - filled), style("header--bar-todo"))
         line2.append(f" {done}/{total} tasks")
+        narrow = width < 60
+        waiting = len(state.waiting_for_a_person())  # not those the run's reviewer has, until it asks
+        noun = "approval" if waiting == 1 else "approvals"
+        if waiting and narrow:  # first where the line is short: it is what needs the person
+            line2.append(f"   {waiting} waiting", style("header--approvals"))
         if state.usage.calls:
             line2.append(f"   {format_tokens(state.usage.tokens)} tok {format_cost(state.usage)}")
             burn = format_rate(state.burn_rate(now_ms))
-            if burn:
+            if burn and not narrow:
                 line2.append(f"  {burn}", style("header--dim"))
-        waiting = len(state.waiting_for_a_person())  # not those the run's reviewer has, until it asks
-        if waiting:
-            noun = "approval" if waiting == 1 else "approvals"
+        if waiting and not narrow:
             line2.append(f"   {waiting} {noun} waiting", style("header--approvals"))
         if reviewing := len(state.with_reviewer()):
             line2.append(f"   reviewer has {reviewing}", style("header--dim"))
@@ -89,4 +102,6 @@ class RunHeader(Static):
             detail = f"{detail}  {stream_note}".strip()
         if detail:
             line2.append(f"   {clip(detail, max(0, width - line2.cell_len - 4))}", style(detail_style))
+        for line in (line1, line2):  # one row each, whatever the width: a wrapped line pushes the next out
+            line.truncate(width, overflow="ellipsis")
         self.update(Text("\n").join([line1, line2]))
