@@ -178,3 +178,19 @@ async def test_on_a_phone_width_the_header_keeps_two_rows_and_says_what_waits() 
         assert first.startswith(" goldfive ") and "RUNNING" in first, first
         assert "tasks" in second and "1 waiting" in second, second
         assert "Plan" in third, third
+
+
+async def test_at_60_columns_the_waiting_count_is_not_the_part_of_the_header_cut_off() -> None:
+    """The trial (demo at 60x16): "4.2k tok $0.01  $3.49/h   1 approval waiting" is longer
+    than the line; the count went past the edge."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(60, 16)) as pilot:
+        await settle(rig, pilot)
+        from goldfive.usage import ModelUsage, Purpose, RecordedUsage
+        from goldfive import events as E
+
+        usage = RecordedUsage(ModelUsage("gpt-4o", 40_000, 2_000, 0, "openai_compat"), "draft", Purpose.TASK, 1.25, "prices")
+        rig.source.release([E.usage_recorded(rig.script.session, usage)])
+        await settle(rig, pilot)
+        second = screen_text(rig.app).splitlines()[1]
+        assert "1 waiting" in second and "42.0k tok" in second, second

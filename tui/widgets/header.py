@@ -71,8 +71,11 @@ class RunHeader(Static):
         line2.append("█" * filled, style("header--bar-done"))
         line2.append("░" * (bar_width - filled), style("header--bar-todo"))
         line2.append(f" {done}/{total} tasks")
-        narrow = width < 60
         waiting = len(state.waiting_for_a_person())  # not those the run's reviewer has, until it asks
+        full = 1 + bar_width + len(f" {done}/{total} tasks") + (len(f"   {waiting} approvals waiting") if waiting else 0)
+        if state.usage.calls:
+            full += len(f"   {format_tokens(state.usage.tokens)} tok {format_cost(state.usage)}  {format_rate(state.burn_rate(now_ms))}")
+        narrow = width < 60 or full > width  # the waiting count must not be the part cut off
         noun = "approval" if waiting == 1 else "approvals"
         if waiting and narrow:  # first where the line is short: it is what needs the person
             line2.append(f"   {waiting} waiting", style("header--approvals"))
