@@ -97,6 +97,8 @@ class RemoteError(GoldfiveError):
         if code == "UNAVAILABLE":
             if any(w in low for w in ("ssl", "tls", "handshake", "certificate")):
                 return f"the TLS handshake with {addr} failed: check --tls-ca (the hub's CA) and whether that server serves TLS"
+            if any(w in low for w in ("resolving", "domain name not found", "name or service not known", "dns resolution failed")):
+                return f"cannot find the host of {addr} (its name does not resolve): check the address (HOST:PORT)"
             if any(w in low for w in ("failed to connect", "connection refused", "connect failed", "dns", "resolve", "unreachable")):
                 return f"nothing answers at {addr}: is a hub running there (goldfive serve --listen {addr})? Check the address and port"
             return f"the connection to {addr} was lost: try again once the hub is back"

@@ -119,7 +119,8 @@ class RunChoice:
     """One run of a SQLite recording, as the replay picker lists it."""
 
     run_id: str
-    #: COMPLETED, ABORTED, or INTERRUPTED (the recording stops before the run ended).
+    #: COMPLETED, ABORTED, RUNNING (a live process is writing it now), or INTERRUPTED (the
+    #: recording stops before the run ended and nobody writes it).
     state: str
     goal: str
     started_ms: int
@@ -141,10 +142,25 @@ def recorded_run_choices(path: str | os.PathLike[str]) -> list[RunChoice]:
             goal = first.run_started.goal_summary if first is not None and first.HasField("run_started") else ""
             kind = last.WhichOneof("payload") if last is not None else None
             state = {"run_completed": "COMPLETED", "run_aborted": "ABORTED"}.get(kind or "", "INTERRUPTED")
+            if state == "INTERRUPTED" and _written_now(conn, os.fspath(path), r.run_id):
+                state = "RUNNING"
             out.append(RunChoice(r.run_id, state, goal, _ms(r.first_emitted_at_ms), r.event_count))
     finally:
         conn.close()
     return sorted(out, key=lambda c: c.started_ms, reverse=True)
+
+
+def _written_now(conn: sqlite3.Connection, path: str, run_id: str) -> bool:
+    """Whether a live process holds the run's lock (it is running, not interrupted); a lock
+    table that cannot be read counts as nobody."""
+    from goldfive.durable import lock
+    from goldfive.errors import GoldfiveError
+
+    try:
+        held = lock.holder(conn, run_id)
+    except GoldfiveError:
+        return False
+    return held is not None and held.alive(path)
 
 
 def _event_at(conn: sqlite3.Connection, run_id: str, sequence: int) -> Event | None:

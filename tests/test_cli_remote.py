@@ -85,6 +85,16 @@ def test_ctl_exits_2_with_one_line_when_the_server_is_unreachable():
     assert "Traceback" not in result.output
 
 
+def test_attach_says_an_unreachable_hub_in_words_as_ctl_does():
+    """The trial: ``goldfive attach`` (the runs screen) printed gRPC's own "UNAVAILABLE: failed
+    to connect to all addresses; last error: ..." where ctl says what to check."""
+    addr = f"127.0.0.1:{_free_port()}"
+    result = CliRunner().invoke(main, ["attach", addr])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert lines == [f"goldfive attach: error: nothing answers at {addr}: is a hub running there (goldfive serve --listen {addr})? Check the address and port"]
+
+
 def test_ctl_exits_2_for_a_refused_call(served):
     for args, code in (
         (("steer", "r1", ""), "INVALID_ARGUMENT"),
@@ -255,6 +265,9 @@ def test_grpc_errors_are_said_in_plain_words_naming_the_address():
     said = {
         ("UNAVAILABLE", "failed to connect to all addresses; last error: UNKNOWN: ipv4:10.0.0.1:7531: Connection refused"): "nothing answers at hub.example:7531",
         ("UNAVAILABLE", "Socket closed"): "the connection to hub.example:7531 was lost",
+        # a name that does not resolve (the trial: "the connection ... was lost" for a typo)
+        ("UNAVAILABLE", "errors resolving hub.example:7531: [field:hostname lookup error:address lookup failed for hub.example:7531: Domain name not found]"): "cannot find the host of hub.example:7531",
+        ("UNAVAILABLE", "DNS resolution failed for hub.example:7531: C-ares status is not ARES_SUCCESS qtype=A name=hub.example is_balancer=0: Domain name not found"): "cannot find the host of hub.example:7531",
         ("UNAVAILABLE", "failed to connect: Ssl handshake failed: CERTIFICATE_VERIFY_FAILED"): "the TLS handshake with hub.example:7531 failed",
         ("DEADLINE_EXCEEDED", "Deadline Exceeded"): "hub.example:7531 did not answer in time",
         ("UNAUTHENTICATED", "missing token: send metadata 'authorization: Bearer <token>'"): "hub.example:7531 needs a token",
@@ -263,5 +276,5 @@ def test_grpc_errors_are_said_in_plain_words_naming_the_address():
     for (code, message), words in said.items():
         text = RemoteError(code, message).in_words(addr)
         assert words in text, text
-        assert code not in text and "Bearer" not in text and "failed to connect to all addresses" not in text
+        assert code not in text and "Bearer" not in text and "failed to connect to all addresses" not in text and "resolving" not in text
     assert RemoteError("NOT_FOUND", "unknown run 'x'").in_words(addr) == "hub.example:7531: NOT_FOUND: unknown run 'x'"

@@ -148,7 +148,8 @@ def test_resume_with_two_interrupted_runs_lists_each_with_its_goal_and_age(tmp_p
 
     async def two() -> None:
         for goal in ("write a haiku", "summarise the\x1b[31m report"):
-            runner = Runner(agent=ok, planner=StaticPlanner(Plan([Task("a", "a")])), sinks=[SQLitePersistenceSink(db, durability="normal")])
+            launch = {"command": "run", "agent": "examples.hello_agent:agent"} if goal == "write a haiku" else None
+            runner = Runner(agent=ok, planner=StaticPlanner(Plan([Task("a", "a")])), sinks=[SQLitePersistenceSink(db, durability="normal")], launch=launch)
             await runner.run(goal)
             await runner.close()
 
@@ -164,4 +165,7 @@ def test_resume_with_two_interrupted_runs_lists_each_with_its_goal_and_age(tmp_p
     assert "2 interrupted runs" in lines[0] and "name one" in lines[0]
     assert ids[1][:12] in lines[1] and '"summarise the report"' in lines[1] and "ago" in lines[1]  # the latest first
     assert ids[0][:12] in lines[2] and '"write a haiku"' in lines[2] and "ago" in lines[2]
+    # the trial: a demo's run was listed among those to name, then refused; now the list says so
+    assert "(not by 'goldfive run': resume it from your program)" in lines[1]
+    assert "not by" not in lines[2]  # started by goldfive run: resumable
     assert "\x1b" not in out.output

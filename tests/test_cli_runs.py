@@ -77,3 +77,23 @@ async def test_prune_keeps_a_run_a_live_process_is_writing(tmp_path: Path) -> No
         conn.close()
     out = _invoke("runs", "prune", "--older-than", "30d", "--db", str(db), "--yes")
     assert "nothing to remove" in out.output and len(recorded_run_choices(db)) == 1
+
+
+async def test_runs_lists_a_run_a_live_process_is_writing_as_running_not_interrupted(tmp_path: Path) -> None:
+    """The trial: `goldfive runs` beside a live `goldfive demo` said INTERRUPTED, and `resume`
+    then said it is still running in that process."""
+    import sqlite3
+
+    from goldfive.durable import lock
+
+    db = tmp_path / "runs.sqlite"
+    await _record(db, "being-written", 1000, "interrupted")
+    await _record(db, "stopped-dead", 2000, "interrupted")
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        assert lock.take(conn, "being-written", str(db)) is None  # this (live) process holds it
+    finally:
+        conn.close()
+    assert {c.run_id: c.state for c in recorded_run_choices(db)} == {"being-written": "RUNNING", "stopped-dead": "INTERRUPTED"}
+    lines = _invoke("runs", "--db", str(db)).output.splitlines()
+    assert any(line.startswith("being-writt") and " RUNNING " in line for line in lines), lines

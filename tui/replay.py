@@ -41,6 +41,8 @@ PLAY_RATE: float | None = None
 MAX_GAP_MS = 2_000
 #: Events closer together than this (at the speed played) are shown in one step.
 SAME_STEP_S = 0.01
+#: The shortest wait between two steps of a playing replay (seconds).
+MIN_TICK_S = 0.001
 #: Play speeds, slowest first; ``+`` / ``-`` move along them.
 SPEEDS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 #: What ``]`` / ``[`` jump between: the controls, the approvals (and questions), the failures.
@@ -333,7 +335,9 @@ class ReplayBar(Static):
         """The next tick, after the wait before the next event (real time: its recorded gap)."""
         if self._player is not None:
             self._player.stop()
-        self._player = self.set_timer(self.replay.delay_before(self.replay.cursor), self._tick)
+        # never 0: Textual does not run a 0-second timer and divides by it when it is stopped
+        # (playing from the start, whose first event has no gap before it, hung, then crashed)
+        self._player = self.set_timer(max(MIN_TICK_S, self.replay.delay_before(self.replay.cursor)), self._tick)
 
     def _tick(self) -> None:
         replay = self.replay

@@ -451,7 +451,7 @@ def attach_command(
     try:
         chosen, last_sequence = asyncio.run(pick())
     except RemoteError as exc:
-        raise _fail("attach", f"{addr}: {exc}") from None
+        raise _fail("attach", exc.in_words(addr)) from None
     except (GoldfiveError, OSError) as exc:  # OSError: a certificate file that cannot be read
         raise _fail("attach", str(exc)) from None
     from goldfive.cli.frontends import frontend

@@ -8,6 +8,7 @@ recorded: it comes from ``--api-key`` or the environment, as for ``goldfive run`
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from typing import Any
 
@@ -169,17 +170,20 @@ def _run_line(conn: Any, run_id: str) -> str:
     from goldfive.store.sqlite import run_start_and_last
 
     started, last_ms = run_start_and_last(conn, run_id)
-    goal = ""
+    goal, by_run = "", True
     if started is not None:
         ev = Event()
         try:
             ev.ParseFromString(started)
             goal = " ".join(terminal_safe(ev.run_started.goal_summary).split())
+            by_run = json.loads(ev.run_started.launch_json or "{}").get("command") == "run"
         except Exception:  # a damaged row: the id and age still help
             goal = ""
     goal = goal if len(goal) <= 60 else goal[:59] + "…"
     ago = f"{age(time.time() - last_ms / 1000)} ago" if last_ms else "-"
-    return f"{run_id[:12]}  {ago:>11}  " + (f'"{goal}"' if goal else "(no goal recorded)")
+    # a demo's or a library's run: resume would refuse it, so say so in the list
+    note = "" if by_run else "  (not by 'goldfive run': resume it from your program)"
+    return f"{run_id[:12]}  {ago:>11}  " + (f'"{goal}"' if goal else "(no goal recorded)") + note
 
 
 def _factory(run_id: str, store: str, agent: Any, planner: Any, launch: dict[str, Any], budget: Any = None) -> Any:

@@ -30,14 +30,18 @@ log = logging.getLogger("goldfive.store")
 
 CHUNK = 1000
 #: The event kinds that shape a run's summary and snapshot (phase, task statuses, plan, goal,
-#: pending approvals, pause). Progress and drift reports, the bulk of a long run, do not.
+#: pending approvals and questions, pause, usage and budget). Progress, agent steps and drift
+#: reports, the bulk of a long run, do not.
 SUMMARY_KINDS: frozenset[str] = frozenset(
     {
         "run_started", "goal_derived", "run_completed", "run_aborted", "plan_submitted", "plan_revised",
         "task_started", "task_completed", "task_failed", "task_cancelled", "task_blocked", "task_transitioned",
         "approval_requested", "approval_granted", "approval_rejected", "control_received", "control_acked",
         "approval_reminded", "approval_escalated", "approval_reviewed",
+        "question_asked", "question_answered",
         "steer_queued", "steer_queue_changed", "guidance_added", "guidance_removed",
+        "usage_recorded", "budget_changed", "budget_warning", "budget_reached",
+        "run_resumed", "recording_failed",
     }
 )  # fmt: skip
 

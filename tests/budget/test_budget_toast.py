@@ -43,3 +43,22 @@ def test_a_share_short_of_the_limit_never_reads_100() -> None:
     assert share_used(0.999) == "99%"
     assert share_used(0.8) == "80%"
     assert share_used(1.0) == "100%"
+
+
+async def test_the_run_header_says_a_budget_holds_the_run_until_it_is_raised() -> None:
+    """The trial: a demo over its budget showed PAUSING in the header for ever (its task is
+    held at the gate, not ended) and nothing there said why once the toast had gone."""
+    from goldfive.budget import Budget
+    from tests.tui.conftest import make_rig, screen_text, settle
+
+    rig = make_rig()
+    async with rig.app.run_test(size=(120, 40)) as pilot:
+        await settle(rig, pilot)
+        s = rig.script.session
+        rig.source.release([events.budget_changed(s, Budget(tokens=3000)), events.budget_reached(s, "tokens", 3100, 3000, "tokens 3,100 of 3,000", "model_call")])
+        await settle(rig, pilot)
+        header = screen_text(rig.app).splitlines()[:2]
+        assert "needs you: budget reached, tokens 3,100 of 3,000 ($ raises it)" in header[1], header
+        await pilot.press("p")  # RESUME, acked: the run goes on
+        await settle(rig, pilot)
+        assert "needs you" not in screen_text(rig.app).splitlines()[1]

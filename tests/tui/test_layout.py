@@ -188,3 +188,46 @@ async def test_the_footer_shows_the_run_screens_keys_from_the_first_paint_before
         footer = screen_text(rig.app).splitlines()[-1]
         for key in ("p Pause/Resume", "s Steer", "a Approve", "x Reject", "c Cancel", "? Help", "q Quit"):
             assert key in footer, footer
+
+
+async def test_the_header_fits_a_narrower_terminal_after_a_resize_of_an_ended_run() -> None:
+    """The trial (`goldfive replay` at 60x16, a resized terminal): an ended run repaints
+    nothing, so its goal line, laid out for the old width, wrapped over the progress line."""
+    rig = make_rig("finished", live=False)
+    async with rig.app.run_test(size=(120, 40)) as pilot:
+        await settle(rig, pilot)
+        await pilot.resize_terminal(60, 16)
+        await pilot.pause()
+        await pilot.pause()
+        first, second = screen_text(rig.app).splitlines()[:2]
+        assert "COMPLETED" in first and "build m…" in first, first
+        assert "4/4 tasks" in second, second
+
+
+async def test_on_a_phone_width_the_header_keeps_two_rows_and_says_what_waits() -> None:
+    """The trial (goldfive web demo in Chromium at 390x844, 43 columns): the first header line
+    ("... RUNNING   rev 0  00:15  3 ev/s") wrapped onto the second, so the progress line and
+    "1 approval waiting" were never seen."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(43, 40)) as pilot:
+        await settle(rig, pilot)
+        first, second, third = screen_text(rig.app).splitlines()[:3]
+        assert first.startswith(" goldfive ") and "RUNNING" in first, first
+        assert "tasks" in second and "1 waiting" in second, second
+        assert "Plan" in third, third
+
+
+async def test_at_60_columns_the_waiting_count_is_not_the_part_of_the_header_cut_off() -> None:
+    """The trial (demo at 60x16): "4.2k tok $0.01  $3.49/h   1 approval waiting" is longer
+    than the line; the count went past the edge."""
+    rig = make_rig("approval")
+    async with rig.app.run_test(size=(60, 16)) as pilot:
+        await settle(rig, pilot)
+        from goldfive.usage import ModelUsage, Purpose, RecordedUsage
+        from goldfive import events as E
+
+        usage = RecordedUsage(ModelUsage("gpt-4o", 40_000, 2_000, 0, "openai_compat"), "draft", Purpose.TASK, 1.25, "prices")
+        rig.source.release([E.usage_recorded(rig.script.session, usage)])
+        await settle(rig, pilot)
+        second = screen_text(rig.app).splitlines()[1]
+        assert "1 waiting" in second and "42.0k tok" in second, second

@@ -255,13 +255,16 @@ def test_real_time_waits_the_recorded_gap_capped_at_two_seconds_and_a_speed_divi
 
 
 async def test_playing_in_real_time_shows_events_recorded_together_in_one_step() -> None:
-    events = _spaced(story(), [0, 500, 0, 0, 0, 500])
+    events = _spaced(story(), [0, 2000, 0, 0, 0, 2000])
     app = replay_app(Recording("story", "jsonl", "r", events), start_at=0)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("space")
         bar = bar_of(app)
         assert bar.playing and "playing 1x real time" in bar.status_text()
-        bar._tick()  # event 0; event 1 comes 0.5 s later
+        for _ in range(100):  # event 0 at once (nothing before it); event 1 comes 2 s later
+            if replay_of(app).cursor:
+                break
+            await pilot.pause(0.01)
         assert replay_of(app).cursor == 1
         bar._tick()  # event 1, and 2, 3, 4 recorded at the same moment: one step
         assert replay_of(app).cursor == 5 and bar.playing
@@ -325,3 +328,21 @@ async def test_a_control_is_one_line_as_live_waiting_for_its_ack_until_the_curso
         await pilot.press("home")
         await settle(app, pilot)
         assert len(log.lines) == 0
+
+
+async def test_playing_from_the_start_in_real_time_moves_and_stops_cleanly() -> None:
+    """The trial (`goldfive replay`, Home, space, then b): event 0 has no gap before it, so
+    the player set a 0-second timer, which Textual never ran (the bar stayed at event 0,
+    playing) and which raised ZeroDivisionError when stopped, killing the app."""
+    events = _spaced(story(), [0, 20, 2000])  # events 0 and 1 at once, then a 2 s wait
+    app = replay_app(Recording("story", "jsonl", "r", events), start_at=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        for _ in range(100):
+            await pilot.pause(0.01)
+            if replay_of(app).cursor >= 2:
+                break
+        assert replay_of(app).cursor >= 2 and bar_of(app).playing
+        await pilot.press("space")
+        assert not bar_of(app).playing
+    assert app.return_code in (None, 0)

@@ -192,6 +192,7 @@ async def _true(value: bool) -> bool:
 
 async def test_s_on_the_runs_screen_starts_a_run_on_the_hub_as_ctl_start_does(tmp_path: Path) -> None:
     from goldfive_tui.screens.dialogs import StartRunScreen
+    from textual.widgets import Input
 
     from tests.tui.conftest import screen_text
 
@@ -212,6 +213,17 @@ async def test_s_on_the_runs_screen_starts_a_run_on_the_hub_as_ctl_start_does(tm
             await pilot.press("enter")
             await pilot.pause()
             assert "is not demo or MODULE:FUNCTION" in screen_text(app) and not host.runs()
+            # a module the hub cannot import: said in the dialog, which keeps what was typed (the
+            # trial: the dialog closed and a toast said "INVALID_ARGUMENT: cannot import ...")
+            await pilot.press("shift+tab", "ctrl+a", "ctrl+k", *"nosuchmod_23:agent", "enter", *"a goal", "enter")
+            for _ in range(200):
+                await pilot.pause(0.02)
+                if "not started" in screen_text(app):
+                    break
+            text = screen_text(app)
+            assert isinstance(app.screen, StartRunScreen) and not host.runs()
+            assert "not started: cannot import module 'nosuchmod_23'" in text and "INVALID_ARGUMENT" not in text, text
+            assert app.screen.query_one("#start-agent", Input).value == "nosuchmod_23:agent"
             await pilot.press("shift+tab", "ctrl+a", "ctrl+k", *"demo", "enter")
             for _ in range(200):
                 await pilot.pause(0.02)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar
+import asyncio
+from typing import Awaitable, Callable, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -152,13 +153,19 @@ def start_problem(agent: str, goal: str) -> str | None:
 
 class StartRunScreen(ModalScreen[tuple[str, str] | None]):
     """Start a run, as ``ctl start`` does: ``demo``, or an agent MODULE:FUNCTION the hub can
-    import, with its goal. Enter on the last line starts it (after checking), Esc cancels."""
+    import, with its goal. Enter on the last line starts it (after checking), Esc cancels.
+
+    With ``start`` (the hub's start call) the dialog stays open until the hub answers: a
+    refusal (a module the hub cannot import) is said here, with what was typed kept, and the
+    result is (agent, run id); without it, the result is (agent, goal) once checked."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel", id="start.cancel")]
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, start: Callable[[str, str], Awaitable[str]] | None = None) -> None:
         super().__init__(classes="dialog-screen")
         self.where = where
+        self._start = start
+        self._starting = False
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -184,7 +191,34 @@ class StartRunScreen(ModalScreen[tuple[str, str] | None]):
         if problem:
             self.query_one("#start-error", Label).update(problem)
             return
-        self.dismiss((agent, goal))
+        if self._start is None:
+            self.dismiss((agent, goal))
+            return
+        if self._starting:
+            return  # one start at a time: a second Enter while the hub answers does nothing
+        self._starting = True
+        self.query_one("#start-error", Label).update(f"starting {agent} on {self.where} ...")
+        self.run_worker(self._start_it(agent, goal), group="start-run")
+
+    async def _start_it(self, agent: str, goal: str) -> None:
+        from goldfive.errors import RemoteError
+
+        assert self._start is not None
+        try:
+            run_id = await self._start(agent, goal)
+        except asyncio.CancelledError:
+            raise
+        except RemoteError as exc:  # the hub's own sentence for a refusal, else the connection in words
+            why = exc.reason if exc.code in ("INVALID_ARGUMENT", "FAILED_PRECONDITION", "PERMISSION_DENIED") and exc.reason else exc.in_words(self.where)
+        except Exception as exc:  # isolation boundary: a start that fails is said in the dialog, not raised
+            why = str(exc) or type(exc).__name__
+        else:
+            self.dismiss((agent, run_id))
+            return
+        finally:
+            self._starting = False
+        if self.is_mounted:
+            self.query_one("#start-error", Label).update(f"not started: {why}")
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -211,22 +211,17 @@ class RunsScreen(Screen[None]):
     def action_start_run(self) -> None:
         from .dialogs import StartRunScreen
 
-        def chosen(what: tuple[str, str] | None) -> None:
-            if what is not None:
-                self.run_worker(self._start_run(*what), group="hub-start")
+        async def start(agent: str, goal: str) -> str:
+            run_id: str = await self.runs.start_run(agent, goal)  # type: ignore[attr-defined]
+            return run_id
 
-        self.app.push_screen(StartRunScreen(getattr(self.runs, "addr", "the hub")), chosen)
+        def started(what: tuple[str, str] | None) -> None:
+            if what is not None:  # a refusal stayed in the dialog, with what was typed
+                agent, run_id = what
+                self.notify(f"started run {run_id[:12]} ({agent})", timeout=4)
+                self.run_worker(self.poll(), group="hub-start")
 
-    async def _start_run(self, agent: str, goal: str) -> None:
-        try:
-            run_id = await self.runs.start_run(agent, goal)  # type: ignore[attr-defined]
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # isolation boundary: a refused or undelivered start is said, not raised
-            self.notify(str(exc), title="not started", severity="error", timeout=8)
-            return
-        self.notify(f"started run {run_id[:12]} ({agent})", timeout=4)
-        await self.poll()
+        self.app.push_screen(StartRunScreen(getattr(self.runs, "addr", "the hub"), start), started)
 
     # -- opening runs ----------------------------------------------------------------------------
     def open_run(self, run_id: str) -> None:
