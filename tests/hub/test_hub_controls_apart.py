@@ -103,3 +103,90 @@ async def test_a_control_is_acked_while_the_hubs_database_is_write_locked(tmp_pa
         gate.open()
         await server.stop(None)
     assert [row[0] for row in _routed_rows(str(db))] == ["busy-1"]  # recorded once the lock was free
+
+
+async def test_an_ack_is_handed_over_while_the_frames_before_it_are_still_held_back(tmp_path):
+    """A runner over its events rate is slowed (the hub stops storing its stream's frames for
+    a while): the ack of a control sent meanwhile still comes through at once, read and handed
+    over ahead of the events the hub has not stored yet."""
+    from goldfive import conv
+    from goldfive.control import ControlAck
+    from goldfive.hub.quota import RunnerLimits
+    from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+    from tests.hub.drive import run_events
+
+    import grpc
+
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0", runner_limits=RunnerLimits(events=50))
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel, RemoteClient(server.address) as client:
+            call = service_pb2_grpc.HubStub(channel).ConnectShared()
+            hello = service_pb2.RunnerHello(run_id="slowed", host="h", pid=1)
+            await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=service_pb2.RunnerMessage(hello=hello))]))
+            welcome = await asyncio.wait_for(call.read(), 10)
+            assert welcome.parts[0].message.WhichOneof("body") == "welcome"
+            burst = service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("slowed", 300)))
+            await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=burst)]))  # 6 s of its rate
+            await until(lambda: server.host.get("slowed") is not None and server.host.get("slowed").stored_through == 299)
+            t0 = time.perf_counter()
+            sent = asyncio.create_task(client.send_control("slowed", ControlMessage(ControlKind.STATUS_QUERY), timeout=20))
+            control = None
+            while control is None:
+                frame = await asyncio.wait_for(call.read(), 10)
+                control = next((p.message.control for p in frame.parts if p.message.WhichOneof("body") == "control"), None)
+            ack = conv.to_pb_control_ack(ControlAck(control.id, AckResult.SUCCESS, "seen"))
+            await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=service_pb2.RunnerMessage(ack=ack))]))
+            got = await asyncio.wait_for(sent, 20)
+            took = time.perf_counter() - t0
+            assert got.result is AckResult.SUCCESS and got.detail == "seen"
+            assert took < 2.0, f"the ack waited {took:.1f} s behind the slowed stream's events"
+            call.cancel()
+    finally:
+        await server.stop(None)
+
+
+def test_a_control_goes_down_a_shared_stream_ahead_of_the_confirmations_queued_before_it():
+    from goldfive.hub.shared import SharedStream
+    from goldfive.pb.goldfive.v1 import control_pb2, service_pb2
+
+    def part(lane: int, **message: object) -> service_pb2.HubPart:
+        return service_pb2.HubPart(lane=lane, message=service_pb2.HubMessage(**message))  # type: ignore[arg-type]
+
+    stream = SharedStream(None)  # type: ignore[arg-type]  (put and take need no hub)
+    stream.put(part(1, confirmed_sequence=5))
+    stream.put(part(2, confirmed_sequence=7))
+    stream.put(part(3, welcome=service_pb2.HubWelcome(stored_through=-1)))
+    stream.put(part(1, control=control_pb2.ControlEvent(id="c1")))
+    stream.put(part(3, control=control_pb2.ControlEvent(id="c3")))
+    stream.put(service_pb2.HubPart(lane=4, ended=True, code=3, detail="refused"))
+    order = [(p.lane, p.message.WhichOneof("body") or "ended") for p in stream.take()]
+    assert order == [
+        (3, "welcome"),  # a lane's welcome stays ahead of its first control
+        (1, "control"),
+        (3, "control"),
+        (1, "confirmed_sequence"),
+        (2, "confirmed_sequence"),
+        (4, "ended"),
+    ]
+    stream.put(part(2, confirmed_sequence=8))
+    stream.put(part(2, control=control_pb2.ControlEvent(id="c2")))  # ahead again after a take
+    assert [p.message.WhichOneof("body") for p in stream.take()] == ["control", "confirmed_sequence"]
+
+
+async def test_a_runners_ack_goes_up_ahead_of_its_queued_events_without_waiting_for_room():
+    """The runner's process queues its runs' events for the shared stream (up to a bound,
+    then a run's write waits): an ack neither waits for room nor goes behind them."""
+    from goldfive.link.mux import _MAX_QUEUED, HubMux, _Lane
+    from goldfive.pb.goldfive.v1 import control_pb2, service_pb2
+    from tests.hub.drive import run_events
+
+    mux = HubMux("127.0.0.1:1")  # never connected: only its queue is used
+    lane = _Lane(mux, 1)
+    batch = service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("r", 1)))
+    for _ in range(_MAX_QUEUED):
+        mux._put_nowait(service_pb2.RunnerPart(lane=1, message=batch))
+    ack = service_pb2.RunnerMessage(ack=control_pb2.ControlAck(control_id="c1"))
+    await asyncio.wait_for(lane.write(ack), 1)
+    await asyncio.wait_for(lane.write(service_pb2.RunnerMessage(ack=control_pb2.ControlAck(control_id="c2"))), 1)
+    assert [p.message.ack.control_id for p in mux._out[:2]] == ["c1", "c2"]
+    assert len(mux._out) == _MAX_QUEUED + 2
