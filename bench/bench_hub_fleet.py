@@ -418,6 +418,10 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         host = RunHost(Path(tmp) / "hub.sqlite")
         server = await start_server(host, listen="127.0.0.1:0")
+        if args.serve_gc:
+            from goldfive.remote.gc_tuning import tune_for_serving
+
+            tune_for_serving()  # as goldfive serve does once started, before any phase
         try:
             shared = "runners" if args.runners else "stream" if args.shared_stream else "channel" if args.shared_channel else "none"
             common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=shared)
@@ -514,6 +518,7 @@ if __name__ == "__main__":
         help="each simulated run is a real Runner(hub=...) (as users run it: one shared stream per process, the run's own control loop)",
     )
     parser.add_argument("--profile", default="", help="cProfile the hub process during the fleet's load into this file")
+    parser.add_argument("--serve-gc", action="store_true", help="goldfive serve's gc tuning from the start (every phase)")
     parser.add_argument("--gc-tuned", action="store_true", help="then the same fleet again after goldfive serve's gc tuning")
     ns = parser.parse_args()
     if ns.quick:

@@ -66,11 +66,18 @@ class _Lane:
         # ack also goes ahead of the parts queued before it (the hub hands acks over before
         # it stores the events around them anyway).
         body = msg.WhichOneof("body")
-        part = service_pb2.RunnerPart(lane=self.lane, message=msg)
         if body == "ack":
-            self.mux._put_first(part)
+            self.write_ack(msg)
             return
-        await self.mux._put(part, body != "events")
+        await self.mux._put(service_pb2.RunnerPart(lane=self.lane, message=msg), body != "events")
+
+    def write_ack(self, msg: service_pb2.RunnerMessage) -> bool:
+        """Queue an ack now, ahead of the parts queued before it (no wait for room or the
+        linger); False when the lane already ended (the link sends it on its next call)."""
+        if self._ended or self._error is not None:
+            return False
+        self.mux._put_first(service_pb2.RunnerPart(lane=self.lane, message=msg))
+        return True
 
     async def read(self) -> Any:
         while not self._inbox:
