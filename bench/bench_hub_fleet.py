@@ -251,6 +251,19 @@ class RunnerLeg:
                 self.ms.append((time.perf_counter() - t) * 1000)
             acked(run, pb)
 
+        from goldfive.remote.service import RunsService
+
+        self.handler_ms: list[float] = []
+        send_control = RunsService.SendControl
+
+        async def timed(service: Any, request: Any, context: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return await send_control(service, request, context)
+            finally:
+                self.handler_ms.append((time.perf_counter() - t) * 1000)
+
+        RunsService.SendControl = timed  # type: ignore[method-assign]
         ConnectedRun._record_routed = record_routed  # type: ignore[method-assign]
         ConnectedRun.acked = on_ack  # type: ignore[method-assign]
 
@@ -324,7 +337,7 @@ async def phase(
             lags.append((time.perf_counter() - t - 0.01) * 1000)
 
     lagger = asyncio.get_running_loop().create_task(lag())
-    leg0, routed0 = len(LEG.ms), len(LEG.routed_ms)
+    leg0, routed0, handler0 = len(LEG.ms), len(LEG.routed_ms), len(LEG.handler_ms)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     prof = None
     if PROFILE and label == "fleet":
@@ -371,6 +384,8 @@ async def phase(
         "loop_lag_p99": pct(lags, 99),
         "runner_leg_p50": pct(LEG.ms[leg0:], 50),
         "runner_leg_p99": pct(LEG.ms[leg0:], 99),
+        "handler_p50": pct(LEG.handler_ms[handler0:], 50),
+        "handler_p99": pct(LEG.handler_ms[handler0:], 99),
         "routed_p50": pct(LEG.routed_ms[routed0:], 50),
         "routed_p99": pct(LEG.routed_ms[routed0:], 99),
         "routed_max": max(LEG.routed_ms[routed0:], default=float("nan")),
@@ -475,6 +490,8 @@ async def main(args: argparse.Namespace) -> None:
           + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
     print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
           f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
+    print(f"of control -> ack, in the hub's SendControl handler (the rest is gRPC and the event loop between the client and it): "
+          f"p50 {big['handler_p50']:.2f} ms, p99 {big['handler_p99']:.2f} ms")  # fmt: skip
     print(f"of control -> ack, recording the control as routed (the hub's registry) before sending it: p50 {big['routed_p50']:.2f} ms, "
           f"p99 {big['routed_p99']:.2f} ms, at most {big['routed_max']:.0f} ms")  # fmt: skip
     print(f"the hub process's garbage collector during the load: {big['gc']}")
