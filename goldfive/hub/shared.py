@@ -37,6 +37,21 @@ _FRAMES_AHEAD = 4
 _URGENT = ("control", "welcome")
 
 
+async def _hand(queue: asyncio.Queue[Any], item: Any, worker: asyncio.Task[None]) -> bool:
+    """Queue ``item`` for ``worker``, waiting while it is ``_FRAMES_AHEAD`` frames behind;
+    False when the worker ended first."""
+    if not queue.full():
+        queue.put_nowait(item)
+        return True
+    put = asyncio.ensure_future(queue.put(item))
+    try:
+        await asyncio.wait({put, worker}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not put.done():
+            put.cancel()
+    return not put.cancelled()
+
+
 class Refused(Exception):
     """A lane refused by HubService while claiming its run (``_LaneContext.abort``)."""
 
@@ -160,14 +175,10 @@ class SharedStream:
         worker = asyncio.get_running_loop().create_task(self._work(queue, who))
         try:
             async for frame in frames:
-                acked = self._acks_first(frame.parts)
-                put = asyncio.ensure_future(queue.put((frame, acked)))
-                await asyncio.wait({put, worker}, return_when=asyncio.FIRST_COMPLETED)
-                if not put.done():  # the worker stopped (its failure is raised below)
-                    put.cancel()
-                    break
+                if not await _hand(queue, (frame, self._acks_first(frame.parts)), worker):
+                    break  # the worker stopped (its failure is raised below)
             else:
-                await queue.put(None)
+                await _hand(queue, None, worker)
             await worker
             # The runner's process ended its side: confirm what it sent, then end its lanes.
             service = self.service
