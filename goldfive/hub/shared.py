@@ -23,7 +23,7 @@ from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.remote.auth import caller
 
 
-__all__ = ["LaneConn", "Refused", "SharedStream"]
+__all__ = ["LaneConn", "Refused", "SharedStream", "hand"]
 
 log = logging.getLogger("goldfive.hub")
 
@@ -37,7 +37,7 @@ _FRAMES_AHEAD = 4
 _URGENT = ("control", "welcome")
 
 
-async def _hand(queue: asyncio.Queue[Any], item: Any, worker: asyncio.Task[None]) -> bool:
+async def hand(queue: asyncio.Queue[Any], item: Any, worker: asyncio.Task[Any]) -> bool:
     """Queue ``item`` for ``worker``, waiting while it is ``_FRAMES_AHEAD`` frames behind;
     False when the worker ended first."""
     if not queue.full():
@@ -175,10 +175,10 @@ class SharedStream:
         worker = asyncio.get_running_loop().create_task(self._work(queue, who))
         try:
             async for frame in frames:
-                if not await _hand(queue, (frame, self._acks_first(frame.parts)), worker):
+                if not await hand(queue, (frame, self._acks_first(frame.parts)), worker):
                     break  # the worker stopped (its failure is raised below)
             else:
-                await _hand(queue, None, worker)
+                await hand(queue, None, worker)
             await worker
             # The runner's process ended its side: confirm what it sent, then end its lanes.
             service = self.service

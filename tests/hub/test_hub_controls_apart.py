@@ -190,3 +190,36 @@ async def test_a_runners_ack_goes_up_ahead_of_its_queued_events_without_waiting_
     await asyncio.wait_for(lane.write(service_pb2.RunnerMessage(ack=control_pb2.ControlAck(control_id="c2"))), 1)
     assert [p.message.ack.control_id for p in mux._out[:2]] == ["c1", "c2"]
     assert len(mux._out) == _MAX_QUEUED + 2
+
+
+async def test_an_ack_on_a_runs_own_stream_is_handed_over_while_its_batches_are_held_back(tmp_path):
+    """The same on ``Hub.Connect`` (``Runner(hub_shared=False)``, an older runner)."""
+    from goldfive import conv
+    from goldfive.control import ControlAck
+    from goldfive.hub.quota import RunnerLimits
+    from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+    from tests.hub.drive import run_events
+
+    import grpc
+
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0", runner_limits=RunnerLimits(events=50))
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel, RemoteClient(server.address) as client:
+            call = service_pb2_grpc.HubStub(channel).Connect()
+            await call.write(service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id="slowed-own", host="h", pid=1)))
+            assert (await asyncio.wait_for(call.read(), 10)).WhichOneof("body") == "welcome"
+            await call.write(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("slowed-own", 300))))
+            await until(lambda: server.host.get("slowed-own") is not None and server.host.get("slowed-own").stored_through == 299)
+            t0 = time.perf_counter()
+            sent = asyncio.create_task(client.send_control("slowed-own", ControlMessage(ControlKind.STATUS_QUERY), timeout=20))
+            msg = await asyncio.wait_for(call.read(), 10)
+            while msg.WhichOneof("body") != "control":
+                msg = await asyncio.wait_for(call.read(), 10)
+            await call.write(service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ControlAck(msg.control.id, AckResult.SUCCESS, "seen"))))
+            got = await asyncio.wait_for(sent, 20)
+            took = time.perf_counter() - t0
+            assert got.result is AckResult.SUCCESS and got.detail == "seen"
+            assert took < 2.0, f"the ack waited {took:.1f} s behind the slowed stream's events"
+            call.cancel()
+    finally:
+        await server.stop(None)
