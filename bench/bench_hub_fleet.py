@@ -1,7 +1,7 @@
 """A fleet of connected runs against one hub (issue 13): does the hub keep up?
 
 Run: python bench/bench_hub_fleet.py [--runs 1000] [--procs 3] [--rate 20] [--seconds 10] [--quick]
-     [--shared-channel | --shared-stream]
+     [--shared-channel | --shared-stream | --runners]
 
 The hub (``start_server``, a SQLite file in a temp dir) runs in this process. Runs are
 simulated in ``--procs`` other processes, each holding its share of ``--runs`` real runner
@@ -15,7 +15,9 @@ How the simulated runs reach the hub: by default each run has its own connection
 ``Hub.Connect`` stream (the shape the issue first measured, kept as the reference);
 ``--shared-channel`` shares one connection per process, still a stream per run;
 ``--shared-stream`` puts the runs of a process on one ``Hub.ConnectShared`` stream, a lane
-per run (``HubMux``), so one message carries the events of many runs.
+per run (``HubMux``), so one message carries the events of many runs; ``--runners`` makes
+each simulated run a real ``Runner(hub=...)`` (a one-task plan whose agent reports progress
+through the run; controls answered by the run's own control loop), as users run it.
 
 Baseline, measured in the same run first: one connected run alone, the same rate, the same
 measurements. Figures are printed against it and against the issue's targets:
@@ -66,7 +68,69 @@ def rss_kb() -> int:
 
 
 # -- the fleet (a child process) ---------------------------------------------------------
+async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds: float) -> None:
+    """``--runners``: each run is a real ``Runner(hub=addr)`` (its default: one shared
+    ``Hub.ConnectShared`` stream for the process) whose one task reports progress ``rate``
+    times a second through the run (``goldfive.run.current().emit``); controls are answered by
+    the run's own control loop, as for a user's run."""
+    import goldfive.run
+    from goldfive.link.runner import HubLink
+    from goldfive.planners.static import StaticPlanner
+    from goldfive.runner import Runner
+    from goldfive.types import Goal, Plan, Task
+
+    go = asyncio.Event()
+    window: list[float] = []
+    late = [0]
+    emitted = [0]
+
+    async def agent(task: Task, session: Session) -> str:
+        await go.wait()
+        ctx = goldfive.run.current()
+        interval = 1.0 / rate
+        tick, end = window
+        tick += random.random() * interval  # the runs' ticks spread over the interval
+        while tick < end:
+            await ctx.emit(events.task_progress, task.id, detail=str(time.time_ns()))
+            emitted[0] += 1
+            tick += interval
+            delay = tick - time.monotonic()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            else:
+                late[0] += 1
+                await asyncio.sleep(0)
+        return "ok"
+
+    runners = [
+        Runner(agent=agent, planner=StaticPlanner(Plan(tasks=[Task("t1", "report")], edges=[], id="p")), run_id=f"{prefix}-{i:04d}", hub=addr)
+        for i in range(count)
+    ]
+    runs = [asyncio.create_task(r.run([Goal("g1", f"fleet run {i}")])) for i, r in enumerate(runners)]
+    start_at = float(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))
+    await asyncio.sleep(max(0.0, start_at - time.time()))
+    now = time.monotonic()
+    window[:] = [now, now + seconds]
+    cpu0 = time.process_time()
+    go.set()
+    links = [s for r in runners for s in r.sinks if isinstance(s, HubLink)]
+    await asyncio.sleep(max(0.0, window[1] - time.monotonic()))
+    load_cpu = (time.process_time() - cpu0) / seconds
+    unconfirmed = sum(len(link.buffer) for link in links)
+    t0 = time.monotonic()
+    await asyncio.gather(*runs, return_exceptions=True)  # each run ends and closes its link (confirmed or not)
+    drain = time.monotonic() - t0
+    left = sum(len(link.buffer) for link in links)
+    for r in runners:
+        await r.close()
+    print(json.dumps({"emitted": emitted[0], "late_ticks": late[0], "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left,
+                      "frames": 0, "load_cpu": load_cpu}), flush=True)  # fmt: skip
+
+
 async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
+    if shared == "runners":
+        await runner_fleet(addr, prefix, count, rate, seconds)
+        return
     import grpc
 
     from goldfive.link.runner import HubLink
@@ -161,19 +225,25 @@ def spawn(*args: str) -> subprocess.Popen[str]:
 
 
 class RunnerLeg:
-    """How long each control spent past the hub: from its send down the runner's stream to its
-    ack arriving back (the runner process's share of control-to-ack)."""
+    """Where a control's time through the hub goes: recording it as routed (``routed_ms``, a
+    write to the hub's registry), then from its send down the runner's stream to its ack
+    arriving back (``ms``, the runner process's share of control-to-ack)."""
 
     def __init__(self) -> None:
-        from goldfive.hub import ConnectedRun
+        from goldfive.hub.connected import ConnectedRun
 
         self.ms: list[float] = []
+        self.routed_ms: list[float] = []
         sent: dict[str, float] = {}
-        send, acked = ConnectedRun.control_here, ConnectedRun.acked
+        record, acked = ConnectedRun._record_routed, ConnectedRun.acked
 
-        async def control_here(run: Any, msg: Any, timeout: float) -> Any:
-            sent[msg.id] = time.perf_counter()
-            return await send(run, msg, timeout)
+        async def record_routed(run: Any, msg: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return await record(run, msg)
+            finally:
+                sent[msg.id] = now = time.perf_counter()
+                self.routed_ms.append((now - t) * 1000)
 
         def on_ack(run: Any, pb: Any) -> None:
             t = sent.pop(pb.control_id, None)
@@ -181,7 +251,20 @@ class RunnerLeg:
                 self.ms.append((time.perf_counter() - t) * 1000)
             acked(run, pb)
 
-        ConnectedRun.control_here = control_here  # type: ignore[method-assign]
+        from goldfive.remote.service import RunsService
+
+        self.handler_ms: list[float] = []
+        send_control = RunsService.SendControl
+
+        async def timed(service: Any, request: Any, context: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return await send_control(service, request, context)
+            finally:
+                self.handler_ms.append((time.perf_counter() - t) * 1000)
+
+        RunsService.SendControl = timed  # type: ignore[method-assign]
+        ConnectedRun._record_routed = record_routed  # type: ignore[method-assign]
         ConnectedRun.acked = on_ack  # type: ignore[method-assign]
 
 
@@ -254,12 +337,21 @@ async def phase(
             lags.append((time.perf_counter() - t - 0.01) * 1000)
 
     lagger = asyncio.get_running_loop().create_task(lag())
-    leg0 = len(LEG.ms)
+    leg0, routed0, handler0 = len(LEG.ms), len(LEG.routed_ms), len(LEG.handler_ms)
     cpu0, wall0 = time.process_time(), time.perf_counter()
+    prof = None
+    if PROFILE and label == "fleet":
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
     acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
+    if prof is not None:
+        prof.disable()
+        prof.dump_stats(PROFILE)
     # Keep-up: what the hub held when the load stopped, against what was offered.
     await asyncio.sleep(max(0.0, start_at + seconds - time.time()))
-    held_at_end = sum(r.stored_through for r in host.runs() if r.run_id.startswith(prefix))  # progress events (run_started is 0)
+    held_at_end = sum(r.state.kind_counts.get("task_progress", 0) for r in host.runs() if r.run_id.startswith(prefix))
     hub_cpu = (time.process_time() - cpu0) / (time.perf_counter() - wall0)  # this process: the hub (and the control sender)
     lagger.cancel()
     commits = (hub.commits - commits0[0], hub.commit_seconds - commits0[1], hub.commit_max_seconds) if hub is not None else None
@@ -292,6 +384,11 @@ async def phase(
         "loop_lag_p99": pct(lags, 99),
         "runner_leg_p50": pct(LEG.ms[leg0:], 50),
         "runner_leg_p99": pct(LEG.ms[leg0:], 99),
+        "handler_p50": pct(LEG.handler_ms[handler0:], 50),
+        "handler_p99": pct(LEG.handler_ms[handler0:], 99),
+        "routed_p50": pct(LEG.routed_ms[routed0:], 50),
+        "routed_p99": pct(LEG.routed_ms[routed0:], 99),
+        "routed_max": max(LEG.routed_ms[routed0:], default=float("nan")),
         "loop_lag_max": max(lags, default=float("nan")),
     }
 
@@ -324,18 +421,24 @@ class GcPauses:
 
 GC = GcPauses()
 LEG: Any = None
+PROFILE = ""
 
 
 async def main(args: argparse.Namespace) -> None:
-    global LEG
+    global LEG, PROFILE
     LEG = RunnerLeg()
+    PROFILE = args.profile
     from goldfive.remote import RunHost, start_server
 
     with tempfile.TemporaryDirectory() as tmp:
         host = RunHost(Path(tmp) / "hub.sqlite")
         server = await start_server(host, listen="127.0.0.1:0")
+        if args.serve_gc:
+            from goldfive.remote.gc_tuning import tune_for_serving
+
+            tune_for_serving()  # as goldfive serve does once started, before any phase
         try:
-            shared = "stream" if args.shared_stream else "channel" if args.shared_channel else "none"
+            shared = "runners" if args.runners else "stream" if args.shared_stream else "channel" if args.shared_channel else "none"
             common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=shared)
             base = await phase(server, host, server.address, runs=1, procs=1, label="base", **common)  # type: ignore[arg-type]
             big = await phase(server, host, server.address, runs=args.runs, procs=args.procs, label="fleet", **common)  # type: ignore[arg-type]
@@ -348,7 +451,9 @@ async def main(args: argparse.Namespace) -> None:
         finally:
             await server.stop(None)
     conns = (
-        "one Hub.ConnectShared stream per process"
+        "real Runner(hub=...) runs, their default shared stream"
+        if args.runners
+        else "one Hub.ConnectShared stream per process"
         if args.shared_stream
         else "one connection per process" if args.shared_channel else "one connection per run"
     )
@@ -385,6 +490,10 @@ async def main(args: argparse.Namespace) -> None:
           + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
     print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
           f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
+    print(f"of control -> ack, in the hub's SendControl handler (the rest is gRPC and the event loop between the client and it): "
+          f"p50 {big['handler_p50']:.2f} ms, p99 {big['handler_p99']:.2f} ms")  # fmt: skip
+    print(f"of control -> ack, recording the control as routed (the hub's registry) before sending it: p50 {big['routed_p50']:.2f} ms, "
+          f"p99 {big['routed_p99']:.2f} ms, at most {big['routed_max']:.0f} ms")  # fmt: skip
     print(f"the hub process's garbage collector during the load: {big['gc']}")
     print(f"the hub's event loop woke a 10 ms timer late by {big['loop_lag_p99']:.1f} ms at p99, {big['loop_lag_max']:.0f} ms at most "
           f"(one run alone: {base['loop_lag_p99']:.1f} / {base['loop_lag_max']:.0f} ms)")  # fmt: skip
@@ -420,6 +529,13 @@ if __name__ == "__main__":
         action="store_true",
         help="the runs of one simulator process share one Hub.ConnectShared stream (HubMux), a lane per run",
     )
+    parser.add_argument(
+        "--runners",
+        action="store_true",
+        help="each simulated run is a real Runner(hub=...) (as users run it: one shared stream per process, the run's own control loop)",
+    )
+    parser.add_argument("--profile", default="", help="cProfile the hub process during the fleet's load into this file")
+    parser.add_argument("--serve-gc", action="store_true", help="goldfive serve's gc tuning from the start (every phase)")
     parser.add_argument("--gc-tuned", action="store_true", help="then the same fleet again after goldfive serve's gc tuning")
     ns = parser.parse_args()
     if ns.quick:

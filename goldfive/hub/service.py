@@ -32,7 +32,7 @@ from goldfive.hub.connected import ConnectedRun
 from goldfive.hub.hooked import HookedRun, hook_problem, run_id_for
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, hello_problem
 from goldfive.hub.quota import Quotas, RunnerLimits
-from goldfive.hub.shared import LaneConn, Refused, SharedStream
+from goldfive.hub.shared import LaneConn, Refused, SharedStream, hand as _hand
 from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
@@ -44,6 +44,9 @@ __all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", 
 
 #: Rows waiting in the hub's recording that make the ticker commit before its interval.
 COMMIT_ROWS = 20_000
+#: Batches of a runner's own stream read (its acks handed over) while the batches before
+#: them are still being stored; beyond this the stream is not read (gRPC holds the runner back).
+_BATCHES_AHEAD = 4
 #: Events of a connected run kept in memory past what is committed (the rest is read back
 #: from the recording): every event held is an object the garbage collector walks, and a
 #: thousand long runs made its pauses last hundreds of milliseconds.
@@ -412,29 +415,29 @@ class HubService(service_pb2_grpc.HubServicer):
             log.warning("hub: run %s reconnected while the database is unreachable; serving it from memory", run.run_id)
 
     async def _read(self, conn: _Conn, run: ConnectedRun, messages: AsyncIterator[service_pb2.RunnerMessage], owner: str) -> None:
+        """Read a runner's stream: acks are handed over as they are read; batches of events
+        are checked, stored and spent against the runner's rate by ``_store``, at most
+        ``_BATCHES_AHEAD`` batches behind (so an ack never waits behind them)."""
         end = _End()
+        queue: asyncio.Queue[Any] = asyncio.Queue(_BATCHES_AHEAD)
+        worker = asyncio.get_running_loop().create_task(self._store(conn, run, queue, owner))
         try:
             async for msg in messages:
                 if conn.closed:
                     return  # taken over: this stream's events are no longer the run's
                 body = msg.WhichOneof("body")
                 if body == "events":
-                    events = msg.events.events
-                    problem = run.check_batch(events, conn.received, msg.events.ByteSize())
-                    if problem:
-                        end = _End(grpc.StatusCode.INVALID_ARGUMENT, problem)
-                        return
-                    if events:
-                        await run.ingest_batch(events)
-                        conn.received = events[-1].sequence
-                        self.mark_stored(conn, run)
-                        self.stored_some()
-                        await self.quotas.spend(owner, len(events))
+                    if worker.done() or not await _hand(queue, msg.events, worker):
+                        break  # the worker refused a batch (or failed): said below
                 elif body == "ack":
                     run.acked(msg.ack)
                 elif body == "hello":
                     end = _End(grpc.StatusCode.INVALID_ARGUMENT, "a second RunnerHello on the same stream")
                     return
+            else:
+                await _hand(queue, None, worker)
+            if await worker or conn.closed:
+                return  # a batch was refused (the worker said so) or the run was taken over
             # The runner ended its side (its run is closing): confirm what it sent, then end.
             if self.unmark(conn) and await self.commit():
                 conn.send(service_pb2.HubMessage(confirmed_sequence=conn.received))
@@ -449,7 +452,37 @@ class HubService(service_pb2_grpc.HubServicer):
             log.exception("hub: reading run %s's stream failed", run.run_id)
             end = _End(grpc.StatusCode.INTERNAL, f"the hub failed while storing run {run.run_id}; its log has the details")
         finally:
-            conn.out.put_nowait(end)
+            if not worker.done():
+                worker.cancel()
+            (refused,) = await asyncio.gather(worker, return_exceptions=True)
+            if not (isinstance(refused, str) and refused):  # else the worker ended the stream already
+                conn.out.put_nowait(end)
+
+    async def _store(self, conn: _Conn, run: ConnectedRun, queue: asyncio.Queue[Any], owner: str) -> str:
+        """Check, store and spend the batches ``_read`` queued, in order, until None. A batch
+        that cannot be stored ends the stream (nothing of it stored, nothing after it); its
+        reason is returned, else ""."""
+        while (batch := await queue.get()) is not None:
+            if conn.closed:
+                return ""
+            events = batch.events
+            try:
+                problem = run.check_batch(events, conn.received, batch.ByteSize())
+                if problem:  # refused now, though the reader may be waiting for the runner's next message
+                    conn.out.put_nowait(_End(grpc.StatusCode.INVALID_ARGUMENT, problem))
+                    return problem
+                if events:
+                    await run.ingest_batch(events)
+                    conn.received = events[-1].sequence
+                    self.mark_stored(conn, run)
+                    self.stored_some()
+                    await self.quotas.spend(owner, len(events))
+            except Exception:  # isolation boundary: a bug here ends this stream, not the hub
+                log.exception("hub: storing run %s's events failed", run.run_id)
+                why = f"the hub failed while storing run {run.run_id}; its log has the details"
+                conn.out.put_nowait(_End(grpc.StatusCode.INTERNAL, why))
+                return why
+        return ""
 
     # -- group commit --------------------------------------------------------------------
     async def commit(self) -> bool:

@@ -24,12 +24,33 @@ from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.remote.auth import caller
 
 
-__all__ = ["LaneConn", "Refused", "SharedStream"]
+__all__ = ["LaneConn", "Refused", "SharedStream", "hand"]
 
 log = logging.getLogger("goldfive.hub")
 
 #: Parts of a frame handled between two turns of the event loop.
 _PARTS_PER_TURN = 64
+#: Frames read (their acks handed over) while earlier frames' events are still being stored:
+#: beyond this the stream is not read (the runner's writes wait, as they did before).
+_FRAMES_AHEAD = 4
+#: What goes down ahead of the parts queued before it: controls, and welcomes (so a control
+#: never overtakes its lane's welcome).
+_URGENT = ("control", "welcome")
+
+
+async def hand(queue: asyncio.Queue[Any], item: Any, worker: asyncio.Task[Any]) -> bool:
+    """Queue ``item`` for ``worker``, waiting while it is ``_FRAMES_AHEAD`` frames behind;
+    False when the worker ended first."""
+    if not queue.full():
+        queue.put_nowait(item)
+        return True
+    put = asyncio.ensure_future(queue.put(item))
+    try:
+        await asyncio.wait({put, worker}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not put.done():
+            put.cancel()
+    return not put.cancelled()
 
 
 class Refused(Exception):
@@ -122,11 +143,19 @@ class SharedStream:
         self.over: set[int] = set()  # lanes that ended: their late parts are dropped
         self.closing: list[LaneConn] = []
         self.out: list[service_pb2.HubPart] = []
+        self._urgent = 0  # the first parts of ``out`` that went ahead of the others
         self.wake = asyncio.Event()
         self.finished = False
 
     def put(self, part: service_pb2.HubPart) -> None:
-        self.out.append(part)
+        """Queue ``part`` for the next frame. A control (a person waits for its ack) goes
+        ahead of the confirmations and goodbyes queued before it, behind the controls and
+        welcomes already ahead (a lane's welcome always comes before its first control)."""
+        if part.HasField("message") and part.message.WhichOneof("body") in _URGENT:
+            self.out.insert(self._urgent, part)
+            self._urgent += 1
+        else:
+            self.out.append(part)
         self.wake.set()
 
     def take(self) -> list[service_pb2.HubPart]:
@@ -136,32 +165,27 @@ class SharedStream:
             size += out[n].ByteSize()
             n += 1
         parts, self.out = out[:n], out[n:]
+        self._urgent = max(0, self._urgent - n)
         if self.out:
             self.wake.set()
         return parts
 
     # -- reading ---------------------------------------------------------------------------
     async def read(self, frames: Any) -> None:
+        """Read the stream's frames. Each frame's acks are handed over as it is read; its other
+        parts are stored and handled in order by a worker (``_work``) at most
+        ``_FRAMES_AHEAD`` frames behind, so an ack (a person waits for it) never waits for
+        the events of the frames before it to be recorded and folded."""
         who = caller()  # this call's credential: its events are spent against its rate
+        queue: asyncio.Queue[tuple[Any, set[int]] | None] = asyncio.Queue(_FRAMES_AHEAD)
+        worker = asyncio.get_running_loop().create_task(self._work(queue, who))
         try:
             async for frame in frames:
-                acked = self._acks_first(frame.parts)
-                batch: list[tuple[LaneConn, ConnectedRun, Any]] = []
-                for i, part in enumerate(frame.parts):
-                    if i and i % _PARTS_PER_TURN == 0:  # a long frame lets controls and readers in
-                        if batch:
-                            await self._ingest(batch)
-                            batch = []
-                        await asyncio.sleep(0)
-                    if i in acked or self._collect(part, batch):
-                        continue
-                    if batch:  # what came before this part is stored before it is handled
-                        await self._ingest(batch)
-                        batch = []
-                    await self._part(part)
-                if batch:
-                    await self._ingest(batch)
-                await self.service.quotas.spend(who, sum(len(p.message.events.events) for p in frame.parts))
+                if not await hand(queue, (frame, self._acks_first(frame.parts)), worker):
+                    break  # the worker stopped (its failure is raised below)
+            else:
+                await hand(queue, None, worker)
+            await worker
             # The runner's process ended its side: confirm what it sent, then end its lanes.
             service = self.service
             dirty = [conn for conn, _ in self.lanes.values() if service.unmark(conn)]
@@ -177,8 +201,32 @@ class SharedStream:
         except grpc.aio.AbortError:  # bytes that are not a RunnerFrame: the call is refused already
             log.info("hub: a shared stream sent bytes that do not parse; refused")
         finally:
+            if not worker.done():
+                worker.cancel()
+            await asyncio.gather(worker, return_exceptions=True)
             self.finished = True
             self.wake.set()
+
+    async def _work(self, queue: asyncio.Queue[tuple[Any, set[int]] | None], who: str) -> None:
+        """Store and handle the frames ``read`` queued, in order (their acks were handled)."""
+        while (item := await queue.get()) is not None:
+            frame, acked = item
+            batch: list[tuple[LaneConn, ConnectedRun, Any]] = []
+            for i, part in enumerate(frame.parts):
+                if i and i % _PARTS_PER_TURN == 0:  # a long frame lets controls and readers in
+                    if batch:
+                        await self._ingest(batch)
+                        batch = []
+                    await asyncio.sleep(0)
+                if i in acked or self._collect(part, batch):
+                    continue
+                if batch:  # what came before this part is stored before it is handled
+                    await self._ingest(batch)
+                    batch = []
+                await self._part(part)
+            if batch:
+                await self._ingest(batch)
+            await self.service.quotas.spend(who, sum(len(p.message.events.events) for p in frame.parts))
 
     def _acks_first(self, parts: Any) -> set[int]:
         """Hand the acks of a frame to whoever waits for them before its events are stored (a

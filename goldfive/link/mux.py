@@ -62,9 +62,22 @@ class _Lane:
     async def write(self, msg: service_pb2.RunnerMessage) -> None:
         if self._ended or self._error is not None:
             raise asyncio.InvalidStateError(f"lane {self.lane} already ended")
-        # An ack (a person waits for it) or a hello goes out at once, without the linger.
-        urgent = msg.WhichOneof("body") != "events"
-        await self.mux._put(service_pb2.RunnerPart(lane=self.lane, message=msg), urgent)
+        # An ack (a person waits for it) or a hello goes out at once, without the linger; an
+        # ack also goes ahead of the parts queued before it (the hub hands acks over before
+        # it stores the events around them anyway).
+        body = msg.WhichOneof("body")
+        if body == "ack":
+            self.write_ack(msg)
+            return
+        await self.mux._put(service_pb2.RunnerPart(lane=self.lane, message=msg), body != "events")
+
+    def write_ack(self, msg: service_pb2.RunnerMessage) -> bool:
+        """Queue an ack now, ahead of the parts queued before it (no wait for room or the
+        linger); False when the lane already ended (the link sends it on its next call)."""
+        if self._ended or self._error is not None:
+            return False
+        self.mux._put_first(service_pb2.RunnerPart(lane=self.lane, message=msg))
+        return True
 
     async def read(self) -> Any:
         while not self._inbox:
@@ -131,6 +144,7 @@ class HubMux:
         self._lanes: dict[int, _Lane] = {}
         self._next = 0
         self._out: list[service_pb2.RunnerPart] = []
+        self._first = 0  # the acks at the head of ``_out``, which went ahead of the others
         self._urgent = False  # a queued part must not wait for the linger
         self._wake = asyncio.Event()
         self._room = asyncio.Event()
@@ -156,6 +170,7 @@ class HubMux:
         self._lanes[lane.lane] = lane
         if self._task is None or self._task.done():
             self._out = [p for p in self._out if p.lane in self._lanes]  # parts of lanes of a dead stream
+            self._first = 0
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"HubMux({self.address})")
         return lane
 
@@ -184,10 +199,22 @@ class HubMux:
     def _put_nowait(self, part: service_pb2.RunnerPart, urgent: bool = False) -> None:
         self._out.append(part)
         if urgent:
-            self._urgent = True
-            linger = self._linger
-            if linger is not None and not linger.done():
-                linger.set_result(None)  # cut the linger short
+            self._hurry()
+        else:
+            self._wake.set()
+
+    def _put_first(self, part: service_pb2.RunnerPart) -> None:
+        """Queue ``part`` (an ack) ahead of everything but the acks queued before it, without
+        waiting for room or the linger."""
+        self._out.insert(self._first, part)
+        self._first += 1
+        self._hurry()
+
+    def _hurry(self) -> None:
+        self._urgent = True
+        linger = self._linger
+        if linger is not None and not linger.done():
+            linger.set_result(None)  # cut the linger short
         self._wake.set()
 
     def _forget(self, lane: _Lane) -> None:
@@ -233,6 +260,7 @@ class HubMux:
             for lane in lanes:
                 lane._end(error)
             self._out.clear()
+            self._first = 0
             self._room.set()
             if error is not None and len(self.addresses) > 1:
                 self._at = (self._at + 1) % len(self.addresses)
@@ -258,6 +286,7 @@ class HubMux:
                 size += out[n].ByteSize()
                 n += 1
             parts, self._out = out[:n], out[n:]
+            self._first = max(0, self._first - n)
             self._room.set()
             await call.write(service_pb2.RunnerFrame(parts=parts))
             self.frames += 1

@@ -122,6 +122,8 @@ class HubLink:
         self._shared = shared and mux is None
         self._acquired = False
         self._lingering: asyncio.Future[None] | None = None  # the writer's linger, while it waits
+        #: The current session's lane's ``write_ack`` (a shared stream's lane), else None.
+        self._ack_now: Any = None
 
     # -- the sink API --------------------------------------------------------------------
     async def emit(self, event: Event) -> None:
@@ -307,6 +309,9 @@ class HubLink:
                 )
             self.sessions += 1
             self._confirm(stored)
+            # A lane of a shared stream takes an ack at once, even while this link's writer
+            # waits for room in the process's queue of events (see _send_ack).
+            self._ack_now = getattr(call, "write_ack", None)
             reader = asyncio.ensure_future(self._read(call))
             writer = asyncio.ensure_future(self._write(call, stored))
             try:
@@ -315,6 +320,7 @@ class HubLink:
                     task.result()  # raises the first failure
                 await reader  # the writer finished (closing): wait for the hub to end the stream
             finally:
+                self._ack_now = None
                 for task in (reader, writer):
                     task.cancel()
                 await asyncio.gather(reader, writer, return_exceptions=True)
@@ -404,6 +410,9 @@ class HubLink:
         self._send_ack(ack)
 
     def _send_ack(self, ack: ControlAck) -> None:
+        now = self._ack_now
+        if now is not None and not self._acks and now(service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack))):
+            return  # on its way: ahead of this process's queued events, not behind this link's writer
         self._acks.append(ack)
         self._wake.set()
         if self._lingering is not None:

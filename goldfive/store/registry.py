@@ -15,7 +15,13 @@ is trusted with its own data, not with the hub's decisions.
   event (``EventLog.writers``, goldfive.store.provenance), which a hub's connected and hooked
   runs use; kept for the hosted runs' start line and for files written before.
 - **Routed controls** (``hub_routed``): every control the hub sent down a runner's stream,
-  with its author, so a decision the runner reports can be checked against it.
+  with its author, so a decision the runner reports can be checked against it. The hub checks
+  a live run's reports against the controls it holds in memory; the rows are for a hub that
+  restarts. :class:`SqliteRegistry` writes them behind (a thread of its own, in order), so a
+  control is never held up by the hub's group commit of events (which holds the file's write
+  lock) nor its event loop by the write; ``close`` writes what is left. A hub that dies
+  within that write (milliseconds, or while a commit holds the file) loses the row: a decision
+  reported later under that control is then stored as not verified, never as verified.
 - **Marks** (``hub_marks``): what a person said about a run as a whole, which is not part of
   the run: its failure was seen (``acknowledged``), it is put away (``archived``).
 
@@ -26,14 +32,19 @@ rows in the shared database (:mod:`goldfive.store.postgres_registry`). Both impl
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import sqlite3
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from goldfive.errors import GoldfiveError
+
+log = logging.getLogger("goldfive.hub")
 
 __all__ = [
     "ACKNOWLEDGED",
@@ -231,8 +242,13 @@ def _registration(row: tuple[Any, ...]) -> Registration:
     return Registration(str(run_id), str(origin), str(owner), spec, int(created or 0))
 
 
+_RoutedRow = tuple[str, str, str, str, str, int]
+
+
 class SqliteRegistry:
-    """The registry in the hub's SQLite file (its own connection, next to the events)."""
+    """The registry in the hub's SQLite file (its own connection, next to the events).
+    Routed controls are written behind, by a thread with a connection of its own (see the
+    module's docstring); every other record is written before its method returns."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -245,9 +261,59 @@ class SqliteRegistry:
         except sqlite3.Error:
             self._conn.close()
             raise
+        # Routed controls waiting for the writer thread, and those it is writing now.
+        self._routed_cv = threading.Condition()
+        self._routed_queue: list[_RoutedRow] = []
+        self._routed_writing: list[_RoutedRow] = []
+        self._routed_thread: threading.Thread | None = None
+        self._routed_stop = False
+        #: Routed controls the writer thread could not write (its log says why).
+        self.routed_failures = 0
 
     def close(self) -> None:
+        """Write the routed controls still waiting, then close."""
+        thread = self._routed_thread
+        if thread is not None:
+            with self._routed_cv:
+                self._routed_stop = True
+                self._routed_cv.notify_all()
+            thread.join()
+            self._routed_thread = None
         self._conn.close()
+
+    def flush_routed(self, timeout: float | None = None) -> bool:
+        """Wait (blocking) until every routed control given so far is written; False when
+        ``timeout`` seconds passed first."""
+        with self._routed_cv:
+            return self._routed_cv.wait_for(lambda: not self._routed_queue and not self._routed_writing, timeout)
+
+    def _write_routed(self) -> None:
+        """The writer thread: what waits, in one transaction at a time, until closed."""
+        conn = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+        try:
+            while True:
+                with self._routed_cv:
+                    self._routed_cv.wait_for(lambda: self._routed_queue or self._routed_stop)
+                    if not self._routed_queue:
+                        return  # stopped, and nothing left
+                    self._routed_writing, self._routed_queue = self._routed_queue, []
+                rows = self._routed_writing
+                try:
+                    with conn:  # one transaction: BEGIN, the rows, COMMIT on leaving (ROLLBACK on an error)
+                        conn.execute("BEGIN")
+                        conn.executemany(
+                            "INSERT INTO hub_routed (run_id, control_id, kind, author, target_id, sent_at_ms)"
+                            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id, control_id) DO NOTHING",
+                            rows,
+                        )
+                except sqlite3.Error as exc:  # kept in the hub's memory; a restarted hub will not verify them
+                    self.routed_failures += len(rows)
+                    log.warning("hub: could not record %d routed controls (%s): %s", len(rows), ", ".join(r[1] for r in rows[:3]), exc)
+                with self._routed_cv:
+                    self._routed_writing = []
+                    self._routed_cv.notify_all()
+        finally:
+            conn.close()
 
     async def register(self, run_id: str, origin: str, owner: str, launch: LaunchSpec | None = None) -> Registration:
         self._conn.execute(
@@ -270,6 +336,10 @@ class SqliteRegistry:
         return {r.run_id: r for r in map(_registration, rows)}
 
     async def forget(self, run_id: str) -> None:
+        with self._routed_cv:
+            self._routed_queue = [r for r in self._routed_queue if r[0] != run_id]
+        if self._routed_writing:  # one being written now must not land after the delete
+            await asyncio.to_thread(self.flush_routed, 60.0)
         for table in ("hub_runs", "hub_writers", "hub_routed", "hub_marks"):
             self._conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
@@ -292,17 +362,34 @@ class SqliteRegistry:
         return [(int(s), str(w)) for s, w in rows]
 
     async def routed(self, run_id: str, control: RoutedControl) -> None:
-        self._conn.execute(
-            "INSERT INTO hub_routed (run_id, control_id, kind, author, target_id, sent_at_ms) VALUES (?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (run_id, control_id) DO NOTHING",
-            (run_id, control.control_id, control.kind, control.author, control.target_id, control.sent_at_ms or _now_ms()),
-        )
+        """Queued for the writer thread (returns at once; ``routed_controls`` sees it)."""
+        row = (run_id, control.control_id, control.kind, control.author, control.target_id, control.sent_at_ms or _now_ms())
+        if self.path == ":memory:":  # a connection of the thread's own would be another database
+            self._conn.execute(
+                "INSERT INTO hub_routed (run_id, control_id, kind, author, target_id, sent_at_ms) VALUES (?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (run_id, control_id) DO NOTHING",
+                row,
+            )
+            return
+        with self._routed_cv:
+            if self._routed_stop:
+                raise GoldfiveError("the hub's registry is closed")
+            self._routed_queue.append(row)
+            self._routed_cv.notify_all()
+            if self._routed_thread is None:
+                self._routed_thread = threading.Thread(target=self._write_routed, name="goldfive-routed-writer", daemon=True)
+                self._routed_thread.start()
 
     async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]:
         rows = self._conn.execute(
             "SELECT control_id, kind, author, target_id, sent_at_ms FROM hub_routed WHERE run_id = ?", (run_id,)
         ).fetchall()
-        return {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(s)) for c, k, a, t, s in rows}
+        out = {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(s)) for c, k, a, t, s in rows}
+        with self._routed_cv:  # not written yet: as good as written for whoever asks here
+            for r, c, k, a, t, s in (*self._routed_writing, *self._routed_queue):
+                if r == run_id:
+                    out.setdefault(c, RoutedControl(c, k, a, t, s))
+        return out
 
     async def mark(self, run_id: str, mark: str, by: str) -> None:
         self._conn.execute(

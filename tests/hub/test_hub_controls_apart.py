@@ -1,0 +1,225 @@
+"""Controls through a busy hub (issue 27 part 2): a control is not held up by the hub's
+writes of events, and the records it leaves are still written."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+
+from goldfive.control import AckResult, ControlKind, ControlMessage
+from goldfive.planners.static import StaticPlanner
+from goldfive.remote import RemoteClient, RunHost, start_server
+from goldfive.runner import Runner
+from goldfive.store.registry import RoutedControl, SqliteRegistry
+from goldfive.testing import until
+from goldfive.types import Plan, Task
+from tests.remote_fixtures import Gate
+
+
+def _routed_rows(path: str) -> list[tuple[str, str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT run_id, control_id, author FROM hub_routed ORDER BY control_id").fetchall()
+    finally:
+        conn.close()
+
+
+def _lock(path: str) -> sqlite3.Connection:
+    """Another connection holding the file's write lock (what a long group commit does)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    return conn
+
+
+async def test_routed_controls_are_written_behind_without_waiting_for_the_files_write_lock(tmp_path):
+    path = str(tmp_path / "hub.sqlite")
+    registry = SqliteRegistry(path)
+    locker = _lock(path)
+    try:
+        t0 = time.perf_counter()
+        await registry.routed("r1", RoutedControl("c1", "APPROVE", "alice", "call-1", 5))
+        await registry.routed("r2", RoutedControl("c2", "PAUSE", "bob"))
+        took = time.perf_counter() - t0
+        assert took < 0.5, f"routed() waited {took:.2f} s for the write lock"
+        # Not written yet, but the hub reading its records sees it (a run reconnecting now).
+        assert await registry.routed_controls("r1") == {"c1": RoutedControl("c1", "APPROVE", "alice", "call-1", 5)}
+        assert _routed_rows(path) == []
+    finally:
+        locker.execute("ROLLBACK")
+        locker.close()
+    assert registry.flush_routed(10)
+    assert _routed_rows(path) == [("r1", "c1", "alice"), ("r2", "c2", "bob")]
+    await registry.routed("r1", RoutedControl("c3", "RESUME", "carol"))
+    registry.close()  # writes what is left before closing
+    assert ("r1", "c3", "carol") in _routed_rows(path)
+
+
+async def test_a_forgotten_run_keeps_no_routed_control_that_was_still_waiting(tmp_path):
+    path = str(tmp_path / "hub.sqlite")
+    registry = SqliteRegistry(path)
+    locker = _lock(path)
+    await registry.routed("gone", RoutedControl("c1", "PAUSE", "alice"))
+    await registry.routed("kept", RoutedControl("c2", "PAUSE", "alice"))
+    locker.execute("ROLLBACK")
+    locker.close()
+    await registry.forget("gone")
+    registry.close()
+    assert _routed_rows(path) == [("kept", "c2", "alice")]
+
+
+async def test_a_control_is_acked_while_the_hubs_database_is_write_locked(tmp_path):
+    """A group commit of many runs' events holds the file's write lock for a while: the
+    control's record (who sent it) used to be written on the event loop first, which held
+    the control and the whole hub until the lock was free."""
+    db = tmp_path / "hub.sqlite"
+    host = RunHost(db)
+    server = await start_server(host, listen="127.0.0.1:0")
+    gate = Gate()
+    plan = Plan(tasks=[Task("t1", "held")], edges=[], id="p1")
+    runner = Runner(agent=gate.agent, planner=StaticPlanner(plan), run_id="busy-1", hub=server.address)
+    task = asyncio.create_task(runner.run("one thing"))
+    locker = None
+    try:
+        await asyncio.wait_for(gate.entered.wait(), 10)
+        await until(lambda: bool(host.runs()) and getattr(host.runs()[0], "conn", None) is not None)
+        async with RemoteClient(server.address) as client:
+            locker = _lock(str(db))
+            t0 = time.perf_counter()
+            ack = await asyncio.wait_for(client.send_control("busy-1", ControlMessage(ControlKind.STATUS_QUERY)), 5)
+            took = time.perf_counter() - t0
+            assert ack.result is AckResult.SUCCESS, ack
+            assert took < 2.0, f"the control took {took:.2f} s while the database was locked"
+            locker.execute("ROLLBACK")
+            locker.close()
+            locker = None
+            gate.open()
+            assert (await asyncio.wait_for(task, 10)).success
+            await runner.close()
+    finally:
+        if locker is not None:
+            locker.execute("ROLLBACK")
+            locker.close()
+        gate.open()
+        await server.stop(None)
+    assert [row[0] for row in _routed_rows(str(db))] == ["busy-1"]  # recorded once the lock was free
+
+
+async def test_an_ack_is_handed_over_while_the_frames_before_it_are_still_held_back(tmp_path):
+    """A runner over its events rate is slowed (the hub stops storing its stream's frames for
+    a while): the ack of a control sent meanwhile still comes through at once, read and handed
+    over ahead of the events the hub has not stored yet."""
+    from goldfive import conv
+    from goldfive.control import ControlAck
+    from goldfive.hub.quota import RunnerLimits
+    from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+    from tests.hub.drive import run_events
+
+    import grpc
+
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0", runner_limits=RunnerLimits(events=50))
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel, RemoteClient(server.address) as client:
+            call = service_pb2_grpc.HubStub(channel).ConnectShared()
+            hello = service_pb2.RunnerHello(run_id="slowed", host="h", pid=1)
+            await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=service_pb2.RunnerMessage(hello=hello))]))
+            welcome = await asyncio.wait_for(call.read(), 10)
+            assert welcome.parts[0].message.WhichOneof("body") == "welcome"
+            burst = service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("slowed", 300)))
+            await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=burst)]))  # 6 s of its rate
+            await until(lambda: server.host.get("slowed") is not None and server.host.get("slowed").stored_through == 299)
+            t0 = time.perf_counter()
+            sent = asyncio.create_task(client.send_control("slowed", ControlMessage(ControlKind.STATUS_QUERY), timeout=20))
+            control = None
+            while control is None:
+                frame = await asyncio.wait_for(call.read(), 10)
+                control = next((p.message.control for p in frame.parts if p.message.WhichOneof("body") == "control"), None)
+            ack = conv.to_pb_control_ack(ControlAck(control.id, AckResult.SUCCESS, "seen"))
+            await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=service_pb2.RunnerMessage(ack=ack))]))
+            got = await asyncio.wait_for(sent, 20)
+            took = time.perf_counter() - t0
+            assert got.result is AckResult.SUCCESS and got.detail == "seen"
+            assert took < 2.0, f"the ack waited {took:.1f} s behind the slowed stream's events"
+            call.cancel()
+    finally:
+        await server.stop(None)
+
+
+def test_a_control_goes_down_a_shared_stream_ahead_of_the_confirmations_queued_before_it():
+    from goldfive.hub.shared import SharedStream
+    from goldfive.pb.goldfive.v1 import control_pb2, service_pb2
+
+    def part(lane: int, **message: object) -> service_pb2.HubPart:
+        return service_pb2.HubPart(lane=lane, message=service_pb2.HubMessage(**message))  # type: ignore[arg-type]
+
+    stream = SharedStream(None)  # type: ignore[arg-type]  (put and take need no hub)
+    stream.put(part(1, confirmed_sequence=5))
+    stream.put(part(2, confirmed_sequence=7))
+    stream.put(part(3, welcome=service_pb2.HubWelcome(stored_through=-1)))
+    stream.put(part(1, control=control_pb2.ControlEvent(id="c1")))
+    stream.put(part(3, control=control_pb2.ControlEvent(id="c3")))
+    stream.put(service_pb2.HubPart(lane=4, ended=True, code=3, detail="refused"))
+    order = [(p.lane, p.message.WhichOneof("body") or "ended") for p in stream.take()]
+    assert order == [
+        (3, "welcome"),  # a lane's welcome stays ahead of its first control
+        (1, "control"),
+        (3, "control"),
+        (1, "confirmed_sequence"),
+        (2, "confirmed_sequence"),
+        (4, "ended"),
+    ]
+    stream.put(part(2, confirmed_sequence=8))
+    stream.put(part(2, control=control_pb2.ControlEvent(id="c2")))  # ahead again after a take
+    assert [p.message.WhichOneof("body") for p in stream.take()] == ["control", "confirmed_sequence"]
+
+
+async def test_a_runners_ack_goes_up_ahead_of_its_queued_events_without_waiting_for_room():
+    """The runner's process queues its runs' events for the shared stream (up to a bound,
+    then a run's write waits): an ack neither waits for room nor goes behind them."""
+    from goldfive.link.mux import _MAX_QUEUED, HubMux, _Lane
+    from goldfive.pb.goldfive.v1 import control_pb2, service_pb2
+    from tests.hub.drive import run_events
+
+    mux = HubMux("127.0.0.1:1")  # never connected: only its queue is used
+    lane = _Lane(mux, 1)
+    batch = service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("r", 1)))
+    for _ in range(_MAX_QUEUED):
+        mux._put_nowait(service_pb2.RunnerPart(lane=1, message=batch))
+    ack = service_pb2.RunnerMessage(ack=control_pb2.ControlAck(control_id="c1"))
+    await asyncio.wait_for(lane.write(ack), 1)
+    await asyncio.wait_for(lane.write(service_pb2.RunnerMessage(ack=control_pb2.ControlAck(control_id="c2"))), 1)
+    assert [p.message.ack.control_id for p in mux._out[:2]] == ["c1", "c2"]
+    assert len(mux._out) == _MAX_QUEUED + 2
+
+
+async def test_an_ack_on_a_runs_own_stream_is_handed_over_while_its_batches_are_held_back(tmp_path):
+    """The same on ``Hub.Connect`` (``Runner(hub_shared=False)``, an older runner)."""
+    from goldfive import conv
+    from goldfive.control import ControlAck
+    from goldfive.hub.quota import RunnerLimits
+    from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+    from tests.hub.drive import run_events
+
+    import grpc
+
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0", runner_limits=RunnerLimits(events=50))
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel, RemoteClient(server.address) as client:
+            call = service_pb2_grpc.HubStub(channel).Connect()
+            await call.write(service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id="slowed-own", host="h", pid=1)))
+            assert (await asyncio.wait_for(call.read(), 10)).WhichOneof("body") == "welcome"
+            await call.write(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("slowed-own", 300))))
+            await until(lambda: server.host.get("slowed-own") is not None and server.host.get("slowed-own").stored_through == 299)
+            t0 = time.perf_counter()
+            sent = asyncio.create_task(client.send_control("slowed-own", ControlMessage(ControlKind.STATUS_QUERY), timeout=20))
+            msg = await asyncio.wait_for(call.read(), 10)
+            while msg.WhichOneof("body") != "control":
+                msg = await asyncio.wait_for(call.read(), 10)
+            await call.write(service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ControlAck(msg.control.id, AckResult.SUCCESS, "seen"))))
+            got = await asyncio.wait_for(sent, 20)
+            took = time.perf_counter() - t0
+            assert got.result is AckResult.SUCCESS and got.detail == "seen"
+            assert took < 2.0, f"the ack waited {took:.1f} s behind the slowed stream's events"
+            call.cancel()
+    finally:
+        await server.stop(None)
