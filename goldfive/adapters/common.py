@@ -51,18 +51,18 @@ __all__ = [
 ]
 
 
-def task_input(session: Session, task: Task, told: Told | None = None) -> str:
+def task_input(session: Session, task: Task, told: Told | None = None, *, keep: bool = True) -> str:
     """The input of the framework run for ``task``: the run's context, then the task.
 
     ``told``: what the conversation this input goes into was given before (None: a fresh
     conversation). The first input of a conversation carries the whole context; a later one
-    only what changed since (``Told.input``). The input counts as kept in the conversation
-    (``Told.kept``); an adapter that adds it only when the turn ends calls ``Told.input`` itself."""
-    if told is None:
-        return f"{system_prompt(session, task)}\n\n{task_line(task)}"
-    text = f"{told.input(session, task)}\n\n{task_line(task)}"
-    told.kept()
-    return text
+    only what changed since (``Told.input``). With ``keep`` the input counts as in the
+    conversation at once; an adapter that knows only later whether the conversation kept it
+    passes ``keep=False`` and calls ``told.kept()`` then."""
+    context = system_prompt(session, task) if told is None else told.input(session, task)
+    if told is not None and keep:
+        told.kept()
+    return f"{context}\n\n{task_line(task)}" if context else task_line(task)
 
 
 def task_line(task: Task) -> str:

@@ -56,7 +56,7 @@ from pydantic_ai.tools import (
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 
-from goldfive.adapters.common import ask_tool_approval, framework_span, record_model_turn, record_tool_call, task_input, task_line, to_text
+from goldfive.adapters.common import ask_tool_approval, framework_span, record_model_turn, record_tool_call, task_input, to_text
 from goldfive.adapters.task_prompt import Told
 from goldfive.usage import ModelUsage, report_usage
 from goldfive.budget.gate import before_model_call
@@ -122,7 +122,7 @@ class PydanticAIAdapter:
         told = self._conversation(session)[1] if self.memory else None
         history = list(self.history(session)) if self.memory else []
         # In a conversation the input counts as told once the run's messages are kept (below).
-        prompt = f"{told.input(session, task)}\n\n{task_line(task)}" if told is not None else task_input(session, task)
+        prompt = task_input(session, task, told, keep=False)
         new: list[ModelMessage] = []
         output: Any = None
         bound = CURRENT.set(steering)

@@ -153,7 +153,12 @@ class Told:
 
 
 def update_prompt(session: Session, task: Task, given: _Snapshot, now: _Snapshot) -> str:
-    """The ``agent_task.update`` prompt: what changed between ``given`` and ``now``, then the task."""
+    """What changed between ``given`` and ``now``, in a few lines (a long run's conversation
+    keeps one per task), then the task's description; "" when nothing did and it has none.
+
+    Tasks whose status moved are listed as "ID STATUS" (the task itself is left out: it is the
+    current task), with the results of those completed; a new plan, changed goals or guidance
+    whole."""
     sections: list[str] = []
     if now.goals != given.goals:
         sections.append(f"## Goals (changed)\n{now.goals}")
@@ -165,20 +170,17 @@ def update_prompt(session: Session, task: Task, given: _Snapshot, now: _Snapshot
             whole = [lines.line(session, i, t)[0] for i, t in enumerate(plan.tasks)]
             sections.append("## Plan (revised: this replaces the plan given before)\n" + "\n".join(whole))
             moved: list[int] = list(range(len(plan.tasks)))
-            told = given.results()
+            told |= given.results()
         else:
             moved = [i for i, (a, b) in enumerate(zip(given.statuses, now.statuses)) if a is not b]
-            if moved:
-                sections.append("## Plan changes\n" + "\n".join(lines.line(session, i, plan.tasks[i])[0] for i in moved))
+            others = [f"{plan.tasks[i].id} {now.statuses[i]}" for i in moved if plan.tasks[i] is not task]
+            if others:
+                sections.append(f"Plan changes since your previous task: {', '.join(others)}.")
         done = [d for i in moved if plan.tasks[i].id not in told and (d := lines.line(session, i, plan.tasks[i])[1])]
         if done:
-            sections.append("## Completed results (since your previous task)\n" + "\n".join(done))
+            sections.append("Completed since:\n" + "\n".join(done))
     if now.guidance != given.guidance:
         sections.append(now.guidance or "## Standing guidance\nThe standing guidance given before was removed.")
-    return render_prompt(
-        "agent_task.update",
-        changes="\n\n".join(sections) or "(nothing changed)",
-        task_id=task.id,
-        task_title=task.title,
-        task_description=task.description or "(none)",
-    )
+    if task.description:
+        sections.append(f"Current task description: {task.description}")
+    return "\n\n".join(sections)

@@ -38,11 +38,10 @@ def test_a_conversations_first_input_is_the_whole_context_and_later_ones_only_wh
         assert "## Goals\n- g1: ship it" in first and f"- t{n - 1} [PENDING]: Task {n - 1} (after t{n - 2})" in first
         finish(session, 0, "zero done")
         second = task_input(session, start(session, 1), told)
-        assert second.startswith("goldfive-prompt: agent.task_update")
-        assert "## Plan changes\n- t0 [COMPLETED]: Task 0\n- t1 [RUNNING]: Task 1 (after t0)\n" in second
-        assert "## Completed results (since your previous task)\n- t0: zero done" in second
-        assert "id: t1\ntitle: Task 1\ndescription: do step 1" in second and second.endswith("Do the current task (t1): Task 1")
-        assert "## Goals" not in second and "t2 [PENDING]" not in second
+        assert second == (
+            "Plan changes since your previous task: t0 COMPLETED.\n\nCompleted since:\n- t0: zero done\n\n"
+            "Current task description: do step 1\n\nDo the current task (t1): Task 1"
+        )
         finish(session, 1, "one done")
         third = task_input(session, start(session, 2), told)
         assert "- t1: one done" in third and "zero done" not in third  # a result is given once
@@ -53,10 +52,15 @@ def test_a_conversations_first_input_is_the_whole_context_and_later_ones_only_wh
 def test_an_input_that_never_reached_the_conversation_is_covered_by_the_next_one() -> None:
     session, told = session_of(5), Told()
     task_input(session, start(session, 0), told)
-    finish(session, 0, "zero done")
-    told.input(session, start(session, 1))  # built, but the turn was cancelled before it was kept
-    again = task_input(session, start(session, 1), told)
-    assert "- t0: zero done" in again and "- t0 [COMPLETED]" in again
+    finish(session, 1, "one done elsewhere")  # (another conversation's task)
+    told.input(session, start(session, 2))  # built, but the turn was cancelled before it was kept
+    again = task_input(session, session.plan.tasks[2] if session.plan else start(session, 2), told)
+    assert "t1 COMPLETED" in again and "- t1: one done elsewhere" in again
+    finish(session, 2, "two done")
+    finish(session, 3, "three done elsewhere")
+    later = task_input(session, start(session, 4), told)
+    assert "- t2: two done\n- t3: three done elsewhere" in later and "one done" not in later
+    assert "Plan changes since your previous task: t2 COMPLETED, t3 COMPLETED." in later
 
 
 def test_a_new_plan_goals_and_standing_guidance_are_given_whole_when_they_change() -> None:
@@ -72,13 +76,13 @@ def test_a_new_plan_goals_and_standing_guidance_are_given_whole_when_they_change
     update = task_input(session, start(session, 1), told)
     assert "## Goals (changed)\n- g1: ship it\n- g2: and document it" in update
     assert "## Plan (revised: this replaces the plan given before)\n- t0 [COMPLETED]: Task 0\n- n1 [RUNNING]: New step (after t0)" in update
-    assert "## Completed results (since your previous task)\n- t0: zero done" in update
+    assert "Completed since:\n- t0: zero done" in update
     assert "## Standing guidance" in update and "- use the staging db" in update
     session.state[NOTES_KEY].standing.clear()
     later = task_input(session, session.plan.tasks[1], told)
     assert "The standing guidance given before was removed." in later
     assert "## Plan (revised" not in later and "## Goals" not in later
-    assert "(nothing changed)" in task_input(session, session.plan.tasks[1], told)
+    assert task_input(session, session.plan.tasks[1], told) == "Do the current task (n1): New step"  # nothing changed
 
 
 def test_the_whole_prompt_shows_each_tasks_status_and_result_as_they_are_now() -> None:

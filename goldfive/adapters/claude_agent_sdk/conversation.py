@@ -41,7 +41,7 @@ from claude_agent_sdk import (
 from goldfive.adapters.claude_agent_sdk.tools import allowed_names, reporting_server
 from goldfive.adapters.claude_agent_sdk.turn import PRE_TOOL_TIMEOUT_S, PermissionResult, Turn
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
-from goldfive.adapters.common import task_line
+from goldfive.adapters.common import task_input
 from goldfive.adapters.task_prompt import Told
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
@@ -98,7 +98,7 @@ class Conversation:
         self.turn = turn
         try:
             client = await self._connected()
-            await turn.send([f"{self.told.input(session, task)}\n\n{task_line(task)}", *await read_injected(session, task.id)])
+            await turn.send([task_input(session, task, self.told, keep=False), *await read_injected(session, task.id)])
             self.told.kept()
             async with aclosing(_messages(client)) as stream:
                 ended = False

@@ -28,7 +28,7 @@ from agents.items import ToolApprovalItem
 from agents.run_config import DEFAULT_MAX_TURNS
 from agents.run_state import RunState
 
-from goldfive.adapters.common import ToolDecision, ask_tool_approval, task_input, task_line, to_text
+from goldfive.adapters.common import ToolDecision, ask_tool_approval, task_input, to_text
 from goldfive.adapters.openai_agents import bridge
 from goldfive.adapters.openai_agents.turn import FRAMEWORK, RecordingHooks, Turn, call_args, call_id_of
 from goldfive.adapters.task_prompt import Told
@@ -99,7 +99,7 @@ class OpenAIAgentsAdapter:
         told = self._told(session, memory) if memory is not None else None
         # In a session, the input counts as told once a run with it has ended (below): a run
         # that raised may not have saved it.
-        turn.input_text = f"{told.input(session, task)}\n\n{task_line(task)}" if told is not None else task_input(session, task)
+        turn.input_text = task_input(session, task, told, keep=False)
         token = turn.enter()
         try:
             result = await Runner.run(agent, turn.input_text, context=self.context, max_turns=self.max_turns, **options)
