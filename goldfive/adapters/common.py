@@ -58,10 +58,10 @@ def task_input(session: Session, task: Task, told: Told | None = None, *, keep: 
     conversation). The first input of a conversation carries the whole context; a later one
     only what changed since (``Told.input``). With ``keep`` the input counts as in the
     conversation at once; an adapter that knows only later whether the conversation kept it
-    passes ``keep=False`` and calls ``told.kept()`` then."""
+    passes ``keep=False`` and calls ``told.kept(task.id)`` then."""
     context = system_prompt(session, task) if told is None else told.input(session, task)
     if told is not None and keep:
-        told.kept()
+        told.kept(task.id)
     return f"{context}\n\n{task_line(task)}" if context else task_line(task)
 
 

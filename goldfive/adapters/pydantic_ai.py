@@ -166,7 +166,7 @@ class PydanticAIAdapter:
         if told is not None:
             self._remember(session, new)
             if new:
-                told.kept()
+                told.kept(task.id)
         status = _status(session, task)
         if status.is_terminal:
             if status == TaskStatus.COMPLETED:

@@ -125,13 +125,17 @@ def _snapshot(session: Session) -> _Snapshot:
 class Told:
     """What one conversation has been given of the run, so its next task's input says only
     what changed (:func:`update_prompt`). A fresh ``Told`` (a new conversation) gets the whole
-    prompt. ``input`` builds the next input; the adapter calls ``kept`` once that input is in
+    prompt. ``input`` builds a task's input; the adapter calls ``kept`` once that input is in
     the conversation (a turn that never reached it, cancelled or refused, leaves ``Told`` as it
-    was, so the next input covers its changes too)."""
+    was, so the next input covers its changes too). Tasks of one conversation may run at the
+    same time: the newest input kept counts."""
 
     def __init__(self) -> None:
         self._given: _Snapshot | None = None
-        self._pending: _Snapshot | None = None
+        self._given_n = 0
+        #: task id -> (the input's number, what it told), until it is kept or dropped.
+        self._pending: dict[str, tuple[int, _Snapshot]] = {}
+        self._n = 0
 
     @property
     def started(self) -> bool:
@@ -141,15 +145,17 @@ class Told:
     def input(self, session: Session, task: Task) -> str:
         """The prompt of ``task`` for this conversation: whole the first time, an update after."""
         now = _snapshot(session)
-        self._pending = now
+        self._n += 1
+        self._pending[task.id] = (self._n, now)
         if self._given is None:
             return system_prompt(session, task)
         return update_prompt(session, task, self._given, now)
 
-    def kept(self) -> None:
-        """The input ``input`` built is in the conversation now."""
-        if self._pending is not None:
-            self._given, self._pending = self._pending, None
+    def kept(self, task_id: str) -> None:
+        """The input ``input`` built for ``task_id`` is in the conversation now."""
+        n, snapshot = self._pending.pop(task_id, (0, None))
+        if snapshot is not None and n > self._given_n:
+            self._given, self._given_n = snapshot, n
 
 
 def update_prompt(session: Session, task: Task, given: _Snapshot, now: _Snapshot) -> str:

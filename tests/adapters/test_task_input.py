@@ -96,3 +96,15 @@ def test_the_whole_prompt_shows_each_tasks_status_and_result_as_they_are_now() -
     assert "## Completed results\n- t0: zero, redone\n" in after
     fresh = Session("r", goals=session.goals, plan=session.plan, completed_results=dict(session.completed_results))
     assert system_prompt(fresh, session.plan.tasks[1]) == after  # what an uncached render says
+
+
+def test_tasks_of_one_conversation_at_the_same_time_count_the_newest_input_kept() -> None:
+    session, told = session_of(4), Told()
+    task_input(session, start(session, 0), told)
+    finish(session, 0, "zero done")
+    told.input(session, start(session, 1))  # older input: kept
+    finish(session, 3, "three done elsewhere")
+    told.input(session, start(session, 2))  # newer input: its turn failed before it was kept
+    told.kept("t1")
+    later = task_input(session, session.plan.tasks[2] if session.plan else start(session, 2), told)
+    assert "- t3: three done elsewhere" in later and "zero done" not in later  # t1's input had t0's result

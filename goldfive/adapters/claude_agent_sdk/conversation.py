@@ -99,7 +99,7 @@ class Conversation:
         try:
             client = await self._connected()
             await turn.send([task_input(session, task, self.told, keep=False), *await read_injected(session, task.id)])
-            self.told.kept()
+            self.told.kept(task.id)
             async with aclosing(_messages(client)) as stream:
                 ended = False
                 async for message in stream:
@@ -144,6 +144,9 @@ class Conversation:
     async def _connected(self) -> ClaudeSDKClient:
         if self.client is not None:
             return self.client
+        if self.session_id is None and self.started:
+            # A session the options name: a new client may not continue what this one was told.
+            self.told = Told()
         client = ClaudeSDKClient(self._options(resume=self.started))
         try:
             await client.connect()

@@ -104,7 +104,7 @@ class OpenAIAgentsAdapter:
         try:
             result = await Runner.run(agent, turn.input_text, context=self.context, max_turns=self.max_turns, **options)
             if told is not None:
-                told.kept()
+                told.kept(task.id)
             while result.interruptions:
                 state = result.to_state()
                 await self._decide(turn, agent, state, list(result.interruptions))
