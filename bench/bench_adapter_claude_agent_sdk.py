@@ -11,8 +11,8 @@ so two model calls, one tool call and its hooks per task.
 (b) goldfive: the same N tasks as a linear plan through ``Runner(agent=options)`` (no sinks, no
     control channel): goldfive's task input, its hooks, ``can_use_tool``, the reporting tools'
     MCP server, the visibility and usage events, the state machine and the executor;
-(a') the SDK alone as (a), sent goldfive's task input text: what the adapter adds beyond a
-    longer prompt.
+(a') the SDK alone as (a), sent goldfive's task input texts (the first whole, later ones what
+    changed since): what the adapter adds beyond a longer prompt.
 Each variant is warmed up, then timed in alternating passes; the figures are medians of wall
 time per task (most of the work is in the Claude Code process, which this process's CPU time
 does not see; this process's CPU time is printed beside it). The ratio is to (a) in the same run.
@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from claude_agent_sdk import ClaudeSDKClient, ResultMessage  # noqa: E402
 
 from goldfive.adapters.common import task_input  # noqa: E402
+from goldfive.adapters.task_prompt import Told  # noqa: E402
 from goldfive.planners.static import StaticPlanner  # noqa: E402
 from goldfive.runner import Runner  # noqa: E402
 from goldfive.types import Goal, Plan, Session, Task, TaskEdge, TaskStatus  # noqa: E402
@@ -60,10 +61,11 @@ def plan(n: int) -> Plan:
 
 def goldfive_inputs(n: int) -> list[str]:
     session = Session(run_id="bench", goals=[Goal("g1", "benchmark")], plan=plan(n))
-    texts = []
+    texts, told = [], Told()  # one conversation: the first input whole, later ones what changed
     assert session.plan is not None
     for task in session.plan.tasks:
-        texts.append(task_input(session, task))
+        task.status = TaskStatus.RUNNING
+        texts.append(task_input(session, task, told))
         task.status = TaskStatus.COMPLETED
         session.completed_results[task.id] = "found it"
     return texts

@@ -10,8 +10,9 @@ one tool step and the middleware's hooks per task).
 (b) goldfive: the same N tasks as a linear plan through ``Runner(agent=agent)`` (no sinks, no
     control channel): the task input, ``astream`` with updates, reading each interrupt-free
     step, the visibility events, the state machine and the executor;
-(a') the framework alone as (a), sent goldfive's task input (the goals, the plan, the results):
-    what the adapter adds beyond a longer input, which the thread keeps and copies each step.
+(a') the framework alone as (a), sent goldfive's task inputs (the first with the goals, the plan,
+    the results; later ones what changed since): what the adapter adds beyond a longer input,
+    which the thread keeps and copies each step.
 Each variant is warmed up, then timed in alternating passes; medians of this process's CPU time
 (``time.process_time``; wall time beside it). The ratio is to (a) in the same run.
 """

@@ -11,9 +11,10 @@ text, so each task is two model calls and one ToolNode step.
 (b) goldfive: the same N tasks as a linear plan through ``Runner(agent=graph)`` (no sinks, no
     control channel): the task input, ``astream`` with updates, the visibility events, the
     injected-message drain before each model call, the state machine and the executor.
-(a') the framework alone as (a), sent goldfive's own task input text (the goals, the whole plan,
-    the completed results, the task): what the adapter's machinery adds beyond a longer input,
-    which the thread keeps and the checkpointer copies at every step;
+(a') the framework alone as (a), sent goldfive's own task inputs (the first with the goals, the
+    whole plan and the results, each later one what changed since and the task): what the
+    adapter's machinery adds beyond a longer input, which the thread keeps and the checkpointer
+    copies at every step;
 (c) goldfive with ``LangGraphAdapter(graph, memory=False)``: each task on a fresh thread;
 (d) the framework alone, an ``InMemorySaver`` and a fresh thread per task, the baseline of (c)
     (``interrupt()`` needs a checkpointer, so a graph that asks a person has one);
@@ -47,6 +48,7 @@ from goldfive.adapters.langgraph import LangGraphAdapter, ask_first, goldfive_pr
 from goldfive.planners.static import StaticPlanner  # noqa: E402
 from goldfive.runner import Runner  # noqa: E402
 from goldfive.adapters.common import task_input  # noqa: E402
+from goldfive.adapters.task_prompt import Told  # noqa: E402
 from goldfive.types import Goal, Plan, Session, Task, TaskEdge, TaskStatus  # noqa: E402
 
 
@@ -94,10 +96,11 @@ def plan(n: int) -> Plan:
 def goldfive_inputs(n: int) -> list[str]:
     """The task input goldfive gives each task of the plan, as the run reaches it."""
     session = Session(run_id="bench", goals=[Goal("g1", "benchmark")], plan=plan(n))
-    texts = []
+    texts, told = [], Told()  # one conversation: the first input whole, later ones what changed
     assert session.plan is not None
     for task in session.plan.tasks:
-        texts.append(task_input(session, task))
+        task.status = TaskStatus.RUNNING
+        texts.append(task_input(session, task, told))
         task.status = TaskStatus.COMPLETED
         session.completed_results[task.id] = "found K"
     return texts

@@ -15,8 +15,8 @@ fixed text answer), so what is timed is the framework's run loop and what goldfi
 Then the framework alone as (a) plus one of the things goldfive hands it, to show where (b)'s
 time goes: (d) the eight reporting tools' schemas (a FunctionToolset), (e) a per-run capability
 (PydanticAI's own ``HandleDeferredToolCalls``, the mechanism the approvals use), (f) goldfive's
-task input (goals, the whole plan, results) as the prompt instead of the task title (cut to its
-last line in the carried history, as the adapter does).
+task inputs as the prompts instead of the task titles (the first with the goals, the whole plan
+and the results; each later one what changed since, as the adapter sends them).
 
 Every variant is warmed up, then they are timed in alternating passes; figures are medians of
 CPU time (``process_time``: this process's own work, steady on a shared machine) and wall time.
@@ -44,7 +44,8 @@ from pydantic_ai.tools import Tool  # noqa: E402
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 
 from goldfive.adapters.common import task_input  # noqa: E402
-from goldfive.adapters.pydantic_ai import PydanticAIAdapter, _compacted  # noqa: E402
+from goldfive.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
+from goldfive.adapters.task_prompt import Told  # noqa: E402
 from goldfive.planners.static import StaticPlanner  # noqa: E402
 from goldfive.run.tools import build_tools  # noqa: E402
 from goldfive.runner import Runner  # noqa: E402
@@ -78,11 +79,13 @@ def eight_tools() -> FunctionToolset[Any]:
 
 
 def goldfive_prompts(n: int) -> list[str]:
-    """The task inputs goldfive gives the N tasks (each with the earlier tasks completed)."""
+    """The task inputs goldfive gives the N tasks of one conversation (each with the earlier
+    tasks completed)."""
     session = Session("bench", goals=[Goal("g1", "benchmark")], plan=plan(n))
-    prompts = []
+    prompts, told = [], Told()
     for task in session.plan.tasks if session.plan else []:
-        prompts.append(task_input(session, task))
+        task.status = type(task.status)("RUNNING")
+        prompts.append(task_input(session, task, told))
         task.status = type(task.status)("COMPLETED")
         session.completed_results[task.id] = "done"
     return prompts
@@ -94,18 +97,13 @@ async def timed(body: Callable[[], Awaitable[None]]) -> Timing:
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
-async def framework_alone(
-    agent: Agent[None, str], prompts: list[str], *, keep: list[str] | None = None, **run_kwargs: Any
-) -> Timing:
-    """``keep``: what each prompt is cut to in the carried history (as the adapter does)."""
-
+async def framework_alone(agent: Agent[None, str], prompts: list[str], **run_kwargs: Any) -> Timing:
     async def body() -> None:
         history: list[ModelMessage] = []
-        for i, prompt in enumerate(prompts):
+        for prompt in prompts:
             extra = {k: v() if callable(v) else v for k, v in run_kwargs.items()}
             result = await agent.run(prompt, message_history=history, **extra)
-            new = result.new_messages()
-            history = history + (_compacted(new, prompt, keep[i]) if keep is not None else new)
+            history = history + result.new_messages()
 
     return await timed(body)
 
@@ -141,7 +139,7 @@ def main() -> None:
         "(e) (a) + a per-run capability": lambda: framework_alone(
             agent, titles, capabilities=lambda: [HandleDeferredToolCalls(handler=lambda ctx, requests: None)]
         ),
-        "(f) (a) with goldfive's task input as prompt": lambda: framework_alone(agent, rich, keep=titles),
+        "(f) (a) with goldfive's task input as prompt": lambda: framework_alone(agent, rich),
     }
     cpu: dict[str, list[float]] = {k: [] for k in variants}
     wall: dict[str, list[float]] = {k: [] for k in variants}

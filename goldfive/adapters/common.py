@@ -5,7 +5,8 @@ holds the parts that do not depend on the framework, so the four adapters say th
 to the model and to the person:
 
 - :func:`task_input` is the text the framework run gets (goals, the plan, completed tasks'
-  results, then the task itself).
+  results, then the task itself; for a later task of a conversation that already has them,
+  what changed since, see :class:`~goldfive.adapters.task_prompt.Told`).
 - :func:`ask_tool_approval` turns the framework's native "this call needs approval" into a
   goldfive approval (ApprovalRequested, the approvals pane, APPROVE / REJECT) and returns a
   :class:`ToolDecision` the adapter hands back to the framework in its native form.
@@ -28,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from goldfive import events
-from goldfive.adapters.task_prompt import system_prompt
+from goldfive.adapters.task_prompt import Told, system_prompt
 from goldfive.budget.gate import before_tool_call
 from goldfive.run.approvals import request_approval
 from goldfive.run.context import RunContext
@@ -45,13 +46,28 @@ __all__ = [
     "record_tool_call",
     "recording_tools",
     "task_input",
+    "task_line",
     "to_text",
 ]
 
 
-def task_input(session: Session, task: Task) -> str:
-    """The input of the framework run for ``task``: the run's context, then the task."""
-    return f"{system_prompt(session, task)}\n\nDo the current task ({task.id}): {task.title}"
+def task_input(session: Session, task: Task, told: Told | None = None, *, keep: bool = True) -> str:
+    """The input of the framework run for ``task``: the run's context, then the task.
+
+    ``told``: what the conversation this input goes into was given before (None: a fresh
+    conversation). The first input of a conversation carries the whole context; a later one
+    only what changed since (``Told.input``). With ``keep`` the input counts as in the
+    conversation at once; an adapter that knows only later whether the conversation kept it
+    passes ``keep=False`` and calls ``told.kept(task.id)`` then."""
+    context = system_prompt(session, task) if told is None else told.input(session, task)
+    if told is not None and keep:
+        told.kept(task.id)
+    return f"{context}\n\n{task_line(task)}" if context else task_line(task)
+
+
+def task_line(task: Task) -> str:
+    """The last line of every task input: "Do the current task (ID): TITLE"."""
+    return f"Do the current task ({task.id}): {task.title}"
 
 
 def to_text(value: Any) -> str:

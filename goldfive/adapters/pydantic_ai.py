@@ -4,7 +4,8 @@ The run's input is :func:`goldfive.adapters.common.task_input` (goals, plan, com
 the task); its final output, as text, is the task's result. The conversation is PydanticAI's own
 message history, kept per goldfive run: each task's run continues it (``message_history=``,
 ``conversation_id=`` the goldfive run id), so the agent remembers what it did in earlier tasks;
-a finished task's input is kept as its last line only (the next input carries the plan anew).
+the first task's input carries the goals, the plan and the results, a later task's only what
+changed since (``goldfive.adapters.task_prompt.Told``).
 
 Everything goes through PydanticAI's public API, for one run only, so the user's ``Agent`` is
 never changed:
@@ -36,14 +37,13 @@ import asyncio
 import json
 import weakref
 from contextvars import ContextVar
-from dataclasses import replace
 from typing import Any
 
 from pydantic_ai import Agent
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.exceptions import AgentRunError, UsageLimitExceeded, UserError
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.tools import (
     DeferredToolApprovalResult,
     DeferredToolRequests,
@@ -57,6 +57,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import UsageLimits
 
 from goldfive.adapters.common import ask_tool_approval, framework_span, record_model_turn, record_tool_call, task_input, to_text
+from goldfive.adapters.task_prompt import Told
 from goldfive.usage import ModelUsage, report_usage
 from goldfive.budget.gate import before_model_call
 from goldfive.results import InvocationResult
@@ -95,8 +96,9 @@ class PydanticAIAdapter:
         self.deps = deps
         self.usage_limits = usage_limits
         self.memory = memory
-        # id(session) -> (the session, its conversation); a dead reference is a finished run.
-        self._histories: dict[int, tuple[weakref.ref[Session], list[ModelMessage]]] = {}
+        # id(session) -> (the session, its conversation, what the conversation was told of the
+        # run); a dead reference is a finished run.
+        self._histories: dict[int, tuple[weakref.ref[Session], list[ModelMessage], Told]] = {}
         self._reporting = ReportingToolset()
 
     @property
@@ -117,8 +119,10 @@ class PydanticAIAdapter:
         instrumented = bool(own if own is not None else Agent._instrument_default)
         steering = GoldfiveSteering(ctx, task.id, specs, instrumented=instrumented)
         toolset = self._reporting.for_specs(specs)
+        told = self._conversation(session)[1] if self.memory else None
         history = list(self.history(session)) if self.memory else []
-        prompt = task_input(session, task)
+        # In a conversation the input counts as told once the run's messages are kept (below).
+        prompt = task_input(session, task, told, keep=False)
         new: list[ModelMessage] = []
         output: Any = None
         bound = CURRENT.set(steering)
@@ -159,8 +163,10 @@ class PydanticAIAdapter:
             return InvocationResult(task.id, stop_reason="model_error", error=f"{type(exc).__name__}: {exc}")
         finally:
             CURRENT.reset(bound)
-        if self.memory:
-            self._remember(session, _compacted(new, prompt, f"Do the current task ({task.id}): {task.title}"))
+        if told is not None:
+            self._remember(session, new)
+            if new:
+                told.kept(task.id)
         status = _status(session, task)
         if status.is_terminal:
             if status == TaskStatus.COMPLETED:
@@ -173,28 +179,19 @@ class PydanticAIAdapter:
             )
         return InvocationResult(task.id, text=to_text(output), stop_reason="stop")
 
-    def _remember(self, session: Session, new: list[ModelMessage]) -> None:
-        # Appended, not replaced: tasks of one run may run in parallel, each adds its own turn.
-        for key in [k for k, (ref, _) in self._histories.items() if ref() is None]:
+    def _conversation(self, session: Session) -> tuple[list[ModelMessage], Told]:
+        # Dead runs' conversations go first: a long-lived adapter must not keep them all.
+        for key in [k for k, (ref, _, _) in self._histories.items() if ref() is None]:
             del self._histories[key]
         entry = self._histories.get(id(session))
         if entry is None or entry[0]() is not session:
-            entry = (weakref.ref(session), [])
+            entry = (weakref.ref(session), [], Told())
             self._histories[id(session)] = entry
-        entry[1].extend(new)
+        return entry[1], entry[2]
 
-
-def _compacted(messages: list[ModelMessage], prompt: str, short: str) -> list[ModelMessage]:
-    """``messages`` with the task input cut to its last line: the goals, plan and results it
-    carried are stale once the task is done, and every later task's input repeats them fresh.
-    Without this a 100-task run would carry 100 copies of the plan into every model call."""
-    out: list[ModelMessage] = []
-    for message in messages:
-        if isinstance(message, ModelRequest) and any(isinstance(p, UserPromptPart) and p.content == prompt for p in message.parts):
-            parts = [replace(p, content=short) if isinstance(p, UserPromptPart) and p.content == prompt else p for p in message.parts]
-            message = replace(message, parts=parts)
-        out.append(message)
-    return out
+    def _remember(self, session: Session, new: list[ModelMessage]) -> None:
+        # Appended, not replaced: tasks of one run may run in parallel, each adds its own turn.
+        self._conversation(session)[0].extend(new)
 
 
 def _status(session: Session, task: Task) -> TaskStatus:

@@ -110,15 +110,17 @@ async def test_three_tasks_complete_each_seeing_the_earlier_results_and_the_agen
     assert h.runner.session.completed_results == {"a": "facts: A", "b": "draft: B", "c": "final: C"}
     second = model.calls[1]
     assert "- a: facts: A" in user_texts(second)[-1] and "Do the current task (b)" in user_texts(second)[-1]
-    # one SDK session per goldfive run: task c's run sees the conversation of a and b, their
-    # inputs cut to the task line (c's own input has the goals, plan and results as they are now)
+    # one SDK session per goldfive run: task c's run sees the conversation of a and b; a's input
+    # has the goals and the plan, b's and c's only what changed since
     third = model.calls[2].input
-    assert user_texts(model.calls[2])[:2] == ["Earlier task (a): A", "Earlier task (b): B"]
+    a_in, b_in, c_in = user_texts(model.calls[2])
     assert len(third) == 5  # a's input and answer, b's input and answer, c's input
+    assert "## Plan\n- a [RUNNING]: A\n- b [PENDING]: B (after a)" in a_in and "## Goals" not in b_in
+    assert b_in == "Plan changes since your previous task: a COMPLETED.\n\nCompleted since:\n- a: facts: A\n\nCurrent task description: do b\n\nDo the current task (b): B"
+    assert c_in == "Plan changes since your previous task: b COMPLETED.\n\nCompleted since:\n- b: draft: B\n\nCurrent task description: do c\n\nDo the current task (c): C"
     [memory] = h.runner.session.state["goldfive.openai_agents.sessions"]
     kept = [i["content"] for i in await memory.get_items() if i.get("role") == "user"]
-    assert kept == ["Do the current task (a): A", "Do the current task (b): B", "Do the current task (c): C"]
-    assert "- b: draft: B" in user_texts(model.calls[2])[2]
+    assert kept == [a_in, b_in, c_in]
     offered = {t.name for t in model.calls[0].tools}
     assert {"lookup", "report_task_completed", "report_task_progress", "report_awaiting_approval"} <= offered
     assert agent.tools is tools_before and [t.name for t in agent.tools] == ["lookup"]

@@ -3,7 +3,8 @@
 A goldfive task is one ADK invocation, ``Runner.run_async`` with the task's input
 (:func:`goldfive.adapters.common.task_input`) as the user message; the task's result is the
 invocation's final text. Each goldfive run has its own ADK session (in the adapter's
-``InMemorySessionService``), kept from task to task; two tasks of one run that run at the same
+``InMemorySessionService``), kept from task to task (its first task's input carries the goals,
+the plan and the results, a later task's only what changed since); two tasks of one run that run at the same
 time (the parallel executor) each get a session of their own, since an ADK session holds one
 invocation at a time.
 
@@ -45,6 +46,7 @@ from google.genai import types
 
 from goldfive.adapters.adk._hooks import GoldfivePlugin, ReportingTool, Turn, TurnRegistry
 from goldfive.adapters.common import ask_tool_approval, task_input
+from goldfive.adapters.task_prompt import Told
 from goldfive.results import InvocationResult
 from goldfive.run.current_run import current
 from goldfive.run.tools import ReportingToolSpec
@@ -64,6 +66,11 @@ class _RunSessions:
     run: weakref.ref[Session]
     free: list[str] = field(default_factory=list)
     all: set[str] = field(default_factory=set)
+    #: ADK session id -> what that session's conversation was told of the run.
+    told: dict[str, Told] = field(default_factory=dict)
+
+    def told_in(self, adk_session_id: str) -> Told:
+        return self.told.setdefault(adk_session_id, Told())
 
 
 class ADKAdapter:
@@ -160,7 +167,11 @@ class ADKAdapter:
             self._release(session, adk_session_id)
 
     async def _drive(self, runner: Runner, adk_session_id: str, turn: Turn, task: Task, session: Session) -> InvocationResult:
-        message = types.Content(role="user", parts=[types.Part(text=task_input(session, task))])
+        # The message is in the ADK session once the invocation starts (an abort seals the
+        # session, it does not drop the message).
+        sessions = self._runs.get(id(session))
+        told = sessions.told_in(adk_session_id) if sessions is not None and sessions.run() is session else None
+        message = types.Content(role="user", parts=[types.Part(text=task_input(session, task, told))])
         final_text, reported = "", ""
         drain_s = turn.ctx.config.cancel_grace_s / 2
         while True:

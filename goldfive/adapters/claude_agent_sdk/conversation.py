@@ -1,5 +1,6 @@
 """The run's Claude Code session: one ``ClaudeSDKClient`` (one Claude Code process), one query
-per task, the conversation continued across the run's tasks.
+per task, the conversation continued across the run's tasks (the first task's input carries the
+goals, the plan and the results, a later task's only what changed since).
 
 The client is built from the user's ``ClaudeAgentOptions`` with goldfive's parts added on a copy
 (the user's object is not changed): ``can_use_tool`` (after the user's own, when there is one),
@@ -41,6 +42,7 @@ from goldfive.adapters.claude_agent_sdk.tools import allowed_names, reporting_se
 from goldfive.adapters.claude_agent_sdk.turn import PRE_TOOL_TIMEOUT_S, PermissionResult, Turn
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
 from goldfive.adapters.common import task_input
+from goldfive.adapters.task_prompt import Told
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import read_injected
@@ -82,6 +84,9 @@ class Conversation:
         self._cost_total = 0.0
         self._stderr: deque[str] = deque(maxlen=20)
         self._server = reporting_server(lambda: self.turn)
+        #: What the session was told of the run (a conversation of another process, resumed,
+        #: gets the whole context again: this one does not know what that one was told).
+        self.told = Told()
 
     @property
     def busy(self) -> bool:
@@ -93,7 +98,8 @@ class Conversation:
         self.turn = turn
         try:
             client = await self._connected()
-            await turn.send([task_input(session, task), *await read_injected(session, task.id)])
+            await turn.send([task_input(session, task, self.told, keep=False), *await read_injected(session, task.id)])
+            self.told.kept(task.id)
             async with aclosing(_messages(client)) as stream:
                 ended = False
                 async for message in stream:
@@ -138,6 +144,9 @@ class Conversation:
     async def _connected(self) -> ClaudeSDKClient:
         if self.client is not None:
             return self.client
+        if self.session_id is None and self.started:
+            # A session the options name: a new client may not continue what this one was told.
+            self.told = Told()
         client = ClaudeSDKClient(self._options(resume=self.started))
         try:
             await client.connect()

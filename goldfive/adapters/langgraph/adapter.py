@@ -5,7 +5,9 @@ The graph is any ``CompiledStateGraph`` whose state has a ``messages`` key (a La
 adapter uses, all LangGraph's own public mechanisms:
 
 - **One thread per goldfive run.** Every task of a run streams on the same ``thread_id``, so the
-  graph's checkpointer keeps the conversation across the run's tasks. A graph compiled without a
+  graph's checkpointer keeps the conversation across the run's tasks. The thread's first task
+  input carries the goals, the plan and the results; a later task's input only what changed
+  since (``goldfive.adapters.task_prompt.Told``), so the thread does not grow by a plan a task. A graph compiled without a
   checkpointer is copied with an ``InMemorySaver`` (``Pregel.copy``; the user's object is not
   changed) whose thread is deleted when the run is gone. Tasks that run at the same time
   (parallel executor) cannot share a thread: a task that finds the run's thread busy runs on a
@@ -43,6 +45,7 @@ from langgraph.types import Command, Interrupt
 from goldfive.adapters.common import Answer, ToolDecision, ask_question, ask_tool_approval, record_model_turn, record_tool_call, task_input, to_text
 from goldfive.adapters.langgraph.requests import Ask, Unanswerable, read_request
 from goldfive.adapters.langgraph.tools import CONFIG_KEY, Binding
+from goldfive.adapters.task_prompt import Told
 from goldfive.usage import ModelUsage, report_usage
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
@@ -69,6 +72,15 @@ class _Thread:
         self.generation = 0
         #: The thread ids whose deletion at the run's end is arranged.
         self.registered: set[str] = set()
+        #: What the current thread was told of the run (a fresh thread starts untold).
+        self.told = Told()
+        self._told_generation = 0
+
+    def told_now(self) -> Told:
+        """What the thread of the current generation was told (a new one after a cancel)."""
+        if self._told_generation != self.generation:
+            self.told, self._told_generation = Told(), self.generation
+        return self.told
 
     @property
     def current(self) -> str:
@@ -110,16 +122,16 @@ class LangGraphAdapter:
         ctx = current()
         thread = self._run_thread(ctx, session)
         if self.memory and not thread.busy:
-            thread_id, own = thread.current, False
+            thread_id, own, told = thread.current, False, thread.told_now()
             if self._saver is not None and thread_id not in thread.registered:
                 thread.registered.add(thread_id)
                 weakref.finalize(ctx, self._saver.delete_thread, thread_id)
         else:  # no memory, or another task of the run is streaming on its thread right now
-            thread_id, own = f"{thread.thread_id}-{task.id}-{uuid.uuid4().hex[:8]}", True
+            thread_id, own, told = f"{thread.thread_id}-{task.id}-{uuid.uuid4().hex[:8]}", True, None
         if not own:
             thread.busy = True
         try:
-            return await _TaskRun(self.graph, ctx, session, task, thread_id).run()
+            return await _TaskRun(self.graph, ctx, session, task, thread_id, told).run()
         except asyncio.CancelledError:
             # The thread stopped mid-turn (a model call, or tool calls waiting for a person)
             # and would resume there; the run's next task starts a fresh thread instead.
@@ -136,8 +148,10 @@ class LangGraphAdapter:
 class _TaskRun:
     """One task: stream the graph, answer its interrupts, resume, until it ends."""
 
-    def __init__(self, graph: Any, ctx: RunContext, session: Session, task: Task, thread_id: str) -> None:
+    def __init__(self, graph: Any, ctx: RunContext, session: Session, task: Task, thread_id: str, told: Told | None = None) -> None:
         self.graph, self.ctx, self.session, self.task = graph, ctx, session, task
+        #: What the thread was told before (None: a fresh thread, given the whole context).
+        self.told = told
         self.config: RunnableConfig = {
             "configurable": {"thread_id": thread_id, CONFIG_KEY: Binding(session, task.id)},
         }
@@ -152,7 +166,9 @@ class _TaskRun:
         self.breakpoint = False
 
     async def run(self) -> InvocationResult:
-        first: Any = {"messages": [HumanMessage(task_input(self.session, self.task)), *await self._injected()]}
+        # The input is in the thread from the stream's first step (a cancel moves the run to a
+        # fresh thread, told from scratch).
+        first: Any = {"messages": [HumanMessage(task_input(self.session, self.task, self.told)), *await self._injected()]}
         next_input: Any = first
         while True:
             interrupts = await self._drain(next_input)

@@ -1,8 +1,9 @@
 """OpenAIAgentsAdapter: runs a goldfive task as one ``Runner.run`` of an OpenAI Agents SDK agent.
 
-The model sees ``task_input`` (goals, plan, completed results, the task); the SDK run itself is
-given only the task's line (so its session keeps that), expanded by the input filter before
-each model call. The run's final output is the task's result. The agent runs as a clone carrying the eight reporting tools (the user's object
+The SDK run's input is ``task_input``: the goals, the plan, completed results and the task for the
+first task of an SDK session, what changed since for a later one (the session keeps every input,
+so the model reads the run's context once, then the updates). The run's final output is the
+task's result. The agent runs as a clone carrying the eight reporting tools (the user's object
 is never changed). A tool the SDK says needs approval interrupts the run (``result.interruptions``);
 each call is asked of the person under its own call id, then ``RunState.approve`` / ``reject`` (with
 the person's reason as the text the model reads) and the run resumes from its state. Messages
@@ -29,7 +30,8 @@ from agents.run_state import RunState
 
 from goldfive.adapters.common import ToolDecision, ask_tool_approval, task_input, to_text
 from goldfive.adapters.openai_agents import bridge
-from goldfive.adapters.openai_agents.turn import FRAMEWORK, TASK_LINE, RecordingHooks, Turn, call_args, call_id_of
+from goldfive.adapters.openai_agents.turn import FRAMEWORK, RecordingHooks, Turn, call_args, call_id_of
+from goldfive.adapters.task_prompt import Told
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import current
@@ -94,11 +96,15 @@ class OpenAIAgentsAdapter:
         memory = self._take_memory(session)
         if memory is not None:
             options["session"] = memory
-        turn.input_text = task_input(session, task)
-        turn.task_line = turn.input_text[turn.input_text.rindex(TASK_LINE):]
+        told = self._told(session, memory) if memory is not None else None
+        # In a session, the input counts as told once a run with it has ended (below): a run
+        # that raised may not have saved it.
+        turn.input_text = task_input(session, task, told, keep=False)
         token = turn.enter()
         try:
-            result = await Runner.run(agent, turn.task_line, context=self.context, max_turns=self.max_turns, **options)
+            result = await Runner.run(agent, turn.input_text, context=self.context, max_turns=self.max_turns, **options)
+            if told is not None:
+                told.kept(task.id)
             while result.interruptions:
                 state = result.to_state()
                 await self._decide(turn, agent, state, list(result.interruptions))
@@ -173,6 +179,12 @@ class OpenAIAgentsAdapter:
         count = session.state.get(_MEMORY + ".count", 0)
         session.state[_MEMORY + ".count"] = count + 1
         return self.session_factory(session.run_id if count == 0 else f"{session.run_id}.{count}")
+
+    @staticmethod
+    def _told(session: Session, memory: AgentSession) -> Told:
+        """What the SDK session ``memory`` (one of the run's) was told of the run."""
+        told: dict[int, Told] = session.state.setdefault(_MEMORY + ".told", {})
+        return told.setdefault(id(memory), Told())
 
     def _give_back(self, session: Session, memory: AgentSession) -> None:
         session.state.setdefault(_MEMORY, []).append(memory)

@@ -23,8 +23,6 @@ from goldfive.run.current_run import read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 FRAMEWORK = "openai_agents"
-#: The start of the last line of ``task_input``: "Do the current task (ID): TITLE".
-TASK_LINE = "Do the current task "
 
 _TURN: ContextVar[Turn | None] = ContextVar("goldfive_openai_agents_turn", default=None)
 
@@ -51,10 +49,9 @@ class Turn:
         self.tool_errors: dict[str, str] = {}
         #: What report_task_completed / report_task_failed said.
         self.reported = ""
-        #: This task's input (``task_input``: goals, plan, results, the task) ...
+        #: This task's input (``task_input``: the run's context, or what changed since the
+        #: session's previous task, then the task).
         self.input_text = ""
-        #: ... and the line the SDK run is given (and its session keeps) in its place.
-        self.task_line = ""
 
     def enter(self) -> Any:
         """Make this the turn of the current asyncio task; returns the token for ``leave``."""
@@ -72,19 +69,18 @@ class Turn:
 
     async def with_injected(self, data: ModelInputData) -> ModelInputData:
         """The model input with every message injected into this task so far, each where it
-        was first given (the SDK rebuilds the input for each call without them), and this
-        task's line expanded to its whole input. The SDK session keeps only the task lines, so
-        the model sees the goals, plan and results once, as they are now, and a long run's
-        session does not repeat them for every task."""
+        was first given (the SDK rebuilds the input for each call without them)."""
         # The SDK calls this before each model call: over budget the run pauses and the call waits.
         await self.ctx.budget.before_call("model_call", self.task.id)
         given = len(data.input)
         for text in await read_injected(self.session, self.task.id):
             self.injected.append((given, {"role": "user", "content": text}))
+        if not self.injected:
+            return data
         items: list[Any] = []
         pending = iter(self.injected)
         nxt = next(pending, None)
-        for index, item in enumerate(self._shortened(data.input)):
+        for index, item in enumerate(data.input):
             while nxt is not None and nxt[0] <= index:
                 items.append(nxt[1])
                 nxt = next(pending, None)
@@ -93,18 +89,6 @@ class Turn:
             items.append(nxt[1])
             nxt = next(pending, None)
         return ModelInputData(input=items, instructions=data.instructions)
-
-    def _shortened(self, items: list[Any]) -> list[Any]:
-        out = list(items)
-        for i, item in enumerate(out):
-            content = item.get("content") if isinstance(item, dict) and item.get("role") == "user" else None
-            if not isinstance(content, str) or not content.startswith(TASK_LINE):
-                continue
-            if content == self.task_line:
-                out[i] = {**item, "content": self.input_text}
-            else:
-                out[i] = {**item, "content": "Earlier task " + content[len(TASK_LINE):]}
-        return out
 
     async def tool_raised(self, args: ToolErrorFormatterArgs[Any]) -> None:
         error = f"{type(args.error).__name__}: {args.error}" if args.error is not None else "raised"
