@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -50,22 +51,62 @@ class RayCluster:
         raise AssertionError(f"process {pid} (parent {ppid}) is not a worker of any node of the cluster")
 
 
+def _children() -> set[int]:
+    """The pids of this process's direct children (Ray's head and node processes are)."""
+    me = str(os.getpid())
+    pids = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            pids.add(int(stat.parent.name))
+    return pids
+
+
+def start_cluster(attempts: int = 3) -> RayCluster:
+    """A head and two nodes. Ray gives a raylet a fixed 30 s to register with the GCS; on a
+    loaded two-core machine (the other xdist worker starting Chromium or PostgreSQL) that has
+    run out, so a start that fails is cleaned up and tried again, and the error says why."""
+    from ray.cluster_utils import Cluster
+
+    errors: list[str] = []
+    for _ in range(attempts):
+        before = _children()
+        cluster = Cluster(initialize_head=False)
+        try:
+            cluster.add_node(num_cpus=0)
+            rc = RayCluster(cluster, cluster.address)
+            rc.add_node()
+            rc.add_node()
+            return rc
+        except Exception as e:  # Ray raises a bare Exception for a node that timed out
+            errors.append(f"{type(e).__name__}: {e}")
+            try:
+                cluster.shutdown()
+            except Exception as e2:
+                errors.append(f"while shutting it down: {type(e2).__name__}: {e2}")
+            for pid in _children() - before:  # a node that failed half-way is in no list
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    raise RuntimeError(f"the Ray cluster did not start in {attempts} attempts: " + "; ".join(errors))
+
+
 @pytest.fixture(scope="session")  # one per test process: a second Cluster started in an xdist worker after the first shut down timed out waiting for its GCS server
 def ray_cluster() -> Iterator[RayCluster]:
     pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
 
     before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(ROOT)  # the raylets' workers (the actors) import goldfive from here
     try:
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+        rc = start_cluster()
         try:
-            rc = RayCluster(cluster, cluster.address)
-            rc.add_node()
-            rc.add_node()
             yield rc
         finally:
-            cluster.shutdown()
+            rc.cluster.shutdown()
     finally:
         if before is None:
             os.environ.pop("PYTHONPATH", None)
