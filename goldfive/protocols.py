@@ -16,6 +16,7 @@ from goldfive.types import DriftEvent, Goal, Plan, Session, Task, TaskStatus
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.control import ControlChannel, ControlMessage
+    from goldfive.controls.payloads import Control
     from goldfive.ladder import DriftOutcome
 
 __all__ = ["AgentAdapter", "EventSink", "Executor", "GoalDeriver", "Planner", "Steerer", "move_task"]
@@ -94,8 +95,14 @@ class Steerer(Protocol):
         """REWIND_TO: ``task_id`` and everything downstream back to PENDING."""
         ...
 
-    async def observe(self, msg: ControlMessage, session: Session) -> DriftEvent | None:
-        """The drift a person's control stands for (STEER, PAUSE, CANCEL), or None."""
+    async def unstart(self, session: Session, task_id: str) -> bool:
+        """Take back the start of ``task_id`` before its agent ran (its start could not be
+        recorded: RUNNING back to PENDING, the attempt given back); False when it is not RUNNING."""
+        ...
+
+    async def observe(self, msg: Control[Any] | ControlMessage, session: Session) -> DriftEvent | None:
+        """The drift a person's control stands for (STEER, PAUSE, CANCEL), or None. The run
+        hands its controls decoded (a ``Control``); the spec's callers hand a ControlMessage."""
         ...
 
     async def report_drift(self, session: Session, drift: DriftEvent) -> None:

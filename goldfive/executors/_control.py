@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from goldfive.run.control_loop import RunCancelled
-from goldfive.run.handlers import ControlOutcome, dispatch_control
+from goldfive.run.dispatch import ControlOutcome, dispatch_control
 from goldfive.run.context import RunContext
 
 __all__ = ["ControlOutcome", "RunCancelled", "dispatch_control", "drain_controls"]

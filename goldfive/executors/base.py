@@ -21,7 +21,7 @@ from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import current_or_none, running
 from goldfive.run.control_loop import CustomHandler, RunCancelled
-from goldfive.run.handlers import ControlOutcome, dispatch_control
+from goldfive.run.dispatch import ControlOutcome, dispatch_control
 from goldfive.run.steering_controls import deliver_queued
 from goldfive.control import ControlMessage
 from goldfive.protocols import move_task

@@ -6,10 +6,11 @@ run's ControlChannel; ``validate_control`` is the one check every boundary impor
 """
 
 from goldfive.run.config import DEFAULT_LIMITS, ControlLimits, RuntimeConfig
-from goldfive.run.context import PauseState, RunContext
+from goldfive.run.context import RunContext
 from goldfive.run.current_run import context_of, current, current_or_none, read_injected, running
 from goldfive.run.control_loop import ControlLoop, RunCancelled
-from goldfive.run.handlers import ControlOutcome, dispatch_control
+from goldfive.run.dispatch import ControlOutcome, dispatch_control
+from goldfive.run.parts import PauseState, Run
 from goldfive.run.validate import LADDER_KINDS, validate_control
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "ControlLoop",
     "ControlOutcome",
     "PauseState",
+    "Run",
     "RunCancelled",
     "RunContext",
     "RuntimeConfig",

@@ -14,7 +14,7 @@ from goldfive.run.approvals import desk_of
 from goldfive.run.outcome import ControlOutcome, fail, ok
 
 if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.run.context import RunContext
+    from goldfive.run.parts import Run
 
 __all__ = ["RULES_VERB", "machine_note", "rule_from_always", "rules_control", "rules_listing"]
 
@@ -27,7 +27,7 @@ MACHINE_NOTE = (
 )
 
 
-def machine_note(ctx: RunContext, scope: str) -> str:
+def machine_note(ctx: Run, scope: str) -> str:
     """MACHINE_NOTE when a ``scope`` rule would be ignored by this run, else ""."""
     return MACHINE_NOTE if scope == "machine" and not desk_of(ctx).use_machine_rules else ""
 
@@ -41,14 +41,14 @@ def rule_from_always(always: Always, tool: str, meta: Mapping[str, Any], author:
     return Rule(tool, matchers, author=author, made_at_ms=now_ms, scope=always.scope)
 
 
-def rules_listing(ctx: RunContext) -> str:
+def rules_listing(ctx: Run) -> str:
     desk = desk_of(ctx)
     machine = desk.machine_rules()
     never = sorted(desk.run_rules.never_auto | (machine.never_auto if machine is not None else set()))
     return json.dumps({"rules": [r.to_dict() for r in desk.rules()], "never_auto": never}, sort_keys=True)
 
 
-async def rules_control(ctx: RunContext, c: Control[ApprovalRules], mid_task: bool) -> ControlOutcome:
+async def rules_control(ctx: Run, c: Control[ApprovalRules], mid_task: bool) -> ControlOutcome:
     """``{"op": "list"}``, ``{"op": "add", "rule": {...}}`` (scope run or machine), or
     ``{"op": "remove", "rule_id": "R1"}``. The ack's detail is the listing (JSON) or what changed."""
     p = c.payload

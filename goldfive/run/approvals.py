@@ -32,7 +32,7 @@ from goldfive.control import ControlKind, ControlMessage
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.run.context import RunContext
+    from goldfive.run.parts import Run
 
 log = logging.getLogger("goldfive.approvals")
 
@@ -40,7 +40,7 @@ log = logging.getLogger("goldfive.approvals")
 WITHDRAWN = "withdrawn: the waiting invocation was cancelled"
 
 
-def desk_of(ctx: RunContext) -> ApprovalDesk:
+def desk_of(ctx: Run) -> ApprovalDesk:
     """The run's approval desk (rules, policy, denials in the open turns)."""
     desk: ApprovalDesk | None = getattr(ctx, "approval_desk", None)
     if desk is None:
@@ -49,7 +49,7 @@ def desk_of(ctx: RunContext) -> ApprovalDesk:
     return desk
 
 
-def reviewer_of(ctx: RunContext) -> Reviewer | None:
+def reviewer_of(ctx: Run) -> Reviewer | None:
     """The run's reviewer (``RuntimeConfig.approval_reviewer``, else the process's default,
     ``--approvals review``), or None."""
     given: Reviewer | None = ctx.config.approval_reviewer
@@ -60,7 +60,7 @@ def reviewer_of(ctx: RunContext) -> Reviewer | None:
     return given
 
 
-def _policy_for(ctx: RunContext, timeout_ms: int | None, policy: ApprovalPolicy | None) -> ApprovalPolicy:
+def _policy_for(ctx: Run, timeout_ms: int | None, policy: ApprovalPolicy | None) -> ApprovalPolicy:
     if timeout_ms is not None:  # the agent named a deadline (flow A): it decides at it
         ms = int(timeout_ms)
         return ApprovalPolicy(OnTimeout.REJECT, ms / 1000) if ms > 0 else ApprovalPolicy()
@@ -68,7 +68,7 @@ def _policy_for(ctx: RunContext, timeout_ms: int | None, policy: ApprovalPolicy 
 
 
 async def request_approval(
-    ctx: RunContext,
+    ctx: Run,
     *,
     target_id: str,
     kind: str,
@@ -203,7 +203,7 @@ async def request_approval(
         session.pending_approvals_meta.pop(target_id, None)
 
 
-def _task_text(ctx: RunContext, task_id: str) -> str:
+def _task_text(ctx: Run, task_id: str) -> str:
     plan = ctx.session.plan
     if plan is None or not task_id:
         return task_id
@@ -215,7 +215,7 @@ def _task_text(ctx: RunContext, task_id: str) -> str:
 
 
 async def _review(
-    ctx: RunContext, reviewer: Reviewer, waiter: asyncio.Event, target_id: str, task_id: str, tool_name: str, args: dict[str, Any]
+    ctx: Run, reviewer: Reviewer, waiter: asyncio.Event, target_id: str, task_id: str, tool_name: str, args: dict[str, Any]
 ) -> None:
     """Ask the reviewer about the pending call ``target_id``; record its verdict; apply an
     approve or reject after the grace unless a person decided first. A failure here leaves
@@ -257,7 +257,7 @@ async def _review(
                 log.exception("could not record the reviewer's failure on %s", target_id)
 
 
-async def _wait(ctx: RunContext, waiter: asyncio.Event, pol: ApprovalPolicy, target_id: str) -> bool:
+async def _wait(ctx: Run, waiter: asyncio.Event, pol: ApprovalPolicy, target_id: str) -> bool:
     """True once decided; False when the policy's deadline passed with policy REJECT.
     ESCALATE pauses the run at the deadline and waits on. Meanwhile, in time order: the run's
     reminders and escalation (``RuntimeConfig.approval_reminders``), the deadline's warning."""
@@ -309,7 +309,7 @@ async def _within(waiter: asyncio.Event, seconds: float) -> bool:
 
 
 async def resolve_approval(
-    ctx: RunContext,
+    ctx: Run,
     target_id: str,
     *,
     approve: bool,
@@ -374,7 +374,7 @@ def answer_problem(meta: dict[str, Any], text: str, option: str) -> str:
 
 
 async def resolve_answer(
-    ctx: RunContext, target_id: str, *, text: str = "", option: str = "", author: str = "", client: str = "", control_id: str = ""
+    ctx: Run, target_id: str, *, text: str = "", option: str = "", author: str = "", client: str = "", control_id: str = ""
 ) -> bool:
     """Deliver an ANSWER to the pending question ``target_id`` (checked by the handler with
     :func:`answer_problem`). False when nothing is pending under it. The agent gets the

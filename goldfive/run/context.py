@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from goldfive import events
@@ -21,8 +20,13 @@ from goldfive.budget.guard import BudgetGuard
 from goldfive.errors import RecordingConflictError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
+from goldfive.run.control_loop import ControlLoop
 from goldfive.run.defaults import run_defaults
 from goldfive.run.messages import EndTurn, InjectedMessages
+from goldfive.run.parts import PauseState
+from goldfive.run.tool_spec import ReportingToolSpec
+from goldfive.run.tools import build_tools
+from goldfive.run.user_tools import UserTool
 from goldfive.steering import notes_of
 from goldfive.types import DriftEvent, Session
 from goldfive.usage.ledger import UsageLedger
@@ -30,10 +34,10 @@ from goldfive.watchdog.watchdog import Watchdog
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.control import ControlChannel
-    from goldfive.run.control_loop import ControlLoop
-    from goldfive.run.tools import ReportingToolSpec
-    from goldfive.run.user_tools import UserTool
     from goldfive.sinks.fanout import FanOut
+
+#: PauseState lives in goldfive.run.parts (the parts read it); still importable from here.
+__all__ = ["STATE_CHANGES", "PauseState", "RunContext"]
 
 log = logging.getLogger("goldfive.run")
 
@@ -73,13 +77,6 @@ STATE_CHANGES = frozenset(
 _NOTE_FACTORIES = frozenset(
     {events.steer_queued, events.steer_queue_changed, events.guidance_added, events.guidance_removed, events.control_received}
 )
-
-
-class PauseState(StrEnum):
-    RUNNING = "RUNNING"
-    #: A PAUSE was acked while a task runs: no new task starts, the running one finishes.
-    PAUSING = "PAUSING"
-    PAUSED = "PAUSED"
 
 
 class RunContext:
@@ -133,7 +130,6 @@ class RunContext:
         control: ControlChannel | None = None,
         config: RuntimeConfig | None = None,
     ) -> None:
-        from goldfive.run.control_loop import ControlLoop
         from goldfive.sinks.fanout import FanOut
 
         self.session = session
@@ -299,8 +295,6 @@ class RunContext:
         once per turn and dropped when the turn ends."""
         tools = self._tools.get(task_id)
         if tools is None:
-            from goldfive.run.tools import build_tools
-
             tools = build_tools(self, task_id)
             self._tools[task_id] = tools
         return tools

@@ -33,7 +33,7 @@ from goldfive.run.validate import accept
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.run.context import RunContext
+    from goldfive.run.parts import Run
 
 __all__ = ["ControlLoop", "CustomHandler", "RunCancelled"]
 
@@ -46,7 +46,7 @@ CustomHandler = Callable[..., Awaitable[ControlOutcome]]
 
 
 class ControlLoop:
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: Run) -> None:
         self.ctx = ctx
         self.channel = ctx.control
         #: Set by an executor that overrides ``_handle_custom``.

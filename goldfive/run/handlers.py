@@ -34,28 +34,27 @@ from goldfive.controls.payloads import (
     Steer,
     SteerWhen,
 )
-from goldfive.errors import ControlPayloadError, GoldfiveError
+from goldfive.errors import ControlPayloadError
 from goldfive.inbox import InjectedMessage
 from goldfive.approvals.reviewer import REVIEWER
 from goldfive.run.approval_rules import machine_note, rule_from_always, rules_control
 from goldfive.run.approvals import answer_problem, desk_of, resolve_answer, resolve_approval
 from goldfive.protocols import can_replan
 from goldfive.run.acks import PROCESSED_STEER_IDS
-from goldfive.run.current_run import current_or_none
 from goldfive.run.outcome import ControlOutcome, fail, ok, refused, unsupported
 from goldfive.run.steering_controls import guidance_control, steer_later, steer_queue_control, steer_standing
 from goldfive.run.validate import accept
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, TaskStatus
 
 if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.run.context import RunContext
+    from goldfive.run.parts import Run
 
-__all__ = ["CUSTOM_HANDLERS", "HANDLERS", "ControlOutcome", "decide", "dispatch_control", "status_snapshot"]
+__all__ = ["CUSTOM_HANDLERS", "HANDLERS", "ControlOutcome", "decide", "status_snapshot"]
 
 _STAYS_PAUSED = "; the run stays paused until RESUME"
 
 
-def status_snapshot(ctx: RunContext, control_id: str) -> str:
+def status_snapshot(ctx: Run, control_id: str) -> str:
     session = ctx.session
     plan = session.plan
     state = f" state={ctx.pause_state}" + (f" busy={ctx.controls.busy_with}" if ctx.controls.busy_with else "")
@@ -76,7 +75,7 @@ def status_snapshot(ctx: RunContext, control_id: str) -> str:
     )
 
 
-def _paused_note(ctx: RunContext) -> str:
+def _paused_note(ctx: Run) -> str:
     return _STAYS_PAUSED if ctx.paused else ""
 
 
@@ -84,7 +83,7 @@ def _drift(session: Session, kind: DriftKind, severity: DriftSeverity, detail: s
     return DriftEvent(kind, severity, detail, session.current_task_id)
 
 
-async def _pause(ctx: RunContext, c: Control[Pause], mid_task: bool) -> ControlOutcome:
+async def _pause(ctx: Run, c: Control[Pause], mid_task: bool) -> ControlOutcome:
     if ctx.paused:
         return ok(c, AppliedAs.PAUSED, f"already {str(ctx.pause_state).lower()}")
 
@@ -101,7 +100,7 @@ async def _pause(ctx: RunContext, c: Control[Pause], mid_task: bool) -> ControlO
     return ok(c, AppliedAs.PAUSED, detail, effect=pause)
 
 
-async def _resume(ctx: RunContext, c: Control[Resume], mid_task: bool) -> ControlOutcome:
+async def _resume(ctx: Run, c: Control[Resume], mid_task: bool) -> ControlOutcome:
     if not ctx.paused:
         return ok(c, AppliedAs.RESUMED, "not paused; nothing to resume")
     detail = "resumed"
@@ -120,7 +119,7 @@ async def _resume(ctx: RunContext, c: Control[Resume], mid_task: bool) -> Contro
     return ok(c, AppliedAs.RESUMED, detail, effect=resume)
 
 
-async def _budget(ctx: RunContext, c: Control[BudgetSet], mid_task: bool) -> ControlOutcome:
+async def _budget(ctx: Run, c: Control[BudgetSet], mid_task: bool) -> ControlOutcome:
     from goldfive.budget import BudgetError
 
     p = c.payload
@@ -146,7 +145,7 @@ async def _budget(ctx: RunContext, c: Control[BudgetSet], mid_task: bool) -> Con
     return ok(c, AppliedAs.BUDGET_SET, detail, effect=apply)
 
 
-async def _cancel(ctx: RunContext, c: Control[Cancel], mid_task: bool) -> ControlOutcome:
+async def _cancel(ctx: Run, c: Control[Cancel], mid_task: bool) -> ControlOutcome:
     async def audit() -> None:
         drift = await ctx.steerer.observe(c, ctx.session)
         if drift is not None:
@@ -155,7 +154,7 @@ async def _cancel(ctx: RunContext, c: Control[Cancel], mid_task: bool) -> Contro
     return ok(c, AppliedAs.CANCELLED, f"cancelling: {c.payload.why}", effect=audit)
 
 
-async def _steer(ctx: RunContext, c: Control[Steer], mid_task: bool) -> ControlOutcome:
+async def _steer(ctx: Run, c: Control[Steer], mid_task: bool) -> ControlOutcome:
     session = ctx.session
     dedupe = c.payload.dedupe_id(c.id)
     if dedupe in session.state.get(PROCESSED_STEER_IDS, ()):
@@ -190,7 +189,7 @@ async def _steer(ctx: RunContext, c: Control[Steer], mid_task: bool) -> ControlO
     return ok(c, AppliedAs.NOTED, detail + _paused_note(ctx), effect=inject_note)
 
 
-def _next_task(ctx: RunContext) -> str:
+def _next_task(ctx: Run) -> str:
     plan = ctx.session.plan
     if plan is None:
         return ""
@@ -200,7 +199,7 @@ def _next_task(ctx: RunContext) -> str:
     return ""
 
 
-async def _rewind(ctx: RunContext, c: Control[Rewind], mid_task: bool) -> ControlOutcome:
+async def _rewind(ctx: Run, c: Control[Rewind], mid_task: bool) -> ControlOutcome:
     plan = ctx.session.plan
     task_id = c.payload.task_id
     if plan is None or not plan.has_task(task_id):
@@ -218,7 +217,7 @@ async def _rewind(ctx: RunContext, c: Control[Rewind], mid_task: bool) -> Contro
     return ok(c, AppliedAs.REWOUND, detail, effect=rewind)
 
 
-async def _status(ctx: RunContext, c: Control[StatusQuery], mid_task: bool) -> ControlOutcome:
+async def _status(ctx: Run, c: Control[StatusQuery], mid_task: bool) -> ControlOutcome:
     detail = status_snapshot(ctx, c.id)
 
     async def snapshot() -> None:
@@ -227,7 +226,7 @@ async def _status(ctx: RunContext, c: Control[StatusQuery], mid_task: bool) -> C
     return ok(c, AppliedAs.STATUS, detail, effect=snapshot)
 
 
-async def _intercept(ctx: RunContext, c: Control[InterceptTransfer], mid_task: bool) -> ControlOutcome:
+async def _intercept(ctx: Run, c: Control[InterceptTransfer], mid_task: bool) -> ControlOutcome:
     if not getattr(ctx.adapter, "supports_intercept_transfer", False):
         return unsupported(c, "INTERCEPT_TRANSFER: this run's agent adapter does not hand work between agents")
     enabled = c.payload.enabled
@@ -246,7 +245,7 @@ def _claims_reviewer(c: Control[Approve] | Control[Reject]) -> str:
     return ""
 
 
-async def _approve(ctx: RunContext, c: Control[Approve], mid_task: bool) -> ControlOutcome:
+async def _approve(ctx: Run, c: Control[Approve], mid_task: bool) -> ControlOutcome:
     target = c.payload.target_id
     if target not in ctx.session.pending_approvals:
         return fail(c, f"no pending approval for {target!r}")
@@ -283,7 +282,7 @@ async def _approve(ctx: RunContext, c: Control[Approve], mid_task: bool) -> Cont
     return ok(c, AppliedAs.DECIDED, f"{what}, and always for {rule.describe()} ({rule.scope}): {target}{note}", effect=resolve)
 
 
-async def _reject(ctx: RunContext, c: Control[Reject], mid_task: bool) -> ControlOutcome:
+async def _reject(ctx: Run, c: Control[Reject], mid_task: bool) -> ControlOutcome:
     target = c.payload.target_id
     if target not in ctx.session.pending_approvals:
         return fail(c, f"no pending approval for {target!r}")
@@ -296,14 +295,14 @@ async def _reject(ctx: RunContext, c: Control[Reject], mid_task: bool) -> Contro
     return ok(c, AppliedAs.DECIDED, f"rejected {target}", effect=resolve)
 
 
-async def _resolve(ctx: RunContext, c: Control[Approve] | Control[Reject], *, approve: bool, detail: str, arguments: dict[str, Any] | None) -> None:
+async def _resolve(ctx: Run, c: Control[Approve] | Control[Reject], *, approve: bool, detail: str, arguments: dict[str, Any] | None) -> None:
     p = c.payload
     await resolve_approval(
         ctx, p.target_id, approve=approve, detail=detail, arguments=arguments, author=p.author, client=p.client, control_id=c.id
     )
 
 
-async def _answer(ctx: RunContext, c: Control[Answer], mid_task: bool) -> ControlOutcome:
+async def _answer(ctx: Run, c: Control[Answer], mid_task: bool) -> ControlOutcome:
     p = c.payload
     target = p.target_id
     if target not in ctx.session.pending_approvals:
@@ -318,7 +317,7 @@ async def _answer(ctx: RunContext, c: Control[Answer], mid_task: bool) -> Contro
     return ok(c, AppliedAs.ANSWERED, f"answered {target}: {p.option or p.text}", effect=resolve)
 
 
-async def _inject(ctx: RunContext, c: Control[Inject], mid_task: bool) -> ControlOutcome:
+async def _inject(ctx: Run, c: Control[Inject], mid_task: bool) -> ControlOutcome:
     running = ctx.messages.running()
 
     async def park() -> None:
@@ -328,14 +327,14 @@ async def _inject(ctx: RunContext, c: Control[Inject], mid_task: bool) -> Contro
     return ok(c, AppliedAs.INJECTED, where, effect=park)
 
 
-async def _ladder_steer(ctx: RunContext, c: Control[GoldfiveSteer], mid_task: bool) -> ControlOutcome:
+async def _ladder_steer(ctx: Run, c: Control[GoldfiveSteer], mid_task: bool) -> ControlOutcome:
     if not mid_task:
         return ok(c, AppliedAs.UNCHANGED, "no invocation in flight; the revised plan applies next")
     detail = "restarting the in-flight invocation with a corrective"
     return ok(c, AppliedAs.RESTARTED, detail, cancel_invocation=True, rerun_cancelled=True)
 
 
-async def _escalate(ctx: RunContext, c: Control[GoldfivePauseEscalate], mid_task: bool) -> ControlOutcome:
+async def _escalate(ctx: Run, c: Control[GoldfivePauseEscalate], mid_task: bool) -> ControlOutcome:
     deadline = c.payload.deadline_s
 
     async def escalate() -> None:
@@ -345,7 +344,7 @@ async def _escalate(ctx: RunContext, c: Control[GoldfivePauseEscalate], mid_task
 
 
 #: A handler gets the control with the payload class its kind decodes to (PAYLOAD_TYPES).
-Handler = Callable[["RunContext", Control[Any], bool], Awaitable[ControlOutcome]]
+Handler = Callable[["Run", Control[Any], bool], Awaitable[ControlOutcome]]
 
 HANDLERS: dict[ControlKind, Handler] = {
     ControlKind.PAUSE: _pause,
@@ -370,7 +369,7 @@ HANDLERS: dict[ControlKind, Handler] = {
 CUSTOM_HANDLERS: dict[str, Handler] = {RULES_VERB: rules_control}
 
 
-async def decide(ctx: RunContext, control: Control[Any] | ControlMessage, *, mid_task: bool = False) -> ControlOutcome:
+async def decide(ctx: Run, control: Control[Any] | ControlMessage, *, mid_task: bool = False) -> ControlOutcome:
     """The ack for a control and the effect to apply after it. Unknown kinds: UNSUPPORTED.
 
     A ControlMessage is checked and decoded first (``accept``), as the ControlLoop does."""
@@ -384,18 +383,3 @@ async def decide(ctx: RunContext, control: Control[Any] | ControlMessage, *, mid
     if handler is None:
         return unsupported(control)
     return await handler(ctx, control, mid_task)
-
-
-async def dispatch_control(
-    msg: ControlMessage, *, session: Session, mid_task: bool = False, ctx: RunContext | None = None,
-    control: Control[Any] | None = None, **_: Any,
-) -> ControlOutcome:  # fmt: skip
-    """The spec's module-level dispatcher (docs/protocol.md#custom-controls): a custom handler falls back to it.
-    The ControlLoop passes the run (``ctx``) and the control it already decoded (``control``)."""
-    if ctx is None:
-        ctx = current_or_none()
-        if ctx is None or ctx.session is not session:
-            raise GoldfiveError("dispatch_control: this session has no running goldfive run here")
-    if control is None or control.message is not msg:
-        return await decide(ctx, msg, mid_task=mid_task)
-    return await decide(ctx, control, mid_task=mid_task)

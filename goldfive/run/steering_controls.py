@@ -10,52 +10,34 @@ queue and the guidance are what the recording says (views and resume read the sa
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
 from goldfive import events
 from goldfive.control import AppliedAs, ControlKind, ControlMessage
 from goldfive.controls.payloads import Control, Guidance, GuidanceOp, Steer, SteerQueue, SteerQueueOp
 from goldfive.run.acks import PROCESSED_STEER_IDS
 from goldfive.run.outcome import ControlOutcome, fail, ok
-from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.steering import QueueOp, SteeringNote, SteeringNotes, notes_of
-from goldfive.types import Session
-
-
-class _Steers(Protocol):
-    async def apply_steer(self, steer: Control[Steer], interrupted: list[str]) -> bool: ...
-
-
-class RunContext(Protocol):
-    """What these controls use of the run (``goldfive.run.context.RunContext`` is one): typed
-    by shape, so this module does not join the circle between RunContext and its parts."""
-
-    @property
-    def session(self) -> Session: ...
-
-    @property
-    def controls(self) -> _Steers: ...
-
-    async def emit(self, factory: Callable[..., Event], *args: Any, **kwargs: Any) -> Event | None: ...
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.run.parts import Run
 
 __all__ = ["deliver_queued", "guidance_control", "steer_later", "steer_queue_control", "steer_standing"]
 
 _STEER_ID_MEMORY = 512
 
 
-def _now_ms(ctx: RunContext) -> int:
+def _now_ms(ctx: Run) -> int:
     return int(ctx.session.clock())
 
 
-def _mark_seen(ctx: RunContext, dedupe: str) -> None:
+def _mark_seen(ctx: Run, dedupe: str) -> None:
     """A retry of this STEER (same annotation id) is a DUPLICATE from now on."""
     seen: deque[str] = ctx.session.state.setdefault(PROCESSED_STEER_IDS, deque(maxlen=_STEER_ID_MEMORY))
     if dedupe not in seen:
         seen.append(dedupe)
 
 
-async def steer_later(ctx: RunContext, c: Control[Steer]) -> ControlOutcome:
+async def steer_later(ctx: Run, c: Control[Steer]) -> ControlOutcome:
     """STEER ``when="later"``: queued; delivered as a STEER when the next task starts."""
     notes = notes_of(ctx.session)
     p = c.payload
@@ -70,7 +52,7 @@ async def steer_later(ctx: RunContext, c: Control[Steer]) -> ControlOutcome:
     return ok(c, AppliedAs.QUEUED_LATER, detail, effect=queue)
 
 
-async def steer_standing(ctx: RunContext, c: Control[Steer]) -> ControlOutcome:
+async def steer_standing(ctx: Run, c: Control[Steer]) -> ControlOutcome:
     """STEER ``standing``: added to every later task's input until removed."""
     notes = notes_of(ctx.session)
     p = c.payload
@@ -99,7 +81,7 @@ def _unknown(notes: SteeringNotes, note_id: str) -> str:
     return f"no queued note {note_id!r} (the queue: {ids}); a delivered or withdrawn note cannot be changed"
 
 
-async def steer_queue_control(ctx: RunContext, c: Control[SteerQueue], mid_task: bool) -> ControlOutcome:
+async def steer_queue_control(ctx: Run, c: Control[SteerQueue], mid_task: bool) -> ControlOutcome:
     notes = notes_of(ctx.session)
     p = c.payload
     if p.op is SteerQueueOp.LIST:
@@ -140,7 +122,7 @@ async def steer_queue_control(ctx: RunContext, c: Control[SteerQueue], mid_task:
     return ok(c, AppliedAs.QUEUE_CHANGED, f"{what}; the queue: {', '.join(order)}", effect=change)
 
 
-async def guidance_control(ctx: RunContext, c: Control[Guidance], mid_task: bool) -> ControlOutcome:
+async def guidance_control(ctx: Run, c: Control[Guidance], mid_task: bool) -> ControlOutcome:
     notes = notes_of(ctx.session)
     p = c.payload
     if p.op is GuidanceOp.LIST:
@@ -174,7 +156,7 @@ async def guidance_control(ctx: RunContext, c: Control[Guidance], mid_task: bool
     return ok(c, AppliedAs.MADE_STANDING, f"{p.id} is standing guidance {gid}: in every later task's input until removed{where}", effect=make)
 
 
-async def deliver_queued(ctx: RunContext) -> bool:
+async def deliver_queued(ctx: Run) -> bool:
     """The next task is starting: apply every queued note that is not held, in queue order,
     each as a STEER of its own (``ControlLoop.apply_steer``: a USER_STEER drift, then
     delete-and-replan; with a planner that cannot replan, the note goes to the next task's

@@ -8,82 +8,22 @@ arguments or a transition the state machine refuses come back as ``{"ok": False,
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from goldfive import events
-from goldfive.errors import GoldfiveError
 from goldfive.protocols import move_task
 from goldfive.run.approvals import request_approval
+from goldfive.run.tool_spec import Handler, ReportingToolSpec, validate_args
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, TaskStatus
 
 if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.run.context import RunContext
+    from goldfive.run.parts import Run
+
+__all__ = ["REPORTING_TOOL_NAMES", "Handler", "ReportingToolSpec", "build_tools", "validate_args"]
 
 log = logging.getLogger("goldfive.tools")
-
-Handler = Callable[..., Awaitable[dict[str, Any]]]
-
-
-@dataclass(frozen=True)
-class ReportingToolSpec:
-    name: str
-    description: str
-    #: JSON schema of the arguments (type "object").
-    parameters: dict[str, Any]
-    handler: Handler = field(repr=False, compare=False)
-
-    async def __call__(self, **kwargs: Any) -> dict[str, Any]:
-        problem = validate_args(self.parameters, kwargs)
-        if problem:
-            return {"ok": False, "error": f"{self.name}: {problem}"}
-        try:
-            return await self.handler(**kwargs)
-        except asyncio.CancelledError:
-            raise
-        except GoldfiveError as exc:
-            return {"ok": False, "error": f"{self.name}: {exc}"}
-
-    def openai_schema(self) -> dict[str, Any]:
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        }
-
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "object": (dict,),
-    "array": (list, tuple),
-}
-
-
-def validate_args(schema: dict[str, Any], args: dict[str, Any]) -> str:
-    """A short description of what is wrong with ``args``, or "" when they fit the schema."""
-    props: dict[str, Any] = schema.get("properties", {})
-    missing = [k for k in schema.get("required", []) if k not in args]
-    if missing:
-        return f"missing required argument(s): {', '.join(missing)}"
-    if not schema.get("additionalProperties", True):
-        extra = [k for k in args if k not in props]
-        if extra:
-            return f"unknown argument(s): {', '.join(sorted(extra))}"
-    for key, value in args.items():
-        expected = props.get(key, {}).get("type")
-        if expected is None or value is None:
-            continue
-        types = _JSON_TYPES.get(expected, (object,))
-        if isinstance(value, bool) and expected in ("integer", "number"):
-            return f"argument {key!r} must be {expected}, got boolean"
-        if not isinstance(value, types):
-            return f"argument {key!r} must be {expected}, got {type(value).__name__}"
-    return ""
 
 
 def _schema(required: list[str], **props: tuple[str, str]) -> dict[str, Any]:
@@ -98,7 +38,7 @@ def _schema(required: list[str], **props: tuple[str, str]) -> dict[str, Any]:
 _TASK_ID = ("string", "the task id; defaults to the current task")
 
 
-def build_tools(ctx: RunContext, task_id: str) -> dict[str, ReportingToolSpec]:
+def build_tools(ctx: Run, task_id: str) -> dict[str, ReportingToolSpec]:
     """The reporting tools bound to ``task_id``, plus the context's user tools."""
     session, steerer = ctx.session, ctx.steerer
 

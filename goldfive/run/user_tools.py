@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any, Callable, get_type_hints
 
 from goldfive.approvals.policy import ApprovalPolicy
 from goldfive.run.approvals import request_approval
-from goldfive.run.tools import ReportingToolSpec
+from goldfive.run.tool_spec import ReportingToolSpec
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from goldfive.run.context import RunContext
+    from goldfive.run.parts import Run
 
 _PY_TO_JSON: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "array"}
 
@@ -70,7 +70,7 @@ class UserTool:
         text = rule(args) if callable(rule) else rule
         return str(text) if text else f"Run {self.name}?"
 
-    def bind(self, ctx: RunContext, task_id: str) -> ReportingToolSpec:
+    def bind(self, ctx: Run, task_id: str) -> ReportingToolSpec:
         schema = schema_from_signature(self.fn)
 
         async def call(**kwargs: Any) -> dict[str, Any]:
@@ -102,7 +102,7 @@ class UserTool:
 
         return ReportingToolSpec(self.name, self.description, schema, call)
 
-    async def _run(self, ctx: RunContext, task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    async def _run(self, ctx: Run, task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             value = self.fn(**kwargs)
             if inspect.isawaitable(value):
