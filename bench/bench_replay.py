@@ -32,7 +32,8 @@ from goldfive.sinks._json import message_to_json  # noqa: E402
 from goldfive.sinks._json_decode import parse_dict  # noqa: E402
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity  # noqa: E402
 from goldfive_tui.app import GoldfiveApp  # noqa: E402
-from goldfive_tui.replay import Replay, replay_screen  # noqa: E402
+from goldfive_tui.replay import Replay  # noqa: E402
+from goldfive_tui.run import replay_screen  # noqa: E402
 from tests.tui.scenario import DemoScript  # noqa: E402
 
 BIG = 100_000

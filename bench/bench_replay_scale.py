@@ -94,7 +94,8 @@ async def _first_screen(path: str, whole: bool) -> dict[str, float]:
     import goldfive.recording as recording
     from goldfive.recording import open_recording
     from goldfive_tui.app import GoldfiveApp
-    from goldfive_tui.replay import ReplayBar, replay_screen
+    from goldfive_tui.replay import ReplayBar
+    from goldfive_tui.run import replay_screen
 
     if whole:
         recording.STREAM_BYTES = 1 << 62

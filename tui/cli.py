@@ -41,7 +41,7 @@ def open_replay(recording: Any, *, back: bool = False) -> Any:
     """The replay; ``back``: it was picked from the list of runs, and b returns
     BACK_TO_PICKER to show that list again."""
     from .app import GoldfiveApp
-    from .replay import replay_screen
+    from .run import replay_screen
 
     return GoldfiveApp(replay_screen(recording, back=back)).run()
 

@@ -1,6 +1,7 @@
 """Replay: a recorded run at a cursor, and the ReplayBar that moves the cursor.
 
-A replay is a RunScreen built with ``replay=Replay(recording)`` and no controls (``replay_screen``):
+A replay is a RunScreen built with ``replay=Replay(recording)`` and no controls
+(``goldfive_tui.run.replay_screen``; the screen imports this module, not the other way):
 the plan, approvals, header and event log show the run as of the cursor. Stepping forward
 applies one event; any other move rebuilds the state from the Timeline's nearest checkpoint.
 Log lines are formatted only when drawn (``_LogLines``), so a 100,000-event recording opens as
@@ -13,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import time
-from typing import TYPE_CHECKING, Callable, Sequence, overload
+from typing import Callable, Sequence, overload
 
 from rich.text import Text
 from textual.message import Message
@@ -28,10 +29,7 @@ from goldfive.view import RunState
 from .format import LogLine, clock_text, control_line, describe
 from .widgets.eventlog import EventLog, _matches
 
-if TYPE_CHECKING:
-    from .run.screen import RunScreen
-
-__all__ = ["BACK_TO_PICKER", "Replay", "ReplayBar", "replay_screen", "show_lines"]
+__all__ = ["BACK_TO_PICKER", "Replay", "ReplayBar", "show_lines"]
 
 #: Play at 1x: None is real time (the recorded spacing of the events); a number is a fixed
 #: rate, events per second (tests drive the ticks themselves).
@@ -381,15 +379,3 @@ class ReplayBar(Static):
 #: What the app returns when the person asks for the list of recorded runs again (b); the
 #: replay command (goldfive.cli.local.BACK_TO_PICKER) shows the list then.
 BACK_TO_PICKER = "back"
-
-
-def replay_screen(recording: Recording, *, start_at: int | None = None, play_rate: float | None = PLAY_RATE, back: bool = False) -> RunScreen:
-    """The run screen on ``recording``: read-only, with the transport; ``back``: it was picked
-    from the list of recorded runs, and b returns to that list."""
-    from dataclasses import replace
-
-    from .run.screen import RunScreen
-
-    screen = RunScreen(replay=Replay(recording, start_at=start_at, play_rate=play_rate), controls=False)
-    screen.can = replace(screen.can, picker=back)
-    return screen

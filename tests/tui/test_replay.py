@@ -15,7 +15,8 @@ from goldfive.sinks._json import message_to_json
 from goldfive.types import TaskStatus
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.format import describe
-from goldfive_tui.replay import PLAY_RATE, Replay, ReplayBar, replay_screen
+from goldfive_tui.replay import PLAY_RATE, Replay, ReplayBar
+from goldfive_tui.run import replay_screen
 from goldfive_tui.run.screen import RunScreen
 from tests.tui.conftest import screen_text
 from tests.tui.scenario import DemoScript, flatten

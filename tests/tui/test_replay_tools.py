@@ -155,7 +155,8 @@ def test_replay_without_file_lists_the_runs_recorded_here_and_b_comes_back_to_th
 
 
 async def test_b_in_a_replay_picked_from_the_list_returns_to_it_and_is_not_offered_otherwise() -> None:
-    from goldfive_tui.replay import BACK_TO_PICKER, replay_screen
+    from goldfive_tui.replay import BACK_TO_PICKER
+    from goldfive_tui.run import replay_screen
 
     app = GoldfiveApp(replay_screen(Recording("story", "jsonl", "r", story()), back=True), cursor_blink=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -9,7 +9,7 @@ live asks here too: cancelling it goes the same way as the c key's CANCEL.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.types import TaskStatus
@@ -20,13 +20,41 @@ from ..screens.detail import ApprovalScreen
 from ..screens.dialogs import DETACH, DETACH_REJECT, ConfirmScreen, QuitScreen, TextPrompt
 from ..screens.note import NotePrompt
 from ..screens.steering import SteeringScreen
-from .feed import approval_name
+from ..format import LogLine
+from .feed import RunFeed, approval_name
 
 if TYPE_CHECKING:
-    from ..source import RunSource
-    from .screen import RunScreen
+    from textual.app import App
 
-__all__ = ["RunControls", "who"]
+    from ..source import RunSource
+
+__all__ = ["ControlledScreen", "RunControls", "who"]
+
+
+class ControlledScreen(Protocol):
+    """What the control keys use of their screen (``goldfive_tui.run.screen.RunScreen`` is the
+    one): named here so the screen imports its controls and they do not import it back."""
+
+    feed: RunFeed
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def now_ms(self) -> int: ...
+
+    def at(self, ms: int | None = None) -> str: ...
+
+    def log_size(self) -> int: ...
+
+    def add_line(self, line: LogLine) -> None: ...
+
+    def rewrite_control(self, control_id: str) -> bool: ...
+
+    def repaint(self) -> None: ...
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None: ...
+
+    def run_worker(self, work: Any, name: str | None = "", group: str = "default", description: str = "", exit_on_error: bool = True, start: bool = True, exclusive: bool = False, thread: bool = False) -> Any: ...
 
 
 def who() -> dict[str, object]:
@@ -39,7 +67,7 @@ def who() -> dict[str, object]:
 
 
 class RunControls:
-    def __init__(self, screen: RunScreen, source: RunSource) -> None:
+    def __init__(self, screen: ControlledScreen, source: RunSource) -> None:
         self.screen = screen
         self.source = source
         #: Notes sent this session, per prompt ("steer", "inject"), oldest first: ↑ recalls them.
@@ -294,7 +322,7 @@ class RunControls:
             self.approve_always(target)
 
 
-def open_approval(screen: RunScreen, target: str, controls: RunControls | None) -> None:
+def open_approval(screen: ControlledScreen, target: str, controls: RunControls | None) -> None:
     """The approval's detail: everything it asks, then (with controls) a / x / e right there."""
     view = screen.feed.state.approvals.get(target)
     if view is None:

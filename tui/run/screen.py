@@ -14,6 +14,7 @@ key handling. Controls go out through ``RunControls``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, ClassVar, Protocol
 
 from textual.app import ComposeResult
@@ -23,13 +24,14 @@ from textual.events import Resize
 from textual.screen import Screen
 from textual.widgets import Input
 
+from goldfive.recording import Recording
 from goldfive.view import RunState
 from goldfive.view.attention import cancelled_by_person
 
 from ..commands import KeyCommands
 from ..format import LogLine
 from ..keys import KEY_DISPLAY, KEYS, OPENER_KEYS, READ_ONLY_KEYS, REPLAY_KEYS, Capabilities, help_rows
-from ..replay import Replay, ReplayBar, show_lines
+from ..replay import BACK_TO_PICKER, PLAY_RATE, Replay, ReplayBar, show_lines
 from ..screens.detail import ApprovalScreen, EventScreen
 from ..screens.dialogs import DETACH, DETACH_REJECT, QuitScreen
 from ..screens.approvals import LedgerScreen
@@ -46,7 +48,7 @@ from ..widgets.plan import PlanView, TaskDetail, task_detail
 from .controls import RunControls, open_approval
 from .feed import RunFeed
 
-__all__ = ["Opener", "RunScreen"]
+__all__ = ["Opener", "RunScreen", "replay_screen"]
 
 REPAINT_S = 0.05
 READ_ONLY = "{view} is read-only: {what} does nothing here{hint}."
@@ -335,8 +337,6 @@ class RunScreen(Screen[None]):
         self.query_one(ReplayBar).jump_mark(direction)
 
     def action_back_to_picker(self) -> None:
-        from ..replay import BACK_TO_PICKER
-
         self.app.exit(BACK_TO_PICKER)
 
     # -- the runs screen it came from -----------------------------------------------------------
@@ -489,3 +489,11 @@ class RunScreen(Screen[None]):
             self._control.ask_quit()
         else:
             self.app.exit()
+
+
+def replay_screen(recording: Recording, *, start_at: int | None = None, play_rate: float | None = PLAY_RATE, back: bool = False) -> RunScreen:
+    """The run screen on ``recording``: read-only, with the transport; ``back``: it was picked
+    from the list of recorded runs, and b returns to that list."""
+    screen = RunScreen(replay=Replay(recording, start_at=start_at, play_rate=play_rate), controls=False)
+    screen.can = replace(screen.can, picker=back)
+    return screen
