@@ -237,3 +237,27 @@ async def test_controls_queued_behind_a_cancel_at_a_boundary_are_not_applied_to_
     assert h.acks[cancel.id][0].result == AckResult.SUCCESS
     assert [(a.result, a.detail) for a in h.acks[steer.id]] == [(AckResult.FAILURE, "run not active")]
     assert h.kinds()[-1] == "run_aborted"
+
+
+async def test_a_run_without_an_agent_adapter_fails_its_task_saying_so() -> None:
+    # RunContext.adapter is AgentAdapter | None: an executor driven with no adapter fails the
+    # task with a clear reason, not "'NoneType' object has no attribute 'invoke'".
+    sink = _Kept()
+    session = Session(run_id="r-no-adapter")
+    out = await SequentialExecutor().run(
+        plan=linear_plan("a"), session=session, steerer=DefaultSteerer(), planner=static("a"), sinks=[sink]
+    )
+    assert not out.success
+    failed = [ev for ev in sink.events if events.kind_of(ev) == "task_failed"]
+    assert len(failed) == 1 and "this run has no agent adapter to invoke" in str(failed[0])
+
+
+class _Kept:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    async def emit(self, ev: Event) -> None:
+        self.events.append(ev)
+
+    async def close(self) -> None:
+        return None

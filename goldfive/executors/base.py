@@ -16,6 +16,7 @@ from typing import Any
 
 from goldfive import events
 from goldfive.aio import Completions, cancel_and_wait, first_done
+from goldfive.errors import GoldfiveError
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.run.context import RunContext
@@ -161,8 +162,11 @@ class ExecutorBase:
     # -- running a batch ---------------------------------------------------------------
     async def _invoke(self, ctx: RunContext, task: Task) -> InvocationResult | BaseException:
         try:
+            if ctx.adapter is None:
+                raise GoldfiveError("this run has no agent adapter to invoke")
             with usage_scope(ctx, task.id):  # the model calls inside are this task's
-                result = await ctx.adapter.invoke(task, ctx.session)
+                # A callable agent may hand back plain text: taken as the task's result.
+                result: InvocationResult | str = await ctx.adapter.invoke(task, ctx.session)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: an agent crash fails its task
@@ -170,7 +174,7 @@ class ExecutorBase:
             return exc
         if isinstance(result, str):
             return InvocationResult(task_id=task.id, text=result)
-        return result  # type: ignore[no-any-return]
+        return result
 
     async def _run_batch(self, ctx: RunContext, batch: list[Task]) -> None:
         session, steerer = ctx.session, ctx.steerer

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from goldfive import events
@@ -34,6 +35,7 @@ from goldfive.watchdog.watchdog import Watchdog
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.control import ControlChannel
+    from goldfive.protocols import AgentAdapter, EventSink, Planner, Steerer
     from goldfive.sinks.fanout import FanOut
 
 #: PauseState lives in goldfive.run.parts (the parts read it); still importable from here.
@@ -82,9 +84,10 @@ _NOTE_FACTORIES = frozenset(
 class RunContext:
     session: Session
     fanout: FanOut
-    steerer: Any
-    planner: Any
-    adapter: Any
+    steerer: Steerer
+    planner: Planner
+    #: The agent's adapter; None for a run driven without one (an executor's own agents).
+    adapter: AgentAdapter | None
     control: ControlChannel | None
     config: RuntimeConfig
     messages: InjectedMessages
@@ -123,10 +126,10 @@ class RunContext:
         self,
         session: Session,
         *,
-        sinks: list[Any],
-        steerer: Any,
-        planner: Any,
-        adapter: Any = None,
+        sinks: Sequence[EventSink],
+        steerer: Steerer,
+        planner: Planner,
+        adapter: AgentAdapter | None = None,
         control: ControlChannel | None = None,
         config: RuntimeConfig | None = None,
     ) -> None:
@@ -163,7 +166,10 @@ class RunContext:
         self.budget = BudgetGuard(self, self.config.budget or defaults.budget)
         self._emit_lock = asyncio.Lock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
-        self._syncs = [sink.sync for sink in sinks if callable(getattr(sink, "sync", None))]
+        #: (``sync`` is the optional part of an EventSink: a durable recorder has it.)
+        self._syncs: list[Callable[[], Awaitable[Any]]] = [
+            sync for sink in sinks if callable(sync := getattr(sink, "sync", None))
+        ]
         self._tools: dict[str, dict[str, ReportingToolSpec]] = {}
         #: What adapters keep for the run's life (a framework's client, a subprocess), closed
         #: when the run ends (``release``), last registered first.
