@@ -32,7 +32,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.host import Origin, ServedRun
 from goldfive.remote.route import RUN_NOT_ACTIVE, NotLive
 from goldfive.sinks.memory import InMemorySink
-from goldfive.store.recorder import RunRecorder
+from goldfive.store.recorder import HubRecorder, RunRecorder
 from goldfive.store.history import RunHistory
 from goldfive.store.registry import RoutedControl, RunRegistry
 
@@ -144,7 +144,7 @@ class ConnectedRun(ServedRun):
     pid = 0
 
     def __init__(
-        self, run_id: str, recorder: RunRecorder, *, history: RunHistory | None = None, placement: Placement | None = None
+        self, run_id: str, recorder: HubRecorder, *, history: RunHistory | None = None, placement: Placement | None = None
     ) -> None:
         super().__init__(run_id, history=history)
         self.origin = Origin.PLACED if placement is not None else Origin.CONNECTED
@@ -177,7 +177,7 @@ class ConnectedRun(ServedRun):
         self._budget_task: asyncio.Task[None] | None = None
 
     @classmethod
-    def placed_run(cls, run_id: str, recorder: RunRecorder, *, goal_summary: str = "") -> ConnectedRun:
+    def placed_run(cls, run_id: str, recorder: HubRecorder, *, goal_summary: str = "") -> ConnectedRun:
         """A run this hub places on a cluster, shown from the moment it is asked for."""
         run = cls(run_id, recorder, placement=Placement())
         if goal_summary:
@@ -185,7 +185,7 @@ class ConnectedRun(ServedRun):
         return run
 
     @classmethod
-    def from_recorded(cls, old: ServedRun, recorder: RunRecorder, *, placed: bool = False) -> ConnectedRun:
+    def from_recorded(cls, old: ServedRun, recorder: HubRecorder, *, placed: bool = False) -> ConnectedRun:
         """A run the hub recorded before a restart, going on live as its runner reconnects
         (``placed``: as a new actor this hub places continues it): the whole recorded history
         folded, new events served after it."""
@@ -335,14 +335,8 @@ class ConnectedRun(ServedRun):
         hooks and served live, each step once for the whole batch (in the batch's order)."""
         memory = self.memory
         assert memory is not None and self.recorder is not None
-        emit_many = getattr(self.recorder, "emit_many", None)
-        if not record:
-            pass
-        elif emit_many is not None:
-            await emit_many(events)
-        else:  # a recorder without a bulk path (several hubs: goldfive.hub.fleet's)
-            for ev in events:
-                await self.recorder.emit(ev)
+        if record:
+            await self.recorder.emit_many(events)
         fold = self.fold
         hooks = self.hooks  # notifications (serve --notify-cmd), as for hosted runs
         for ev in events:
@@ -391,8 +385,8 @@ class ConnectedRun(ServedRun):
         from the recording from now on, as a resumed run's history is. Bounds the memory (and
         garbage-collector work) of many long runs."""
         memory = self.memory
-        if memory is None or len(memory.events) <= 2 * keep or self.recorder is None:
-            return
+        if memory is None or len(memory.events) <= 2 * keep or not isinstance(self.recorder, RunRecorder):
+            return  # (only a SQLite recording serves the history trimmed off; a fleet's is read from the database)
         through = min(sequence, self.state.last_sequence - keep)
         if through <= self.resumed_after:
             return

@@ -37,6 +37,7 @@ from goldfive.remote.host import Origin, ServedRun
 from goldfive.remote.route import RUN_NOT_ACTIVE, NotLive
 from goldfive.run.approval_rules import rule_from_always
 from goldfive.sinks.memory import InMemorySink
+from goldfive.store.recorder import HubRecorder
 from goldfive.types import Session
 
 __all__ = ["EVENTS", "HookRoute", "HookedRun", "MAX_WAIT_S", "SOURCES", "hook_problem", "run_id_for"]
@@ -119,7 +120,7 @@ class HookedRun(ServedRun):
     host = ""
     pid = 0
 
-    def __init__(self, run_id: str, source: str, recorder: Any, commit: Callable[[], Awaitable[bool]] | None = None) -> None:
+    def __init__(self, run_id: str, source: str, recorder: HubRecorder, commit: Callable[[], Awaitable[bool]] | None = None) -> None:
         super().__init__(run_id)
         self.origin = Origin.HOOKED
         #: The agent that reports through its hooks ("claude-code"): what its summary's origin says.
@@ -139,7 +140,7 @@ class HookedRun(ServedRun):
         self._commit = commit
 
     @classmethod
-    def from_recorded(cls, old: ServedRun, source: str, recorder: Any, commit: Callable[[], Awaitable[bool]] | None = None) -> HookedRun:
+    def from_recorded(cls, old: ServedRun, source: str, recorder: HubRecorder, commit: Callable[[], Awaitable[bool]] | None = None) -> HookedRun:
         """A session the hub recorded before a restart, going on as its hooks report again."""
         run = cls(old.run_id, source, recorder, commit)
         run.history = old.history

@@ -37,7 +37,7 @@ from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
 from goldfive.remote.host import Origin, RunHost
-from goldfive.store.recorder import RunRecorder
+from goldfive.store.recorder import HubRecorder, RunRecorder
 from goldfive.store.registry import CONNECTED, HOOKED
 
 __all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", "MAX_RUN_ID"]
@@ -64,7 +64,7 @@ class FleetPart(Protocol):
     ``[postgres]`` extra it needs)."""
 
     @property
-    def recorder(self) -> Any:
+    def recorder(self) -> HubRecorder:
         """What every run of this hub records with (goldfive.hub.fleet.FleetRecorder)."""
         ...
 
@@ -145,7 +145,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self.confirm_interval = confirm_interval
         #: Several hubs on one PostgreSQL database (goldfive.hub.fleet.Fleet), or None.
         self.fleet = fleet
-        self._recorder: Any = fleet.recorder if fleet is not None else None
+        self._recorder: HubRecorder | None = fleet.recorder if fleet is not None else None
         self._releases: set[asyncio.Task[None]] = set()
         self._dirty: dict[_Conn | LaneConn, ConnectedRun] = {}
         self._ticker: asyncio.Task[None] | None = None
@@ -157,7 +157,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self.commit_max_seconds = 0.0
 
     @property
-    def recorder(self) -> Any:
+    def recorder(self) -> HubRecorder:
         if self._recorder is None:
             # "batched": a connected run's lock is its runner's business, not the hub's. Only
             # the ticker writes (in a worker thread); the loop-side size and timer flushes are

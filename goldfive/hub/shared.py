@@ -22,6 +22,7 @@ from goldfive.hub.limits import MAX_FRAME_BYTES, MAX_HOST, hello_problem
 from goldfive.hub.quota import Quotas
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.remote.auth import caller
+from goldfive.store.recorder import HubRecorder
 
 
 __all__ = ["LaneConn", "Refused", "SharedStream", "hand"]
@@ -117,7 +118,7 @@ class LaneHost(Protocol):
     def quotas(self) -> Quotas: ...
 
     @property
-    def recorder(self) -> Any: ...
+    def recorder(self) -> HubRecorder: ...
 
     async def claim(self, hello: service_pb2.RunnerHello, conn: Any, context: Any) -> ConnectedRun: ...
 

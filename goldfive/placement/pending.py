@@ -13,11 +13,11 @@ placed=True)``): its history stays served while a new actor is placed, which con
 from __future__ import annotations
 
 from goldfive.hub.connected import PENDING_PLACEMENT, PLACEMENT_FAILED, ConnectedRun
-from goldfive.store.recorder import RunRecorder
+from goldfive.store.recorder import HubRecorder
 
 __all__ = ["PENDING_PLACEMENT", "PLACEMENT_FAILED", "PlacedRun"]
 
 
-def PlacedRun(run_id: str, recorder: RunRecorder, *, goal_summary: str = "") -> ConnectedRun:  # noqa: N802 (the class it was)
+def PlacedRun(run_id: str, recorder: HubRecorder, *, goal_summary: str = "") -> ConnectedRun:  # noqa: N802 (the class it was)
     """A run this hub places on a cluster (``ConnectedRun.placed_run``; once a class of its own)."""
     return ConnectedRun.placed_run(run_id, recorder, goal_summary=goal_summary)

@@ -35,7 +35,7 @@ from goldfive.view import RunState
 from goldfive.sinks.memory import InMemorySink, Missed
 from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, oldest_first, read_record, recorded_run_ids
 from goldfive.remote.route import RUN_NOT_ACTIVE, ControlRoute, LocalRoute, NotLive
-from goldfive.store.recorder import RunRecorder
+from goldfive.store.recorder import HubRecorder, RunRecorder
 from goldfive.store.sqlite import next_run_id, run_last_sequence
 from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry, read_registration
 
@@ -120,7 +120,7 @@ class ServedRun:
         #: The recorded history in the database, read on demand (a run served after a restart).
         self.history = history
         #: The live run's recording (None for a recorded run).
-        self.recorder: RunRecorder | None = None
+        self.recorder: HubRecorder | None = None
         #: Its events up to this sequence are served from ``history``, the later ones from
         #: ``memory`` (a recorded run resumed here, a connected run whose older events a hub
         #: no longer keeps in memory).
@@ -334,7 +334,7 @@ class ServedRun:
         db_path: str,
         *,
         resume: bool = False,
-        recorder: Any = None,
+        recorder: HubRecorder | None = None,
         history: list[Event] | None = None,
         reminders: ApprovalReminders | None = None,
     ) -> None:
@@ -446,7 +446,7 @@ class RunHost:
         self.event_hooks: list[Callable[[Event], None]] = []
         #: A hub on PostgreSQL (goldfive.hub.fleet): the recorder of the runs started here,
         #: what is told of each one started, and why the hub is degraded ("" when it is not).
-        self.recorder: Any = None
+        self.recorder: HubRecorder | None = None
         self.started_hooks: list[Callable[[ServedRun], None]] = []
         self.warning: Callable[[], str] = lambda: ""
         self._registry: RunRegistry | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Protocol
 
 from goldfive.durable.store import ResumeRefused
 from goldfive.errors import SinkError
@@ -19,11 +20,45 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.recording_sink import MAX_PENDING
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 
-__all__ = ["HUB_WRITER", "RunRecorder"]
+__all__ = ["HUB_WRITER", "HubRecorder", "RunRecorder"]
 
 #: Who a hub's recorder records events as written by unless told (``write_as``): the hub
 #: itself (the runs it hosts).
 HUB_WRITER = "hub"
+
+
+class HubRecorder(Protocol):
+    """What a server's runs record through, one recording shared by the runs it serves:
+    ``RunRecorder`` (a hub alone, SQLite) or ``goldfive.hub.fleet.FleetRecorder`` (a fleet of
+    hubs, PostgreSQL). An EventSink that never raises a storage failure from ``emit``; its
+    health is readable (a run's summary, the hub's warning)."""
+
+    @property
+    def write_error(self) -> str:
+        """Why writing fails now, "" while it works."""
+        ...
+
+    @property
+    def unwritten(self) -> int: ...
+
+    @property
+    def dropped(self) -> int: ...
+
+    async def emit(self, event: Event) -> None: ...
+
+    async def emit_many(self, events: Sequence[Event]) -> None: ...
+
+    def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
+        """The run's events from ``from_sequence`` on are recorded as ``writer``'s."""
+        ...
+
+    async def sync(self) -> None: ...
+
+    async def commit(self) -> bool:
+        """Write what is held: True when nothing is left unwritten."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 class RunRecorder:

@@ -16,6 +16,7 @@ from goldfive.hub.connected import ConnectedRun, Forward
 from goldfive.hub.fleet.ownership import Ownership
 from goldfive.remote.host import RunHost
 from goldfive.store.fleet import FleetEvents, Stored
+from goldfive.store.recorder import HubRecorder
 
 __all__ = ["Following", "Unreachable"]
 
@@ -29,7 +30,7 @@ class Following:
     loop reads what is wanted (one run at a time under its lock, the lock ``catch_up`` and a
     takeover hold too)."""
 
-    def __init__(self, log: FleetEvents, host: RunHost, recorder: Any, ownership: Ownership, *, forward: Forward, hub_id: str) -> None:
+    def __init__(self, log: FleetEvents, host: RunHost, recorder: HubRecorder, ownership: Ownership, *, forward: Forward, hub_id: str) -> None:
         self.log = log
         self.host = host
         self.recorder = recorder

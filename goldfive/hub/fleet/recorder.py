@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.postgres import PostgresSink, PostgresStore
@@ -12,8 +14,8 @@ __all__ = ["FleetRecorder"]
 
 class FleetRecorder:
     """What a hub on PostgreSQL records with: one PostgresSink (a RecordingSink over the
-    store) for every run of this hub, announcing each write to the other hubs. The shape of RunRecorder (emit, commit, health),
-    so HubService and HostedRun use either."""
+    store) for every run of this hub, announcing each write to the other hubs. A HubRecorder, as
+    RunRecorder is, so HubService and HostedRun use either."""
 
     def __init__(self, store: PostgresStore, hub_id: str) -> None:
         store.writer = HUB_WRITER  # this hub's own runs; write_as names a runner's credential
@@ -37,6 +39,11 @@ class FleetRecorder:
             await self.sink.emit(event)
         except SinkError:
             pass  # the events are held; writes are retried by the timer and by commit (write_error says why)
+
+    async def emit_many(self, events: Sequence[Event]) -> None:
+        """``emit`` for each of ``events``, in order (the sink batches them)."""
+        for event in events:
+            await self.emit(event)
 
     def write_as(self, run_id: str, writer: str, from_sequence: int = 0) -> None:
         """The run's events from ``from_sequence`` on are recorded as ``writer``'s (provenance)."""

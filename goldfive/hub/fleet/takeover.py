@@ -21,6 +21,7 @@ from goldfive.hub.fleet.ownership import Ownership
 from goldfive.remote.host import HostedRun, RunHost
 from goldfive.store.fleet import FleetEvents, FleetStore
 from goldfive.store.postgres_registry import PostgresRegistry
+from goldfive.store.recorder import HubRecorder
 from goldfive.store.registry import LaunchSpec
 
 __all__ = ["Takeover"]
@@ -43,7 +44,7 @@ class Takeover:
         log_: FleetEvents,
         host: RunHost,
         registry: PostgresRegistry,
-        recorder: Any,
+        recorder: HubRecorder,
         following: Following,
         ownership: Ownership,
         *,
