@@ -47,7 +47,9 @@ class Planner(Protocol):
     """The runtime calls these with exactly these keywords.
 
     Optional attributes: ``can_replan`` (False: ``refine`` never returns a plan, so drifts are
-    only observed) and ``last_error`` (why the last ``refine`` returned None)."""
+    only observed), ``last_error`` (why the last ``refine`` returned None), ``fixed_plan`` (a
+    plan that never changes: ``goldfive resume`` checks it against the recording) and
+    ``call_llm`` / ``model`` (what the approvals reviewer asks when it names no model of its own)."""
 
     async def generate(
         self, *, goals: list[Goal], available_agents: list[str], context: dict[str, Any] | None = None
@@ -65,7 +67,9 @@ def can_replan(planner: Any) -> bool:
 class AgentAdapter(Protocol):
     """Wraps an agent. ``invoke`` runs one task; reporting tools are on ``session.tools``.
 
-    Optional: ``user_tools`` (tools of the user's own, offered beside the reporting tools)."""
+    Optional: ``user_tools`` (tools of the user's own, offered beside the reporting tools) and
+    ``supports_intercept_transfer`` (True: INTERCEPT_TRANSFER applies, the agent hands work to
+    other agents; otherwise the control is answered UNSUPPORTED)."""
 
     @property
     def available_agents(self) -> list[str]: ...
