@@ -11,10 +11,21 @@ decoded a block at a time when asked for, and only the last few blocks are kept.
 passed the scan but does not decode stays in its position as an Event with no payload and is
 counted on ``damaged`` (as a damaged SQLite row is).
 
-``JsonlLog`` is read-mostly: opening it reads every line once to index (run, sequence) ->
-position, then ``events`` reads a run back in sequence order, ``append`` writes the events whose
-key is not stored yet (one write, flushed and fsynced) and ``runs`` / ``resolve`` answer from the
-index. A recording file held by a running JSONL sink is locked: append there raises SinkError.
+``JsonlLog``: reading it the first time reads every line once to index (run, sequence) ->
+position, then ``events`` reads a run back in sequence order and ``runs`` / ``resolve`` answer
+from the index. ``append`` writes the events whose key is not stored yet as one write of their
+lines, flushed to the operating system (a killed process loses nothing appended), fsynced too
+when ``synchronous="FULL"`` (a power cut neither; the default), and notes them in the index (it
+is never read again). A log that is not ``open`` opens the file for each append; ``open``
+holds it for the log's life with an exclusive advisory lock (POSIX), as a recording JSONL sink
+(``goldfive.sinks.JSONLPersistenceSink``, a RecordingSink over this log) does: no other writer
+interleaves lines in it (their append raises SinkError), and ``open(mode="write")`` starts the
+file empty without reading it. A failed write is cut back off the file, so a retry of the batch
+leaves neither a torn line nor a line twice.
+
+A line is one protobuf-JSON object (``encode_line``; ``decode_line`` reads it back, old
+recordings included); ``replay_from_jsonl`` reads a whole file, skipping and reporting what
+is not an event.
 """
 
 from __future__ import annotations
@@ -23,17 +34,21 @@ import asyncio
 import bisect
 import json
 import os
+import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import overload
+from pathlib import Path
+from typing import IO, Any, Literal, overload
 
 from google.protobuf import json_format
 
+from goldfive.compat import decode_recorded_dict, recorded_dict
 from goldfive.errors import ReplayError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.sinks.jsonl import decode_line, encode_line
+from goldfive.sinks._json import message_to_dict, message_to_json_line
+from goldfive.sinks._json_decode import parse_dict
 from goldfive.store import locks
 from goldfive.store.history import CHUNK
 from goldfive.store.locks import LockHolder
@@ -46,12 +61,97 @@ try:  # advisory locking is POSIX-only
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["JsonlEvents", "JsonlLog", "JsonlScan", "scan_jsonl"]
+__all__ = [
+    "SYNCHRONOUS",
+    "JsonlEvents",
+    "JsonlLog",
+    "JsonlScan",
+    "ReplayResult",
+    "decode_line",
+    "encode_line",
+    "replay_from_jsonl",
+    "scan_jsonl",
+]
+
+#: When an append is on disk: "NORMAL" (written and flushed to the operating system: survives
+#: a killed process) or "FULL" (fsynced too: survives a power cut), as SqliteLog's PRAGMA.
+SYNCHRONOUS = ("NORMAL", "FULL")
+_MODES: dict[str, Literal["ab", "wb"]] = {"append": "ab", "write": "wb"}
 
 #: Bytes read per block of the scan (about a thousand events of a chatty run).
 BLOCK = 256 * 1024
 _CACHED_BLOCKS = 8
 _RUN_KEY = b'"runId":"'
+
+
+def _parse_event(obj: dict[str, Any]) -> Event:
+    return parse_dict(obj, Event)  # json_format.ParseDict's result, faster
+
+
+def encode_line(event: Event) -> str:
+    """One recording line for ``event`` (no newline): what JsonlLog writes."""
+    return message_to_json_line(recorded_dict(message_to_dict(event)))
+
+
+def decode_line(raw: bytes) -> Event:
+    """One recording line read back. A line that is not a goldfive event raises ValueError
+    (JSONDecodeError, UnicodeDecodeError), json_format.ParseError or RecursionError (the
+    decoders recurse per nesting level: '[' * 100000 exhausts the stack)."""
+    obj = json.loads(raw)
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    event = decode_recorded_dict(obj, _parse_event)
+    if event.ByteSize() == 0:  # unknown fields are ignored, so any JSON object parses
+        raise ValueError("not a goldfive event (no event_id, run_id or payload)")
+    return event
+
+
+@dataclass(frozen=True)
+class ReplayResult(Sequence[Event]):
+    """The events read back, and the lines that could not be: ``skipped`` of them, each
+    described in ``errors`` as ``"line N: reason"``. It is also the sequence of its events
+    (``len``, iteration, indexing), as goldfive v1's ``replay_from_jsonl`` list was."""
+
+    events: list[Event] = field(default_factory=list)
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        return self.events[index]
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+
+def replay_from_jsonl(path: str | os.PathLike[str]) -> ReplayResult:
+    """Read a recording. Blank lines are ignored; a torn last line (a crash mid-write) and
+    corrupt lines anywhere are skipped and reported, never raised. A file that cannot be
+    opened raises :class:`ReplayError` naming it."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ReplayError(f"cannot read JSONL recording {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+    lines = data.split(b"\n")
+    torn_index = len(lines) - 1 if not data.endswith(b"\n") else -1
+    events: list[Event] = []
+    errors: list[str] = []
+    for index, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            events.append(decode_line(raw))
+        except (ValueError, json_format.ParseError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
+            reason = "nested too deeply to read" if isinstance(exc, RecursionError) else str(exc)
+            prefix = "torn last line (no newline)" if index == torn_index else "corrupt line"
+            errors.append(f"line {index + 1}: {prefix}: {reason}")
+    return ReplayResult(events=events, skipped=len(errors), errors=errors)
 
 
 def _run_id_of(raw: bytes) -> str | None:
@@ -278,10 +378,28 @@ class JsonlEvents(Sequence[Event]):
 
 
 class JsonlLog:
-    """The EventLog of a JSONL recording (read-mostly; see the module doc)."""
+    """The EventLog of a JSONL recording (see the module doc).
 
-    def __init__(self, path: str | os.PathLike[str], *, writer: str = "") -> None:
+    ``synchronous``: "FULL" (an fsync per append) or "NORMAL" (flushed to the operating system
+    only). ``writer_thread``: appends run in a worker thread (else on the caller's, as a JSONL
+    sink's do: one write per batch is cheaper than a thread hop). ``provenance``: appends record
+    their writers in ``<path>.writers`` (a JSONL sink's recording is its one file: not)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        writer: str = "",
+        synchronous: str = "FULL",
+        writer_thread: bool = True,
+        provenance: bool = True,
+    ) -> None:
+        if synchronous not in SYNCHRONOUS:
+            raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, got {synchronous!r}")
         self.path = os.fspath(path)
+        self.synchronous = synchronous
+        self.writer_thread = writer_thread
+        self.provenance = provenance
         #: Who this log's appends are recorded as written by (``write_as`` names another for a
         #: run): ranges in ``<path>.writers``, one JSON line each, written before the events.
         self._writers = Writers(writer)
@@ -293,7 +411,100 @@ class JsonlLog:
         #: Lines that are not events (numbered from 1), found when the file was read.
         self._bad_lines: list[int] = []
         self._locked: dict[str, str] = {}  # run id -> the holder this log took it for
+        #: The file held for writing (``open``), locked against other writers.
+        self._file: IO[bytes] | None = None
+        #: One append at a time: a cancelled caller's write finishes in its thread first.
+        self._appending = threading.Lock()
 
+    def __str__(self) -> str:
+        return f"JsonlLog({self.path})"
+
+    # -- writing ------------------------------------------------------------------------
+    def open(self, mode: Literal["append", "write"] = "append") -> None:
+        """Hold the file for writing until ``close``, locked against other writers: "append"
+        keeps what it holds (read once now, to index it), "write" starts it empty. SinkError
+        naming the file when it cannot be opened or another writer holds it; nothing of the
+        file is changed then."""
+        if self._file is not None:
+            return
+        if mode not in _MODES:
+            raise ValueError(f"mode {mode!r} is not one of {sorted(_MODES)}")
+        try:
+            # appending even for "write": the file is emptied once the lock is ours, never under
+            # another writer's feet; unbuffered: a batch is one write, nothing left in a buffer
+            f = open(self.path, "a+b", buffering=0)  # noqa: SIM115 - held until close
+        except OSError as exc:
+            raise SinkError(f"cannot open JSONL recording {self.path!r}: {exc.strerror or exc}") from exc
+        try:
+            _lock_file(f, self.path)
+            if mode == "write":
+                f.truncate(0)
+                self._index, self._info, self._bad_lines, self._end = {}, {}, [], 0
+                if self.provenance and os.path.exists(self.path + ".writers"):
+                    os.truncate(self.path + ".writers", 0)
+                self._ranges = {}
+            else:
+                self._load()
+                self._end = _end_line(f)
+        except OSError as exc:
+            f.close()
+            raise SinkError(f"cannot use JSONL recording {self.path!r}: {exc.strerror or exc}") from exc
+        except BaseException:
+            f.close()
+            raise
+        self._file = f
+
+    async def append(self, events: Sequence[Event]) -> int:
+        if not self.writer_thread:
+            return self._append(list(events))
+        return await asyncio.to_thread(self._append, list(events))
+
+    def _append(self, events: list[Event]) -> int:
+        with self._appending:
+            index = self._load()
+            new = _unstored(events, index)
+            if not new:
+                return 0
+            if self.provenance:
+                self._note_writers(new, index)
+            lines = [encode_line(ev) for ev in new]
+            data = ("\n".join(lines) + "\n").encode("utf-8")
+            if self._file is not None:
+                offset = self._end
+                self._write(self._file, data, offset, len(new))
+            else:  # not held: open for this append, locked while writing
+                try:
+                    f = open(self.path, "a+b", buffering=0)  # noqa: SIM115 - closed below
+                except OSError as exc:
+                    raise SinkError(f"writing {len(new)} events to {self.path} failed: {exc.strerror or exc}") from exc
+                with f:
+                    try:
+                        _lock_file(f, self.path)
+                        offset = _end_line(f)
+                    except OSError as exc:
+                        raise SinkError(f"writing {len(new)} events to {self.path} failed: {exc.strerror or exc}") from exc
+                    self._write(f, data, offset, len(new))
+            self._note_lines(new, lines, offset)
+            self._end = offset + len(data)
+            return len(new)
+
+    def _write(self, f: IO[bytes], data: bytes, offset: int, n: int) -> None:
+        """``data`` at the end of ``f`` (at ``offset``), flushed, fsynced if FULL; a failed
+        write is cut back off (a retry leaves no torn line)."""
+        try:
+            view = memoryview(data)
+            while view:  # an unbuffered write may take part of it
+                view = view[f.write(view) or 0 :]
+            if self.synchronous == "FULL":
+                os.fsync(f.fileno())
+        except OSError as exc:
+            try:
+                os.ftruncate(f.fileno(), offset)
+            except OSError:
+                pass  # a file that cannot be cut: the torn line is reported as one when read
+            raise SinkError(f"writing {n} events to {self.path} failed: {exc.strerror or exc}") from exc
+
+    # -- the index ------------------------------------------------------------------------
     def _load(self) -> dict[str, dict[int, tuple[int, int]]]:
         if self._index is not None:
             return self._index
@@ -318,52 +529,34 @@ class JsonlLog:
 
     def _note(self, ev: Event, offset: int, length: int) -> None:
         assert self._index is not None
-        run = self._index.setdefault(ev.run_id, {})
-        if ev.sequence in run:
+        run = self._index.get(ev.run_id)
+        if run is None:
+            run = self._index[ev.run_id] = {}
+        seq = ev.sequence
+        if seq in run:
             return  # the first one stays, as in the other logs
-        run[ev.sequence] = (offset, length)
-        ms = ev.emitted_at.ToMilliseconds()
+        run[seq] = (offset, length)
+        ts = ev.emitted_at
+        ms = ts.seconds * 1000 + ts.nanos // 1_000_000
         info = self._info.get(ev.run_id)
         if info is None:
-            self._info[ev.run_id] = [1, ms, ms, ev.sequence]
+            self._info[ev.run_id] = [1, ms, ms, seq]
         else:
             info[0] += 1
-            info[1], info[2], info[3] = min(info[1], ms), max(info[2], ms), max(info[3], ev.sequence)
+            if ms < info[1]:
+                info[1] = ms
+            if ms > info[2]:
+                info[2] = ms
+            if seq > info[3]:
+                info[3] = seq
 
-    async def append(self, events: Sequence[Event]) -> int:
-        return await asyncio.to_thread(self._append, list(events))
-
-    def _append(self, events: list[Event]) -> int:
-        index = self._load()
-        new: list[Event] = []
-        keys: set[tuple[str, int]] = set()
-        for ev in events:
-            key = (ev.run_id, ev.sequence)
-            if ev.sequence in index.get(ev.run_id, {}) or key in keys:
-                continue
-            keys.add(key)
-            new.append(ev)
-        if not new:
-            return 0
-        self._note_writers(new, index)
-        lines = [encode_line(ev).encode("utf-8") for ev in new]
-        try:
-            with open(self.path, "ab") as f:
-                if fcntl is not None:
-                    try:
-                        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except OSError as exc:
-                        raise SinkError(f"{self.path} is locked by another writer: {exc}") from exc
-                offset = f.seek(0, os.SEEK_END)
-                f.write(b"".join(line + b"\n" for line in lines))
-                f.flush()
-                os.fsync(f.fileno())
-        except OSError as exc:
-            raise SinkError(f"writing {len(lines)} events to {self.path} failed: {exc.strerror or exc}") from exc
+    def _note_lines(self, new: list[Event], lines: list[str], offset: int) -> None:
+        """The index, after ``lines`` (of ``new``) were written from ``offset`` on."""
+        note = self._note
         for ev, line in zip(new, lines):
-            self._note(ev, offset, len(line))
-            offset += len(line) + 1
-        return len(new)
+            length = len(line) if line.isascii() else len(line.encode("utf-8"))
+            note(ev, offset, length)
+            offset += length + 1
 
     # -- provenance -------------------------------------------------------------------------
     @property
@@ -419,7 +612,8 @@ class JsonlLog:
         self._writers.stored(lasts)
 
     async def writers(self, run_id: str) -> list[tuple[int, str]]:
-        """Who wrote the run's events: (from_sequence, writer) ranges, in order."""
+        """Who wrote the run's events: (from_sequence, writer) ranges, in order ([] when the
+        log does not record them: ``provenance=False``)."""
         self._ranges = None  # another log may have written since
         return sorted(await asyncio.to_thread(lambda: list(self._load_writers().get(run_id, []))))
 
@@ -474,7 +668,47 @@ class JsonlLog:
     async def close(self) -> None:
         for run_id, holder in list(self._locked.items()):
             await self.unlock(run_id, holder)
+        if self._file is not None:
+            with self._appending:  # (a cancelled caller's write finishes first)
+                self._file.close()  # the advisory lock goes with the descriptor
+            self._file = None
         self._index = None
         self._ranges = None
         self._info = {}
         self._bad_lines = []
+
+
+def _unstored(events: list[Event], index: dict[str, dict[int, tuple[int, int]]]) -> list[Event]:
+    """``events`` whose (run, sequence) ``index`` does not hold, the first of each key."""
+    new: list[Event] = []
+    keys: set[tuple[str, int]] = set()
+    empty: dict[int, tuple[int, int]] = {}
+    for ev in events:
+        run_id, seq = ev.run_id, ev.sequence
+        if seq in index.get(run_id, empty):
+            continue
+        key = (run_id, seq)
+        if key in keys:
+            continue
+        keys.add(key)
+        new.append(ev)
+    return new
+
+
+def _lock_file(f: IO[bytes], path: str) -> None:
+    """An exclusive advisory lock on ``f`` (POSIX), or SinkError: another writer holds it."""
+    if fcntl is not None:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise SinkError(f"{path} is locked by another writer: {exc}") from exc
+
+
+def _end_line(f: IO[bytes]) -> int:
+    """Where the next line of ``f`` (opened to append) starts: its end, after a newline added
+    to a torn last line (a crash mid-write), which stays a line that is not an event."""
+    end = f.seek(0, os.SEEK_END)
+    if end and os.pread(f.fileno(), 1, end - 1) != b"\n":
+        f.write(b"\n")
+        end += 1
+    return end

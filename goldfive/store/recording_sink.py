@@ -3,14 +3,15 @@
 Every writer of recorded events is this sink over a log: ``goldfive run``'s SQLite recording
 (``goldfive.sinks.SQLitePersistenceSink`` is this sink over a ``SqliteLog``), a hub's recorder
 (``goldfive.store.recorder.RunRecorder``), a hub on PostgreSQL (``PostgresSink``, its
-``FleetRecorder``) and a JSONL log.
+``FleetRecorder``) and a JSONL recording (``goldfive.sinks.JSONLPersistenceSink``, this sink over
+a ``JsonlLog``).
 
 ``emit`` queues the event (a copy: later mutation cannot change the record). The queue is
 appended to the log in one ``append`` when it reaches ``batch_size``, when the
 ``flush_interval`` timer armed by its first event fires, on ``flush``, ``sync`` (a durable run's
 state change: the run waits until its events are committed) and ``close``. What the log
 commits is its own business and durable when ``append`` returns: ``SqliteLog`` commits a
-transaction, ``JsonlLog`` writes and fsyncs, the PostgreSQL store commits. One append runs at a
+transaction, ``JsonlLog`` writes (and fsyncs, unless ``synchronous="NORMAL"``), the PostgreSQL store commits. One append runs at a
 time, in emit order; what is emitted while one runs (a log writing in a worker thread) waits
 for the next. An append to a log that does not suspend (SqliteLog without a writer thread)
 happens inside the ``emit``/``sync`` that triggers it, without yielding to the loop. What a
