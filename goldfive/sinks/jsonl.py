@@ -2,8 +2,8 @@
 
 The sink is a :class:`~goldfive.store.recording_sink.RecordingSink` over a
 :class:`~goldfive.store.jsonl.JsonlLog`, which owns the file (its line format, ``encode_line``
-and ``decode_line``, and ``replay_from_jsonl`` are the log's, re-exported here). ``emit`` queues
-a copy of the event (later mutation of the message cannot change the record); the queue is
+and ``decode_line``, and ``replay_from_jsonl`` are the log's, re-exported here). ``emit`` encodes
+the event's line (so later mutation of the message cannot change the record); the queue is
 written as one write of its lines when ``flush_lines`` events are queued, when the
 ``flush_interval`` timer armed by the first of them fires, on :meth:`flush`, on ``sync`` (a
 durable run's state change, unless ``durability="batched"``) and on :meth:`close`. An event
@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from goldfive.store.jsonl import _MODES, JsonlLog, ReplayResult, decode_line, encode_line, replay_from_jsonl
+from goldfive.store.jsonl import _MODES, JsonlLog, Line, ReplayResult, decode_line, encode_line, line_of, replay_from_jsonl
 from goldfive.store.recording_sink import RecordingSink
 
 __all__ = ["DURABILITY", "JSONLPersistenceSink", "ReplayResult", "decode_line", "encode_line", "replay_from_jsonl"]
@@ -31,7 +31,7 @@ __all__ = ["DURABILITY", "JSONLPersistenceSink", "ReplayResult", "decode_line", 
 DURABILITY = ("batched", "normal", "full")
 
 
-class JSONLPersistenceSink(RecordingSink):
+class JSONLPersistenceSink(RecordingSink[Line]):
     """Appends (``mode="append"``) or rewrites (``mode="write"``) a JSON Lines recording."""
 
     log: JsonlLog
@@ -62,6 +62,12 @@ class JSONLPersistenceSink(RecordingSink):
 
     def __str__(self) -> str:
         return f"JSONLPersistenceSink({self.path})"
+
+    #: The event encoded now: the record cannot change, and no copy is needed.
+    _queued = staticmethod(line_of)
+
+    async def _append(self, batch: list[Line]) -> int:
+        return await self.log.append_lines(batch)
 
     async def sync(self) -> None:
         """A durable run's state change: its lines written before it goes on (not when

@@ -15,8 +15,9 @@ counted on ``damaged`` (as a damaged SQLite row is).
 position, then ``events`` reads a run back in sequence order and ``runs`` / ``resolve`` answer
 from the index. ``append`` writes the events whose key is not stored yet as one write of their
 lines, flushed to the operating system (a killed process loses nothing appended), fsynced too
-when ``synchronous="FULL"`` (a power cut neither; the default), and notes them in the index (it
-is never read again). A log that is not ``open`` opens the file for each append; ``open``
+when ``synchronous="FULL"`` (a power cut neither; the default). A run's next events (each
+sequence above what its run holds) are written without a look-up; the index catches up with
+the file's new lines when a reader or a possible duplicate asks (only those are read). A log that is not ``open`` opens the file for each append; ``open``
 holds it for the log's life with an exclusive advisory lock (POSIX), as a recording JSONL sink
 (``goldfive.sinks.JSONLPersistenceSink``, a RecordingSink over this log) does: no other writer
 interleaves lines in it (their append raises SinkError), and ``open(mode="write")`` starts the
@@ -66,9 +67,11 @@ __all__ = [
     "JsonlEvents",
     "JsonlLog",
     "JsonlScan",
+    "Line",
     "ReplayResult",
     "decode_line",
     "encode_line",
+    "line_of",
     "replay_from_jsonl",
     "scan_jsonl",
 ]
@@ -91,6 +94,15 @@ def _parse_event(obj: dict[str, Any]) -> Event:
 def encode_line(event: Event) -> str:
     """One recording line for ``event`` (no newline): what JsonlLog writes."""
     return message_to_json_line(recorded_dict(message_to_dict(event)))
+
+
+#: One event as JsonlLog appends it: (run id, sequence, its line).
+Line = tuple[str, int, str]
+
+
+def line_of(event: Event) -> Line:
+    """``event`` encoded for ``JsonlLog.append_lines``."""
+    return (event.run_id, event.sequence, encode_line(event))
 
 
 def decode_line(raw: bytes) -> Event:
@@ -407,14 +419,22 @@ class JsonlLog:
         #: run id -> {sequence: (offset, length)}; runs in order of first appearance.
         self._index: dict[str, dict[int, tuple[int, int]]] | None = None
         self._info: dict[str, list[int]] = {}  # run id -> [count, first_ms, last_ms, last_seq]
+        #: Bytes of the file the index holds (up to a line's end), and their lines.
+        self._indexed = 0
+        self._lines = 0
+        #: Each run's highest stored sequence, this log's own appends included (the index may
+        #: not hold them yet): an append whose every sequence is above it stores them all.
+        self._top: dict[str, int] = {}
         self._end = 0
-        #: Lines that are not events (numbered from 1), found when the file was read.
+        #: Lines that are not events (numbered from 1), found when the file was read, and the
+        #: number of an unended last line that is not one (0: none).
         self._bad_lines: list[int] = []
+        self._torn = 0
         self._locked: dict[str, str] = {}  # run id -> the holder this log took it for
         #: The file held for writing (``open``), locked against other writers.
         self._file: IO[bytes] | None = None
         #: One append at a time: a cancelled caller's write finishes in its thread first.
-        self._appending = threading.Lock()
+        self._appending = threading.RLock()
 
     def __str__(self) -> str:
         return f"JsonlLog({self.path})"
@@ -439,7 +459,8 @@ class JsonlLog:
             _lock_file(f, self.path)
             if mode == "write":
                 f.truncate(0)
-                self._index, self._info, self._bad_lines, self._end = {}, {}, [], 0
+                self._index, self._info, self._bad_lines, self._top = {}, {}, [], {}
+                self._indexed = self._lines = self._end = 0
                 if self.provenance and os.path.exists(self.path + ".writers"):
                     os.truncate(self.path + ".writers", 0)
                 self._ranges = {}
@@ -456,19 +477,31 @@ class JsonlLog:
 
     async def append(self, events: Sequence[Event]) -> int:
         if not self.writer_thread:
-            return self._append(list(events))
-        return await asyncio.to_thread(self._append, list(events))
+            return self._append([line_of(ev) for ev in events])
+        return await asyncio.to_thread(lambda: self._append([line_of(ev) for ev in events]))
 
-    def _append(self, events: list[Event]) -> int:
+    async def append_lines(self, lines: Sequence[Line]) -> int:
+        """``append`` of events encoded already (``line_of``: a JSONL sink encodes each at
+        emit, so the record is fixed then and the event need not be copied)."""
+        if not self.writer_thread:
+            return self._append(lines)
+        return await asyncio.to_thread(self._append, lines)
+
+    def _append(self, lines: Sequence[Line]) -> int:
         with self._appending:
-            index = self._load()
-            new = _unstored(events, index)
-            if not new:
-                return 0
-            if self.provenance:
-                self._note_writers(new, index)
-            lines = [encode_line(ev) for ev in new]
-            data = ("\n".join(lines) + "\n").encode("utf-8")
+            # the common case, a run's next events: above what each run has stored, nothing
+            # to look up; the index is caught up from the file when a reader asks (``_load``)
+            tops = None if self._index is None or self.provenance else _rising(lines, self._top)
+            if tops is None:
+                index = self._load()
+                new = _unstored(lines, index)
+                if not new:
+                    return 0
+                if self.provenance:
+                    self._note_writers(new, index)
+            else:
+                new = lines if isinstance(lines, list) else list(lines)
+            data = ("\n".join([line[2] for line in new]) + "\n").encode("utf-8")
             if self._file is not None:
                 offset = self._end
                 self._write(self._file, data, offset, len(new))
@@ -484,8 +517,14 @@ class JsonlLog:
                     except OSError as exc:
                         raise SinkError(f"writing {len(new)} events to {self.path} failed: {exc.strerror or exc}") from exc
                     self._write(f, data, offset, len(new))
-            self._note_lines(new, lines, offset)
             self._end = offset + len(data)
+            if tops is not None:
+                self._top.update(tops)
+            else:
+                top = self._top
+                for run_id, seq, _line in new:
+                    if seq > top.get(run_id, -1):
+                        top[run_id] = seq
             return len(new)
 
     def _write(self, f: IO[bytes], data: bytes, offset: int, n: int) -> None:
@@ -506,41 +545,53 @@ class JsonlLog:
 
     # -- the index ------------------------------------------------------------------------
     def _load(self) -> dict[str, dict[int, tuple[int, int]]]:
-        if self._index is not None:
-            return self._index
-        index: dict[str, dict[int, tuple[int, int]]] = {}
-        self._index = index
-        if not os.path.exists(self.path):
+        """The index, caught up with the file: its lines past ``_indexed`` read once (all of
+        them the first time)."""
+        with self._appending:
+            if self._index is None:
+                self._index, self._indexed, self._lines = {}, 0, 0
+            index = self._index
+            try:
+                f = open(self.path, "rb")  # noqa: SIM115 - closed below
+            except FileNotFoundError:
+                return index
+            with f:
+                f.seek(self._indexed)
+                offset, number = self._indexed, self._lines
+                self._torn = 0
+                for raw in f:
+                    number += 1
+                    line = raw.rstrip(b"\n")
+                    if line.strip():
+                        try:
+                            ev = decode_line(line)
+                        except (ValueError, json_format.ParseError, RecursionError):
+                            if not raw.endswith(b"\n"):  # the last line, unended (torn, or being written): read
+                                self._torn = number  # again once it ends
+                                number -= 1
+                                break
+                            self._bad_lines.append(number)
+                        else:
+                            ts = ev.emitted_at
+                            self._note(ev.run_id, ev.sequence, ts.seconds * 1000 + ts.nanos // 1_000_000, offset, len(line))
+                    offset += len(raw)
+                self._indexed, self._lines = offset, number
+                self._end = max(self._end, offset)
             return index
-        with open(self.path, "rb") as f:
-            offset = 0
-            for number, raw in enumerate(f, 1):
-                line = raw.rstrip(b"\n")
-                if line.strip():
-                    try:
-                        ev = decode_line(line)
-                    except (ValueError, json_format.ParseError, RecursionError):
-                        self._bad_lines.append(number)
-                    else:
-                        self._note(ev, offset, len(line))
-                offset += len(raw)
-            self._end = offset
-        return index
 
-    def _note(self, ev: Event, offset: int, length: int) -> None:
+    def _note(self, run_id: str, seq: int, ms: int, offset: int, length: int) -> None:
         assert self._index is not None
-        run = self._index.get(ev.run_id)
+        run = self._index.get(run_id)
         if run is None:
-            run = self._index[ev.run_id] = {}
-        seq = ev.sequence
+            run = self._index[run_id] = {}
         if seq in run:
             return  # the first one stays, as in the other logs
         run[seq] = (offset, length)
-        ts = ev.emitted_at
-        ms = ts.seconds * 1000 + ts.nanos // 1_000_000
-        info = self._info.get(ev.run_id)
+        if seq > self._top.get(run_id, -1):
+            self._top[run_id] = seq
+        info = self._info.get(run_id)
         if info is None:
-            self._info[ev.run_id] = [1, ms, ms, seq]
+            self._info[run_id] = [1, ms, ms, seq]
         else:
             info[0] += 1
             if ms < info[1]:
@@ -549,14 +600,6 @@ class JsonlLog:
                 info[2] = ms
             if seq > info[3]:
                 info[3] = seq
-
-    def _note_lines(self, new: list[Event], lines: list[str], offset: int) -> None:
-        """The index, after ``lines`` (of ``new``) were written from ``offset`` on."""
-        note = self._note
-        for ev, line in zip(new, lines):
-            length = len(line) if line.isascii() else len(line.encode("utf-8"))
-            note(ev, offset, length)
-            offset += length + 1
 
     # -- provenance -------------------------------------------------------------------------
     @property
@@ -588,11 +631,11 @@ class JsonlLog:
         self._ranges = ranges
         return ranges
 
-    def _note_writers(self, new: list[Event], index: dict[str, dict[int, tuple[int, int]]]) -> None:
+    def _note_writers(self, new: list[Line], index: dict[str, dict[int, tuple[int, int]]]) -> None:
         """Before the events are written: a range line for each run whose writer changes."""
         ranges = self._load_writers()
         added, lasts = self._writers.ranges(
-            [(ev.run_id, ev.sequence) for ev in new],
+            new,
             lambda run_id: ranges[run_id][-1] if ranges.get(run_id) else None,
             lambda run_id, seq: any(q < seq for q in index.get(run_id, ())),
         )
@@ -644,7 +687,7 @@ class JsonlLog:
     async def check(self) -> str | None:
         """The lines of the file that are not events (a torn last line, a corrupt one)."""
         await asyncio.to_thread(self._load)
-        bad = self._bad_lines
+        bad = self._bad_lines + ([self._torn] if self._torn else [])
         if not bad:
             return None
         shown = ", ".join(map(str, bad[:5])) + (", ..." if len(bad) > 5 else "")
@@ -673,26 +716,52 @@ class JsonlLog:
                 self._file.close()  # the advisory lock goes with the descriptor
             self._file = None
         self._index = None
+        self._torn = 0
+        self._top = {}
+        self._indexed = self._lines = 0
         self._ranges = None
         self._info = {}
         self._bad_lines = []
 
 
-def _unstored(events: list[Event], index: dict[str, dict[int, tuple[int, int]]]) -> list[Event]:
-    """``events`` whose (run, sequence) ``index`` does not hold, the first of each key."""
-    new: list[Event] = []
+def _unstored(lines: Sequence[Line], index: dict[str, dict[int, tuple[int, int]]]) -> list[Line]:
+    """``lines`` whose (run, sequence) ``index`` does not hold, the first of each key."""
+    new: list[Line] = []
     keys: set[tuple[str, int]] = set()
     empty: dict[int, tuple[int, int]] = {}
-    for ev in events:
-        run_id, seq = ev.run_id, ev.sequence
+    for line in lines:
+        run_id, seq = line[0], line[1]
         if seq in index.get(run_id, empty):
             continue
         key = (run_id, seq)
         if key in keys:
             continue
         keys.add(key)
-        new.append(ev)
+        new.append(line)
     return new
+
+
+def _rising(lines: Sequence[Line], top: dict[str, int]) -> dict[str, int] | None:
+    """Each run's highest sequence in ``lines`` when every line's sequence is above the one
+    before it of its run and above what ``top`` says the run has stored (then none of them is
+    stored or repeated); None otherwise (they must be looked up)."""
+    last: dict[str, int] = {}
+    run: str | None = None
+    prev = -1
+    for line in lines:  # (per event: a batch is mostly one run's, looked up when it changes)
+        run_id, seq = line[0], line[1]
+        if run_id != run:
+            if run is not None:
+                last[run] = prev
+            run = run_id
+            got = last.get(run_id)
+            prev = top.get(run_id, -1) if got is None else got
+        if seq <= prev:
+            return None
+        prev = seq
+    if run is not None:
+        last[run] = prev
+    return last
 
 
 def _lock_file(f: IO[bytes], path: str) -> None:

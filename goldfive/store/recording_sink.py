@@ -31,12 +31,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Generic, cast
 
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.log import EventLog
 
 __all__ = ["MAX_PENDING", "RecordingSink"]
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    #: What the sink queues per event: a copy of it, unless a sink over a particular log
+    #: queues its own encoding (``_queued``, ``_append``).
+    Q = TypeVar("Q", default=Event)
+else:
+    from typing import TypeVar
+
+    Q = TypeVar("Q")
 
 log = logging.getLogger("goldfive.store")
 
@@ -45,7 +57,7 @@ MAX_PENDING = 100_000
 _KEEP_ERRORS = 100
 
 
-class RecordingSink:
+class RecordingSink(Generic[Q]):
     """An EventSink that records into ``log`` (see the module doc)."""
 
     def __init__(
@@ -70,7 +82,7 @@ class RecordingSink:
         self.write_error = ""
         #: The most recent failures (at most 100).
         self.errors: list[str] = []
-        self._pending: list[Event] = []
+        self._pending: list[Q] = []
         self._timer: asyncio.TimerHandle | None = None
         self._writes: set[asyncio.Task[None]] = set()
         self._failure: SinkError | None = None
@@ -99,10 +111,8 @@ class RecordingSink:
         screen = self._screen
         if screen is not None and not screen(event):
             return
-        copy = Event()
-        copy.CopyFrom(event)
         pending = self._pending
-        pending.append(copy)
+        pending.append(self._queued(event))
         if self.max_pending is not None and len(pending) > self.max_pending:
             self._bound()
         if len(pending) >= self.batch_size and not self._lock.locked():
@@ -123,11 +133,9 @@ class RecordingSink:
             events = [e for e in events if screen(e)]
         if not events:
             return
-        pending = self._pending
+        pending, queued = self._pending, self._queued
         for event in events:
-            copy = Event()
-            copy.CopyFrom(event)
-            pending.append(copy)
+            pending.append(queued(event))
         self._bound()
         if len(pending) >= self.batch_size and not self._lock.locked():
             await self.flush()
@@ -168,11 +176,19 @@ class RecordingSink:
     #: sink's run locks and fencing). None: every event is queued.
     _screen: Callable[[Event], bool] | None = None
 
-    async def _append(self, batch: list[Event]) -> int:
-        """One append of ``batch`` to the log (a sink can pass the log more than the events)."""
-        return await self.log.append(batch)
+    def _queued(self, event: Event) -> Q:
+        """What is queued for ``event``: a copy (later mutation cannot change the record).
+        A sink that queues something else (its log's encoding of the event, fixed now)
+        overrides this and ``_append``."""
+        copy = Event()
+        copy.CopyFrom(event)
+        return cast(Q, copy)
 
-    def _appended(self, batch: list[Event], stored: int) -> None:
+    async def _append(self, batch: list[Q]) -> int:
+        """One append of ``batch`` to the log (a sink can pass the log more than the events)."""
+        return await self.log.append(cast(list[Event], batch))
+
+    def _appended(self, batch: list[Q], stored: int) -> None:
         """An append stored ``stored`` of ``batch``; the rest were stored already."""
         self.duplicates += len(batch) - stored
 
