@@ -11,6 +11,7 @@ import pytest
 from goldfive import events
 from goldfive.errors import GoldfiveError, ReplayError, SinkError
 from goldfive.sinks import JSONLPersistenceSink, ReplayResult, replay_from_jsonl
+from goldfive.sinks.jsonl import encode_line
 from goldfive.types import Session
 
 
@@ -251,3 +252,22 @@ async def test_a_deeply_nested_line_is_skipped_and_counted_between_good_events(t
         "line 2: corrupt line: nested too deeply to read",
         "line 3: corrupt line: nested too deeply to read",
     ]
+
+
+async def test_an_appended_file_whose_lines_another_writer_shaped_is_not_given_a_key_twice(tmp_path: Path) -> None:
+    """Opening for append reads each run's highest sequence from the lines' keys, whatever
+    their order or spacing (a line written by another JSON encoder), so a stored key is
+    looked up, not written again."""
+    path = tmp_path / "run.jsonl"
+    s = _session()
+    evs = [events.run_started(s, goal_summary="g")] + [events.task_started(s, f"t{i}") for i in range(6)]
+    reordered = json.loads(encode_line(evs[5]))
+    reordered["sequence"] = reordered.pop("sequence")  # last, not after the run id
+    sorted_keys = json.dumps(json.loads(encode_line(evs[4])), sort_keys=True, indent=None)
+    path.write_text(json.dumps(reordered, separators=(",", ":")) + "\n" + sorted_keys + "\n")
+    sink = JSONLPersistenceSink(path)
+    for ev in (evs[5], evs[6]):  # above the sorted line's 4: looked up only if the 5 was read
+        await sink.emit(ev)
+    await sink.close()
+    assert (sink.written, sink.duplicates) == (1, 1)
+    assert sorted(e.sequence for e in replay_from_jsonl(path).events) == [4, 5, 6]
