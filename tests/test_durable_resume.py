@@ -278,3 +278,22 @@ async def test_the_lock_row_lives_while_the_run_does_and_goes_when_it_ends(tmp_p
     assert rows == [(RUN, os.getpid())]  # the crashed run held it (we are that process)
     db = tmp_path / "runs.sqlite"
     assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM run_locks").fetchone() == (0,)  # ended: dropped
+
+
+async def test_a_recording_whose_name_holds_a_hash_or_a_question_mark_is_read_for_resume(tmp_path: Path) -> None:
+    """The file is opened by its own name: ``#`` and ``?`` were read as a URI's fragment and
+    query, so resume found "no such table" in another file."""
+    from goldfive import events
+    from goldfive.durable.store import open_store, read_run, resolve_run
+
+    path = tmp_path / "run #2?.sqlite"
+    s = Session(run_id=RUN)
+    sink = SQLitePersistenceSink(path)
+    await sink.emit(events.run_started(s, goal_summary="g"))
+    await sink.close()
+    conn = open_store(path)
+    try:
+        assert resolve_run(conn, RUN[:8], str(path)) == RUN
+        assert [e.sequence for e in read_run(conn, RUN)[0]] == [0]
+    finally:
+        conn.close()

@@ -73,3 +73,18 @@ def test_encoder_output_is_one_compact_line() -> None:
     ev = events.task_failed(Session(run_id="r1"), "t", "a\nb")
     line = message_to_json(ev)
     assert "\n" not in line and ", " not in line and ": " not in line
+
+
+@pytest.mark.parametrize("clock_ms", [0, 1_700_000_000_123])
+def test_a_line_is_the_text_json_dumps_makes_for_every_event_kind(clock_ms: int) -> None:
+    """message_to_json's encoder (json's C encoder made once) writes what json's own compact,
+    non-ASCII encoder writes: strings with quotes, newlines, non-ASCII and control characters,
+    floats, nested objects and lists."""
+    from goldfive.sinks._json import message_to_json_line
+
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    for ev in _every_kind(Session(run_id="r1", clock=lambda: clock_ms)):
+        obj = message_to_dict(ev)
+        assert message_to_json_line(obj) == dumps(obj), ev.WhichOneof("payload")
+    odd = {"s": 'a"b\\c\n\u00e9\u2028\x00', "f": [0.1, -0.0, 1e300, 5e-324], "n": {"l": [1, "x", True, None, {}], "e": []}}
+    assert message_to_json_line(odd) == dumps(odd)

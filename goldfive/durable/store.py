@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from google.protobuf.message import DecodeError
 
 from goldfive.compat import decode_recorded
-from goldfive.errors import GoldfiveError
+from goldfive.errors import GoldfiveError, ReplayError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.store.sqlite import run_ids_with_prefix, run_rows
 
@@ -21,13 +21,17 @@ class ResumeRefused(GoldfiveError):
 
 
 def open_store(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """The recording, read-only, opened by the store (its path made a URI: a ``#`` or ``?``
+    in a file name is the name's)."""
+    from goldfive.store.history import connect_read_only
+
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ResumeRefused(f"no recording at {path}")
     try:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise ResumeRefused(f"cannot open {path}: {exc}") from None
+        return connect_read_only(path)
+    except ReplayError as exc:
+        raise ResumeRefused(str(exc)) from None
 
 
 def resolve_run(conn: sqlite3.Connection, ref: str, path: str) -> str:

@@ -3,14 +3,15 @@
 Every writer of recorded events is this sink over a log: ``goldfive run``'s SQLite recording
 (``goldfive.sinks.SQLitePersistenceSink`` is this sink over a ``SqliteLog``), a hub's recorder
 (``goldfive.store.recorder.RunRecorder``), a hub on PostgreSQL (``PostgresSink``, its
-``FleetRecorder``) and a JSONL log.
+``FleetRecorder``) and a JSONL recording (``goldfive.sinks.JSONLPersistenceSink``, this sink over
+a ``JsonlLog``).
 
 ``emit`` queues the event (a copy: later mutation cannot change the record). The queue is
 appended to the log in one ``append`` when it reaches ``batch_size``, when the
 ``flush_interval`` timer armed by its first event fires, on ``flush``, ``sync`` (a durable run's
 state change: the run waits until its events are committed) and ``close``. What the log
 commits is its own business and durable when ``append`` returns: ``SqliteLog`` commits a
-transaction, ``JsonlLog`` writes and fsyncs, the PostgreSQL store commits. One append runs at a
+transaction, ``JsonlLog`` writes (and fsyncs, unless ``synchronous="NORMAL"``), the PostgreSQL store commits. One append runs at a
 time, in emit order; what is emitted while one runs (a log writing in a worker thread) waits
 for the next. An append to a log that does not suspend (SqliteLog without a writer thread)
 happens inside the ``emit``/``sync`` that triggers it, without yielding to the loop. What a
@@ -30,12 +31,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Generic, cast
 
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.log import EventLog
 
 __all__ = ["MAX_PENDING", "RecordingSink"]
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeVar
+
+    #: What the sink queues per event: a copy of it, unless a sink over a particular log
+    #: queues its own encoding (``_queued``, ``_append``).
+    Q = TypeVar("Q", default=Event)
+else:
+    from typing import TypeVar
+
+    Q = TypeVar("Q")
 
 log = logging.getLogger("goldfive.store")
 
@@ -44,7 +57,7 @@ MAX_PENDING = 100_000
 _KEEP_ERRORS = 100
 
 
-class RecordingSink:
+class RecordingSink(Generic[Q]):
     """An EventSink that records into ``log`` (see the module doc)."""
 
     def __init__(
@@ -69,7 +82,7 @@ class RecordingSink:
         self.write_error = ""
         #: The most recent failures (at most 100).
         self.errors: list[str] = []
-        self._pending: list[Event] = []
+        self._pending: list[Q] = []
         self._timer: asyncio.TimerHandle | None = None
         self._writes: set[asyncio.Task[None]] = set()
         self._failure: SinkError | None = None
@@ -98,10 +111,8 @@ class RecordingSink:
         screen = self._screen
         if screen is not None and not screen(event):
             return
-        copy = Event()
-        copy.CopyFrom(event)
         pending = self._pending
-        pending.append(copy)
+        pending.append(self._queued(event))
         if self.max_pending is not None and len(pending) > self.max_pending:
             self._bound()
         if len(pending) >= self.batch_size and not self._lock.locked():
@@ -122,11 +133,9 @@ class RecordingSink:
             events = [e for e in events if screen(e)]
         if not events:
             return
-        pending = self._pending
+        pending, queued = self._pending, self._queued
         for event in events:
-            copy = Event()
-            copy.CopyFrom(event)
-            pending.append(copy)
+            pending.append(queued(event))
         self._bound()
         if len(pending) >= self.batch_size and not self._lock.locked():
             await self.flush()
@@ -167,11 +176,19 @@ class RecordingSink:
     #: sink's run locks and fencing). None: every event is queued.
     _screen: Callable[[Event], bool] | None = None
 
-    async def _append(self, batch: list[Event]) -> int:
-        """One append of ``batch`` to the log (a sink can pass the log more than the events)."""
-        return await self.log.append(batch)
+    def _queued(self, event: Event) -> Q:
+        """What is queued for ``event``: a copy (later mutation cannot change the record).
+        A sink that queues something else (its log's encoding of the event, fixed now)
+        overrides this and ``_append``."""
+        copy = Event()
+        copy.CopyFrom(event)
+        return cast(Q, copy)
 
-    def _appended(self, batch: list[Event], stored: int) -> None:
+    async def _append(self, batch: list[Q]) -> int:
+        """One append of ``batch`` to the log (a sink can pass the log more than the events)."""
+        return await self.log.append(cast(list[Event], batch))
+
+    def _appended(self, batch: list[Q], stored: int) -> None:
         """An append stored ``stored`` of ``batch``; the rest were stored already."""
         self.duplicates += len(batch) - stored
 

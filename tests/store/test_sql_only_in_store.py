@@ -102,3 +102,48 @@ def test_the_database_scans_find_what_the_fleet_wrote_before_its_split() -> None
     assert OTHERS_POOL.search("await store._pool.close()")
     assert not OTHERS_POOL.search("async with self._pool.connection() as conn:")
     assert not OTHERS_POOL.search("self._pools.append(pool)")
+
+
+#: A recording's own encoding, outside goldfive.store: a JSONL line made or read (the log's
+#: ``encode_line`` / ``decode_line`` / ``line_of``, compat's ``recorded_dict`` /
+#: ``decode_recorded_dict``), a stored event's bytes decoded (``decode_recorded``), a writer
+#: batching recordings of its own (``BatchingSink``, gone), or a SQLite file opened for itself.
+RECORDING_IO = re.compile(
+    r"\b(?:encode_line|decode_line|line_of|recorded_dict|decode_recorded_dict|decode_recorded|recorded_bytes)\s*\("
+    r"|\bBatchingSink\b"
+    r"|\bsqlite3\.connect\s*\("
+)
+
+#: What still reads recorded rows outside goldfive.store (through the store's own functions for
+#: the SQL, but decoding the rows itself), and the one SQLite file that is not a recording.
+#: The list may shrink, never grow.
+RECORDING_IO_LEFT = {
+    "goldfive/compat.py",  # where the encoding is defined (the store calls it)
+    "goldfive/recording.py",  # the replay picker's first and last event of each run
+    "goldfive/durable/store.py",  # resume reads its run's rows
+    "goldfive/phone/links.py",  # the phone links' own database, no recording
+}
+
+
+def test_recordings_are_encoded_read_and_opened_under_goldfive_store_only() -> None:
+    """Every writer of a recording is a RecordingSink over a log (SQLite, JSONL, PostgreSQL),
+    every reader a store function: no module outside goldfive.store makes or reads a JSONL
+    line, decodes a stored event or opens a SQLite file, but those listed above."""
+    found = offending_lines(ROOT / "goldfive", RECORDING_IO) + offending_lines(ROOT / "tui", RECORDING_IO)
+    assert [f for f in found if f.split(":")[0] not in RECORDING_IO_LEFT] == []
+
+
+def test_the_recording_scan_finds_what_the_jsonl_sink_did_before_it_went_through_its_log() -> None:
+    """Lines of main's goldfive/sinks/jsonl.py and durable/store.py before the move are found;
+    an import of the log's functions, and prose naming them, are not."""
+    shapes = [
+        "        self._add(encode_line(event))",
+        "    event = decode_recorded_dict(obj, _parse_event)",
+        "    return message_to_json_line(recorded_dict(message_to_dict(event)))",
+        "            events.append(decode_line(raw))",
+        "class JSONLPersistenceSink(BatchingSink[str]):",
+        '        return sqlite3.connect(f"file:{path}?mode=ro", uri=True)',
+    ]
+    assert all(RECORDING_IO.search(s) for s in shapes), [s for s in shapes if not RECORDING_IO.search(s)]
+    assert not RECORDING_IO.search("from goldfive.store.jsonl import JsonlLog, decode_line, encode_line, replay_from_jsonl")
+    assert not RECORDING_IO.search("its line format, ``encode_line`` and ``decode_line``, are the log's")

@@ -21,13 +21,19 @@ from tests.pg_server import PgServer
 from tests.test_store_damage import spoil_page
 
 
-@pytest.fixture(params=["sqlite", "postgres", "jsonl"])
+@pytest.fixture(params=["sqlite", "postgres", "jsonl", "jsonl-held"])
 async def log(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[EventLog]:
-    """Each case runs against every EventLog goldfive has, through the protocol alone."""
+    """Each case runs against every EventLog goldfive has, through the protocol alone
+    ("jsonl-held": the file held open and locked, appended to on the caller's thread without
+    an fsync, as JSONLPersistenceSink's log is)."""
     if request.param == "sqlite":
         found: EventLog = SqliteLog(tmp_path / "runs.sqlite")
     elif request.param == "jsonl":
         found = JsonlLog(tmp_path / "runs.jsonl")
+    elif request.param == "jsonl-held":
+        held = JsonlLog(tmp_path / "runs.jsonl", synchronous="NORMAL", writer_thread=False)
+        held.open()
+        found = held
     else:
         server: PgServer = request.getfixturevalue("pg_server")
         found = await PostgresStore.open(server.dsn)
