@@ -550,7 +550,6 @@ class RunHost:
         spec = dataclasses.replace(launch.spec, started_by=started_by) if launch.spec is not None else None
         registry = self.registry
         await registry.register(run_id, HOSTED, HUB_OWNER, spec)
-        await registry.wrote(run_id, 0, HUB_OWNER)
         try:
             run = self.start_run(launch.factory, launch.user_input, run_id=run_id)
         except BaseException:

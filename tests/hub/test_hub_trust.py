@@ -141,6 +141,13 @@ async def test_a_hosted_run_takes_no_runner(hub: RemoteServer, channel: grpc.aio
         exc = await stream.refused()
         assert exc.code() is grpc.StatusCode.FAILED_PRECONDITION
         assert exc.details() == f"run {run.run_id} is hosted by this hub; a runner cannot connect as it"
+    log = SqliteLog(hub.host.db_path)  # the log records the hub as its writer from its first event
+
+    async def written() -> bool:
+        return bool(await log.writers(run.run_id))
+
+    await until(written, what="the hosted run's events stored")
+    assert await log.writers(run.run_id) == [(0, "hub")]
 
 
 # -- the ledger: a decision the hub did not route is not believed -------------------------
