@@ -1,11 +1,12 @@
 """The hub: runs in other processes connect to ``goldfive serve`` over ``Hub.Connect``.
 
-The server side: :class:`HubService` (the servicer) and :class:`ConnectedRun` (such a run,
-served like a hosted one). The runner's side lives in :mod:`goldfive.link` (``HubLink``,
+The server side: :class:`HubService` (the servicer) and :class:`RunnerAttachment` (what
+such a run's :class:`~goldfive.remote.host.ServedRun` holds: its runner's stream; it was the
+subclass ``ConnectedRun``). The runner's side lives in :mod:`goldfive.link` (``HubLink``,
 ``EventBuffer``), which imports none of this; both are re-exported here as before.
 """
 
-from goldfive.hub.connected import CONNECTED, DISCONNECTED, INTERRUPTED, ConnectedRun
+from goldfive.hub.connected import CONNECTED, DISCONNECTED, INTERRUPTED, RunnerAttachment, runner_of
 from goldfive.hub.service import DEFAULT_INTERRUPT_AFTER, HubService
 from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
 from goldfive.link.runner import HubLink
@@ -16,8 +17,9 @@ __all__ = [
     "DEFAULT_MAX_MEMORY",
     "DISCONNECTED",
     "INTERRUPTED",
-    "ConnectedRun",
     "EventBuffer",
     "HubLink",
     "HubService",
+    "RunnerAttachment",
+    "runner_of",
 ]

@@ -1,17 +1,18 @@
-"""ConnectedRun: a run executing in someone else's process, served by the hub like a hosted one.
+"""A run executing in someone else's process, served by the hub like a hosted one.
 
 It is a :class:`~goldfive.remote.host.ServedRun` (state, plan, history, live tail, control
-route, an explicit origin) whose events arrive over
-``Hub.Connect`` instead of from a Runner in this process, and whose controls go down that
-stream instead of into a local ControlChannel. Its events are recorded in the hub's SQLite
-file, so a restarted hub serves its history and the run goes on under the same id when its
-runner reconnects.
+route, an explicit origin) holding a :class:`RunnerAttachment`: its events arrive over
+``Hub.Connect`` instead of from a Runner in this process, and its controls go down that stream
+(a :class:`RunnerRoute`) instead of into a local ControlChannel. Its events are recorded in
+the hub's file, so a restarted hub serves its history and the run goes on under the same id
+when its runner reconnects. There is no subclass: hub code asks a run for its runner part
+with :func:`runner_of`.
 
 ``connection`` says where the runner is: "connected", "disconnected" (its stream is gone) or
 "interrupted" (gone for longer than the hub's ``interrupt_after``); a run the hub placed on a
 cluster (origin PLACED, with a :class:`Placement`) is "pending placement" until its actor
-first connects. Placed runs were a subclass (``PlacedRun``); they are this class with the
-placement part set.
+first connects. A run whose runner is connected to another hub of the fleet is FOLLOWED (its
+route a :class:`HubRoute`).
 """
 
 from __future__ import annotations
@@ -43,11 +44,12 @@ __all__ = [
     "INTERRUPTED",
     "PENDING_PLACEMENT",
     "PLACEMENT_FAILED",
-    "ConnectedRun",
     "HubRoute",
     "Placement",
+    "RunnerAttachment",
     "RunnerConnection",
     "RunnerRoute",
+    "runner_of",
 ]
 
 CONNECTED = "connected"
@@ -65,7 +67,7 @@ log = logging.getLogger("goldfive.hub")
 
 
 class RunnerConnection(Protocol):
-    """What a ConnectedRun needs of the stream its runner is on."""
+    """What a RunnerAttachment needs of the stream its runner is on."""
 
     host: str
     pid: int
@@ -83,11 +85,11 @@ Forward = Callable[[str, ControlMessage, float], Awaitable[ControlAck]]
 
 class RunnerRoute:
     """The run's runner is connected to this hub: a control goes down its stream, recorded as
-    routed (with its author) first, and the runner's ack comes back up (``ConnectedRun.acked``)."""
+    routed (with its author) first, and the runner's ack comes back up (``RunnerAttachment.acked``)."""
 
     live = True
 
-    def __init__(self, run: ConnectedRun, conn: RunnerConnection) -> None:
+    def __init__(self, run: RunnerAttachment, conn: RunnerConnection) -> None:
         self.run, self.conn = run, conn
 
     async def send(self, msg: ControlMessage, timeout: float) -> ControlAck:
@@ -133,32 +135,27 @@ class Placement:
         self.actor_id = ""
 
 
-class ConnectedRun(ServedRun):
-    """A :class:`~goldfive.remote.host.ServedRun` executing in another process: origin
-    CONNECTED (a runner registered it) or PLACED (this hub started it on a cluster; see
-    :class:`Placement` and :meth:`placed_run`)."""
+class RunnerAttachment:
+    """What a :class:`~goldfive.remote.host.ServedRun` executing in another process holds as
+    its ``attachment``: its runner's stream (``conn``), where that runner is (``connection``,
+    ``host``, ``pid``, ``hub``), the controls routed to it and their acks, its takeover and
+    reconnect state, and (a run this hub placed on a cluster, origin PLACED) its
+    :class:`Placement`. It sets the run's route as its runner comes and goes: a
+    :class:`RunnerRoute` while connected here, a :class:`HubRoute` while connected to another
+    hub of the fleet (origin FOLLOWED), else NotLive. Build one with :meth:`new`,
+    :meth:`placed_run` or :meth:`from_recorded`; find a served run's with :func:`runner_of`."""
 
-    # Plain attributes (the runner's machine and process, from its hello) in place of
-    # ServedRun's read-only properties, which describe this process.
-    host = ""
-    pid = 0
-
-    def __init__(
-        self, run_id: str, recorder: HubRecorder, *, history: RunHistory | None = None, placement: Placement | None = None
-    ) -> None:
-        super().__init__(run_id, history=history)
-        self.origin = Origin.PLACED if placement is not None else Origin.CONNECTED
+    def __init__(self, run: ServedRun, recorder: HubRecorder, *, placement: Placement | None = None) -> None:
+        self.run = run
         #: This hub placed it on a cluster: where that stands (None for a runner's own run).
         self.placement = placement
+        #: The runner's machine and process, from its hello.
         self.host = ""
         self.pid = 0
         self.connection = PENDING_PLACEMENT if placement is not None else DISCONNECTED
         #: When the runner's stream went away (time.monotonic), or None while connected.
         self.disconnected_at: float | None = None
         self.conn: RunnerConnection | None = None
-        self.recorder = recorder  # the hub's one recording, shared by every connected run
-        self.memory = InMemorySink()
-        self.route = NotLive(self._not_delivered())
         self._waiting: dict[str, asyncio.Future[ControlAck]] = {}
         self._interrupt: asyncio.TimerHandle | None = None
         #: Several hubs (goldfive.hub.fleet): the address of the other hub its runner is
@@ -175,27 +172,61 @@ class ConnectedRun(ServedRun):
         self.default_budget: Budget | None = None
         self._start_sequence: int | None = None
         self._budget_task: asyncio.Task[None] | None = None
+        run.origin = Origin.PLACED if placement is not None else Origin.CONNECTED
+        run.recorder = recorder  # the hub's one recording, shared by every connected run
+        run.memory = InMemorySink()
+        run.route = NotLive(self._not_delivered())
+        run.attachment = self
 
     @classmethod
-    def placed_run(cls, run_id: str, recorder: HubRecorder, *, goal_summary: str = "") -> ConnectedRun:
+    def new(
+        cls,
+        run_id: str,
+        recorder: HubRecorder,
+        *,
+        history: RunHistory | None = None,
+        placement: Placement | None = None,
+        followed: bool = False,
+    ) -> RunnerAttachment:
+        """A new served run ``run_id`` whose runner connects over Hub.Connect, and its
+        attachment; ``followed``: a run whose runner is on another hub of the fleet."""
+        att = cls(ServedRun(run_id, history=history), recorder, placement=placement)
+        if followed and placement is None:
+            att.run.origin = Origin.FOLLOWED
+        return att
+
+    @classmethod
+    def placed_run(cls, run_id: str, recorder: HubRecorder, *, goal_summary: str = "") -> RunnerAttachment:
         """A run this hub places on a cluster, shown from the moment it is asked for."""
-        run = cls(run_id, recorder, placement=Placement())
+        att = cls.new(run_id, recorder, placement=Placement())
         if goal_summary:
-            run.state.goal_summary = goal_summary
-        return run
+            att.run.state.goal_summary = goal_summary
+        return att
 
     @classmethod
-    def from_recorded(cls, old: ServedRun, recorder: HubRecorder, *, placed: bool = False) -> ConnectedRun:
+    def from_recorded(cls, old: ServedRun, recorder: HubRecorder, *, placed: bool = False) -> RunnerAttachment:
         """A run the hub recorded before a restart, going on live as its runner reconnects
         (``placed``: as a new actor this hub places continues it): the whole recorded history
         folded, new events served after it."""
-        run = cls(old.run_id, recorder, history=old.history, placement=Placement() if placed else None)
+        att = cls.new(old.run_id, recorder, history=old.history, placement=Placement() if placed else None)
+        run = att.run
         if old.history is not None:
             run.fold_history()
         else:
             for ev in old.events_after(-1):
                 run.fold(ev)
-        return run
+        return att
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    #: What the summary's origin says: the origin's own value.
+    source = ""
+
+    @property
+    def ingest_refusal(self) -> str:
+        return f"run {self.run.run_id!r} is connected over Hub.Connect; its events cannot also be pushed"
 
     @property
     def started_by_hub(self) -> bool:
@@ -208,7 +239,7 @@ class ConnectedRun(ServedRun):
         """A placed run: PENDING_PLACEMENT until the first actor connects (PLACEMENT_FAILED if
         its process ended first), then the run's own phase."""
         placement = self.placement
-        if placement is None or placement.placed or self.state.finished:
+        if placement is None or placement.placed or self.run.state.finished:
             return ""
         return "PLACEMENT_FAILED" if self.connection.startswith(PLACEMENT_FAILED) else "PENDING_PLACEMENT"
 
@@ -230,7 +261,7 @@ class ConnectedRun(ServedRun):
     @property
     def stored_through(self) -> int:
         """The last sequence this hub holds (in the recording or about to be written)."""
-        return self.state.last_sequence
+        return self.run.state.last_sequence
 
     # -- the runner's stream -------------------------------------------------------------
     def attach(self, conn: RunnerConnection, goal_summary: str = "") -> None:
@@ -240,18 +271,20 @@ class ConnectedRun(ServedRun):
         old, self.conn = self.conn, conn
         if old is not None:
             old.goodbye(
-                f"another runner (host {conn.host}, pid {conn.pid}) connected as run {self.run_id} and took it over"
+                f"another runner (host {conn.host}, pid {conn.pid}) connected as run {self.run.run_id} and took it over"
             )
         self.host, self.pid = conn.host, conn.pid
         self.hub = ""  # here, not on another hub
+        if self.placement is None:
+            self.run.origin = Origin.CONNECTED
         self.connection = CONNECTED
         self.disconnected_at = None
-        self.route = RunnerRoute(self, conn)
+        self.run.route = RunnerRoute(self, conn)
         if self._interrupt is not None:
             self._interrupt.cancel()
             self._interrupt = None
-        if goal_summary and not self.state.goal_summary:
-            self.state.goal_summary = goal_summary
+        if goal_summary and not self.run.state.goal_summary:
+            self.run.state.goal_summary = goal_summary
 
     def detach(self, conn: RunnerConnection, interrupt_after: float) -> None:
         """``conn``'s stream ended: the run is disconnected now, and interrupted after
@@ -261,8 +294,8 @@ class ConnectedRun(ServedRun):
         self.conn = None
         self.connection = DISCONNECTED
         self.disconnected_at = time.monotonic()
-        self.route = NotLive(self._not_delivered())
-        if not self.state.finished:
+        self.run.route = NotLive(self._not_delivered())
+        if not self.run.state.finished:
             loop = asyncio.get_running_loop()
             self._interrupt = loop.call_later(interrupt_after, self._interrupted)
 
@@ -271,11 +304,13 @@ class ConnectedRun(ServedRun):
         told it was taken over, as when two runners connect to one hub."""
         conn, self.conn = self.conn, None
         if conn is not None:
-            conn.goodbye(f"run {self.run_id}'s runner (host {host}, pid {pid}) connected to hub {hub} and took it over")
+            conn.goodbye(f"run {self.run.run_id}'s runner (host {host}, pid {pid}) connected to hub {hub} and took it over")
         self.hub, self.host, self.pid = hub, host, pid
+        if self.placement is None:  # (a run this hub placed stays PLACED wherever its actor connects)
+            self.run.origin = Origin.FOLLOWED
         self.connection = CONNECTED
         self.disconnected_at = None
-        self.route = HubRoute(self.forward, self.run_id) if self.forward is not None else NotLive(self._not_delivered())
+        self.run.route = HubRoute(self.forward, self.run.run_id) if self.forward is not None else NotLive(self._not_delivered())
         if self._interrupt is not None:
             self._interrupt.cancel()
             self._interrupt = None
@@ -289,23 +324,23 @@ class ConnectedRun(ServedRun):
         if self.connection != DISCONNECTED or self.disconnected_at is None:
             self.connection = DISCONNECTED
             self.disconnected_at = time.monotonic()
-        self.route = NotLive(self._not_delivered())
-        if not self.state.finished and self._interrupt is None:
+        self.run.route = NotLive(self._not_delivered())
+        if not self.run.state.finished and self._interrupt is None:
             self._interrupt = asyncio.get_running_loop().call_later(interrupt_after, self._interrupted)
 
     def _interrupted(self) -> None:
         self._interrupt = None
-        if self.conn is None and not self.state.finished:
+        if self.conn is None and not self.run.state.finished:
             self.connection = INTERRUPTED
-            self.route = NotLive(self._not_delivered())
+            self.run.route = NotLive(self._not_delivered())
 
     # -- events --------------------------------------------------------------------------
     def check_batch(self, events: Sequence[Event], after: int, size: int = 0) -> str:
         """Why this batch (following sequence ``after``; ``size``: its serialized bytes, if
         known) cannot be stored, or "". A batch that can be stored has its reported decisions
         stamped (``hub_check``, goldfive.hub.trust) before anything records it."""
-        if self.state.finished and events:
-            return f"run {self.run_id} already ended; event {events[0].sequence} is late"
+        if self.run.state.finished and events:
+            return f"run {self.run.run_id} already ended; event {events[0].sequence} is late"
         limit = self.max_event_bytes
         if not size or size > limit:  # a batch under the limit holds no event over it
             for ev in events:
@@ -314,9 +349,9 @@ class ConnectedRun(ServedRun):
                     return f"event {ev.sequence} is {n:,} bytes; this hub takes at most {limit:,} bytes per event"
         expect = after + 1
         for ev in events:
-            if ev.run_id != self.run_id:
+            if ev.run_id != self.run.run_id:
                 shown = ev.run_id if len(ev.run_id) <= 64 else ev.run_id[:63] + "…"
-                return f"event {ev.sequence} belongs to run {shown!r}, not to this stream's run {self.run_id}"
+                return f"event {ev.sequence} belongs to run {shown!r}, not to this stream's run {self.run.run_id}"
             if ev.sequence < expect:
                 return f"sequence goes backwards: event {ev.sequence} after {expect - 1}"
             if ev.sequence > expect:
@@ -326,19 +361,25 @@ class ConnectedRun(ServedRun):
                 return f"event {ev.sequence} has no payload"
             expect += 1
         if stamp_decisions(events, self.routed):
-            log.warning("hub: run %s reports a person's decision the hub did not route; stored as reported, not verified", self.run_id)
+            log.warning("hub: run %s reports a person's decision the hub did not route; stored as reported, not verified", self.run.run_id)
         return ""
 
     async def ingest_batch(self, events: Sequence[Event], *, record: bool = True) -> None:
         """Store and serve a checked batch: recorded (unless the caller recorded it already,
         ``record=False``: a shared stream records a whole frame at once), folded, told to the
         hooks and served live, each step once for the whole batch (in the batch's order)."""
-        memory = self.memory
-        assert memory is not None and self.recorder is not None
-        if record:
-            await self.recorder.emit_many(events)
-        fold = self.fold
-        hooks = self.hooks  # notifications (serve --notify-cmd), as for hosted runs
+        memory = self.run.memory
+        assert memory is not None and self.run.recorder is not None
+        emit_many = getattr(self.run.recorder, "emit_many", None)
+        if not record:
+            pass
+        elif emit_many is not None:
+            await emit_many(events)
+        else:  # a recorder without a bulk path (several hubs: goldfive.hub.fleet's)
+            for ev in events:
+                await self.run.recorder.emit(ev)
+        fold = self.run.fold
+        hooks = self.run.hooks  # notifications (serve --notify-cmd), as for hosted runs
         for ev in events:
             fold(ev)
             for hook in hooks:
@@ -357,7 +398,7 @@ class ConnectedRun(ServedRun):
         for ev in events:
             if ev.WhichOneof("payload") == "run_started":
                 self._start_sequence = ev.sequence
-        state = self.state
+        state = self.run.state
         if not state.started_ms or state.finished or state.kind_counts.get("budget_changed", 0):
             return
         if any(sent.kind == "BUDGET" for sent in self.routed.values()):
@@ -372,53 +413,46 @@ class ConnectedRun(ServedRun):
 
     async def _send_budget(self, msg: ControlMessage) -> None:
         try:
-            ack = await self.control(msg, 30.0)
+            ack = await self.run.control(msg, 30.0)
         except Exception as exc:  # isolation boundary: the run goes on without the default
-            log.warning("hub: could not give run %s the hub's default budget: %s", self.run_id, exc)
+            log.warning("hub: could not give run %s the hub's default budget: %s", self.run.run_id, exc)
             return
         if ack.result is not AckResult.SUCCESS:
-            log.warning("hub: run %s refused the hub's default budget: %s", self.run_id, ack.detail)
+            log.warning("hub: run %s refused the hub's default budget: %s", self.run.run_id, ack.detail)
 
     def committed(self, sequence: int, keep: int) -> None:
         """The hub's recording holds this run through ``sequence`` (committed): past twice
         ``keep`` events in memory, forget those, keeping the last ``keep``; they are served
         from the recording from now on, as a resumed run's history is. Bounds the memory (and
         garbage-collector work) of many long runs."""
-        memory = self.memory
-        if memory is None or len(memory.events) <= 2 * keep or not isinstance(self.recorder, RunRecorder):
-            return  # (only a SQLite recording serves the history trimmed off; a fleet's is read from the database)
-        through = min(sequence, self.state.last_sequence - keep)
-        if through <= self.resumed_after:
+        memory = self.run.memory
+        if memory is None or len(memory.events) <= 2 * keep or not isinstance(self.run.recorder, RunRecorder):
             return
-        if self.history is None:
-            self.history = RunHistory(self.recorder.path, self.run_id)
+        through = min(sequence, self.run.state.last_sequence - keep)
+        if through <= self.run.resumed_after:
+            return
+        if self.run.history is None:
+            self.run.history = RunHistory(self.run.recorder.path, self.run.run_id)  # a SQLite recording
         memory.trim_through(through)
-        self.resumed_after = through
+        self.run.resumed_after = through
 
     def load(self, ev: Event) -> None:
         """An event another hub stored, read back when this hub first serves the run: folded,
         not kept (``archive`` serves the history)."""
-        if ev.sequence == self.state.last_sequence + 1:
-            self.fold(ev)
-            self.archived_through = ev.sequence
+        if ev.sequence == self.run.state.last_sequence + 1:
+            self.run.fold(ev)
+            self.run.archived_through = ev.sequence
 
     async def follow(self, ev: Event) -> None:
         """A new event another hub stored for this run: served live here too."""
-        if ev.sequence != self.state.last_sequence + 1:
+        if ev.sequence != self.run.state.last_sequence + 1:
             return  # already have it (or not the next: the caller reads in sequence order)
-        self.fold(ev)
-        memory = self.memory
+        self.run.fold(ev)
+        memory = self.run.memory
         if memory is not None and not memory.closed:
             await memory.emit(ev)
             if ev.WhichOneof("payload") in _TERMINAL:
                 await memory.close()
-
-    async def begin_ingest(self, db_path: str) -> None:
-        """Events pushed over GoldfiveIngress: refused, this run's events come from its runner."""
-        raise ValueError(f"run {self.run_id!r} is connected over Hub.Connect; its events cannot also be pushed")
-
-    async def ingest(self, event: Event) -> None:
-        await self.begin_ingest("")
 
     # -- controls ------------------------------------------------------------------------
     def _not_delivered(self) -> str:
@@ -426,22 +460,14 @@ class ConnectedRun(ServedRun):
 
     @property
     def interrupted(self) -> bool:
-        return self.connection == INTERRUPTED and not self.state.finished
-
-    async def control(self, msg: ControlMessage, timeout: float) -> ControlAck:
-        """Send ``msg`` by the run's route (its runner's stream here, another hub, or not
-        live) and return the run's ack. TimeoutError when none came in ``timeout`` s (the
-        control stays with the run; its ack is in the history)."""
-        if self.state.finished:
-            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE}: it ended")
-        return await self.route.send(msg, timeout)
+        return self.connection == INTERRUPTED and not self.run.state.finished
 
     async def control_here(self, msg: ControlMessage, timeout: float) -> ControlAck:
         """``control`` for a runner connected to this hub, never forwarded to another (a
         control another hub routed here)."""
-        if self.state.finished:
+        if self.run.state.finished:
             return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE}: it ended")
-        route = self.route
+        route = self.run.route
         if not isinstance(route, RunnerRoute):
             return ControlAck(msg.id, AckResult.FAILURE, self._not_delivered())
         return await route.send(msg, timeout)
@@ -456,9 +482,9 @@ class ConnectedRun(ServedRun):
         self.routed[msg.id] = sent
         if self.registry is not None:
             try:
-                await self.registry.routed(self.run_id, sent)
+                await self.registry.routed(self.run.run_id, sent)
             except Exception as exc:  # the database is away: kept in memory, said in the log
-                log.warning("hub: could not record control %s routed to run %s: %s", msg.id, self.run_id, exc)
+                log.warning("hub: could not record control %s routed to run %s: %s", msg.id, self.run.run_id, exc)
 
     def acked(self, pb: Any) -> None:
         """The runner's ack of a control: returned to whoever is waiting for it (if anyone)."""
@@ -468,14 +494,22 @@ class ConnectedRun(ServedRun):
 
     @property
     def live(self) -> bool:
-        return self.route.live
+        return self.run.route.live
 
-    async def close(self, *, suspend: bool = False) -> None:
+    async def close(self) -> None:
+        """The hub is stopping: the runner's stream ends (not a goodbye), the run's watchers' too."""
         if self._interrupt is not None:
             self._interrupt.cancel()
         conn, self.conn = self.conn, None
         if conn is not None:
             conn.end()  # not a goodbye: the runner reconnects when a hub is back
-        if self.memory is not None:
-            await self.memory.close()
-        self.route = NotLive()
+        if self.run.memory is not None:
+            await self.run.memory.close()
+        self.run.route = NotLive()
+
+
+def runner_of(run: ServedRun | None) -> RunnerAttachment | None:
+    """The runner part of ``run`` (a connected, followed or placed run), or None for a run
+    hosted here, pushed, recorded or hooked."""
+    att = run.attachment if run is not None else None
+    return att if isinstance(att, RunnerAttachment) else None

@@ -2,7 +2,7 @@
 claude-code``), served like any other run.
 
 A hook process lives for one hook event, so nothing holds a stream: each event is one
-``Hub.Hook`` call, and the hub writes the session's events itself (a :class:`HookedRun`
+``Hub.Hook`` call, and the hub writes the session's events itself (a :class:`HookAttachment`
 numbers them). A tool call that needs a person is an approval like any run's: it shows in the
 runs screen, the waiting queue and ``ctl waiting``, the session's rules for "always" and the
 never-auto list apply first, and APPROVE / REJECT (from any client, through the run's
@@ -40,7 +40,7 @@ from goldfive.sinks.memory import InMemorySink
 from goldfive.store.recorder import HubRecorder
 from goldfive.types import Session
 
-__all__ = ["EVENTS", "HookRoute", "HookedRun", "MAX_WAIT_S", "SOURCES", "hook_problem", "run_id_for"]
+__all__ = ["EVENTS", "HookAttachment", "HookRoute", "MAX_WAIT_S", "SOURCES", "hook_of", "hook_problem", "run_id_for"]
 
 log = logging.getLogger("goldfive.hub")
 
@@ -77,18 +77,18 @@ class HookRoute:
 
     live = True
 
-    def __init__(self, run: HookedRun) -> None:
-        self.run = run
+    def __init__(self, hooked: HookAttachment) -> None:
+        self.hooked = hooked
 
     async def send(self, msg: ControlMessage, timeout: float) -> ControlAck:
         if msg.kind is ControlKind.STATUS_QUERY:
-            state = self.run.state
-            return ControlAck(msg.id, AckResult.SUCCESS, f"{state.phase}; {len(self.run.waiting)} call(s) waiting for a person", applied_as=AppliedAs.STATUS)
+            state = self.hooked.run.state
+            return ControlAck(msg.id, AckResult.SUCCESS, f"{state.phase}; {len(self.hooked.waiting)} call(s) waiting for a person", applied_as=AppliedAs.STATUS)
         if msg.kind not in (ControlKind.APPROVE, ControlKind.REJECT):
             name = msg.kind.value if isinstance(msg.kind, ControlKind) else str(msg.kind)
             return ControlAck(
                 msg.id, AckResult.UNSUPPORTED,
-                f"{name} cannot reach a {self.run.source} session: its hooks take approvals and rejections only",
+                f"{name} cannot reach a {self.hooked.source} session: its hooks take approvals and rejections only",
             )  # fmt: skip
         try:
             c = decode(msg)
@@ -96,7 +96,7 @@ class HookRoute:
             return ControlAck(msg.id, AckResult.FAILURE, f"malformed {msg.kind}: {exc}")
         p = c.payload
         assert isinstance(p, (Approve, Reject))
-        waiter = self.run.waiting.get(p.target_id)
+        waiter = self.hooked.waiting.get(p.target_id)
         if waiter is None or waiter.done():
             return ControlAck(msg.id, AckResult.FAILURE, f"no call {p.target_id!r} waits for a decision (decided already, or its hook gave up)")
         approve = isinstance(p, Approve)
@@ -112,63 +112,77 @@ class HookRoute:
         )
 
 
-class HookedRun(ServedRun):
-    """One agent session seen through its hooks (see the module's docstring)."""
+class HookAttachment:
+    """What a :class:`~goldfive.remote.host.ServedRun` of origin HOOKED holds as its
+    ``attachment``: one agent session seen through its hooks (see the module's docstring), the
+    calls its hooks hold open, its rules, and its :class:`HookRoute`. Find a served run's with
+    :func:`hook_of`."""
 
-    # Plain attributes (the agent's machine and process, from its reports) in place of
-    # ServedRun's read-only properties, which describe this process.
-    host = ""
-    pid = 0
-
-    def __init__(self, run_id: str, source: str, recorder: HubRecorder, commit: Callable[[], Awaitable[bool]] | None = None) -> None:
-        super().__init__(run_id)
-        self.origin = Origin.HOOKED
+    def __init__(self, run: ServedRun, source: str, recorder: HubRecorder, commit: Callable[[], Awaitable[bool]] | None = None) -> None:
+        self.run = run
         #: The agent that reports through its hooks ("claude-code"): what its summary's origin says.
         self.source = source
-        self.session = Session(run_id=run_id)
-        self.recorder = recorder
-        self.memory = InMemorySink()
-        self.route = HookRoute(self)
-        self.connection = "connected"
+        self.session = Session(run_id=run.run_id)
+        #: The agent's machine and process, from its reports.
         self.host = ""
         self.pid = 0
+        self.connection = "connected"
+        self.hub = ""
         #: Tool calls held open by their hook, by tool_use id.
         self.waiting: dict[str, asyncio.Future[_Decision]] = {}
         #: The session's rules for "always" (run scope) and the machine's saved ones.
         self.desk = ApprovalDesk(use_machine_rules=True)
         #: Makes what was emitted durable (the hub's group commit, done now: hooks are few).
         self._commit = commit
+        run.origin = Origin.HOOKED
+        run.recorder = recorder
+        run.memory = InMemorySink()
+        run.route = HookRoute(self)
+        run.attachment = self
 
     @classmethod
-    def from_recorded(cls, old: ServedRun, source: str, recorder: HubRecorder, commit: Callable[[], Awaitable[bool]] | None = None) -> HookedRun:
+    def new(cls, run_id: str, source: str, recorder: HubRecorder, commit: Callable[[], Awaitable[bool]] | None = None) -> HookAttachment:
+        """A new served run for session ``run_id``, and its attachment."""
+        return cls(ServedRun(run_id), source, recorder, commit)
+
+    @classmethod
+    def from_recorded(cls, old: ServedRun, source: str, recorder: HubRecorder, commit: Callable[[], Awaitable[bool]] | None = None) -> HookAttachment:
         """A session the hub recorded before a restart, going on as its hooks report again."""
-        run = cls(old.run_id, source, recorder, commit)
+        att = cls.new(old.run_id, source, recorder, commit)
+        run = att.run
         run.history = old.history
         if old.history is not None:
             run.fold_history()
         else:
             for ev in old.events_after(-1):
                 run.fold(ev)
-        run.session.continue_after(run.state.last_sequence)
-        return run
+        att.session.continue_after(run.state.last_sequence)
+        return att
 
     @property
-    def origin_label(self) -> str:
-        return self.source
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    label = ""  # the run's own phase
+    interrupted = False
+
+    @property
+    def ingest_refusal(self) -> str:
+        return f"run {self.run.run_id!r} is a {self.source} session written from its hooks; its events cannot also be pushed"
 
     @property
     def live(self) -> bool:
-        return not self.state.finished
+        return not self.run.state.finished
 
     async def _emit(self, ev: Event) -> None:
         """Record, fold, tell the hooks (notifications) and serve one event the hub wrote."""
-        assert self.recorder is not None
-        await self.recorder.emit(ev)
-        self.fold(ev)
-        for hook in self.hooks:
+        assert self.run.recorder is not None
+        await self.run.recorder.emit(ev)
+        self.run.fold(ev)
+        for hook in self.run.hooks:
             hook(ev)
-        if self.memory is not None and not self.memory.closed:
-            await self.memory.emit(ev)
+        if self.run.memory is not None and not self.run.memory.closed:
+            await self.run.memory.emit(ev)
 
     async def commit(self) -> None:
         if self._commit is not None:
@@ -185,12 +199,12 @@ class HookedRun(ServedRun):
             await asyncio.shield(self.commit())
 
     async def _report(self, r: service_pb2.HookReport) -> service_pb2.HookAnswer:
-        answer = service_pb2.HookAnswer(run_id=self.run_id)
-        if self.state.finished:
+        answer = service_pb2.HookAnswer(run_id=self.run.run_id)
+        if self.run.state.finished:
             return answer  # the session ended: a late hook changes nothing
         self.host, self.pid = r.host[:255] or self.host, r.pid or self.pid
         tool_input = _json_object(r.tool_json)
-        if self.state.last_sequence < 0:
+        if self.run.state.last_sequence < 0:
             goal = r.text if r.event == "UserPromptSubmit" and r.text else f"{self.source} session in {r.cwd or '?'}"
             await self._emit(events.run_started(self.session, goal_summary=goal[:1000], user_input=r.text))
         step: dict[str, Any] = {"task_id": "", "framework": self.source}
@@ -212,13 +226,13 @@ class HookedRun(ServedRun):
             await self._emit(events.agent_step(self.session, step="hook", tool_name=r.event, text=text, **step))
         elif r.event == "SessionEnd":
             await self._emit(events.run_completed(self.session, r.text or "the session ended"))
-            self.route, self.connection = NotLive(f"{RUN_NOT_ACTIVE}: the {self.source} session ended"), ""
-            if self.memory is not None:
-                await self.memory.close()
+            self.run.route, self.connection = NotLive(f"{RUN_NOT_ACTIVE}: the {self.source} session ended"), ""
+            if self.run.memory is not None:
+                await self.run.memory.close()
         return answer
 
     async def _decide(self, r: service_pb2.HookReport, args: dict[str, Any], answer: service_pb2.HookAnswer) -> service_pb2.HookAnswer:
-        target, tool = r.tool_use_id or f"{r.tool_name}-{self.state.last_sequence + 1}", r.tool_name
+        target, tool = r.tool_use_id or f"{r.tool_name}-{self.run.state.last_sequence + 1}", r.tool_name
         rule = self.desk.match(tool, args)
         if rule is not None:
             await self._emit(events.approval_decided(
@@ -285,11 +299,11 @@ class HookedRun(ServedRun):
             self.session, target_id=target, outcome=Outcome.TIMED_OUT, author=BY_GOLDFIVE, tool_name=tool, requested_args=args, reason=why,
         ))  # fmt: skip
 
-    async def close(self, *, suspend: bool = False) -> None:
+    async def close(self) -> None:
         for waiter in self.waiting.values():
             waiter.cancel()
-        if self.memory is not None:
-            await self.memory.close()
+        if self.run.memory is not None:
+            await self.run.memory.close()
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -317,3 +331,9 @@ def hook_problem(r: service_pb2.HookReport) -> str:
         return "the report names no session id"
     problem = run_id_problem(run_id_for(r.source, r.session_id))
     return f"session id: {problem}" if problem else ""
+
+
+def hook_of(run: ServedRun | None) -> HookAttachment | None:
+    """The hooks part of ``run`` (an agent session), or None for any other run."""
+    att = run.attachment if run is not None else None
+    return att if isinstance(att, HookAttachment) else None

@@ -28,8 +28,8 @@ from typing import Any, Protocol
 import grpc
 
 from goldfive.budget.model import Budget
-from goldfive.hub.connected import ConnectedRun
-from goldfive.hub.hooked import HookedRun, hook_problem, run_id_for
+from goldfive.hub.connected import RunnerAttachment, runner_of
+from goldfive.hub.hooked import HookAttachment, hook_of, hook_problem, run_id_for
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, hello_problem
 from goldfive.hub.quota import Quotas, RunnerLimits
 from goldfive.hub.shared import LaneConn, Refused, SharedStream, hand as _hand
@@ -68,11 +68,11 @@ class FleetPart(Protocol):
         """What every run of this hub records with (goldfive.hub.fleet.FleetRecorder)."""
         ...
 
-    def adopt(self, run: ConnectedRun) -> None:
+    def adopt(self, run: RunnerAttachment) -> None:
         """``run`` is served from the fleet: controls routed, history from the database."""
         ...
 
-    async def catch_up(self, run: ConnectedRun) -> None:
+    async def catch_up(self, run: RunnerAttachment) -> None:
         """Fold what the database holds of ``run`` beyond what this hub has."""
         ...
 
@@ -147,7 +147,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self.fleet = fleet
         self._recorder: HubRecorder | None = fleet.recorder if fleet is not None else None
         self._releases: set[asyncio.Task[None]] = set()
-        self._dirty: dict[_Conn | LaneConn, ConnectedRun] = {}
+        self._dirty: dict[_Conn | LaneConn, RunnerAttachment] = {}
         self._ticker: asyncio.Task[None] | None = None
         self._conns: set[_Conn | LaneConn] = set()
         self._kick = asyncio.Event()  # COMMIT_ROWS rows wait: commit now
@@ -223,7 +223,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self._conns.add(conn)
         self._start_ticker()
 
-    def mark_stored(self, conn: _Conn | LaneConn, run: ConnectedRun) -> None:
+    def mark_stored(self, conn: _Conn | LaneConn, run: RunnerAttachment) -> None:
         """``conn`` sent events of ``run`` that the next group commit confirms."""
         self._dirty[conn] = run
 
@@ -232,7 +232,7 @@ class HubService(service_pb2_grpc.HubServicer):
         True when it had something waiting."""
         return self._dirty.pop(conn, None) is not None
 
-    def left(self, run: ConnectedRun, conn: _Conn | LaneConn) -> None:
+    def left(self, run: RunnerAttachment, conn: _Conn | LaneConn) -> None:
         """``conn``'s stream (or lane) ended: the run is disconnected, its credential's run
         is counted no more, and a run that never stored an event (a hello alone) is
         forgotten rather than kept as a run nobody will ever see move."""
@@ -242,14 +242,14 @@ class HubService(service_pb2_grpc.HubServicer):
         if conn.owner is not None:
             self.quotas.release_run(conn.owner)
             conn.owner = None
-        if run.conn is None and not run.started_by_hub and run.stored_through < 0 and run.history is None and not run.hub:
-            if self.host.get(run.run_id) is run:
+        if run.conn is None and not run.started_by_hub and run.stored_through < 0 and run.run.history is None and not run.hub:
+            if self.host.get(run.run_id) is run.run:
                 self.host.remove(run.run_id)
                 self._background(self._forget(run))
             return
         self._released(run)
 
-    async def _forget(self, run: ConnectedRun) -> None:
+    async def _forget(self, run: RunnerAttachment) -> None:
         try:
             await self.host.registry.forget(run.run_id)
             if self.fleet is not None:
@@ -262,7 +262,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self._releases.add(task)
         task.add_done_callback(self._releases.discard)
 
-    def _released(self, run: ConnectedRun) -> None:
+    def _released(self, run: RunnerAttachment) -> None:
         """A runner's stream (or lane) ended: in a fleet, say no hub has the run unless
         another runner already took it."""
         if self.fleet is not None and run.conn is None:
@@ -311,8 +311,8 @@ class HubService(service_pb2_grpc.HubServicer):
             log.info("hub: %s %s for %s in run %s", answer.decision, request.tool_name, request.tool_use_id, run.run_id)
         return answer
 
-    async def _hooked(self, r: service_pb2.HookReport, context: Any) -> HookedRun:
-        """The HookedRun of ``r``'s session, registered to the caller on its first report."""
+    async def _hooked(self, r: service_pb2.HookReport, context: Any) -> HookAttachment:
+        """The HookAttachment of ``r``'s session, registered to the caller on its first report."""
         run_id = run_id_for(r.source, r.session_id)
         who, role = caller(context), caller_role(context)
         lock = self._hook_locks.setdefault(run_id, asyncio.Lock())  # the first reports of a session may race
@@ -329,19 +329,20 @@ class HubService(service_pb2_grpc.HubServicer):
             if refusal is not None:
                 await context.abort(refusal.code, refusal.detail)
             existing = self.host.get(run_id)
-            if isinstance(existing, HookedRun):
-                return existing
+            hooked = hook_of(existing)
+            if hooked is not None:
+                return hooked
             if existing is None:
-                run = HookedRun(run_id, r.source, self.recorder, self.commit)
+                hooked = HookAttachment.new(run_id, r.source, self.recorder, self.commit)
                 self.recorder.write_as(run_id, writer_label(who, role))
             else:
-                run = HookedRun.from_recorded(existing, r.source, self.recorder, self.commit)
-            run.owner = reg.owner
-            self.host.adopt(run)
-            return run
+                hooked = HookAttachment.from_recorded(existing, r.source, self.recorder, self.commit)
+            hooked.run.owner = reg.owner
+            self.host.adopt(hooked.run)
+            return hooked
 
-    async def claim(self, hello: service_pb2.RunnerHello, conn: _Conn | LaneConn, context: Any) -> ConnectedRun:
-        """The ConnectedRun ``hello`` names (existing, new, or a recorded one going on), once
+    async def claim(self, hello: service_pb2.RunnerHello, conn: _Conn | LaneConn, context: Any) -> RunnerAttachment:
+        """The RunnerAttachment ``hello`` names (existing, new, or a recorded one going on), once
         the hub's registry says the caller may connect as it (goldfive.hub.trust) and its
         credential is within its quota. Refusals abort ``context`` with a sentence."""
         run_id = hello.run_id
@@ -350,7 +351,7 @@ class HubService(service_pb2_grpc.HubServicer):
         try:
             reg = await registry.get(run_id)
             existing = self.host.get(run_id)
-            if reg is None and existing is not None and not isinstance(existing, ConnectedRun):
+            if reg is None and existing is not None and runner_of(existing) is None:
                 if existing.origin in (Origin.HOSTED, Origin.PUSHED):
                     await context.abort(
                         grpc.StatusCode.FAILED_PRECONDITION, f"run {run_id} is hosted by this hub; a runner cannot connect as it"
@@ -375,19 +376,20 @@ class HubService(service_pb2_grpc.HubServicer):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, problem)
         conn.owner = who
         try:
-            if isinstance(existing, ConnectedRun):
-                run = existing
+            attached = runner_of(existing)
+            if attached is not None:
+                run = attached
             elif existing is None:
-                run = ConnectedRun(run_id, self.recorder)
+                run = RunnerAttachment.new(run_id, self.recorder)
             else:
-                run = ConnectedRun.from_recorded(existing, self.recorder)
+                run = RunnerAttachment.from_recorded(existing, self.recorder)
             if run.registry is None:
                 run.registry = registry
                 run.routed.update(await registry.routed_controls(run_id))
             run.max_event_bytes = self.quotas.limits.event_bytes
             run.default_budget = self.default_budget
-            run.owner = reg.owner
-            self.host.adopt(run)
+            run.run.owner = reg.owner
+            self.host.adopt(run.run)
             if self.fleet is not None:
                 await self._claim_in_fleet(self.fleet, run, conn, context, hosted=reg.started_by_hub)
             # the log records who writes the run from here on (what it holds is the previous writer's)
@@ -400,7 +402,7 @@ class HubService(service_pb2_grpc.HubServicer):
             log.warning("hub: %s took run %s over from its owner %r", writer_label(who, role), run_id, reg.owner)
         return run
 
-    async def _claim_in_fleet(self, fleet: FleetPart, run: ConnectedRun, conn: _Conn | LaneConn, context: Any, *, hosted: bool) -> None:
+    async def _claim_in_fleet(self, fleet: FleetPart, run: RunnerAttachment, conn: _Conn | LaneConn, context: Any, *, hosted: bool) -> None:
         """Several hubs: fold what the database holds beyond what this hub has (the runner may
         come from another hub, which stored more) and say the run is on this hub now."""
         fleet.adopt(run)
@@ -408,13 +410,13 @@ class HubService(service_pb2_grpc.HubServicer):
             await fleet.catch_up(run)
             await fleet.claim(run.run_id, conn.host, conn.pid, hosted=hosted)
         except Exception as exc:  # the database is unreachable: degraded
-            if run.state.last_sequence < 0 and not (run.memory is not None and run.memory.events):
+            if run.stored_through < 0 and not (run.run.memory is not None and run.run.memory.events):
                 await context.abort(
                     grpc.StatusCode.UNAVAILABLE, f"this hub cannot reach its database ({' '.join(str(exc).split())[:200]}); try again"
                 )
             log.warning("hub: run %s reconnected while the database is unreachable; serving it from memory", run.run_id)
 
-    async def _read(self, conn: _Conn, run: ConnectedRun, messages: AsyncIterator[service_pb2.RunnerMessage], owner: str) -> None:
+    async def _read(self, conn: _Conn, run: RunnerAttachment, messages: AsyncIterator[service_pb2.RunnerMessage], owner: str) -> None:
         """Read a runner's stream: acks are handed over as they are read; batches of events
         are checked, stored and spent against the runner's rate by ``_store``, at most
         ``_BATCHES_AHEAD`` batches behind (so an ack never waits behind them)."""
@@ -458,7 +460,7 @@ class HubService(service_pb2_grpc.HubServicer):
             if not (isinstance(refused, str) and refused):  # else the worker ended the stream already
                 conn.out.put_nowait(end)
 
-    async def _store(self, conn: _Conn, run: ConnectedRun, queue: asyncio.Queue[Any], owner: str) -> str:
+    async def _store(self, conn: _Conn, run: RunnerAttachment, queue: asyncio.Queue[Any], owner: str) -> str:
         """Check, store and spend the batches ``_read`` queued, in order, until None. A batch
         that cannot be stored ends the stream (nothing of it stored, nothing after it); its
         reason is returned, else ""."""

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import grpc
 
-from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.connected import RunnerAttachment
 from goldfive.hub.limits import MAX_FRAME_BYTES, MAX_HOST, hello_problem
 from goldfive.hub.quota import Quotas
 from goldfive.pb.goldfive.v1 import service_pb2
@@ -120,11 +120,11 @@ class LaneHost(Protocol):
     @property
     def recorder(self) -> HubRecorder: ...
 
-    async def claim(self, hello: service_pb2.RunnerHello, conn: Any, context: Any) -> ConnectedRun: ...
+    async def claim(self, hello: service_pb2.RunnerHello, conn: Any, context: Any) -> RunnerAttachment: ...
 
     def opened(self, conn: Any) -> None: ...
 
-    def mark_stored(self, conn: Any, run: ConnectedRun) -> None: ...
+    def mark_stored(self, conn: Any, run: RunnerAttachment) -> None: ...
 
     def unmark(self, conn: Any) -> bool: ...
 
@@ -132,7 +132,7 @@ class LaneHost(Protocol):
 
     async def commit(self) -> bool: ...
 
-    def left(self, run: ConnectedRun, conn: Any) -> None: ...
+    def left(self, run: RunnerAttachment, conn: Any) -> None: ...
 
 
 class SharedStream:
@@ -140,7 +140,7 @@ class SharedStream:
 
     def __init__(self, service: LaneHost) -> None:
         self.service = service
-        self.lanes: dict[int, tuple[LaneConn, ConnectedRun]] = {}
+        self.lanes: dict[int, tuple[LaneConn, RunnerAttachment]] = {}
         self.over: set[int] = set()  # lanes that ended: their late parts are dropped
         self.closing: list[LaneConn] = []
         self.out: list[service_pb2.HubPart] = []
@@ -212,7 +212,7 @@ class SharedStream:
         """Store and handle the frames ``read`` queued, in order (their acks were handled)."""
         while (item := await queue.get()) is not None:
             frame, acked = item
-            batch: list[tuple[LaneConn, ConnectedRun, Any]] = []
+            batch: list[tuple[LaneConn, RunnerAttachment, Any]] = []
             for i, part in enumerate(frame.parts):
                 if i and i % _PARTS_PER_TURN == 0:  # a long frame lets controls and readers in
                     if batch:
@@ -243,7 +243,7 @@ class SharedStream:
                 done.add(i)
         return done
 
-    def _collect(self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, ConnectedRun, Any]]) -> bool:
+    def _collect(self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, RunnerAttachment, Any]]) -> bool:
         """A plain batch of events for an open lane: checked and added to ``batch`` (a frame's
         batches are recorded in one step), or its lane refused. False for any other part."""
         if part.done or part.cancelled or self.service.fleet is not None:
@@ -267,7 +267,7 @@ class SharedStream:
             batch.append((conn, run, events))
         return True
 
-    async def _ingest(self, batch: list[tuple[LaneConn, ConnectedRun, Any]]) -> None:
+    async def _ingest(self, batch: list[tuple[LaneConn, RunnerAttachment, Any]]) -> None:
         """Record the checked batches of a frame in one step, then fold and serve each."""
         service = self.service
         try:
@@ -382,5 +382,5 @@ class SharedStream:
             self._forget(conn, run)
         self.lanes.clear()
 
-    def _forget(self, conn: LaneConn, run: ConnectedRun) -> None:
+    def _forget(self, conn: LaneConn, run: RunnerAttachment) -> None:
         self.service.left(run, conn)

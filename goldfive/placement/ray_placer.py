@@ -1,7 +1,7 @@
 """RayPlacer: ``goldfive serve --ray ADDRESS|auto`` places each started run as a Ray actor.
 
 The hub is a Ray driver. ``place`` checks the request as a hosted start would (bad input is
-one line), shows the run at once as pending placement (a :class:`~goldfive.hub.connected.ConnectedRun` of origin PLACED), and creates a
+one line), shows the run at once as pending placement (a served run of origin PLACED, its :class:`~goldfive.hub.connected.RunnerAttachment` holding the placement), and creates a
 :class:`RunActor` with ``max_restarts=-1`` (a lost node's actor is built again elsewhere
 with the same spec and continues the run from the hub's record) and ``max_task_retries=-1``
 (the hub's ``wait`` call follows it across restarts). The actor connects back to the hub's
@@ -25,7 +25,7 @@ import ray as _ray
 
 from goldfive.errors import GoldfiveError, ServeConfigError
 from goldfive.placement.actor import RunActor, RunPool
-from goldfive.hub.connected import ConnectedRun, Placement
+from goldfive.hub.connected import RunnerAttachment, Placement
 from goldfive.remote.host import Origin
 from goldfive.placement.resources import RayResources
 from goldfive.placement.spec import PlacedSpec
@@ -118,7 +118,7 @@ class RayPlacer:
         self._pools: list[_Pool] = []
         self._watchers: set[asyncio.Task[None]] = set()
         #: Runs whose actor Ray has not placed yet, and the task that explains why.
-        self._pending: dict[str, tuple[ConnectedRun, float]] = {}
+        self._pending: dict[str, tuple[RunnerAttachment, float]] = {}
         self._explainer: asyncio.Task[None] | None = None
 
     # -- the cluster -------------------------------------------------------------------------
@@ -180,7 +180,7 @@ class RayPlacer:
         assert launch.spec is not None
         recorded = dataclasses.replace(launch.spec, started_by=started_by)
         await self._host.registry.register(run_id, PLACED, self.connect_as, recorded)
-        run = ConnectedRun.placed_run(run_id, self._hub.recorder, goal_summary=str(launch.user_input)[:1000])
+        run = RunnerAttachment.placed_run(run_id, self._hub.recorder, goal_summary=str(launch.user_input)[:1000])
         self._launch(run, self._spec(run_id, recorded))
         return run_id
 
@@ -197,12 +197,12 @@ class RayPlacer:
             old = self._host.get(reg.run_id)  # read from the database now if not listed yet
             if old is None or old.live or old.history is None or old.state.finished or old.origin is Origin.PLACED:
                 continue
-            self._launch(ConnectedRun.from_recorded(old, self._hub.recorder, placed=True), self._spec(old.run_id, reg.launch))
+            self._launch(RunnerAttachment.from_recorded(old, self._hub.recorder, placed=True), self._spec(old.run_id, reg.launch))
             log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
             placed.append(old.run_id)
         return placed
 
-    def place_again(self, run: ConnectedRun, launch: LaunchSpec) -> None:
+    def place_again(self, run: RunnerAttachment, launch: LaunchSpec) -> None:
         """Place ``run`` again from the launch the hubs recorded when it was first placed
         (several hubs on one database: the hub that placed it is gone, and its actor with
         it). ``run`` already holds the run's state; its new actor reads the history back and
@@ -218,11 +218,11 @@ class RayPlacer:
             budget=launch.budget, budget_author=launch.started_by,
         )  # fmt: skip
 
-    def _launch(self, run: ConnectedRun, spec: PlacedSpec) -> None:
+    def _launch(self, run: RunnerAttachment, spec: PlacedSpec) -> None:
         """Serve ``run`` and create its actor (or add it to a pool with room); a task watches
         it until its run ends."""
         run_id = run.run_id
-        self._host.adopt(run)
+        self._host.adopt(run.run)
         pool: _Pool | None = None
         if self.runs_per_actor > 1:
             pool = self._pool_with_room()
@@ -254,7 +254,7 @@ class RayPlacer:
         self._pools.append(pool)
         return pool
 
-    async def _watch(self, run: ConnectedRun, actor: Any, ended: Any = None, pool: _Pool | None = None) -> None:
+    async def _watch(self, run: RunnerAttachment, actor: Any, ended: Any = None, pool: _Pool | None = None) -> None:
         """Say why the run is not placed while Ray has not placed it; when its run ends, end
         the actor (Ray would otherwise keep the process and restart it), or for a pool, when
         its last run has ended."""
@@ -270,7 +270,7 @@ class RayPlacer:
                 self._pools.remove(pool)
                 ray.kill(actor, no_restart=True)
 
-    async def _follow(self, run: ConnectedRun, actor: Any, ended: Any) -> bool:
+    async def _follow(self, run: RunnerAttachment, actor: Any, ended: Any) -> bool:
         """Until the run ends: True, or False when Ray gave up on its actor (the run says so)."""
         placed = asyncio.wrap_future(actor.where.remote().future())
         self._pending[run.run_id] = (run, asyncio.get_running_loop().time())
@@ -352,7 +352,7 @@ class RayPlacer:
         await asyncio.to_thread(ray.shutdown)
 
 
-def _placement(run: ConnectedRun) -> Placement:
+def _placement(run: RunnerAttachment) -> Placement:
     """The placement part of a run this placer placed (every run it holds has one)."""
     assert run.placement is not None, f"run {run.run_id} was not placed by this hub"
     return run.placement

@@ -24,11 +24,11 @@ import uuid
 from enum import Enum
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from goldfive.aio import cancel_and_wait
 from goldfive.approvals.policy import ApprovalReminders
-from goldfive.control import ControlAck, ControlChannel, ControlMessage
+from goldfive.control import AckResult, ControlAck, ControlChannel, ControlMessage
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.view import RunState
@@ -42,7 +42,7 @@ from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteR
 if TYPE_CHECKING:
     from goldfive.remote.launch import Launch
 
-__all__ = ["HUB_OWNER", "HostedRun", "Origin", "RunFactory", "RunHost", "RUN_NOT_ACTIVE", "ServedRun"]
+__all__ = ["HUB_OWNER", "Attachment", "HostedRun", "Origin", "RunFactory", "RunHost", "RUN_NOT_ACTIVE", "ServedRun"]
 
 log = logging.getLogger("goldfive.remote")
 
@@ -87,13 +87,55 @@ class Origin(str, Enum):
     PUSHED = "pushed"
     #: Executed by nothing here: read from the database (finished, or interrupted).
     RECORDED = "recorded"
-    #: A runner in another process connected over Hub.Connect (to this hub, or to another hub
-    #: of the fleet: then it is followed from there, its route a HubRoute).
+    #: A runner in another process connected over Hub.Connect to this hub (its route a
+    #: RunnerRoute while it is connected).
     CONNECTED = "connected"
+    #: A runner connected to another hub of the fleet (several hubs on one database): its
+    #: events followed through the database, its controls forwarded there (a HubRoute).
+    FOLLOWED = "followed"
     #: Started by this hub on a cluster (Ray): pending placement until its actor connects.
     PLACED = "ray"
     #: An agent session (Claude Code...) reported through the hub's hooks.
     HOOKED = "hooked"
+
+
+class Attachment(Protocol):
+    """What a run executing outside this process adds to its :class:`ServedRun` (held as
+    ``run.attachment``): a runner's stream (goldfive.hub.connected.RunnerAttachment, also a
+    placed run's) or an agent's hooks (goldfive.hub.hooked.HookAttachment). It says where the
+    run executes and how it is connected, and it provides the run's route (it sets
+    ``run.route`` as its runner comes and goes)."""
+
+    #: The machine and process the run executes in (from its runner's hello or reports).
+    host: str
+    pid: int
+    #: How its runner is connected ("connected", "disconnected", ...; "" once over).
+    connection: str
+    #: Several hubs: the address of the other hub its runner is connected to, or "".
+    hub: str
+
+    @property
+    def source(self) -> str:
+        """What the summary's origin says instead of the origin's value ("" for that)."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """A state word overriding the run's phase in its summary, or ""."""
+        ...
+
+    @property
+    def interrupted(self) -> bool: ...
+
+    @property
+    def live(self) -> bool: ...
+
+    @property
+    def ingest_refusal(self) -> str:
+        """Why a producer cannot push this run's events (GoldfiveIngress)."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 class ServedRun:
@@ -103,7 +145,8 @@ class ServedRun:
     now (LocalRoute, a runner's stream, another hub, or NotLive). ``origin`` (an
     :class:`Origin`) says how it is served; it changes only when the run does (a recorded run
     started here is HOSTED, a pushed run whose producer ended is RECORDED). A hub's connected,
-    placed and hooked runs (goldfive.hub, goldfive.placement) add their runner's stream to it."""
+    placed and hooked runs hold what they add (the runner's stream, the hooks' session) as
+    their ``attachment``, which provides their route: there are no subclasses."""
 
     def __init__(self, run_id: str, *, events: list[Event] | None = None, history: RunHistory | None = None) -> None:
         self.run_id = run_id
@@ -133,13 +176,17 @@ class ServedRun:
         self.archived_through = -1
         #: The credential the run belongs to on this hub (its registration's owner).
         self.owner = ""
+        #: A run executing outside this process: its runner's stream or its hooks (see
+        #: :class:`Attachment`); None for a run hosted here, pushed or recorded.
+        self.attachment: Attachment | None = None
         for ev in self._history:
             self.fold(ev)
 
     @property
     def origin_label(self) -> str:
         """What ``RunSummary.origin`` says (the origin's value; a hooked run names its source)."""
-        return self.origin.value
+        source = self.attachment.source if self.attachment is not None else ""
+        return source or self.origin.value
 
     @property
     def hooks(self) -> list[Callable[[Event], None]]:
@@ -182,19 +229,34 @@ class ServedRun:
         return run
 
     # -- where it runs (the hub's RunSummary.origin, host, pid) ---------------------------
-    host = property(lambda self: _HOSTNAME if self.runner is not None else "", doc="This machine, for a run hosted here.")
-    pid = property(lambda self: os.getpid() if self.runner is not None else 0, doc="This process, for a run hosted here.")
+    @property
+    def host(self) -> str:
+        """The machine the run executes on: this one for a run hosted here, its runner's."""
+        if self.attachment is not None:
+            return self.attachment.host
+        return _HOSTNAME if self.runner is not None else ""
 
-    #: Only a hub's connected runs have a connection to report, and (several hubs) the hub
-    #: their runner is on.
-    connection = ""
-    hub = ""
+    @property
+    def pid(self) -> int:
+        if self.attachment is not None:
+            return self.attachment.pid
+        return os.getpid() if self.runner is not None else 0
+
+    @property
+    def connection(self) -> str:
+        """How its runner is connected (only a run with an attachment has one to report)."""
+        return self.attachment.connection if self.attachment is not None else ""
+
+    @property
+    def hub(self) -> str:
+        """Several hubs: the other hub its runner is connected to, or ""."""
+        return self.attachment.hub if self.attachment is not None else ""
 
     @property
     def label(self) -> str:
         """A state word that overrides the run's phase in its summary ("" for none): a placed
         run's PENDING_PLACEMENT, say."""
-        return ""
+        return self.attachment.label if self.attachment is not None else ""
 
     # -- health of the recording ---------------------------------------------------------
     @property
@@ -230,12 +292,16 @@ class ServedRun:
     @property
     def interrupted(self) -> bool:
         """Recorded without a terminal event and executed by nothing here: the process that
-        ran it went away mid-run."""
+        ran it went away mid-run (or, attached, its runner is gone for good)."""
+        if self.attachment is not None:
+            return self.attachment.interrupted
         return self.origin is Origin.RECORDED and not self.state.finished
 
     @property
     def live(self) -> bool:
-        """Hosted by this process with its runner still running."""
+        """Hosted by this process with its runner still running (attached: as its attachment says)."""
+        if self.attachment is not None:
+            return self.attachment.live
         return self.task is not None and not self.task.done()
 
     def events_after(self, sequence: int) -> list[Event]:
@@ -323,7 +389,10 @@ class ServedRun:
         """Send ``msg`` by the run's route and return its ack (see goldfive.remote.route).
 
         Raises TimeoutError when no ack came within ``timeout`` seconds. A run nothing
-        executes answers FAILURE with the reason itself."""
+        executes answers FAILURE with the reason itself, as does an attached run that ended
+        (its runner may still be connected)."""
+        if self.attachment is not None and self.state.finished:
+            return ControlAck(msg.id, AckResult.FAILURE, f"{RUN_NOT_ACTIVE}: it ended")
         return await self.route.send(msg, timeout)
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -380,7 +449,10 @@ class ServedRun:
 
     # -- fed by a remote producer ------------------------------------------------------
     async def begin_ingest(self, db_path: str) -> None:
-        """Serve this run live from events a producer pushes (after any recorded history)."""
+        """Serve this run live from events a producer pushes (after any recorded history).
+        ValueError for a run whose events come from its runner or its hooks."""
+        if self.attachment is not None:
+            raise ValueError(self.attachment.ingest_refusal)
         self.memory = InMemorySink()
         for ev in self.events_after(-1):  # the state already holds them: only the stream needs them
             await self.memory.emit(ev)
@@ -406,7 +478,11 @@ class ServedRun:
     async def close(self, *, suspend: bool = False) -> None:
         """Cancel the run if still going, stop answering controls, close its sinks. With
         ``suspend`` (the server is stopping, not the run), a live run is left interrupted in
-        its recording, to be continued by the next start (Runner.suspend)."""
+        its recording, to be continued by the next start (Runner.suspend). An attached run's
+        attachment closes it (its runner reconnects when a hub is back)."""
+        if self.attachment is not None:
+            await self.attachment.close()
+            return
         if self.ingest_sinks is not None:
             await self.end_ingest()
         if self.task is not None:
@@ -474,7 +550,6 @@ class RunHost:
         spec = dataclasses.replace(launch.spec, started_by=started_by) if launch.spec is not None else None
         registry = self.registry
         await registry.register(run_id, HOSTED, HUB_OWNER, spec)
-        await registry.wrote(run_id, 0, HUB_OWNER)
         try:
             run = self.start_run(launch.factory, launch.user_input, run_id=run_id)
         except BaseException:

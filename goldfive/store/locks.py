@@ -253,8 +253,9 @@ def take_file(path: str, run_id: str, owner: str = "") -> LockHolder | None:
     name = _lock_file(path, run_id)
     with _Guard(os.path.dirname(name)):
         current = _read_file(name, run_id)
-        if current is not None and current.alive(path):
-            return current
+        mine = current is not None and (current.pid, current.host, current.owner) == (os.getpid(), socket.gethostname(), owner)
+        if current is not None and current.alive(path) and not mine:
+            return current  # (this process's own holder taking it again while it holds it: its)
         me = {"pid": os.getpid(), "host": socket.gethostname(), "acquired_at_ms": time.time_ns() // 1_000_000, "owner": owner}
         tmp = f"{name}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
@@ -262,7 +263,7 @@ def take_file(path: str, run_id: str, owner: str = "") -> LockHolder | None:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, name)
-    _HELD.add((_key(path), run_id))
+        _HELD.add((_key(path), run_id))  # under the guard: another thread's taker sees it alive
     return None
 
 

@@ -363,33 +363,35 @@ class PostgresStore:
 
     # -- resume locks ------------------------------------------------------------------------
     async def take_lock(self, run_id: str, owner: str) -> LockHolder | None:
-        """Take the run's lock for ``owner``; None when taken, else who holds it (a row: the
-        database serialises two takers)."""
+        """Take the run's lock for ``owner``: None when ``owner`` holds it now (taken, or
+        already), else who does. Taking it (or finding it already ``owner``'s) and reading who
+        holds it otherwise is one statement, so the answer is never about a row that another
+        statement changed in between (a holder dropping its lock while it takes it again)."""
         me = (run_id, owner, socket.gethostname(), os.getpid())
         async with self._pool.connection() as conn:
-            cur = await conn.execute(
-                "INSERT INTO goldfive_run_locks (run_id, owner, host, pid) VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING", me
-            )
-            if cur.rowcount == 1:
-                return None
-            row = await (
-                await conn.execute(
-                    "SELECT owner, host, pid, (extract(epoch FROM acquired_at) * 1000)::bigint"
-                    " FROM goldfive_run_locks WHERE run_id = %s",
-                    (run_id,),
-                )
-            ).fetchone()
-            if row is None:  # dropped meanwhile: not taken, nobody to name
-                return LockHolder(run_id, -1, "(another writer)", 0)
-            who, host, pid, at = row
-            return LockHolder(run_id, int(pid), str(host), int(at), str(who))
+            for _ in range(3):
+                row = await (
+                    await conn.execute(
+                        "WITH taken AS (INSERT INTO goldfive_run_locks (run_id, owner, host, pid) VALUES (%s, %s, %s, %s)"
+                        " ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner"
+                        " WHERE goldfive_run_locks.owner = excluded.owner RETURNING owner)"
+                        " SELECT true, '', '', 0, 0::bigint FROM taken"
+                        " UNION ALL SELECT false, owner, host, pid, (extract(epoch FROM acquired_at) * 1000)::bigint"
+                        " FROM goldfive_run_locks WHERE run_id = %s AND NOT EXISTS (SELECT 1 FROM taken)",
+                        (*me, run_id),
+                    )
+                ).fetchone()
+                if row is None:
+                    continue  # its holder committed after this statement began: ask again
+                mine, who, host, pid, at = row
+                return None if mine else LockHolder(run_id, int(pid), str(host), int(at), str(who))
+        return LockHolder(run_id, -1, "(another writer)", 0)
 
     async def lock(self, run_id: str, holder: str) -> LockHolder | None:
-        """The EventLog protocol's ``lock``: ``take_lock``, and None when ``holder`` has it."""
+        """The EventLog protocol's ``lock`` (``take_lock``)."""
         held = await self.take_lock(run_id, holder)
-        if held is None or held.owner == holder:
+        if held is None:
             self._held[run_id] = holder
-            return None
         return held
 
     async def unlock(self, run_id: str, holder: str) -> None:

@@ -48,30 +48,6 @@ class PostgresRegistry:
             for table in ("goldfive_runs", "goldfive_writers", "goldfive_routed", "goldfive_marks"):
                 await conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))
 
-    async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
-        async with self.store.connection() as conn:
-            last = await (
-                await conn.execute(
-                    "SELECT writer FROM goldfive_writers WHERE run_id = %s ORDER BY from_sequence DESC LIMIT 1", (run_id,)
-                )
-            ).fetchone()
-            if last is not None and last[0] == writer:
-                return
-            await conn.execute(
-                "INSERT INTO goldfive_writers (run_id, from_sequence, writer) VALUES (%s, %s, %s)"
-                " ON CONFLICT (run_id, from_sequence) DO UPDATE SET writer = excluded.writer",
-                (run_id, from_sequence, writer),
-            )
-
-    async def writers(self, run_id: str) -> list[tuple[int, str]]:
-        async with self.store.connection() as conn:
-            rows = await (
-                await conn.execute(
-                    "SELECT from_sequence, writer FROM goldfive_writers WHERE run_id = %s ORDER BY from_sequence", (run_id,)
-                )
-            ).fetchall()
-        return [(int(seq), str(w)) for seq, w in rows]
-
     async def routed(self, run_id: str, control: RoutedControl) -> None:
         async with self.store.connection() as conn:
             await conn.execute(

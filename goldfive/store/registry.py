@@ -1,4 +1,4 @@
-"""The hub's own records of its runs: what it started, who registered each run, who wrote it.
+"""The hub's own records of its runs: what it started, who registered each run, what it routed.
 
 Everything a hub decides about a run (whether it may continue it after a restart and how to
 build it, which credential may reconnect it, whether a decision in its ledger is one the hub
@@ -11,9 +11,10 @@ is trusted with its own data, not with the hub's decisions.
   ``owner`` is the name of the credential that may connect as it, and ``launch`` (only for runs
   the hub started) what the hub needs to build it again. The insert is conditional: the first
   registration stands.
-- **Writers** (``hub_writers``): superseded by the event log's own record of who wrote each
-  event (``EventLog.writers``, goldfive.store.provenance), which a hub's connected and hooked
-  runs use; kept for the hosted runs' start line and for files written before.
+- **Who wrote each run** is not here: the event log records it with the events
+  (``EventLog.write_as`` / ``writers``, goldfive.store.provenance), for every run a hub serves
+  (its own hosted runs as ``hub``). A file written before keeps its ``hub_writers`` table,
+  read by nothing.
 - **Routed controls** (``hub_routed``): every control the hub sent down a runner's stream,
   with its author, so a decision the runner reports can be checked against it. The hub checks
   a live run's reports against the controls it holds in memory; the rows are for a hub that
@@ -84,9 +85,6 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS hub_runs ("
     " run_id TEXT PRIMARY KEY, origin TEXT NOT NULL, owner TEXT NOT NULL, launch TEXT,"
     " created_at_ms INTEGER NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS hub_writers ("
-    " run_id TEXT NOT NULL, from_sequence INTEGER NOT NULL, writer TEXT NOT NULL,"
-    " PRIMARY KEY (run_id, from_sequence))",
     "CREATE TABLE IF NOT EXISTS hub_routed ("
     " run_id TEXT NOT NULL, control_id TEXT NOT NULL, kind TEXT NOT NULL, author TEXT NOT NULL,"
     " target_id TEXT NOT NULL, sent_at_ms INTEGER NOT NULL, PRIMARY KEY (run_id, control_id))",
@@ -201,12 +199,6 @@ class RunRegistry(Protocol):
     async def forget(self, run_id: str) -> None:
         """Drop a run that never stored an event (its runner left after its hello)."""
         ...
-
-    async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
-        """``writer`` writes the run's events from ``from_sequence`` on."""
-        ...
-
-    async def writers(self, run_id: str) -> list[tuple[int, str]]: ...
 
     async def routed(self, run_id: str, control: RoutedControl) -> None: ...
 
@@ -340,26 +332,8 @@ class SqliteRegistry:
             self._routed_queue = [r for r in self._routed_queue if r[0] != run_id]
         if self._routed_writing:  # one being written now must not land after the delete
             await asyncio.to_thread(self.flush_routed, 60.0)
-        for table in ("hub_runs", "hub_writers", "hub_routed", "hub_marks"):
+        for table in ("hub_runs", "hub_routed", "hub_marks"):
             self._conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
-
-    async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
-        last = self._conn.execute(
-            "SELECT writer FROM hub_writers WHERE run_id = ? ORDER BY from_sequence DESC LIMIT 1", (run_id,)
-        ).fetchone()
-        if last is not None and last[0] == writer:
-            return
-        self._conn.execute(
-            "INSERT INTO hub_writers (run_id, from_sequence, writer) VALUES (?, ?, ?)"
-            " ON CONFLICT (run_id, from_sequence) DO UPDATE SET writer = excluded.writer",
-            (run_id, from_sequence, writer),
-        )
-
-    async def writers(self, run_id: str) -> list[tuple[int, str]]:
-        rows = self._conn.execute(
-            "SELECT from_sequence, writer FROM hub_writers WHERE run_id = ? ORDER BY from_sequence", (run_id,)
-        ).fetchall()
-        return [(int(s), str(w)) for s, w in rows]
 
     async def routed(self, run_id: str, control: RoutedControl) -> None:
         """Queued for the writer thread (returns at once; ``routed_controls`` sees it)."""
@@ -409,7 +383,6 @@ class MemoryRegistry:
 
     def __init__(self) -> None:
         self._runs: dict[str, Registration] = {}
-        self._writers: dict[str, list[tuple[int, str]]] = {}
         self._routed: dict[str, dict[str, RoutedControl]] = {}
         self._marks: Marks = {}
 
@@ -424,17 +397,8 @@ class MemoryRegistry:
 
     async def forget(self, run_id: str) -> None:
         self._runs.pop(run_id, None)
-        self._writers.pop(run_id, None)
         self._routed.pop(run_id, None)
         self._marks.pop(run_id, None)
-
-    async def wrote(self, run_id: str, from_sequence: int, writer: str) -> None:
-        ranges = self._writers.setdefault(run_id, [])
-        if not ranges or ranges[-1][1] != writer:
-            ranges.append((from_sequence, writer))
-
-    async def writers(self, run_id: str) -> list[tuple[int, str]]:
-        return list(self._writers.get(run_id, []))
 
     async def routed(self, run_id: str, control: RoutedControl) -> None:
         self._routed.setdefault(run_id, {}).setdefault(control.control_id, control)

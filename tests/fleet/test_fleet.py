@@ -86,7 +86,7 @@ async def test_a_run_connected_to_hub_a_is_listed_watched_and_steered_through_hu
 
         await until(on_b, what="hub B listing the run connected to hub A")
         r = await summary_of(client, "fleet-run")
-        assert (r.origin, r.pid) == ("connected", runner.pid)
+        assert (r.origin, r.pid) == ("followed", runner.pid)  # followed from hub A, where its runner is connected
 
         code, out, err = await ctl(b, "pause", "fleet-run")
         assert code == 0, (out, err)  # exit 0: the ack is SUCCESS

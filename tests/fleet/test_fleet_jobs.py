@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from goldfive import events as E
 from goldfive.control import AckResult, ControlKind, ControlMessage
-from goldfive.hub.connected import DISCONNECTED, ConnectedRun
+from goldfive.hub.connected import DISCONNECTED, runner_of
 from goldfive.hub.fleet import Fleet
-from goldfive.remote.host import RUN_NOT_ACTIVE, RunHost
+from goldfive.remote.host import RUN_NOT_ACTIVE, Origin, RunHost
+from goldfive.remote.summaries import summary
 from goldfive.store.postgres import PostgresStore
 from goldfive.testing import until
 from goldfive.types import Session
@@ -28,8 +29,9 @@ async def test_a_run_one_hub_claims_and_writes_is_followed_shown_and_routed_to_b
         assert await a.recorder.commit()
 
         run = await until(lambda: host_b.get("run-j"), "hub b serves the run hub a wrote")
-        assert isinstance(run, ConnectedRun) and run.state.goal_summary == "from hub a"
+        assert runner_of(run) is not None and run.state.goal_summary == "from hub a"
         await until(lambda: run.hub == "127.0.0.1:1001" and run.host == "runner-host", "shown connected to hub a")
+        assert run.origin is Origin.FOLLOWED and summary(run).origin == "followed"  # its runner is on hub a
 
         # Routed to hub a, which has no such run in its process: its answer comes back.
         ack = await run.control(ControlMessage(ControlKind.STATUS_QUERY), 5.0)

@@ -85,7 +85,7 @@ async def test_a_connected_run_with_its_own_budget_keeps_it(tmp_path: Path) -> N
 
 async def test_the_hub_default_is_not_sent_after_a_persons_budget_went_to_the_run() -> None:
     from goldfive import events as ev_
-    from goldfive.hub.connected import ConnectedRun
+    from goldfive.hub.connected import RunnerAttachment
     from goldfive.store.registry import RoutedControl
     from goldfive.types import Session
 
@@ -93,11 +93,11 @@ async def test_the_hub_default_is_not_sent_after_a_persons_budget_went_to_the_ru
     started, step = ev_.run_started(session, goal_summary="g"), ev_.task_started(session, "t1")
     started.sequence, step.sequence = 0, 1
 
-    def connected() -> ConnectedRun:
-        run = ConnectedRun("r1", None)  # type: ignore[arg-type]
+    def connected() -> RunnerAttachment:
+        run = RunnerAttachment.new("r1", None)  # type: ignore[arg-type]
         run.default_budget = Budget(tokens=1_000)
         for e in (started, step):
-            run.fold(e)
+            run.run.fold(e)
         return run
 
     bare = connected()

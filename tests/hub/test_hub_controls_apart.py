@@ -14,6 +14,7 @@ from goldfive.runner import Runner
 from goldfive.store.registry import RoutedControl, SqliteRegistry
 from goldfive.testing import until
 from goldfive.types import Plan, Task
+from goldfive.hub.connected import runner_of
 from tests.remote_fixtures import Gate
 
 
@@ -82,7 +83,7 @@ async def test_a_control_is_acked_while_the_hubs_database_is_write_locked(tmp_pa
     locker = None
     try:
         await asyncio.wait_for(gate.entered.wait(), 10)
-        await until(lambda: bool(host.runs()) and getattr(host.runs()[0], "conn", None) is not None)
+        await until(lambda: bool(host.runs()) and (a := runner_of(host.runs()[0])) is not None and a.conn is not None)
         async with RemoteClient(server.address) as client:
             locker = _lock(str(db))
             t0 = time.perf_counter()
@@ -127,7 +128,7 @@ async def test_an_ack_is_handed_over_while_the_frames_before_it_are_still_held_b
             assert welcome.parts[0].message.WhichOneof("body") == "welcome"
             burst = service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("slowed", 300)))
             await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=burst)]))  # 6 s of its rate
-            await until(lambda: server.host.get("slowed") is not None and server.host.get("slowed").stored_through == 299)
+            await until(lambda: server.host.get("slowed") is not None and server.host.get("slowed").state.last_sequence == 299)
             t0 = time.perf_counter()
             sent = asyncio.create_task(client.send_control("slowed", ControlMessage(ControlKind.STATUS_QUERY), timeout=20))
             control = None
@@ -209,7 +210,7 @@ async def test_an_ack_on_a_runs_own_stream_is_handed_over_while_its_batches_are_
             await call.write(service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id="slowed-own", host="h", pid=1)))
             assert (await asyncio.wait_for(call.read(), 10)).WhichOneof("body") == "welcome"
             await call.write(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("slowed-own", 300))))
-            await until(lambda: server.host.get("slowed-own") is not None and server.host.get("slowed-own").stored_through == 299)
+            await until(lambda: server.host.get("slowed-own") is not None and server.host.get("slowed-own").state.last_sequence == 299)
             t0 = time.perf_counter()
             sent = asyncio.create_task(client.send_control("slowed-own", ControlMessage(ControlKind.STATUS_QUERY), timeout=20))
             msg = await asyncio.wait_for(call.read(), 10)

@@ -166,7 +166,7 @@ async def test_events_of_a_connected_run_pushed_over_the_old_ingest_are_refused(
     (run,) = hub.host.runs()
     with pytest.raises(ValueError, match="connected over Hub.Connect"):
         await hub.host.ingest(run_events("owned", 3)[2])
-    assert run.memory is not None and not run.memory.closed and run.stored_through == 1
+    assert run.memory is not None and not run.memory.closed and run.state.last_sequence == 1
     await r.close()
 
 

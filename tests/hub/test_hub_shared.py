@@ -22,6 +22,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote import RemoteClient, RunHost, start_server
 from goldfive.remote.auth import RUNNER_METHODS
 from goldfive.types import Session
+from goldfive.hub.connected import runner_of
 from tests.hub.drive import CallDriver, run_events
 from tests.hub.conftest import free_port, until
 
@@ -164,7 +165,7 @@ async def test_a_control_reaches_a_run_on_a_lane_and_its_ack_comes_back(hub, mux
             await link.emit(events.run_started(Session(run_id=f"ctl-{i}"), goal_summary="g"))
 
         async def connected() -> bool:
-            return len([r for r in hub.host.runs() if r.conn is not None]) == 3
+            return len([r for r in hub.host.runs() if (a := runner_of(r)) is not None and a.conn is not None]) == 3
 
         await until(connected, what="three runs connected")
         async with RemoteClient(hub.address) as client:
@@ -298,7 +299,7 @@ async def test_an_ack_does_not_wait_for_the_links_linger_over_a_batch_ofrun_even
         await link.emit(events.run_started(session, goal_summary="g"))
 
         async def connected() -> bool:
-            return any(r.conn is not None and r.state.last_sequence == 0 for r in hub.host.runs())
+            return any((a := runner_of(r)) is not None and a.conn is not None and r.state.last_sequence == 0 for r in hub.host.runs())
 
         await until(connected, what="the run connected")
         await link.emit(events.task_progress(session, "t1", detail="waits for the linger"))

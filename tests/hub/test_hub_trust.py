@@ -31,6 +31,7 @@ from goldfive.remote.server import RemoteServer, serve
 from goldfive.types import Plan, Session, Task, TaskStatus
 from tests.hub.drive import Lanes, Stream, run_events
 from goldfive.store.log import SqliteLog
+from goldfive.hub.connected import runner_of
 from tests.hub.conftest import until
 
 OP = "o" * 24
@@ -72,7 +73,7 @@ async def test_another_runner_token_cannot_connect_as_a_registered_run(hub: Remo
     assert exc.code() is grpc.StatusCode.PERMISSION_DENIED
     assert exc.details() == "run mine belongs to token 'r1'; runner token 'r2' may not connect as it"
     run = hub.host.get("mine")
-    assert run is not None and run.conn is not None and run.host == "test-host"  # the owner's stream still stands
+    assert (a := runner_of(run)) is not None and a.conn is not None and run.host == "test-host"  # the owner's stream still stands
     # The owner still gets the operator's controls; the thief never did.
     async with RemoteClient(hub.address, token=OP) as client:
         sent = asyncio.ensure_future(client.send_control("mine", ControlMessage(kind=ControlKind.PAUSE, id="c-1")))
@@ -140,6 +141,13 @@ async def test_a_hosted_run_takes_no_runner(hub: RemoteServer, channel: grpc.aio
         exc = await stream.refused()
         assert exc.code() is grpc.StatusCode.FAILED_PRECONDITION
         assert exc.details() == f"run {run.run_id} is hosted by this hub; a runner cannot connect as it"
+    log = SqliteLog(hub.host.db_path)  # the log records the hub as its writer from its first event
+
+    async def written() -> bool:
+        return bool(await log.writers(run.run_id))
+
+    await until(written, what="the hosted run's events stored")
+    assert await log.writers(run.run_id) == [(0, "hub")]
 
 
 # -- the ledger: a decision the hub did not route is not believed -------------------------
@@ -338,7 +346,7 @@ async def test_a_token_is_held_to_its_runs_and_a_stream_to_its_lanes(tmp_path: P
             exc = await third.refused()
             assert exc.code() is grpc.StatusCode.RESOURCE_EXHAUSTED and "token 'r1' has 2 runs connected" in exc.details()
             await a.call.done_writing()
-            await until(lambda: _async(server.host.get("a").conn is None), what="a left")  # type: ignore[union-attr]
+            await until(lambda: _async(runner_of(server.host.get("a")).conn is None), what="a left")  # type: ignore[union-attr]
             again = await _connected(ch, R1, "c")  # one left: one more may come
             for s in (b, again):
                 await s.call.done_writing()

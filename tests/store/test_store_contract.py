@@ -4,6 +4,7 @@ skipped and counted by append, a run named by its id or a unique prefix."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -152,6 +153,23 @@ async def test_a_run_lock_has_one_holder_until_it_is_dropped(log: EventLog) -> N
     await log.unlock(run, "writer-a")
     assert await log.lock(run, "writer-b") is None
     assert await log.lock("other-" + run, "writer-a") is None  # one lock per run
+
+
+async def test_a_holder_taking_its_lock_again_while_dropping_it_is_never_refused(log: EventLog) -> None:
+    """One holder only: whatever order its lock and unlock run in, a lock call of its own is
+    never refused (a lock read in a second statement could find the row gone, and name
+    "another writer"); and of two holders at once, exactly one gets the lock."""
+    run = "run-relock-" + uuid.uuid4().hex[:6]
+    for _ in range(15):
+        first, _dropped, again = await asyncio.gather(log.lock(run, "writer-a"), log.unlock(run, "writer-a"), log.lock(run, "writer-a"))
+        assert first is None and again is None
+    await log.unlock(run, "writer-a")
+    for i in range(5):
+        race = f"{run}-{i}"
+        a, b = await asyncio.gather(log.lock(race, "writer-a"), log.lock(race, "writer-b"))
+        assert (a is None) != (b is None)
+        loser = a or b
+        assert loser is not None and loser.owner in ("writer-a", "writer-b")
 
 
 async def _same_store(log: EventLog) -> EventLog:

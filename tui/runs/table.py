@@ -33,7 +33,7 @@ _ORIGIN_W = 7
 #: The needs-you column: this wide at 80 columns, and a third of every column past 80.
 _NEEDS_W = 29
 _BAR = 5
-_ORIGIN = {"connected": "conn.", "recorded": "rec."}
+_ORIGIN = {"connected": "conn.", "followed": "foll.", "recorded": "rec."}
 _FIXED = sum(max(0, w) for _, w in COLUMNS) + len(COLUMNS) - 1 - _COST_W - _ORIGIN_W
 _MIN_TASK = 6
 _STATE_STYLE = {

@@ -57,7 +57,7 @@ def run_line(r: Any, now: float | None = None) -> str:
     connection = field(r.connection)
     # A run the hub placed (serve --ray) that is not placed yet, or whose process failed first.
     pending = connection if connection.startswith(("pending placement", "placement failed")) else ""
-    if r.origin in ("connected", "ray") and connection and connection != "connected" and not pending and r.state not in ("COMPLETED", "ABORTED", "CANCELLED"):
+    if r.origin in ("connected", "followed", "ray") and connection and connection != "connected" and not pending and r.state not in ("COMPLETED", "ABORTED", "CANCELLED"):
         origin += f"({connection})"
     where = f"{field(r.host)}:{r.pid}" if r.host and r.pid else ""
     if r.hub:  # several hubs: the run's runner is connected to that one

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from goldfive.control import ControlAck, ControlMessage
-from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.connected import RunnerAttachment, runner_of
 from goldfive.hub.fleet.following import Following
 from goldfive.hub.fleet.listener import Listener
 from goldfive.hub.fleet.membership import Membership
@@ -138,11 +138,11 @@ class Fleet:
             await self.membership.leave()
 
     # -- what HubService and serve ask of the fleet ---------------------------------------
-    def adopt(self, run: ConnectedRun) -> None:
+    def adopt(self, run: RunnerAttachment) -> None:
         """``run`` is served from the fleet (controls routed, history from the database)."""
         self.following.adopt(run)
 
-    async def catch_up(self, run: ConnectedRun) -> None:
+    async def catch_up(self, run: RunnerAttachment) -> None:
         await self.following.catch_up(run)
 
     async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False) -> None:
@@ -161,10 +161,11 @@ class Fleet:
         elif isinstance(note, OwnerChanged):
             if not self.ownership.heard(note):
                 return
-            run = self.host.get(note.run_id)
-            if isinstance(run, ConnectedRun):
+            served = self.host.get(note.run_id)
+            run = runner_of(served)
+            if run is not None:
                 self.ownership.show(run)
-            elif run is None:
+            elif served is None:
                 self.following.want(note.run_id)
         elif isinstance(note, ControlRouted):
             self.routing.routed_here(note.row)

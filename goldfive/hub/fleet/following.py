@@ -3,7 +3,7 @@
 The events of a run whose runner is connected to another hub come through the database: that
 hub's writes announce how far each run is stored, and this hub reads what it has not folded
 yet. A run new to this hub is loaded (its history stays in the database, read from there when
-a watcher asks: ``ConnectedRun.archive``); a run already served is followed event by event.
+a watcher asks: ``ServedRun.archive``); a run already served is followed event by event.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from goldfive.hub.connected import ConnectedRun, Forward
+from goldfive.hub.connected import Forward, RunnerAttachment, runner_of
 from goldfive.hub.fleet.ownership import Ownership
 from goldfive.remote.host import RunHost
 from goldfive.store.fleet import FleetEvents, Stored
@@ -48,17 +48,17 @@ class Following:
             lock = self._locks[run_id] = asyncio.Lock()
         return lock
 
-    def adopt(self, run: ConnectedRun) -> None:
+    def adopt(self, run: RunnerAttachment) -> None:
         """``run`` is served from the fleet: its controls go to the hub that has its runner,
         its history is read from the database."""
         run.forward = self.forward
-        run.archive = self.log
+        run.run.archive = self.log
 
-    async def catch_up(self, run: ConnectedRun) -> None:
+    async def catch_up(self, run: RunnerAttachment) -> None:
         """Fold what the database holds of ``run`` beyond what this hub has (a runner that
         was on another hub is connecting here: its welcome must say all that is stored)."""
         async with self.lock(run.run_id):
-            async with contextlib.aclosing(self.log.events(run.run_id, run.state.last_sequence)) as stored:
+            async with contextlib.aclosing(self.log.events(run.run_id, run.stored_through)) as stored:
                 async for ev in stored:
                     await run.follow(ev)
 
@@ -105,23 +105,26 @@ class Following:
 
     async def _follow(self, run_id: str, through: int) -> None:
         async with self.lock(run_id):
-            run = self.host.get(run_id)
-            fresh = run is None
-            if run is None:
-                run = ConnectedRun(run_id, self.recorder)
+            served = self.host.get(run_id)
+            fresh = served is None
+            if served is None:
+                run = RunnerAttachment.new(run_id, self.recorder, followed=True)
                 self.adopt(run)
-            elif not isinstance(run, ConnectedRun) or run.conn is not None:
-                return  # hosted here, or its runner is on this hub: its events come from it
-            if run.state.last_sequence >= through:
+            else:
+                attached = runner_of(served)
+                if attached is None or attached.conn is not None:
+                    return  # hosted here, or its runner is on this hub: its events come from it
+                run = attached
+            if run.stored_through >= through:
                 return
-            async with contextlib.aclosing(self.log.events(run_id, run.state.last_sequence)) as stored:
+            async with contextlib.aclosing(self.log.events(run_id, run.stored_through)) as stored:
                 async for ev in stored:
                     if fresh:
                         run.load(ev)  # its history stays in the database
                     else:
                         await run.follow(ev)
             if fresh:
-                if run.state.finished and run.memory is not None:
-                    await run.memory.close()
+                if run.run.state.finished and run.run.memory is not None:
+                    await run.run.memory.close()
                 self.ownership.show(run)
-                self.host.adopt(run)
+                self.host.adopt(run.run)

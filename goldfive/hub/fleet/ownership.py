@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.connected import RunnerAttachment, runner_of
 from goldfive.hub.fleet.membership import Membership
 from goldfive.remote.host import RunHost
 from goldfive.store.fleet import FleetStore, Owner, OwnerChanged
@@ -71,10 +71,10 @@ class Ownership:
         if read_after == self.changes:
             self.owners = owners
 
-    def show(self, run: ConnectedRun) -> None:
+    def show(self, run: RunnerAttachment) -> None:
         """Show ``run`` (not connected here) as the database says: connected to another hub
         that is alive, or disconnected (then interrupted)."""
-        if run.conn is not None or run.state.finished:
+        if run.conn is not None or run.run.state.finished:
             return
         owner = self.owners.get(run.run_id)
         alive = self.membership.alive
@@ -84,6 +84,7 @@ class Ownership:
             run.released(self.interrupt_after)
 
     def show_all(self) -> None:
-        for run in self.host.runs():
-            if isinstance(run, ConnectedRun) and run.conn is None:
+        for served in self.host.runs():
+            run = runner_of(served)
+            if run is not None and run.conn is None:
                 self.show(run)

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlMessage
-from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.connected import runner_of
 from goldfive.hub.fleet.membership import Membership
 from goldfive.hub.fleet.ownership import Ownership
 from goldfive.pb.goldfive.v1 import control_pb2
@@ -99,8 +99,9 @@ class Routing:
         except Exception as exc:
             ack = ControlAck(pb.id, AckResult.FAILURE, f"malformed control: {_one_line(exc)}")
         else:
-            if isinstance(run, ConnectedRun):
-                ack = await run.control_here(msg, self.control_timeout)
+            attached = runner_of(run)
+            if attached is not None:
+                ack = await attached.control_here(msg, self.control_timeout)
             elif run is not None and run.live:
                 ack = await run.control(msg, self.control_timeout)
             else:

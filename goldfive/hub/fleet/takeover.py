@@ -15,7 +15,7 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from goldfive.hub.connected import ConnectedRun
+from goldfive.hub.connected import RunnerAttachment, runner_of
 from goldfive.hub.fleet.following import Following
 from goldfive.hub.fleet.ownership import Ownership
 from goldfive.remote.host import HostedRun, RunHost
@@ -80,8 +80,8 @@ class Takeover:
     async def _take_orphans(self) -> None:
         try:
             for run_id in await self.tables.orphans(self.interrupt_after):
-                run = self.host.get(run_id)
-                if run_id in self._refused or not isinstance(run, ConnectedRun) or run.conn is not None or run.state.finished:
+                run = runner_of(self.host.get(run_id))
+                if run_id in self._refused or run is None or run.conn is not None or run.run.state.finished:
                     continue
                 if not await self.tables.take_run(run_id, self.interrupt_after):
                     continue  # another hub took it first
@@ -96,7 +96,7 @@ class Takeover:
         except Exception as exc:
             log.debug("hub: looking for runs a gone hub hosted failed: %s", _one_line(exc))
 
-    async def _continue_here(self, old: ConnectedRun) -> None:
+    async def _continue_here(self, old: RunnerAttachment) -> None:
         async with self.following.lock(old.run_id):
             reg = await self.registry.get(old.run_id)
             if reg is None or not reg.started_by_hub or reg.launch is None:
@@ -106,7 +106,7 @@ class Takeover:
             if self.placer is not None:  # on the cluster, as the gone hub had it
                 from goldfive.placement.pending import PlacedRun
 
-                placed = PlacedRun(old.run_id, self.recorder, goal_summary=old.state.goal_summary)
+                placed = PlacedRun(old.run_id, self.recorder, goal_summary=old.run.state.goal_summary)
                 for ev in history:
                     placed.load(ev)
                 self.following.adopt(placed)
@@ -126,6 +126,6 @@ class Takeover:
                 self.host.adopt(run)
                 await self.ownership.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True)
                 where = "goes on here"
-            if old.memory is not None:
-                await old.memory.close()  # its watchers' streams end here; they find the run going on
+            if old.run.memory is not None:
+                await old.run.memory.close()  # its watchers' streams end here; they find the run going on
         log.warning("hub: run %s, started by a hub that is gone, %s", old.run_id, where)
