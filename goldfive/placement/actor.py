@@ -115,6 +115,10 @@ class RunActor:
     def __init__(self, spec: PlacedSpec) -> None:
         self._run = _PlacedThread(spec)
 
+    def dials(self) -> dict[str, str]:
+        """The run going on here (none once it ended) and the hub address it reports to."""
+        return {} if self._run._done.is_set() else {self._run.spec.run_id: self._run.spec.hub}
+
     def where(self) -> tuple[str, int]:
         """This process's host name and pid (what the run's hello tells the hub)."""
         return socket.gethostname(), os.getpid()
@@ -140,6 +144,7 @@ class RunPool:
         self.pool_id = pool_id
         self._lock = threading.Lock()
         self._runs: dict[str, concurrent.futures.Future[str]] = {}
+        self._hubs: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         #: The connections histories are read on, by (hub, token): used on the loop only.
         self._clients: dict[tuple[str, str], RemoteClient] = {}
@@ -156,17 +161,25 @@ class RunPool:
             done = self._runs.get(spec.run_id)
             if done is None:
                 done = self._runs[spec.run_id] = asyncio.run_coroutine_threadsafe(_pooled(self, spec), self._event_loop())
+                self._hubs[spec.run_id] = spec.hub
         try:
             return done.result()
         finally:
             with self._lock:
                 if self._runs.get(spec.run_id) is done:
                     del self._runs[spec.run_id]
+                    self._hubs.pop(spec.run_id, None)
 
     def running(self) -> list[str]:
         """The ids of the runs this process runs now."""
         with self._lock:
             return sorted(self._runs)
+
+    def dials(self) -> dict[str, str]:
+        """The runs going on here and the hub address each reports to (a hub started again
+        finds its runs here and takes them back: goldfive.placement.ray_placer)."""
+        with self._lock:
+            return {run_id: self._hubs[run_id] for run_id in self._runs}
 
     # No coroutine method here: Ray makes a class with one an async actor, whose methods all
     # run on one loop of Ray's, so a ``run`` call waiting for its run would hold up the rest.
