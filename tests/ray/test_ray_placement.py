@@ -265,14 +265,17 @@ def test_a_hub_stopped_mid_task_and_started_again_places_its_interrupted_run_aga
     assert per_task(events, "task_started") == Counter({t: 1 + (t in again) for t in ("fetch", "clean", "analyse", "report")})
 
 
-def test_a_placed_run_survives_its_hub_killed_and_goes_on_in_the_same_process_under_the_hub_started_again(ray_cluster: RayCluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("per_actor", ["1", "2"], ids=["own-actor", "pool"])
+def test_a_placed_run_survives_its_hub_killed_and_goes_on_in_the_same_process_under_the_hub_started_again(
+    ray_cluster: RayCluster, tmp_path: Path, per_actor: str
+) -> None:
     """Actors are detached: a hub killed mid-task (SIGKILL) leaves its run going on in its actor
-    (a pool here, given one run of two); the hub started again on the same database and address
-    takes it back instead of placing it again: the same process finishes it, no task redone,
-    one copy, and the actor ends with the run (no detached actor left behind)."""
+    (one of its own, or a pool given one run of two); the hub started again on the same
+    database and address takes it back instead of placing it again: the same process finishes
+    it, no task redone, one copy, and the actor ends with the run (no detached actor left)."""
     (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
-    listen = ("--listen", f"127.0.0.1:{free_port()}", "--runs-per-actor", "2")
+    listen = ("--listen", f"127.0.0.1:{free_port()}", "--runs-per-actor", per_actor)
     first = start_hub(ray_cluster.address, tmp_path, *listen)
     try:
         started = first.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
