@@ -245,10 +245,11 @@ class RayPlacer:
         (``serve`` after a restart), built from the launch the hub recorded in its registry,
         never from the run's events. A run whose actor is still going on (the hub died; its
         actors are detached) and dials this hub's address is taken back: it goes on in the
-        same process, its link reconnects here. The others are placed again (an actor still
-        holding one but dialing another address is ended first: one copy of each run); each
-        new actor reads its run's history from this hub and continues it. Returns the runs
-        placed again."""
+        same process, its link reconnects here. One whose actor dials another address where a
+        hub answers (another hub on this database, alive) is left to that hub. The others are
+        placed again (an actor still holding one but dialing an address where nothing answers
+        is ended first: one copy of each run); each new actor reads its run's history from
+        this hub and continues it. Returns the runs placed again."""
         registrations = await self._host.registry.all()
         live = await asyncio.to_thread(self._live_actors)
         placed = []
@@ -264,8 +265,11 @@ class RayPlacer:
                 log.info("run %s goes on in its actor, taken back by this hub", old.run_id)
                 continue
             if found is not None:
+                if not await asyncio.to_thread(_reachable, found[1]):
+                    log.warning("run %s is left to the hub at %s, which its actor reports to and which answers", old.run_id, found[1])
+                    continue  # another hub on this database, alive: its run, one copy
                 await asyncio.to_thread(ray.kill, found[0], no_restart=True)
-                log.info("run %s's actor dials %s, not this hub: ended, the run is placed again", old.run_id, found[1])
+                log.info("run %s's actor dials %s, where no hub answers: ended, the run is placed again", old.run_id, found[1])
             if old.live or old.history is None or old.origin is Origin.PLACED:
                 continue
             self._launch(ConnectedRun.from_recorded(old, self._hub.recorder, placed=True), self._spec(old.run_id, reg.launch))

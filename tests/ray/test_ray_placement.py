@@ -346,3 +346,31 @@ def test_runs_sharing_an_actor_process_all_go_on_when_that_process_is_killed(ray
             assert per_task(events, "task_started")["fetch"] == 1
         else:
             assert resumed == [] and per_task(events, "task_started") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
+
+
+def test_a_second_hub_on_the_same_database_leaves_a_live_hubs_placed_run_alone(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    """A hub started on the database of a hub that is alive finds its run unfinished, in an
+    actor that reports to the other hub, which answers: it neither takes it back nor places it
+    again (it did place it again, a second copy, before): the run finishes in its one actor,
+    resumed never."""
+    (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    first = start_hub(ray_cluster.address, tmp_path)
+    second = None
+    try:
+        started = first.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
+        assert started.returncode == 0, started.stderr
+        run_id = started.stdout.strip()
+        pid = wait_for(lambda: snapshot(first.address, run_id, token="").summary.pid, 120, "the run connected from its actor")
+        second = start_hub(ray_cluster.address, tmp_path)  # returns once it has looked at the runs it placed
+        assert any(f"run {run_id} is left to the hub at {first.address}" in line for line in second.stderr), "".join(second.stderr)[-2000:]
+        wait_for(lambda: snapshot(first.address, run_id, token="").summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
+        after = snapshot(first.address, run_id, token="").summary
+        events = history(first.address, run_id, token="")
+    finally:
+        stop_hub(first.proc)
+        if second is not None:
+            stop_hub(second.proc)
+    assert after.state == "COMPLETED" and after.pid == pid
+    assert "run_resumed" not in kinds(events) and kinds(events).count("run_started") == 1
+    assert per_task(events, "task_started") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
