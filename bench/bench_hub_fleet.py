@@ -230,12 +230,12 @@ class RunnerLeg:
     arriving back (``ms``, the runner process's share of control-to-ack)."""
 
     def __init__(self) -> None:
-        from goldfive.hub.connected import ConnectedRun
+        from goldfive.hub.connected import RunnerAttachment
 
         self.ms: list[float] = []
         self.routed_ms: list[float] = []
         sent: dict[str, float] = {}
-        record, acked = ConnectedRun._record_routed, ConnectedRun.acked
+        record, acked = RunnerAttachment._record_routed, RunnerAttachment.acked
 
         async def record_routed(run: Any, msg: Any) -> Any:
             t = time.perf_counter()
@@ -264,8 +264,8 @@ class RunnerLeg:
                 self.handler_ms.append((time.perf_counter() - t) * 1000)
 
         RunsService.SendControl = timed  # type: ignore[method-assign]
-        ConnectedRun._record_routed = record_routed  # type: ignore[method-assign]
-        ConnectedRun.acked = on_ack  # type: ignore[method-assign]
+        RunnerAttachment._record_routed = record_routed  # type: ignore[method-assign]
+        RunnerAttachment.acked = on_ack  # type: ignore[method-assign]
 
 
 async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float, every: float) -> list[float]:
@@ -290,7 +290,7 @@ async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float,
 async def phase(
     server: Any, host: Any, addr: str, *, runs: int, procs: int, rate: float, seconds: float, warmup: float, label: str, shared: str
 ) -> dict[str, Any]:
-    from goldfive.hub import ConnectedRun
+    from goldfive.hub import runner_of
 
     prefix = f"{label}-{int(time.time() * 1000) % 100000}"
     per = [runs // procs + (1 if i < runs % procs else 0) for i in range(procs)]
@@ -305,7 +305,7 @@ async def phase(
     # Idle: every run connected and its first event stored (at most 120 s on a loaded machine).
     t0 = time.monotonic()
     while True:
-        mine = [r for r in host.runs() if isinstance(r, ConnectedRun) and r.run_id.startswith(prefix)]
+        mine = [a for a in map(runner_of, host.runs()) if a is not None and a.run_id.startswith(prefix)]
         if len(mine) == runs and all(r.stored_through >= 0 and r.conn is not None for r in mine):
             break
         if time.monotonic() - t0 > 120:

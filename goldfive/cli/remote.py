@@ -289,7 +289,7 @@ def serve_command(
     except GoldfiveError as exc:
         raise _fail("serve", str(exc)) from None
     db = db_path or str(default_db_path())
-    placer = _ray_placer(ray_address, ray_resources, advertise, listen, token, runners, tls_cert, runs_per_actor)
+    placer = _ray_placer(ray_address, ray_resources, advertise, listen, token, runners, tls_cert, runs_per_actor, db)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -353,8 +353,10 @@ def _ray_placer(
     runner_tokens: list[str],
     tls_cert: str | None,
     runs_per_actor: int | None = None,
+    db: str = "",
 ) -> Any:
-    """The RayPlacer for ``--ray`` (joined to the cluster), or None; bad flags or a cluster
+    """The RayPlacer for ``--ray`` (joined to the cluster, in the namespace of ``db``: a hub
+    started again on it finds the actors of its runs there), or None; bad flags or a cluster
     that cannot be reached end serve with one line."""
     if address is None:
         for flag, given in (("--ray-resources", resources), ("--advertise", advertise), ("--runs-per-actor", runs_per_actor)):
@@ -362,7 +364,7 @@ def _ray_placer(
                 raise _fail("serve", f"{flag} needs --ray ADDRESS|auto")
         return None
     try:
-        from goldfive.placement.ray_placer import RayPlacer, host_port
+        from goldfive.placement.ray_placer import RayPlacer, host_port, namespace_for
     except ImportError as exc:
         raise _fail("serve", f"--ray needs Ray: pip install 'goldfive[ray]' ({exc})") from None
     from goldfive.placement.resources import RayResources, parse_resources
@@ -382,7 +384,7 @@ def _ray_placer(
         placer = RayPlacer.connect(
             address.strip(), wanted, connect_token=connecting.secret if connecting else "",
             read_token=op.secret if op else "", advertise=advertise, connect_as=connecting.name if connecting else "",
-            runs_per_actor=runs_per_actor or 1,
+            runs_per_actor=runs_per_actor or 1, namespace=namespace_for(db) if db else "goldfive",
         )  # fmt: skip
         placer.check_listen(listen)
     except GoldfiveError as exc:

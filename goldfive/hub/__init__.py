@@ -1,8 +1,8 @@
 """The hub: runs in other processes connect to ``goldfive serve`` over ``Hub.Connect``.
 
 The server side: :class:`HubService` (the servicer) and :class:`RunnerAttachment` (what
-such a run's :class:`~goldfive.remote.host.ServedRun` holds: its runner's stream; it was the
-subclass ``ConnectedRun``). The runner's side lives in :mod:`goldfive.link` (``HubLink``,
+such a run's :class:`~goldfive.remote.host.ServedRun` holds: its runner's stream; until
+issue 22 it was the subclass ``ConnectedRun``). The runner's side lives in :mod:`goldfive.link` (``HubLink``,
 ``EventBuffer``), which imports none of this; both are re-exported here as before.
 """
 

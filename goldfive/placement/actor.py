@@ -11,14 +11,19 @@ what the hub holds, not by Ray, so the same path serves a runner restarted by an
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import socket
 import threading
+from typing import TYPE_CHECKING
 
 from goldfive.errors import RemoteError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.placement.spec import PlacedSpec
+
+if TYPE_CHECKING:
+    from goldfive.link.client import RemoteClient
 
 __all__ = ["RunActor", "RunPool", "run_placed"]
 
@@ -28,13 +33,13 @@ log = logging.getLogger("goldfive.placement")
 _HISTORY_TRIES = 8
 
 
-async def _history(spec: PlacedSpec) -> list[Event]:
+async def _history(spec: PlacedSpec, client: RemoteClient | None = None) -> list[Event]:
     from goldfive.durable.from_hub import history_from_hub
 
     delay = 0.2
     for attempt in range(_HISTORY_TRIES):
         try:
-            return list(await history_from_hub(spec.hub, spec.run_id, token=spec.read_token or None))
+            return list(await history_from_hub(spec.hub, spec.run_id, token=spec.read_token or None, client=client))
         except RemoteError as exc:
             if exc.code not in ("UNAVAILABLE", "DEADLINE_EXCEEDED") or attempt == _HISTORY_TRIES - 1:
                 raise
@@ -43,17 +48,21 @@ async def _history(spec: PlacedSpec) -> list[Event]:
     raise AssertionError("unreachable")
 
 
-async def run_placed(spec: PlacedSpec) -> str:
+async def run_placed(spec: PlacedSpec, *, shared: bool = False, client: RemoteClient | None = None) -> str:
     """Run ``spec``'s run to its end, reporting to its hub; returns how it ended.
 
     A hub that already holds events of the run (this process replaces one that died) gets
     the run continued after its last event: completed tasks are not run again, an
-    interrupted one runs again. A run the hub holds as ended is left alone."""
+    interrupted one runs again. A run the hub holds as ended is left alone.
+
+    ``shared``: the run reports on this event loop's one ``Hub.ConnectShared`` stream (a lane
+    of it), with the other runs of the process, instead of a stream of its own; ``client``:
+    the connection its history is read on (else one of its own)."""
     from goldfive.durable.recover import recover
     from goldfive.link.runner import hub_link
     from goldfive.remote.launch import start_spec
 
-    history = await _history(spec)
+    history = await _history(spec, client)
     if history:
         rec = recover(spec.run_id, history)
         if rec.ended:
@@ -62,7 +71,7 @@ async def run_placed(spec: PlacedSpec) -> str:
         spec.agent, spec.goal, spec.plan_json, spec.speed, search_dir=spec.search_dir or None,
         budget="" if history else spec.budget, budget_author=spec.budget_author,  # a continued run keeps its recorded budget
     )  # fmt: skip
-    control, link = hub_link(spec.hub, None, token=spec.connect_token or None)
+    control, link = hub_link(spec.hub, None, token=spec.connect_token or None, shared=shared)
     runner = launch.factory(sinks=[link], control=control, run_id=spec.run_id)
     if history:
         runner.continue_from_events(spec.run_id, history, holder=link)
@@ -106,6 +115,10 @@ class RunActor:
     def __init__(self, spec: PlacedSpec) -> None:
         self._run = _PlacedThread(spec)
 
+    def dials(self) -> dict[str, str]:
+        """The run going on here (none once it ended) and the hub address it reports to."""
+        return {} if self._run._done.is_set() else {self._run.spec.run_id: self._run.spec.hub}
+
     def where(self) -> tuple[str, int]:
         """This process's host name and pid (what the run's hello tells the hub)."""
         return socket.gethostname(), os.getpid()
@@ -116,8 +129,10 @@ class RunActor:
 
 
 class RunPool:
-    """Several placed runs in one process (``serve --ray --runs-per-actor N``), each on a
-    thread of its own as in :class:`RunActor`.
+    """Several placed runs in one process (``serve --ray --runs-per-actor N``), on one event
+    loop (a thread of its own) and one ``Hub.ConnectShared`` stream to the hub, a lane per run;
+    their histories are read on one connection. A run that blocks the loop (an agent calling
+    ``time.sleep``) holds up the others: such agents want ``--runs-per-actor 1``.
 
     A run is added by calling :meth:`run` with its spec, which returns when the run ends. The
     placer makes that call with Ray's ``max_task_retries=-1``: when the process is lost (its
@@ -128,24 +143,67 @@ class RunPool:
     def __init__(self, pool_id: str) -> None:
         self.pool_id = pool_id
         self._lock = threading.Lock()
-        self._runs: dict[str, _PlacedThread] = {}
+        self._runs: dict[str, concurrent.futures.Future[str]] = {}
+        self._hubs: dict[str, str] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: The connections histories are read on, by (hub, token): used on the loop only.
+        self._clients: dict[tuple[str, str], RemoteClient] = {}
 
     def where(self) -> tuple[str, int]:
         """This process's host name and pid (what each run's hello tells the hub)."""
         return socket.gethostname(), os.getpid()
 
     def run(self, spec: PlacedSpec) -> str:
-        """Start ``spec``'s run here unless it runs here already; how it ended, when it has."""
+        """Start ``spec``'s run here unless it runs here already; how it ended, when it has.
+        Several calls for one run (the hub's call retried, or a new hub's) all wait for the
+        one copy of it."""
         with self._lock:
-            placed = self._runs.get(spec.run_id)
-            if placed is None:
-                placed = self._runs[spec.run_id] = _PlacedThread(spec)
-        outcome = placed.wait()
-        with self._lock:
-            self._runs.pop(spec.run_id, None)
-        return outcome
+            done = self._runs.get(spec.run_id)
+            if done is None:
+                done = self._runs[spec.run_id] = asyncio.run_coroutine_threadsafe(_pooled(self, spec), self._event_loop())
+                self._hubs[spec.run_id] = spec.hub
+        try:
+            return done.result()
+        finally:
+            with self._lock:
+                if self._runs.get(spec.run_id) is done:
+                    del self._runs[spec.run_id]
+                    self._hubs.pop(spec.run_id, None)
 
     def running(self) -> list[str]:
         """The ids of the runs this process runs now."""
         with self._lock:
             return sorted(self._runs)
+
+    def dials(self) -> dict[str, str]:
+        """The runs going on here and the hub address each reports to (a hub started again
+        finds its runs here and takes them back: goldfive.placement.ray_placer)."""
+        with self._lock:
+            return {run_id: self._hubs[run_id] for run_id in self._runs}
+
+    # No coroutine method here: Ray makes a class with one an async actor, whose methods all
+    # run on one loop of Ray's, so a ``run`` call waiting for its run would hold up the rest.
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        """The runs' loop, started with the first run (called with ``_lock`` held)."""
+        if self._loop is None:
+            loop = self._loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name=f"goldfive-pool-{self.pool_id}", daemon=True).start()
+        return self._loop
+
+    def _client(self, spec: PlacedSpec) -> RemoteClient:
+        from goldfive.link.client import RemoteClient
+
+        key = (spec.hub, spec.read_token)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = RemoteClient(spec.hub, spec.read_token or None)
+        return client
+
+
+async def _pooled(pool: RunPool, spec: PlacedSpec) -> str:
+    """``spec``'s run on ``pool``'s loop: how it ended, or why it failed."""
+    try:
+        return await run_placed(spec, shared=True, client=pool._client(spec))
+    except Exception as exc:  # isolation boundary: the outcome says it, run() returns it
+        log.exception("placed run %s failed", spec.run_id)
+        return f"failed: {type(exc).__name__}: {exc}"

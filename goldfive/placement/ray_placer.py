@@ -7,14 +7,21 @@ with the same spec and continues the run from the hub's record) and ``max_task_r
 (the hub's ``wait`` call follows it across restarts). The actor connects back to the hub's
 advertised address over ``Hub.Connect``; from then on the run is a connected run.
 
-Actors belong to the hub's Ray job: when the hub process ends, Ray ends them too (their runs
-show INTERRUPTED in the hub's database). The only module that imports ray.
+Actors are detached (``lifetime="detached"``), named in a Ray namespace of the hub's database
+(:func:`namespace_for`): a hub that dies (killed, crashed) leaves its runs going on in their
+actors, whose links reconnect when a hub answers at the address they dial again. A hub started
+again on that database finds them there (``resume_recorded``) and takes them back instead of
+placing them again: each run goes on in the same process, nothing redone, one copy. A hub that
+stops (SIGTERM, Ctrl-C) ends its actors, as it leaves its hosted runs interrupted; the next
+start places them again. An actor is ended when its runs end (a pool, when every run it was
+given has ended), so no detached actor outlives its runs. The only module that imports ray.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import logging
 import os
 import socket
@@ -25,14 +32,14 @@ import ray as _ray
 
 from goldfive.errors import GoldfiveError, ServeConfigError
 from goldfive.placement.actor import RunActor, RunPool
-from goldfive.hub.connected import RunnerAttachment, Placement
-from goldfive.remote.host import Origin
+from goldfive.hub.connected import Placement, RunnerAttachment, runner_of
+from goldfive.remote.host import Origin, ServedRun
 from goldfive.placement.resources import RayResources
 from goldfive.placement.spec import PlacedSpec
 from goldfive.remote.auth import is_loopback, split_host_port
 from goldfive.store.registry import PLACED, LaunchSpec
 
-__all__ = ["RayPlacer"]
+__all__ = ["RayPlacer", "namespace_for"]
 
 log = logging.getLogger("goldfive.placement")
 #: ray is only partly typed: Any at the seam.
@@ -46,6 +53,14 @@ CONNECT_TIMEOUT = 5.0
 #: state-API listing, one node listing), and a run is first explained once it has waited this
 #: long (an ordinary start, a worker process booting, takes about a second).
 ASK_EVERY = 3.0
+
+
+def namespace_for(db: str) -> str:
+    """The Ray namespace of the actors of the hubs serving database ``db`` (a file's real path,
+    or a PostgreSQL DSN as given): a hub started again on it, or another hub of its fleet,
+    finds the actors there by name."""
+    key = db if "://" in db else os.path.realpath(db)
+    return "goldfive-" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def host_port(address: str) -> tuple[str, int] | None:
@@ -71,8 +86,8 @@ def _reachable(address: str) -> str:
 
 @dataclasses.dataclass
 class _Pool:
-    """One RunPool actor: how many runs it was given (at most ``runs_per_actor``, never
-    more, so it ends once they all have) and how many of those have ended."""
+    """One RunPool actor: how many runs it was given (at most ``runs_per_actor``) and how many
+    of those have ended. When every run it was given has ended it is ended, and takes no more."""
 
     actor: Any
     taken: int = 0
@@ -120,18 +135,24 @@ class RayPlacer:
         #: Runs whose actor Ray has not placed yet, and the task that explains why.
         self._pending: dict[str, tuple[RunnerAttachment, float]] = {}
         self._explainer: asyncio.Task[None] | None = None
+        #: Registrations waiting to be written together (``_register``), and the task writing them.
+        self._registering: list[tuple[tuple[str, str, str, LaunchSpec], asyncio.Future[None]]] = []
+        self._registrar: asyncio.Task[None] | None = None
+        #: Pools found going on at start (``resume_recorded``): they take no new run.
+        self._found: dict[str, _Pool] = {}
 
     # -- the cluster -------------------------------------------------------------------------
     @classmethod
-    def connect(cls, address: str, resources: RayResources, **kwargs: Any) -> RayPlacer:
+    def connect(cls, address: str, resources: RayResources, *, namespace: str = "goldfive", **kwargs: Any) -> RayPlacer:
         """Join the cluster at ``address`` ("auto": the one started on this machine with
-        ``ray start``). ServeConfigError (one line) when it cannot be reached."""
+        ``ray start``), in ``namespace`` (:func:`namespace_for` the hub's database).
+        ServeConfigError (one line) when it cannot be reached."""
         if address != "auto":
             why = _reachable(address)
             if why:
                 raise ServeConfigError(f"cannot reach the Ray cluster at {address}: {why}")
         try:
-            ray.init(address=address, namespace="goldfive", logging_level=logging.WARNING, log_to_driver=False)
+            ray.init(address=address, namespace=namespace, logging_level=logging.WARNING, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             first = " ".join(str(exc).split())[:300]
             raise ServeConfigError(f"cannot join the Ray cluster at {address}: {first}") from None
@@ -179,34 +200,136 @@ class RayPlacer:
         run_id = uuid.uuid4().hex
         assert launch.spec is not None
         recorded = dataclasses.replace(launch.spec, started_by=started_by)
-        await self._host.registry.register(run_id, PLACED, self.connect_as, recorded)
+        await self._register(run_id, recorded)
         run = RunnerAttachment.placed_run(run_id, self._hub.recorder, goal_summary=str(launch.user_input)[:1000])
         self._launch(run, self._spec(run_id, recorded))
         return run_id
 
+    async def _register(self, run_id: str, launch: LaunchSpec) -> None:
+        """Record the run in the hub's registry before it is placed. The starts that arrive
+        together are recorded together (one commit for a burst, where a commit each made the
+        hub place about 55 runs a second); each returns once its own is written."""
+        loop = asyncio.get_running_loop()
+        written: asyncio.Future[None] = loop.create_future()
+        self._registering.append(((run_id, PLACED, self.connect_as, launch), written))
+        if self._registrar is None or self._registrar.done():
+            self._registrar = loop.create_task(self._register_batches(), name="ray-register")
+        await written
+
+    async def _register_batches(self) -> None:
+        registry = self._host.registry
+        many = getattr(registry, "register_many", None)  # SQLite's; PostgreSQL's registers one by one
+        while self._registering:
+            await asyncio.sleep(0)  # the starts arriving now join this batch
+            batch, self._registering = self._registering, []
+            outcomes: list[BaseException | None]
+            if many is not None:
+                try:
+                    await many([row for row, _ in batch])
+                    outcomes = [None] * len(batch)
+                except Exception as exc:  # each start waiting on this batch is refused with it
+                    outcomes = [exc] * len(batch)
+            else:
+                done = await asyncio.gather(*(registry.register(*row) for row, _ in batch), return_exceptions=True)
+                outcomes = [d if isinstance(d, BaseException) else None for d in done]
+            for (_, written), error in zip(batch, outcomes):
+                if written.done():
+                    continue
+                if error is None:
+                    written.set_result(None)
+                else:
+                    written.set_exception(error)
+
     async def resume_recorded(self) -> list[str]:
-        """Place again every interrupted run this hub placed before it stopped (``serve``
-        after a restart: its actors ended with it), built from the launch the hub recorded in
-        its registry, never from the run's events. Each new actor reads its run's history
-        from this hub and continues it."""
+        """Take back, or place again, every unfinished run this hub placed before it stopped
+        (``serve`` after a restart), built from the launch the hub recorded in its registry,
+        never from the run's events. A run whose actor is still going on (the hub died; its
+        actors are detached) and dials this hub's address is taken back: it goes on in the
+        same process, its link reconnects here. One whose actor dials another address where a
+        hub answers (another hub on this database, alive) is left to that hub. The others are
+        placed again (an actor still holding one but dialing an address where nothing answers
+        is ended first: one copy of each run); each new actor reads its run's history from
+        this hub and continues it. Returns the runs placed again."""
         registrations = await self._host.registry.all()
+        live = await asyncio.to_thread(self._live_actors)
         placed = []
         for reg in registrations.values():
             if reg.origin != PLACED or reg.launch is None:
                 continue  # not placed by this hub: never placed from what its events say
             old = self._host.get(reg.run_id)  # read from the database now if not listed yet
-            if old is None or old.live or old.history is None or old.state.finished or old.origin is Origin.PLACED:
+            if old is None or old.state.finished:
+                continue
+            found = live.get(reg.run_id)
+            if found is not None and found[1] == self.address:
+                self._take_back(old, found[0], found[2], self._spec(old.run_id, reg.launch))
+                log.info("run %s goes on in its actor, taken back by this hub", old.run_id)
+                continue
+            if found is not None:
+                if not await asyncio.to_thread(_reachable, found[1]):
+                    log.warning("run %s is left to the hub at %s, which its actor reports to and which answers", old.run_id, found[1])
+                    continue  # another hub on this database, alive: its run, one copy
+                await asyncio.to_thread(ray.kill, found[0], no_restart=True)
+                log.info("run %s's actor dials %s, where no hub answers: ended, the run is placed again", old.run_id, found[1])
+            if old.live or old.history is None or old.origin is Origin.PLACED:
                 continue
             self._launch(RunnerAttachment.from_recorded(old, self._hub.recorder, placed=True), self._spec(old.run_id, reg.launch))
             log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
             placed.append(old.run_id)
         return placed
 
+    def _live_actors(self) -> dict[str, tuple[Any, str, bool]]:
+        """The runs going on in this namespace's actors: run id -> (actor, the hub address it
+        dials, whether the actor is a pool). Blocking; an actor that does not answer within
+        CONNECT_TIMEOUT (being rebuilt: its runs are gone with its process) holds none."""
+        found: dict[str, tuple[Any, str, bool]] = {}
+        names = [n for n in ray.util.list_named_actors() if n.startswith(("run-", "pool-"))]
+        handles = {}
+        for name in names:
+            try:
+                handles[name] = ray.get_actor(name)
+            except ValueError:  # ended since it was listed
+                continue
+        asks = {handles[name].dials.remote(): name for name in handles}
+        ready, _ = ray.wait(list(asks), num_returns=len(asks), timeout=CONNECT_TIMEOUT) if asks else ([], [])
+        for ref in ready:
+            name = asks[ref]
+            try:
+                dials = ray.get(ref)
+            except Exception as exc:  # isolation boundary: an actor that died since
+                log.debug("ray actor %s: %s", name, exc)
+                continue
+            for run_id, hub in dials.items():
+                found[run_id] = (handles[name], hub, name.startswith("pool-"))
+        return found
+
+    def _take_back(self, old: ServedRun, actor: Any, pooled: bool, spec: PlacedSpec) -> None:
+        """Serve ``old`` as a placed run again, its actor (found going on) followed as this hub's
+        own: a pool is asked to run it again (it waits for the copy it runs: none started), so
+        this hub's call is the one Ray retries if the process is lost."""
+        run = runner_of(old) or RunnerAttachment.from_recorded(old, self._hub.recorder, placed=True)
+        if run.placement is None:  # its actor reconnected before this hub looked
+            run.placement = Placement()
+            run.run.origin = Origin.PLACED
+        run.placement.placed = run.conn is not None
+        self._host.adopt(run.run)
+        pool: _Pool | None = None
+        ended = None
+        if pooled:
+            key = actor._actor_id.hex()
+            pool = self._found.setdefault(key, _Pool(actor))
+            pool.taken += 1
+            ended = actor.run.remote(spec)
+        self._follow_actor(run, actor, ended, pool)
+
     def place_again(self, run: RunnerAttachment, launch: LaunchSpec) -> None:
         """Place ``run`` again from the launch the hubs recorded when it was first placed
-        (several hubs on one database: the hub that placed it is gone, and its actor with
-        it). ``run`` already holds the run's state; its new actor reads the history back and
-        continues it."""
+        (several hubs on one database: the hub that placed it is gone). ``run`` already holds
+        the run's state; its new actor reads the history back and continues it. The gone
+        hub's actor (detached, dialing the gone hub) is ended first if it still holds the run:
+        one copy of each run."""
+        live = self._live_actors().get(run.run_id)
+        if live is not None:
+            ray.kill(live[0], no_restart=True)
         self._launch(run, self._spec(run.run_id, launch))
 
     def _spec(self, run_id: str, launch: LaunchSpec) -> PlacedSpec:
@@ -231,9 +354,14 @@ class RayPlacer:
             ended = actor.run.remote(spec)  # retried on the rebuilt actor after a lost node
         else:
             actor = self._actor_class.options(
-                max_restarts=-1, max_task_retries=-1, max_concurrency=4, **self.resources.options()
-            ).remote(spec)
+                max_restarts=-1, max_task_retries=-1, max_concurrency=4, lifetime="detached", name=f"run-{run_id}",
+                **self.resources.options(),
+            ).remote(spec)  # fmt: skip
             ended = None
+        self._follow_actor(run, actor, ended, pool)
+
+    def _follow_actor(self, run: RunnerAttachment, actor: Any, ended: Any, pool: _Pool | None) -> None:
+        run_id = run.run_id
         _placement(run).actor_id = actor._actor_id.hex()
         self._actors[run_id] = actor
         task = asyncio.get_running_loop().create_task(self._watch(run, actor, ended, pool), name=f"ray-run-{run_id}")
@@ -247,18 +375,20 @@ class RayPlacer:
             if pool.taken < self.runs_per_actor:
                 return pool
         n = self.runs_per_actor
+        pool_id = uuid.uuid4().hex
         actor = self._pool_class.options(
-            max_restarts=-1, max_task_retries=-1, max_concurrency=n + 4, **self.resources.options()
-        ).remote(uuid.uuid4().hex)
+            max_restarts=-1, max_task_retries=-1, max_concurrency=n + 4, lifetime="detached", name=f"pool-{pool_id}",
+            **self.resources.options(),
+        ).remote(pool_id)  # fmt: skip
         pool = _Pool(actor)
         self._pools.append(pool)
         return pool
 
     async def _watch(self, run: RunnerAttachment, actor: Any, ended: Any = None, pool: _Pool | None = None) -> None:
         """Say why the run is not placed while Ray has not placed it; when its run ends, end
-        the actor (Ray would otherwise keep the process and restart it), or for a pool, when
-        its last run has ended."""
-        # Cancelled (the hub closing) this raises: the actors end with the hub's Ray job.
+        the actor (it is detached: Ray would otherwise keep the process, and restart it), or
+        for a pool, when every run it was given has ended (it takes no more after that)."""
+        # Cancelled (the hub closing) this raises: ``close`` ends the actors.
         ran = await self._follow(run, actor, ended)
         self._actors.pop(run.run_id, None)
         if pool is None:
@@ -266,8 +396,10 @@ class RayPlacer:
                 ray.kill(actor, no_restart=True)
         else:
             pool.ended += 1
-            if pool.ended >= self.runs_per_actor:  # given its last run, and every one has ended
-                self._pools.remove(pool)
+            if pool.ended >= pool.taken:  # every run it was given has ended
+                if pool in self._pools:
+                    self._pools.remove(pool)
+                self._found = {k: p for k, p in self._found.items() if p is not pool}
                 ray.kill(actor, no_restart=True)
 
     async def _follow(self, run: RunnerAttachment, actor: Any, ended: Any) -> bool:
@@ -343,13 +475,26 @@ class RayPlacer:
         )
 
     async def close(self) -> None:
-        """Stop watching and leave the cluster; the actors end with this Ray job."""
+        """Stop watching, end the actors of the runs going on (a hub that stops leaves its runs
+        interrupted; the next start places them again) and leave the cluster."""
         tasks = [*self._watchers, *([self._explainer] if self._explainer is not None else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        actors = {a._actor_id.hex(): a for a in [*self._actors.values(), *(p.actor for p in self._pools), *(p.actor for p in self._found.values())]}
         self._actors.clear()
-        await asyncio.to_thread(ray.shutdown)
+        self._pools.clear()
+        self._found.clear()
+
+        def end() -> None:
+            for actor in actors.values():
+                try:
+                    ray.kill(actor, no_restart=True)
+                except Exception as exc:  # isolation boundary: one that is gone already
+                    log.debug("ray kill: %s", exc)
+            ray.shutdown()
+
+        await asyncio.to_thread(end)
 
 
 def _placement(run: RunnerAttachment) -> Placement:

@@ -370,7 +370,7 @@ class ServedRun:
             async for item in sub:
                 if isinstance(item, Missed):
                     # Refilled from memory, or from the recording for events a hub no longer
-                    # keeps in memory (ConnectedRun.committed).
+                    # keeps in memory (RunnerAttachment.committed).
                     for ev in self.events_after(last):
                         if ev.sequence > item.last_sequence:
                             break

@@ -41,6 +41,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from goldfive.errors import GoldfiveError
@@ -316,6 +317,22 @@ class SqliteRegistry:
         found = await self.get(run_id)
         assert found is not None
         return found
+
+    async def register_many(self, rows: Sequence[tuple[str, str, str, LaunchSpec | None]]) -> None:
+        """Record each ``(run_id, origin, owner, launch)`` unless it is recorded already, all
+        in one transaction: a burst of starts costs one commit, not one each."""
+        now = _now_ms()
+        self._conn.execute("BEGIN")
+        try:
+            self._conn.executemany(
+                "INSERT INTO hub_runs (run_id, origin, owner, launch, created_at_ms) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (run_id) DO NOTHING",
+                [(run_id, origin, owner, launch.to_json() if launch is not None else None, now) for run_id, origin, owner, launch in rows],
+            )
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     async def get(self, run_id: str) -> Registration | None:
         row = self._conn.execute(

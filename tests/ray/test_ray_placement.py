@@ -18,6 +18,7 @@ from goldfive.pb.goldfive.v1 import events_pb2, service_pb2
 from goldfive.errors import RemoteError
 from goldfive.link.client import RemoteClient
 from goldfive.sinks import replay_from_sqlite
+from goldfive.testing import free_port
 from tests.ray.conftest import Hub, RayCluster, start_hub, stop_hub, wait_for
 
 
@@ -214,7 +215,26 @@ def test_a_run_whose_process_fails_before_connecting_is_listed_placement_failed_
     assert "this agent's dependencies are not installed on this node" in failed["connection"]
 
 
-def test_a_hub_killed_mid_task_and_started_again_places_its_interrupted_run_again_and_the_run_goes_on(ray_cluster: RayCluster, tmp_path: Path) -> None:
+def _second_task_stored(db: Path, run_id: str) -> bool:
+    """The hub stored the end of the run's first task and the start of its second (in its
+    database, not only in its memory)."""
+    stored = [(ev.WhichOneof("payload"), ev) for ev in replay_from_sqlite(db, run_id)]
+    done = {ev.task_completed.task_id for kind, ev in stored if kind == "task_completed"}
+    begun = {ev.task_started.task_id for kind, ev in stored if kind == "task_started"}
+    return done == {"fetch"} and "clean" in begun
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_a_hub_stopped_mid_task_and_started_again_places_its_interrupted_run_again_and_the_run_goes_on(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    """A hub that stops (SIGTERM) ends its actors, as it leaves its hosted runs interrupted; the
+    next start places the run again, which continues from the hub's record."""
     (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
     first = start_hub(ray_cluster.address, tmp_path)
@@ -222,18 +242,11 @@ def test_a_hub_killed_mid_task_and_started_again_places_its_interrupted_run_agai
         started = first.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
         assert started.returncode == 0, started.stderr
         run_id = started.stdout.strip()
-
-        def second_task_stored() -> bool:  # in the hub's database, not only in its memory
-            stored = [(ev.WhichOneof("payload"), ev) for ev in replay_from_sqlite(tmp_path / "hub.sqlite", run_id)]
-            done = {ev.task_completed.task_id for kind, ev in stored if kind == "task_completed"}
-            begun = {ev.task_started.task_id for kind, ev in stored if kind == "task_started"}
-            return done == {"fetch"} and "clean" in begun
-
-        wait_for(second_task_stored, 120, "the hub stored the start of the second task")
-        first.proc.kill()  # the hub dies; its Ray job ends, and so does the run's actor
-        first.proc.wait(30)
+        wait_for(lambda: _second_task_stored(tmp_path / "hub.sqlite", run_id), 120, "the hub stored the start of the second task")
+        first_pid = snapshot(first.address, run_id, token="").summary.pid
     finally:
-        stop_hub(first.proc)
+        stop_hub(first.proc)  # SIGTERM: the hub ends its actors
+    wait_for(lambda: _gone(first_pid), 30, "the run's actor process ended with its hub")
     second = start_hub(ray_cluster.address, tmp_path)
     try:
         wait_for(lambda: snapshot(second.address, run_id, token="").summary.state in ("COMPLETED", "ABORTED"), 180, "the run finished")
@@ -244,12 +257,51 @@ def test_a_hub_killed_mid_task_and_started_again_places_its_interrupted_run_agai
     assert [ev.sequence for ev in events] == list(range(len(events)))
     assert kinds(events).count("run_started") == 1 and kinds(events)[-1] == "run_completed"
     (resumed,) = [ev.run_resumed for ev in events if ev.WhichOneof("payload") == "run_resumed"]
-    # The hub had stored fetch's end and clean's start when it died: fetch never runs again;
-    # clean was cut off (unless its end was stored in the instant before the kill) and runs again.
+    # The hub had stored fetch's end and clean's start when it stopped: fetch never runs again;
+    # clean was cut off (unless its end was stored in the instant before the stop) and runs again.
     again = set(resumed.interrupted_task_ids)
     assert again <= {"clean"}
     assert per_task(events, "task_completed") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
     assert per_task(events, "task_started") == Counter({t: 1 + (t in again) for t in ("fetch", "clean", "analyse", "report")})
+
+
+@pytest.mark.parametrize("per_actor", ["1", "2"], ids=["own-actor", "pool"])
+def test_a_placed_run_survives_its_hub_killed_and_goes_on_in_the_same_process_under_the_hub_started_again(
+    ray_cluster: RayCluster, tmp_path: Path, per_actor: str
+) -> None:
+    """Actors are detached: a hub killed mid-task (SIGKILL) leaves its run going on in its actor
+    (one of its own, or a pool given one run of two); the hub started again on the same
+    database and address takes it back instead of placing it again: the same process finishes
+    it, no task redone, one copy, and the actor ends with the run (no detached actor left)."""
+    (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    listen = ("--listen", f"127.0.0.1:{free_port()}", "--runs-per-actor", per_actor)
+    first = start_hub(ray_cluster.address, tmp_path, *listen)
+    try:
+        started = first.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
+        assert started.returncode == 0, started.stderr
+        run_id = started.stdout.strip()
+        wait_for(lambda: _second_task_stored(tmp_path / "hub.sqlite", run_id), 120, "the hub stored the start of the second task")
+        pid = snapshot(first.address, run_id, token="").summary.pid
+        first.proc.kill()  # the hub dies; its run's actor is detached and goes on
+        first.proc.wait(30)
+    finally:
+        stop_hub(first.proc)
+    assert not _gone(pid)
+    second = start_hub(ray_cluster.address, tmp_path, *listen)
+    try:
+        wait_for(lambda: snapshot(second.address, run_id, token="").summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
+        after = snapshot(second.address, run_id, token="").summary
+        events = history(second.address, run_id, token="")
+        wait_for(lambda: _gone(pid), 30, "the actor ended with its run")
+    finally:
+        stop_hub(second.proc)
+    assert after.state == "COMPLETED" and after.origin == "ray"
+    assert after.pid == pid, "the run went on in the process it ran in"
+    assert [ev.sequence for ev in events] == list(range(len(events)))  # gap-free, no duplicates
+    assert len({ev.event_id for ev in events}) == len(events)
+    assert "run_resumed" not in kinds(events), "taken back, not placed again"
+    assert per_task(events, "task_started") == per_task(events, "task_completed") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
 
 
 def test_runs_sharing_an_actor_process_all_go_on_when_that_process_is_killed(ray_cluster: RayCluster, tmp_path: Path) -> None:
@@ -294,3 +346,31 @@ def test_runs_sharing_an_actor_process_all_go_on_when_that_process_is_killed(ray
             assert per_task(events, "task_started")["fetch"] == 1
         else:
             assert resumed == [] and per_task(events, "task_started") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
+
+
+def test_a_second_hub_on_the_same_database_leaves_a_live_hubs_placed_run_alone(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    """A hub started on the database of a hub that is alive finds its run unfinished, in an
+    actor that reports to the other hub, which answers: it neither takes it back nor places it
+    again (it did place it again, a second copy, before): the run finishes in its one actor,
+    resumed never."""
+    (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    first = start_hub(ray_cluster.address, tmp_path)
+    second = None
+    try:
+        started = first.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
+        assert started.returncode == 0, started.stderr
+        run_id = started.stdout.strip()
+        pid = wait_for(lambda: snapshot(first.address, run_id, token="").summary.pid, 120, "the run connected from its actor")
+        second = start_hub(ray_cluster.address, tmp_path)  # returns once it has looked at the runs it placed
+        assert any(f"run {run_id} is left to the hub at {first.address}" in line for line in second.stderr), "".join(second.stderr)[-2000:]
+        wait_for(lambda: snapshot(first.address, run_id, token="").summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
+        after = snapshot(first.address, run_id, token="").summary
+        events = history(first.address, run_id, token="")
+    finally:
+        stop_hub(first.proc)
+        if second is not None:
+            stop_hub(second.proc)
+    assert after.state == "COMPLETED" and after.pid == pid
+    assert "run_resumed" not in kinds(events) and kinds(events).count("run_started") == 1
+    assert per_task(events, "task_started") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
