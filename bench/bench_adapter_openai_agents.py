@@ -56,7 +56,7 @@ def eight_noop_tools() -> list[Any]:
     """FunctionTools shaped like goldfive's reporting tools, doing nothing."""
     from agents import FunctionTool
 
-    from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
+    from goldfive.run.tools import OFFERED_TOOL_NAMES, build_tools
     from goldfive.types import Session
 
     class _Ctx:  # build_tools reads these; nothing is called
@@ -68,7 +68,7 @@ def eight_noop_tools() -> list[Any]:
     specs = build_tools(_Ctx(), "t0")  # type: ignore[arg-type]
     return [
         FunctionTool(name=n, description=specs[n].description, params_json_schema=specs[n].parameters, on_invoke_tool=noop, strict_json_schema=False)
-        for n in REPORTING_TOOL_NAMES
+        for n in OFFERED_TOOL_NAMES
     ]
 
 

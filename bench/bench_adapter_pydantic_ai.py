@@ -13,7 +13,7 @@ fixed text answer), so what is timed is the framework's run loop and what goldfi
     machine and the executor;
 (c) goldfive with ``memory=False``: each task starts from an empty history.
 Then the framework alone as (a) plus one of the things goldfive hands it, to show where (b)'s
-time goes: (d) the eight reporting tools' schemas (a FunctionToolset), (e) a per-run capability
+time goes: (d) the reporting tools' schemas (those offered) (a FunctionToolset), (e) a per-run capability
 (PydanticAI's own ``HandleDeferredToolCalls``, the mechanism the approvals use), (f) goldfive's
 task inputs as the prompts instead of the task titles (the first with the goals, the whole plan
 and the results; each later one what changed since, as the adapter sends them).
@@ -47,7 +47,7 @@ from goldfive.adapters.common import task_input  # noqa: E402
 from goldfive.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
 from goldfive.adapters.task_prompt import Told  # noqa: E402
 from goldfive.planners.static import StaticPlanner  # noqa: E402
-from goldfive.run.tools import build_tools  # noqa: E402
+from goldfive.run.tools import build_tools, offered  # noqa: E402
 from goldfive.runner import Runner  # noqa: E402
 from goldfive.types import Goal, Plan, Session, Task, TaskEdge  # noqa: E402
 
@@ -74,7 +74,7 @@ def eight_tools() -> FunctionToolset[Any]:
     async def noop(**kwargs: Any) -> dict[str, Any]:
         return {"ok": True}
 
-    specs = build_tools(cast(Any, SimpleNamespace(session=None, steerer=None, user_tools=[])), "t0")
+    specs = offered(build_tools(cast(Any, SimpleNamespace(session=None, steerer=None, user_tools=[])), "t0"))
     return FunctionToolset([Tool.from_schema(noop, s.name, s.description, s.parameters) for s in specs.values()])
 
 

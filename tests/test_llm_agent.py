@@ -21,7 +21,7 @@ from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.results import ExecutionOutcome
 from goldfive.runner import Runner
 from goldfive.sinks.memory import InMemorySink
-from goldfive.run.tools import REPORTING_TOOL_NAMES
+from goldfive.run.tools import OFFERED_TOOL_NAMES
 from goldfive.run.user_tools import UserTool
 from goldfive.types import Plan, Task
 from tests.fake_openai_server import FakeChatServer, Reply, chat_answer, tool_call
@@ -81,7 +81,7 @@ async def test_tool_loop_reports_progress_then_completion_and_stops_there() -> N
     first = server.requests[0].body
     assert first["model"] == "test-model"
     offered = {t["function"]["name"] for t in first["tools"]}
-    assert set(REPORTING_TOOL_NAMES) <= offered
+    assert set(OFFERED_TOOL_NAMES) <= offered and "report_task_started" not in offered
     system = first["messages"][0]["content"]
     assert "document goldfive" in system and "Write the intro" in system and "- t1 [RUNNING]" in system
     progress = h.of("task_progress")
@@ -91,6 +91,17 @@ async def test_tool_loop_reports_progress_then_completion_and_stops_there() -> N
     second = server.requests[1].body["messages"]
     assert second[-2]["role"] == "assistant" and second[-2]["tool_calls"][0]["function"]["name"] == "report_task_progress"
     assert json.loads(second[-1]["content"])["ok"] is True and second[-1]["tool_call_id"] == "c1"
+
+
+async def test_report_task_started_is_not_offered_but_a_call_to_it_still_runs() -> None:
+    replies = [_call("report_task_started", {}), Reply(body=chat_answer("done"))]
+    with FakeChatServer(replies) as server:
+        h = Harness(server.base_url)
+        outcome = await h.run()
+    assert outcome.success, outcome.reason
+    assert "report_task_started" not in {t["function"]["name"] for t in server.requests[0].body["tools"]}
+    answer = json.loads(server.requests[1].body["messages"][-1]["content"])
+    assert answer["ok"] is True and answer["status"] == "RUNNING"  # an old prompt's call: accepted, no error
 
 
 async def test_a_final_text_answer_completes_the_task_with_that_text() -> None:

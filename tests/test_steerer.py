@@ -16,7 +16,7 @@ from goldfive.run.context import RunContext
 from goldfive.run.current_run import bind
 from goldfive.sinks.memory import InMemorySink
 from goldfive.steerer import DefaultSteerer
-from goldfive.run.tools import REPORTING_TOOL_NAMES
+from goldfive.run.tools import OFFERED_TOOL_NAMES, REPORTING_TOOL_NAMES, offered
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskEdge, TaskStatus
 from tests.runtime_kit import Harness, ReplanningPlanner, ScriptedAgent, executor, kinds, linear_plan, static  # noqa: F401
 
@@ -108,6 +108,15 @@ async def test_the_eight_reporting_tools_are_offered_with_object_schemas() -> No
     assert all(t.parameters["type"] == "object" for t in tools.values())
     assert tools["report_task_completed"].openai_schema()["function"]["parameters"]["required"] == ["result"]
     assert rig.ctx.tools_for("a") is tools
+
+
+async def test_report_task_started_is_accepted_but_not_offered_and_the_schemas_are_shared_by_tasks() -> None:
+    rig = Rig(linear_plan("a", "b"))
+    a, b = rig.ctx.tools_for("a"), rig.ctx.tools_for("b")
+    assert "report_task_started" in a and tuple(offered(a)) == OFFERED_TOOL_NAMES
+    assert "report_task_started" not in OFFERED_TOOL_NAMES
+    # Built once per process: a task binds its handlers only, not new schemas.
+    assert all(a[name].parameters is b[name].parameters for name in REPORTING_TOOL_NAMES)
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from goldfive.llm.base import ChatModel, ChatResult, ToolCall
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import current, read_injected
-from goldfive.run.tools import ReportingToolSpec
+from goldfive.run.tools import HIDDEN_TOOL_NAMES, ReportingToolSpec
 from goldfive.run.user_tools import UserTool
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
@@ -62,7 +62,8 @@ class LLMAgentAdapter:
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         ctx = current()
         specs = recording_tools(ctx, task.id, ctx.tools_for(task.id), all_tools=True)
-        schemas = [spec.openai_schema() for spec in specs.values()]
+        # Hidden reporting tools (report_task_started) still run when called, unlisted.
+        schemas = [spec.openai_schema() for name, spec in specs.items() if name not in HIDDEN_TOOL_NAMES]
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_prompt(session, task)},
             {"role": "user", "content": f"Do the current task ({task.id}): {task.title}"},

@@ -63,7 +63,7 @@ from goldfive.budget.gate import before_model_call
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext as GoldfiveRun
 from goldfive.run.current_run import current, read_injected
-from goldfive.run.tools import ReportingToolSpec
+from goldfive.run.tools import ReportingToolSpec, offered
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 __all__ = ["GoldfiveSteering", "PydanticAIAdapter"]
@@ -118,7 +118,7 @@ class PydanticAIAdapter:
         own = self.agent.instrument if isinstance(self.agent, Agent) else None
         instrumented = bool(own if own is not None else Agent._instrument_default)
         steering = GoldfiveSteering(ctx, task.id, specs, instrumented=instrumented)
-        toolset = self._reporting.for_specs(specs)
+        toolset = self._reporting.for_specs(offered(specs))
         told = self._conversation(session)[1] if self.memory else None
         history = list(self.history(session)) if self.memory else []
         # In a conversation the input counts as told once the run's messages are kept (below).

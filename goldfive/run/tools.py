@@ -1,5 +1,8 @@
-"""The 9 reporting tools handed to agents (user tools are in ``goldfive.run.user_tools``):
-eight report on the task, and ``ask_person`` asks a person a question (docs/approvals.md#questions).
+"""The reporting tools handed to agents (user tools are in ``goldfive.run.user_tools``): seven
+report on the task, and ``ask_person`` asks a person a question (docs/approvals.md#questions).
+``report_task_started`` is still accepted when an agent calls it (an older prompt may say to) but
+is not offered (:data:`OFFERED_TOOL_NAMES`): the executor moves the task to RUNNING before the
+agent starts, so the call only cost every model request a tool schema.
 
 A ``ReportingToolSpec`` is callable with keyword arguments and returns a dict. Bad
 arguments or a transition the state machine refuses come back as ``{"ok": False, "error":
@@ -129,83 +132,92 @@ def build_tools(ctx: Run, task_id: str) -> dict[str, ReportingToolSpec]:
             return {"ok": True, "answer": f"no: {answer}" if answer else "no", "option": ""}
         return {"ok": False, "error": f"no answer ({outcome}: {answer})"}
 
-    specs = [
-        ReportingToolSpec("report_task_started", "Report that you started the task.", _schema([], task_id=_TASK_ID), started),
-        ReportingToolSpec(
-            "report_task_progress",
-            "Report progress on the task.",
-            _schema(["detail"], detail=("string", "what you did"), fraction=("number", "0..1 done"), task_id=_TASK_ID),
-            progress,
-        ),
-        ReportingToolSpec(
-            "report_task_completed",
-            "Report the task done, with its result.",
-            _schema(["result"], result=("string", "the result"), task_id=_TASK_ID),
-            completed,
-        ),
-        ReportingToolSpec(
-            "report_task_failed",
-            "Report that the task failed.",
-            _schema(["reason"], reason=("string", "why"), recoverable=("boolean", "can a replan fix it"), task_id=_TASK_ID),
-            failed,
-        ),
-        ReportingToolSpec(
-            "report_task_blocked",
-            "Report that the task is blocked.",
-            _schema(["blocker"], blocker=("string", "what blocks it"), task_id=_TASK_ID),
-            blocked,
-        ),
-        ReportingToolSpec(
-            "report_new_work_discovered",
-            "Report work the plan is missing.",
-            _schema(["title"], title=("string", "the new work"), description=("string", "details"), task_id=_TASK_ID),
-            new_work,
-        ),
-        ReportingToolSpec(
-            "report_plan_divergence",
-            "Report that the plan no longer fits.",
-            _schema(["detail"], detail=("string", "how it diverges"), task_id=_TASK_ID),
-            divergence,
-        ),
-        ReportingToolSpec(
-            "report_awaiting_approval",
-            "Ask a human to approve before you continue; returns the decision.",
-            _schema(["prompt"], prompt=("string", "the question"), timeout_ms=("integer", "how long to wait"), task_id=_TASK_ID),
-            awaiting_approval,
-        ),
-        ReportingToolSpec(
-            "ask_person",
-            "Ask a person a question and wait for the answer (their words, or one of the options you offer).",
-            {
-                "type": "object",
-                "properties": {
-                    "prompt": {"type": "string", "description": "the question"},
-                    "options": {"type": "array", "items": {"type": "string"}, "description": "answers to pick from (optional)"},
-                    "free_text": {"type": "boolean", "description": "may the person type another answer (default true)"},
-                    "timeout_ms": {"type": "integer", "description": "how long to wait"},
-                    "task_id": {"type": _TASK_ID[0], "description": _TASK_ID[1]},
-                },
-                "required": ["prompt"],
-                "additionalProperties": False,
-            },
-            ask_person,
-        ),
-    ]
+    handlers: dict[str, Handler] = {
+        "report_task_started": started,
+        "report_task_progress": progress,
+        "report_task_completed": completed,
+        "report_task_failed": failed,
+        "report_task_blocked": blocked,
+        "report_new_work_discovered": new_work,
+        "report_plan_divergence": divergence,
+        "report_awaiting_approval": awaiting_approval,
+        "ask_person": ask_person,
+    }
+    # The names, descriptions and schemas are built once per process (_SCHEMAS); a task only
+    # binds its handlers to them.
+    specs = [ReportingToolSpec(name, description, parameters, handlers[name]) for name, description, parameters in _SCHEMAS]
     tools = {s.name: s for s in specs}
     for user_tool in ctx.user_tools:
         tools[user_tool.name] = user_tool.bind(ctx, task_id)
     return tools
 
 
-REPORTING_TOOL_NAMES = (
-    "report_task_started",
-    "report_task_progress",
-    "report_task_completed",
-    "report_task_failed",
-    "report_task_blocked",
-    "report_new_work_discovered",
-    "report_plan_divergence",
-    "report_awaiting_approval",
-    "ask_person",
+_SCHEMAS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("report_task_started", "Report that you started the task.", _schema([], task_id=_TASK_ID)),
+    (
+        "report_task_progress",
+        "Report progress on the task.",
+        _schema(["detail"], detail=("string", "what you did"), fraction=("number", "0..1 done"), task_id=_TASK_ID),
+    ),
+    (
+        "report_task_completed",
+        "Report the task done, with its result.",
+        _schema(["result"], result=("string", "the result"), task_id=_TASK_ID),
+    ),
+    (
+        "report_task_failed",
+        "Report that the task failed.",
+        _schema(["reason"], reason=("string", "why"), recoverable=("boolean", "can a replan fix it"), task_id=_TASK_ID),
+    ),
+    (
+        "report_task_blocked",
+        "Report that the task is blocked.",
+        _schema(["blocker"], blocker=("string", "what blocks it"), task_id=_TASK_ID),
+    ),
+    (
+        "report_new_work_discovered",
+        "Report work the plan is missing.",
+        _schema(["title"], title=("string", "the new work"), description=("string", "details"), task_id=_TASK_ID),
+    ),
+    (
+        "report_plan_divergence",
+        "Report that the plan no longer fits.",
+        _schema(["detail"], detail=("string", "how it diverges"), task_id=_TASK_ID),
+    ),
+    (
+        "report_awaiting_approval",
+        "Ask a human to approve before you continue; returns the decision.",
+        _schema(["prompt"], prompt=("string", "the question"), timeout_ms=("integer", "how long to wait"), task_id=_TASK_ID),
+    ),
+    (
+        "ask_person",
+        "Ask a person a question and wait for the answer (their words, or one of the options you offer).",
+        {
+            "type": "object",
+            "properties": {
+                "prompt": {"type": "string", "description": "the question"},
+                "options": {"type": "array", "items": {"type": "string"}, "description": "answers to pick from (optional)"},
+                "free_text": {"type": "boolean", "description": "may the person type another answer (default true)"},
+                "timeout_ms": {"type": "integer", "description": "how long to wait"},
+                "task_id": {"type": _TASK_ID[0], "description": _TASK_ID[1]},
+            },
+            "required": ["prompt"],
+            "additionalProperties": False,
+        },
+    ),
 )
 
+#: Every reporting tool name an agent's call is accepted for.
+REPORTING_TOOL_NAMES = tuple(name for name, _, _ in _SCHEMAS)
+
+#: Accepted when called, not offered to the agent (see the module docstring).
+HIDDEN_TOOL_NAMES = ("report_task_started",)
+
+#: The reporting tools an agent is offered (what the model's tool list holds).
+OFFERED_TOOL_NAMES = tuple(name for name in REPORTING_TOOL_NAMES if name not in HIDDEN_TOOL_NAMES)
+
+
+def offered(tools: dict[str, ReportingToolSpec]) -> dict[str, ReportingToolSpec]:
+    """``tools`` (a ``RunContext.tools_for`` result) without the hidden reporting tools: what
+    an adapter lists for the model."""
+    return {name: spec for name, spec in tools.items() if name not in HIDDEN_TOOL_NAMES}

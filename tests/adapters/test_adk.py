@@ -133,6 +133,7 @@ async def test_each_task_is_one_adk_run_in_the_runs_one_session_and_sees_earlier
     assert "the outline: three parts" in llm.seen[1]  # task b's input: task a's result
     assert "Do the current task (b)" in llm.seen[1] and "Do the current task (a)" in llm.seen[1]  # one ADK session
     assert "report_task_completed" in llm.tools_offered[0] and "write_file" in llm.tools_offered[0]
+    assert "report_task_started" not in llm.tools_offered[0]  # accepted when called, not offered
     assert agent.tools == tools_before  # the user's agent is not changed
     turns = [s for s in h.of("agent_step") if s.step == "model_turn"]
     assert [(s.task_id, s.framework, s.text) for s in turns] == [
@@ -154,6 +155,16 @@ async def test_report_task_completed_ends_the_task_with_no_further_model_call() 
     assert len(llm.seen) == 2
     assert [p.detail for p in h.of("task_progress")] == ["halfway"]
     assert [s.outcome for s in tool_steps(h, "report_task_completed")] == ["ok"]
+
+
+async def test_a_call_to_the_hidden_report_task_started_still_runs_and_the_task_goes_on() -> None:
+    llm = ScriptedLlm().script(call("report_task_started"), say("done after starting"))
+    h = harness(make_agent(llm), "a")
+    h.start()
+    out = await h.finish()
+    assert out.success and out.session.completed_results == {"a": "done after starting"}
+    assert "report_task_started" not in llm.tools_offered[0]
+    assert "response report_task_started {'ok': True, 'task_id': 'a', 'status': 'RUNNING'" in llm.seen[1]
 
 
 async def test_report_task_failed_fails_the_task() -> None:

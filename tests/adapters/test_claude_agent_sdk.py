@@ -408,3 +408,10 @@ def test_goldfive_run_takes_claude_agent_options_as_they_are(home: Path, tmp_pat
     assert result.exit_code == 0, result.output
     assert "2/2 tasks completed" in result.output
     assert "look usage" in result.output and "PreToolUse" in result.output
+
+
+def test_claude_is_offered_the_reporting_tools_without_report_task_started() -> None:
+    from goldfive.adapters.claude_agent_sdk.tools import allowed_names
+
+    names = allowed_names()
+    assert DONE in names and "mcp__goldfive__report_task_started" not in names

@@ -133,7 +133,9 @@ async def test_without_memory_each_task_starts_from_an_empty_thread() -> None:
 
 
 async def test_the_reporting_tools_and_hook_are_harmless_outside_goldfive() -> None:
-    [progress] = [t for t in goldfive_tools() if t.name == "report_task_progress"]
+    tools = goldfive_tools()
+    assert "report_task_completed" in [t.name for t in tools] and "report_task_started" not in [t.name for t in tools]
+    [progress] = [t for t in tools if t.name == "report_task_progress"]
     assert "not running under goldfive" in str(await progress.ainvoke({"detail": "x"}))
     assert await goldfive_pre_model_hook({"messages": []}, {}) == {"messages": []}
     with pytest.raises(TypeError, match="compiled LangGraph graph"):

@@ -148,6 +148,28 @@ async def test_report_task_completed_ends_the_run_with_the_reported_result_and_n
     assert "half" in h.runner.session.task_progress["t1"]
 
 
+async def test_report_task_started_is_not_on_the_agent_but_a_call_to_it_runs_and_the_run_goes_on() -> None:
+    model = model_of([function_call("report_task_started", {}, call_id="s1")], [assistant_message("done")])
+    h, _ = rig(model)
+    h.start()
+    out = await h.finish()
+    assert out.success, out.reason
+    assert "report_task_started" not in {t.name for t in model.calls[0].tools}
+    answer = json.loads(outputs(model.calls[1])["s1"])
+    assert answer["ok"] is True and answer["status"] == "RUNNING"  # an old prompt's call: no error
+    assert h.runner.session.completed_results["t1"] == "done"
+
+
+async def test_an_unknown_tool_named_alongside_a_final_answer_still_fails_the_task() -> None:
+    # No model call follows (the user's stop_on_first_tool ends the run): the adapter raises it.
+    model = model_of([function_call("lookup", {"key": "k"}, call_id="l1"), function_call("no_such_tool", {}, call_id="n1")])
+    agent = Agent(name="worker", instructions="work", model=model, tools=[lookup], tool_use_behavior="stop_on_first_tool")
+    h = Harness(agent=agent, executor=SequentialExecutor(), planner=static("t1"))
+    h.start()
+    out = await h.finish()
+    assert not out.success and "ModelBehaviorError" in out.reason and "no_such_tool" in out.reason
+
+
 async def test_report_task_failed_fails_the_task_with_the_reason() -> None:
     model = model_of([function_call("report_task_failed", {"reason": "no data"}, call_id="f1")])
     h, _ = rig(model)

@@ -49,6 +49,7 @@ async def test_each_task_is_one_run_whose_input_has_the_earlier_results_and_whos
     assert any(isinstance(p, TextPart) and p.content == "alpha result" for m in b_first for p in m.parts)
     assert [s.task_id for s in steps(h, "model_turn")] == ["a", "b", "c"]
     assert {"report_task_completed", "report_task_progress", "publish", "lookup"} <= set(script.tool_names[0])
+    assert "report_task_started" not in script.tool_names[0]  # accepted by goldfive, not offered
 
 
 async def test_the_users_agent_is_not_changed_by_a_run() -> None:

@@ -49,7 +49,7 @@ from goldfive.adapters.common import ask_tool_approval, task_input
 from goldfive.adapters.task_prompt import Told
 from goldfive.results import InvocationResult
 from goldfive.run.current_run import current
-from goldfive.run.tools import ReportingToolSpec
+from goldfive.run.tools import ReportingToolSpec, offered
 from goldfive.types import Session, Task, TaskStatus
 
 __all__ = ["ADKAdapter"]
@@ -111,7 +111,7 @@ class ADKAdapter:
         if self._runner is None:
             root = self.agent
             if isinstance(root, LlmAgent):
-                reporting = [ReportingTool(spec, self._turns) for spec in specs.values()]
+                reporting = [ReportingTool(spec, self._turns) for spec in offered(specs).values()]
                 root = root.clone(update={"tools": [*root.tools, *reporting]})
             app = App(name=self.app_name, root_agent=root, plugins=[GoldfivePlugin(self._turns)])
             self._runner = Runner(app=app, session_service=self.session_service)

@@ -8,7 +8,9 @@ without touching the user's agent:
   ``LlmRequest.contents`` and to the ADK session (so the later model calls of the turn, and the
   later tasks of the run, see them too);
 - ``after_model_callback`` / ``after_tool_callback`` / ``on_tool_error_callback``: the model
-  turns and tool calls on the goldfive event stream;
+  turns and tool calls on the goldfive event stream; a call to a hidden reporting tool
+  (``report_task_started``, not on the agent) reaches ``on_tool_error_callback`` as a tool ADK
+  did not find, and runs there;
 - ``before_tool_callback`` / ``after_tool_callback``: a confirmation the person answered is
   applied: edited arguments replace the call's arguments in place (the dict the tool is called
   with), a rejection's result carries the person's reason for the model.
@@ -36,7 +38,7 @@ from goldfive.adapters.common import ToolDecision, framework_span, record_model_
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import read_injected
 from goldfive.usage import ModelUsage, report_usage
-from goldfive.run.tools import ReportingToolSpec
+from goldfive.run.tools import HIDDEN_TOOL_NAMES, ReportingToolSpec
 from goldfive.types import Session
 
 FRAMEWORK = "adk"
@@ -176,6 +178,10 @@ class GoldfivePlugin(BasePlugin):
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, error: Exception
     ) -> dict[str, Any] | None:
         turn = self._turns.of(tool_context)
+        spec = turn.specs.get(tool.name) if turn is not None and tool.name in HIDDEN_TOOL_NAMES else None
+        if spec is not None:
+            # A hidden reporting tool (not on the agent, so ADK found no such tool): it still runs.
+            return await spec(**tool_args)
         if turn is not None and not isinstance(error, asyncio.CancelledError):
             await record_tool_call(
                 turn.ctx, task_id=turn.task_id, framework=FRAMEWORK, tool_name=tool.name, args=tool_args,

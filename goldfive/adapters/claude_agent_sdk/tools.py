@@ -15,7 +15,7 @@ from typing import Any, Protocol, cast
 from claude_agent_sdk import McpSdkServerConfig, SdkMcpTool, create_sdk_mcp_server
 
 from goldfive.run.context import RunContext
-from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
+from goldfive.run.tools import OFFERED_TOOL_NAMES, build_tools
 
 
 
@@ -35,13 +35,13 @@ _TERMINAL = ("report_task_completed", "report_task_failed")
 
 def allowed_names() -> list[str]:
     """The reporting tools as Claude names them (for ``allowed_tools``)."""
-    return [f"mcp__{SERVER}__{name}" for name in REPORTING_TOOL_NAMES]
+    return [f"mcp__{SERVER}__{name}" for name in OFFERED_TOOL_NAMES]
 
 
 def reporting_server(current_turn: Callable[[], Turn | None]) -> McpSdkServerConfig:
     # The schemas do not depend on the run: built from a placeholder context.
     specs = build_tools(cast(RunContext, SimpleNamespace(session=None, steerer=None, user_tools=[])), "")
-    tools = [_tool(specs[name].name, specs[name].description, specs[name].parameters, current_turn) for name in REPORTING_TOOL_NAMES]
+    tools = [_tool(specs[name].name, specs[name].description, specs[name].parameters, current_turn) for name in OFFERED_TOOL_NAMES]
     return create_sdk_mcp_server(SERVER, tools=tools)
 
 

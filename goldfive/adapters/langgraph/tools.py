@@ -25,7 +25,7 @@ from goldfive.adapters.common import to_text
 from goldfive.budget.gate import before_model_call
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import current, read_injected
-from goldfive.run.tools import REPORTING_TOOL_NAMES, build_tools
+from goldfive.run.tools import OFFERED_TOOL_NAMES, build_tools
 from goldfive.types import Session
 
 __all__ = ["CONFIG_KEY", "Binding", "ask_first", "binding", "goldfive_pre_model_hook", "goldfive_tools", "injected_messages"]
@@ -46,10 +46,11 @@ def binding(config: RunnableConfig | None) -> Binding | None:
 
 
 def goldfive_tools() -> list[BaseTool]:
-    """The eight reporting tools as LangChain tools, for the graph's model and ToolNode."""
+    """The reporting tools agents are offered, as LangChain tools, for the graph's model and
+    ToolNode (a graph is compiled with them once)."""
     # The schemas do not depend on the run: build them once from a placeholder context.
     specs = build_tools(cast(RunContext, SimpleNamespace(session=None, steerer=None, user_tools=[])), "")
-    return [_reporting_tool(specs[name].name, specs[name].description, specs[name].parameters) for name in REPORTING_TOOL_NAMES]
+    return [_reporting_tool(specs[name].name, specs[name].description, specs[name].parameters) for name in OFFERED_TOOL_NAMES]
 
 
 def _reporting_tool(name: str, description: str, parameters: dict[str, Any]) -> BaseTool:

@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from agents import Agent, AgentsException, MaxTurnsExceeded, RunConfig, Runner, RunResult, SQLiteSession
+from agents import Agent, AgentsException, MaxTurnsExceeded, ModelBehaviorError, RunConfig, Runner, RunResult, SQLiteSession
 from agents import Session as AgentSession
 from agents.items import ToolApprovalItem
 from agents.run_config import DEFAULT_MAX_TURNS
@@ -109,6 +109,8 @@ class OpenAIAgentsAdapter:
                 state = result.to_state()
                 await self._decide(turn, agent, state, list(result.interruptions))
                 result = await Runner.run(agent, state, **options)
+            if turn.unknown_tool:  # the run ended without another model call to raise it in
+                raise ModelBehaviorError(f"Tool {turn.unknown_tool} not found in agent {agent.name}")
         except MaxTurnsExceeded as exc:
             detail = f"no final answer after {self.max_turns} model calls"
             await ctx.steerer.report_drift(session, DriftEvent(DriftKind.TOO_MANY_STEPS, DriftSeverity.WARNING, detail, task.id))

@@ -12,6 +12,11 @@ Each goes through a public SDK hook and finds its task with ``current_turn()``:
 - ``RunConfig.call_model_input_filter`` puts injected messages into the model input before each
   model call; ``RunConfig.tool_error_formatter`` learns which call raised (TOOL_ERROR drift).
   The user's own filter and formatter run after goldfive's.
+- a hidden reporting tool (``report_task_started``: not on the agent, so the SDK does not check
+  and fingerprint it every run) still runs when the model calls it: the SDK reports the call as
+  "tool not found" to the error formatter, which runs the tool and answers with its result. Any
+  other unknown tool still ends the run with the SDK's ``ModelBehaviorError`` (the SDK's default
+  ``raise_error``), raised before the next model call.
 """
 
 from __future__ import annotations
@@ -21,13 +26,13 @@ import inspect
 import json
 from typing import Any
 
-from agents import Agent, FunctionTool, FunctionToolResult, RunConfig, RunContextWrapper, ToolsToFinalOutputResult
+from agents import Agent, FunctionTool, FunctionToolResult, ModelBehaviorError, RunConfig, RunContextWrapper, ToolsToFinalOutputResult
 from agents.run_config import CallModelData, ModelInputData, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext
 
 from goldfive.adapters.common import to_text
 from goldfive.adapters.openai_agents.turn import current_turn
-from goldfive.run.tools import ReportingToolSpec
+from goldfive.run.tools import HIDDEN_TOOL_NAMES, ReportingToolSpec, offered
 
 #: Said to the model in front of the result of a call that ran with a person's arguments.
 EDITED_NOTE = "A person changed the arguments before approving; the call ran with {args}. Result: "
@@ -35,10 +40,10 @@ _TERMINAL_REPORTS = ("report_task_completed", "report_task_failed")
 
 
 def clone_agent(user_agent: Agent[Any], specs: dict[str, ReportingToolSpec]) -> Agent[Any]:
-    """The agent goldfive runs: ``user_agent`` with the reporting tools named in ``specs``."""
+    """The agent goldfive runs: ``user_agent`` with the reporting tools of ``specs`` that agents are offered."""
     own = [_editable(t) if isinstance(t, FunctionTool) and always_asks(t) else t for t in user_agent.tools]
     names = {getattr(t, "name", "") for t in own}
-    reporting = [_reporting_tool(s) for s in specs.values() if s.name not in names]
+    reporting = [_reporting_tool(s) for s in offered(specs).values() if s.name not in names]
     return user_agent.clone(tools=[*own, *reporting], tool_use_behavior=_behavior(user_agent.tool_use_behavior))
 
 
@@ -53,9 +58,14 @@ def always_asks(tool: Any) -> bool:
 def run_config(base: RunConfig) -> RunConfig:
     """``base`` with goldfive's input filter and error formatter in front of the user's."""
     user_filter, user_formatter = base.call_model_input_filter, base.tool_error_formatter
+    # The SDK asks the formatter about an unknown tool only when it does not raise at once.
+    raise_unknown = base.tool_not_found_behavior == "raise_error"
 
     async def input_filter(data: CallModelData[Any]) -> ModelInputData:
-        model_data = await current_turn().with_injected(data.model_data)
+        turn = current_turn()
+        if turn.unknown_tool:  # what raise_error would have raised, before the next model call
+            raise ModelBehaviorError(f"Tool {turn.unknown_tool} not found in agent {data.agent.name}")
+        model_data = await turn.with_injected(data.model_data)
         if user_filter is None:
             return model_data
         filtered: ModelInputData = await _maybe(user_filter(CallModelData(model_data=model_data, agent=data.agent, context=data.context)))
@@ -64,11 +74,20 @@ def run_config(base: RunConfig) -> RunConfig:
     async def error_formatter(args: ToolErrorFormatterArgs[Any]) -> str | None:
         if args.kind == "tool_exception":
             await current_turn().tool_raised(args)
+        elif args.kind == "tool_not_found":
+            turn = current_turn()
+            if args.tool_name in HIDDEN_TOOL_NAMES:
+                out = await turn.ctx.tools_for(turn.task.id)[args.tool_name]()
+                return json.dumps(out, default=str)
+            if raise_unknown:
+                turn.unknown_tool = args.tool_name
+                return None
         return await _maybe(user_formatter(args)) if user_formatter is not None else None
 
     out = copy.copy(base)
     out.call_model_input_filter = input_filter
     out.tool_error_formatter = error_formatter
+    out.tool_not_found_behavior = "return_error_to_model"
     return out
 
 

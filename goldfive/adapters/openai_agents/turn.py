@@ -49,6 +49,8 @@ class Turn:
         self.tool_errors: dict[str, str] = {}
         #: What report_task_completed / report_task_failed said.
         self.reported = ""
+        #: An unknown tool the model called (the SDK's raise_error, raised by the adapter).
+        self.unknown_tool = ""
         #: This task's input (``task_input``: the run's context, or what changed since the
         #: session's previous task, then the task).
         self.input_text = ""
