@@ -13,7 +13,7 @@ from goldfive.planners.static import StaticPlanner
 from goldfive.runner import Runner
 from goldfive.sinks.memory import InMemorySink
 from goldfive.sinks.sqlite import SQLitePersistenceSink, replay_from_sqlite
-from goldfive.types import Plan, Session, Task, TaskEdge
+from goldfive.types import Plan, Session, Task, TaskEdge, TaskStatus
 from goldfive.usage import ModelUsage, report_usage
 from goldfive.view import RunState
 from goldfive.view.attention import attention
@@ -40,6 +40,13 @@ async def _until(sink: InMemorySink, kind: str) -> None:
     raise AssertionError(f"no {kind}")
 
 
+def _done_in(db: Path, task_id: str) -> bool:
+    """``task_id`` is recorded completed in ``db`` (what a process killed now would leave)."""
+    state = RunState.from_events(replay_from_sqlite(db, RUN))
+    task = state.tasks.get(task_id)
+    return task is not None and task.status is TaskStatus.COMPLETED
+
+
 async def _ack(channel: ControlChannel, msg: ControlMessage) -> ControlAck:
     return await channel.request(msg, timeout=5)
 
@@ -52,7 +59,12 @@ async def test_a_resumed_run_keeps_its_budget_and_the_pause_it_caused(tmp_path: 
                     sinks=[SQLitePersistenceSink(db, durability="normal"), watch])  # fmt: skip
     task = asyncio.ensure_future(runner.run("spend"))
     await _until(watch, "budget_reached")
-    await asyncio.sleep(0.05)  # b finishes; c does not start
+    for _ in range(500):  # b finishes and the run pauses at the boundary; c does not start
+        if runner.context is not None and runner.context.paused and _done_in(db, "b"):
+            break
+        await asyncio.sleep(0.01)
+    else:
+        raise AssertionError("task b was not recorded completed with the run paused by its budget")
     crashed = tmp_path / "crashed.sqlite"
     src, dst = sqlite3.connect(db), sqlite3.connect(crashed)
     src.backup(dst)  # what a killed process leaves

@@ -43,7 +43,7 @@ def test_a_pools_runs_share_one_loop_and_one_stream_and_each_is_stored_whole(tmp
     try:
         recorder = hub.server.extra[0].recorder
         for run_id in run_ids:
-            hub.host.adopt(PlacedRun(run_id, recorder, goal_summary="two steps"))  # as the placer does
+            hub.host.adopt(PlacedRun(run_id, recorder, goal_summary="two steps").run)  # as the placer does
         specs = [PlacedSpec(run_id=r, hub=hub.addr, agent=f"{name}:agent", goal="two steps", plan_json=json.dumps(PLAN),
                             search_dir=str(tmp_path)) for r in run_ids]  # fmt: skip
         callers = [threading.Thread(target=lambda s=s: outcomes.__setitem__(s.run_id, pool.run(s))) for s in specs]
