@@ -23,6 +23,7 @@ from goldfive.run.current_run import current_or_none, running
 from goldfive.run.control_loop import CustomHandler, RunCancelled
 from goldfive.run.handlers import ControlOutcome, dispatch_control
 from goldfive.run.steering_controls import deliver_queued
+from goldfive.steering import has_queued_notes
 from goldfive.control import ControlMessage
 from goldfive.protocols import move_task
 from goldfive.controls.payloads import Control, Steer
@@ -131,21 +132,26 @@ class ExecutorBase:
 
     # -- boundaries ------------------------------------------------------------------
     async def _boundary(self, ctx: RunContext) -> None:
-        controls = ctx.controls
+        controls, budget = ctx.controls, ctx.budget
         while True:
             ctx.raise_if_conflicted()
-            await self._apply_rewinds(ctx)
-            await controls.run_ladder()
-            _raise_if_cancelled(await controls.drain())
+            # Each step is awaited only when it has something to do (checked without an
+            # await): the common boundary, with nothing queued, costs no coroutine at all.
+            if ctx.pending_rewinds:
+                await self._apply_rewinds(ctx)
+            if ctx.deferred_drifts:
+                await controls.run_ladder()
+            if controls.has_work():
+                _raise_if_cancelled(await controls.drain())
             if ctx.pending_rewinds or ctx.deferred_drifts:
                 continue
             if not ctx.paused:
                 # The next task is starting: the steers queued "after this task" are applied
                 # now, then the boundary runs again (their replan may rewind, drift, pause).
-                if await deliver_queued(ctx):
+                if has_queued_notes(ctx.session) and await deliver_queued(ctx):
                     continue
-                if await ctx.budget.at_boundary():  # used up: no task starts, the run paused
-                    continue
+                if (budget.reached is not None or not budget.budget.empty) and await budget.at_boundary():
+                    continue  # used up: no task starts, the run paused
                 return
             msg = await controls.receive_while_paused()
             if msg is not None:

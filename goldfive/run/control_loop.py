@@ -219,6 +219,11 @@ class ControlLoop:
             if outcomes[-1].cancel_run:
                 return outcomes
 
+    def has_work(self) -> bool:
+        """Whether ``drain`` has anything to do (deferred steers, a queued control, an
+        intervention): the executor asks at every boundary without an await."""
+        return bool(self._deferred_steers) or not self._idle()
+
     def _idle(self) -> bool:
         """Nothing to handle: the common case at a boundary, answered without an await."""
         ch = self.channel
