@@ -89,6 +89,13 @@ class Completions:
                 self._waiter.set_result(None)
         return self._waiter
 
+    def wake(self, fut: asyncio.Future[None]) -> None:
+        """Have ``fut`` set at the next completion (at once when one is waiting): the
+        caller's own future, shared with its other sources, so it wakes without a hop."""
+        self._waiter = fut
+        if self._done and not fut.done():
+            fut.set_result(None)
+
     def take(self) -> list[asyncio.Future[Any]]:
         """The completions not taken yet, in the order they happened."""
         out = list(self._done)

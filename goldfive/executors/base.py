@@ -3,8 +3,9 @@
 A *boundary* is the moment between tasks: rewinds are applied, the ladder acts on drifts
 reported mid-task, queued controls are handled (by the run's ControlLoop), and a paused run
 waits there. A *batch* is the set of tasks started together (one for SequentialExecutor, a
-topological stage for ParallelDAGExecutor); while it runs, the ControlLoop's ready future
-(``ControlChannel.ready``) is raced against the agents' completions (``aio.first_done``).
+topological stage for ParallelDAGExecutor); while it runs, the executor awaits one future of
+its own that the first of these sets: an agent's completion (``aio.Completions.wake``), a
+control queued (``ControlChannel.wake_on_send``), the ladder's intervention (``ControlLoop.wake``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from goldfive import events
-from goldfive.aio import Completions, cancel_and_wait, first_done
+from goldfive.aio import Completions, cancel_and_wait
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.results import ExecutionOutcome, InvocationResult
 from goldfive.run.context import RunContext
@@ -212,19 +213,24 @@ class ExecutorBase:
         rerun = False
         interrupted: list[str] = []
         try:
+            loop = asyncio.get_running_loop()
             while pending:
-                recv = controls.arm()
-                ready = completions.ready()
-                ladder = controls.interventions_ready()  # the watchdog's pause, mid-task
-                await first_done({ready, ladder} if recv is None else {ready, recv, ladder})
+                # One future, set by whichever comes first: a completion, a control queued, the
+                # ladder's intervention (the watchdog's pause, mid-task). Awaited directly, it
+                # wakes this task one loop iteration after the event.
+                wake: asyncio.Future[None] = loop.create_future()
+                completions.wake(wake)
+                listening = controls.wake(wake)
+                if not wake.done():
+                    await wake
                 for fut in [f for f in completions.take() if f in pending]:
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
                     # Its turn is over: a message injected now goes to a batch mate still
                     # running, not onto this lane.
                     await ends.pop(running[fut].id)()
-                msg = controls.take() if recv is not None and recv.done() else None
-                from_ladder = msg is None and ladder.done() and pending
+                msg = controls.take() if listening else None
+                from_ladder = msg is None and controls.has_intervention() and pending
                 if from_ladder:
                     msg = controls.take_intervention()
                 if msg is None:
