@@ -30,7 +30,7 @@ from goldfive.protocols import move_task
 from goldfive.controls.payloads import Control, Steer
 from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
-from goldfive.usage.report import usage_scope
+from goldfive.usage.report import close_scope, open_scope
 
 log = logging.getLogger("goldfive.executor")
 
@@ -167,14 +167,16 @@ class ExecutorBase:
 
     # -- running a batch ---------------------------------------------------------------
     async def _invoke(self, ctx: RunContext, task: Task) -> InvocationResult | BaseException:
+        scope = open_scope(ctx, task.id)  # the model calls inside are this task's
         try:
-            with usage_scope(ctx, task.id):  # the model calls inside are this task's
-                result = await ctx.adapter.invoke(task, ctx.session)
+            result = await ctx.adapter.invoke(task, ctx.session)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: an agent crash fails its task
             log.warning("agent raised on task %s", task.id, exc_info=True)
             return exc
+        finally:
+            close_scope(scope)
         if isinstance(result, str):
             return InvocationResult(task_id=task.id, text=result)
         return result  # type: ignore[no-any-return]
