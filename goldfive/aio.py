@@ -89,8 +89,69 @@ class Completions:
                 self._waiter.set_result(None)
         return self._waiter
 
+    def wake(self, fut: asyncio.Future[None]) -> None:
+        """Have ``fut`` set at the next completion (at once when one is waiting): the
+        caller's own future, shared with its other sources, so it wakes without a hop."""
+        self._waiter = fut
+        if self._done and not fut.done():
+            fut.set_result(None)
+
     def take(self) -> list[asyncio.Future[Any]]:
         """The completions not taken yet, in the order they happened."""
         out = list(self._done)
         self._done.clear()
         return out
+
+
+class FifoLock:
+    """``asyncio.Lock``'s guarantee (one holder, waiters served first come first served) with
+    an uncontended take that needs no await (``try_acquire``): ``RunContext.emit`` takes it for
+    every event. A release hands the lock straight to the first waiter, so nobody barges in
+    between."""
+
+    __slots__ = ("_locked", "_waiters")
+
+    def __init__(self) -> None:
+        self._locked = False
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def locked(self) -> bool:
+        return self._locked
+
+    def try_acquire(self) -> bool:
+        """Take the lock if nobody holds or awaits it; False (nothing taken) otherwise."""
+        if self._locked or self._waiters:
+            return False
+        self._locked = True
+        return True
+
+    async def acquire(self) -> None:
+        if self.try_acquire():
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut  # done: the releaser handed the lock over (it stays locked)
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self.release()  # handed over, then cancelled: hand it on
+            else:
+                self._waiters.remove(fut)
+            raise
+
+    def release(self) -> None:
+        if not self._locked:
+            raise RuntimeError("FifoLock is not acquired")
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                return
+        self._locked = False
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+

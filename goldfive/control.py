@@ -172,6 +172,8 @@ class ControlChannel:
         self._acked = 0
         #: Done when a message is queued (``ready``).
         self._ready: asyncio.Future[None] | None = None
+        #: Set with ``_ready`` (``wake_on_send``): the executor's own wake-up future.
+        self._wake: asyncio.Future[None] | None = None
         #: control id -> the future ``request`` awaits.
         self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
 
@@ -255,10 +257,26 @@ class ControlChannel:
                 fut.set_result(None)
         return fut
 
+    def wake_on_send(self, fut: asyncio.Future[None]) -> None:
+        """Have ``fut`` (the reader's own future, which it may also hand to other sources)
+        set once a message is queued or the channel is closed; at once when one is queued
+        already. One future at a time: a later call replaces it. Unlike ``ready()`` there is
+        no future in between, so the reader wakes one loop iteration sooner."""
+        if not self._inbox.empty():
+            if not fut.done():
+                fut.set_result(None)
+            return
+        self._wake = fut
+
     def _wake_reader(self) -> None:
         fut = self._ready
         if fut is not None and not fut.done():
             fut.set_result(None)
+        wake = self._wake
+        if wake is not None:
+            self._wake = None
+            if not wake.done():
+                wake.set_result(None)
 
     def _took(self, item: ControlMessage | _Closed) -> ControlMessage | None:
         if isinstance(item, _Closed):

@@ -137,9 +137,19 @@ class Executor(Protocol):
     ) -> ExecutionOutcome: ...
 
 
+#: ``transition`` functions known to return exactly "the status changed" (DefaultSteerer's,
+#: registered by goldfive.steerer): ``move_task`` trusts their answer instead of reading the
+#: task's status before and after.
+EXACT_TRANSITIONS: set[Any] = set()
+
+
 async def move_task(steerer: Steerer, session: Session, task_id: str, to: TaskStatus, detail: str = "") -> bool:
     """``steerer.transition`` as the runtime calls it, and whether the task's status changed,
     read from the plan (so a steerer whose ``transition`` returns None is answered right)."""
+    if getattr(type(steerer), "transition", None) in EXACT_TRANSITIONS:
+        if detail:
+            return bool(await steerer.transition(task_id, to, session=session, detail=detail))
+        return bool(await steerer.transition(task_id, to, session=session))
     before = _status(session, task_id)
     if detail:
         await steerer.transition(task_id, to, session=session, detail=detail)

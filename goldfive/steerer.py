@@ -19,7 +19,7 @@ from goldfive.controls.payloads import Cancel, Control, GoldfivePauseEscalate, G
 from goldfive.errors import InvalidTransitionError
 from goldfive.inbox import InjectedMessage
 from goldfive.ladder import DriftOutcome, InterventionLevel, ladder_level
-from goldfive.protocols import can_replan, move_task
+from goldfive.protocols import EXACT_TRANSITIONS, can_replan, move_task
 from goldfive.run.acks import PROCESSED_STEER_IDS
 from goldfive.run.current_run import current
 from goldfive.run.outcome import RunCancelled
@@ -50,6 +50,8 @@ _ALLOWED: dict[TaskStatus, frozenset[TaskStatus]] = {
     S.RUNNING: frozenset({S.COMPLETED, S.FAILED, S.CANCELLED, S.BLOCKED}),
     S.BLOCKED: frozenset({S.RUNNING, S.COMPLETED, S.FAILED, S.CANCELLED}),
 }
+_TERMINAL = frozenset(s for s in TaskStatus if s.is_terminal)
+_NONE: frozenset[TaskStatus] = frozenset()
 #: The reason of a start taken back because it could not be recorded (``unstart``).
 NOT_STARTED = "not started: the recording failed"
 _USER_KINDS = frozenset({DriftKind.USER_STEER, DriftKind.USER_CANCEL, DriftKind.USER_PAUSE})
@@ -92,9 +94,9 @@ class DefaultSteerer:
         ctx = current()
         task = _plan(session).task(task_id)
         frm = task.status
-        if frm == to or frm.is_terminal:
+        if frm == to or frm in _TERMINAL:
             return False
-        if to not in _ALLOWED.get(frm, frozenset()):
+        if to not in _ALLOWED.get(frm, _NONE):
             raise InvalidTransitionError(f"task {task_id}: {frm} -> {to} is not allowed")
         set_task_status(task, to)
         if to == S.RUNNING and frm == S.PENDING:
@@ -113,7 +115,7 @@ class DefaultSteerer:
             await ctx.emit(events.task_blocked, task_id, reason)
         else:
             await ctx.emit(events.task_transitioned, task_id, frm, to, reason)
-        if to.is_terminal and session.current_task_id == task_id:
+        if to in _TERMINAL and session.current_task_id == task_id:
             session.current_task_id = ""
         return True
 
@@ -335,6 +337,11 @@ class DefaultSteerer:
                 drift.task_id,
             ),
         )
+
+
+
+# Returns exactly whether the status changed: move_task trusts it (one plan read instead of three).
+EXACT_TRANSITIONS.add(DefaultSteerer.transition)
 
 
 def _plan(session: Session) -> Plan:

@@ -228,6 +228,13 @@ def _number(note_id: str) -> int:
     return int(digits) if digits.isdigit() else 0
 
 
+def has_queued_notes(session: Session) -> bool:
+    """Whether the run has queued notes (the check at every task boundary, made without
+    creating the run's notes)."""
+    notes = session.state.get(NOTES_KEY)
+    return isinstance(notes, SteeringNotes) and bool(notes.queue)
+
+
 def notes_of(session: Session) -> SteeringNotes:
     """The run's queue and standing guidance (made empty on first use)."""
     notes = session.state.get(NOTES_KEY)

@@ -76,8 +76,8 @@ class Budget:
 
     @property
     def empty(self) -> bool:
-        """No limit at all."""
-        return all(getattr(self, name) is None for name in LIMITS)
+        """No limit at all (read at every task boundary: spelled out, no generator)."""
+        return self.tokens is None and self.usd is None and self.model_calls is None and self.tool_calls is None and self.seconds is None
 
     def items(self) -> list[tuple[str, float]]:
         """The limits that are set, in ``LIMITS`` order."""

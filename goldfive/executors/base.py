@@ -3,8 +3,9 @@
 A *boundary* is the moment between tasks: rewinds are applied, the ladder acts on drifts
 reported mid-task, queued controls are handled (by the run's ControlLoop), and a paused run
 waits there. A *batch* is the set of tasks started together (one for SequentialExecutor, a
-topological stage for ParallelDAGExecutor); while it runs, the ControlLoop's ready future
-(``ControlChannel.ready``) is raced against the agents' completions (``aio.first_done``).
+topological stage for ParallelDAGExecutor); while it runs, the executor awaits one future of
+its own that the first of these sets: an agent's completion (``aio.Completions.wake``), a
+control queued (``ControlChannel.wake_on_send``), the ladder's intervention (``ControlLoop.wake``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from goldfive import events
-from goldfive.aio import Completions, cancel_and_wait, first_done
+from goldfive.aio import Completions, cancel_and_wait
 from goldfive.errors import GoldfiveError
 from goldfive.executors._ready import ReadyFrontier
 from goldfive.results import ExecutionOutcome, InvocationResult
@@ -24,12 +25,13 @@ from goldfive.run.current_run import current_or_none, running
 from goldfive.run.control_loop import CustomHandler, RunCancelled
 from goldfive.run.dispatch import ControlOutcome, dispatch_control
 from goldfive.run.steering_controls import deliver_queued
+from goldfive.steering import has_queued_notes
 from goldfive.control import ControlMessage
 from goldfive.protocols import move_task
 from goldfive.controls.payloads import Control, Steer
 from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
-from goldfive.usage.report import usage_scope
+from goldfive.usage.report import close_scope, open_scope
 
 log = logging.getLogger("goldfive.executor")
 
@@ -132,21 +134,26 @@ class ExecutorBase:
 
     # -- boundaries ------------------------------------------------------------------
     async def _boundary(self, ctx: RunContext) -> None:
-        controls = ctx.controls
+        controls, budget = ctx.controls, ctx.budget
         while True:
             ctx.raise_if_conflicted()
-            await self._apply_rewinds(ctx)
-            await controls.run_ladder()
-            _raise_if_cancelled(await controls.drain())
+            # Each step is awaited only when it has something to do (checked without an
+            # await): the common boundary, with nothing queued, costs no coroutine at all.
+            if ctx.pending_rewinds:
+                await self._apply_rewinds(ctx)
+            if ctx.deferred_drifts:
+                await controls.run_ladder()
+            if controls.has_work():
+                _raise_if_cancelled(await controls.drain())
             if ctx.pending_rewinds or ctx.deferred_drifts:
                 continue
             if not ctx.paused:
                 # The next task is starting: the steers queued "after this task" are applied
                 # now, then the boundary runs again (their replan may rewind, drift, pause).
-                if await deliver_queued(ctx):
+                if has_queued_notes(ctx.session) and await deliver_queued(ctx):
                     continue
-                if await ctx.budget.at_boundary():  # used up: no task starts, the run paused
-                    continue
+                if (budget.reached is not None or not budget.budget.empty) and await budget.at_boundary():
+                    continue  # used up: no task starts, the run paused
                 return
             msg = await controls.receive_while_paused()
             if msg is not None:
@@ -161,17 +168,19 @@ class ExecutorBase:
 
     # -- running a batch ---------------------------------------------------------------
     async def _invoke(self, ctx: RunContext, task: Task) -> InvocationResult | BaseException:
+        scope = open_scope(ctx, task.id)  # the model calls inside are this task's
         try:
             if ctx.adapter is None:
                 raise GoldfiveError("this run has no agent adapter to invoke")
-            with usage_scope(ctx, task.id):  # the model calls inside are this task's
-                # A callable agent may hand back plain text: taken as the task's result.
-                result: InvocationResult | str = await ctx.adapter.invoke(task, ctx.session)
+            # A callable agent may hand back plain text: taken as the task's result.
+            result: InvocationResult | str = await ctx.adapter.invoke(task, ctx.session)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: an agent crash fails its task
             log.warning("agent raised on task %s", task.id, exc_info=True)
             return exc
+        finally:
+            close_scope(scope)
         if isinstance(result, str):
             return InvocationResult(task_id=task.id, text=result)
         return result
@@ -210,19 +219,24 @@ class ExecutorBase:
         rerun = False
         interrupted: list[str] = []
         try:
+            loop = asyncio.get_running_loop()
             while pending:
-                recv = controls.arm()
-                ready = completions.ready()
-                ladder = controls.interventions_ready()  # the watchdog's pause, mid-task
-                await first_done({ready, ladder} if recv is None else {ready, recv, ladder})
+                # One future, set by whichever comes first: a completion, a control queued, the
+                # ladder's intervention (the watchdog's pause, mid-task). Awaited directly, it
+                # wakes this task one loop iteration after the event.
+                wake: asyncio.Future[None] = loop.create_future()
+                completions.wake(wake)
+                listening = controls.wake(wake)
+                if not wake.done():
+                    await wake
                 for fut in [f for f in completions.take() if f in pending]:
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
                     # Its turn is over: a message injected now goes to a batch mate still
                     # running, not onto this lane.
                     await ends.pop(running[fut].id)()
-                msg = controls.take() if recv is not None and recv.done() else None
-                from_ladder = msg is None and ladder.done() and pending
+                msg = controls.take() if listening else None
+                from_ladder = msg is None and controls.has_intervention() and pending
                 if from_ladder:
                     msg = controls.take_intervention()
                 if msg is None:

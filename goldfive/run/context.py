@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from goldfive import events
+from goldfive.aio import FifoLock
 from goldfive.approvals.desk import ApprovalDesk
 from goldfive.budget.guard import BudgetGuard
 from goldfive.errors import RecordingConflictError, SinkError
@@ -164,7 +165,7 @@ class RunContext:
         watch = self.config.watchdog or defaults.watchdog
         self.watchdog = Watchdog(self, watch) if watch.enabled else None
         self.budget = BudgetGuard(self, self.config.budget or defaults.budget)
-        self._emit_lock = asyncio.Lock()
+        self._emit_lock = FifoLock()
         #: Durable sinks' commit, awaited after each state change (``STATE_CHANGES``).
         #: (``sync`` is the optional part of an EventSink: a durable recorder has it.)
         self._syncs: list[Callable[[], Awaitable[Any]]] = [
@@ -182,7 +183,10 @@ class RunContext:
 
         After the terminal event nothing more is written into the run. The watchdog sees
         every event; what it finds goes through the ladder once the event is out."""
-        async with self._emit_lock:
+        lock = self._emit_lock
+        if not lock.try_acquire():  # uncontended (the common case): taken without an await
+            await lock.acquire()
+        try:
             if self.ended:
                 # Guarantee: nothing is written into an ended run. Say so, never silently.
                 log.warning("not recording %s: the run already ended", getattr(factory, "__name__", factory))
@@ -193,12 +197,15 @@ class RunContext:
                 self.budget.disarm()
             elif factory is events.run_started or factory is events.run_resumed:
                 self.budget.arm()  # a seconds limit is timed from here
-            await self.fanout.emit(ev)
+            if self.fanout.sinks:
+                await self.fanout.emit(ev)
             if factory in _NOTE_FACTORIES:  # the queue and guidance are what their events say
                 notes_of(self.session).apply(ev)
             if self._syncs and factory in STATE_CHANGES:
                 await self._sync(ev)
             findings = self.watchdog.observe(ev) if self.watchdog is not None else None
+        finally:
+            lock.release()
         if findings:
             assert self.watchdog is not None
             await self.watchdog.act(findings)

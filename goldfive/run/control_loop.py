@@ -128,6 +128,24 @@ class ControlLoop:
                 self._wake.set_result(None)
         return self._wake
 
+    def wake(self, fut: asyncio.Future[None]) -> bool:
+        """Have ``fut`` set once a control is queued (when the channel can give one) or the
+        ladder submits an intervention; at once when either is waiting. The executor hands
+        the same future to its batch's completions and awaits it alone: woken one loop
+        iteration after the event, not two (``first_done``'s callbacks). Returns whether the
+        channel can give a control (``arm()`` is not None)."""
+        self._wake = fut
+        if self._interventions and not fut.done():
+            fut.set_result(None)
+        if not self.usable():
+            return False
+        assert self.channel is not None
+        self.channel.wake_on_send(fut)
+        return True
+
+    def has_intervention(self) -> bool:
+        return bool(self._interventions)
+
     def take_intervention(self) -> ControlMessage | None:
         return self._interventions.popleft() if self._interventions else None
 
@@ -218,6 +236,11 @@ class ControlLoop:
             outcomes.append(await self.handle(msg, mid_task=False, from_ladder=from_ladder))
             if outcomes[-1].cancel_run:
                 return outcomes
+
+    def has_work(self) -> bool:
+        """Whether ``drain`` has anything to do (deferred steers, a queued control, an
+        intervention): the executor asks at every boundary without an await."""
+        return bool(self._deferred_steers) or not self._idle()
 
     def _idle(self) -> bool:
         """Nothing to handle: the common case at a boundary, answered without an await."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,16 @@ _SCOPE: ContextVar[UsageScope | None] = ContextVar("goldfive_usage_scope", defau
 
 def current_scope() -> UsageScope | None:
     return _SCOPE.get()
+
+
+def open_scope(ctx: RunContext, task_id: str, purpose: Purpose = Purpose.TASK) -> Token[UsageScope | None]:
+    """``usage_scope`` without the context manager (the executor's per-task path: no
+    generator frame per invocation); ``close_scope`` the returned token in a ``finally``."""
+    return _SCOPE.set(UsageScope(ctx, task_id, purpose))
+
+
+def close_scope(token: Token[UsageScope | None]) -> None:
+    _SCOPE.reset(token)
 
 
 @contextmanager

@@ -66,6 +66,9 @@ class Watchdog:
         self.ctx = ctx
         self.config = config
         self._tasks: dict[str, TaskWatch] = {}
+        #: Tasks started with no timeout to watch: task id -> start (ms). Their TaskWatch is
+        #: made at their first step (``_watch``): a task that reports nothing costs none.
+        self._started: dict[str, int] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         #: Findings per (task, detector): the next one's severity.
         self._fired: dict[tuple[str, str], int] = {}
@@ -85,7 +88,7 @@ class Watchdog:
         ms = ts.seconds * 1000 + ts.nanos // 1_000_000
         if kind == "agent_step":
             a = ev.agent_step
-            watch = self._tasks.get(a.task_id)
+            watch = self._watch(a.task_id)
             if watch is None:
                 return []
             if a.step == "tool_call":
@@ -93,13 +96,13 @@ class Watchdog:
             return watch.model_output(Step(ms, ev.sequence, "model_output", text=a.text))
         if kind == "usage_recorded":
             u = ev.usage_recorded
-            watch = self._tasks.get(u.task_id)
+            watch = self._watch(u.task_id)
             if watch is None:
                 return []
             return watch.model_call(Step(ms, ev.sequence, "model_call", text=u.model))
         if kind == "task_progress":
             p = ev.task_progress
-            watch = self._tasks.get(p.task_id)
+            watch = self._watch(p.task_id)
             if watch is not None:
                 watch.progress(Step(ms, ev.sequence, "progress", text=p.detail), p.fraction)
             return []
@@ -113,13 +116,28 @@ class Watchdog:
         self._end(task_id)
         plan = self.ctx.session.plan
         predicted = plan.task(task_id).predicted_duration_ms if plan is not None and plan.has_task(task_id) else 0
+        if self._fired:
+            for key in [k for k in self._fired if k[0] == task_id]:
+                del self._fired[key]
+        if predicted <= 0:  # nothing to time: the watch is made at the task's first step
+            self._started[task_id] = ms
+            return
         watch = TaskWatch(task_id, self.config, ms, predicted_ms=predicted)
         self._tasks[task_id] = watch
-        for key in [k for k in self._fired if k[0] == task_id]:
-            del self._fired[key]
         self._arm(watch)
 
+    def _watch(self, task_id: str) -> TaskWatch | None:
+        """The running task's watch (made now if the task started without one); None when
+        ``task_id`` is not running."""
+        watch = self._tasks.get(task_id)
+        if watch is None:
+            ms = self._started.pop(task_id, None)
+            if ms is not None:
+                watch = self._tasks[task_id] = TaskWatch(task_id, self.config, ms)
+        return watch
+
     def _end(self, task_id: str) -> None:
+        self._started.pop(task_id, None)
         self._tasks.pop(task_id, None)
         timer = self._timers.pop(task_id, None)
         if timer is not None:
@@ -131,6 +149,7 @@ class Watchdog:
             timer.cancel()
         self._timers.clear()
         self._tasks.clear()
+        self._started.clear()
         for job in self._acting:
             job.cancel()
 
