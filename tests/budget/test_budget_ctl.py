@@ -130,7 +130,7 @@ def test_a_placed_runs_budget_from_its_start_is_its_own_not_the_hubs_default(tmp
         from goldfive.placement.pending import PlacedRun
 
         hub_service = hub.server.extra[0]
-        hub.host.adopt(PlacedRun("placed-b1", hub_service.recorder, goal_summary="two steps"))  # as the placer does
+        hub.host.adopt(PlacedRun("placed-b1", hub_service.recorder, goal_summary="two steps").run)  # as the placer does
         spec = PlacedSpec(run_id="placed-b1", hub=hub.addr, agent=f"{name}:agent", goal="two steps", plan_json=json.dumps(PLAN),
                           search_dir=str(tmp_path), budget="tokens=5000", budget_author="alice")  # fmt: skip
         assert asyncio.run(run_placed(spec)) == "completed"  # 2,000 tokens: within its own 5,000
