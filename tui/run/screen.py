@@ -200,6 +200,12 @@ class RunScreen(Screen[None]):
             self._dirty = True
         self._dirty = True
 
+    def stream_end_is_news(self) -> bool:
+        """A remote stream's end is told in a toast only while the person looks at this run
+        and it has not ended: a run that ended says so in the header, and a screen left (Esc,
+        another run opened) has nothing to tell."""
+        return self.is_current and not self.state.finished
+
     def set_connection_state(self, state: str, detail: str = "") -> None:
         """Told by a remote source on every change of its link (connecting, connected,
         reconnecting, ended); the header shows it until the next change."""
