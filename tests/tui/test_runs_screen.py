@@ -21,6 +21,10 @@ async def ready(app: GoldfiveApp, pilot) -> None:  # type: ignore[no-untyped-def
     await pilot.pause()
 
 
+def title_of(queue: WaitingScreen) -> str:
+    return str(queue.query_one("#waiting-title").render())
+
+
 def shown_ids(app: GoldfiveApp) -> list[str]:
     return [r.run_id for r in hub_of(app).rows]
 
@@ -149,6 +153,7 @@ async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opene
         queue = app.screen
         assert isinstance(queue, WaitingScreen)
         assert [w.tool_name for w in queue.items] == ["send_mail", "publish_deck"]  # oldest first
+        assert "+" not in title_of(queue)  # nothing came in since it opened: no mark to explain
         await pilot.press("A")  # nothing read yet: nothing approved
         await pilot.pause()
         assert runs.decisions == []
@@ -162,6 +167,7 @@ async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opene
         await hub_of(app).poll()
         await pilot.pause()
         assert [w.tool_name for w in queue.items] == ["send_mail", "publish_deck", "drop_table"]
+        assert title_of(queue).endswith("· 3 items · 1 read (A approves those) · + arrived after opening")  # the mark, in words
         await pilot.press("G", "enter", "escape")
         await pilot.pause()
         assert queue.read == {queue.items[0].key, queue.items[2].key}
