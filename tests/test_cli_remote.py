@@ -257,6 +257,9 @@ def test_attach_accepts_a_unique_run_id_prefix_as_ctl_does(tmp_path, monkeypatch
     st = ServerThread(tmp_path / "runs.sqlite", run_id="abcd1234")
     try:
         assert ctl(st.addr, "status", "abcd").exit_code == 0
+        for short in ("ab", "zz"):  # a run starts "ab", none "zz": too short either way, in the same words
+            said = ctl(st.addr, "status", short)
+            assert said.exit_code == 2 and f"run id prefix {short!r} is too short: give at least 4 characters" in said.output, said.output
         result = CliRunner().invoke(main, ["attach", st.addr, "--run-id", "abcd"])
         assert result.exit_code == 0, result.output
         assert opened == [(st.addr, "abcd1234")]  # the TUI gets the full id
