@@ -421,3 +421,25 @@ async def test_dollar_sets_the_budget_refusing_words_it_cannot_read() -> None:
         [(kind, payload)] = sent(rig)
         assert kind == "BUDGET" and {k: payload[k] for k in ("tokens", "usd")} == {"tokens": 50_000, "usd": 0}
         assert "resume" not in payload  # the run is not paused by a budget: it only sets it
+
+
+async def test_end_and_home_jump_to_the_end_and_the_top_of_the_help_whatever_has_focus() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=(80, 24)) as pilot:  # the table is taller than the dialog: it scrolls
+        await settle(rig, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_screen = rig.app.screen
+        assert isinstance(help_screen, HelpScreen)
+        body = help_screen.query_one("#help-body")
+        assert body.max_scroll_y > 0
+        for focus_left in (False, True):  # a click or a tap on the dialog leaves nothing focused
+            if focus_left:
+                help_screen.set_focus(None)
+            await pilot.press("end")
+            await pilot.pause(0.4)
+            assert body.scroll_y == body.max_scroll_y, focus_left
+            await pilot.press("home")
+            await pilot.pause(0.4)
+            assert body.scroll_y == 0, focus_left
+        assert "Home End" in screen_text(rig.app)  # the hint says so
