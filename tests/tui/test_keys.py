@@ -17,6 +17,7 @@ from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.screens.dialogs import ConfirmScreen
 from goldfive_tui.screens.note import NotePrompt
 from goldfive_tui.screens.help import HelpScreen
+from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
 from goldfive_tui.widgets.plan import PlanView
 
@@ -322,7 +323,7 @@ async def test_a_new_approval_rings_the_bell_and_shows_a_toast() -> None:
         assert any("Publish the deck" in n.message for n in rig.app._notifications)
 
 
-async def test_an_approval_answered_in_history_does_not_ring() -> None:
+async def test_an_approval_answered_in_history_does_not_ring_and_an_ended_run_offers_no_approval_keys() -> None:
     rig = make_rig("finished")
     bells: list[int] = []
     rig.app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
@@ -330,6 +331,8 @@ async def test_an_approval_answered_in_history_does_not_ring() -> None:
         await settle(rig, pilot)
         assert bells == []
         assert not [n for n in rig.app._notifications if n.title == "Approval needed"]
+        # The approvals pane's hint said "a approve · x reject" on a run that had ended.
+        assert rig.screen.query_one(ApprovalsView).border_subtitle == "the run has ended: nothing to decide"
 
 
 async def test_a_critical_drift_rings_the_bell_and_shows_a_toast() -> None:

@@ -154,7 +154,7 @@ class RunScreen(Screen[None]):
         approvals.border_title = "Approvals (0)"
         approvals.empty_text = "no approvals waiting"
         # What Enter and the keys do here; a read-only view only opens the request to read it.
-        approvals.border_subtitle = "Enter details · a approve · e edit · x reject" if self.controls else "Enter details"
+        approvals.border_subtitle = self._approvals_hint()
         self._steering.display = False
         self._steering.border_subtitle = "t change" if self.controls else ""
         self._detail_box.border_title = "Task"
@@ -271,6 +271,7 @@ class RunScreen(Screen[None]):
             return
         self._show_detail()
         self._approvals.update_approvals(state, now, self.read_approvals)
+        self._approvals.border_subtitle = self._approvals_hint()
         # Zoomed (z), the pane fills the screen: its usual height (a row per approval, up to 5)
         # would leave it 3 rows tall over a hatched screen.
         zoomed = self.maximized is self._approvals
@@ -285,6 +286,12 @@ class RunScreen(Screen[None]):
             # The run ended under the dialog: its choices (cancel it, keep it running) are moot.
             stack[-1].dismiss(None)
             self.notify(f"The run ended ({state.finished}) while you were deciding: q quits now, nothing to cancel or keep.", timeout=6)
+
+    def _approvals_hint(self) -> str:
+        """The approvals pane's keys while they do something; once the run ended, that."""
+        if self.controls and self.feed.state.finished:
+            return "the run has ended: nothing to decide"
+        return "Enter details · a approve · e edit · x reject" if self.controls else "Enter details"
 
     def _show_detail(self) -> None:
         key = self._plan.selected_key
