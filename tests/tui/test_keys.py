@@ -440,9 +440,42 @@ async def test_end_and_home_jump_to_the_end_and_the_top_of_the_help_whatever_has
             if focus_left:
                 help_screen.set_focus(None)
             await pilot.press("end")
-            await pilot.pause(0.4)
+            for _ in range(60):  # it scrolls there, animated
+                if body.scroll_y == body.max_scroll_y:
+                    break
+                await pilot.pause(0.05)
             assert body.scroll_y == body.max_scroll_y, focus_left
             await pilot.press("home")
-            await pilot.pause(0.4)
+            for _ in range(60):
+                if body.scroll_y == 0:
+                    break
+                await pilot.pause(0.05)
             assert body.scroll_y == 0, focus_left
         assert "Home End" in screen_text(rig.app)  # the hint says so
+
+
+async def test_toasts_wait_while_the_approval_detail_is_open_and_show_when_it_closes() -> None:
+    """A toast covered part of the approval detail at 80x24 (the trial): while a dialog is up,
+    what the run has to say waits, and shows once it closes."""
+    from goldfive_tui.screens.detail import ApprovalScreen
+
+    rig = make_rig()
+    async with rig.app.run_test(size=(80, 24)) as pilot:
+        await settle(rig, pilot)
+        rig.source.release(rig.script.to_approval(task="draft"))
+        await settle(rig, pilot)
+        rig.app.clear_notifications()
+        rig.screen.query_one(ApprovalsView).focus()
+        await pilot.press("a")  # unread: its detail opens (no toast says so: the dialog is the answer)
+        await settle(rig, pilot)
+        assert isinstance(rig.app.screen, ApprovalScreen)
+        later = rig.script._at(10, E.approval_requested, target_id="send_mail", kind="tool", prompt="Mail the team?",
+                               task_id="polish_and_ship", tool_name="send_mail", args={}, timeout_ms=0)  # fmt: skip
+        rig.source.release([later])
+        await settle(rig, pilot)
+        await pilot.pause(0.3)
+        assert [n.message for n in rig.app._notifications] == []
+        await pilot.press("escape")
+        await settle(rig, pilot)
+        await pilot.pause(0.3)
+        assert [n.title for n in rig.app._notifications] == ["Approval needed"]

@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input
 
 from goldfive.view import RunState
@@ -251,11 +251,12 @@ class RunScreen(Screen[None]):
         if not self.is_running:
             return  # torn down: an ack that lands now has nothing left to paint on
         self._dirty = False
-        alerts, ring = self.feed.take_alerts()
-        for alert in alerts:
-            self.notify(alert.message, title=alert.title, severity=alert.severity)
-        if ring:
-            self.app.bell()
+        if not self._dialog_up():  # under a dialog a toast would cover it: they wait for it to close
+            alerts, ring = self.feed.take_alerts()
+            for alert in alerts:
+                self.notify(alert.message, title=alert.title, severity=alert.severity)
+            if ring:
+                self.app.bell()
         now = self.now_ms()
         feed = self.feed
         state = feed.state
@@ -286,6 +287,14 @@ class RunScreen(Screen[None]):
             # The run ended under the dialog: its choices (cancel it, keep it running) are moot.
             stack[-1].dismiss(None)
             self.notify(f"The run ended ({state.finished}) while you were deciding: q quits now, nothing to cancel or keep.", timeout=6)
+
+    def _dialog_up(self) -> bool:
+        """A dialog (the approval detail, the help, a prompt) is over this screen."""
+        stack = self.app.screen_stack
+        return bool(stack) and stack[-1] is not self and isinstance(stack[-1], ModalScreen)
+
+    def on_screen_resume(self) -> None:
+        self._dirty = True  # a dialog closed: what waited under it is told now
 
     def _approvals_hint(self) -> str:
         """The approvals pane's keys while they do something; once the run ended, that."""
@@ -380,7 +389,6 @@ class RunScreen(Screen[None]):
             self.notify("No approval is waiting.", severity="warning")
             return None
         if read and target not in self.read_approvals:  # read before you decide: show it first
-            self.notify("Read it first: here it is (a / x decide there).", timeout=3)
             self.open_approval(target)
             return None
         return target

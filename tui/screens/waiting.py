@@ -161,7 +161,6 @@ class WaitingScreen(Screen[None]):
         """Read before you decide: an unread item opens (True) instead of being decided."""
         if item.key in self.read:
             return False
-        self.notify("Read it first: here it is.", timeout=3)
         self.action_open_item()
         return True
 
