@@ -45,7 +45,7 @@ class HelpScreen(ModalScreen[None]):
             # Scrolls: at 80x24 the table is taller than the screen.
             with VerticalScroll(id="help-body", can_focus=True):
                 yield Static(self._table)
-            yield Label("↑↓ PgUp PgDn Home End scroll · Esc or ? closes", classes="dialog-hint")
+            yield Label("↑↓ PgUp PgDn Home End · Esc or ? closes this help", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one("#help-body").focus()
