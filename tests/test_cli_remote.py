@@ -60,6 +60,24 @@ def test_ctl_exits_0_when_the_ack_is_success(served):
     assert result.output.startswith("PAUSE SUCCESS")
 
 
+def test_ctl_runs_header_lines_up_with_its_columns(served):
+    """Each header word starts where its field does in the rows (the trial: it did not)."""
+    import re
+
+    result = CliRunner().invoke(main, ["ctl", served.addr, "runs"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (header,), rows = result.stderr.splitlines(), result.stdout.splitlines()
+    assert rows and header.startswith("RUN ")
+
+    def starts(line: str) -> list[int]:  # fields are apart by two spaces or more
+        return [m.start() for m in re.finditer(r"\S+(?: \S+)*", line)]
+
+    names = ["RUN", "STATE", "TASKS", "ORIGIN", "HOST:PID", "NEEDS YOU", "TASK", "STARTED", "USAGE", "GOAL [NOTES]"]
+    assert [header[i:].split("  ")[0] for i in starts(header)] == names
+    for row in rows:
+        assert starts(row)[: len(names)] == starts(header), (header, row)
+
+
 def test_ctl_exits_1_when_the_ack_is_failure(served):
     result = ctl(served.addr, "rewind", "r1", "no-such-task")
     assert result.exit_code == 1
@@ -239,6 +257,9 @@ def test_attach_accepts_a_unique_run_id_prefix_as_ctl_does(tmp_path, monkeypatch
     st = ServerThread(tmp_path / "runs.sqlite", run_id="abcd1234")
     try:
         assert ctl(st.addr, "status", "abcd").exit_code == 0
+        for short in ("ab", "zz"):  # a run starts "ab", none "zz": too short either way, in the same words
+            said = ctl(st.addr, "status", short)
+            assert said.exit_code == 2 and f"run id prefix {short!r} is too short: give at least 4 characters" in said.output, said.output
         result = CliRunner().invoke(main, ["attach", st.addr, "--run-id", "abcd"])
         assert result.exit_code == 0, result.output
         assert opened == [(st.addr, "abcd1234")]  # the TUI gets the full id

@@ -297,3 +297,76 @@ async def test_a_recording_whose_name_holds_a_hash_or_a_question_mark_is_read_fo
         assert [e.sequence for e in read_run(conn, RUN)[0]] == [0]
     finally:
         conn.close()
+
+
+async def test_a_run_scope_rule_made_during_the_run_still_approves_after_resume(tmp_path: Path, executor: Any) -> None:
+    """ "Approve and don't ask again" (scope run) during a run, the process stops, the run is
+    resumed: the rule is read back from the recording and approves the matching call without
+    asking; a rule removed before the stop stays removed, and the rule keeps its id."""
+    db = tmp_path / "runs.sqlite"
+    entered, gate = asyncio.Event(), asyncio.Event()
+
+    def deploy(env: str) -> dict[str, Any]:
+        return {"deployed": env}
+
+    def lint() -> str:
+        return "clean"
+
+    async def agent(task: Task, session: Session, tools: dict[str, Any]) -> str:
+        if task.id == "b" and not gate.is_set():
+            entered.set()
+            await gate.wait()
+        if task.id == "a":
+            await tools["lint"]()
+        deployed = await tools["deploy"](env="dev")
+        if task.id == "b":
+            await tools["lint"]()
+        return str(deployed)
+
+    def tools() -> list[UserTool]:
+        return [UserTool(deploy, requires_approval=True), UserTool(lint, requires_approval=True)]
+
+    channel, sink = ControlChannel(), InMemorySink()
+    runner = Runner(agent=CallableAdapter(agent, tools=tools()), planner=StaticPlanner(plan("a", "b")), executor=executor,
+                    run_id=RUN, sinks=[SQLitePersistenceSink(db, durability="normal"), sink], control=channel)  # fmt: skip
+    task = asyncio.ensure_future(runner.run("ship"))
+    decided = 0
+    async for ev in sink.subscribe():
+        if hasattr(ev, "WhichOneof") and ev.WhichOneof("payload") == "approval_requested":
+            p = ev.approval_requested
+            always = {"scope": "run", "match": {"env": {"kind": "exact", "value": "dev"}}} if p.tool_name == "deploy" else True
+            ack = await channel.request(ControlMessage(ControlKind.APPROVE, payload={"target_id": p.target_id, "always": always}))
+            assert ack.result == AckResult.SUCCESS, ack.detail
+            decided += 1
+            if decided == 2:  # a's lint and deploy; b holds before its own
+                break
+    await entered.wait()
+    ack = await channel.request(ControlMessage("approval_rules", payload={"op": "remove", "rule_id": "R1"}))  # lint's
+    assert ack.result == AckResult.SUCCESS, ack.detail
+    crashed = crash_copy(db, tmp_path / "crashed.sqlite")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await runner.close()
+
+    gate.set()
+    channel2, sink2 = ControlChannel(), InMemorySink()
+    resumed = Runner.resuming(RUN, store=crashed, agent=CallableAdapter(agent, tools=tools()), planner=StaticPlanner(plan("a", "b")),
+                              executor=type(executor)(), control=channel2, sinks=[sink2])  # fmt: skip
+    run2 = asyncio.ensure_future(resumed.run())
+    asked_again: list[str] = []
+    seen_resume = False
+    async for ev in sink2.subscribe():
+        kind = ev.WhichOneof("payload") if hasattr(ev, "WhichOneof") else ""
+        seen_resume = seen_resume or kind == "run_resumed"
+        if seen_resume and kind == "approval_requested":  # without the rule, b's deploy asks a person
+            asked_again.append(ev.approval_requested.tool_name)
+            await channel2.request(ControlMessage(ControlKind.APPROVE, payload={"target_id": ev.approval_requested.target_id}))
+        if kind in ("run_completed", "run_aborted"):
+            break
+    out = await run2
+    await resumed.close()
+    assert asked_again == ["lint"] and out.success  # deploy's rule holds; lint's, removed, does not and "dev" in out.session.completed_results["b"]
+    after = [e for e in sink2.events if e.sequence > next(e.sequence for e in sink2.events if e.WhichOneof("payload") == "run_resumed")]
+    decided_by = [(e.approval_decided.tool_name, e.approval_decided.rule_id) for e in after if e.WhichOneof("payload") == "approval_decided"]
+    assert decided_by == [("deploy", "R2"), ("lint", "")]  # the rule keeps its id; lint's R1 is gone: a person decided

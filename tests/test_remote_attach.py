@@ -90,6 +90,12 @@ async def test_attach_steers_and_approves_a_served_demo_run(tmp_path: Path) -> N
             assert any(line.startswith("control APPROVE") and "→ SUCCESS" in line for line in log)
             assert screen.state.finished == "COMPLETED"
             assert any(t.startswith("publish_") for t in screen.state.tasks)
+            for _ in range(100):
+                if "ended" in states:
+                    break
+                await pilot.pause(0.02)
+            # The run's end is on the screen (its header): the stream's end after it is no news.
+            assert [n.title for n in app._notifications if n.title == "stream ended"] == []
         assert source.sequences == list(range(len(source.sequences)))
         assert states[:2] == ["connecting", "connected"] and "ended" in states
     finally:

@@ -32,7 +32,9 @@ async def test_a_unique_prefix_names_the_run_and_an_ambiguous_one_is_refused(tmp
                 await client.get_run("abcd")
             with pytest.raises(RemoteError, match="prefix 'ab' is too short: give at least 4 characters"):
                 await client.get_run("ab")  # once "unknown run", which it is not (issue 23, low)
-            with pytest.raises(RemoteError, match="unknown run 'zz'"):
-                await client.get_run("zz")  # no run starts so: unknown, whatever its length
+            with pytest.raises(RemoteError, match="prefix 'zz' is too short: give at least 4 characters"):
+                await client.get_run("zz")  # no run starts so: the same words (once "unknown run")
+            with pytest.raises(RemoteError, match="unknown run 'zzzz'"):
+                await client.get_run("zzzz")  # long enough, and no run starts so
     finally:
         await server.stop(None)

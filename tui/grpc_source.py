@@ -121,6 +121,13 @@ class ConnectionView(Protocol):
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None) -> None: ...
 
 
+def _end_is_news(view: ConnectionView) -> bool:
+    """Whether the stream's end is worth a toast: not when the view says it is not (a run
+    screen whose run ended, which its header shows, or one the person has left)."""
+    ask = getattr(view, "stream_end_is_news", None)
+    return bool(ask()) if callable(ask) else True
+
+
 def connection_notifier(view: ConnectionView) -> StateCallback:
     """Show connection changes on ``view``: one toast per change of state (not per retry) and
     the state in its sub-title; ``set_connection_state(state, detail)`` is told every update,
@@ -139,6 +146,8 @@ def connection_notifier(view: ConnectionView) -> StateCallback:
             last[0] = state
             return
         last[0] = state
+        if state == "ended" and not _end_is_news(view):
+            return
         text = detail if len(detail) <= 100 else detail[:99] + "…"
         view.notify(text or state, title=titles[state], severity=severities[state], timeout=6)
 

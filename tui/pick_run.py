@@ -52,6 +52,7 @@ class RunPickerApp(App[str | None]):
         self.all = list(choices)
         #: The rows shown (the filter's matches), in the table's order.
         self.choices = list(choices)
+        self._columns: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
@@ -59,20 +60,39 @@ class RunPickerApp(App[str | None]):
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield FitFooter()
 
+    #: The columns at this width and wider: the goal is the one a person picks by, so at a
+    #: narrow width the event count goes, then the start, and the id is shortened.
+    WITH_EVENTS, WITH_START = 100, 76
+
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("run", "state", "started", "events", "goal")
         self._fill("")
-        table.focus()
+        self.query_one(DataTable).focus()
+
+    def on_resize(self) -> None:
+        if self._columns and self._columns != self._columns_for(self.size.width):  # filled already
+            self._fill(self.query_one("#filter", Input).value)
+
+    def _columns_for(self, width: int) -> tuple[str, ...]:
+        if width >= self.WITH_EVENTS:
+            return ("run", "state", "started", "events", "goal")
+        return ("run", "state", "started", "goal") if width >= self.WITH_START else ("run", "state", "goal")
 
     def _fill(self, needle: str) -> None:
         needle = needle.strip().lower()
         self.choices = [c for c in self.all if not needle or needle in f"{c.run_id} {c.state} {c.goal}".lower()]
         table = self.query_one(DataTable)
+        columns = self._columns_for(self.size.width)
+        if columns != self._columns:
+            table.clear(columns=True)
+            table.add_columns(*columns)
+            self._columns = columns
         table.clear()
         for c in self.choices:
-            state = f"[{_STATE_STYLE.get(c.state, 'white')}]{c.state}[/]"
-            table.add_row(c.run_id[:12], state, _when(c.started_ms), str(c.events), c.goal or "(no goal recorded)", key=c.run_id)
+            cells = {
+                "run": c.run_id[: 12 if "events" in columns else 8], "state": f"[{_STATE_STYLE.get(c.state, 'white')}]{c.state}[/]",
+                "started": _when(c.started_ms), "events": str(c.events), "goal": c.goal or "(no goal recorded)",
+            }  # fmt: skip
+            table.add_row(*(cells[name] for name in columns), key=c.run_id)
         shown = f"{len(self.choices)} of {len(self.all)}" if needle else str(len(self.all))
         empty = " · none match: Esc clears the filter" if needle and not self.choices else ""
         self.query_one("#title", Static).update(f"{shown} runs in {self.path}: Enter opens one · / filter{empty}")

@@ -2,7 +2,7 @@
 
 ``recover(events)`` reads a run's events in sequence order and returns a ``Recovered``: the
 goals, the plan at its latest revision with every status, each completed task's result, the
-approvals that were waiting, the pause, the injected messages not yet delivered, the controls
+approvals that were waiting, the run-scope approval rules made during the run, the pause, the injected messages not yet delivered, the controls
 that were acked but whose effect the crash cut off, the steerer's counters and the last
 sequence. It is a pure fold: nothing is written, nothing is guessed.
 """
@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from goldfive import conv
+from goldfive.approvals.recorded import RecordedRules
+from goldfive.approvals.rules import Rule
 from goldfive.budget.model import Budget
 from goldfive.controls.payloads import Cancel, Control, ControlPayload, Guidance, Inject, Rewind, Steer, SteerQueue, decode
 from goldfive.errors import ControlPayloadError, ConversionError
@@ -54,6 +56,10 @@ class Recovered:
     starts: dict[str, int] = field(default_factory=dict)
     #: approval target id -> its task, for approvals requested and never decided.
     pending_approvals: dict[str, str] = field(default_factory=dict)
+    #: Run-scope approval rules made during the run ("approve and don't ask again", the
+    #: ``approval_rules`` verb), less those removed, as the run held them at the stop.
+    #: Machine-scope rules are saved in the machine's rules file, not here.
+    rules: list[Rule] = field(default_factory=list)
     paused: bool = False
     #: Injected messages parked and never delivered, in the order they were parked.
     undelivered: list[InjectedMessage] = field(default_factory=list)
@@ -110,6 +116,7 @@ _GUIDANCE_CHANGES = frozenset({AppliedAs.GUIDANCE_REMOVED, AppliedAs.MADE_STANDI
 class _Fold:
     def __init__(self, run_id: str) -> None:
         self.r = Recovered(run_id)
+        self.rules = RecordedRules()
         self.controls: dict[str, Control[ControlPayload]] = {}
         self.parked: dict[str, InjectedMessage] = {}
         #: Acked STEERs / REWIND_TOs waiting for the event that shows they were applied.
@@ -141,6 +148,7 @@ class _Fold:
         r.last_sequence = ev.sequence
         r.session_id = r.session_id or ev.session_id
         handler = getattr(self, "_" + kind, None)
+        self.rules.apply(ev)
         if kind in NOTE_EVENT_KINDS:
             self._note_event(ev, kind)
         if kind in _STATUS_EVENTS:
@@ -308,6 +316,7 @@ class _Fold:
         r.notes_to_add = list(self.notes_acked.values())
         r.note_changes_to_apply = list(self.changes_acked.values())
         r.half_made_standing = dict(self.half_made)
+        r.rules = [rule for rule in self.rules.rules() if rule.scope == "run"]
         if self.delivering:  # cut off between its delivery and its steer: delivered again
             r.notes.queue[:0] = list(self.delivering)
         if r.plan is not None:

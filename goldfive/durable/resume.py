@@ -18,6 +18,7 @@ from goldfive.controls.payloads import SteerQueue
 from goldfive.run.steering_controls import guidance_control, steer_later, steer_queue_control, steer_standing
 from goldfive.steering import NOTES_KEY, SteeringNote
 from goldfive.types import TaskStatus
+from goldfive.approvals.rules import Rule
 
 __all__ = ["ResumeRefused", "check_resumable", "install", "load_for_resume"]
 
@@ -109,6 +110,7 @@ async def install(ctx: RunContext, rec: Recovered) -> None:
         ctx.steerer._auto_refines = rec.auto_refines
     if rec.paused:
         ctx.pause()
+    _restore_rules(ctx, rec)
     ctx.messages.carryover.extend(rec.undelivered)
     ctx.pending_rewinds.extend(rec.rewinds_to_apply)
     what = _what_was_interrupted(rec, interrupted)
@@ -146,6 +148,18 @@ async def install(ctx: RunContext, rec: Recovered) -> None:
             await changed.apply()
 
 
+def _restore_rules(ctx: RunContext, rec: Recovered) -> None:
+    """The run-scope rules the run made go back into its desk, each under its id when that is
+    free (a rule the run was started with, given again, keeps its own; the made one gets the
+    next id)."""
+    book = ctx.approval_desk.run_rules
+    for rule in rec.rules:
+        try:
+            book.add(rule)
+        except ValueError:
+            book.add(Rule(rule.tool, dict(rule.matchers), "", rule.author, rule.made_at_ms, rule.scope))
+
+
 def _what_was_interrupted(rec: Recovered, interrupted: list[str]) -> str:
     parts = []
     done = sum(1 for t in rec.plan.tasks if t.status is TaskStatus.COMPLETED) if rec.plan else 0
@@ -155,6 +169,8 @@ def _what_was_interrupted(rec: Recovered, interrupted: list[str]) -> str:
         parts.append("running again: " + _ids(interrupted))
     if rec.pending_approvals:
         parts.append(f"{len(rec.pending_approvals)} approval(s) asked again")
+    if rec.rules:
+        parts.append(f"{len(rec.rules)} approval rule(s) kept")
     if rec.paused:
         parts.append("paused")
     if rec.undelivered:

@@ -17,6 +17,7 @@ from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.screens.dialogs import ConfirmScreen
 from goldfive_tui.screens.note import NotePrompt
 from goldfive_tui.screens.help import HelpScreen
+from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
 from goldfive_tui.widgets.plan import PlanView
 
@@ -322,7 +323,7 @@ async def test_a_new_approval_rings_the_bell_and_shows_a_toast() -> None:
         assert any("Publish the deck" in n.message for n in rig.app._notifications)
 
 
-async def test_an_approval_answered_in_history_does_not_ring() -> None:
+async def test_an_approval_answered_in_history_does_not_ring_and_an_ended_run_offers_no_approval_keys() -> None:
     rig = make_rig("finished")
     bells: list[int] = []
     rig.app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
@@ -330,6 +331,8 @@ async def test_an_approval_answered_in_history_does_not_ring() -> None:
         await settle(rig, pilot)
         assert bells == []
         assert not [n for n in rig.app._notifications if n.title == "Approval needed"]
+        # The approvals pane's hint said "a approve · x reject" on a run that had ended.
+        assert rig.screen.query_one(ApprovalsView).border_subtitle == "the run has ended: nothing to decide"
 
 
 async def test_a_critical_drift_rings_the_bell_and_shows_a_toast() -> None:
@@ -421,3 +424,58 @@ async def test_dollar_sets_the_budget_refusing_words_it_cannot_read() -> None:
         [(kind, payload)] = sent(rig)
         assert kind == "BUDGET" and {k: payload[k] for k in ("tokens", "usd")} == {"tokens": 50_000, "usd": 0}
         assert "resume" not in payload  # the run is not paused by a budget: it only sets it
+
+
+async def test_end_and_home_jump_to_the_end_and_the_top_of_the_help_whatever_has_focus() -> None:
+    rig = make_rig()
+    async with rig.app.run_test(size=(80, 24)) as pilot:  # the table is taller than the dialog: it scrolls
+        await settle(rig, pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_screen = rig.app.screen
+        assert isinstance(help_screen, HelpScreen)
+        body = help_screen.query_one("#help-body")
+        assert body.max_scroll_y > 0
+        for focus_left in (False, True):  # a click or a tap on the dialog leaves nothing focused
+            if focus_left:
+                help_screen.set_focus(None)
+            await pilot.press("end")
+            for _ in range(60):  # it scrolls there, animated
+                if body.scroll_y == body.max_scroll_y:
+                    break
+                await pilot.pause(0.05)
+            assert body.scroll_y == body.max_scroll_y, focus_left
+            await pilot.press("home")
+            for _ in range(60):
+                if body.scroll_y == 0:
+                    break
+                await pilot.pause(0.05)
+            assert body.scroll_y == 0, focus_left
+        assert "Home End" in screen_text(rig.app)  # the hint says so
+
+
+async def test_toasts_wait_while_the_approval_detail_is_open_and_show_when_it_closes() -> None:
+    """A toast covered part of the approval detail at 80x24 (the trial): while a dialog is up,
+    what the run has to say waits, and shows once it closes."""
+    from goldfive_tui.screens.detail import ApprovalScreen
+
+    rig = make_rig()
+    async with rig.app.run_test(size=(80, 24)) as pilot:
+        await settle(rig, pilot)
+        rig.source.release(rig.script.to_approval(task="draft"))
+        await settle(rig, pilot)
+        rig.app.clear_notifications()
+        rig.screen.query_one(ApprovalsView).focus()
+        await pilot.press("a")  # unread: its detail opens (no toast says so: the dialog is the answer)
+        await settle(rig, pilot)
+        assert isinstance(rig.app.screen, ApprovalScreen)
+        later = rig.script._at(10, E.approval_requested, target_id="send_mail", kind="tool", prompt="Mail the team?",
+                               task_id="polish_and_ship", tool_name="send_mail", args={}, timeout_ms=0)  # fmt: skip
+        rig.source.release([later])
+        await settle(rig, pilot)
+        await pilot.pause(0.3)
+        assert [n.message for n in rig.app._notifications] == []
+        await pilot.press("escape")
+        await settle(rig, pilot)
+        await pilot.pause(0.3)
+        assert [n.title for n in rig.app._notifications] == ["Approval needed"]

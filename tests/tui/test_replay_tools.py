@@ -290,3 +290,20 @@ def test_replay_of_a_file_with_one_run_opens_it_at_once_and_b_lists_it(tmp_path:
     # Opened at once with b offered; b listed the one run; picked again, then Esc in the list.
     assert opened == [("aaaa1111", True), ("aaaa1111", True)]
     assert asked == [["aaaa1111"], ["aaaa1111"]]
+
+
+async def test_the_picker_gives_the_goal_the_width_at_60_columns() -> None:
+    """At 60 columns the goal showed 6 characters (the trial): the narrow picker drops the start
+    and the event count and shortens the id, so most of the goal is read."""
+    from goldfive.recording import RunChoice
+    from tests.tui.conftest import screen_text as text_of
+
+    goal = "Write a six-slide deck on our Q3 results for the eng all-hands"
+    choices = [RunChoice("3f9c0d2a8b7e6f5a", "COMPLETED", goal, 1_790_000_000_000, 1234)]
+    app = RunPickerApp("runs.sqlite", choices)
+    async with app.run_test(size=(60, 16)) as pilot:
+        await pilot.pause()
+        assert "Write a six-slide deck on our Q3" in text_of(app)
+    async with RunPickerApp("runs.sqlite", choices).run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        assert "1234" in text_of(pilot.app) and goal in text_of(pilot.app)  # wide: every column

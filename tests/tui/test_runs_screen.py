@@ -21,6 +21,10 @@ async def ready(app: GoldfiveApp, pilot) -> None:  # type: ignore[no-untyped-def
     await pilot.pause()
 
 
+def title_of(queue: WaitingScreen) -> str:
+    return str(queue.query_one("#waiting-title").render())
+
+
 def shown_ids(app: GoldfiveApp) -> list[str]:
     return [r.run_id for r in hub_of(app).rows]
 
@@ -149,6 +153,7 @@ async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opene
         queue = app.screen
         assert isinstance(queue, WaitingScreen)
         assert [w.tool_name for w in queue.items] == ["send_mail", "publish_deck"]  # oldest first
+        assert "+" not in title_of(queue)  # nothing came in since it opened: no mark to explain
         await pilot.press("A")  # nothing read yet: nothing approved
         await pilot.pause()
         assert runs.decisions == []
@@ -162,6 +167,7 @@ async def test_batch_approve_acts_only_on_read_items_listed_when_the_queue_opene
         await hub_of(app).poll()
         await pilot.pause()
         assert [w.tool_name for w in queue.items] == ["send_mail", "publish_deck", "drop_table"]
+        assert title_of(queue).endswith("· 3 items · 1 read (A approves those) · + arrived after opening")  # the mark, in words
         await pilot.press("G", "enter", "escape")
         await pilot.pause()
         assert queue.read == {queue.items[0].key, queue.items[2].key}
@@ -195,7 +201,7 @@ async def test_reject_from_the_queue_asks_a_reason_and_unread_items_open_first()
         assert [(i.tool_name, a, r) for i, a, r in runs.decisions] == [("publish_deck", False, "too early")]
 
 
-async def test_jump_from_the_queue_opens_the_run() -> None:
+async def test_jump_from_the_queue_opens_the_run_and_does_not_toast_what_was_read_there() -> None:
     app = make_hub("running", "approval")
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
@@ -205,6 +211,12 @@ async def test_jump_from_the_queue_opens_the_run() -> None:
         await pilot.pause()
         assert hub_of(app).open_run_id == IDS["approval"]
         assert [type(s) for s in app.screen_stack] == [RunsScreen, RunScreen]
+        await pilot.pause(0.15)  # a repaint: the alerts are taken there
+        assert open_screen(app).state.approvals
+        assert [n.title for n in app._notifications if n.title in ("Approval needed", "Question for you")] == []
+        hub_of(app).runs.release(IDS["approval"], [new_approval(IDS["approval"], "send_mail")])  # type: ignore[attr-defined]
+        await pilot.pause(0.15)
+        assert [n.message for n in app._notifications if n.title == "Approval needed"] == ["send_mail: Run send_mail?"]  # a new one is news
 
 
 async def test_help_on_the_runs_screen_and_in_a_run_lists_the_hub_keys() -> None:
@@ -442,3 +454,4 @@ def test_at_80_columns_the_age_is_whole_and_the_task_has_room() -> None:
     head = header_text(80).plain
     assert head.rstrip().endswith("AGE") and "ORIGIN" not in head  # origin only from 100 columns
     assert "ORIGIN" in header_text(120).plain and "hosted" in row_text(row, 909_000, 120).plain
+

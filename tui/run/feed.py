@@ -111,6 +111,9 @@ class RunFeed:
         self.rules = RecordedRules()
         self.stream_note = ""
         self.connection_note = ""  # remote sources: where the link is, always visible
+        #: Approvals the person was shown before this screen opened (the runs screen's waiting
+        #: queue): not announced again when the run's history brings them.
+        self.shown_elsewhere: set[str] = set()
         self._pending = _Pending()
 
     def at(self, ms: int) -> str:
@@ -260,7 +263,9 @@ class RunFeed:
             view = state.approvals[target]
             out.append(Alert("Approval deadline near", f"{approval_name(state, target)}: {view.on_timeout} soon unless decided", "warning"))
         # Not one the run's reviewer has: a person hears of it when the reviewer asks.
-        waiting = list(dict.fromkeys(t for t in pending.approvals if t in state.approvals and not state.approvals[t].with_reviewer))
+        waiting = list(dict.fromkeys(
+            t for t in pending.approvals if t in state.approvals and not state.approvals[t].with_reviewer and t not in self.shown_elsewhere
+        ))  # fmt: skip
         for target in waiting[-3:]:
             view = state.approvals[target]
             title = "Question for you" if view.is_question else "Approval needed"

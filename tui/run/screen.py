@@ -21,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input
 
 from goldfive.recording import Recording
@@ -156,7 +156,7 @@ class RunScreen(Screen[None]):
         approvals.border_title = "Approvals (0)"
         approvals.empty_text = "no approvals waiting"
         # What Enter and the keys do here; a read-only view only opens the request to read it.
-        approvals.border_subtitle = "Enter details · a approve · e edit · x reject" if self.controls else "Enter details"
+        approvals.border_subtitle = self._approvals_hint()
         self._steering.display = False
         self._steering.border_subtitle = "t change" if self.controls else ""
         self._detail_box.border_title = "Task"
@@ -201,6 +201,12 @@ class RunScreen(Screen[None]):
                 self.rewrite_control(control_id)
             self._dirty = True
         self._dirty = True
+
+    def stream_end_is_news(self) -> bool:
+        """A remote stream's end is told in a toast only while the person looks at this run
+        and it has not ended: a run that ended says so in the header, and a screen left (Esc,
+        another run opened) has nothing to tell."""
+        return self.is_current and not self.state.finished
 
     def set_connection_state(self, state: str, detail: str = "") -> None:
         """Told by a remote source on every change of its link (connecting, connected,
@@ -247,11 +253,12 @@ class RunScreen(Screen[None]):
         if not self.is_running:
             return  # torn down: an ack that lands now has nothing left to paint on
         self._dirty = False
-        alerts, ring = self.feed.take_alerts()
-        for alert in alerts:
-            self.notify(alert.message, title=alert.title, severity=alert.severity)
-        if ring:
-            self.app.bell()
+        if not self._dialog_up():  # under a dialog a toast would cover it: they wait for it to close
+            alerts, ring = self.feed.take_alerts()
+            for alert in alerts:
+                self.notify(alert.message, title=alert.title, severity=alert.severity)
+            if ring:
+                self.app.bell()
         now = self.now_ms()
         feed = self.feed
         state = feed.state
@@ -267,6 +274,7 @@ class RunScreen(Screen[None]):
             return
         self._show_detail()
         self._approvals.update_approvals(state, now, self.read_approvals)
+        self._approvals.border_subtitle = self._approvals_hint()
         # Zoomed (z), the pane fills the screen: its usual height (a row per approval, up to 5)
         # would leave it 3 rows tall over a hatched screen.
         zoomed = self.maximized is self._approvals
@@ -281,6 +289,20 @@ class RunScreen(Screen[None]):
             # The run ended under the dialog: its choices (cancel it, keep it running) are moot.
             stack[-1].dismiss(None)
             self.notify(f"The run ended ({state.finished}) while you were deciding: q quits now, nothing to cancel or keep.", timeout=6)
+
+    def _dialog_up(self) -> bool:
+        """A dialog (the approval detail, the help, a prompt) is over this screen."""
+        stack = self.app.screen_stack
+        return bool(stack) and stack[-1] is not self and isinstance(stack[-1], ModalScreen)
+
+    def on_screen_resume(self) -> None:
+        self._dirty = True  # a dialog closed: what waited under it is told now
+
+    def _approvals_hint(self) -> str:
+        """The approvals pane's keys while they do something; once the run ended, that."""
+        if self.controls and self.feed.state.finished:
+            return "the run has ended: nothing to decide"
+        return "Enter details · a approve · e edit · x reject" if self.controls else "Enter details"
 
     def _show_detail(self) -> None:
         key = self._plan.selected_key
@@ -367,7 +389,6 @@ class RunScreen(Screen[None]):
             self.notify("No approval is waiting.", severity="warning")
             return None
         if read and target not in self.read_approvals:  # read before you decide: show it first
-            self.notify("Read it first: here it is (a / x decide there).", timeout=3)
             self.open_approval(target)
             return None
         return target

@@ -249,6 +249,8 @@ class RunsScreen(Screen[None]):
 
         source = self.runs.open(run_id)
         screen = RunScreen(source, opener=self, clock=self.wall_ms)
+        # What waits in it was listed here (and in the waiting queue): opening it is no news.
+        screen.feed.shown_elsewhere.update(w.target_id for w in self.snapshot.waiting if w.run_id == run_id)
         if isinstance(source, GrpcRunSource):
             source.on_state = connection_notifier(screen)
         return screen

@@ -113,8 +113,13 @@ class WaitingScreen(Screen[None]):
         title = Text()
         title.append("Waiting for you", style="bold")
         n = len(self.items)
-        waiting = f"{n} item{'' if n == 1 else 's'}, oldest first" if n else "nothing waiting"
-        title.append(f" · {waiting} · {eligible} read (A approves those) · + new", style="dim")
+        # The + mark said in words once an item carries it (in the room "oldest first" took,
+        # so the line still fits 80 columns).
+        new = any(w.key not in self.drawn for w in self.items)
+        waiting = f"{n} item{'' if n == 1 else 's'}{'' if new else ', oldest first'}" if n else "nothing waiting"
+        title.append(f" · {waiting} · {eligible} read (A approves those)", style="dim")
+        if new:
+            title.append(" · + arrived after opening", style="dim")
         self.query_one("#waiting-title", Static).update(title)
 
     def item(self, key: str | None) -> WaitingItem | None:
@@ -156,7 +161,6 @@ class WaitingScreen(Screen[None]):
         """Read before you decide: an unread item opens (True) instead of being decided."""
         if item.key in self.read:
             return False
-        self.notify("Read it first: here it is.", timeout=3)
         self.action_open_item()
         return True
 

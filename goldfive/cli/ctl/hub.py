@@ -16,7 +16,7 @@ from goldfive.cli.ctl.group import EXIT_FAILURE, _call, _dict, _fail, _options, 
 from goldfive.cli.output import echo, field
 from goldfive.link.client import RemoteClient
 
-__all__ = ["age", "run_line", "runs_order", "start_command", "waiting_command"]
+__all__ = ["RUNS_COLUMNS", "age", "run_fields", "run_line", "runs_order", "runs_table", "start_command", "waiting_command"]
 
 
 def age(seconds: float) -> str:
@@ -45,10 +45,33 @@ def runs_order(summary: Any) -> tuple[int, int, str]:
     return order_key(kind_of_reason(summary.needs_you), since, summary.state, started, summary.run_id)
 
 
+#: ``ctl runs``' columns, in order; the last (the goal, then any notes in brackets) is not padded.
+RUNS_COLUMNS = ("RUN", "STATE", "TASKS", "ORIGIN", "HOST:PID", "NEEDS YOU", "TASK", "STARTED", "USAGE", "GOAL [NOTES]")
+
+
 def run_line(r: Any, now: float | None = None) -> str:
-    """One ``ctl runs`` row: id, state, tasks, origin, needs-you (for how long), current task,
-    started, goal, and what is wrong with its recording. Each field the run or the hub wrote is
-    made one line safe for a terminal (:func:`goldfive.cli.output.field`)."""
+    """One ``ctl runs`` row, its fields two spaces apart (``runs_table`` lines them up)."""
+    return "  ".join(run_fields(r, now))
+
+
+def runs_table(runs: list[Any], now: float | None = None) -> tuple[str, list[str]]:
+    """``ctl runs``' header and rows, each column as wide as its widest field, so the header
+    names stand over their fields."""
+    now = time.time() if now is None else now
+    rows = [run_fields(r, now) for r in runs]
+    widths = [max(len(x[i]) for x in [list(RUNS_COLUMNS), *rows]) for i in range(len(RUNS_COLUMNS) - 1)]
+
+    def line(fields: list[str] | tuple[str, ...]) -> str:
+        return "  ".join([f.ljust(w) for f, w in zip(fields, widths)] + [fields[-1]])
+
+    return line(RUNS_COLUMNS), [line(x) for x in rows]
+
+
+def run_fields(r: Any, now: float | None = None) -> list[str]:
+    """One ``ctl runs`` row's fields (``RUNS_COLUMNS``): id, state, tasks, origin, host:pid,
+    needs-you (for how long), current task, started, usage, and the goal with what is wrong
+    with its recording. Each field the run or the hub wrote is made one line safe for a
+    terminal (:func:`goldfive.cli.output.field`); an empty one is "-"."""
     from goldfive.remote.health import health_note
 
     now = time.time() if now is None else now
@@ -70,8 +93,8 @@ def run_line(r: Any, now: float | None = None) -> str:
     if r.archived_by:
         pending = " · ".join(p for p in (pending, f"archived by {field(r.archived_by)}") if p)
     cost = usage_words(r)
-    return (f"{field(r.run_id)}  {field(r.state):<11} {r.tasks_completed}/{r.tasks_total}  {origin:<9} {where}  {needs}  "
-            f"task {task}  {started}  {cost}  {field(r.goal_summary)}" + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else ""))  # fmt: skip
+    goal = (field(r.goal_summary) or "-") + (f"  [{note}]" if note else "") + (f"  [{pending}]" if pending else "")
+    return [field(r.run_id), field(r.state) or "-", f"{r.tasks_completed}/{r.tasks_total}", origin, where or "-", needs, task, started, cost, goal]
 
 
 def usage_words(r: Any) -> str:

@@ -14,10 +14,6 @@ from goldfive.cli.output import echo, field, write_lines
 from goldfive.link.client import RemoteClient
 
 
-#: Above ``ctl runs`` rows (text, on stderr): what each field is, in order (--json for scripts).
-RUNS_HEADER = "RUN  STATE  TASKS  ORIGIN  HOST:PID  NEEDS YOU  TASK  STARTED  USAGE  GOAL  [NOTES]"
-
-
 @ctl.command("runs", short_help="List the runs, those that need a person first.")
 @click.option("--archived", is_flag=True, help="Also the runs a person archived (ctl archive).")
 @_options
@@ -36,15 +32,16 @@ def runs_command(opts: _Opts, archived: bool) -> None:
     if opts.as_json:  # json.dumps escapes every control character: \u001b, \u009b
         click.echo(json.dumps([_dict(r) for r in runs]))
         return
-    from goldfive.cli.ctl.hub import run_line, runs_order
+    from goldfive.cli.ctl.hub import runs_order, runs_table
 
     if not runs:  # said on stderr: stdout stays the rows a script reads (none)
         more = "" if archived else " (ctl runs --archived also lists archived ones)"
         echo(f"goldfive ctl: no runs on {field(opts.addr)}{more}", err=True)
         return
-    echo(RUNS_HEADER, err=True)  # on stderr, as the empty-hub line: stdout stays the rows a script reads
-    for r in sorted(runs, key=runs_order):
-        echo(run_line(r))
+    header, rows = runs_table(sorted(runs, key=runs_order))
+    echo(header, err=True)  # on stderr, as the empty-hub line: stdout stays the rows a script reads
+    for row in rows:
+        echo(row)
 
 
 @ctl.command("status")
