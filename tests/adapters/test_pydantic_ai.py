@@ -193,6 +193,36 @@ async def test_an_approved_call_resumes_the_run_and_the_conversation_holds_each_
     assert sorted(r.tool_call_id for r in tool_returns(b_request)) == ["call-pub", "l1"]
 
 
+async def test_a_structured_output_agent_gets_its_approvals_and_its_output_after_the_resume() -> None:
+    from pydantic import BaseModel
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    class Report(BaseModel):
+        channel: str
+
+    script = Script(
+        {"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "call-pub")), ModelResponse(parts=[ToolCallPart("final_result", {"channel": "#r"}, tool_call_id="out")])]}
+    )
+    agent: Agent[None, Report] = Agent(FunctionModel(script, model_name="scripted"), output_type=Report)
+    ran: list[str] = []
+
+    @agent.tool_plain(requires_approval=True)
+    def publish(channel: str, text: str) -> str:
+        ran.append(channel)
+        return "posted"
+
+    h = Harness(agent, SequentialExecutor(), static("a"))
+    h.start()
+    await h.wait_event("approval_requested")
+    await h.control(ControlKind.APPROVE, target_id="call-pub")
+    out = await h.finish()
+    assert out.success, out.reason
+    assert ran == ["#r"]
+    assert h.runner.session is not None and "channel='#r'" in h.runner.session.completed_results["a"]  # the Report
+
+
 async def test_an_agent_with_an_output_validator_still_asks_approvals_inside_the_run(executor: Any) -> None:
     # A run may not set an output type for such an agent: the approvals go through the capability.
     script = Script({"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "call-pub")), text("published")]})
