@@ -23,6 +23,9 @@ whichever is larger.
 A third row prices what the SDK itself charges for eight more tools on an agent: the framework
 alone, its agent given eight no-op FunctionTools with the reporting tools' names and schemas
 (the SDK checks and fingerprints every tool of the agent on each run).
+
+``--calls`` adds one pass per row under cProfile and prints the Python function calls per task:
+a count, the same on a loaded machine (every call weighs alike: a guide to where the work is).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import gc
 import statistics
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from agents import Agent, RunConfig, Runner, SQLiteSession
 from agents.testing import ScriptedModel, assistant_message
@@ -111,6 +114,35 @@ async def medians_us(fns: list[Callable[[], Awaitable[float]]], n: int, passes: 
     return [statistics.median(t) / n * 1e6 for t in times]
 
 
+def calls_per_task(fn: Callable[[], Awaitable[float]], n: int) -> float:
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    asyncio.run(cast(Any, fn()))
+    profile.disable()
+    total: int = pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
+    return total / n
+
+
+def count_calls(n: int) -> None:
+    tools = eight_noop_tools()
+    print("Python function calls per task (cProfile, one pass after a warm-up)")
+    for with_session in (True, False):
+        rows: dict[str, Callable[[], Awaitable[float]]] = {
+            "framework alone": lambda: framework_alone(n, with_session),
+            "via goldfive": lambda: through_goldfive(n, with_session),
+            "the SDK alone, +8 no-op tools": lambda: framework_alone(n, with_session, tools),
+        }
+        for fn in rows.values():
+            asyncio.run(cast(Any, fn()))
+        counted = {name: calls_per_task(fn, n) for name, fn in rows.items()}
+        base = counted["framework alone"]
+        label = "SDK session per run" if with_session else "no SDK session"
+        print("  " + label + ": " + ", ".join(f"{name} {c:.0f} ({c / base:.2f}x)" for name, c in counted.items()))
+
+
 async def main(n: int, passes: int) -> None:
     print(f"OpenAI Agents SDK adapter: {n} tasks, median of {passes} passes after a warm-up (CPU µs per task)")
     print(f"{'':30}{'framework alone':>16}{'via goldfive':>14}{'overhead':>11}{'ratio':>8}   target")
@@ -138,5 +170,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--passes", type=int, default=5)
+    parser.add_argument("--calls", action="store_true", help="also count Python function calls per task")
     args = parser.parse_args()
     asyncio.run(main(args.tasks, args.passes))
+    if args.calls:
+        count_calls(args.tasks)

@@ -8,18 +8,22 @@ fixed text answer), so what is timed is the framework's run loop and what goldfi
 (a) baseline: the framework alone, a loop of N ``agent.run`` calls, one per task title, each
     continuing the previous runs' message history (what a person would write by hand);
 (b) goldfive: the same N tasks as a linear plan through ``Runner(agent=agent)`` (no sinks, no
-    control channel): PydanticAIAdapter with goldfive's task input, the 8 reporting tools, the
-    approval capability, the injected-message drain, the visibility events, the task state
-    machine and the executor;
+    control channel): PydanticAIAdapter with goldfive's task input, the reporting tools, the
+    run's output type with ``DeferredToolRequests`` (how approvals are asked), the
+    injected-message drain, the visibility events, the task state machine and the executor;
 (c) goldfive with ``memory=False``: each task starts from an empty history.
 Then the framework alone as (a) plus one of the things goldfive hands it, to show where (b)'s
 time goes: (d) the reporting tools' schemas (those offered) (a FunctionToolset), (e) a per-run capability
-(PydanticAI's own ``HandleDeferredToolCalls``, the mechanism the approvals use), (f) goldfive's
+(PydanticAI's own ``HandleDeferredToolCalls``: how the approvals were asked before, still the
+way for an agent with output validators), (f) goldfive's
 task inputs as the prompts instead of the task titles (the first with the goals, the whole plan
 and the results; each later one what changed since, as the adapter sends them).
 
 Every variant is warmed up, then they are timed in alternating passes; figures are medians of
-CPU time (``process_time``: this process's own work, steady on a shared machine) and wall time.
+CPU time (``process_time``: this process's own work, steadier on a shared machine) and wall time.
+``--calls`` adds one more pass per variant under cProfile and prints the Python function calls
+per task: a count, not a time, so it is the same on a loaded machine (it weighs every call
+alike, so it is a guide to where the work is, not a substitute for the times).
 Target (issue 14): goldfive adds at most 10% or 100 µs per task, whichever is larger.
 """
 
@@ -127,6 +131,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--passes", type=int, default=5)
+    parser.add_argument("--calls", action="store_true", help="also count Python function calls per task")
     args = parser.parse_args()
     n, agent, tools = args.tasks, make_agent(), eight_tools()
     titles = [f"Do the current task (t{i}): Task number {i}" for i in range(n)]
@@ -169,6 +174,23 @@ def main() -> None:
     allowed = max(0.10 * base, 100.0)
     over = per_cpu["(b) goldfive Runner + PydanticAIAdapter"] - base
     print(f"target: at most +{allowed:.0f} µs/task (max of 10% and 100 µs): {'within' if over <= allowed else 'over'} (+{over:.0f})")
+    if args.calls:
+        counted = {name: calls_per_task(run, n) for name, run in variants.items()}
+        print("Python function calls per task (cProfile, one pass):")
+        for name, count in counted.items():
+            print(f"  {name:<46} {count:9.0f} {count / counted[base_name]:5.2f}x")
+
+
+def calls_per_task(run: Callable[[], Awaitable[Timing]], n: int) -> float:
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    profile.enable()
+    asyncio.run(cast(Any, run()))
+    profile.disable()
+    total: int = pstats.Stats(profile).total_calls  # type: ignore[attr-defined]
+    return total / n
 
 
 if __name__ == "__main__":

@@ -10,13 +10,19 @@ changed since (``goldfive.adapters.task_prompt.Told``).
 Everything goes through PydanticAI's public API, for one run only, so the user's ``Agent`` is
 never changed:
 
-- the eight reporting tools are one ``FunctionToolset`` passed as ``toolsets=``;
-- the :class:`GoldfiveSteering` capability's ``handle_deferred_tool_calls`` answers the calls
-  PydanticAI defers for approval (``requires_approval=True``, an ``ApprovalRequiredToolset``, a
-  tool raising ``ApprovalRequired``) inline: one goldfive approval per call under PydanticAI's
-  own ``tool_call_id``, all asked at once; approve → ``ToolApproved`` (the person's edited
-  arguments as ``override_args``), anything else → ``ToolDenied`` with the reason, which is what
-  the model reads as the call's return;
+- the reporting tools are one ``FunctionToolset`` passed as ``toolsets=``, built once and
+  listed once (:class:`ReportingToolset`);
+- a call PydanticAI defers for approval (``requires_approval=True``, an
+  ``ApprovalRequiredToolset``, a tool raising ``ApprovalRequired``) ends the run with
+  ``DeferredToolRequests`` (added to the run's ``output_type``): one goldfive approval per call
+  under PydanticAI's own ``tool_call_id``, all asked at once, then the run is resumed with
+  ``deferred_tool_results=`` (the usage carried over): approve → ``ToolApproved`` (the person's
+  edited arguments as ``override_args``), anything else → ``ToolDenied`` with the reason, which
+  is what the model reads as the call's return. An agent whose runs may not set an output type
+  (output validators) gets the same decisions inside the run from the :class:`GoldfiveSteering`
+  capability's ``handle_deferred_tool_calls``; a capability on every run would cost about a
+  tenth of a run (PydanticAI composes the run's capabilities and dispatches each hook through
+  them);
 - the adapter drives ``agent.iter`` node by node: before each model request it drains the
   injected messages into ``AgentRun.enqueue`` (they go into that request and stay in the
   history); it records each model answer (``CallToolsNode``) and each tool result (the next
@@ -53,7 +59,7 @@ from pydantic_ai.tools import (
     ToolApproved,
     ToolDenied,
 )
-from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
 from pydantic_ai.usage import UsageLimits
 
 from goldfive.adapters.common import ask_tool_approval, framework_span, record_model_turn, record_tool_call, task_input, to_text
@@ -100,6 +106,10 @@ class PydanticAIAdapter:
         # run); a dead reference is a finished run.
         self._histories: dict[int, tuple[weakref.ref[Session], list[ModelMessage], Told]] = {}
         self._reporting = ReportingToolset()
+        #: (the run's output type, or None: see _output_type), worked out once.
+        self._output: tuple[Any] | None = None
+        #: The agent's own output type has DeferredToolRequests: its runs end with them.
+        self._defers = False
 
     @property
     def available_agents(self) -> list[str]:
@@ -122,39 +132,30 @@ class PydanticAIAdapter:
         told = self._conversation(session)[1] if self.memory else None
         history = list(self.history(session)) if self.memory else []
         # In a conversation the input counts as told once the run's messages are kept (below).
-        prompt = task_input(session, task, told, keep=False)
+        prompt: str | None = task_input(session, task, told, keep=False)
+        output_type = self._output_type()
+        options: dict[str, Any] = {"deps": self.deps, "usage_limits": self.usage_limits, "toolsets": [toolset]}
+        if output_type is not None:
+            options["output_type"] = output_type
+        elif not self._defers:
+            options["capabilities"] = [steering]  # approvals answered inline (see _output_type)
         new: list[ModelMessage] = []
         output: Any = None
+        results: DeferredToolResults | None = None
+        notes: list[str] = []
         bound = CURRENT.set(steering)
         try:
-            async with self.agent.iter(
-                prompt,
-                message_history=history,
-                conversation_id=session.run_id if not history else None,
-                deps=self.deps,
-                usage_limits=self.usage_limits,
-                toolsets=[toolset],
-                capabilities=[steering],
-            ) as run:
-                async for node in run:
-                    if Agent.is_call_tools_node(node):
-                        await steering.turn(node.model_response)
-                    elif Agent.is_model_request_node(node):
-                        await steering.results(node.request)
-                        if _status(session, task).is_terminal:
-                            # A reporting tool ended the task: no further model call. The tool
-                            # returns waiting in this node close the calls in the history.
-                            new = [*run.new_messages(), node.request]
-                            break
-                        # Over budget the run pauses and this request waits (docs/cost.md#budgets).
-                        await before_model_call(task.id)
-                        # INJECT_MESSAGE: into the request this node is about to send.
-                        texts = await read_injected(session, task.id)
-                        if texts:
-                            run.enqueue(*texts)
-                else:
-                    new = run.new_messages()
-                    output = run.result.output if run.result is not None else None
+            while True:
+                # One run, or (after approvals) the run resumed with the decisions, as PydanticAI
+                # documents for DeferredToolRequests; the usage carries over so the limits hold.
+                ran, output, options["usage"], ended = await self._run(
+                    session, task, steering, prompt, [*history, *new], results, notes, conversation=not history and not new, **options
+                )
+                new.extend(ran)
+                if ended or not isinstance(output, DeferredToolRequests) or not output.approvals or output.calls:
+                    break
+                results, notes = await steering.decide(output)
+                prompt = None
         except UsageLimitExceeded as exc:
             await _drift(ctx.steerer, session, DriftKind.TOO_MANY_STEPS, str(exc), task.id)
             return InvocationResult(task.id, stop_reason="max_steps", error=f"step limit exceeded: {exc}")
@@ -178,6 +179,76 @@ class PydanticAIAdapter:
                 task.id, stop_reason="deferred", error=f"the agent deferred calls goldfive cannot run (external tools: {names})"
             )
         return InvocationResult(task.id, text=to_text(output), stop_reason="stop")
+
+    async def _run(
+        self,
+        session: Session,
+        task: Task,
+        steering: GoldfiveSteering,
+        prompt: str | None,
+        history: list[ModelMessage],
+        results: DeferredToolResults | None,
+        notes: list[str],
+        *,
+        conversation: bool,
+        **options: Any,
+    ) -> tuple[list[ModelMessage], Any, Any, bool]:
+        """One ``agent.iter``, driven node by node: (its new messages, its output, its usage,
+        whether a reporting tool ended the task)."""
+        async with self.agent.iter(
+            prompt,
+            message_history=history,
+            conversation_id=session.run_id if conversation else None,
+            deferred_tool_results=results,
+            **options,
+        ) as run:
+            # A resumed run starts with the answer whose calls were decided (recorded already).
+            resumed = results is not None
+            async for node in run:
+                if Agent.is_call_tools_node(node):
+                    if resumed:
+                        resumed = False
+                        continue
+                    await steering.turn(node.model_response)
+                elif Agent.is_model_request_node(node):
+                    await steering.results(node.request)
+                    if _status(session, task).is_terminal:
+                        # A reporting tool ended the task: no further model call. The tool
+                        # returns waiting in this node close the calls in the history.
+                        return [*run.new_messages(), node.request], None, run.usage, True
+                    # Over budget the run pauses and this request waits (docs/cost.md#budgets).
+                    await before_model_call(task.id)
+                    # INJECT_MESSAGE: into the request this node is about to send; after
+                    # approvals, what the model must know of arguments a person edited.
+                    texts = [*notes, *await read_injected(session, task.id)]
+                    notes = []
+                    if texts:
+                        run.enqueue(*texts)
+            ran = run.new_messages()
+            if ran and isinstance(ran[-1], ModelRequest):
+                # A run ending in DeferredToolRequests keeps the results of the calls that ran.
+                await steering.results(ran[-1])
+            return ran, run.result.output if run.result is not None else None, run.usage, False
+
+    def _output_type(self) -> Any:
+        """The run's output type with ``DeferredToolRequests`` added, so a call needing approval
+        ends the run (PydanticAI's deferred tools) and the adapter resumes it with the decisions;
+        None when the agent's own output type has it already, or when a run may not set one (an
+        agent with output validators, or not a plain ``Agent``): then the approvals go through
+        the :class:`GoldfiveSteering` capability, answered inside the run. (A capability makes
+        PydanticAI compose the run's capabilities and dispatch every hook through them, which
+        cost about a tenth of a run on its test model.)"""
+        if self._output is None:
+            agent = self.agent
+            spec = agent.output_type
+            specs = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+            if DeferredToolRequests in specs:
+                self._output, self._defers = (None,), True
+            elif not isinstance(agent, Agent) or getattr(agent, "_output_validators", None):
+                self._output = (None,)
+            else:
+                self._output = ([*specs, DeferredToolRequests],)
+        return self._output[0]
 
     def _conversation(self, session: Session) -> tuple[list[ModelMessage], Told]:
         # Dead runs' conversations go first: a long-lived adapter must not keep them all.
@@ -282,18 +353,29 @@ class GoldfiveSteering(AbstractCapability[Any]):
                 await self._record(call, args, getattr(part, "content", ""), "error")
 
     # -- tool approval ---------------------------------------------------------------
+    async def decide(self, requests: DeferredToolRequests) -> tuple[DeferredToolResults, list[str]]:
+        """Ask a person about each call of ``requests.approvals``: the results to resume the run
+        with, and what the model must be told (arguments a person edited before approving).
+
+        One approval per call, all pending at once (the approvals pane shows them side by side);
+        the task group withdraws the ones still open if the run is cancelled."""
+        async with asyncio.TaskGroup() as group:
+            asked = {call.tool_call_id: group.create_task(self._decide(call)) for call in requests.approvals}
+        notes = [note for task in asked.values() if (note := task.result()[1])]
+        return requests.build_results(approvals={cid: task.result()[0] for cid, task in asked.items()}), notes
+
     async def handle_deferred_tool_calls(
         self, ctx: RunContext[Any], *, requests: DeferredToolRequests
     ) -> DeferredToolResults | None:
+        """The same inside the run, when the adapter cannot let the run end with the requests."""
         if not requests.approvals:
             return None  # external calls are not goldfive's to answer; PydanticAI reports them
-        # One approval per call, all pending at once (the approvals pane shows them side by
-        # side); the task group withdraws the ones still open if the run is cancelled.
-        async with asyncio.TaskGroup() as group:
-            asked = {call.tool_call_id: group.create_task(self._decide(ctx, call)) for call in requests.approvals}
-        return requests.build_results(approvals={cid: task.result() for cid, task in asked.items()})
+        results, notes = await self.decide(requests)
+        for note in notes:
+            ctx.enqueue(note)
+        return results
 
-    async def _decide(self, ctx: RunContext[Any], call: ToolCallPart) -> DeferredToolApprovalResult:
+    async def _decide(self, call: ToolCallPart) -> tuple[DeferredToolApprovalResult, str]:
         args = call.args_as_dict()
         target = call.tool_call_id
         if target in self.run.session.pending_approvals:
@@ -304,15 +386,15 @@ class GoldfiveSteering(AbstractCapability[Any]):
             if decision.arguments is not None and decision.arguments != args:
                 self._ran_with[call.tool_call_id] = decision.arguments
                 # The model must know the call it made is not the call that ran.
-                ctx.enqueue(
+                note = (
                     f"A person edited the arguments of your call {call.tool_call_id} to {call.tool_name} before "
                     f"approving it; it ran with {_json(decision.arguments)} instead of {_json(args)}."
                 )
-                return ToolApproved(override_args=decision.arguments)
-            return ToolApproved()
+                return ToolApproved(override_args=decision.arguments), note
+            return ToolApproved(), ""
         denial = decision.denial_for_model(call.tool_name)
         await self._record(call, args, denial, "rejected")
-        return ToolDenied(denial)
+        return ToolDenied(denial), ""
 
     async def _record(self, call: ToolCallPart, args: dict[str, Any], result: Any, outcome: str) -> None:
         await record_tool_call(
@@ -332,19 +414,36 @@ CURRENT: ContextVar[GoldfiveSteering | None] = ContextVar("goldfive_pydantic_ai_
 
 
 class ReportingToolset:
-    """The reporting tools as one PydanticAI ``FunctionToolset``, built once per set of tools
-    and bound to the running task through :data:`CURRENT`: a toolset per task would rebuild
-    eight tool schemas every task."""
+    """The reporting tools as one PydanticAI toolset, built once per set of tools and bound to
+    the running task through :data:`CURRENT`: a toolset per task would rebuild eight tool
+    schemas every task."""
 
     def __init__(self) -> None:
         self._key: tuple[tuple[str, str], ...] = ()
-        self._toolset: FunctionToolset[Any] | None = None
+        self._toolset: _ListedOnce | None = None
 
     def for_specs(self, specs: dict[str, ReportingToolSpec]) -> FunctionToolset[Any]:
         key = tuple((spec.name, spec.description) for spec in specs.values())
         if self._toolset is None or key != self._key:
-            self._key, self._toolset = key, FunctionToolset([_tool(spec) for spec in specs.values()])
+            self._key, self._toolset = key, _ListedOnce([_tool(spec) for spec in specs.values()])
         return self._toolset
+
+
+class _ListedOnce(FunctionToolset[Any]):
+    """A ``FunctionToolset`` that lists its tools once: the reporting tools have no ``prepare``
+    and fixed schemas, so what ``get_tools`` builds (a run context copy and a tool definition
+    per tool, before every model request) is the same every time but for the run's default
+    retry count, which keys the cache."""
+
+    def __init__(self, tools: list[Tool[Any]]) -> None:
+        super().__init__(tools)
+        self._listed: dict[int, dict[str, ToolsetTool[Any]]] = {}
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        listed = self._listed.get(ctx.max_retries)
+        if listed is None:
+            listed = self._listed[ctx.max_retries] = await super().get_tools(ctx)
+        return dict(listed)
 
 
 def _tool(spec: ReportingToolSpec) -> Tool[Any]:

@@ -173,6 +173,105 @@ async def test_arguments_edited_by_the_person_are_the_ones_that_run_and_the_mode
     assert "#news" in call.args_json and call.outcome == "ok"  # the arguments that ran
 
 
+async def test_an_approved_call_resumes_the_run_and_the_conversation_holds_each_message_once() -> None:
+    # The approval ends PydanticAI's run with DeferredToolRequests; the adapter resumes it with
+    # the decision: each model answer is recorded once, and the next task continues one history.
+    script = Script({"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "call-pub"), ("lookup", {"key": "k"}, "l1")), text("published")]})
+    agent, ran = make_agent(script)
+    h = Harness(agent, SequentialExecutor(), static("a", "b"))
+    h.start()
+    await h.wait_event("approval_requested")
+    await h.control(ControlKind.APPROVE, target_id="call-pub")
+    out = await h.finish()
+    assert out.success, out.reason
+    assert [r["tool"] for r in ran] == ["lookup", "publish"]
+    assert [s.task_id for s in steps(h, "model_turn")] == ["a", "a", "b"]
+    assert sorted((s.tool_name, s.outcome) for s in steps(h, "tool_call")) == [("lookup", "ok"), ("publish", "ok")]
+    [b_request] = script.of("b")
+    kinds = [type(m).__name__ for m in b_request]
+    assert kinds == ["ModelRequest", "ModelResponse", "ModelRequest", "ModelResponse", "ModelRequest"], kinds
+    assert sorted(r.tool_call_id for r in tool_returns(b_request)) == ["call-pub", "l1"]
+
+
+async def test_a_structured_output_agent_gets_its_approvals_and_its_output_after_the_resume() -> None:
+    from pydantic import BaseModel
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    class Report(BaseModel):
+        channel: str
+
+    script = Script(
+        {"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "call-pub")), ModelResponse(parts=[ToolCallPart("final_result", {"channel": "#r"}, tool_call_id="out")])]}
+    )
+    agent: Agent[None, Report] = Agent(FunctionModel(script, model_name="scripted"), output_type=Report)
+    ran: list[str] = []
+
+    @agent.tool_plain(requires_approval=True)
+    def publish(channel: str, text: str) -> str:
+        ran.append(channel)
+        return "posted"
+
+    h = Harness(agent, SequentialExecutor(), static("a"))
+    h.start()
+    await h.wait_event("approval_requested")
+    await h.control(ControlKind.APPROVE, target_id="call-pub")
+    out = await h.finish()
+    assert out.success, out.reason
+    assert ran == ["#r"]
+    assert h.runner.session is not None and "channel='#r'" in h.runner.session.completed_results["a"]  # the Report
+
+
+async def test_an_agent_with_an_output_validator_still_asks_approvals_inside_the_run(executor: Any) -> None:
+    # A run may not set an output type for such an agent: the approvals go through the capability.
+    script = Script({"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "call-pub")), text("published")]})
+    agent, ran = make_agent(script)
+    seen: list[str] = []
+
+    @agent.output_validator
+    def keep(output: str) -> str:
+        seen.append(output)
+        return output
+
+    h = Harness(agent, executor, static("a"))
+    h.start()
+    await h.wait_event("approval_requested")
+    assert ran == []
+    await h.control(ControlKind.REJECT, target_id="call-pub", detail="not today")
+    out = await h.finish()
+    assert out.success, out.reason
+    assert ran == [] and seen == ["published"]
+    [returned] = tool_returns(script.of("a")[1])
+    assert "not today" in str(returned.content) and returned.outcome == "denied"
+
+
+async def test_an_agent_whose_output_type_has_deferred_tool_requests_gets_its_approvals_asked() -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.function import FunctionModel
+    from pydantic_ai.tools import DeferredToolRequests
+
+    script = Script({"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "call-pub")), text("published")]})
+    agent: Agent[None, str | DeferredToolRequests] = Agent(
+        FunctionModel(script, model_name="scripted"), output_type=[str, DeferredToolRequests]
+    )
+    ran: list[str] = []
+
+    @agent.tool_plain(requires_approval=True)
+    def publish(channel: str, text: str) -> str:
+        ran.append(channel)
+        return "posted"
+
+    h = Harness(agent, SequentialExecutor(), static("a"))
+    h.start()
+    await h.wait_event("approval_requested")
+    await h.control(ControlKind.APPROVE, target_id="call-pub")
+    out = await h.finish()
+    assert out.success, out.reason
+    assert ran == ["#r"]
+    assert h.runner.session is not None and h.runner.session.completed_results["a"] == "published"
+
+
 # -- injected messages ---------------------------------------------------------------------
 
 
