@@ -133,6 +133,7 @@ class Fleet:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, self.routing.stop(), self.takeover.stop(), return_exceptions=True)
+        await self.registry.aclose()  # the routed controls still waiting are written
         await self.recorder.shutdown()
         with contextlib.suppress(Exception):  # leaving is a courtesy: the heartbeat says it anyway
             await self.membership.leave()
