@@ -4,8 +4,8 @@ every hub, and a hub continues only the runs some hub of the fleet started.
 
 Routed controls are written behind, as :class:`~goldfive.store.registry.SqliteRegistry` writes
 them: ``routed`` queues the row and returns, a task of the registry's own writes what waits in
-one transaction (a burst of controls costs one round trip, and no control waits for the
-database before it goes down the runner's stream); ``routed_controls`` sees the rows still
+one transaction ``linger`` (20 ms) after the first (the controls sent meanwhile share it, and no
+control waits for the database before it goes down the runner's stream); ``routed_controls`` sees the rows still
 waiting; ``close`` then ``await aclose()`` writes what is left. What the row says (the control's
 author) is what the hub's own checks put on the control, as before."""
 
@@ -31,8 +31,11 @@ _INSERT_ROUTED = (
 
 
 class PostgresRegistry:
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: PostgresStore, *, linger: float = 0.02) -> None:
         self.store = store
+        #: How long the writer task waits after a routed control before writing, so that the
+        #: controls sent meanwhile share its transaction (the PostgresSink's flush interval).
+        self.linger = linger
         # Routed controls waiting for the writer task, and those it is writing now.
         self._routed_queue: list[_RoutedRow] = []
         self._routed_writing: list[_RoutedRow] = []
@@ -101,6 +104,8 @@ class PostgresRegistry:
                     self._routed_wake.clear()
                     await self._routed_wake.wait()
                     continue
+                if not self._closed and self.linger > 0:  # the rest of a burst joins this write
+                    await asyncio.sleep(self.linger)
                 self._routed_writing, self._routed_queue = self._routed_queue, []
                 rows = self._routed_writing
                 try:
