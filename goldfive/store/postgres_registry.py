@@ -76,11 +76,13 @@ class PostgresRegistry:
         return {r.run_id: r for r in (_registration(tuple(row)) for row in rows)}
 
     async def forget(self, run_id: str) -> None:
+        """Drop the registry's rows of ``run_id`` (who wrote its events is the log's to
+        forget: PostgresStore.forget_run)."""
         self._routed_queue = [r for r in self._routed_queue if r[0] != run_id]
         while any(r[0] == run_id for r in self._routed_writing):  # must not land after the delete
             await self._routed_batch.wait()
         async with self.store.connection() as conn:
-            for table in ("goldfive_runs", "goldfive_writers", "goldfive_routed", "goldfive_marks"):
+            for table in ("goldfive_runs", "goldfive_routed", "goldfive_marks"):
                 await conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))
 
     async def routed(self, run_id: str, control: RoutedControl) -> None:

@@ -1,5 +1,6 @@
 """The hub's registry on a real PostgreSQL server (goldfive.store.postgres_registry): routed
-controls are written behind, off the control's path, and seen while they wait."""
+controls are written behind, off the control's path, and seen while they wait; who wrote a
+run's events is the log's (PostgresStore.forget_run), never deleted by the registry."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import time
 import psycopg
 import pytest
 
+from goldfive import events as E
 from goldfive.errors import GoldfiveError
 from goldfive.store.postgres import PostgresStore
 from goldfive.store.postgres_registry import PostgresRegistry
 from goldfive.store.registry import RoutedControl
+from goldfive.types import Session
 
 
 def _routed_rows(dsn: str) -> list[tuple[str, str, str, str]]:
@@ -64,6 +67,29 @@ async def test_a_burst_of_routed_controls_is_all_written_and_a_forgotten_run_kee
         rows = _routed_rows(pg_dsn)
         assert [c for _, c, _, _ in rows] == [f"k{i:02d}" for i in range(50)]
         assert await registry.routed_controls("gone") == {}
+    finally:
+        await registry.aclose(10)
+        await store.close()
+
+
+async def test_who_wrote_a_run_is_the_logs_to_forget_and_only_for_a_run_with_no_events(pg_dsn: str) -> None:
+    store = await PostgresStore.open(pg_dsn)
+    store.writer = "hub"
+    registry = PostgresRegistry(store)
+    try:
+        await registry.register("kept", "connected", "alice")
+        store.write_as("kept", "alice")
+        await store.append([E.run_started(Session(run_id="kept"), goal_summary="g")])
+        await registry.forget("kept")  # the registry's rows only: the log's provenance stays
+        assert await registry.get("kept") is None
+        assert await store.writers("kept") == [(0, "alice")]
+        assert not await store.forget_run("kept")  # it stored events: who wrote them is kept
+        assert await store.writers("kept") == [(0, "alice")]
+
+        store.write_as("empty", "bob")  # a runner that said hello and left
+        assert await store.forget_run("empty")
+        await store.append([E.run_started(Session(run_id="empty"), goal_summary="g")])  # the same id, later
+        assert await store.writers("empty") == [(0, "hub")]  # bob's name was dropped with the run
     finally:
         await registry.aclose(10)
         await store.close()
