@@ -84,6 +84,10 @@ class FleetPart(Protocol):
         """``run_id``'s runner left this hub."""
         ...
 
+    async def forget(self, run_id: str) -> None:
+        """``run_id`` stored no event and is dropped: what the log holds of it (its provenance)."""
+        ...
+
 
 class _End:
     """Queued by a stream's reader when it stops: ``code`` set means "refuse with this"."""
@@ -253,6 +257,7 @@ class HubService(service_pb2_grpc.HubServicer):
         try:
             await self.host.registry.forget(run.run_id)
             if self.fleet is not None:
+                await self.fleet.forget(run.run_id)
                 await self.fleet.release(run.run_id)
         except Exception as exc:  # the registry's row stays; it holds no event, so nothing is lost
             log.warning("hub: could not forget empty run %s: %s", run.run_id, _one_line(exc))

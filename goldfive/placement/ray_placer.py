@@ -321,15 +321,16 @@ class RayPlacer:
             ended = actor.run.remote(spec)
         self._follow_actor(run, actor, ended, pool)
 
-    def place_again(self, run: RunnerAttachment, launch: LaunchSpec) -> None:
+    async def place_again(self, run: RunnerAttachment, launch: LaunchSpec) -> None:
         """Place ``run`` again from the launch the hubs recorded when it was first placed
         (several hubs on one database: the hub that placed it is gone). ``run`` already holds
         the run's state; its new actor reads the history back and continues it. The gone
         hub's actor (detached, dialing the gone hub) is ended first if it still holds the run:
-        one copy of each run."""
-        live = self._live_actors().get(run.run_id)
+        one copy of each run. Ray's listing of the actors (up to CONNECT_TIMEOUT) and the kill
+        block, so they run in a thread: the hub's loop keeps serving meanwhile."""
+        live = (await asyncio.to_thread(self._live_actors)).get(run.run_id)
         if live is not None:
-            ray.kill(live[0], no_restart=True)
+            await asyncio.to_thread(ray.kill, live[0], no_restart=True)
         self._launch(run, self._spec(run.run_id, launch))
 
     def _spec(self, run_id: str, launch: LaunchSpec) -> PlacedSpec:

@@ -271,6 +271,24 @@ class PostgresStore:
             )
         return lasts
 
+    async def forget_run(self, run_id: str) -> bool:
+        """Drop the provenance of ``run_id`` if it stored no event (a runner that left after
+        its hello): its writer ranges, and the writer ``write_as`` named. False, and nothing
+        dropped, when it has events (the log keeps who wrote them)."""
+        async with self._pool.connection() as conn:
+            row = await (
+                await conn.execute(
+                    "WITH stored AS (SELECT EXISTS (SELECT 1 FROM goldfive_events WHERE run_id = %s) AS has_events),"
+                    " dropped AS (DELETE FROM goldfive_writers WHERE run_id = %s AND NOT (SELECT has_events FROM stored))"
+                    " SELECT has_events FROM stored",
+                    (run_id, run_id),
+                )
+            ).fetchone()
+        if row is not None and row[0]:
+            return False
+        self._writers.forget(run_id)
+        return True
+
     async def writers(self, run_id: str) -> list[tuple[int, str]]:
         """Who wrote the run's events: (from_sequence, writer) ranges, in order."""
         async with self._pool.connection() as conn:

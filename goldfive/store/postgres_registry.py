@@ -1,18 +1,50 @@
 """The hub's registry (goldfive.store.registry) in a PostgreSQL database shared by several hubs:
 one registration per run for the whole fleet, so a runner refused by one hub is refused by
-every hub, and a hub continues only the runs some hub of the fleet started."""
+every hub, and a hub continues only the runs some hub of the fleet started.
+
+Routed controls are written behind, as :class:`~goldfive.store.registry.SqliteRegistry` writes
+them: ``routed`` queues the row and returns, a task of the registry's own writes what waits in
+one transaction ``linger`` (20 ms) after the first (the controls sent meanwhile share it, and no
+control waits for the database before it goes down the runner's stream); ``routed_controls`` sees the rows still
+waiting; ``close`` then ``await aclose()`` writes what is left. What the row says (the control's
+author) is what the hub's own checks put on the control, as before."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+
+from goldfive.errors import GoldfiveError
 from goldfive.store.postgres import PostgresStore
 from goldfive.store.registry import LaunchSpec, Marks, Registration, RoutedControl, _marks, _now_ms, _registration
 
 __all__ = ["PostgresRegistry"]
 
+log = logging.getLogger("goldfive.hub")
+
+_RoutedRow = tuple[str, str, str, str, str, int]
+_INSERT_ROUTED = (
+    "INSERT INTO goldfive_routed (run_id, control_id, kind, author, target_id, sent_at_ms)"
+    " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (run_id, control_id) DO NOTHING"
+)
+
 
 class PostgresRegistry:
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: PostgresStore, *, linger: float = 0.02) -> None:
         self.store = store
+        #: How long the writer task waits after a routed control before writing, so that the
+        #: controls sent meanwhile share its transaction (the PostgresSink's flush interval).
+        self.linger = linger
+        # Routed controls waiting for the writer task, and those it is writing now.
+        self._routed_queue: list[_RoutedRow] = []
+        self._routed_writing: list[_RoutedRow] = []
+        self._routed_task: asyncio.Task[None] | None = None
+        self._routed_wake = asyncio.Event()  # set: the writer task has something to do
+        self._routed_batch = asyncio.Event()  # set (and replaced) when a batch is done
+        self._closed = False
+        #: Routed controls the writer task could not write (its log says why).
+        self.routed_failures = 0
 
     async def register(self, run_id: str, origin: str, owner: str, launch: LaunchSpec | None = None) -> Registration:
         async with self.store.connection() as conn:
@@ -44,26 +76,86 @@ class PostgresRegistry:
         return {r.run_id: r for r in (_registration(tuple(row)) for row in rows)}
 
     async def forget(self, run_id: str) -> None:
+        """Drop the registry's rows of ``run_id`` (who wrote its events is the log's to
+        forget: PostgresStore.forget_run)."""
+        self._routed_queue = [r for r in self._routed_queue if r[0] != run_id]
+        while any(r[0] == run_id for r in self._routed_writing):  # must not land after the delete
+            await self._routed_batch.wait()
         async with self.store.connection() as conn:
-            for table in ("goldfive_runs", "goldfive_writers", "goldfive_routed", "goldfive_marks"):
+            for table in ("goldfive_runs", "goldfive_routed", "goldfive_marks"):
                 await conn.execute(f"DELETE FROM {table} WHERE run_id = %s", (run_id,))
 
     async def routed(self, run_id: str, control: RoutedControl) -> None:
-        async with self.store.connection() as conn:
-            await conn.execute(
-                "INSERT INTO goldfive_routed (run_id, control_id, kind, author, target_id, sent_at_ms)"
-                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (run_id, control_id) DO NOTHING",
-                (run_id, control.control_id, control.kind, control.author, control.target_id, control.sent_at_ms or _now_ms()),
-            )
+        """Queued for the writer task (returns at once; ``routed_controls`` sees it)."""
+        if self._closed:
+            raise GoldfiveError("the hub's registry is closed")
+        self._routed_queue.append(
+            (run_id, control.control_id, control.kind, control.author, control.target_id, control.sent_at_ms or _now_ms())
+        )
+        self._routed_wake.set()
+        if self._routed_task is None or self._routed_task.done():
+            self._routed_task = asyncio.get_running_loop().create_task(self._write_routed(), name="goldfive-routed-writer")
+
+    async def _write_routed(self) -> None:
+        """The writer task: what waits, in one transaction at a time, until closed."""
+        try:
+            while True:
+                if not self._routed_queue:
+                    if self._closed:
+                        return
+                    self._routed_wake.clear()
+                    await self._routed_wake.wait()
+                    continue
+                if not self._closed and self.linger > 0:  # the rest of a burst joins this write
+                    await asyncio.sleep(self.linger)
+                self._routed_writing, self._routed_queue = self._routed_queue, []
+                rows = self._routed_writing
+                try:
+                    async with self.store.connection() as conn, conn.transaction():
+                        async with conn.cursor() as cur:
+                            await cur.executemany(_INSERT_ROUTED, rows)
+                except asyncio.CancelledError:
+                    self._routed_queue[:0] = rows  # not written: still waiting
+                    raise
+                except Exception as exc:  # kept in the hub's memory; a restarted hub will not verify them
+                    self.routed_failures += len(rows)
+                    log.warning("hub: could not record %d routed controls (%s): %s", len(rows), ", ".join(r[1] for r in rows[:3]), exc)
+                self._batch_done()
+        finally:
+            self._batch_done()
+
+    def _batch_done(self) -> None:
+        self._routed_writing = []
+        done, self._routed_batch = self._routed_batch, asyncio.Event()
+        done.set()
+
+    async def flush_routed(self, timeout: float | None = None) -> bool:
+        """Wait until every routed control given so far is written (or failed, counted in
+        ``routed_failures``); False when ``timeout`` seconds passed first."""
+
+        async def written() -> None:
+            while self._routed_queue or self._routed_writing:
+                await self._routed_batch.wait()
+
+        try:
+            await asyncio.wait_for(written(), timeout)
+        except TimeoutError:
+            return False
+        return True
 
     async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]:
+        # taken before the read: a row written while it runs is in one or the other
+        waiting = [r for r in (*self._routed_writing, *self._routed_queue) if r[0] == run_id]
         async with self.store.connection() as conn:
             rows = await (
                 await conn.execute(
                     "SELECT control_id, kind, author, target_id, sent_at_ms FROM goldfive_routed WHERE run_id = %s", (run_id,)
                 )
             ).fetchall()
-        return {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(ms)) for c, k, a, t, ms in rows}
+        out = {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(ms)) for c, k, a, t, ms in rows}
+        for _, c, k, a, t, ms in waiting:  # not written yet: as good as written for whoever asks here
+            out.setdefault(c, RoutedControl(c, k, a, t, ms))
+        return out
 
     async def mark(self, run_id: str, mark: str, by: str) -> None:
         async with self.store.connection() as conn:
@@ -83,4 +175,23 @@ class PostgresRegistry:
         return _marks([tuple(r) for r in rows])
 
     def close(self) -> None:
-        return None  # the store's pool is closed by its owner
+        """No control is recorded from now on; the writer task writes what waits and ends
+        (``await aclose()`` waits for it). The store's pool is closed by its owner."""
+        self._closed = True
+        self._routed_wake.set()
+
+    async def aclose(self, timeout: float = 30.0) -> None:
+        """``close``, and wait (up to ``timeout`` s) until the routed controls still waiting
+        are written; those left then are said in the log."""
+        self.close()
+        task = self._routed_task
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            log.warning("hub: %d routed controls not recorded on closing (the database did not answer in %g s)",
+                        len(self._routed_queue), timeout)  # fmt: skip

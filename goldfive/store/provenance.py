@@ -113,6 +113,11 @@ class Writers:
         got = self._assigned.get(run_id)
         return got is not None and len(got[1]) > 1 or self._last.get(run_id) != self.writer_of(run_id, 1 << 62)
 
+    def forget(self, run_id: str) -> None:
+        """Drop what is known of ``run_id`` (a run that stored no event, forgotten)."""
+        self._assigned.pop(run_id, None)
+        self._last.pop(run_id, None)
+
     def stored(self, lasts: dict[str, str]) -> None:
         """An append's ranges were committed: ``lasts`` (from ``ranges``) is what is stored."""
         self._last.update(lasts)

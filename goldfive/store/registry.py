@@ -20,7 +20,8 @@ is trusted with its own data, not with the hub's decisions.
   a live run's reports against the controls it holds in memory; the rows are for a hub that
   restarts. :class:`SqliteRegistry` writes them behind (a thread of its own, in order), so a
   control is never held up by the hub's group commit of events (which holds the file's write
-  lock) nor its event loop by the write; ``close`` writes what is left. A hub that dies
+  lock) nor its event loop by the write; ``close`` writes what is left. A hub on PostgreSQL
+  writes them behind too, from a task (goldfive.store.postgres_registry). A hub that dies
   within that write (milliseconds, or while a commit holds the file) loses the row: a decision
   reported later under that control is then stored as not verified, never as verified.
 - **Marks** (``hub_marks``): what a person said about a run as a whole, which is not part of

@@ -133,6 +133,7 @@ class Fleet:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, self.routing.stop(), self.takeover.stop(), return_exceptions=True)
+        await self.registry.aclose()  # the routed controls still waiting are written
         await self.recorder.shutdown()
         with contextlib.suppress(Exception):  # leaving is a courtesy: the heartbeat says it anyway
             await self.membership.leave()
@@ -150,6 +151,9 @@ class Fleet:
 
     async def release(self, run_id: str) -> None:
         await self.ownership.release(run_id)
+
+    async def forget(self, run_id: str) -> None:
+        await self.store.forget_run(run_id)
 
     async def route(self, run_id: str, msg: ControlMessage, timeout: float) -> ControlAck:
         return await self.routing.route(run_id, msg, timeout)

@@ -110,7 +110,7 @@ class Takeover:
                 for ev in history:
                     placed.load(ev)
                 self.following.adopt(placed)
-                self.placer.place_again(placed, launch)  # serves it (host.adopt) and starts its actor
+                await self.placer.place_again(placed, launch)  # serves it (host.adopt) and starts its actor
                 # The run is this hub's now, before its new actor connects (which takes seconds):
                 # left owned by the gone hub, the next sweep found it an orphan again, its actor
                 # not yet connected, and placed it a second time (the run then resumed twice).
