@@ -284,19 +284,16 @@ async def test_a_recording_whose_name_holds_a_hash_or_a_question_mark_is_read_fo
     """The file is opened by its own name: ``#`` and ``?`` were read as a URI's fragment and
     query, so resume found "no such table" in another file."""
     from goldfive import events
-    from goldfive.durable.store import open_store, read_run, resolve_run
+    from goldfive.durable.store import open_log, read_run, resolve_run
 
     path = tmp_path / "run #2?.sqlite"
     s = Session(run_id=RUN)
     sink = SQLitePersistenceSink(path)
     await sink.emit(events.run_started(s, goal_summary="g"))
     await sink.close()
-    conn = open_store(path)
-    try:
-        assert resolve_run(conn, RUN[:8], str(path)) == RUN
-        assert [e.sequence for e in read_run(conn, RUN)[0]] == [0]
-    finally:
-        conn.close()
+    log = open_log(path)
+    assert resolve_run(log, RUN[:8]) == RUN
+    assert [e.sequence for e in read_run(log, RUN)[0]] == [0]
 
 
 async def test_a_run_scope_rule_made_during_the_run_still_approves_after_resume(tmp_path: Path, executor: Any) -> None:

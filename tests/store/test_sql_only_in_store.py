@@ -114,13 +114,11 @@ RECORDING_IO = re.compile(
     r"|\bsqlite3\.connect\s*\("
 )
 
-#: What still reads recorded rows outside goldfive.store (through the store's own functions for
-#: the SQL, but decoding the rows itself), and the one SQLite file that is not a recording.
-#: The list may shrink, never grow.
+#: Where the encoding is defined, and the one SQLite file that is not a recording. The replay
+#: picker (goldfive/recording.py) and resume (goldfive/durable/store.py) decoded their rows
+#: themselves until they read through the recording's EventLog. The list may shrink, never grow.
 RECORDING_IO_LEFT = {
     "goldfive/compat.py",  # where the encoding is defined (the store calls it)
-    "goldfive/recording.py",  # the replay picker's first and last event of each run
-    "goldfive/durable/store.py",  # resume reads its run's rows
     "goldfive/phone/links.py",  # the phone links' own database, no recording
 }
 
