@@ -276,3 +276,20 @@ async def test_postgres_reads_schema_1_rows_and_marks_new_ones(pg_dsn: str) -> N
         assert all(Event.FromString(p).recording_schema == compat.RECORDING_SCHEMA for p in stored)
     finally:
         await store.close()
+
+
+def test_resume_lists_the_interrupted_runs_of_an_old_recording_with_their_goals(old_sqlite: Path) -> None:
+    """``goldfive resume`` with several interrupted runs names each with its goal, read from its
+    RunStarted through the recording's log (main parsed the row itself, without translating
+    schema 1: an old run's goal read as another field)."""
+    from click.testing import CliRunner
+
+    from goldfive.cli import main
+
+    conn = sqlite3.connect(old_sqlite)
+    with conn:
+        conn.execute("DELETE FROM events WHERE kind IN ('run_completed', 'run_aborted')")
+    conn.close()
+    result = CliRunner().invoke(main, ["resume", "--db", str(old_sqlite), "--headless"])
+    assert result.exit_code == 2 and "2 interrupted runs" in result.output, result.output
+    assert '"build me a slide deck about Python"' in result.output and '"the goal summary"' in result.output
