@@ -14,7 +14,7 @@ import os
 import socket
 from enum import Enum
 from collections.abc import AsyncGenerator, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from goldfive.aio import cancel_and_wait
 from goldfive.approvals.policy import ApprovalReminders
@@ -31,6 +31,7 @@ from goldfive.pb.goldfive.v1.types_pb2 import Plan
 
 if TYPE_CHECKING:
     from goldfive.results import ExecutionOutcome
+    from goldfive.types import Goal
     from goldfive.runner import Runner
 
 __all__ = ["HUB_OWNER", "Attachment", "HostedRun", "Origin", "RunFactory", "ServedRun"]
@@ -390,7 +391,7 @@ class ServedRun:
     def start(
         self,
         factory: RunFactory,
-        user_input: Any,
+        user_input: str | list[Goal] | None,
         db_path: str,
         *,
         resume: bool = False,
@@ -429,7 +430,7 @@ class ServedRun:
         loop = asyncio.get_running_loop()
         self.task = loop.create_task(self._run(runner, user_input), name=f"run-{self.run_id}")
 
-    async def _run(self, runner: Runner, user_input: Any) -> ExecutionOutcome | None:
+    async def _run(self, runner: Runner, user_input: str | list[Goal] | None) -> ExecutionOutcome | None:
         try:
             return await runner.run(user_input)
         except asyncio.CancelledError:
