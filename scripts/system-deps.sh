@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The system packages the tests use, from Debian's archive, installed only when missing:
-#   chromium    goldfive web is tested in a real headless browser (tests/test_web.py)
+#   chromium    goldfive web is tested in a real headless browser (tests/cli/test_web.py)
 #   postgresql  the PostgreSQL store is tested against a real server (tests/pg_server.py)
 # Called by the README's test command (and so by .ci/run). Needs root or sudo to install.
 set -euo pipefail

@@ -1,4 +1,4 @@
-"""A process for the kill -9 test (tests/test_durable_kill.py): runs or resumes a 30-task run.
+"""A process for the kill -9 test (tests/durable/test_durable_kill.py): runs or resumes a 30-task run.
 
 ``python -m tests.durable_worker DB OUT``: starts run ``RUN`` recorded durably in DB, or
 resumes it when DB already holds it. The agent appends ``task_id attempt`` to OUT for each

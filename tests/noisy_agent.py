@@ -1,5 +1,5 @@
 """An agent that prints as some frameworks do (PydanticAI's banner, a debug print): once at
-its first call, in the middle of the run (tests/test_cli_headless_stdout.py)."""
+its first call, in the middle of the run (tests/cli/test_cli_headless_stdout.py)."""
 
 from __future__ import annotations
 

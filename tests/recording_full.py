@@ -3,7 +3,7 @@ max_page_count`` on the recording's connection caps the database at the pages it
 the next commit that needs a new page fails with SQLITE_FULL ("database or disk is full"), as
 on a full filesystem. No root, no loop device, no mocked filesystem.
 
-:func:`agent` is a ``goldfive run`` agent (tests/test_recording_failure.py): the task named by
+:func:`agent` is a ``goldfive run`` agent (tests/store/test_recording_failure.py): the task named by
 ``GOLDFIVE_TEST_FILL_AT`` fills the disk, then reports a progress line too big for the pages
 left; every task appends ``task_id attempt`` to ``GOLDFIVE_TEST_DONE``.
 """

@@ -1,4 +1,4 @@
-"""Several processes resuming one run at the same moment (tests/test_resume_race.py and the
+"""Several processes resuming one run at the same moment (tests/durable/test_resume_race.py and the
 chaos suite).
 
 ``python -m tests.resume_race GO DB RUN``: imports everything ``goldfive resume`` needs, waits

@@ -1,4 +1,4 @@
-"""A process editing the machine's saved approval rules (tests/test_rules_file_lock.py and the
+"""A process editing the machine's saved approval rules (tests/approvals/test_rules_file_lock.py and the
 chaos suite), as a hub and local runs sharing a data directory do.
 
 ``python -m tests.rules_worker GO RULES SEED REMOVE ADDS``: waits at the start gate ``GO``,

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any, Callable
 
 import pytest
 from agents import Agent
 from agents.testing import ScriptedModel, assistant_message, function_call
 from click.testing import CliRunner
-from textual.pilot import Pilot
 
 from goldfive.cli import main
 from goldfive.cli.local import _runner_factory
@@ -21,6 +18,7 @@ from goldfive.view import RunPhase
 from goldfive_tui.local_source import LocalRunSource
 from tests.tui.conftest import run_app, run_screen
 from goldfive_tui.widgets.approvals import ApprovalsView
+from tests.tui.pilot_kit import pilot_until as wait_until
 
 
 def test_goldfive_run_takes_the_sdk_agent_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,13 +40,6 @@ def test_goldfive_run_takes_the_sdk_agent_as_it_is(tmp_path: Path, monkeypatch: 
     [publish] = [s for s in steps if s.tool_name == "publish_notes"]
     assert publish.outcome == "rejected" and "--approvals reject" in publish.text
 
-
-async def wait_until(pilot: Pilot, what: str, cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for: {what}")
-        await pilot.pause(0.01)
 
 
 async def test_the_tui_approves_an_sdk_tool_call_and_the_tool_runs() -> None:

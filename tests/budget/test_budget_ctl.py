@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from goldfive.testing import ctl, until_sync
-from tests.test_hub_server import PLAN, Hub, _runs
+from tests.hub.test_hub_server import PLAN, Hub, _runs
 
 AGENT = """
 from goldfive.run import current

@@ -9,6 +9,7 @@ from goldfive.planners.static import StaticPlanner
 from goldfive.remote import RemoteClient, RunHost, start_server
 from goldfive.runner import Runner
 from goldfive.store.history import RunHistory
+from goldfive.testing import until
 from tests.remote_fixtures import Gate
 from goldfive.types import Plan, Task, TaskEdge
 
@@ -18,13 +19,6 @@ def _runner(gate: Gate, address: str, run_id: str = "conn-1", **kw: object) -> R
     plan = Plan(tasks=tasks, edges=[TaskEdge("t1", "t2"), TaskEdge("t2", "t3")], id="p1", summary="gated")
     return Runner(agent=gate.agent, planner=StaticPlanner(plan), run_id=run_id, hub=address, **kw)  # type: ignore[arg-type]
 
-
-async def _until(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not await predicate():
-        assert loop.time() < end, "condition not met in time"
-        await asyncio.sleep(0.02)
 
 
 async def test_a_connected_run_is_listed_paused_and_finishes_with_its_whole_history(tmp_path):
@@ -41,7 +35,7 @@ async def test_a_connected_run_is_listed_paused_and_finishes_with_its_whole_hist
                 runs = await client.list_runs()
                 return bool(runs) and runs[0].tasks_total == 3
 
-            await _until(listed)
+            await until(listed)
             (run,) = host.runs()
             assert (run.origin, run.connection, run.pid) == ("connected", "connected", __import__("os").getpid())
             ack = await client.send_control("conn-1", ControlMessage(ControlKind.PAUSE))
@@ -80,7 +74,7 @@ async def test_the_hubs_event_hooks_see_a_connected_runs_events(tmp_path):
         async def started() -> bool:
             return "task_started" in heard
 
-        await _until(started)
+        await until(started)
         gate.open()
         assert (await asyncio.wait_for(task, 10)).success
         await runner.close()

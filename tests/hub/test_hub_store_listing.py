@@ -17,7 +17,7 @@ from goldfive.remote.server import serve
 from goldfive.remote.summaries import summary
 from goldfive.sinks import SQLitePersistenceSink
 from goldfive.testing import until
-from tests.test_store_damage import _damaged_db, record, story
+from tests.store.test_store_damage import _damaged_db, record, story
 
 
 def test_a_run_asked_for_before_the_listing_reaches_it_is_read_at_once_and_listed_once(tmp_path: Path) -> None:

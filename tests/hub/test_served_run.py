@@ -18,7 +18,7 @@ from goldfive.placement import PlacedRun
 from goldfive.remote import HostedRun, RunHost
 from goldfive.remote.host import Origin, ServedRun
 from goldfive.remote.summaries import summary
-from tests.test_store_damage import record, story
+from tests.store.test_store_damage import record, story
 
 
 class _Stream:

@@ -19,7 +19,7 @@ from goldfive.store.log import EventLog, SqliteLog
 from goldfive.store.postgres import PostgresStore
 from goldfive.types import Session
 from tests.pg_server import PgServer
-from tests.test_store_damage import spoil_page
+from tests.store.test_store_damage import spoil_page
 
 
 @pytest.fixture(params=["sqlite", "postgres", "jsonl", "jsonl-held"])

@@ -10,6 +10,7 @@ from textual.widgets import TextArea
 
 from goldfive import events as E
 from tests.tui.conftest import make_rig, screen_text, settle
+from tests.tui.pilot_kit import pilot_until
 
 SIZE = (120, 40)
 PARAMS = {"type": "object", "properties": {"slides": {"type": "integer"}, "title": {"type": "string"}},
@@ -20,14 +21,6 @@ def _ask(rig, target: str = "call-1") -> object:  # type: ignore[no-untyped-def]
     return rig.script._at(5, E.approval_requested, target_id=target, kind="tool", prompt="Run publish_deck?",
                           task_id="draft", tool_name="publish_deck", args={"slides": 8}, parameters=PARAMS)  # fmt: skip
 
-
-async def _until(pilot, cond) -> None:  # type: ignore[no-untyped-def]
-    """Let the screen's workers run until ``cond()`` holds (each step awaits the app)."""
-    for _ in range(200):
-        if cond():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"the screen never got there: {pilot.app.screen!r}")
 
 
 async def _type_over(pilot, area: TextArea, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -126,7 +119,7 @@ async def test_r_lists_the_runs_rules_and_d_removes_the_selected_one() -> None:
     async with rig.app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(rig, pilot)
         await pilot.press("r")
-        await _until(pilot, lambda: "R2    run" in screen_text(rig.app))
+        await pilot_until(pilot, "the screen to get there", lambda: "R2    run" in screen_text(rig.app))
         text = screen_text(rig.app)
         assert "R1    run      publish_deck: slides in [1, 10]  (made by ann)" in text and "R2    run      lint: always" in text
         await pilot.press("down", "d")  # the second rule: asks first
@@ -136,7 +129,7 @@ async def test_r_lists_the_runs_rules_and_d_removes_the_selected_one() -> None:
         await pilot.pause()
         assert [a["op"] for a in asked] == ["list"] and "R2    run" in screen_text(rig.app)
         await pilot.press("d", "y")
-        await _until(pilot, lambda: len(asked) == 3 and "R2    run" not in screen_text(rig.app))
+        await pilot_until(pilot, "the screen to get there", lambda: len(asked) == 3 and "R2    run" not in screen_text(rig.app))
         assert [a["op"] for a in asked] == ["list", "remove", "list"] and asked[1]["rule_id"] == "R2"
         assert asked[1]["client"] == "tui" and [r.id for r in book.rules()] == ["R1"]
         assert "R2    run" not in screen_text(rig.app)
@@ -210,14 +203,14 @@ async def test_A_in_the_approval_detail_approves_and_adds_the_rule_it_shows() ->
         assert "3  this machine · publish_deck: slides = 8" in text and "4  this machine · publish_deck: any arguments" in text
         assert sent == []  # nothing is approved before a rule is chosen
         await pilot.press("1")
-        await _until(pilot, lambda: len(sent) == 1)
+        await pilot_until(pilot, "the screen to get there", lambda: len(sent) == 1)
         (msg,) = sent
         assert msg.payload["always"] == {"scope": "run", "match": {"slides": {"kind": "exact", "value": 8}}}
         assert msg.payload["target_id"] == "call-1" and msg.payload["author"] == "ada"
         assert waiter.is_set() and ctx.session.pending_approvals_meta.get("call-1", {}).get("decision", "approve") == "approve"
-        await _until(pilot, lambda: len(rig.app.screen_stack) == 1)
+        await pilot_until(pilot, "the screen to get there", lambda: len(rig.app.screen_stack) == 1)
         await pilot.press("r")
-        await _until(pilot, lambda: "R1    run" in screen_text(rig.app))
+        await pilot_until(pilot, "the screen to get there", lambda: "R1    run" in screen_text(rig.app))
         assert "R1    run      publish_deck: slides = 8  (made by ada" in screen_text(rig.app)
 
 

@@ -6,11 +6,8 @@ folds from the event stream says what we wait for, or the test fails naming what
 
 from __future__ import annotations
 
-import time
+import functools
 from pathlib import Path
-from typing import Callable
-
-from textual.pilot import Pilot
 
 from goldfive.control import ControlChannel
 from goldfive.demo import DEMO_GOAL, make_demo_runner
@@ -25,6 +22,7 @@ from goldfive_tui.local_source import LocalRunSource
 from goldfive_tui.screens.detail import ApprovalScreen
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
+from tests.tui.pilot_kit import pilot_until
 
 SIZE = (120, 40)
 #: The demo at 8x: a task takes ~0.3 s, the whole run ~2.5 s plus our pauses; slow enough
@@ -34,12 +32,7 @@ WAIT_S = 10.0
 NOTE = "focus on fewer slides"
 
 
-async def wait_until(pilot: Pilot, what: str, cond: Callable[[], bool], timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for: {what}")
-        await pilot.pause(0.01)
+wait_until = functools.partial(pilot_until, timeout=WAIT_S)
 
 
 def demo_app(db: Path) -> tuple[GoldfiveApp, LocalRunSource]:

@@ -5,6 +5,7 @@ opening a run through the gRPC source; ``attach ADDR`` without --run-id opens th
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -14,6 +15,7 @@ from goldfive.remote.launch import demo_run as _demo_run
 from goldfive.control import AckResult
 from goldfive.remote.host import RunHost
 from goldfive.remote.server import start_server
+from goldfive.testing import until
 from goldfive_tui.app import GoldfiveApp
 from goldfive_tui.runs.remote import RemoteRuns
 from goldfive_tui.screens.runs import RunsScreen
@@ -21,12 +23,7 @@ from goldfive_tui.screens.runs import RunsScreen
 from tests.remote_fixtures import Gate, gated_factory
 
 
-async def _until(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(int(timeout / 0.05)):
-        if await predicate():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError("condition not reached")
+_until = functools.partial(until, what="the runs screen against the hub", timeout=30.0)
 
 
 async def test_remote_runs_list_wait_and_approve_against_a_real_server(tmp_path: Path) -> None:

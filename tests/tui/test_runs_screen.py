@@ -11,6 +11,7 @@ from goldfive_tui.screens.waiting import WaitingDetail, WaitingScreen
 
 from tests.tui.conftest import screen_text
 from tests.tui.runs_kit import IDS, hub_of, make_hub, make_runs, new_approval, open_screen
+from tests.tui.pilot_kit import pilot_until
 
 SIZE = (80, 24)
 
@@ -275,13 +276,6 @@ async def test_a_run_cancelled_from_its_screen_is_cancelled_not_failed() -> None
         assert "0 need you" in screen_text(app) and "CANCELLED" in screen_text(app)
 
 
-async def until(pilot, check, tries: int = 200) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(tries):
-        if check():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("never happened")
-
 
 def _footer(app: GoldfiveApp) -> str:
     return screen_text(app).splitlines()[-1]
@@ -304,7 +298,7 @@ async def test_a_failure_is_acknowledged_from_the_runs_screen_or_inside_the_run(
         await pilot.pause()
         assert runs.marks == {}
         await pilot.press("k", "a")
-        await until(pilot, lambda: runs.marks)
+        await pilot_until(pilot, "the runs screen to show it", lambda: runs.marks)
         await hub.poll()
         await pilot.pause()
         row = next(r for r in hub.rows if r.run_id == IDS["failed"])
@@ -316,11 +310,11 @@ async def test_a_failure_is_acknowledged_from_the_runs_screen_or_inside_the_run(
         await hub.poll()
         hub.open_run(IDS["failed"])
         await pilot.pause()
-        await until(pilot, lambda: open_screen(app).state.finished)
+        await pilot_until(pilot, "the runs screen to show it", lambda: open_screen(app).state.finished)
         await pilot.pause()
         assert "Ack failure" in _footer(app) and "Approve" not in _footer(app)
         await pilot.press("a")
-        await until(pilot, lambda: runs.marks.get(IDS["failed"]))
+        await pilot_until(pilot, "the runs screen to show it", lambda: runs.marks.get(IDS["failed"]))
         assert runs.marks == {IDS["failed"]: {"acknowledged"}}
 
 
@@ -340,8 +334,8 @@ async def test_del_archives_an_ended_run_after_a_confirmation_and_never_a_live_o
         await pilot.press("delete")
         await pilot.pause()
         await pilot.press("y")
-        await until(pilot, lambda: runs.marks)
-        await until(pilot, lambda: len(shown_ids(app)) == 1)
+        await pilot_until(pilot, "the runs screen to show it", lambda: runs.marks)
+        await pilot_until(pilot, "the runs screen to show it", lambda: len(shown_ids(app)) == 1)
         assert runs.marks == {IDS["done"]: {"archived"}} and shown_ids(app) == [IDS["running"]]
 
 

@@ -4,6 +4,7 @@ steering section lists the queue and the guidance, and t opens them to withdraw,
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from goldfive.cli.local import _runner_factory
 from goldfive.planners.static import StaticPlanner
@@ -13,6 +14,7 @@ from goldfive_tui.screens.note import NotePrompt
 from goldfive_tui.screens.steering import SteeringScreen
 from goldfive_tui.widgets.steering import SteeringView
 from tests.tui.conftest import run_app, run_screen, screen_text
+from tests.tui.pilot_kit import pilot_until
 
 SIZE = (120, 40)
 
@@ -36,12 +38,7 @@ async def test_the_prompts_three_send_keys_queue_keep_and_the_section_and_t_chan
         section = screen.query_one(SteeringView)
         assert section.display is False  # nothing queued, nothing standing: no section
 
-        async def until(ok) -> None:  # type: ignore[no-untyped-def]
-            for _ in range(100):
-                if ok():
-                    return
-                await pilot.pause(0.05)
-            raise AssertionError("the run's events did not come")
+        until = functools.partial(pilot_until, pilot, "the run's events", timeout=5.0, step=0.05)
 
         async def note(text: str, key: str) -> None:
             await pilot.press("s")

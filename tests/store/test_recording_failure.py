@@ -27,7 +27,7 @@ from goldfive.view.state import RunState
 from tests.recording_full import BIG, fill, free, recorders
 from tests.runtime_kit import executor, kinds  # noqa: F401
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IDS = ("a", "b", "c", "d")
 
 
@@ -118,7 +118,7 @@ def test_ctl_status_says_a_hosted_run_needs_you_because_its_recording_failed(tmp
 
     from goldfive.cli import main
     from goldfive.testing import HubThread
-    from tests.test_cli_remote import ServerThread
+    from tests.cli.test_cli_remote import ServerThread
 
     filled = asyncio.Event()
 

@@ -4,7 +4,7 @@ The browser opens the URL the server printed (with the start's token), is redire
 same page without it, the plan shows, pressing ``p`` pauses the run and the ack appears: read
 from the terminal output the browser received (ANSI stripped) and from the run's own recording.
 Chromium comes from the system's packages (``scripts/system-deps.sh``, which the README's test
-command runs). Origin, Host, cookie and framing rules: tests/test_web_security.py.
+command runs). Origin, Host, cookie and framing rules: tests/remote/test_web_security.py.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``serve --approvers deploy=alice`` (issue 26, section 5): only the operators named may decide
 calls of the tool, in every client; anyone else gets PERMISSION_DENIED with a sentence, and the
 call does not run. Clients here: ``ctl``, the RemoteClient the TUI (attach, goldfive web attach)
-sends its controls with, and a link page (tests/test_phone_pages.py)."""
+sends its controls with, and a link page (tests/phone/test_phone_pages.py)."""
 
 from __future__ import annotations
 

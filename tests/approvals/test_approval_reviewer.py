@@ -19,7 +19,7 @@ from goldfive.planners.llm import LLMPlanner
 from goldfive.run import RuntimeConfig
 from goldfive.view import RunState
 from tests.runtime_kit import executor  # noqa: F401
-from tests.test_approvals_decisions import _deploy_harness
+from tests.approvals.test_approvals_decisions import _deploy_harness
 
 RULES = "Deploys of web with at most 3 replicas are routine: approve. Anything touching prod: ask."
 
@@ -190,7 +190,7 @@ def test_a_hub_snapshot_and_the_phone_page_show_the_reviewers_reason_beside_the_
     from goldfive.phone.items import ApprovalKind
     from goldfive.remote.summaries import snapshot
     from goldfive.types import Session
-    from tests.test_hub_server import _served
+    from tests.hub.test_hub_server import _served
 
     s, state = Session(run_id="rev1"), RunState()
     state.apply(events.run_started(s, goal_summary="goal"))

@@ -14,7 +14,7 @@ from goldfive.errors import RemoteError
 from goldfive.remote import RemoteClient
 from tests.hub.conftest import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLAN = '{"tasks": [{"id": "t1", "title": "one thing"}]}'
 SLOW_MODULE = '''
 import time

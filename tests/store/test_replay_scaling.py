@@ -18,7 +18,7 @@ from goldfive.store.events import StoredEvents
 from goldfive.timeline import Timeline, fork
 from goldfive.usage import UsageTotals
 from goldfive.view import RunState
-from tests.test_store_damage import record, spoil_row, story
+from tests.store.test_store_damage import record, spoil_row, story
 
 
 def big_run(tasks: int, events: int) -> list[pb.Event]:

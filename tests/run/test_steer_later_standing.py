@@ -19,7 +19,7 @@ from goldfive.sinks.sqlite import SQLitePersistenceSink, replay_from_sqlite
 from goldfive.types import Session, Task
 from goldfive.view.state import RunState
 from tests.runtime_kit import Harness, ReplanningPlanner, executor, kinds, linear_plan, static  # noqa: F401
-from tests.test_durable_resume import RUN, crash_copy, plan
+from tests.durable.test_durable_resume import RUN, crash_copy, plan
 
 
 class Held:
@@ -307,7 +307,7 @@ def test_the_note_events_read_as_one_line_each() -> None:
 def test_ctl_queues_holds_and_lists_notes_and_status_shows_the_queue_and_the_guidance(tmp_path: Path) -> None:
     import json
 
-    from tests.test_cli_remote import ServerThread, ctl
+    from tests.cli.test_cli_remote import ServerThread, ctl
 
     st = ServerThread(tmp_path / "runs.sqlite")
     try:

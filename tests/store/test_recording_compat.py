@@ -24,7 +24,7 @@ from goldfive.store.events import StoredEvents
 from goldfive.store.history import RunHistory
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, TaskStatus
 
-FIXTURE = Path(__file__).parent / "fixtures" / "recording_schema1"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "recording_schema1"
 DEMO, SYNTHETIC = "fixture-demo-run", "fixture-synthetic-run"
 
 #: What the code that wrote the fixture read from it: its JSONL lines, as plain JSON.

@@ -14,7 +14,7 @@ import pytest
 
 from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED, MemoryRegistry, SqliteRegistry
 from goldfive.testing import ctl, until_sync
-from tests.test_hub_server import PLAN, Hub
+from tests.hub.test_hub_server import PLAN, Hub
 
 
 def _runs(addr: str, *extra: str) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from goldfive.sinks import _json_decode
 from goldfive.sinks._json import message_to_dict
 from goldfive.sinks._json_decode import parse_dict
 from goldfive.types import Session
-from tests.test_sinks_json import _every_kind
+from tests.sinks.test_sinks_json import _every_kind
 
 
 def reference(obj: dict[str, Any]) -> Event:

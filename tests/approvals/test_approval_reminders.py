@@ -14,7 +14,7 @@ from goldfive.event_format import format_event
 from goldfive.run import RuntimeConfig
 from goldfive.view import RunState
 from tests.runtime_kit import executor  # noqa: F401
-from tests.test_approvals_decisions import _deploy_harness
+from tests.approvals.test_approvals_decisions import _deploy_harness
 
 
 def test_reminders_come_every_interval_until_the_escalation() -> None:

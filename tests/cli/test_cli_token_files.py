@@ -17,7 +17,7 @@ from goldfive.inputs import InputError
 from goldfive.cli.tokens import read_token_file
 from goldfive.errors import GoldfiveError
 from goldfive.settings import hub_token
-from tests.test_cli_remote import ServerThread
+from tests.cli.test_cli_remote import ServerThread
 
 SECRET = "s3cret-token-of-24-chars"
 
@@ -158,7 +158,7 @@ def test_run_reads_the_hub_token_and_the_api_key_from_files(tmp_path: Path, monk
         raise click.exceptions.Exit(0)
 
     monkeypatch.setattr(local, "_runner_factory", factory)
-    plan = str(Path(__file__).resolve().parents[1] / "examples" / "hello_plan.json")
+    plan = str(Path(__file__).resolve().parents[2] / "examples" / "hello_plan.json")
     token = _file(tmp_path, SECRET + "\n")
     result = _invoke("run", "examples.hello_agent:agent", "--goal", "g", "--plan", plan, "--hub", "127.0.0.1:7531", "--hub-token-file", token)
     assert result.exit_code == 0 and seen["hub_token"] == SECRET

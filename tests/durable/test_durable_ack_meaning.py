@@ -23,7 +23,7 @@ from goldfive.sinks.memory import InMemorySink
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session
 from goldfive.view import RunState
 from tests.runtime_kit import executor  # noqa: F401
-from tests.test_durable_resume import RUN, Agent, plan, run_until_held
+from tests.durable.test_durable_resume import RUN, Agent, plan, run_until_held
 
 
 def _recording(*controls: tuple[ControlMessage, ControlAck], then: list[pb.Event] | None = None) -> list[pb.Event]:

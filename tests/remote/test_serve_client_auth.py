@@ -99,7 +99,7 @@ def test_ctl_and_attach_present_a_client_certificate(tmp_path: Path, monkeypatch
     from click.testing import CliRunner
 
     from goldfive.cli import FRONTENDS, main
-    from tests.test_cli_remote import ServerThread
+    from tests.cli.test_cli_remote import ServerThread
 
     server_cert, server_key = self_signed_cert(tmp_path)
     ca, cert, key = ca_signed_client_cert(tmp_path / "client")

@@ -20,7 +20,7 @@ from goldfive.sinks.sqlite import replay_from_sqlite
 from goldfive.types import TaskStatus
 from tests.durable_worker import APPROVAL_TASKS, RUN, TASKS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261130
 MIN_KILLS = 20
 MAX_CYCLES = 80

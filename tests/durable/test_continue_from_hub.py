@@ -23,7 +23,7 @@ from goldfive.remote import RunHost, start_server
 from goldfive.runner import Runner
 from goldfive.types import Plan, Session, Task, TaskEdge, TaskStatus
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IDS = ["a", "b", "c"]
 RUN_ID = "run-continued-from-hub"
 

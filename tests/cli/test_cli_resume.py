@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from goldfive.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_resume_of_an_unknown_run_or_a_missing_file_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 driven by Playwright) at a phone's viewport, 390x844: the page shows the arguments with no
 sideways scrolling, Approve decides the call, the used link refuses.
 
-``GOLDFIVE_SCREENSHOTS=screenshots python -m pytest tests/test_phone_chromium.py`` writes the
+``GOLDFIVE_SCREENSHOTS=screenshots python -m pytest tests/phone/test_phone_chromium.py`` writes the
 README's pictures (screenshots/phone-approval.png, phone-used.png); otherwise they go to the
 test's temporary directory.
 """

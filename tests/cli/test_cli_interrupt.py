@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def interrupt_after_first_task(args: list[str], data_dir: Path) -> tuple[int, str]:
