@@ -67,6 +67,11 @@ class ReplayError(GoldfiveError):
     """A recording could not be read."""
 
 
+class ResumeRefused(GoldfiveError):
+    """``resume`` will not continue this run; the message says why, in one line (also
+    importable from goldfive.durable.store, where it was first)."""
+
+
 class LLMError(GoldfiveError):
     """A model call failed: unreachable server, bad status, or an unusable answer."""
 

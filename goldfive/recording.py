@@ -2,22 +2,23 @@
 
 The format is detected from the file's first bytes (SQLite's magic header), not its name, so
 a renamed file still opens. A SQLite file with several runs and no run id opens the latest.
+A SQLite recording is read through its EventLog (goldfive.store.SqliteLog: its runs listed,
+a run read from a sequence), a JSONL one through goldfive.store's JSONL reader; nothing here
+decodes a stored row.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from google.protobuf.message import DecodeError
-
-from goldfive.compat import decode_recorded
-from goldfive.errors import ReplayError
+from goldfive.errors import GoldfiveError, ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.naming import match_run
+from goldfive.store.sqlite import RunInfo
+from goldfive.store.sqlite_log import SqliteLog
 
 __all__ = ["Recording", "RunChoice", "match_run", "open_recording", "recorded_run_choices"]
 
@@ -54,9 +55,8 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
     """Open a recording: a SQLite one, or a JSONL one over ``STREAM_BYTES``, is read on
     demand; a shorter JSONL file is read whole.
     Missing file, unknown run id, empty SQLite -> ReplayError."""
-    from goldfive.sinks import list_runs, replay_from_jsonl
+    from goldfive.sinks import replay_from_jsonl
     from goldfive.store.events import StoredEvents
-    from goldfive.store.history import RunHistory
 
     name = os.fspath(path)
     p = Path(path)
@@ -65,7 +65,8 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
     if not p.is_file():
         raise ReplayError(f"{name!r} is not a file")
     if detect_format(p) == "sqlite":
-        runs = list_runs(p)
+        log = SqliteLog(p)
+        runs = log.list_runs()
         if not runs:
             raise ReplayError(f"{name!r} holds no recorded runs")
         note = ""
@@ -76,7 +77,7 @@ def open_recording(path: str | os.PathLike[str], run_id: str | None = None) -> R
         else:
             found_id = match_run([r.run_id for r in runs], run_id, name)
             chosen = next(r for r in runs if r.run_id == found_id)
-        return Recording(name, "sqlite", chosen.run_id, StoredEvents(RunHistory(p, chosen.run_id)), note=note)
+        return Recording(name, "sqlite", chosen.run_id, StoredEvents(log.history(chosen.run_id)), note=note)
     if p.stat().st_size > STREAM_BYTES:
         return _open_jsonl_streamed(name, run_id)
     result = replay_from_jsonl(p)
@@ -130,45 +131,38 @@ class RunChoice:
 def recorded_run_choices(path: str | os.PathLike[str]) -> list[RunChoice]:
     """Every run of a SQLite recording with its state and goal, newest first; reads two events
     per run (its first and its last), never a whole history."""
-    from goldfive.sinks import list_runs
-    from goldfive.store.history import connect_read_only
-
-    runs = list_runs(path)
-    conn = connect_read_only(path)
-    out: list[RunChoice] = []
-    try:
-        for r in runs:
-            first, last = _event_at(conn, r.run_id, 0), _event_at(conn, r.run_id, r.last_sequence)
-            goal = first.run_started.goal_summary if first is not None and first.HasField("run_started") else ""
-            kind = last.WhichOneof("payload") if last is not None else None
-            state = {"run_completed": "COMPLETED", "run_aborted": "ABORTED"}.get(kind or "", "INTERRUPTED")
-            if state == "INTERRUPTED" and _written_now(conn, os.fspath(path), r.run_id):
-                state = "RUNNING"
-            out.append(RunChoice(r.run_id, state, goal, _ms(r.first_emitted_at_ms), r.event_count))
-    finally:
-        conn.close()
-    return sorted(out, key=lambda c: c.started_ms, reverse=True)
+    log = SqliteLog(path)
+    with log.reading():  # one connection for every run's two events
+        choices = [_choice(log, r) for r in log.list_runs()]
+    return sorted(choices, key=lambda c: c.started_ms, reverse=True)
 
 
-def _written_now(conn: sqlite3.Connection, path: str, run_id: str) -> bool:
+def _choice(log: SqliteLog, r: RunInfo) -> RunChoice:
+    """How the picker lists run ``r``: from its first event (the goal) and its last (the state)."""
+    first, last = _event_at(log, r.run_id, 0), _event_at(log, r.run_id, r.last_sequence)
+    goal = first.run_started.goal_summary if first is not None and first.HasField("run_started") else ""
+    kind = last.WhichOneof("payload") if last is not None else None
+    state = {"run_completed": "COMPLETED", "run_aborted": "ABORTED"}.get(kind or "", "INTERRUPTED")
+    if state == "INTERRUPTED" and _written_now(log, r.run_id):
+        state = "RUNNING"
+    return RunChoice(r.run_id, state, goal, _ms(r.first_emitted_at_ms), r.event_count)
+
+
+def _written_now(log: SqliteLog, run_id: str) -> bool:
     """Whether a live process holds the run's lock (it is running, not interrupted); a lock
     table that cannot be read counts as nobody."""
-    from goldfive.durable import lock
-    from goldfive.errors import GoldfiveError
-
     try:
-        held = lock.holder(conn, run_id)
+        held = log.lock_holder(run_id)
     except GoldfiveError:
         return False
-    return held is not None and held.alive(path)
+    return held is not None and held.alive(log.path)
 
 
-def _event_at(conn: sqlite3.Connection, run_id: str, sequence: int) -> Event | None:
+def _event_at(log: SqliteLog, run_id: str, sequence: int) -> Event | None:
     """One stored event, or None when it is missing or damaged (the picker shows less)."""
-    from goldfive.store.sqlite import event_payload_at
-
+    reading = log.history(run_id).events(sequence - 1, chunk=1)
     try:
-        payload = event_payload_at(conn, run_id, sequence)
-        return None if payload is None else decode_recorded(payload)
-    except (sqlite3.Error, DecodeError, ValueError, TypeError):
-        return None
+        ev = next(reading, None)
+    finally:
+        reading.close()
+    return ev if ev is not None and ev.sequence == sequence else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +19,9 @@ from goldfive.inputs import load_agent, make_planner
 from goldfive.cli.local import EXIT_BAD_INPUT, EXIT_INTERRUPTED, run_headless
 from goldfive.control import ControlChannel
 from goldfive.errors import GoldfiveError
+
+if TYPE_CHECKING:
+    from goldfive.store.sqlite_log import SqliteLog
 
 __all__ = ["register", "resume_command"]
 
@@ -130,57 +133,49 @@ def _refuse_damaged(path: str) -> None:
 
 def _the_interrupted_run(path: str) -> str:
     """The one run in ``path`` without a terminal event; a clear line when none or several."""
-    import sqlite3
-
-    from goldfive.durable.store import ResumeRefused, open_store
-    from goldfive.store.sqlite import unfinished_runs
+    from goldfive.durable.store import ResumeRefused, open_log
+    from goldfive.errors import ReplayError
 
     try:
-        conn = open_store(path)
-    except ResumeRefused as exc:
+        log = open_log(path)
+        ids = log.unfinished_runs()
+        last_ms = {r.run_id: r.last_emitted_at_ms for r in log.list_runs()} if len(ids) > 1 else {}
+    except (ResumeRefused, ReplayError) as exc:
         raise _fail(str(exc)) from None
-    try:
-        ids = unfinished_runs(conn)
-        if len(ids) > 1:
-            from goldfive.cli.output import echo, field
+    if len(ids) > 1:
+        from goldfive.cli.output import echo, field
 
-            lines = [_run_line(conn, run_id) for run_id in reversed(ids[-5:])]  # the latest first
-            refused = _fail(f"{len(ids)} interrupted runs in {path}; name one (goldfive resume RUN):")
-            more = [f"(and {len(ids) - 5} older)"] if len(ids) > 5 else []
-            echo("".join(f"  {field(line)}\n" for line in lines + more).rstrip("\n"), err=True)
-            raise refused
-    except sqlite3.Error as exc:
-        raise _fail(f"{path} is not a goldfive recording: {exc}") from None
-    finally:
-        conn.close()
+        lines = [_run_line(log, run_id, last_ms.get(run_id)) for run_id in reversed(ids[-5:])]  # the latest first
+        refused = _fail(f"{len(ids)} interrupted runs in {path}; name one (goldfive resume RUN):")
+        more = [f"(and {len(ids) - 5} older)"] if len(ids) > 5 else []
+        echo("".join(f"  {field(line)}\n" for line in lines + more).rstrip("\n"), err=True)
+        raise refused
     if not ids:
         raise _fail(f"no interrupted run in {path}: every recorded run ended")
     return str(ids[0])
 
 
-def _run_line(conn: Any, run_id: str) -> str:
+def _run_line(log: SqliteLog, run_id: str, last_ms: int | None) -> str:
     """``3f2a9c1d0b7e  12m05s ago  "write a haiku"``: the id a person types, how long ago its
     last event was, and its goal (as the runs screen shows a run)."""
     import time
 
     from goldfive.cli.ctl.hub import age
-    from goldfive.pb.goldfive.v1.events_pb2 import Event
     from goldfive.terminal_text import terminal_safe
 
-    from goldfive.store.sqlite import run_start_and_last
-
-    started, last_ms = run_start_and_last(conn, run_id)
+    # its first RunStarted, read through the log (a damaged row is skipped: the id and age still help)
+    reading = log.history(run_id).events(kinds=("run_started",), chunk=1)
+    started = next(reading, None)
+    reading.close()
     goal, by_run = "", True
     if started is not None:
-        ev = Event()
+        goal = " ".join(terminal_safe(started.run_started.goal_summary).split())
         try:
-            ev.ParseFromString(started)
-            goal = " ".join(terminal_safe(ev.run_started.goal_summary).split())
-            by_run = json.loads(ev.run_started.launch_json or "{}").get("command") == "run"
-        except Exception:  # a damaged row: the id and age still help
-            goal = ""
+            by_run = json.loads(started.run_started.launch_json or "{}").get("command") == "run"
+        except (ValueError, AttributeError):
+            by_run = True
     goal = goal if len(goal) <= 60 else goal[:59] + "…"
-    ago = f"{age(time.time() - last_ms / 1000)} ago" if last_ms else "-"
+    ago = f"{age(time.time() - last_ms / 1000)} ago" if isinstance(last_ms, int) and last_ms else "-"
     # a demo's or a library's run: resume would refuse it, so say so in the list
     note = "" if by_run else "  (not by 'goldfive run': resume it from your program)"
     return f"{run_id[:12]}  {ago:>11}  " + (f'"{goal}"' if goal else "(no goal recorded)") + note

@@ -13,8 +13,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING
 
-from goldfive.durable.store import ResumeRefused
-from goldfive.errors import RemoteError
+from goldfive.errors import RemoteError, ResumeRefused
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import Any
 from goldfive import events
 from goldfive.store import locks as lock
 from goldfive.durable.recover import Recovered, recover
-from goldfive.durable.store import ResumeRefused, open_store, read_run, resolve_run
+from goldfive.durable.store import ResumeRefused, open_log, read_run, resolve_run
 from goldfive.run.context import RunContext
 from goldfive.run.acks import PROCESSED_STEER_IDS
 from goldfive.control import AckResult
@@ -32,26 +32,22 @@ def load_for_resume(path: str | os.PathLike[str], ref: str, *, hold: lock.RunRec
     and written in one transaction, and the recording is read after that: of two processes
     resuming one run at once, one holds it and the other is refused. A refusal after the lock
     releases it."""
-    shown = os.fspath(path)
-    conn = open_store(path)
+    log = open_log(path)
+    run_id = resolve_run(log, ref)
+    if hold is None:
+        held = log.lock_holder(run_id)
+        if held is not None and held.alive(log.path):
+            raise lock.RunLocked(f"run {run_id} is still running in {held.describe()}")
+    else:
+        hold.hold_run(run_id)
     try:
-        run_id = resolve_run(conn, ref, shown)
-        if hold is None:
-            held = lock.holder(conn, run_id)
-            if held is not None and held.alive(shown):
-                raise lock.RunLocked(f"run {run_id} is still running in {held.describe()}")
-        else:
-            hold.hold_run(run_id)
-        try:
-            evs, left_out = read_run(conn, run_id)
-            rec = recover(run_id, evs, unreadable=left_out)
-            check_resumable(rec)
-        except BaseException:
-            if hold is not None:
-                hold.release_run(run_id)
-            raise
-    finally:
-        conn.close()
+        evs, left_out = read_run(log, run_id)
+        rec = recover(run_id, evs, unreadable=left_out)
+        check_resumable(rec)
+    except BaseException:
+        if hold is not None:
+            hold.release_run(run_id)
+        raise
     return rec
 
 

@@ -1,75 +1,51 @@
-"""Reading one run back from a SQLite recording for ``resume``: streamed in sequence order,
-stopping at the first row that cannot be read or that breaks the sequence (a torn tail), which
-is counted and never guessed."""
+"""Reading one run back from a SQLite recording for ``resume``, through the recording's
+EventLog (goldfive.store.SqliteLog): the run named by an id or a unique prefix, its events in
+sequence order up to the first row that cannot be read or that breaks the sequence (a torn
+tail), the rest counted and never guessed."""
 
 from __future__ import annotations
 
 import os
-import sqlite3
-from collections.abc import Iterator
 
-from google.protobuf.message import DecodeError
-
-from goldfive.compat import decode_recorded
-from goldfive.errors import GoldfiveError, ReplayError
+from goldfive.errors import ReplayError, ResumeRefused
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
-from goldfive.store.sqlite import run_ids_with_prefix, run_rows
+from goldfive.store.sqlite_log import SqliteLog
+
+__all__ = ["ResumeRefused", "open_log", "read_run", "resolve_run"]
 
 
-class ResumeRefused(GoldfiveError):
-    """``resume`` will not continue this run; the message says why, in one line."""
-
-
-def open_store(path: str | os.PathLike[str]) -> sqlite3.Connection:
-    """The recording, read-only, opened by the store (its path made a URI: a ``#`` or ``?``
-    in a file name is the name's)."""
-    from goldfive.store.history import connect_read_only
-
+def open_log(path: str | os.PathLike[str]) -> SqliteLog:
+    """The recording at ``path``, read through its log (which opens the file read-only for
+    each read, by its own name: a ``#`` or ``?`` in it is the name's). ResumeRefused when
+    there is no such file."""
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise ResumeRefused(f"no recording at {path}")
+    return SqliteLog(path)
+
+
+def resolve_run(log: SqliteLog, ref: str) -> str:
+    """The run ``ref`` names in ``log``: its id, or a unique prefix of 4+ characters (the rule
+    every EventLog's ``resolve`` follows). ResumeRefused says why not."""
     try:
-        return connect_read_only(path)
+        return log.resolve_now(ref)
     except ReplayError as exc:
         raise ResumeRefused(str(exc)) from None
 
 
-def resolve_run(conn: sqlite3.Connection, ref: str, path: str) -> str:
-    """A run id, or a unique prefix of one, recorded in ``conn``."""
-    try:
-        ids = run_ids_with_prefix(conn, ref)
-    except sqlite3.Error as exc:
-        raise ResumeRefused(f"{path} is not a goldfive recording: {exc}") from None
-    if ref in ids:
-        return ref
-    if len(ids) == 1 and len(ref) >= 4:
-        return str(ids[0])
-    if not ids:
-        raise ResumeRefused(f"no run {ref!r} in {path}")
-    shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-    raise ResumeRefused(f"{ref!r} names more than one run in {path} ({shown}); give more of the id")
-
-
-def read_run(conn: sqlite3.Connection, run_id: str) -> tuple[list[pb.Event], int]:
+def read_run(log: SqliteLog, run_id: str) -> tuple[list[pb.Event], int]:
     """The run's events from sequence 0 up to the first unreadable row or sequence gap, and
-    how many rows were left out."""
+    how many rows were left out (those after it, and the unreadable ones). ResumeRefused when
+    the file refuses a read (a damaged page): what follows it is unknown."""
+    history = log.history(run_id)
     out: list[pb.Event] = []
-    left_out = 0
-    for sequence, payload in _rows(conn, run_id):
-        if left_out or sequence != len(out):
-            left_out += 1
-            continue
-        try:
-            ev = decode_recorded(payload)
-        except DecodeError:
-            left_out += 1
+    after_gap = 0
+    for ev in history.events():
+        if after_gap or ev.sequence != len(out):
+            after_gap += 1
             continue
         out.append(ev)
-    return out, left_out
-
-
-def _rows(conn: sqlite3.Connection, run_id: str) -> Iterator[tuple[int, bytes]]:
-    try:
-        yield from run_rows(conn, run_id)
-    except sqlite3.DatabaseError as exc:
-        raise ResumeRefused(f"the recording cannot be read: {exc}") from None
+    if history.history_error:
+        raise ResumeRefused(f"the recording cannot be read: {history.history_error}")
+    # An unreadable row leaves its sequence out of what was read: it is at or after the gap.
+    return out, after_gap + history.damaged

@@ -32,7 +32,7 @@ from goldfive.hub.connected import RunnerAttachment, runner_of
 from goldfive.hub.hooked import HookAttachment, hook_of, hook_problem, run_id_for
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, hello_problem
 from goldfive.hub.quota import Quotas, RunnerLimits
-from goldfive.hub.shared import LaneConn, Refused, SharedStream, hand as _hand
+from goldfive.hub.shared import CallContext, LaneConn, Refused, SharedStream, hand as _hand
 from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
@@ -316,7 +316,7 @@ class HubService(service_pb2_grpc.HubServicer):
             log.info("hub: %s %s for %s in run %s", answer.decision, request.tool_name, request.tool_use_id, run.run_id)
         return answer
 
-    async def _hooked(self, r: service_pb2.HookReport, context: Any) -> HookAttachment:
+    async def _hooked(self, r: service_pb2.HookReport, context: CallContext) -> HookAttachment:
         """The HookAttachment of ``r``'s session, registered to the caller on its first report."""
         run_id = run_id_for(r.source, r.session_id)
         who, role = caller(context), caller_role(context)
@@ -346,7 +346,7 @@ class HubService(service_pb2_grpc.HubServicer):
             self.host.adopt(hooked.run)
             return hooked
 
-    async def claim(self, hello: service_pb2.RunnerHello, conn: _Conn | LaneConn, context: Any) -> RunnerAttachment:
+    async def claim(self, hello: service_pb2.RunnerHello, conn: _Conn | LaneConn, context: CallContext) -> RunnerAttachment:
         """The RunnerAttachment ``hello`` names (existing, new, or a recorded one going on), once
         the hub's registry says the caller may connect as it (goldfive.hub.trust) and its
         credential is within its quota. Refusals abort ``context`` with a sentence."""
@@ -407,7 +407,9 @@ class HubService(service_pb2_grpc.HubServicer):
             log.warning("hub: %s took run %s over from its owner %r", writer_label(who, role), run_id, reg.owner)
         return run
 
-    async def _claim_in_fleet(self, fleet: FleetPart, run: RunnerAttachment, conn: _Conn | LaneConn, context: Any, *, hosted: bool) -> None:
+    async def _claim_in_fleet(
+        self, fleet: FleetPart, run: RunnerAttachment, conn: _Conn | LaneConn, context: CallContext, *, hosted: bool
+    ) -> None:
         """Several hubs: fold what the database holds beyond what this hub has (the runner may
         come from another hub, which stored more) and say the run is on this hub now."""
         fleet.adopt(run)

@@ -26,7 +26,7 @@ import logging
 import os
 import socket
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray as _ray
 
@@ -38,6 +38,12 @@ from goldfive.placement.resources import RayResources
 from goldfive.placement.spec import PlacedSpec
 from goldfive.remote.auth import is_loopback, split_host_port
 from goldfive.store.registry import PLACED, LaunchSpec
+
+if TYPE_CHECKING:
+    from goldfive.hub.service import HubService
+    from goldfive.pb.goldfive.v1.service_pb2 import StartRunRequest
+    from goldfive.remote.host import RunHost
+    from goldfive.remote.service import Placer
 
 __all__ = ["RayPlacer", "namespace_for"]
 
@@ -124,8 +130,8 @@ class RayPlacer:
         self.search_dir = os.path.abspath(search_dir or os.getcwd())
         #: The address actors dial back (set by ``bind``).
         self.address = ""
-        self._host: Any = None
-        self._hub: Any = None
+        self._bound_host: RunHost | None = None
+        self._bound_hub: HubService | None = None
         self._actor_class: Any = None
         self._pool_class: Any = None
         self._actors: dict[str, Any] = {}
@@ -177,11 +183,11 @@ class RayPlacer:
                 "cannot dial back: listen on an address they reach, or give --advertise HOST:PORT"
             )
 
-    def bind(self, host: Any, hub: Any, address: str) -> None:
+    def bind(self, host: RunHost, hub: HubService, address: str) -> None:
         """The hub's run table, its Hub service (whose recorder stores the placed runs) and its
         bound address; actors dial ``--advertise`` or that address (a wildcard listen
         address becomes this machine's address as Ray sees it)."""
-        self._host, self._hub = host, hub
+        self._bound_host, self._bound_hub = host, hub
         if self.advertise:
             self.address = self.advertise
             return
@@ -190,11 +196,23 @@ class RayPlacer:
             name = ray.util.get_node_ip_address()
         self.address = f"{name}:{port}"
 
+    @property
+    def _host(self) -> RunHost:
+        if self._bound_host is None:
+            raise GoldfiveError("the Ray placer is not bound to a hub yet")
+        return self._bound_host
+
+    @property
+    def _hub(self) -> HubService:
+        if self._bound_hub is None:
+            raise GoldfiveError("the Ray placer is not bound to a hub yet")
+        return self._bound_hub
+
     # -- runs --------------------------------------------------------------------------------
-    async def place(self, request: Any, started_by: str = "") -> str:
+    async def place(self, request: StartRunRequest, started_by: str = "") -> str:
         from goldfive.remote.launch import start_spec
 
-        if self._hub is None:
+        if self._bound_hub is None:
             raise GoldfiveError("the Ray placer is not bound to a hub yet")
         launch = start_spec(request.agent, request.goal, request.plan_json, request.speed, budget=request.budget)  # refused here, in one line
         run_id = uuid.uuid4().hex
@@ -502,3 +520,9 @@ def _placement(run: RunnerAttachment) -> Placement:
     """The placement part of a run this placer placed (every run it holds has one)."""
     assert run.placement is not None, f"run {run.run_id} was not placed by this hub"
     return run.placement
+
+
+if TYPE_CHECKING:
+
+    def _what_the_server_asks(placer: RayPlacer) -> Placer:
+        return placer  # mypy checks that a RayPlacer is the Placer the server, Runs service and fleet take

@@ -23,6 +23,7 @@ import grpc
 
 from goldfive.errors import ServeConfigError
 from goldfive.link.wire import AUTH_KEY, SCHEME, bearer_metadata
+from goldfive.remote.aio_handler import Context, aio, for_grpc
 from goldfive.remote.throttle import FailedAuthThrottle, peer_address
 
 __all__ = [
@@ -48,6 +49,8 @@ _AUTH_KEY = AUTH_KEY
 _SCHEME = SCHEME
 _Req = TypeVar("_Req")
 _Resp = TypeVar("_Resp")
+#: What a wrapped behaviour takes first: one request, or the stream of them.
+_In = TypeVar("_In")
 
 
 def split_host_port(listen: str) -> tuple[str, str]:
@@ -209,7 +212,7 @@ def _denied(
 ) -> grpc.RpcMethodHandler[_Req, _Resp]:
     """A handler of the same shape as ``handler`` that only aborts with ``code`` and ``reason``."""
 
-    async def deny(_request: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
+    async def deny(_request: object, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
         await context.abort(code, reason)
 
     de, ser = handler.request_deserializer, handler.response_serializer
@@ -232,18 +235,19 @@ _CROWDED = "too many refused calls from this address: wait and retry"
 
 
 def _discard(_data: bytes) -> Any:
-    """The request deserializer of a refused call: a stranger's bytes are not parsed."""
+    """The request deserializer of a refused call: a stranger's bytes are not parsed (Any: it
+    stands in for the call's own deserializer, whatever the request type)."""
     return None
 
 
-async def _drain(requests: Any, *, at_least: float) -> None:
+async def _drain(requests: AsyncIterator[object], *, at_least: float) -> None:
     """Read and drop ``requests`` for at least ``at_least`` seconds, then until the client
     half-closes or writes nothing for DRAIN_QUIET_S; never past DRAIN_LIMIT_S. What cancels
     it: the call ending (its task is cancelled)."""
     loop = asyncio.get_running_loop()
     start = loop.time()
     it = requests.__aiter__()
-    pending: asyncio.Future[Any] | None = None
+    pending: asyncio.Future[object] | None = None
     try:
         while (now := loop.time()) - start < DRAIN_LIMIT_S:
             if pending is None:
@@ -273,7 +277,7 @@ def _refused(
     the client's messages read meanwhile; refused at once as RESOURCE_EXHAUSTED when the
     address already has too many refusals held."""
 
-    async def refuse(context: grpc.aio.ServicerContext[_Req, _Resp], requests: Any = None) -> None:
+    async def refuse(context: grpc.aio.ServicerContext[_Req, _Resp], requests: AsyncIterator[object] | None = None) -> None:
         peer = peer_address(context.peer())
         if throttle.crowded(peer):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, _CROWDED)
@@ -288,10 +292,10 @@ def _refused(
             throttle.release(peer)
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, reason)
 
-    async def unary_request(_request: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
+    async def unary_request(_request: object, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
         await refuse(context)
 
-    async def stream_request(requests: Any, context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
+    async def stream_request(requests: AsyncIterator[object], context: grpc.aio.ServicerContext[_Req, _Resp]) -> None:
         await refuse(context, requests)
 
     ser = handler.response_serializer
@@ -304,13 +308,15 @@ def _refused(
     return grpc.stream_stream_rpc_method_handler(stream_request, request_deserializer=_discard, response_serializer=ser)
 
 
-def _as(handler: Any, name: str, role: str, throttle: FailedAuthThrottle) -> Any:
+def _as(found: grpc.RpcMethodHandler[_Req, _Resp], name: str, role: str, throttle: FailedAuthThrottle) -> grpc.RpcMethodHandler[_Req, _Resp]:
     """``handler`` with its behaviour run while :func:`caller` answers ``name`` (and
     :func:`caller_role` ``role``). An address
     with too many refusals held is refused even with a right token (otherwise the answer
     would tell a guess was right); the others clear their address's count."""
 
-    async def admit(context: Any) -> None:
+    handler = aio(found)
+
+    async def admit(context: Context[_Req, _Resp]) -> None:
         peer = peer_address(context.peer())
         if throttle.crowded(peer):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, _CROWDED)
@@ -318,15 +324,17 @@ def _as(handler: Any, name: str, role: str, throttle: FailedAuthThrottle) -> Any
         _CALLER.set(name)  # this call's own task: nothing else sees it
         _ROLE.set(role)
 
-    def call(behavior: Callable[..., Any]) -> Callable[..., Any]:
-        async def unary(request: Any, context: Any) -> Any:
+    def call(behavior: Callable[[_In, Context[_Req, _Resp]], Awaitable[_Resp]]) -> Callable[[_In, Context[_Req, _Resp]], Awaitable[_Resp]]:
+        async def unary(request: _In, context: Context[_Req, _Resp]) -> _Resp:
             await admit(context)
             return await behavior(request, context)
 
         return unary
 
-    def stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-        async def streaming(request: Any, context: Any) -> AsyncIterator[Any]:
+    def stream(
+        behavior: Callable[[_In, Context[_Req, _Resp]], AsyncIterator[_Resp]],
+    ) -> Callable[[_In, Context[_Req, _Resp]], AsyncIterator[_Resp]]:
+        async def streaming(request: _In, context: Context[_Req, _Resp]) -> AsyncIterator[_Resp]:
             await admit(context)
             async for item in behavior(request, context):
                 yield item
@@ -334,14 +342,14 @@ def _as(handler: Any, name: str, role: str, throttle: FailedAuthThrottle) -> Any
         return streaming
 
     if handler.unary_unary is not None:
-        return handler._replace(unary_unary=call(handler.unary_unary))
+        return for_grpc(handler._replace(unary_unary=call(handler.unary_unary)))
     if handler.stream_unary is not None:
-        return handler._replace(stream_unary=call(handler.stream_unary))
+        return for_grpc(handler._replace(stream_unary=call(handler.stream_unary)))
     if handler.unary_stream is not None:
-        return handler._replace(unary_stream=stream(handler.unary_stream))
+        return for_grpc(handler._replace(unary_stream=stream(handler.unary_stream)))
     if handler.stream_stream is not None:
-        return handler._replace(stream_stream=stream(handler.stream_stream))
-    return handler
+        return for_grpc(handler._replace(stream_stream=stream(handler.stream_stream)))
+    return found
 
 
 class TokenInterceptor(grpc.aio.ServerInterceptor):
@@ -391,4 +399,4 @@ class TokenInterceptor(grpc.aio.ServerInterceptor):
                 "listing, watching and controlling runs needs an operator token",
                 grpc.StatusCode.PERMISSION_DENIED,
             )
-        return _as(handler, cred.name, cred.role, self.throttle)  # type: ignore[no-any-return]
+        return _as(handler, cred.name, cred.role, self.throttle)

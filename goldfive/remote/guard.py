@@ -9,9 +9,11 @@ refuses them.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import NoReturn, TypeVar
 
 import grpc
+
+from goldfive.remote.aio_handler import Context, aio, for_grpc
 
 _Req = TypeVar("_Req")
 _Resp = TypeVar("_Resp")
@@ -24,8 +26,8 @@ class _Unparseable:
         self.why = why
 
 
-def _safe(deserialize: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
-    def read(data: bytes) -> Any:
+def _safe(deserialize: Callable[[bytes], _Req]) -> Callable[[bytes], _Req | _Unparseable]:
+    def read(data: bytes) -> _Req | _Unparseable:
         try:
             return deserialize(data)
         except Exception as exc:  # isolation boundary: bytes from the network
@@ -34,12 +36,14 @@ def _safe(deserialize: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     return read
 
 
-async def _refuse(context: grpc.aio.ServicerContext[Any, Any], bad: _Unparseable) -> None:
+async def _refuse(context: Context[_Req, _Resp], bad: _Unparseable) -> NoReturn:
     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the request could not be read: {bad.why}")
 
 
-def _unary(behavior: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+def _unary(
+    behavior: Callable[[_Req, Context[_Req, _Resp]], Awaitable[_Resp]],
+) -> Callable[[_Req | _Unparseable, Context[_Req, _Resp]], Awaitable[_Resp]]:
+    async def guarded(request: _Req | _Unparseable, context: Context[_Req, _Resp]) -> _Resp:
         if isinstance(request, _Unparseable):
             await _refuse(context, request)
         return await behavior(request, context)
@@ -47,8 +51,10 @@ def _unary(behavior: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[A
     return guarded
 
 
-def _unary_stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-    async def guarded(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+def _unary_stream(
+    behavior: Callable[[_Req, Context[_Req, _Resp]], AsyncIterator[_Resp]],
+) -> Callable[[_Req | _Unparseable, Context[_Req, _Resp]], AsyncIterator[_Resp]]:
+    async def guarded(request: _Req | _Unparseable, context: Context[_Req, _Resp]) -> AsyncIterator[_Resp]:
         if isinstance(request, _Unparseable):
             await _refuse(context, request)
         async for item in behavior(request, context):
@@ -57,8 +63,8 @@ def _unary_stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., 
     return guarded
 
 
-def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
-    async def each() -> AsyncIterator[Any]:
+def _checked(requests: AsyncIterator[_Req | _Unparseable], context: Context[_Req, _Resp]) -> AsyncIterator[_Req]:
+    async def each() -> AsyncIterator[_Req]:
         async for request in requests:
             if isinstance(request, _Unparseable):
                 await _refuse(context, request)
@@ -67,15 +73,19 @@ def _checked(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any
     return each()
 
 
-def _stream_unary(behavior: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    async def guarded(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+def _stream_unary(
+    behavior: Callable[[AsyncIterator[_Req], Context[_Req, _Resp]], Awaitable[_Resp]],
+) -> Callable[[AsyncIterator[_Req | _Unparseable], Context[_Req, _Resp]], Awaitable[_Resp]]:
+    async def guarded(requests: AsyncIterator[_Req | _Unparseable], context: Context[_Req, _Resp]) -> _Resp:
         return await behavior(_checked(requests, context), context)
 
     return guarded
 
 
-def _stream_stream(behavior: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-    async def guarded(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+def _stream_stream(
+    behavior: Callable[[AsyncIterator[_Req], Context[_Req, _Resp]], AsyncIterator[_Resp]],
+) -> Callable[[AsyncIterator[_Req | _Unparseable], Context[_Req, _Resp]], AsyncIterator[_Resp]]:
+    async def guarded(requests: AsyncIterator[_Req | _Unparseable], context: Context[_Req, _Resp]) -> AsyncIterator[_Resp]:
         async for item in behavior(_checked(requests, context), context):
             yield item
 
@@ -88,10 +98,13 @@ class ParseGuard(grpc.aio.ServerInterceptor):
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[_Req, _Resp] | None]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[_Req, _Resp] | None:
-        handler: Any = await continuation(handler_call_details)
-        if handler is None or handler.request_deserializer is None:
-            return handler  # type: ignore[no-any-return]
-        changes: dict[str, Any] = {"request_deserializer": _safe(handler.request_deserializer)}
+        found = await continuation(handler_call_details)
+        if found is None:
+            return None
+        handler = aio(found)
+        if handler.request_deserializer is None:
+            return found
+        changes: dict[str, object] = {"request_deserializer": _safe(handler.request_deserializer)}
         if handler.unary_unary is not None:
             changes["unary_unary"] = _unary(handler.unary_unary)
         elif handler.unary_stream is not None:
@@ -100,4 +113,4 @@ class ParseGuard(grpc.aio.ServerInterceptor):
             changes["stream_unary"] = _stream_unary(handler.stream_unary)
         elif handler.stream_stream is not None:
             changes["stream_stream"] = _stream_stream(handler.stream_stream)
-        return handler._replace(**changes)  # type: ignore[no-any-return]
+        return for_grpc(handler._replace(**changes))

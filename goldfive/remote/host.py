@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from goldfive.approvals.policy import ApprovalReminders
 from goldfive.errors import ReplayError
@@ -35,6 +35,7 @@ from goldfive.remote.served import HUB_OWNER, Attachment, HostedRun, Origin, Run
 
 if TYPE_CHECKING:
     from goldfive.remote.launch import Launch
+    from goldfive.types import Goal
 
 __all__ = ["HUB_OWNER", "Attachment", "HostedRun", "Origin", "RunFactory", "RunHost", "RUN_NOT_ACTIVE", "ServedRun"]
 
@@ -292,7 +293,7 @@ class RunHost:
             if reg is not None:
                 run.owner = reg.owner
 
-    def start_run(self, factory: RunFactory, user_input: Any, *, run_id: str | None = None) -> ServedRun:
+    def start_run(self, factory: RunFactory, user_input: str | list[Goal] | None, *, run_id: str | None = None) -> ServedRun:
         run_id = run_id or uuid.uuid4().hex
         if run_id in self._runs:
             raise ValueError(f"run id {run_id!r} is already hosted")

@@ -14,7 +14,7 @@ import os
 import socket
 from enum import Enum
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from goldfive.aio import cancel_and_wait
 from goldfive.approvals.policy import ApprovalReminders
@@ -24,7 +24,15 @@ from goldfive.view import RunState
 from goldfive.sinks.memory import InMemorySink, Missed
 from goldfive.store.history import SUMMARY_KINDS, RunHistory
 from goldfive.remote.route import RUN_NOT_ACTIVE, ControlRoute, LocalRoute, NotLive
+from goldfive.store.fleet import FleetEvents
 from goldfive.store.recorder import HubRecorder, RunRecorder
+from goldfive.protocols import EventSink
+from goldfive.pb.goldfive.v1.types_pb2 import Plan
+
+if TYPE_CHECKING:
+    from goldfive.results import ExecutionOutcome
+    from goldfive.types import Goal
+    from goldfive.runner import Runner
 
 __all__ = ["HUB_OWNER", "Attachment", "HostedRun", "Origin", "RunFactory", "ServedRun"]
 
@@ -35,7 +43,7 @@ HUB_OWNER = "hub"
 _HOSTNAME = socket.gethostname()
 
 #: Builds the Runner of a hosted run: ``factory(sinks=..., control=..., run_id=...)``.
-RunFactory = Callable[..., Any]
+RunFactory = Callable[..., "Runner"]
 
 
 class _StateSink:
@@ -43,7 +51,7 @@ class _StateSink:
 
     def __init__(self, state: RunState) -> None:
         self.state = state
-        self.plan: Any = None
+        self.plan: Plan | None = None
         #: Told of every live event (RunHost.event_hooks: notifications).
         self.hooks: list[Callable[[Event], None]] = []
 
@@ -141,8 +149,8 @@ class ServedRun:
         self._state_sink = _StateSink(RunState())
         self.memory: InMemorySink | None = None
         self.channel: ControlChannel | None = None
-        self.runner: Any = None
-        self.task: asyncio.Task[Any] | None = None
+        self.runner: Runner | None = None
+        self.task: asyncio.Task[ExecutionOutcome | None] | None = None
         self._history: list[Event] = list(events or [])
         #: The recorded history in the database, read on demand (a run served after a restart).
         self.history = history
@@ -153,10 +161,10 @@ class ServedRun:
         #: no longer keeps in memory).
         self.resumed_after = -1
         #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
-        self.ingest_sinks: list[Any] | None = None
+        self.ingest_sinks: list[EventSink] | None = None
         #: Several hubs on one database: the run's events through ``archived_through`` are
         #: read from there (``archive.events(run_id, after)``, async), the rest from ``memory``.
-        self.archive: Any = None
+        self.archive: FleetEvents | None = None
         self.archived_through = -1
         #: The credential the run belongs to on this hub (its registration's owner).
         self.owner = ""
@@ -270,7 +278,7 @@ class ServedRun:
         return self._state_sink.state
 
     @property
-    def plan(self) -> Any:
+    def plan(self) -> Plan | None:
         return self._state_sink.plan
 
     @property
@@ -383,7 +391,7 @@ class ServedRun:
     def start(
         self,
         factory: RunFactory,
-        user_input: Any,
+        user_input: str | list[Goal] | None,
         db_path: str,
         *,
         resume: bool = False,
@@ -420,11 +428,11 @@ class ServedRun:
         self.memory, self.channel, self.recorder, self.runner = memory, channel, recorder, runner
         self.origin, self.route = Origin.HOSTED, LocalRoute(channel)
         loop = asyncio.get_running_loop()
-        self.task = loop.create_task(self._run(user_input), name=f"run-{self.run_id}")
+        self.task = loop.create_task(self._run(runner, user_input), name=f"run-{self.run_id}")
 
-    async def _run(self, user_input: Any) -> Any:
+    async def _run(self, runner: Runner, user_input: str | list[Goal] | None) -> ExecutionOutcome | None:
         try:
-            return await self.runner.run(user_input)
+            return await runner.run(user_input)
         except asyncio.CancelledError:
             raise
         except Exception:  # isolation boundary: the run's failure is in its RunAborted event

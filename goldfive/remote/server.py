@@ -39,7 +39,15 @@ from goldfive.store.history import check_database
 from goldfive.store.registry import HOSTED, LaunchSpec
 
 if TYPE_CHECKING:
+    from goldfive.hub.fleet import Fleet
+    from goldfive.hub.service import FleetPart, HubService
     from goldfive.phone.config import PhoneConfig
+    from goldfive.phone.links import LinkBook
+    from goldfive.phone.routes import NoticeDispatch
+    from goldfive.phone.server import PhoneServer
+    from goldfive.remote.served import ServedRun
+    from goldfive.remote.service import Placer
+    from goldfive.store.postgres import PostgresStore
 
 __all__ = ["DEFAULT_LISTEN", "RemoteServer", "default_db_path", "serve", "start_server"]
 
@@ -56,6 +64,10 @@ CHECK_WAIT = 1.0
 #: and both end by CHECK_WAIT): a small file's runs are all listed when it answers, even on a
 #: busy machine; a larger file's are listed as they are read.
 LIST_WAIT = 1.0
+
+#: Builds an interrupted run this hub started again from the launch the hub recorded (None:
+#: not this hub's to resume): ``serve``'s ``resume_with``.
+ResumeWith = Callable[[LaunchSpec], RunFactory | None]
 
 
 def default_db_path() -> Path:
@@ -77,9 +89,10 @@ class RemoteServer:
     tls: bool
     #: Clients must present a certificate signed by the configured CA.
     client_certs: bool = False
-    extra: list[Any] = field(default_factory=list)
-    #: The approval pages (``serve --http``: goldfive.phone.server.PhoneServer), or None.
-    pages: Any = None
+    #: The hub's Hub service: its runner streams end, then its shared recording is written out, on stop.
+    extra: list[HubService] = field(default_factory=list)
+    #: The approval pages (``serve --http``), or None.
+    pages: PhoneServer | None = None
 
     async def stop(self, grace: float | None = None, *, close_runs: bool = True, suspend: bool = False) -> None:
         """Stop serving (in-flight calls get ``grace`` seconds), then close the hosted runs:
@@ -145,8 +158,8 @@ async def start_server(
     tls_client_ca: str | os.PathLike[str] | None = None,
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
-    fleet: Any = None,
-    placer: Any = None,
+    fleet: FleetPart | None = None,
+    placer: Placer | None = None,
     runner_limits: RunnerLimits | None = None,
     approvers: Approvers | None = None,
     link_recipients: Iterable[str] = (),
@@ -250,7 +263,7 @@ async def serve(
     runner_token: str | Sequence[str] | None = None,
     interrupt_after: float = DEFAULT_INTERRUPT_AFTER,
     notify_cmd: str | Sequence[str] | None = None,
-    placer: Any = None,
+    placer: Placer | None = None,
     runner_limits: RunnerLimits | None = None,
     escalate_cmd: Sequence[str] = (),
     http: PhoneConfig | None = None,
@@ -318,7 +331,7 @@ async def serve(
         await asyncio.create_task(_stop(server, placer, backing, reach))
 
 
-async def _stop(server: RemoteServer | None, placer: Any, backing: _LocalStore | _SharedStore, reach: _Reach) -> None:
+async def _stop(server: RemoteServer | None, placer: Placer | None, backing: _LocalStore | _SharedStore, reach: _Reach) -> None:
     """Stop serving (the hosted runs left interrupted, for the next start), leave the cluster,
     close the store, stop the pages and notices: each step even when the one before raised
     (grpc's stop may raise CancelledError)."""
@@ -343,7 +356,7 @@ class _LocalStore:
     started and a stop interrupted go on."""
 
     #: One hub alone: no fleet.
-    fleet: Any = None
+    fleet: Fleet | None = None
 
     def __init__(self, db_path: str | os.PathLike[str], *, allow_damaged_db: bool, ingest: bool) -> None:
         self.host = RunHost(db_path)
@@ -356,11 +369,11 @@ class _LocalStore:
         self._tasks: list[asyncio.Task[None]] = []
         self._check: asyncio.Task[str | None] | None = None
         self._check_started = 0.0
-        self._resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None
+        self._resume_with: ResumeWith | None = None
         #: Why serving stopped on its own (the file failed its check): ``serve`` raises it.
         self.failure: BaseException | None = None
 
-    async def load(self, resume_with: Callable[[LaunchSpec], RunFactory | None] | None, placer: Any) -> IngressService | None:
+    async def load(self, resume_with: ResumeWith | None, placer: Placer | None) -> IngressService | None:
         """Before serving: check the file (for at most ``CHECK_WAIT`` seconds: a large file's
         check goes on while serving, see :meth:`started`), continue this hub's own
         interrupted runs (unless a placer places them once the server is up; after the check),
@@ -425,7 +438,7 @@ class _LocalStore:
         if self._resume_with is not None:
             await resume_interrupted(self.host, self._resume_with)
 
-    async def started(self, server: RemoteServer, resume_with: Any, placer: Any) -> None:
+    async def started(self, server: RemoteServer, resume_with: ResumeWith | None, placer: Placer | None) -> None:
         """Serving: the recorded runs are listed in the background as they are read, then runs
         recorded into the file by other processes are looked for every ``STORE_CHECK_EVERY``."""
         loop = asyncio.get_running_loop()
@@ -445,7 +458,7 @@ class _SharedStore:
     is in the database, nothing on local disk; the runs a gone hub started go on here (in this
     process, or placed on Ray with a placer), one hub taking each under its lock."""
 
-    def __init__(self, dsn: str, store: Any, fleet: Any, host: RunHost) -> None:
+    def __init__(self, dsn: str, store: PostgresStore, fleet: Fleet, host: RunHost) -> None:
         from goldfive.settings import data_dir
 
         self.dsn, self.store, self.fleet, self.host = dsn, store, fleet, host
@@ -464,8 +477,8 @@ class _SharedStore:
         ingest: bool,
         listen: str,
         interrupt_after: float,
-        resume_with: Callable[[LaunchSpec], RunFactory | None] | None,
-        placer: Any,
+        resume_with: ResumeWith | None,
+        placer: Placer | None,
     ) -> _SharedStore:
         if ingest:
             raise ServeConfigError("--ingest (GoldfiveIngress) is not offered with a PostgreSQL --db: connect runs with Hub.Connect")
@@ -489,16 +502,16 @@ class _SharedStore:
         host.started_hooks.append(shared._claim)
         return shared
 
-    def _claim(self, run: Any) -> None:
+    def _claim(self, run: ServedRun) -> None:
         """A run started in this process is this hub's, and holds its lock."""
         task = asyncio.get_running_loop().create_task(self.fleet.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True))
         self._claims.add(task)
         task.add_done_callback(self._claims.discard)
 
-    async def load(self, resume_with: Any, placer: Any) -> IngressService | None:
+    async def load(self, resume_with: ResumeWith | None, placer: Placer | None) -> IngressService | None:
         return None  # the fleet reads the runs as it starts (once the address is bound)
 
-    async def started(self, server: RemoteServer, resume_with: Any, placer: Any) -> None:
+    async def started(self, server: RemoteServer, resume_with: ResumeWith | None, placer: Placer | None) -> None:
         self.fleet.address = server.address
         try:
             await self.fleet.start()
@@ -516,7 +529,7 @@ class _SharedStore:
             await self.store.close()
 
 
-def _notices(host: RunHost, notify: Iterable[str], escalate: Iterable[str] = ()) -> Any:
+def _notices(host: RunHost, notify: Iterable[str], escalate: Iterable[str] = ()) -> NoticeDispatch | None:
     """``serve --notify-cmd / --escalate-cmd``: the routes (goldfive.phone.routes), told of
     every notice in the host's live events; None without any. The notices they had to drop
     are said with the hub's warning (ListRuns / GetRun ``hub_warning``: ``ctl runs``, the runs
@@ -549,9 +562,9 @@ class _Reach:
         self.notify = [notify_cmd] if isinstance(notify_cmd, str) else list(notify_cmd or ())
         self.escalate = list(escalate_cmd)
         self.http, self.approvers, self.reminders = http, approvers, reminders
-        self.dispatch: Any = None
-        self.phone: Any = None
-        self.book: Any = None
+        self.dispatch: NoticeDispatch | None = None
+        self.phone: PhoneServer | None = None
+        self.book: LinkBook | None = None
 
     @property
     def recipients(self) -> set[str]:

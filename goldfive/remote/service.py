@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncGenerator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import grpc
 
@@ -30,7 +30,16 @@ from goldfive.run.validate import validate_control
 from goldfive.store.registry import ARCHIVED, MARKS, Marks
 from goldfive.view.attention import mark_refusal
 
+if TYPE_CHECKING:
+    from goldfive.hub.connected import RunnerAttachment
+    from goldfive.hub.service import HubService
+    from goldfive.remote.served import ServedRun
+    from goldfive.store.registry import LaunchSpec
+
 __all__ = ["Placer", "RunsService", "snapshot", "summary"]
+
+_Req = TypeVar("_Req")
+_Resp = TypeVar("_Resp")
 
 
 def _stamp_author(msg: ControlMessage, name: str) -> None:
@@ -43,10 +52,35 @@ def _stamp_author(msg: ControlMessage, name: str) -> None:
 
 
 class Placer(Protocol):
-    """Places a started run outside the hub's process (``serve --ray``): returns the run id
-    it chose, the run already served by the host; GoldfiveError (one line) for a bad request."""
+    """Places runs outside the hub's process (``serve --ray``: goldfive.placement.RayPlacer).
+    The server binds it before serving, StartRun places through it, ``serve`` resumes the runs
+    it placed before a restart and closes it when serving ends; a fleet's takeover places a
+    gone hub's run again. Every method the server, the Runs service and the fleet call is here
+    (tests/test_protocols_declare_what_is_called.py reads the source for them)."""
 
-    async def place(self, request: service_pb2.StartRunRequest, started_by: str = "") -> str: ...
+    def bind(self, host: RunHost, hub: HubService, address: str) -> None:
+        """The hub's run table, its Hub service (whose recorder records the placed runs) and
+        the address the server is bound to: called once, before the server starts."""
+        ...
+
+    async def place(self, request: service_pb2.StartRunRequest, started_by: str = "") -> str:
+        """Place a started run: returns the run id it chose, the run already served by the
+        host; GoldfiveError (one line) for a bad request."""
+        ...
+
+    def place_again(self, run: RunnerAttachment, launch: LaunchSpec) -> None:
+        """Place ``run`` (its state already held) again from the launch the hubs recorded when
+        it was first placed: its hub is gone (a fleet's takeover)."""
+        ...
+
+    async def resume_recorded(self) -> list[str]:
+        """Take back, or place again, the unfinished runs this hub placed before it stopped;
+        returns the runs placed again."""
+        ...
+
+    async def close(self) -> None:
+        """End what it placed that goes on (the runs stay interrupted) and leave the cluster."""
+        ...
 
 
 class RunsService(service_pb2_grpc.RunsServicer):
@@ -60,7 +94,7 @@ class RunsService(service_pb2_grpc.RunsServicer):
         #: Who may decide which approvals (serve --approvers); everyone else: PERMISSION_DENIED.
         self.approvers = approvers or Approvers()
 
-    async def _run(self, run_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    async def _run(self, run_id: str, context: grpc.aio.ServicerContext[_Req, _Resp]) -> ServedRun:
         try:
             return self.host.resolve(run_id)
         except LookupError as exc:

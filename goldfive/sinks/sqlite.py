@@ -29,8 +29,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from goldfive.store import locks as lock
-from goldfive.durable.store import ResumeRefused
-from goldfive.errors import DuplicateEventError, RecordingConflictError
+from goldfive.errors import DuplicateEventError, RecordingConflictError, ResumeRefused
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.recording_sink import MAX_PENDING, RecordingSink
 from goldfive.store.sqlite import RunInfo

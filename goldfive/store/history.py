@@ -167,10 +167,13 @@ def read_record(conn: sqlite3.Connection, run_id: str, table: str = "events") ->
 class RunHistory:
     """The stored events of ``run_id`` in the SQLite file ``path``, read on demand."""
 
-    def __init__(self, path: str | os.PathLike[str], run_id: str, table: str = "events") -> None:
+    def __init__(self, path: str | os.PathLike[str], run_id: str, table: str = "events", *, conn: sqlite3.Connection | None = None) -> None:
         self.path = os.fspath(path)
         self.run_id = run_id
         self.table = table
+        #: A read-only connection to read through (its owner closes it), else one is opened
+        #: for each read and closed after it.
+        self.conn = conn
         self.history_error = ""
         self._bad: set[int] = set()
 
@@ -228,7 +231,7 @@ class RunHistory:
         """The run's (sequence, payload) rows after ``after``, ``chunk`` at a time; a row that
         is not (int, bytes) is counted as damaged; a refused read ends the history there."""
         try:
-            conn = connect_read_only(self.path)
+            conn = self.conn if self.conn is not None else connect_read_only(self.path)
         except ReplayError as exc:
             self._unreadable(after, str(exc))
             return
@@ -261,7 +264,8 @@ class RunHistory:
                 if len(rows) < chunk:
                     return
         finally:
-            conn.close()
+            if conn is not self.conn:
+                conn.close()
 
     def event_ids(self) -> list[str]:
         """The stored event ids of this run (read from their column, nothing decoded)."""

@@ -25,7 +25,7 @@ from urllib.parse import quote
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from goldfive.durable.store import ResumeRefused
+from goldfive.errors import ResumeRefused
 
 try:  # the lock files' guard is an advisory lock (POSIX)
     import fcntl

@@ -14,8 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import Protocol
 
-from goldfive.durable.store import ResumeRefused
-from goldfive.errors import SinkError
+from goldfive.errors import ResumeRefused, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.recording_sink import MAX_PENDING
 from goldfive.sinks.sqlite import SQLitePersistenceSink

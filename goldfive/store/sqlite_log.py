@@ -19,9 +19,10 @@ one writer continues a run at a time), ``unlock`` drops it; ``close`` drops ever
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from itertools import chain
 from operator import itemgetter
 
@@ -29,10 +30,9 @@ from google.protobuf.message import DecodeError
 
 from goldfive.compat import decode_recorded, recorded_bytes
 from goldfive.store import locks
-from goldfive.durable.store import ResumeRefused
-from goldfive.errors import ReplayError, SinkError
+from goldfive.errors import ReplayError, ResumeRefused, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.store.history import CHUNK, RunHistory, check_database, connect_read_only
+from goldfive.store.history import CHUNK, RunHistory, check_database, connect_read_only, recorded_run_ids
 from goldfive.store.naming import match_run
 from goldfive.store.provenance import Writers
 from goldfive.store.sqlite import (
@@ -45,6 +45,7 @@ from goldfive.store.sqlite import (
     last_writer,
     list_runs_in,
     run_rows,
+    unfinished_runs,
     writers_of,
 )
 
@@ -101,6 +102,8 @@ class SqliteLog:
         self._conn: sqlite3.Connection | None = None
         self._inflight: asyncio.Future[int] | None = None
         self._statements: Statements | None = None
+        #: Inside ``reading()``: the one read-only connection the reads share.
+        self._reader: sqlite3.Connection | None = None
 
     def __str__(self) -> str:
         return f"SqliteLog({self.path})"
@@ -308,15 +311,89 @@ class SqliteLog:
         return run_id in self._locked
 
     # -- reading ------------------------------------------------------------------------
+    # The EventLog's reads (async), each over the synchronous read below it: the replay picker
+    # and ``resume`` read a file before any event loop runs, through the same code.
     async def events(self, run_id: str, after: int = -1, *, chunk: int = CHUNK) -> AsyncIterator[Event]:
-        for ev in RunHistory(self.path, run_id, self.table).events(after, chunk=chunk):
+        for ev in self.history(run_id).events(after, chunk=chunk):
             yield ev
 
     async def runs(self) -> list[RunInfo]:
-        return list_runs(self.path, self.table)
+        return self.list_runs()
 
     async def resolve(self, ref: str) -> str:
-        return match_run([r.run_id for r in await self.runs()], ref, self.path)
+        return self.resolve_now(ref)
+
+    def history(self, run_id: str) -> RunHistory:
+        """One run's reader: its events from a sequence on, read a chunk at a time from the
+        file (nothing held between reads), undecodable rows skipped and counted on its
+        ``damaged``, a read the file refuses ending it there (``history_error``)."""
+        return RunHistory(self.path, run_id, self.table, conn=self._reader)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[SqliteLog]:
+        """The synchronous reads inside share one read-only connection (the replay picker reads
+        two events of each of many runs: a connection each made it about 8 times slower).
+        ReplayError when the file cannot be opened."""
+        if self._reader is not None:
+            yield self
+            return
+        self._reader = connect_read_only(self.path)
+        try:
+            yield self
+        finally:
+            conn, self._reader = self._reader, None
+            conn.close()
+
+    def list_runs(self) -> list[RunInfo]:
+        """``runs`` for synchronous callers: every run, oldest first. ReplayError when the file
+        or its table cannot be read."""
+        with self.reading():
+            assert self._reader is not None
+            try:
+                return list_runs_in(self._reader, self.table)
+            except (sqlite3.Error, ValueError) as exc:  # ValueError: bytes of a damaged page that are not text
+                raise ReplayError(f"cannot read table {self.table!r} of {self.path!r}: {one_line(exc)}") from exc
+
+    def resolve_now(self, ref: str) -> str:
+        """``resolve`` for synchronous callers: the run ``ref`` names, its full id or a unique
+        prefix of 4+ characters (goldfive.store.naming.match_run), found with a seek per run
+        starting with ``ref``; every run is listed only to say what the file holds when none
+        does. ReplayError names the problem."""
+        with self.reading():
+            return self._resolve(ref)
+
+    def _resolve(self, ref: str) -> str:
+        conn = self._reader
+        assert conn is not None
+        try:
+            hits = recorded_run_ids(conn, self.table, prefix=ref, ordered=False) if ref else []
+            if ref in hits or (len(ref) >= 4 and hits):
+                return match_run(hits, ref, self.path)  # the run, or "names more than one run"
+            ids = recorded_run_ids(conn, self.table)
+        except (sqlite3.Error, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
+            raise ReplayError(f"cannot read table {self.table!r} of {self.path!r}: {one_line(exc)}") from exc
+        return match_run(ids, ref, self.path)
+
+    def lock_holder(self, run_id: str) -> locks.LockHolder | None:
+        """Who holds ``run_id``'s lock in the file (alive or not: ``LockHolder.alive`` says),
+        read without taking it; None when nobody. ResumeRefused (one line) when the file or
+        its locks cannot be read."""
+        try:
+            with self.reading():
+                assert self._reader is not None
+                return locks.holder(self._reader, run_id)
+        except ReplayError as exc:
+            raise ResumeRefused(str(exc)) from None
+
+    def unfinished_runs(self) -> list[str]:
+        """The runs with no terminal event, oldest last event first, a hub's runs left out
+        (goldfive.store.sqlite.unfinished_runs). ReplayError when the file cannot be read."""
+        with self.reading():
+            assert self._reader is not None
+            try:
+                return unfinished_runs(self._reader, self.table)
+            except (sqlite3.Error, ValueError) as exc:
+                raise ReplayError(f"{self.path} is not a goldfive recording: {one_line(exc)}") from exc
 
     async def check(self) -> str | None:
         """SQLite's own ``PRAGMA quick_check`` of the file (goldfive.store.history.check_database)."""

@@ -284,19 +284,16 @@ async def test_a_recording_whose_name_holds_a_hash_or_a_question_mark_is_read_fo
     """The file is opened by its own name: ``#`` and ``?`` were read as a URI's fragment and
     query, so resume found "no such table" in another file."""
     from goldfive import events
-    from goldfive.durable.store import open_store, read_run, resolve_run
+    from goldfive.durable.store import open_log, read_run, resolve_run
 
     path = tmp_path / "run #2?.sqlite"
     s = Session(run_id=RUN)
     sink = SQLitePersistenceSink(path)
     await sink.emit(events.run_started(s, goal_summary="g"))
     await sink.close()
-    conn = open_store(path)
-    try:
-        assert resolve_run(conn, RUN[:8], str(path)) == RUN
-        assert [e.sequence for e in read_run(conn, RUN)[0]] == [0]
-    finally:
-        conn.close()
+    log = open_log(path)
+    assert resolve_run(log, RUN[:8]) == RUN
+    assert [e.sequence for e in read_run(log, RUN)[0]] == [0]
 
 
 async def test_a_run_scope_rule_made_during_the_run_still_approves_after_resume(tmp_path: Path, executor: Any) -> None:
@@ -370,3 +367,44 @@ async def test_a_run_scope_rule_made_during_the_run_still_approves_after_resume(
     after = [e for e in sink2.events if e.sequence > next(e.sequence for e in sink2.events if e.WhichOneof("payload") == "run_resumed")]
     decided_by = [(e.approval_decided.tool_name, e.approval_decided.rule_id) for e in after if e.WhichOneof("payload") == "approval_decided"]
     assert decided_by == [("deploy", "R2"), ("lint", "")]  # the rule keeps its id; lint's R1 is gone: a person decided
+
+
+async def _six_events(path: Path) -> list[Any]:
+    from goldfive import events
+
+    s = Session(run_id=RUN)
+    emitted = [events.run_started(s, goal_summary="g")]
+    emitted += [events.task_progress(s, "a", detail=f"step {i}") for i in range(5)]
+    sink = SQLitePersistenceSink(path)
+    for ev in emitted:
+        await sink.emit(ev)
+    await sink.close()
+    return emitted
+
+
+@pytest.mark.parametrize("spoil", ["undecodable", "another_events_payload"])
+async def test_resume_reads_a_run_up_to_a_row_that_is_not_its_event(tmp_path: Path, spoil: str) -> None:
+    """Resume reads its run through the recording's log: a row that does not decode, or that
+    holds the payload of another sequence (main took that as the event at the row's place and
+    read on), ends what is read there; it and every later row are counted as left out."""
+    from goldfive.durable.store import open_log, read_run
+
+    path = tmp_path / "runs.sqlite"
+    emitted = await _six_events(path)
+    conn = sqlite3.connect(path)
+    with conn:
+        bad = b"\xff\xff\xff\xff" if spoil == "undecodable" else conn.execute("SELECT payload FROM events WHERE sequence = 4").fetchone()[0]
+        conn.execute("UPDATE events SET payload = ? WHERE sequence = 2", (bad,))
+    conn.close()
+    assert read_run(open_log(path), RUN) == (emitted[:2], 4)
+
+
+async def test_resume_names_what_is_wrong_with_a_file_that_is_no_recording(tmp_path: Path) -> None:
+    from goldfive.durable.store import open_log, resolve_run
+
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    with pytest.raises(ResumeRefused, match="no recording at"):
+        open_log(tmp_path / "missing.sqlite")
+    with pytest.raises(ResumeRefused, match="no such table: events"):
+        resolve_run(open_log(other), RUN)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from goldfive import compat, events
-from goldfive.durable.store import read_run
+from goldfive.durable.store import open_log, read_run
 from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.recording import open_recording, recorded_run_choices
@@ -165,11 +165,7 @@ def test_every_sqlite_reader_translates_schema_1(old_sqlite: Path) -> None:
         stored = StoredEvents(RunHistory(old_sqlite, run))
         assert list(stored) == evs and stored[3] == evs[3] and stored.damaged == 0
         assert list(open_recording(old_sqlite, run).events) == evs
-        conn = sqlite3.connect(old_sqlite)
-        try:
-            assert read_run(conn, run) == (evs, 0)
-        finally:
-            conn.close()
+        assert read_run(open_log(old_sqlite), run) == (evs, 0)
     choices = {c.run_id: c for c in recorded_run_choices(old_sqlite)}
     assert choices[DEMO].goal == "build me a slide deck about Python" and choices[DEMO].state == "COMPLETED"
     assert choices[SYNTHETIC].goal == "the goal summary" and choices[SYNTHETIC].state == "ABORTED"
@@ -280,3 +276,20 @@ async def test_postgres_reads_schema_1_rows_and_marks_new_ones(pg_dsn: str) -> N
         assert all(Event.FromString(p).recording_schema == compat.RECORDING_SCHEMA for p in stored)
     finally:
         await store.close()
+
+
+def test_resume_lists_the_interrupted_runs_of_an_old_recording_with_their_goals(old_sqlite: Path) -> None:
+    """``goldfive resume`` with several interrupted runs names each with its goal, read from its
+    RunStarted through the recording's log (main parsed the row itself, without translating
+    schema 1: an old run's goal read as another field)."""
+    from click.testing import CliRunner
+
+    from goldfive.cli import main
+
+    conn = sqlite3.connect(old_sqlite)
+    with conn:
+        conn.execute("DELETE FROM events WHERE kind IN ('run_completed', 'run_aborted')")
+    conn.close()
+    result = CliRunner().invoke(main, ["resume", "--db", str(old_sqlite), "--headless"])
+    assert result.exit_code == 2 and "2 interrupted runs" in result.output, result.output
+    assert '"build me a slide deck about Python"' in result.output and '"the goal summary"' in result.output

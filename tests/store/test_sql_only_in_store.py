@@ -10,6 +10,7 @@ methods use it."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -114,13 +115,11 @@ RECORDING_IO = re.compile(
     r"|\bsqlite3\.connect\s*\("
 )
 
-#: What still reads recorded rows outside goldfive.store (through the store's own functions for
-#: the SQL, but decoding the rows itself), and the one SQLite file that is not a recording.
-#: The list may shrink, never grow.
+#: Where the encoding is defined, and the one SQLite file that is not a recording. The replay
+#: picker (goldfive/recording.py) and resume (goldfive/durable/store.py) decoded their rows
+#: themselves until they read through the recording's EventLog. The list may shrink, never grow.
 RECORDING_IO_LEFT = {
     "goldfive/compat.py",  # where the encoding is defined (the store calls it)
-    "goldfive/recording.py",  # the replay picker's first and last event of each run
-    "goldfive/durable/store.py",  # resume reads its run's rows
     "goldfive/phone/links.py",  # the phone links' own database, no recording
 }
 
@@ -147,3 +146,67 @@ def test_the_recording_scan_finds_what_the_jsonl_sink_did_before_it_went_through
     assert all(RECORDING_IO.search(s) for s in shapes), [s for s in shapes if not RECORDING_IO.search(s)]
     assert not RECORDING_IO.search("from goldfive.store.jsonl import JsonlLog, decode_line, encode_line, replay_from_jsonl")
     assert not RECORDING_IO.search("its line format, ``encode_line`` and ``decode_line``, are the log's")
+
+
+#: Where an Event is parsed from bytes outside goldfive.store: where the recorded encoding is
+#: defined, and the runner's spill file (its own format for events not yet sent, never a
+#: recording). The list may shrink, never grow.
+EVENT_PARSE_LEFT = {"goldfive/compat.py", "goldfive/link/buffer.py"}
+
+_NOT_PROTOBUF = {"asyncio", "threading", "multiprocessing"}
+
+
+def _is_event_class(node: ast.expr) -> bool:
+    """``Event`` or ``something.Event`` (``events_pb2.Event``, ``pb.Event``), not asyncio's."""
+    if isinstance(node, ast.Name):
+        return node.id == "Event"
+    return isinstance(node, ast.Attribute) and node.attr == "Event" and not (isinstance(node.value, ast.Name) and node.value.id in _NOT_PROTOBUF)
+
+
+def event_parses(source: str) -> list[int]:
+    """Lines of ``source`` that parse an Event from bytes: ``Event.FromString(b)``, or
+    ``ev.ParseFromString(b)`` on a name bound to ``Event()``."""
+    tree = ast.parse(source)
+    events = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _is_event_class(node.value.func)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner, method = node.func.value, node.func.attr
+        if method == "FromString" and _is_event_class(owner):
+            found.append(node.lineno)
+        elif method == "ParseFromString" and isinstance(owner, ast.Name) and owner.id in events:
+            found.append(node.lineno)
+    return found
+
+
+def test_no_module_outside_goldfive_store_parses_a_stored_event_itself() -> None:
+    """A stored event is read through the store (its EventLog, or goldfive.compat's
+    ``decode_recorded``, which translates an old recording's schema): resume's list of
+    interrupted runs parsed a RunStarted row itself and misread an old recording's goal."""
+    found = []
+    for root in (ROOT / "goldfive", ROOT / "tui"):
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel.startswith(("goldfive/pb/", "goldfive/store/")) or rel in EVENT_PARSE_LEFT:
+                continue
+            found += [f"{rel}:{line}" for line in event_parses(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_event_parse_scan_finds_what_resume_did_and_not_asyncio_events() -> None:
+    before = (
+        "def _run_line(conn, run_id):\n"
+        "    from goldfive.pb.goldfive.v1.events_pb2 import Event\n"
+        "    ev = Event()\n"
+        "    ev.ParseFromString(started)\n"
+        "    other = events_pb2.Event.FromString(payload)\n"
+    )
+    assert event_parses(before) == [4, 5]
+    assert event_parses("wake = asyncio.Event()\nwake.ParseFromString(b'')\nack = control_pb2.ControlAck()\nack.ParseFromString(b'')\n") == []

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from goldfive.control import ControlAck, ControlMessage
 from goldfive.hub.connected import RunnerAttachment, runner_of
@@ -25,7 +25,7 @@ from goldfive.hub.fleet.ownership import Ownership
 from goldfive.hub.fleet.recorder import FleetRecorder
 from goldfive.hub.fleet.routing import Routing
 from goldfive.hub.fleet.takeover import Takeover
-from goldfive.remote.host import RunHost
+from goldfive.remote.host import RunFactory, RunHost
 from goldfive.store.fleet import ControlAnswered, ControlRouted, Notification, OwnerChanged, Stored
 from goldfive.store.postgres import PostgresStore
 from goldfive.store.postgres_fleet import FleetTables
@@ -34,6 +34,7 @@ from goldfive.store.registry import LaunchSpec
 
 if TYPE_CHECKING:
     from goldfive.hub.service import FleetPart
+    from goldfive.remote.service import Placer
 
 __all__ = ["Fleet"]
 
@@ -58,8 +59,8 @@ class Fleet:
         heartbeat: float = 1.0,
         dead_after: float = 5.0,
         control_timeout: float = 30.0,
-        resume_with: Callable[[LaunchSpec], Any] | None = None,
-        placer: Any = None,
+        resume_with: Callable[[LaunchSpec], RunFactory | None] | None = None,
+        placer: Placer | None = None,
     ) -> None:
         self.store = store
         self.host = host

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 from goldfive.hub.connected import Forward, RunnerAttachment, runner_of
 from goldfive.hub.fleet.ownership import Ownership

@@ -13,16 +13,19 @@ import logging
 import os
 import socket
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from goldfive.hub.connected import RunnerAttachment, runner_of
 from goldfive.hub.fleet.following import Following
 from goldfive.hub.fleet.ownership import Ownership
-from goldfive.remote.host import HostedRun, RunHost
+from goldfive.remote.host import HostedRun, RunFactory, RunHost
 from goldfive.store.fleet import FleetEvents, FleetStore
 from goldfive.store.postgres_registry import PostgresRegistry
 from goldfive.store.recorder import HubRecorder
 from goldfive.store.registry import LaunchSpec
+
+if TYPE_CHECKING:
+    from goldfive.remote.service import Placer
 
 __all__ = ["Takeover"]
 
@@ -49,8 +52,8 @@ class Takeover:
         ownership: Ownership,
         *,
         interrupt_after: float,
-        resume_with: Callable[[LaunchSpec], Any] | None,
-        placer: Any,
+        resume_with: Callable[[LaunchSpec], RunFactory | None] | None,
+        placer: Placer | None,
     ) -> None:
         self.tables = tables
         self.log = log_
