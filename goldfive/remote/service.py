@@ -68,7 +68,7 @@ class Placer(Protocol):
         host; GoldfiveError (one line) for a bad request."""
         ...
 
-    def place_again(self, run: RunnerAttachment, launch: LaunchSpec) -> None:
+    async def place_again(self, run: RunnerAttachment, launch: LaunchSpec) -> None:
         """Place ``run`` (its state already held) again from the launch the hubs recorded when
         it was first placed: its hub is gone (a fleet's takeover)."""
         ...
