@@ -267,6 +267,106 @@ class RunnerLeg:
         RunnerAttachment._record_routed = record_routed  # type: ignore[method-assign]
         RunnerAttachment.acked = on_ack  # type: ignore[method-assign]
 
+        # The hub's own legs of a control, by its id: from the handler's start to the frame
+        # carrying the control taken for the runner's stream (``out_ms``), and from the frame
+        # carrying its ack read off the stream to the handler's return (``back_ms``).
+        from goldfive.hub.shared import SharedStream
+
+        self.out_ms: list[float] = []
+        self.back_ms: list[float] = []
+        self.hub_ms: list[float] = []
+        arrived: dict[str, float] = {}
+        out_of: dict[str, float] = {}
+        ack_read: dict[str, float] = {}
+        take, acks_first = SharedStream.take, SharedStream._acks_first
+
+        def timed_take(stream: Any) -> Any:
+            parts = take(stream)
+            now = time.perf_counter()
+            for part in parts:
+                if part.HasField("message") and part.message.WhichOneof("body") == "control":
+                    cid = part.message.control.id
+                    t = arrived.get(cid)
+                    if t is not None:
+                        out_of[cid] = (now - t) * 1000
+            return parts
+
+        def timed_acks_first(stream: Any, parts: Any) -> Any:
+            now = time.perf_counter()
+            for part in parts:
+                if part.message.WhichOneof("body") == "ack":
+                    ack_read[part.message.ack.control_id] = now
+            return acks_first(stream, parts)
+
+        async def timed_outer(service: Any, request: Any, context: Any) -> Any:
+            cid = request.control.id
+            arrived[cid] = time.perf_counter()
+            try:
+                return await timed(service, request, context)
+            finally:
+                end = time.perf_counter()
+                arrived.pop(cid, None)
+                out, back = out_of.pop(cid, None), ack_read.pop(cid, None)
+                if out is not None and back is not None:
+                    self.out_ms.append(out)
+                    self.back_ms.append((end - back) * 1000)
+                    self.hub_ms.append(out + (end - back) * 1000)
+
+        SharedStream.take = timed_take  # type: ignore[method-assign]
+        SharedStream._acks_first = timed_acks_first  # type: ignore[method-assign]
+        RunsService.SendControl = timed_outer  # type: ignore[method-assign]
+
+
+class Slices:
+    """How long the hub's event loop runs each callback (a task's step, an I/O callback):
+    the loop cannot wake for a control until the one running returns. Each over 1 ms is kept
+    (wall and the hub thread's CPU time, and what it ran), to tell long slices of work
+    (CPU) from slices that waited for a core (wall much more than CPU)."""
+
+    def __init__(self) -> None:
+        self.long: list[tuple[float, float, str]] = []
+        self.count = 0
+        run = asyncio.events.Handle._run
+        me = self
+
+        def timed_run(handle: Any) -> None:
+            w, c = time.perf_counter(), time.thread_time()
+            run(handle)
+            wall = time.perf_counter() - w
+            me.count += 1
+            if wall > 0.001:
+                me.long.append((wall * 1000, (time.thread_time() - c) * 1000, _what(handle)))
+
+        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
+
+    def since(self, n: int, count0: int) -> dict[str, Any]:
+        p = self.long[n:]
+        cpus = sorted(x[1] for x in p)
+        worst: dict[str, float] = {}
+        for _, cpu, what in p:
+            worst[what] = max(worst.get(what, 0.0), cpu)
+        top = sorted(worst.items(), key=lambda kv: -kv[1])[:6]
+        return {
+            "callbacks": self.count - count0,
+            "over_1ms": len(p),
+            "over_1ms_cpu_p99": pct(cpus, 99),
+            "cpu_max": cpus[-1] if cpus else float("nan"),
+            "wall_max": max((x[0] for x in p), default=float("nan")),
+            "over_5ms_cpu": sum(1 for x in cpus if x > 5),
+            "top": [f"{what} {ms:.1f} ms" for what, ms in top],
+        }
+
+
+def _what(handle: Any) -> str:
+    cb = getattr(handle, "_callback", None)
+    task = getattr(cb, "__self__", None)
+    if isinstance(task, asyncio.Task):
+        coro = task.get_coro()
+        frame = getattr(coro, "cr_frame", None)
+        code = getattr(coro, "cr_code", None) or getattr(frame, "f_code", None)
+        return f"task {getattr(code, 'co_qualname', '?')}"
+    return getattr(cb, "__qualname__", repr(cb))[:60]
+
 
 async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float, every: float) -> list[float]:
     from goldfive.remote import RemoteClient
@@ -338,6 +438,8 @@ async def phase(
 
     lagger = asyncio.get_running_loop().create_task(lag())
     leg0, routed0, handler0 = len(LEG.ms), len(LEG.routed_ms), len(LEG.handler_ms)
+    hub0 = len(LEG.hub_ms)
+    slices0, count0 = len(SLICES.long), SLICES.count
     cpu0, wall0 = time.process_time(), time.perf_counter()
     prof = None
     if PROFILE and label == "fleet":
@@ -352,7 +454,9 @@ async def phase(
     # Keep-up: what the hub held when the load stopped, against what was offered.
     await asyncio.sleep(max(0.0, start_at + seconds - time.time()))
     held_at_end = sum(r.state.kind_counts.get("task_progress", 0) for r in host.runs() if r.run_id.startswith(prefix))
-    hub_cpu = (time.process_time() - cpu0) / (time.perf_counter() - wall0)  # this process: the hub (and the control sender)
+    held = held_at_end
+    cpu_used = time.process_time() - cpu0
+    hub_cpu = cpu_used / (time.perf_counter() - wall0)  # this process: the hub (and the control sender)
     lagger.cancel()
     commits = (hub.commits - commits0[0], hub.commit_seconds - commits0[1], hub.commit_max_seconds) if hub is not None else None
     # The hub serves in this loop: wait for the children in threads, never blocking it.
@@ -390,6 +494,15 @@ async def phase(
         "routed_p99": pct(LEG.routed_ms[routed0:], 99),
         "routed_max": max(LEG.routed_ms[routed0:], default=float("nan")),
         "loop_lag_max": max(lags, default=float("nan")),
+        "loop_lag_p50": pct(lags, 50),
+        "hub_p50": pct(LEG.hub_ms[hub0:], 50),
+        "hub_p99": pct(LEG.hub_ms[hub0:], 99),
+        "out_p50": pct(LEG.out_ms[hub0:], 50),
+        "out_p99": pct(LEG.out_ms[hub0:], 99),
+        "back_p50": pct(LEG.back_ms[hub0:], 50),
+        "back_p99": pct(LEG.back_ms[hub0:], 99),
+        "slices": SLICES.since(slices0, count0),
+        "ingest_eps_per_hub_cpu_s": held / cpu_used if cpu_used else float("nan"),
     }
 
 
@@ -420,6 +533,7 @@ class GcPauses:
 
 
 GC = GcPauses()
+SLICES = Slices()
 LEG: Any = None
 PROFILE = ""
 
@@ -494,6 +608,15 @@ async def main(args: argparse.Namespace) -> None:
           f"p50 {big['handler_p50']:.2f} ms, p99 {big['handler_p99']:.2f} ms")  # fmt: skip
     print(f"of control -> ack, recording the control as routed (the hub's registry) before sending it: p50 {big['routed_p50']:.2f} ms, "
           f"p99 {big['routed_p99']:.2f} ms, at most {big['routed_max']:.0f} ms")  # fmt: skip
+    print(f"the hub's own part of control -> ack (its handler's start to the frame carrying the control taken for the runner's "
+          f"stream, plus the frame carrying the ack read to the handler's return): p50 {big['hub_p50']:.2f} ms, p99 {big['hub_p99']:.2f} ms "
+          f"(out {big['out_p50']:.2f} / {big['out_p99']:.2f}, back {big['back_p50']:.2f} / {big['back_p99']:.2f}); "
+          f"one run alone {base['hub_p50']:.2f} / {base['hub_p99']:.2f} ms")  # fmt: skip
+    sl = big["slices"]
+    print(f"the hub's event loop ran {sl['callbacks']:,} callbacks during the load; {sl['over_1ms']} took over 1 ms of wall time, "
+          f"their CPU p99 {sl['over_1ms_cpu_p99']:.1f} ms, the longest {sl['cpu_max']:.1f} ms of CPU ({sl['wall_max']:.0f} ms of wall), "
+          f"{sl['over_5ms_cpu']} over 5 ms of CPU; the longest by what ran: {'; '.join(sl['top'])}")  # fmt: skip
+    print(f"ingest: {big['ingest_eps_per_hub_cpu_s']:,.0f} events stored and served per second of the hub process's CPU")
     print(f"the hub process's garbage collector during the load: {big['gc']}")
     print(f"the hub's event loop woke a 10 ms timer late by {big['loop_lag_p99']:.1f} ms at p99, {big['loop_lag_max']:.0f} ms at most "
           f"(one run alone: {base['loop_lag_p99']:.1f} / {base['loop_lag_max']:.0f} ms)")  # fmt: skip
