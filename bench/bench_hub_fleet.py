@@ -8,8 +8,9 @@ simulated in ``--procs`` other processes, each holding its share of ``--runs`` r
 ends (``HubLink``, what ``Runner(hub=...)`` uses, each with its own ControlChannel answered by
 a small loop standing in for the run); each run emits ``--rate`` events per second. A watcher
 process subscribes to a sample of runs over ``Runs.Subscribe`` and measures event-to-subscriber
-latency (emit in the runner process to receipt in the watcher); this process sends controls
-to random runs through ``SendControl`` and measures control-to-ack through the hub.
+latency (emit in the runner process to receipt in the watcher); a sender process (as a
+person's ``goldfive ctl`` is; ``--controls-here``: this process, on the hub's own loop) sends
+controls to random runs through ``SendControl`` and measures control-to-ack through the hub.
 
 How the simulated runs reach the hub: by default each run has its own connection and
 ``Hub.Connect`` stream (the shape the issue first measured, kept as the reference);
@@ -447,7 +448,11 @@ async def phase(
 
         prof = cProfile.Profile()
         prof.enable()
-    acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
+    if CONTROLS_HERE:
+        acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
+    else:  # as a person's ctl does: from a process of its own, not the hub's loop
+        sender = spawn("--controls", addr, str(start_at + warmup), str(start_at + seconds), "0.02", *ids)
+        acks = json.loads((await asyncio.to_thread(sender.communicate))[0].strip().splitlines()[-1])["acks_ms"]
     if prof is not None:
         prof.disable()
         prof.dump_stats(PROFILE)
@@ -532,6 +537,7 @@ class GcPauses:
         )
 
 
+CONTROLS_HERE = False
 GC = GcPauses()
 SLICES = Slices()
 LEG: Any = None
@@ -539,9 +545,10 @@ PROFILE = ""
 
 
 async def main(args: argparse.Namespace) -> None:
-    global LEG, PROFILE
+    global LEG, PROFILE, CONTROLS_HERE
     LEG = RunnerLeg()
     PROFILE = args.profile
+    CONTROLS_HERE = args.controls_here
     from goldfive.remote import RunHost, start_server
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -633,6 +640,10 @@ if __name__ == "__main__":
         a = sys.argv[2:]
         asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5]))
         sys.exit(0)
+    if len(sys.argv) > 1 and sys.argv[1] == "--controls":
+        a = sys.argv[2:]
+        print(json.dumps({"acks_ms": asyncio.run(controls(a[0], a[4:], float(a[1]), float(a[2]), float(a[3])))}), flush=True)
+        sys.exit(0)
     if len(sys.argv) > 1 and sys.argv[1] == "--watch":
         a = sys.argv[2:]
         asyncio.run(watch(a[0], a[3:], int(a[1]), float(a[2])))
@@ -656,6 +667,11 @@ if __name__ == "__main__":
         "--runners",
         action="store_true",
         help="each simulated run is a real Runner(hub=...) (as users run it: one shared stream per process, the run's own control loop)",
+    )
+    parser.add_argument(
+        "--controls-here",
+        action="store_true",
+        help="send the controls from the hub's own process and loop (as this bench did first) instead of a process of their own",
     )
     parser.add_argument("--profile", default="", help="cProfile the hub process during the fleet's load into this file")
     parser.add_argument("--serve-gc", action="store_true", help="goldfive serve's gc tuning from the start (every phase)")
