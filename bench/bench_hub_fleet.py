@@ -220,9 +220,15 @@ async def watch(addr: str, run_ids: list[str], from_ns: int, seconds: float) -> 
 
 
 # -- the hub and the measurements (this process) -----------------------------------------
-def spawn(*args: str) -> subprocess.Popen[str]:
+SIM_NICE = 0
+
+
+def spawn(*args: str, nice: int = 0) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        preexec_fn=(lambda: os.nice(nice)) if nice else None,
+    )  # fmt: skip
 
 
 class RunnerLeg:
@@ -398,7 +404,7 @@ async def phase(
     gc.collect()
     before = rss_kb()
     children = [
-        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(seconds), shared)
+        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(seconds), shared, nice=SIM_NICE)
         for i, n in enumerate(per)
         if n
     ]
@@ -539,13 +545,15 @@ class GcPauses:
 
 CONTROLS_HERE = False
 GC = GcPauses()
-SLICES = Slices()
+SLICES: Any = None  # made in the hub's process only (main)
 LEG: Any = None
 PROFILE = ""
 
 
 async def main(args: argparse.Namespace) -> None:
-    global LEG, PROFILE, CONTROLS_HERE
+    global LEG, PROFILE, CONTROLS_HERE, SIM_NICE, SLICES
+    SIM_NICE = args.sim_nice
+    SLICES = Slices()
     LEG = RunnerLeg()
     PROFILE = args.profile
     CONTROLS_HERE = args.controls_here
@@ -557,7 +565,7 @@ async def main(args: argparse.Namespace) -> None:
         if args.serve_gc:
             from goldfive.remote.gc_tuning import tune_for_serving
 
-            tune_for_serving()  # as goldfive serve does once started, before any phase
+            tune_for_serving(*([args.gen0] if args.gen0 else []))  # as goldfive serve does once started, before any phase
         try:
             shared = "runners" if args.runners else "stream" if args.shared_stream else "channel" if args.shared_channel else "none"
             common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=shared)
@@ -578,6 +586,8 @@ async def main(args: argparse.Namespace) -> None:
         if args.shared_stream
         else "one connection per process" if args.shared_channel else "one connection per run"
     )
+    if args.sim_nice:
+        conns += f", at niceness {args.sim_nice}"
     print(f"hub fleet: {args.runs} connected runs from {args.procs} processes ({conns}), {args.rate:g} events/s each, "
           f"{args.seconds:g} s measured after {args.warmup:g} s warm-up; machine load {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(f"{'':36}{'1 run alone':>14}{'fleet':>14}{'ratio':>8}   target")
@@ -638,7 +648,13 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--fleet":
         a = sys.argv[2:]
-        asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5]))
+        into = os.environ.get("BENCH_FLEET_PROFILE")  # cProfile each simulator process into INTO.<prefix>
+        if into:
+            import cProfile
+
+            cProfile.run("asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5]))", f"{into}.{a[1]}")
+        else:
+            asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5]))
         sys.exit(0)
     if len(sys.argv) > 1 and sys.argv[1] == "--controls":
         a = sys.argv[2:]
@@ -673,8 +689,16 @@ if __name__ == "__main__":
         action="store_true",
         help="send the controls from the hub's own process and loop (as this bench did first) instead of a process of their own",
     )
+    parser.add_argument(
+        "--sim-nice",
+        type=int,
+        default=0,
+        help="run the simulator processes at this niceness (e.g. 10): on a machine with fewer cores than the "
+        "fleet needs, the hub then gets a core first, as where the runs are on other machines",
+    )
     parser.add_argument("--profile", default="", help="cProfile the hub process during the fleet's load into this file")
     parser.add_argument("--serve-gc", action="store_true", help="goldfive serve's gc tuning from the start (every phase)")
+    parser.add_argument("--gen0", type=int, default=0, help="with --serve-gc: this young-generation threshold instead of serve's")
     parser.add_argument("--gc-tuned", action="store_true", help="then the same fleet again after goldfive serve's gc tuning")
     ns = parser.parse_args()
     if ns.quick:
