@@ -27,6 +27,16 @@ connected run. Percentiles are over the measured window after a warm-up (the fir
 ``--warmup`` seconds are dropped). Beside them: CPU used during the load by the hub process
 and by the simulators (the machine's cores are shared by all of them), the hub's garbage
 collections and group commits (count and duration). Nothing here passes or fails.
+
+Where a control's time goes, apart from waiting for a core (this machine's cores are shared):
+the hub's own part (its SendControl handler's start to the frame carrying the control taken
+for the runner's stream, plus the frame carrying the ack read off the stream to the handler's
+return), the runner's leg (sent down to acked back), and how long the hub's event loop runs
+each callback (wall and the hub thread's CPU time: a control waits for the one running; the
+longest are named), events stored per second of the hub process's CPU, and the simulators' CPU
+per event. ``--sim-nice 10`` runs the simulators at a lower priority, so the hub gets a core
+first (as when the runs are on other machines); ``BENCH_FLEET_PROFILE=PATH`` cProfiles each
+simulator process; ``--gen0 N`` tries another young-generation threshold with ``--serve-gc``.
 """
 
 from __future__ import annotations
@@ -121,11 +131,12 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     t0 = time.monotonic()
     await asyncio.gather(*runs, return_exceptions=True)  # each run ends and closes its link (confirmed or not)
     drain = time.monotonic() - t0
+    cpu_all = time.process_time() - cpu0  # every event emitted, sent and confirmed: CPU per event
     left = sum(len(link.buffer) for link in links)
     for r in runners:
         await r.close()
     print(json.dumps({"emitted": emitted[0], "late_ticks": late[0], "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left,
-                      "frames": 0, "load_cpu": load_cpu}), flush=True)  # fmt: skip
+                      "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all}), flush=True)  # fmt: skip
 
 
 async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
@@ -494,6 +505,7 @@ async def phase(
         "hub_cpu": hub_cpu,
         "frames": sum(o.get("frames", 0) for o in outs),
         "sim_cpu": sum(o["load_cpu"] for o in outs),
+        "sim_cpu_per_event_us": sum(o.get("cpu_all", 0.0) for o in outs) / max(emitted, 1) * 1e6,
         "commits": commits,
         "gc": GC.since(gc0),
         "loop_lag_p99": pct(lags, 99),
@@ -617,7 +629,8 @@ async def main(args: argparse.Namespace) -> None:
           f"load stopped; the rest confirmed within {big['drain_s']:.2f} s ({big['left_unconfirmed']} never); "
           f"{big['late_ticks']} emit ticks ran late in the fleet processes")  # fmt: skip
     print(f"CPU during the load: the hub process {big['hub_cpu']:.0%} of one core (baseline {base['hub_cpu']:.0%}), "
-          f"the simulators {big['sim_cpu']:.0%} of one core in all, on {os.cpu_count()} cores"
+          f"the simulators {big['sim_cpu']:.0%} of one core in all "
+          f"({big['sim_cpu_per_event_us']:.0f} µs of their CPU per event, sent and confirmed), on {os.cpu_count()} cores"
           + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
     print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
           f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
