@@ -338,8 +338,9 @@ class RunnerLeg:
 class Slices:
     """How long the hub's event loop runs each callback (a task's step, an I/O callback):
     the loop cannot wake for a control until the one running returns. Each over 1 ms is kept
-    (wall and the hub thread's CPU time, and what it ran), to tell long slices of work
-    (CPU) from slices that waited for a core (wall much more than CPU)."""
+    (wall and the hub thread's CPU time, less any garbage collection inside it, which is
+    counted as the collector's; and what it ran), to tell long slices of work (CPU) from
+    slices that waited for a core (wall much more than CPU)."""
 
     def __init__(self) -> None:
         self.long: list[tuple[float, float, str]] = []
@@ -348,12 +349,12 @@ class Slices:
         me = self
 
         def timed_run(handle: Any) -> None:
-            w, c = time.perf_counter(), time.thread_time()
+            w, c, g = time.perf_counter(), time.thread_time(), GC.cpu
             run(handle)
             wall = time.perf_counter() - w
             me.count += 1
-            if wall > 0.001:
-                me.long.append((wall * 1000, (time.thread_time() - c) * 1000, _what(handle)))
+            if wall > 0.001:  # the CPU of a collection that ran inside is the collector's, not this callback's
+                me.long.append((wall * 1000, (time.thread_time() - c - (GC.cpu - g)) * 1000, _what(handle)))
 
         asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
 
@@ -536,13 +537,16 @@ class GcPauses:
     def __init__(self) -> None:
         self.pauses: list[tuple[int, float, float]] = []
         self._t = self._c = 0.0
+        self.cpu = 0.0  # CPU time of every collection so far
         gc.callbacks.append(self._cb)
 
     def _cb(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._t, self._c = time.perf_counter(), time.thread_time()
         else:
-            self.pauses.append((info["generation"], time.perf_counter() - self._t, time.thread_time() - self._c))
+            cpu = time.thread_time() - self._c
+            self.cpu += cpu
+            self.pauses.append((info["generation"], time.perf_counter() - self._t, cpu))
 
     def since(self, n: int) -> str:
         p = self.pauses[n:]

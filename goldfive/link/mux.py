@@ -71,14 +71,6 @@ class _Lane:
             return
         await self.mux._put(service_pb2.RunnerPart(lane=self.lane, message=msg), body != "events")
 
-    def offer(self, source: Any) -> None:
-        """``source`` (this lane's HubLink) holds events to send: the mux takes them with
-        ``source.pull(lane)`` as it builds its next frame, one part for all of them, instead
-        of the link writing a part per event (a task's wake-up and three messages built per
-        event of every run in the process)."""
-        if not self._ended and self._error is None:
-            self.mux._offer(self, source)
-
     def write_ack(self, msg: service_pb2.RunnerMessage) -> bool:
         """Queue an ack now, ahead of the parts queued before it (no wait for room or the
         linger); False when the lane already ended (the link sends it on its next call)."""
@@ -152,8 +144,6 @@ class HubMux:
         self._lanes: dict[int, _Lane] = {}
         self._next = 0
         self._out: list[service_pb2.RunnerPart] = []
-        #: Lanes whose links hold events to pull into the next frame (``_Lane.offer``), in order.
-        self._offered: dict[int, tuple[_Lane, Any]] = {}
         self._first = 0  # the acks at the head of ``_out``, which went ahead of the others
         self._urgent = False  # a queued part must not wait for the linger
         self._wake = asyncio.Event()
@@ -162,10 +152,9 @@ class HubMux:
         self._linger: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
-        #: Streams opened (1 = never reconnected), frames and parts written, for benches and tests.
+        #: Streams opened (1 = never reconnected) and frames written, for benches and tests.
         self.streams = 0
         self.frames = 0
-        self.parts = 0
 
     @property
     def address(self) -> str:
@@ -228,31 +217,8 @@ class HubMux:
             linger.set_result(None)  # cut the linger short
         self._wake.set()
 
-    def _offer(self, lane: _Lane, source: Any) -> None:
-        if lane.lane not in self._offered:
-            self._offered[lane.lane] = (lane, source)
-            self._wake.set()
-
-    def _pulled(self, size: int) -> list[service_pb2.RunnerPart]:
-        """The events the offering lanes' links hold, a part per lane, while the frame (of
-        ``size`` bytes so far) has room; a lane with more left stays offered."""
-        parts: list[service_pb2.RunnerPart] = []
-        offered = self._offered
-        while offered and size < MAX_FRAME_BYTES:
-            number = next(iter(offered))
-            lane, source = offered.pop(number)
-            if lane._ended or lane._error is not None or self._lanes.get(number) is not lane:
-                continue
-            events = source.pull(lane)
-            if events:
-                part = service_pb2.RunnerPart(lane=number, message=service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=events)))
-                size += part.ByteSize()
-                parts.append(part)
-        return parts
-
     def _forget(self, lane: _Lane) -> None:
         self._lanes.pop(lane.lane, None)
-        self._offered.pop(lane.lane, None)
 
     # -- the stream ------------------------------------------------------------------------
     def _stub(self) -> Any:
@@ -294,7 +260,6 @@ class HubMux:
             for lane in lanes:
                 lane._end(error)
             self._out.clear()
-            self._offered.clear()
             self._first = 0
             self._room.set()
             if error is not None and len(self.addresses) > 1:
@@ -302,7 +267,7 @@ class HubMux:
 
     async def _write(self, call: Any) -> None:
         while True:
-            if not self._out and not self._offered:
+            if not self._out:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
@@ -323,12 +288,8 @@ class HubMux:
             parts, self._out = out[:n], out[n:]
             self._first = max(0, self._first - n)
             self._room.set()
-            parts += self._pulled(size)  # after the acks, hellos and ends queued: none of them waits for events
-            if not parts:
-                continue  # the offering lanes ended, or their links had nothing left
             await call.write(service_pb2.RunnerFrame(parts=parts))
             self.frames += 1
-            self.parts += len(parts)
 
     async def _read(self, call: Any) -> None:
         while True:

@@ -124,10 +124,6 @@ class HubLink:
         self._lingering: asyncio.Future[None] | None = None  # the writer's linger, while it waits
         #: The current session's lane's ``write_ack`` (a shared stream's lane), else None.
         self._ack_now: Any = None
-        #: The current session's lane when its mux pulls this link's events (``pull``), else
-        #: None; ``_sent``: the last sequence it took this session.
-        self._pulled_by: Any = None
-        self._sent = -1
 
     # -- the sink API --------------------------------------------------------------------
     async def emit(self, event: Event) -> None:
@@ -140,11 +136,7 @@ class HubLink:
         self.buffer.append(event)
         self._emitted = event.sequence
         self._confirmed_all.clear()
-        lane = self._pulled_by
-        if lane is not None:
-            lane.offer(self)  # the shared stream takes it with its next frame; the writer sleeps on
-        else:
-            self._wake.set()
+        self._wake.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"HubLink({self.address})")
 
@@ -357,44 +349,7 @@ class HubLink:
             elif body == "goodbye":
                 raise _Stopped(msg.goodbye)
 
-    def pull(self, lane: Any) -> list[Event]:
-        """The events a shared stream's ``lane`` takes into its next frame (after what it took
-        this session, at most ``batch_events``); the lane is offered again when more are left."""
-        if lane is not self._pulled_by:
-            return []  # a lane of an earlier session
-        batch = self.buffer.after(self._sent, self.batch_events)
-        if batch:
-            self._sent = batch[-1].sequence
-            if self.buffer.has_after(self._sent):
-                lane.offer(self)
-        if self._closing:
-            self._wake.set()  # the writer ends the lane once everything was taken
-        return batch
-
-    async def _write_pulled(self, call: Any, stored: int) -> None:
-        """``_write`` on a lane of a shared stream: the mux pulls the events (``pull``); this
-        writer sends the acks and, closing, the end once every event was taken."""
-        self._sent = stored
-        self._pulled_by = call
-        try:
-            while True:
-                await self._send_acks(call)
-                if self.buffer.has_after(self._sent):
-                    call.offer(self)
-                elif self._closing:
-                    await call.done_writing()
-                    return
-                self._wake.clear()
-                if self._acks or (self._closing and not self.buffer.has_after(self._sent)):
-                    continue
-                await self._wake.wait()
-        finally:
-            self._pulled_by = None
-
     async def _write(self, call: Any, stored: int) -> None:
-        if getattr(call, "offer", None) is not None:
-            await self._write_pulled(call, stored)
-            return
         sent = stored
         while True:
             await self._send_acks(call)

@@ -312,27 +312,3 @@ async def test_an_ack_does_not_wait_for_the_links_linger_over_a_batch_ofrun_even
         await link.close()
     finally:
         answer.cancel()
-
-
-async def test_a_runs_events_emitted_one_by_one_go_up_together_in_the_next_frame(hub):
-    """On a shared stream a link's events are taken by the mux as it builds a frame (one part
-    for all a run emitted meanwhile), not written as a part per event by the link's own
-    writer woken for each: what each run of a busy process paid per event."""
-    mux = HubMux(hub.address, linger=0.2)
-    links = [(Session(run_id=f"pulled-{i}"), HubLink(hub.address, ControlChannel(), mux=mux, close_timeout=10)) for i in range(3)]
-    try:
-        for session, link in links:
-            await link.emit(events.run_started(session, goal_summary="pulled"))
-        await until(lambda: all(link.confirmed == 0 for _, link in links), what="every run connected and confirmed")
-        parts = mux.parts
-        for step in range(20):  # one event per run per turn of the loop, all within the mux's linger
-            for session, link in links:
-                await link.emit(events.task_progress(session, "t1", detail=f"step {step}"))
-            await asyncio.sleep(0)
-        await until(lambda: all(link.confirmed == 20 for _, link in links), what="every event confirmed")
-        assert mux.parts - parts <= 2 * len(links), mux.parts - parts  # was a part per event: 60
-        for session, link in links:
-            await link.close()
-            assert _stored(hub, session.run_id) == list(range(21))
-    finally:
-        await mux.close()
