@@ -8,8 +8,9 @@ simulated in ``--procs`` other processes, each holding its share of ``--runs`` r
 ends (``HubLink``, what ``Runner(hub=...)`` uses, each with its own ControlChannel answered by
 a small loop standing in for the run); each run emits ``--rate`` events per second. A watcher
 process subscribes to a sample of runs over ``Runs.Subscribe`` and measures event-to-subscriber
-latency (emit in the runner process to receipt in the watcher); this process sends controls
-to random runs through ``SendControl`` and measures control-to-ack through the hub.
+latency (emit in the runner process to receipt in the watcher); a sender process (as a
+person's ``goldfive ctl`` is; ``--controls-here``: this process, on the hub's own loop) sends
+controls to random runs through ``SendControl`` and measures control-to-ack through the hub.
 
 How the simulated runs reach the hub: by default each run has its own connection and
 ``Hub.Connect`` stream (the shape the issue first measured, kept as the reference);
@@ -26,6 +27,16 @@ connected run. Percentiles are over the measured window after a warm-up (the fir
 ``--warmup`` seconds are dropped). Beside them: CPU used during the load by the hub process
 and by the simulators (the machine's cores are shared by all of them), the hub's garbage
 collections and group commits (count and duration). Nothing here passes or fails.
+
+Where a control's time goes, apart from waiting for a core (this machine's cores are shared):
+the hub's own part (its SendControl handler's start to the frame carrying the control taken
+for the runner's stream, plus the frame carrying the ack read off the stream to the handler's
+return), the runner's leg (sent down to acked back), and how long the hub's event loop runs
+each callback (wall and the hub thread's CPU time: a control waits for the one running; the
+longest are named), events stored per second of the hub process's CPU, and the simulators' CPU
+per event. ``--sim-nice 10`` runs the simulators at a lower priority, so the hub gets a core
+first (as when the runs are on other machines); ``BENCH_FLEET_PROFILE=PATH`` cProfiles each
+simulator process; ``--gen0 N`` tries another young-generation threshold with ``--serve-gc``.
 """
 
 from __future__ import annotations
@@ -120,11 +131,12 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     t0 = time.monotonic()
     await asyncio.gather(*runs, return_exceptions=True)  # each run ends and closes its link (confirmed or not)
     drain = time.monotonic() - t0
+    cpu_all = time.process_time() - cpu0  # every event emitted, sent and confirmed: CPU per event
     left = sum(len(link.buffer) for link in links)
     for r in runners:
         await r.close()
     print(json.dumps({"emitted": emitted[0], "late_ticks": late[0], "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left,
-                      "frames": 0, "load_cpu": load_cpu}), flush=True)  # fmt: skip
+                      "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all}), flush=True)  # fmt: skip
 
 
 async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
@@ -219,9 +231,15 @@ async def watch(addr: str, run_ids: list[str], from_ns: int, seconds: float) -> 
 
 
 # -- the hub and the measurements (this process) -----------------------------------------
-def spawn(*args: str) -> subprocess.Popen[str]:
+SIM_NICE = 0
+
+
+def spawn(*args: str, nice: int = 0) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
+        preexec_fn=(lambda: os.nice(nice)) if nice else None,
+    )  # fmt: skip
 
 
 class RunnerLeg:
@@ -267,6 +285,107 @@ class RunnerLeg:
         RunnerAttachment._record_routed = record_routed  # type: ignore[method-assign]
         RunnerAttachment.acked = on_ack  # type: ignore[method-assign]
 
+        # The hub's own legs of a control, by its id: from the handler's start to the frame
+        # carrying the control taken for the runner's stream (``out_ms``), and from the frame
+        # carrying its ack read off the stream to the handler's return (``back_ms``).
+        from goldfive.hub.shared import SharedStream
+
+        self.out_ms: list[float] = []
+        self.back_ms: list[float] = []
+        self.hub_ms: list[float] = []
+        arrived: dict[str, float] = {}
+        out_of: dict[str, float] = {}
+        ack_read: dict[str, float] = {}
+        take, acks_first = SharedStream.take, SharedStream._acks_first
+
+        def timed_take(stream: Any) -> Any:
+            parts = take(stream)
+            now = time.perf_counter()
+            for part in parts:
+                if part.HasField("message") and part.message.WhichOneof("body") == "control":
+                    cid = part.message.control.id
+                    t = arrived.get(cid)
+                    if t is not None:
+                        out_of[cid] = (now - t) * 1000
+            return parts
+
+        def timed_acks_first(stream: Any, parts: Any) -> Any:
+            now = time.perf_counter()
+            for part in parts:
+                if part.message.WhichOneof("body") == "ack":
+                    ack_read[part.message.ack.control_id] = now
+            return acks_first(stream, parts)
+
+        async def timed_outer(service: Any, request: Any, context: Any) -> Any:
+            cid = request.control.id
+            arrived[cid] = time.perf_counter()
+            try:
+                return await timed(service, request, context)
+            finally:
+                end = time.perf_counter()
+                arrived.pop(cid, None)
+                out, back = out_of.pop(cid, None), ack_read.pop(cid, None)
+                if out is not None and back is not None:
+                    self.out_ms.append(out)
+                    self.back_ms.append((end - back) * 1000)
+                    self.hub_ms.append(out + (end - back) * 1000)
+
+        SharedStream.take = timed_take  # type: ignore[method-assign]
+        SharedStream._acks_first = timed_acks_first  # type: ignore[method-assign]
+        RunsService.SendControl = timed_outer  # type: ignore[method-assign]
+
+
+class Slices:
+    """How long the hub's event loop runs each callback (a task's step, an I/O callback):
+    the loop cannot wake for a control until the one running returns. Each over 1 ms is kept
+    (wall and the hub thread's CPU time, less any garbage collection inside it, which is
+    counted as the collector's; and what it ran), to tell long slices of work (CPU) from
+    slices that waited for a core (wall much more than CPU)."""
+
+    def __init__(self) -> None:
+        self.long: list[tuple[float, float, str]] = []
+        self.count = 0
+        run = asyncio.events.Handle._run
+        me = self
+
+        def timed_run(handle: Any) -> None:
+            w, c, g = time.perf_counter(), time.thread_time(), GC.cpu
+            run(handle)
+            wall = time.perf_counter() - w
+            me.count += 1
+            if wall > 0.001:  # the CPU of a collection that ran inside is the collector's, not this callback's
+                me.long.append((wall * 1000, (time.thread_time() - c - (GC.cpu - g)) * 1000, _what(handle)))
+
+        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign]
+
+    def since(self, n: int, count0: int) -> dict[str, Any]:
+        p = self.long[n:]
+        cpus = sorted(x[1] for x in p)
+        worst: dict[str, float] = {}
+        for _, cpu, what in p:
+            worst[what] = max(worst.get(what, 0.0), cpu)
+        top = sorted(worst.items(), key=lambda kv: -kv[1])[:6]
+        return {
+            "callbacks": self.count - count0,
+            "over_1ms": len(p),
+            "over_1ms_cpu_p99": pct(cpus, 99),
+            "cpu_max": cpus[-1] if cpus else float("nan"),
+            "wall_max": max((x[0] for x in p), default=float("nan")),
+            "over_5ms_cpu": sum(1 for x in cpus if x > 5),
+            "top": [f"{what} {ms:.1f} ms" for what, ms in top],
+        }
+
+
+def _what(handle: Any) -> str:
+    cb = getattr(handle, "_callback", None)
+    task = getattr(cb, "__self__", None)
+    if isinstance(task, asyncio.Task):
+        coro = task.get_coro()
+        frame = getattr(coro, "cr_frame", None)
+        code = getattr(coro, "cr_code", None) or getattr(frame, "f_code", None)
+        return f"task {getattr(code, 'co_qualname', '?')}"
+    return getattr(cb, "__qualname__", repr(cb))[:60]
+
 
 async def controls(addr: str, run_ids: list[str], from_t: float, until_t: float, every: float) -> list[float]:
     from goldfive.remote import RemoteClient
@@ -297,7 +416,7 @@ async def phase(
     gc.collect()
     before = rss_kb()
     children = [
-        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(seconds), shared)
+        spawn("--fleet", addr, f"{prefix}-p{i}", str(n), str(rate), str(seconds), shared, nice=SIM_NICE)
         for i, n in enumerate(per)
         if n
     ]
@@ -338,6 +457,8 @@ async def phase(
 
     lagger = asyncio.get_running_loop().create_task(lag())
     leg0, routed0, handler0 = len(LEG.ms), len(LEG.routed_ms), len(LEG.handler_ms)
+    hub0 = len(LEG.hub_ms)
+    slices0, count0 = len(SLICES.long), SLICES.count
     cpu0, wall0 = time.process_time(), time.perf_counter()
     prof = None
     if PROFILE and label == "fleet":
@@ -345,14 +466,20 @@ async def phase(
 
         prof = cProfile.Profile()
         prof.enable()
-    acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
+    if CONTROLS_HERE:
+        acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
+    else:  # as a person's ctl does: from a process of its own, not the hub's loop
+        sender = spawn("--controls", addr, str(start_at + warmup), str(start_at + seconds), "0.02", *ids)
+        acks = json.loads((await asyncio.to_thread(sender.communicate))[0].strip().splitlines()[-1])["acks_ms"]
     if prof is not None:
         prof.disable()
         prof.dump_stats(PROFILE)
     # Keep-up: what the hub held when the load stopped, against what was offered.
     await asyncio.sleep(max(0.0, start_at + seconds - time.time()))
     held_at_end = sum(r.state.kind_counts.get("task_progress", 0) for r in host.runs() if r.run_id.startswith(prefix))
-    hub_cpu = (time.process_time() - cpu0) / (time.perf_counter() - wall0)  # this process: the hub (and the control sender)
+    held = held_at_end
+    cpu_used = time.process_time() - cpu0
+    hub_cpu = cpu_used / (time.perf_counter() - wall0)  # this process: the hub (and the control sender)
     lagger.cancel()
     commits = (hub.commits - commits0[0], hub.commit_seconds - commits0[1], hub.commit_max_seconds) if hub is not None else None
     # The hub serves in this loop: wait for the children in threads, never blocking it.
@@ -379,6 +506,7 @@ async def phase(
         "hub_cpu": hub_cpu,
         "frames": sum(o.get("frames", 0) for o in outs),
         "sim_cpu": sum(o["load_cpu"] for o in outs),
+        "sim_cpu_per_event_us": sum(o.get("cpu_all", 0.0) for o in outs) / max(emitted, 1) * 1e6,
         "commits": commits,
         "gc": GC.since(gc0),
         "loop_lag_p99": pct(lags, 99),
@@ -390,6 +518,15 @@ async def phase(
         "routed_p99": pct(LEG.routed_ms[routed0:], 99),
         "routed_max": max(LEG.routed_ms[routed0:], default=float("nan")),
         "loop_lag_max": max(lags, default=float("nan")),
+        "loop_lag_p50": pct(lags, 50),
+        "hub_p50": pct(LEG.hub_ms[hub0:], 50),
+        "hub_p99": pct(LEG.hub_ms[hub0:], 99),
+        "out_p50": pct(LEG.out_ms[hub0:], 50),
+        "out_p99": pct(LEG.out_ms[hub0:], 99),
+        "back_p50": pct(LEG.back_ms[hub0:], 50),
+        "back_p99": pct(LEG.back_ms[hub0:], 99),
+        "slices": SLICES.since(slices0, count0),
+        "ingest_eps_per_hub_cpu_s": held / cpu_used if cpu_used else float("nan"),
     }
 
 
@@ -400,13 +537,16 @@ class GcPauses:
     def __init__(self) -> None:
         self.pauses: list[tuple[int, float, float]] = []
         self._t = self._c = 0.0
+        self.cpu = 0.0  # CPU time of every collection so far
         gc.callbacks.append(self._cb)
 
     def _cb(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._t, self._c = time.perf_counter(), time.thread_time()
         else:
-            self.pauses.append((info["generation"], time.perf_counter() - self._t, time.thread_time() - self._c))
+            cpu = time.thread_time() - self._c
+            self.cpu += cpu
+            self.pauses.append((info["generation"], time.perf_counter() - self._t, cpu))
 
     def since(self, n: int) -> str:
         p = self.pauses[n:]
@@ -419,15 +559,20 @@ class GcPauses:
         )
 
 
+CONTROLS_HERE = False
 GC = GcPauses()
+SLICES: Any = None  # made in the hub's process only (main)
 LEG: Any = None
 PROFILE = ""
 
 
 async def main(args: argparse.Namespace) -> None:
-    global LEG, PROFILE
+    global LEG, PROFILE, CONTROLS_HERE, SIM_NICE, SLICES
+    SIM_NICE = args.sim_nice
+    SLICES = Slices()
     LEG = RunnerLeg()
     PROFILE = args.profile
+    CONTROLS_HERE = args.controls_here
     from goldfive.remote import RunHost, start_server
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -436,7 +581,7 @@ async def main(args: argparse.Namespace) -> None:
         if args.serve_gc:
             from goldfive.remote.gc_tuning import tune_for_serving
 
-            tune_for_serving()  # as goldfive serve does once started, before any phase
+            tune_for_serving(*([args.gen0] if args.gen0 else []))  # as goldfive serve does once started, before any phase
         try:
             shared = "runners" if args.runners else "stream" if args.shared_stream else "channel" if args.shared_channel else "none"
             common = dict(rate=args.rate, seconds=args.seconds, warmup=args.warmup, shared=shared)
@@ -457,6 +602,8 @@ async def main(args: argparse.Namespace) -> None:
         if args.shared_stream
         else "one connection per process" if args.shared_channel else "one connection per run"
     )
+    if args.sim_nice:
+        conns += f", at niceness {args.sim_nice}"
     print(f"hub fleet: {args.runs} connected runs from {args.procs} processes ({conns}), {args.rate:g} events/s each, "
           f"{args.seconds:g} s measured after {args.warmup:g} s warm-up; machine load {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(f"{'':36}{'1 run alone':>14}{'fleet':>14}{'ratio':>8}   target")
@@ -486,7 +633,8 @@ async def main(args: argparse.Namespace) -> None:
           f"load stopped; the rest confirmed within {big['drain_s']:.2f} s ({big['left_unconfirmed']} never); "
           f"{big['late_ticks']} emit ticks ran late in the fleet processes")  # fmt: skip
     print(f"CPU during the load: the hub process {big['hub_cpu']:.0%} of one core (baseline {base['hub_cpu']:.0%}), "
-          f"the simulators {big['sim_cpu']:.0%} of one core in all, on {os.cpu_count()} cores"
+          f"the simulators {big['sim_cpu']:.0%} of one core in all "
+          f"({big['sim_cpu_per_event_us']:.0f} µs of their CPU per event, sent and confirmed), on {os.cpu_count()} cores"
           + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
     print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
           f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
@@ -494,6 +642,15 @@ async def main(args: argparse.Namespace) -> None:
           f"p50 {big['handler_p50']:.2f} ms, p99 {big['handler_p99']:.2f} ms")  # fmt: skip
     print(f"of control -> ack, recording the control as routed (the hub's registry) before sending it: p50 {big['routed_p50']:.2f} ms, "
           f"p99 {big['routed_p99']:.2f} ms, at most {big['routed_max']:.0f} ms")  # fmt: skip
+    print(f"the hub's own part of control -> ack (its handler's start to the frame carrying the control taken for the runner's "
+          f"stream, plus the frame carrying the ack read to the handler's return): p50 {big['hub_p50']:.2f} ms, p99 {big['hub_p99']:.2f} ms "
+          f"(out {big['out_p50']:.2f} / {big['out_p99']:.2f}, back {big['back_p50']:.2f} / {big['back_p99']:.2f}); "
+          f"one run alone {base['hub_p50']:.2f} / {base['hub_p99']:.2f} ms")  # fmt: skip
+    sl = big["slices"]
+    print(f"the hub's event loop ran {sl['callbacks']:,} callbacks during the load; {sl['over_1ms']} took over 1 ms of wall time, "
+          f"their CPU p99 {sl['over_1ms_cpu_p99']:.1f} ms, the longest {sl['cpu_max']:.1f} ms of CPU ({sl['wall_max']:.0f} ms of wall), "
+          f"{sl['over_5ms_cpu']} over 5 ms of CPU; the longest by what ran: {'; '.join(sl['top'])}")  # fmt: skip
+    print(f"ingest: {big['ingest_eps_per_hub_cpu_s']:,.0f} events stored and served per second of the hub process's CPU")
     print(f"the hub process's garbage collector during the load: {big['gc']}")
     print(f"the hub's event loop woke a 10 ms timer late by {big['loop_lag_p99']:.1f} ms at p99, {big['loop_lag_max']:.0f} ms at most "
           f"(one run alone: {base['loop_lag_p99']:.1f} / {base['loop_lag_max']:.0f} ms)")  # fmt: skip
@@ -508,7 +665,17 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--fleet":
         a = sys.argv[2:]
-        asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5]))
+        into = os.environ.get("BENCH_FLEET_PROFILE")  # cProfile each simulator process into INTO.<prefix>
+        if into:
+            import cProfile
+
+            cProfile.run("asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5]))", f"{into}.{a[1]}")
+        else:
+            asyncio.run(fleet(a[0], a[1], int(a[2]), float(a[3]), float(a[4]), a[5]))
+        sys.exit(0)
+    if len(sys.argv) > 1 and sys.argv[1] == "--controls":
+        a = sys.argv[2:]
+        print(json.dumps({"acks_ms": asyncio.run(controls(a[0], a[4:], float(a[1]), float(a[2]), float(a[3])))}), flush=True)
         sys.exit(0)
     if len(sys.argv) > 1 and sys.argv[1] == "--watch":
         a = sys.argv[2:]
@@ -534,8 +701,21 @@ if __name__ == "__main__":
         action="store_true",
         help="each simulated run is a real Runner(hub=...) (as users run it: one shared stream per process, the run's own control loop)",
     )
+    parser.add_argument(
+        "--controls-here",
+        action="store_true",
+        help="send the controls from the hub's own process and loop (as this bench did first) instead of a process of their own",
+    )
+    parser.add_argument(
+        "--sim-nice",
+        type=int,
+        default=0,
+        help="run the simulator processes at this niceness (e.g. 10): on a machine with fewer cores than the "
+        "fleet needs, the hub then gets a core first, as where the runs are on other machines",
+    )
     parser.add_argument("--profile", default="", help="cProfile the hub process during the fleet's load into this file")
     parser.add_argument("--serve-gc", action="store_true", help="goldfive serve's gc tuning from the start (every phase)")
+    parser.add_argument("--gen0", type=int, default=0, help="with --serve-gc: this young-generation threshold instead of serve's")
     parser.add_argument("--gc-tuned", action="store_true", help="then the same fleet again after goldfive serve's gc tuning")
     ns = parser.parse_args()
     if ns.quick:

@@ -40,13 +40,16 @@ from goldfive.remote.host import Origin, RunHost
 from goldfive.store.recorder import HubRecorder, RunRecorder
 from goldfive.store.registry import CONNECTED, HOOKED
 
-__all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", "MAX_RUN_ID"]
+__all__ = ["COMMIT_ROWS", "CONFIRMS_PER_TURN", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", "MAX_RUN_ID"]
 
 #: Rows waiting in the hub's recording that make the ticker commit before its interval.
 COMMIT_ROWS = 20_000
 #: Batches of a runner's own stream read (its acks handed over) while the batches before
 #: them are still being stored; beyond this the stream is not read (gRPC holds the runner back).
 _BATCHES_AHEAD = 4
+#: Runs confirmed (told how far they are stored, their memory trimmed) between two turns of
+#: the event loop after a group commit: about 2 ms of work on a 2-core machine under load.
+CONFIRMS_PER_TURN = 64
 #: Events of a connected run kept in memory past what is committed (the rest is read back
 #: from the recording): every event held is an object the garbage collector walks, and a
 #: thousand long runs made its pauses last hundreds of milliseconds.
@@ -530,7 +533,11 @@ class HubService(service_pb2_grpc.HubServicer):
                 for conn, run in dirty:  # nothing confirmed: try again next tick
                     self._dirty.setdefault(conn, run)
                 continue
-            for (conn, run), (_, seq) in zip(dirty, marks):
+            for i, ((conn, run), (_, seq)) in enumerate(zip(dirty, marks)):
+                if i and i % CONFIRMS_PER_TURN == 0:
+                    # A thousand runs' confirmations (and trims) are tens of milliseconds of
+                    # work: in slices, so a control or an ack waiting for the loop gets it.
+                    await asyncio.sleep(0)
                 conn.send(service_pb2.HubMessage(confirmed_sequence=seq))
                 if self.fleet is None:  # (several hubs keep their own account of memory)
                     run.committed(seq, KEEP_IN_MEMORY)

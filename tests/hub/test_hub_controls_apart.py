@@ -224,3 +224,39 @@ async def test_an_ack_on_a_runs_own_stream_is_handed_over_while_its_batches_are_
             call.cancel()
     finally:
         await server.stop(None)
+
+
+async def test_a_group_commits_confirmations_to_many_runs_leave_the_loop_to_others_between_slices():
+    """After a group commit the hub tells every run that sent something how far it is stored:
+    with a thousand runs that was one step of tens of milliseconds, which a control (or an
+    ack) waited behind. It goes in slices of CONFIRMS_PER_TURN runs now, every run confirmed."""
+    from goldfive.hub.connected import RunnerAttachment
+    from goldfive.hub.service import CONFIRMS_PER_TURN, HubService
+    from goldfive.hub.shared import LaneConn, SharedStream
+    from goldfive.pb.goldfive.v1 import service_pb2
+
+    service = HubService(RunHost(":memory:"), confirm_interval=60)
+    stream = SharedStream(service)
+    n = 3 * CONFIRMS_PER_TURN + 5
+    for i in range(n):
+        conn = LaneConn(stream, i, service_pb2.RunnerHello(run_id=f"r{i}"))
+        conn.received = i
+        service.opened(conn)
+        service.mark_stored(conn, RunnerAttachment.new(f"r{i}", service.recorder))
+    seen: list[int] = []
+
+    async def other() -> None:  # another task wanting the loop (a control's handler)
+        while True:
+            seen.append(len(stream.out))
+            await asyncio.sleep(0)
+
+    watcher = asyncio.get_running_loop().create_task(other())
+    try:
+        service._kick.set()  # many rows waiting: the ticker commits now
+        await until(lambda: len(stream.out) == n, timeout=10)
+    finally:
+        watcher.cancel()
+        await service.close()
+    assert [p.message.confirmed_sequence for p in stream.out] == list(range(n))
+    between = sorted({k for k in seen if 0 < k < n})
+    assert between == [CONFIRMS_PER_TURN, 2 * CONFIRMS_PER_TURN, 3 * CONFIRMS_PER_TURN], between

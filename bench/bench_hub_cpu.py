@@ -1,0 +1,150 @@
+"""CPU figures of a hub and its runners that do not depend on how busy the machine is (issue 27).
+
+Run: python bench/bench_hub_cpu.py [--runs 1000] [--ticks 50]
+
+1. The hub's ticker: after a group commit it confirms every run that sent something (and trims
+   what it holds of them in memory). With ``--runs`` runs to confirm, each holding 40 events,
+   the CPU time of each step the ticker's task runs on the event loop: a control waits for the
+   step running, so the longest is a floor under a control's latency.
+2. A process's runs on one shared stream (``HubLink`` on a ``HubMux``, as ``Runner(hub=...)``):
+   ``--runs`` runs each emit one event every 20 ms for ``--ticks`` ticks to a hub in another
+   process; the CPU time of this process (the links and the stream, not building the events)
+   and of the hub's process per event, until the hub confirmed every event.
+
+CPU time (not wall) is measured, so a loaded machine changes the figures little; run it on
+two checkouts to compare. Nothing here passes or fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+async def ticker(runs: int) -> list[float]:
+    """CPU seconds of each step of the hub's ticker confirming ``runs`` runs."""
+    from goldfive import events
+    from goldfive.hub.connected import RunnerAttachment
+    from goldfive.hub.service import HubService
+    from goldfive.hub.shared import LaneConn, SharedStream
+    from goldfive.pb.goldfive.v1 import service_pb2
+    from goldfive.remote import RunHost
+    from goldfive.types import Session
+
+    steps: list[tuple[float, str]] = []
+    run = asyncio.events.Handle._run
+
+    def timed(handle: Any) -> None:
+        c = time.thread_time()
+        run(handle)
+        task = getattr(handle._callback, "__self__", None)
+        steps.append((time.thread_time() - c, task.get_name() if isinstance(task, asyncio.Task) else ""))
+
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            service = HubService(RunHost(os.path.join(tmp, "hub.sqlite")), confirm_interval=60)
+            stream = SharedStream(service)
+            for i in range(runs):
+                conn = LaneConn(stream, i, service_pb2.RunnerHello(run_id=f"r{i}"))
+                attachment = RunnerAttachment.new(f"r{i}", service.recorder)
+                session = Session(run_id=f"r{i}")
+                evs = [events.run_started(session, goal_summary="g")] + [events.task_progress(session, "t1", detail="x") for _ in range(39)]
+                await attachment.ingest_batch(evs)
+                conn.received = 39
+                service.opened(conn)
+                service.mark_stored(conn, attachment)
+            await service.commit()  # the events' own write is not the ticker's confirming
+            steps.clear()
+            service._kick.set()  # (commit() left every run marked: the ticker confirms them all)
+            while len(stream.out) < runs:
+                await asyncio.sleep(0.001)
+            await service.close()
+    finally:
+        asyncio.events.Handle._run = run  # type: ignore[method-assign]
+    return [c for c, name in steps if name == "hub-confirm"]
+
+
+async def hub_child() -> None:
+    from goldfive.remote import RunHost, start_server
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = await start_server(RunHost(os.path.join(tmp, "hub.sqlite")), listen="127.0.0.1:0")
+        print(server.address, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+        await server.stop(None)
+
+
+def cpu_of(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def links(runs: int, ticks: int) -> dict[str, float]:
+    from goldfive import events
+    from goldfive.control import ControlChannel
+    from goldfive.link import HubLink
+    from goldfive.link.mux import HubMux
+    from goldfive.types import Session
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    hub = subprocess.Popen([sys.executable, __file__, "--hub-child"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    assert hub.stdout is not None and hub.stdin is not None
+    addr = hub.stdout.readline().strip()
+    try:
+        mux = HubMux(addr)
+        pairs = [(Session(run_id=f"c{i}"), HubLink(addr, ControlChannel(), mux=mux, close_timeout=60)) for i in range(runs)]
+        for session, link in pairs:
+            await link.emit(events.run_started(session, goal_summary="x"))
+        while not all(link.confirmed == 0 for _, link in pairs):
+            await asyncio.sleep(0.05)
+        made = [[events.task_progress(s, "t1", detail="d") for _ in range(ticks)] for s, _ in pairs]  # not the links' cost
+        hub0, cpu0, wall0 = cpu_of(hub.pid), time.process_time(), time.perf_counter()
+        for t in range(ticks):
+            for (_, link), evs in zip(pairs, made):
+                await link.emit(evs[t])
+            await asyncio.sleep(0.02)
+        while not all(link.confirmed == ticks for _, link in pairs):
+            await asyncio.sleep(0.01)
+        cpu, hub_cpu, wall = time.process_time() - cpu0, cpu_of(hub.pid) - hub0, time.perf_counter() - wall0
+        for _, link in pairs:
+            await link.close()
+        await mux.close()
+    finally:
+        hub.stdin.write("\n")
+        hub.stdin.flush()
+        hub.wait()
+    n = runs * ticks
+    return {"runner_us": cpu / n * 1e6, "hub_us": hub_cpu / n * 1e6, "wall_s": wall, "frames": mux.frames}
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--hub-child"]:
+        asyncio.run(hub_child())
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--runs", type=int, default=1000)
+    ap.add_argument("--ticks", type=int, default=50)
+    args = ap.parse_args()
+    steps = asyncio.run(ticker(args.runs))
+    print(f"hub ticker confirming {args.runs} runs: {len(steps)} steps on the event loop, the longest {max(steps) * 1000:.1f} ms "
+          f"of CPU, {sum(steps) * 1000:.1f} ms in all")  # fmt: skip
+    got = asyncio.run(links(args.runs, args.ticks))
+    print(f"{args.runs} runs on one shared stream, one event each every 20 ms for {args.ticks} ticks: {got['runner_us']:.1f} µs of the "
+          f"runners' process CPU per event (links and stream), {got['hub_us']:.1f} µs of the hub's; {got['frames']:,} frames")  # fmt: skip
+    print(json.dumps({"ticker_steps_ms": [round(s * 1000, 2) for s in steps], **got}))
+
+
+if __name__ == "__main__":
+    main()
