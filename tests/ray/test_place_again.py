@@ -82,7 +82,7 @@ async def test_placing_a_run_again_lists_and_ends_rays_actors_off_the_hubs_loop(
     monkeypatch.setattr(ray, "kill", kill)
 
     placer = RayPlacer(RayResources())
-    placer._host = RunHost(":memory:")
+    placer._bound_host = RunHost(":memory:")
     placer.address = "127.0.0.1:1"
     placer._actor_class = _ActorClass()
     recorder = RunRecorder(tmp_path / "runs.sqlite")
