@@ -37,6 +37,7 @@ from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
 from goldfive.remote.host import Origin, RunHost
+from goldfive.store.locks import RunLocked
 from goldfive.store.recorder import HubRecorder, RunRecorder
 from goldfive.store.registry import CONNECTED, HOOKED, PLACED, PLACED_LOCK_HOLDER
 
@@ -430,6 +431,9 @@ class HubService(service_pb2_grpc.HubServicer):
         try:
             await fleet.catch_up(run)
             await fleet.claim(run.run_id, conn.host, conn.pid, hosted=hosted)
+        except RunLocked as exc:  # another live hub runs it (took it over, placed it again): an old copy
+            log.warning("hub: refused a runner of run %s: %s", run.run_id, exc)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"{exc}: this copy of it must end")
         except Exception as exc:  # the database is unreachable: degraded
             if run.stored_through < 0 and not (run.run.memory is not None and run.run.memory.events):
                 await context.abort(

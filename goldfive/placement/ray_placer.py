@@ -293,8 +293,8 @@ class RayPlacer:
             found = live.get(reg.run_id)
             holder = held_elsewhere.get(reg.run_id)
             if holder is not None:
-                where = f"the hub at {found[1]} ({holder.describe()})" if found is not None else holder.describe()
-                log.warning("run %s is left to %s, which holds its lock", old.run_id, where)
+                dials = f" (its actor dials {found[1]})" if found is not None else ""
+                log.warning("run %s is left to %s, which holds its lock%s", old.run_id, holder.describe(), dials)
                 continue  # another hub on this database, alive: its run, one copy
             if found is not None and found[1] == self.address:
                 self._take_back(old, found[0], found[2], self._spec(old.run_id, reg.launch))
@@ -306,7 +306,7 @@ class RayPlacer:
             if old.live or old.history is None or old.origin is Origin.PLACED:
                 continue
             self._launch(RunnerAttachment.from_recorded(old, self._hub.recorder, placed=True), self._spec(old.run_id, reg.launch))
-            log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
+            log.warning("run %s placed on Ray again, to continue from its recording", old.run_id)
             placed.append(old.run_id)
         return placed
 

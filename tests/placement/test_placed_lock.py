@@ -163,3 +163,41 @@ def test_an_actor_whose_runs_lock_is_free_or_stale_is_taken_by_the_hub_it_dials_
     finally:
         hub.stop()
         other.close()
+
+
+async def test_on_a_shared_database_a_runner_of_a_placed_run_another_live_hub_holds_is_refused(pg_dsn: str) -> None:
+    """Several hubs on PostgreSQL: the lock is the fleet's (a live hub's heartbeat keeps it).
+    Hub B holds a placed run's lock (it placed the run again): an old copy dialing hub A is
+    refused there, nothing of it is recorded; once B lets the run go, A takes it."""
+    import grpc
+
+    from tests.hub.drive import Stream
+    from tests.hub.test_hub_trust import R1, _serve_until_ready, _stop
+
+    task_a, a = await _serve_until_ready(pg_dsn)  # type: ignore[arg-type]
+    task_b, b = await _serve_until_ready(pg_dsn)  # type: ignore[arg-type]
+    run_id = uuid.uuid4().hex
+    try:
+        await a.host.registry.register(run_id, PLACED, "r1", LAUNCH)
+        fleet_b = b.extra[0].fleet
+        assert await fleet_b.tables.take_run(run_id, 60)
+        async with grpc.aio.insecure_channel(a.address) as channel:
+            old_copy = Stream(channel, R1)
+            await old_copy.call.write(_hello(run_id))
+            exc = await old_copy.refused()
+            assert exc.code() is grpc.StatusCode.FAILED_PRECONDITION
+            assert exc.details() == f"run {run_id}'s lock is held by another live hub of the fleet, which runs it: this copy of it must end"
+            await fleet_b.tables.drop_run(run_id)  # B let it go (its run ended elsewhere, or B is gone)
+            taken = Stream(channel, R1)
+            welcome = await taken.hello_as(run_id)
+            assert welcome.WhichOneof("body") == "welcome"
+            await taken.call.done_writing()
+    finally:
+        await _stop(task_b)
+        await _stop(task_a)
+
+
+def _hello(run_id: str):  # type: ignore[no-untyped-def]
+    from goldfive.pb.goldfive.v1 import service_pb2
+
+    return service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id=run_id, host="old-actor", pid=7, resume_after=-1))
