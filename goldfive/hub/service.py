@@ -37,8 +37,9 @@ from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
 from goldfive.remote.host import Origin, RunHost
+from goldfive.store.locks import RunLocked
 from goldfive.store.recorder import HubRecorder, RunRecorder
-from goldfive.store.registry import CONNECTED, HOOKED
+from goldfive.store.registry import CONNECTED, HOOKED, PLACED, PLACED_LOCK_HOLDER, placed_run_locks
 
 __all__ = ["COMMIT_ROWS", "CONFIRMS_PER_TURN", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", "MAX_RUN_ID"]
 
@@ -379,6 +380,8 @@ class HubService(service_pb2_grpc.HubServicer):
         if refusal is not None:
             log.warning("hub: refused %s connecting as run %s: %s", writer_label(who, role), run_id, refusal.detail)
             await context.abort(refusal.code, refusal.detail)
+        if reg.origin == PLACED:
+            await self._hold_placed(run_id, context)
         problem = self.quotas.admit_run(who)
         if problem:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, problem)
@@ -410,6 +413,25 @@ class HubService(service_pb2_grpc.HubServicer):
             log.warning("hub: %s took run %s over from its owner %r", writer_label(who, role), run_id, reg.owner)
         return run
 
+    async def _hold_placed(self, run_id: str, context: CallContext) -> None:
+        """A placed run's actor connecting: this hub takes the run's lock first (a registry
+        with locks: SQLite's; held already when this hub placed it or took it back). When
+        another live hub holds it (it placed the run again, or took it back), the actor is
+        refused (FAILED_PRECONDITION): it is an old copy of the run, and ends."""
+        locking = placed_run_locks(self.host.registry)
+        if locking is None:
+            return
+        try:
+            held = await locking.hold_runs([run_id], PLACED_LOCK_HOLDER)
+        except Exception as exc:  # the file cannot be locked now: the actor tries again
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"this hub cannot take run {run_id}'s lock now ({_one_line(exc)[:200]}); try again")
+            raise AssertionError("unreachable: abort raises") from None
+        holder = held.get(run_id)
+        if holder is not None:
+            detail = f"run {run_id} belongs to another hub ({holder.describe()}), which holds its lock: this copy of it must end"
+            log.warning("hub: refused an actor of placed run %s: %s", run_id, detail)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, detail)
+
     async def _claim_in_fleet(
         self, fleet: FleetPart, run: RunnerAttachment, conn: _Conn | LaneConn, context: CallContext, *, hosted: bool
     ) -> None:
@@ -419,6 +441,9 @@ class HubService(service_pb2_grpc.HubServicer):
         try:
             await fleet.catch_up(run)
             await fleet.claim(run.run_id, conn.host, conn.pid, hosted=hosted)
+        except RunLocked as exc:  # another live hub runs it (took it over, placed it again): an old copy
+            log.warning("hub: refused a runner of run %s: %s", run.run_id, exc)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"{exc}: this copy of it must end")
         except Exception as exc:  # the database is unreachable: degraded
             if run.stored_through < 0 and not (run.run.memory is not None and run.run.memory.events):
                 await context.abort(

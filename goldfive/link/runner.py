@@ -97,6 +97,10 @@ class HubLink:
         self.sessions = 0
         #: Why the hub ended the link ("" while it is on).
         self.stopped = ""
+        #: Set when the hub ended the link for good (``stopped`` says why).
+        self.refused = asyncio.Event()
+        #: Set when a hub first welcomed the run (took it: a placed run's hub holds its lock).
+        self.welcomed = asyncio.Event()
         self.errors: list[str] = []
         self._metadata = bearer_metadata(token)
         self._token = token
@@ -234,6 +238,7 @@ class HubLink:
                 self.stopped = str(exc)
                 log.error("HubLink(%s): run %s is no longer sent to the hub: %s", self.address, self._run_id, exc)
                 self._confirmed_all.set()  # nothing more will be confirmed: close must not wait
+                self.refused.set()
                 return
             except (grpc.aio.AioRpcError, _Ended) as exc:
                 if self._acquired and isinstance(exc, grpc.aio.AioRpcError) and exc.code() is grpc.StatusCode.UNIMPLEMENTED:
@@ -243,6 +248,7 @@ class HubLink:
                     self.stopped = f"{exc.code().name}: {exc.details()}"
                     log.error("HubLink(%s): the hub refused run %s: %s", self.address, self._run_id, self.stopped)
                     self._confirmed_all.set()
+                    self.refused.set()
                     return
                 text = f"{exc.code().name}: {exc.details()}" if isinstance(exc, grpc.aio.AioRpcError) else str(exc)
                 self.errors.append(text)
@@ -308,6 +314,7 @@ class HubLink:
                     f"{self._emitted}: another run uses this id"
                 )
             self.sessions += 1
+            self.welcomed.set()
             self._confirm(stored)
             # A lane of a shared stream takes an ack at once, even while this link's writer
             # waits for room in the process's queue of events (see _send_ack).

@@ -16,7 +16,7 @@ import logging
 import os
 import socket
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from goldfive.errors import RemoteError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -72,14 +72,64 @@ async def run_placed(spec: PlacedSpec, *, shared: bool = False, client: RemoteCl
         budget="" if history else spec.budget, budget_author=spec.budget_author,  # a continued run keeps its recorded budget
     )  # fmt: skip
     control, link = hub_link(spec.hub, None, token=spec.connect_token or None, shared=shared)
-    runner = launch.factory(sinks=[link], control=control, run_id=spec.run_id)
+    runner = launch.factory(sinks=[link, _Admitted(link)], control=control, run_id=spec.run_id)
     if history:
         runner.continue_from_events(spec.run_id, history, holder=link)
+    # A hub that refuses the run for good (another live hub holds its lock: it placed the run
+    # again or took it back, so this is an old copy) ends it here: a copy nobody records must
+    # not go on running the agent's tools.
+    running = asyncio.ensure_future(runner.run(None if history else launch.user_input))
+    refused = asyncio.ensure_future(link.refused.wait())
     try:
-        outcome = await runner.run(None if history else launch.user_input)
+        await asyncio.wait({running, refused}, return_when=asyncio.FIRST_COMPLETED)
+        if not running.done():
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+            log.warning("placed run %s ended here: its hub refused it: %s", spec.run_id, link.stopped)
+            return f"refused: {link.stopped}"
+        outcome = running.result()
     finally:
-        await runner.close()
+        refused.cancel()
+        if not running.done():
+            running.cancel()
+        try:
+            await runner.close()
+        except Exception:
+            if not link.stopped:
+                raise
+            # refused: what the hub did not get is no longer this copy's to send (logged above)
     return "completed" if outcome.success else f"ended: {outcome.reason}"
+
+
+class _Admitted:
+    """A sink after the run's HubLink that holds the run at its first event (run_started, or
+    run_resumed) until the hub welcomed it: a placed run runs only once its hub took it (and
+    with it the run's lock). Refused (another live hub holds the lock), the run is cancelled
+    there, before its first task; ``run_placed`` says so."""
+
+    def __init__(self, link: Any) -> None:
+        self.link = link
+        self._open = False
+
+    async def emit(self, event: Event) -> None:
+        if self._open:
+            return
+        link = self.link
+        waits = [asyncio.ensure_future(link.welcomed.wait()), asyncio.ensure_future(link.refused.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        self._open = True
+        if link.refused.is_set() and not link.welcomed.is_set():
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()  # the run's own task: it ends here, run_placed reports the refusal
+            await asyncio.sleep(0)
+
+    async def close(self) -> None:
+        return None
 
 
 class _PlacedThread:

@@ -37,7 +37,7 @@ from goldfive.remote.host import Origin, ServedRun
 from goldfive.placement.resources import RayResources
 from goldfive.placement.spec import PlacedSpec
 from goldfive.remote.auth import is_loopback, split_host_port
-from goldfive.store.registry import PLACED, LaunchSpec
+from goldfive.store.registry import PLACED, PLACED_LOCK_HOLDER, LaunchSpec, placed_run_locks
 
 if TYPE_CHECKING:
     from goldfive.hub.service import HubService
@@ -146,6 +146,9 @@ class RayPlacer:
         self._registrar: asyncio.Task[None] | None = None
         #: Pools found going on at start (``resume_recorded``): they take no new run.
         self._found: dict[str, _Pool] = {}
+        #: The runs whose lock this hub holds (in a registry that has locks: SQLite's): taken
+        #: as it places them (with their registration) or takes them back, dropped when they end.
+        self._held: set[str] = set()
 
     # -- the cluster -------------------------------------------------------------------------
     @classmethod
@@ -236,14 +239,17 @@ class RayPlacer:
 
     async def _register_batches(self) -> None:
         registry = self._host.registry
-        many = getattr(registry, "register_many", None)  # SQLite's; PostgreSQL's registers one by one
+        # SQLite's takes the run's lock with its registration, in the same commit; PostgreSQL's
+        # registers one by one (a fleet's owner rows decide there).
+        locking = placed_run_locks(registry)
         while self._registering:
             await asyncio.sleep(0)  # the starts arriving now join this batch
             batch, self._registering = self._registering, []
             outcomes: list[BaseException | None]
-            if many is not None:
+            if locking is not None:
                 try:
-                    await many([row for row, _ in batch])
+                    await locking.register_many([row for row, _ in batch], hold=PLACED_LOCK_HOLDER)
+                    self._held.update(row[0] for row, _ in batch)
                     outcomes = [None] * len(batch)
                 except Exception as exc:  # each start waiting on this batch is refused with it
                     outcomes = [exc] * len(batch)
@@ -258,40 +264,66 @@ class RayPlacer:
                 else:
                     written.set_exception(error)
 
+    def _let_go(self, run_ids: list[str]) -> None:
+        """Drop the locks of ``run_ids`` this hub holds (their runs ended; the hub stops)."""
+        mine = [r for r in run_ids if r in self._held]
+        if not mine:
+            return
+        self._held.difference_update(mine)
+        locking = placed_run_locks(self._host.registry)
+        try:
+            if locking is not None:
+                locking.let_go(mine, PLACED_LOCK_HOLDER)
+        except Exception as exc:  # isolation boundary: the rows are stale once this process exits
+            log.warning("could not drop the locks of %d placed run(s): %s", len(mine), " ".join(str(exc).split())[:200])
+
     async def resume_recorded(self) -> list[str]:
         """Take back, or place again, every unfinished run this hub placed before it stopped
         (``serve`` after a restart), built from the launch the hub recorded in its registry,
-        never from the run's events. A run whose actor is still going on (the hub died; its
-        actors are detached) and dials this hub's address is taken back: it goes on in the
-        same process, its link reconnects here. One whose actor dials another address where a
-        hub answers (another hub on this database, alive) is left to that hub. The others are
-        placed again (an actor still holding one but dialing an address where nothing answers
-        is ended first: one copy of each run); each new actor reads its run's history from
-        this hub and continues it. Returns the runs placed again."""
-        registrations = await self._host.registry.all()
-        live = await asyncio.to_thread(self._live_actors)
-        placed = []
+        never from the run's events.
+
+        The run's lock decides (taken for all of them in one transaction): a run whose lock
+        another live hub holds (another hub on this database) is left to it, whatever its
+        actor dials. For the others, now this hub's: a run whose actor is still going on (the
+        hub died; its actors are detached) and dials this hub's address is taken back: it goes
+        on in the same process, its link reconnects here. An actor that dials another address
+        is ended (the hub it reports to does not hold the run: it is gone) and the run is
+        placed again: its new actor reads the run's history from this hub and continues it.
+        One copy of each run. Returns the runs placed again."""
+        registry = self._host.registry
+        registrations = await registry.all()
+        wanted = []
         for reg in registrations.values():
             if reg.origin != PLACED or reg.launch is None:
                 continue  # not placed by this hub: never placed from what its events say
             old = self._host.get(reg.run_id)  # read from the database now if not listed yet
-            if old is None or old.state.finished:
-                continue
+            if old is not None and not old.state.finished:
+                wanted.append((reg, old))
+        locking = placed_run_locks(registry)
+        held_elsewhere = await locking.hold_runs([reg.run_id for reg, _ in wanted], PLACED_LOCK_HOLDER) if locking is not None and wanted else {}
+        if locking is not None:
+            self._held.update(reg.run_id for reg, _ in wanted if reg.run_id not in held_elsewhere)
+        live = await asyncio.to_thread(self._live_actors)
+        placed = []
+        for reg, old in wanted:
+            assert reg.launch is not None
             found = live.get(reg.run_id)
+            holder = held_elsewhere.get(reg.run_id)
+            if holder is not None:
+                dials = f" (its actor dials {found[1]})" if found is not None else ""
+                log.warning("run %s is left to %s, which holds its lock%s", old.run_id, holder.describe(), dials)
+                continue  # another hub on this database, alive: its run, one copy
             if found is not None and found[1] == self.address:
                 self._take_back(old, found[0], found[2], self._spec(old.run_id, reg.launch))
                 log.info("run %s goes on in its actor, taken back by this hub", old.run_id)
                 continue
             if found is not None:
-                if not await asyncio.to_thread(_reachable, found[1]):
-                    log.warning("run %s is left to the hub at %s, which its actor reports to and which answers", old.run_id, found[1])
-                    continue  # another hub on this database, alive: its run, one copy
                 await asyncio.to_thread(ray.kill, found[0], no_restart=True)
-                log.info("run %s's actor dials %s, where no hub answers: ended, the run is placed again", old.run_id, found[1])
+                log.info("run %s's actor dials %s, whose hub does not hold the run's lock: ended, the run is placed again", old.run_id, found[1])
             if old.live or old.history is None or old.origin is Origin.PLACED:
                 continue
             self._launch(RunnerAttachment.from_recorded(old, self._hub.recorder, placed=True), self._spec(old.run_id, reg.launch))
-            log.info("run %s placed on Ray again, to continue from its recording", old.run_id)
+            log.warning("run %s placed on Ray again, to continue from its recording", old.run_id)
             placed.append(old.run_id)
         return placed
 
@@ -410,6 +442,7 @@ class RayPlacer:
         # Cancelled (the hub closing) this raises: ``close`` ends the actors.
         ran = await self._follow(run, actor, ended)
         self._actors.pop(run.run_id, None)
+        self._let_go([run.run_id])
         if pool is None:
             if ran:
                 ray.kill(actor, no_restart=True)
@@ -501,6 +534,7 @@ class RayPlacer:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         actors = {a._actor_id.hex(): a for a in [*self._actors.values(), *(p.actor for p in self._pools), *(p.actor for p in self._found.values())]}
+        self._let_go(sorted(self._held))  # its runs are interrupted: the next start takes them
         self._actors.clear()
         self._pools.clear()
         self._found.clear()

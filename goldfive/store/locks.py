@@ -23,6 +23,7 @@ import sqlite3
 import time
 from urllib.parse import quote
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from goldfive.errors import ResumeRefused
@@ -32,7 +33,10 @@ try:  # the lock files' guard is an advisory lock (POSIX)
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LockHolder", "RunLocked", "RunRecording", "drop", "drop_file", "holder", "holder_file", "take", "take_file"]
+__all__ = [
+    "LockHolder", "RunLocked", "RunRecording", "drop", "drop_file", "drop_many", "holder", "holder_file", "take", "take_file",
+    "take_many",
+]  # fmt: skip
 
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS run_locks ("
@@ -183,6 +187,89 @@ def take(conn: sqlite3.Connection, run_id: str, path: str, owner: str = "") -> L
         raise
     _HELD.add((_key(path), run_id))
     return None
+
+
+def take_many(conn: sqlite3.Connection, run_ids: Sequence[str], path: str, owner: str = "") -> dict[str, LockHolder]:
+    """``take`` for many runs at once, in one write transaction (a burst of placements costs
+    one commit, not one each): each run's lock is taken for this process (as ``owner``)
+    when it is free, stale, or this process's as ``owner`` already. Returns the runs it was
+    not taken for, each with its live holder (nothing written for those). ``conn`` must be
+    in autocommit mode with no transaction open; sqlite3.Error propagates."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        refused = take_many_in(conn, run_ids, path, owner)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    held(path, [r for r in run_ids if r not in refused])
+    return refused
+
+
+def take_many_in(conn: sqlite3.Connection, run_ids: Sequence[str], path: str, owner: str = "") -> dict[str, LockHolder]:
+    """``take_many``'s writes, inside a write transaction the caller opened (``BEGIN
+    IMMEDIATE``: nobody else checks in between) and commits; once it has, ``held(path,
+    taken)`` says this process holds them. Returns the runs held by someone else alive."""
+    ensure_table(conn)
+    pid, host = os.getpid(), socket.gethostname()
+    now = time.time_ns() // 1_000_000
+    current: dict[str, LockHolder] = {}
+    wanted = list(dict.fromkeys(run_ids))
+    for i in range(0, len(wanted), 500):  # SQLite's limit on parameters is 999 on old builds
+        chunk = wanted[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for rid, hpid, hhost, at, who in conn.execute(
+            f"SELECT run_id, pid, host, acquired_at_ms, owner FROM run_locks WHERE run_id IN ({marks})", chunk
+        ):
+            if isinstance(hpid, int) and isinstance(hhost, str) and isinstance(at, int) and isinstance(who, str):
+                current[str(rid)] = LockHolder(str(rid), hpid, hhost, at, who)
+            else:  # a damaged row: a holder nobody can ask, never taken blind (as ``_row``)
+                current[str(rid)] = LockHolder(str(rid), -1, f"(unreadable lock row: {hpid!r}, {hhost!r})", 0)
+    refused: dict[str, LockHolder] = {}
+    fresh: list[tuple[int, str, int, str, str]] = []
+    for run_id in wanted:
+        found = current.get(run_id)
+        if found is None:
+            fresh.append((pid, host, now, owner, run_id))
+        elif (found.pid, found.host, found.owner) == (pid, host, owner):
+            continue  # this process's already, as ``owner``
+        elif found.alive(path):
+            refused[run_id] = found
+        else:  # stale: replace exactly the row read above
+            conn.execute(
+                "UPDATE run_locks SET pid = ?, host = ?, acquired_at_ms = ?, owner = ?"
+                " WHERE run_id = ? AND pid IS ? AND host IS ? AND acquired_at_ms IS ?",
+                (pid, host, now, owner, run_id, found.pid, found.host, found.acquired_at_ms),
+            )
+    if fresh:
+        conn.executemany(
+            "INSERT INTO run_locks (pid, host, acquired_at_ms, owner, run_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+            fresh,
+        )
+    return refused
+
+
+def held(path: str, run_ids: Sequence[str]) -> None:
+    """This process holds ``run_ids``' locks in ``path`` now (a transaction that took them
+    committed): ``LockHolder.alive`` says so to this process's other takers."""
+    key = _key(path)
+    _HELD.update((key, run_id) for run_id in run_ids)
+
+
+def drop_many(conn: sqlite3.Connection, run_ids: Sequence[str], path: str, owner: str = "") -> None:
+    """``drop`` for many runs, in one transaction."""
+    key = _key(path)
+    _HELD.difference_update((key, run_id) for run_id in run_ids)
+    me = (os.getpid(), socket.gethostname(), owner)
+    try:
+        with conn:
+            conn.execute("BEGIN")
+            conn.executemany(
+                "DELETE FROM run_locks WHERE run_id = ? AND pid = ? AND host = ? AND owner = ?", [(r, *me) for r in run_ids]
+            )
+    except sqlite3.Error:
+        pass  # as ``drop``: the rows are stale once this process exits
 
 
 def drop(conn: sqlite3.Connection, run_id: str, path: str, owner: str = "") -> None:

@@ -43,9 +43,10 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from goldfive.errors import GoldfiveError
+from goldfive.store import locks
 
 log = logging.getLogger("goldfive.hub")
 
@@ -57,7 +58,9 @@ __all__ = [
     "MARKS",
     "HOSTED",
     "PLACED",
+    "PLACED_LOCK_HOLDER",
     "PUSHED",
+    "PlacedRunLocks",
     "LaunchSpec",
     "MemoryRegistry",
     "Registration",
@@ -65,6 +68,7 @@ __all__ = [
     "RunMark",
     "RunRegistry",
     "SqliteRegistry",
+    "placed_run_locks",
     "read_registration",
 ]
 
@@ -74,6 +78,9 @@ CONNECTED = "connected"
 PUSHED = "pushed"
 #: An agent session the hub writes from its hooks' reports (goldfive.hub.hooked).
 HOOKED = "hooked"
+#: The name a hub holds the locks of the runs it placed under (goldfive.store.locks, in its
+#: SQLite file: with the process's pid and host): the lock decides which hub a placed run is.
+PLACED_LOCK_HOLDER = "hub placing runs"
 #: Runs the hub started itself: the only ones it may continue, and only from ``launch``.
 STARTED_BY_HUB = frozenset({HOSTED, PLACED})
 
@@ -239,6 +246,24 @@ def _registration(row: tuple[Any, ...]) -> Registration:
 _RoutedRow = tuple[str, str, str, str, str, int]
 
 
+@runtime_checkable
+class PlacedRunLocks(Protocol):
+    """A registry that takes placed runs' locks with their registrations, in one commit
+    (SQLite's). The lock, not whether an address answers, decides which hub a placed run is
+    (docs/deployment.md). PostgreSQL's registry has none: a fleet's owner rows do that job."""
+
+    async def register_many(self, rows: Sequence[tuple[str, str, str, LaunchSpec | None]], *, hold: str | None = None) -> None: ...
+
+    async def hold_runs(self, run_ids: Sequence[str], holder: str) -> dict[str, locks.LockHolder]: ...
+
+    def let_go(self, run_ids: Sequence[str], holder: str) -> None: ...
+
+
+def placed_run_locks(registry: RunRegistry) -> PlacedRunLocks | None:
+    """``registry`` as one that holds placed runs' locks, or None when it does not."""
+    return registry if isinstance(registry, PlacedRunLocks) else None
+
+
 class SqliteRegistry:
     """The registry in the hub's SQLite file (its own connection, next to the events).
     Routed controls are written behind, by a thread with a connection of its own (see the
@@ -263,6 +288,9 @@ class SqliteRegistry:
         self._routed_stop = False
         #: Routed controls the writer thread could not write (its log says why).
         self.routed_failures = 0
+        #: Run id -> the holder this process took its lock for here (``hold_runs``): asked
+        #: again, it is held (nobody takes a live process's lock), so nothing is read.
+        self._holding: dict[str, str] = {}
 
     def close(self) -> None:
         """Write the routed controls still waiting, then close."""
@@ -319,21 +347,54 @@ class SqliteRegistry:
         assert found is not None
         return found
 
-    async def register_many(self, rows: Sequence[tuple[str, str, str, LaunchSpec | None]]) -> None:
+    async def register_many(self, rows: Sequence[tuple[str, str, str, LaunchSpec | None]], *, hold: str | None = None) -> None:
         """Record each ``(run_id, origin, owner, launch)`` unless it is recorded already, all
-        in one transaction: a burst of starts costs one commit, not one each."""
+        in one transaction: a burst of starts costs one commit, not one each. ``hold``: in the
+        same transaction, take each run's lock for this process as ``hold`` (a hub placing
+        runs holds them while it lives: ``hold_runs``); RunLocked when one is held by another
+        live process (nothing is written then)."""
         now = _now_ms()
-        self._conn.execute("BEGIN")
+        self._conn.execute("BEGIN IMMEDIATE" if hold is not None else "BEGIN")
         try:
             self._conn.executemany(
                 "INSERT INTO hub_runs (run_id, origin, owner, launch, created_at_ms) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT (run_id) DO NOTHING",
                 [(run_id, origin, owner, launch.to_json() if launch is not None else None, now) for run_id, origin, owner, launch in rows],
             )
+            if hold is not None:
+                refused = locks.take_many_in(self._conn, [r[0] for r in rows], self.path, hold)
+                if refused:
+                    first = next(iter(refused.values()))
+                    raise locks.RunLocked(f"run {first.run_id} is held by {first.describe()}")
         except BaseException:
             self._conn.execute("ROLLBACK")
             raise
         self._conn.execute("COMMIT")
+        if hold is not None:
+            locks.held(self.path, [r[0] for r in rows])
+            self._holding.update((r[0], hold) for r in rows)
+
+    async def hold_runs(self, run_ids: Sequence[str], holder: str) -> dict[str, locks.LockHolder]:
+        """Take the locks of ``run_ids`` for this process as ``holder``, in one transaction
+        (goldfive.store.locks.take_many: free, stale, or this process's already); returns the
+        runs held by another live process, with who holds each. A hub that places runs holds
+        them while it lives, and takes a run's lock before it takes the run back or places it
+        again: the lock decides which hub a placed run belongs to."""
+        todo = [r for r in run_ids if self._holding.get(r) != holder]
+        if not todo:
+            return {}
+        refused = locks.take_many(self._conn, todo, self.path, holder)
+        self._holding.update((r, holder) for r in todo if r not in refused)
+        return refused
+
+    def let_go(self, run_ids: Sequence[str], holder: str) -> None:
+        """Drop the locks of ``run_ids`` this process holds as ``holder`` (their runs ended,
+        or the hub stops), in one transaction."""
+        mine = [r for r in run_ids if self._holding.get(r) == holder]
+        for r in mine:
+            del self._holding[r]
+        if mine:
+            locks.drop_many(self._conn, mine, self.path, holder)
 
     async def get(self, run_id: str) -> Registration | None:
         row = self._conn.execute(

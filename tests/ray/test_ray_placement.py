@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -349,10 +350,10 @@ def test_runs_sharing_an_actor_process_all_go_on_when_that_process_is_killed(ray
 
 
 def test_a_second_hub_on_the_same_database_leaves_a_live_hubs_placed_run_alone(ray_cluster: RayCluster, tmp_path: Path) -> None:
-    """A hub started on the database of a hub that is alive finds its run unfinished, in an
-    actor that reports to the other hub, which answers: it neither takes it back nor places it
-    again (it did place it again, a second copy, before): the run finishes in its one actor,
-    resumed never."""
+    """A hub started on the database of a hub that is alive finds its run unfinished, its lock
+    held by the live hub: it neither takes it back nor places it again (it did place it again,
+    a second copy, before it checked who answers, and the lock decides now): the run finishes
+    in its one actor, resumed never."""
     (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
     first = start_hub(ray_cluster.address, tmp_path)
@@ -363,7 +364,8 @@ def test_a_second_hub_on_the_same_database_leaves_a_live_hubs_placed_run_alone(r
         run_id = started.stdout.strip()
         pid = wait_for(lambda: snapshot(first.address, run_id, token="").summary.pid, 120, "the run connected from its actor")
         second = start_hub(ray_cluster.address, tmp_path)  # returns once it has looked at the runs it placed
-        assert any(f"run {run_id} is left to the hub at {first.address}" in line for line in second.stderr), "".join(second.stderr)[-2000:]
+        left = [line for line in second.stderr if f"run {run_id} is left to hub placing runs (process {first.proc.pid} " in line]
+        assert left and f"which holds its lock (its actor dials {first.address})" in left[0], "".join(second.stderr)[-2000:]
         wait_for(lambda: snapshot(first.address, run_id, token="").summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
         after = snapshot(first.address, run_id, token="").summary
         events = history(first.address, run_id, token="")
@@ -374,3 +376,58 @@ def test_a_second_hub_on_the_same_database_leaves_a_live_hubs_placed_run_alone(r
     assert after.state == "COMPLETED" and after.pid == pid
     assert "run_resumed" not in kinds(events) and kinds(events).count("run_started") == 1
     assert per_task(events, "task_started") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
+
+
+def test_two_hubs_started_at_once_on_a_dead_hubs_database_place_its_run_again_once(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    """The re-placement race, decided by the run lock: a hub is killed mid-task (its actor goes
+    on, dialing the dead hub's address) and two hubs start at once on its database, on other
+    addresses. Both find the run unfinished and its actor dialing an address where no hub
+    answers; only the one that takes the run's lock ends that actor and places the run again,
+    the other leaves it to the lock's holder. Before, both did (two copies, two resumes)."""
+    (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
+    (tmp_path / "plan.json").write_text(json.dumps(PLAN))
+    db = tmp_path / "hub.sqlite"
+    first = start_hub(ray_cluster.address, tmp_path, "--listen", f"127.0.0.1:{free_port()}")
+    try:
+        started = first.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
+        assert started.returncode == 0, started.stderr
+        run_id = started.stdout.strip()
+        wait_for(lambda: _second_task_stored(db, run_id), 120, "the hub stored the start of the second task")
+        first.proc.kill()  # its actor is detached and goes on, dialing this dead hub
+        first.proc.wait(30)
+    finally:
+        stop_hub(first.proc)
+    hubs: list[Hub] = []
+    errors: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            hubs.append(start_hub(ray_cluster.address, tmp_path, "--listen", f"127.0.0.1:{free_port()}"))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(2)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not errors and len(hubs) == 2, errors
+
+        def stored_end() -> bool:
+            evs = list(replay_from_sqlite(db, run_id))
+            return bool(evs) and evs[-1].WhichOneof("payload") == "run_completed"
+
+        wait_for(stored_end, 180, "the run completed and stored")
+        logs = ["".join(h.stderr) for h in hubs]
+    finally:
+        for h in hubs:
+            stop_hub(h.proc)
+    placers = [text for text in logs if f"run {run_id} placed on Ray again" in text]
+    leavers = [text for text in logs if f"run {run_id} is left to" in text and "which holds its lock" in text]
+    assert len(placers) == 1 and len(leavers) == 1, logs
+    events = list(replay_from_sqlite(db, run_id))
+    assert [ev.sequence for ev in events] == list(range(len(events)))
+    assert len([k for k in kinds(events) if k == "run_resumed"]) == 1, "placed again once"
+    assert per_task(events, "task_completed") == Counter({"fetch": 1, "clean": 1, "analyse": 1, "report": 1})
+    assert per_task(events, "task_started")["fetch"] == 1

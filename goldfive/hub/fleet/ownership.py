@@ -8,6 +8,7 @@ from goldfive.hub.connected import RunnerAttachment, runner_of
 from goldfive.hub.fleet.membership import Membership
 from goldfive.remote.host import RunHost
 from goldfive.store.fleet import FleetStore, Owner, OwnerChanged
+from goldfive.store.locks import RunLocked
 
 __all__ = ["Ownership"]
 
@@ -36,10 +37,12 @@ class Ownership:
 
     async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False) -> None:
         """Say in the database that ``run_id``'s runner is connected here (``hosted``: runs
-        in this hub's process, and holds the run's lock so only one hub ever runs it)."""
+        in this hub's process, or placed by a hub of the fleet, and holds the run's lock so
+        only one hub ever runs it). RunLocked when another live hub holds that lock (it took
+        the run over, or placed it again): the run is not this hub's, nothing is written."""
+        if hosted and not await self.tables.take_run(run_id, self.interrupt_after):
+            raise RunLocked(f"run {run_id}'s lock is held by another live hub of the fleet, which runs it")
         self.owners[run_id] = Owner(self.tables.hub_id, host, pid, hosted)
-        if hosted:
-            await self.tables.take_run(run_id, self.interrupt_after)
         await self.tables.claim(run_id, host, pid, hosted)
 
     async def release(self, run_id: str) -> None:
