@@ -115,7 +115,8 @@ class SQLitePersistenceSink(RecordingSink[Row]):
         # (on every event's path: the lock is looked at only for the kinds that move it)
         if event.WhichOneof("payload") in _LOCK_KINDS:
             self._track_lock(event)
-        if event.run_id in self.log.fenced_runs:
+        fenced = self.log.fenced_runs
+        if fenced and event.run_id in fenced:  # (no run id read and hashed while none is)
             self.log.fenced += 1
             return False
         return True
