@@ -13,8 +13,8 @@ the median of ``--passes`` passes. The hub is a real ``goldfive serve`` subproce
    raw stream of single events (``StreamEvents``, stored as a pushed run) as the baseline,
    against a runner's ``Hub.Connect`` stream (``RunnerHello``, then ``EventBatch`` messages
    of 1,000), timed from the hello to the hub's ``confirmed_sequence`` for the last event
-   (stored and committed: what a runner waits for). Wall time and the hub process's CPU time
-   (from /proc) are printed, since the machine is shared.
+   (stored and committed: what a runner waits for). Wall time and, for every row, the hub
+   process's CPU time (from /proc) are printed, since the machine is shared.
 2. Reading. A recording of ``--events`` events (default 1,000,000) in the hub's database:
    ``Runs.Subscribe`` (one message per event, the baseline) against ``Runs.SubscribeBatches``,
    counted by a client; then ``goldfive ctl tail RUN > /dev/null`` whole, in seconds (issue
@@ -279,15 +279,19 @@ def main() -> None:
             hub = Hub([__file__, "--child-hub", str(d / f"ingest-{store}.sqlite"), store], d)
             try:
                 k = iter(range(10**6))
-                single = median_of(lambda: asyncio.run(push_single(hub.addr, f"s{next(k)}", n)), args.passes)
-                batch = median_of(
-                    lambda: asyncio.run(push_batches(hub.addr, f"b{next(k)}", n, "/bench.Ingest/StreamBatches")), args.passes
+                pid = hub.proc.pid
+                single, single_cpu = median_with_cpu(lambda: asyncio.run(push_single(hub.addr, f"s{next(k)}", n)), args.passes, pid)
+                batch, batch_cpu = median_with_cpu(
+                    lambda: asyncio.run(push_batches(hub.addr, f"b{next(k)}", n, "/bench.Ingest/StreamBatches")), args.passes, pid
                 )
             finally:
                 hub.stop()
             what = "stored by the hub's ingest" if store == "store" else "transport only, nothing stored"
-            print(rate_line(f"single events, StreamEvents ({what})", n, single))
-            print(rate_line(f"batches of {BATCH:,} ({what})", n, batch, n / single))
+            print(rate_line(f"single events, StreamEvents ({what})", n, single) + f"   hub CPU {n / single_cpu:>9,.0f} events/s")
+            print(rate_line(f"batches of {BATCH:,} ({what})", n, batch, n / single) + f"   hub CPU {n / batch_cpu:>9,.0f} events/s")
+            if store == "store":
+                print(json.dumps({"ingest_events": n, "store_single_s": single, "store_single_cpu_s": single_cpu,
+                                  "store_batches_s": batch, "store_batches_cpu_s": batch_cpu}))  # fmt: skip
         if args.only != "read":
             hub = Hub(["-m", "goldfive.cli", "serve", "--ingest", "--db", str(d / "hub.sqlite"), "--no-resume"], d)
             try:

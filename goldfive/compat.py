@@ -10,7 +10,8 @@ per file, keeps a recording that old and new code both appended to readable, and
 same in SQLite, PostgreSQL and JSONL.
 
 Every reader of stored events goes through :func:`decode_recorded` (bytes) or
-:func:`decode_recorded_dict` (a JSONL line); every writer through :func:`recorded_bytes` or
+:func:`decode_recorded_dict` (a JSONL line); every writer through :func:`recorded_bytes` (or
+its body, the serialized event and ``RECORDING_MARK``, on a per-event path) or
 :func:`recorded_dict`.
 
 :func:`fill_v1_fields` sets the fields goldfive v1 readers look for that only repeat what an
@@ -30,6 +31,7 @@ from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 
 __all__ = [
+    "RECORDING_MARK",
     "RECORDING_SCHEMA",
     "decode_recorded",
     "decode_recorded_dict",
@@ -57,9 +59,12 @@ def varint(n: int) -> bytes:
     return bytes(out)
 
 
-# Appended to a serialized Event: protobuf merges concatenated messages, so the stored bytes
-# are the event plus this one field (three bytes), with no re-serialization.
-_MARK = varint(_SCHEMA_FIELD.number << 3) + varint(RECORDING_SCHEMA)
+#: Appended to a serialized Event: protobuf merges concatenated messages, so the stored bytes
+#: are the event plus this one field (three bytes), with no re-serialization. A writer on a
+#: per-event path (``goldfive.store.sqlite_log.row_of``) appends it itself, saving a call:
+#: what it stores is ``recorded_bytes`` all the same.
+RECORDING_MARK = varint(_SCHEMA_FIELD.number << 3) + varint(RECORDING_SCHEMA)
+_MARK = RECORDING_MARK
 
 
 # -- writing ----------------------------------------------------------------------------

@@ -368,9 +368,12 @@ class RunHost:
                 ids.update(ev.event_id for ev in run.events_after(-1))
         return ids
 
-    async def ingest(self, event: Event) -> None:
-        """Store an event a remote producer pushed (the sink an IngressService feeds)."""
-        run = self.get(event.run_id)  # a run recorded before and not listed yet: read now
+    async def ingest(self, event: Event) -> int:
+        """Store an event a remote producer pushed (the sink an IngressService feeds). Returns
+        how many events the run's recording dropped since its last pushed event (ServedRun.ingest)."""
+        run = self._runs.get(event.run_id)
+        if run is None:
+            run = self.get(event.run_id)  # a run recorded before and not listed yet: read now
         if run is None:
             run = self._runs[event.run_id] = ServedRun(event.run_id)
             run.hooks = self.event_hooks
@@ -380,7 +383,7 @@ class RunHost:
             if run.state.finished:
                 raise ValueError(f"run {event.run_id!r} already ended; event {event.sequence} is late")
             await run.begin_ingest(self.db_path)
-        await run.ingest(event)
+        return await run.ingest(event)
 
     async def close(self, *, suspend: bool = False) -> None:
         """Close every run; with ``suspend`` the runs hosted here are left interrupted (see

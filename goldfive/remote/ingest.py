@@ -46,12 +46,15 @@ class IngressService(service_pb2_grpc.GoldfiveIngressServicer):
         context: grpc.aio.ServicerContext[events_pb2.Event, service_pb2.StreamEventsResponse],
     ) -> service_pb2.StreamEventsResponse:
         received = 0
+        checked = None  # the run id last found fine (a stream is mostly one run's events)
         async for event in request_iterator:
             key = _key(event)
-            problem = run_id_problem(event.run_id)
-            if problem:
-                shown = key if len(key) <= 80 else key[:77] + "..."
-                return service_pb2.StreamEventsResponse(received=received, error=f"event {shown!r} refused: {problem}")
+            if event.run_id != checked:
+                problem = run_id_problem(event.run_id)
+                if problem:
+                    shown = key if len(key) <= 80 else key[:77] + "..."
+                    return service_pb2.StreamEventsResponse(received=received, error=f"event {shown!r} refused: {problem}")
+                checked = event.run_id
             if key in self._seen:
                 self.duplicates += 1
             else:
@@ -70,20 +73,19 @@ class IngressService(service_pb2_grpc.GoldfiveIngressServicer):
 
 class HostIngest:
     """The sink an IngressService feeds when ``goldfive serve --ingest`` hosts pushed runs:
-    each event goes to the run it names, served live like a hosted one. An event the run's
-    recording had to drop (its bound reached while writes fail) raises, so the producer is
-    not told it was received."""
+    each event goes to the run it names, served live like a hosted one. Once the run's
+    recording has dropped events (its bound reached while writes fail), the next event raises,
+    so the producer is not told it was received (and, the stream ended, keeps it)."""
 
     def __init__(self, host: RunHost) -> None:
         self.host = host
 
     async def emit(self, event: events_pb2.Event) -> None:
-        run = self.host.get(event.run_id)
-        before = run.dropped if run is not None else 0
-        await self.host.ingest(event)
-        run = self.host.get(event.run_id)
-        if run is not None and run.dropped > before:
-            raise SinkError(f"the hub's recording of run {event.run_id} is failing ({run.write_error}); events were dropped")
+        # (on every pushed event's path: the run is looked up once, by the host)
+        if await self.host.ingest(event):
+            run = self.host.get(event.run_id)
+            why = run.write_error if run is not None else ""
+            raise SinkError(f"the hub's recording of run {event.run_id} is failing ({why}); events were dropped")
 
     async def close(self) -> None:
         return None

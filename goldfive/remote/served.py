@@ -162,6 +162,8 @@ class ServedRun:
         self.resumed_after = -1
         #: Set while the run is fed by a remote producer (GRPCSink -> ingest).
         self.ingest_sinks: list[EventSink] | None = None
+        #: The recorder's ``dropped`` as the last ``ingest`` read it.
+        self._ingest_dropped = 0
         #: Several hubs on one database: the run's events through ``archived_through`` are
         #: read from there (``archive.events(run_id, after)``, async), the rest from ``memory``.
         self.archive: FleetEvents | None = None
@@ -450,16 +452,27 @@ class ServedRun:
             await self.memory.emit(ev)
         self._history = []
         self.recorder = RunRecorder(db_path)
+        self._ingest_dropped = 0
         self.ingest_sinks = [self.memory, self._state_sink, self.recorder]
         self.origin = Origin.PUSHED
         self.route = NotLive(f"{RUN_NOT_ACTIVE} here: its events are pushed by a remote producer")
 
-    async def ingest(self, event: Event) -> None:
+    async def ingest(self, event: Event) -> int:
+        """``event`` pushed by the run's producer: served, folded and recorded. Returns how
+        many events the recording dropped since the last ``ingest`` (its bound reached while
+        writes fail; 0 while writing works)."""
         assert self.ingest_sinks is not None
         for sink in self.ingest_sinks:
             await sink.emit(event)
         if event.WhichOneof("payload") in ("run_completed", "run_aborted"):
             await self.end_ingest()
+        # (on every pushed event's path: one read of the count, compared with the last one)
+        recorder = self.recorder
+        dropped = recorder.dropped if recorder is not None else 0
+        if dropped == self._ingest_dropped:
+            return 0
+        new, self._ingest_dropped = dropped - self._ingest_dropped, dropped
+        return new
 
     async def end_ingest(self) -> None:
         self.origin, self.route = Origin.RECORDED, NotLive()  # its producer is done: served as recorded

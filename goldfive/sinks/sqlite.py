@@ -2,7 +2,8 @@
 
 The sink is a :class:`~goldfive.store.recording_sink.RecordingSink` over a
 :class:`~goldfive.store.sqlite_log.SqliteLog`, which owns the file: ``emit`` only queues the
-event; the queue is committed in one transaction when it reaches ``batch_size`` events, when
+event's row (``row_of``: encoded then, so later mutation of the message cannot change the
+record, and serialized once); the queue is committed in one transaction when it reaches ``batch_size`` events, when
 the ``flush_interval`` timer armed by its first event fires, on :meth:`flush`, on ``sync`` (a
 durable run) and on :meth:`close`. Writes are synchronous on the caller's thread (a 1000-row
 commit takes a few milliseconds, cheaper than a thread hop per batch) unless ``writer_thread``.
@@ -13,8 +14,8 @@ has any is logged as one warning (runs and sequences), and the total once more a
 never a line per event; and the flush that found them raises :class:`DuplicateEventError`
 after storing the rest of the batch. A durable run whose lock the log holds is different:
 a duplicate there means another process writes the same run, so none of that batch's rows of
-the run are stored, the run is *fenced* (its later events are dropped and counted on
-``fenced``) and every ``sync`` raises :class:`RecordingConflictError` naming it, which stops
+the run are stored, the run is *fenced* (its events still queued and its later ones are
+dropped and counted on ``fenced``) and every ``sync`` raises :class:`RecordingConflictError` naming it, which stops
 the run. A timer flush has no caller, so its error is raised by
 the next ``emit``/``flush``/``close``. Other write failures are raised the same way as
 :class:`SinkError`; the batch is kept and retried by the next flush, up to ``max_pending``
@@ -33,7 +34,7 @@ from goldfive.errors import DuplicateEventError, RecordingConflictError, ResumeR
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.recording_sink import MAX_PENDING, RecordingSink
 from goldfive.store.sqlite import RunInfo
-from goldfive.store.sqlite_log import SqliteLog, list_runs, one_line as _one_line, replay_from_sqlite
+from goldfive.store.sqlite_log import Row, SqliteLog, list_runs, one_line as _one_line, replay_from_sqlite, row_of
 
 __all__ = ["DURABILITY", "RunInfo", "SQLitePersistenceSink", "list_runs", "replay_from_sqlite"]
 
@@ -44,7 +45,11 @@ log = logging.getLogger("goldfive.sinks")
 _KEYS_NAMED = 5
 
 
-class SQLitePersistenceSink(RecordingSink):
+#: The kinds whose events take or drop a durable run's lock (``_track_lock``).
+_LOCK_KINDS = frozenset({"run_started", "run_resumed", "run_completed", "run_aborted"})
+
+
+class SQLitePersistenceSink(RecordingSink[Row]):
     """Persists events to ``path`` (a file, WAL mode) or ``":memory:"`` in table ``table``."""
 
     log: SqliteLog
@@ -106,11 +111,20 @@ class SQLitePersistenceSink(RecordingSink):
         self._screen = None if value == "batched" else self._durable_screen
 
     def _durable_screen(self, event: Event) -> bool:
-        self._track_lock(event)
-        if event.run_id in self.log.fenced_runs:
+        # (on every event's path: the lock is looked at only for the kinds that move it)
+        if event.WhichOneof("payload") in _LOCK_KINDS:
+            self._track_lock(event)
+        fenced = self.log.fenced_runs
+        if fenced and event.run_id in fenced:  # (no run id read and hashed while none is)
             self.log.fenced += 1
             return False
         return True
+
+    #: The event's row, encoded now: the record cannot change, and no copy is needed.
+    _queued = staticmethod(row_of)
+
+    async def _append(self, batch: list[Row]) -> int:
+        return await self.log.append_rows(batch)
 
     async def close(self) -> None:
         try:
@@ -131,7 +145,7 @@ class SQLitePersistenceSink(RecordingSink):
         self._ended.clear()
         fenced = self.log.fenced_runs
         if fenced:
-            self._pending = [e for e in self._pending if e.run_id not in fenced]
+            self._drop_queued(fenced)
             raise RecordingConflictError("; ".join(fenced.values()), frozenset(fenced))
 
     def hold_run(self, run_id: str) -> None:
@@ -167,9 +181,15 @@ class SQLitePersistenceSink(RecordingSink):
             log.error("%s: %s", self, why)
             self._logged_fences.add(run_id)
             self.log.fence(run_id, why)
-            self._pending = [e for e in self._pending if e.run_id != run_id]
+            self._drop_queued(self.log.fenced_runs)
 
-    def _appended(self, batch: list[Event], stored: int) -> None:
+    def _drop_queued(self, runs: dict[str, str]) -> None:
+        """Leave the queued rows of fenced ``runs`` unwritten, counted on ``fenced``."""
+        kept = [row for row in self._pending if row[0] not in runs]
+        self.log.fenced += len(self._pending) - len(kept)
+        self._pending = kept
+
+    def _appended(self, batch: list[Row], stored: int) -> None:
         refused = self.log.refused
         for run_id, why in self.log.fenced_runs.items():
             if run_id not in self._logged_fences:

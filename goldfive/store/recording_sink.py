@@ -6,7 +6,9 @@ Every writer of recorded events is this sink over a log: ``goldfive run``'s SQLi
 ``FleetRecorder``) and a JSONL recording (``goldfive.sinks.JSONLPersistenceSink``, this sink over
 a ``JsonlLog``).
 
-``emit`` queues the event (a copy: later mutation cannot change the record). The queue is
+``emit`` queues the event fixed as it is then (later mutation cannot change the record): the
+SQLite and JSONL sinks queue what their log appends, the event's row or line, encoded once at
+emit; a sink over another log queues a copy of the event. The queue is
 appended to the log in one ``append`` when it reaches ``batch_size``, when the
 ``flush_interval`` timer armed by its first event fires, on ``flush``, ``sync`` (a durable run's
 state change: the run waits until its events are committed) and ``close``. What the log
@@ -113,12 +115,13 @@ class RecordingSink(Generic[Q]):
             return
         pending = self._pending
         pending.append(self._queued(event))
-        if self.max_pending is not None and len(pending) > self.max_pending:
-            self._bound()
-        if len(pending) >= self.batch_size and not self._lock.locked():
-            # (an append in flight takes what is queued next; emit does not wait for it)
-            await self.flush()
-            return
+        if len(pending) >= self.batch_size:  # (max_pending >= batch_size: past it only here)
+            if self.max_pending is not None and len(pending) > self.max_pending:
+                self._bound()
+            if not self._lock.locked():
+                # (an append in flight takes what is queued next; emit does not wait for it)
+                await self.flush()
+                return
         if self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self.flush_interval, self._on_timer)
         if self._failure is not None:
@@ -133,9 +136,8 @@ class RecordingSink(Generic[Q]):
             events = [e for e in events if screen(e)]
         if not events:
             return
-        pending, queued = self._pending, self._queued
-        for event in events:
-            pending.append(queued(event))
+        pending = self._pending
+        pending.extend(map(self._queued, events))
         self._bound()
         if len(pending) >= self.batch_size and not self._lock.locked():
             await self.flush()
@@ -182,7 +184,7 @@ class RecordingSink(Generic[Q]):
         overrides this and ``_append``."""
         copy = Event()
         copy.CopyFrom(event)
-        return cast(Q, copy)
+        return copy  # type: ignore[return-value]  # (Q is Event unless overridden; no cast() call per event)
 
     async def _append(self, batch: list[Q]) -> int:
         """One append of ``batch`` to the log (a sink can pass the log more than the events)."""

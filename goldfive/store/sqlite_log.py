@@ -28,7 +28,7 @@ from operator import itemgetter
 
 from google.protobuf.message import DecodeError
 
-from goldfive.compat import decode_recorded, recorded_bytes
+from goldfive.compat import RECORDING_MARK, decode_recorded
 from goldfive.store import locks
 from goldfive.errors import ReplayError, ResumeRefused, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -49,17 +49,20 @@ from goldfive.store.sqlite import (
     writers_of,
 )
 
-__all__ = ["SYNCHRONOUS", "SqliteLog", "list_runs", "replay_from_sqlite"]
+__all__ = ["SYNCHRONOUS", "Row", "SqliteLog", "list_runs", "replay_from_sqlite", "row_of"]
 
 #: PRAGMA synchronous of a writer: NORMAL (WAL: durable at checkpoints, survives a killed
 #: process) or FULL (an fsync per commit: survives a power cut too).
 SYNCHRONOUS = ("NORMAL", "FULL")
 _WRITER_CACHE_KB = 32 * 1024
-_Row = tuple[str, int, str, str, int, bytes]
+#: One event as the ``events`` table stores it: (run_id, sequence, event_id, kind,
+#: emitted_at_ms, payload), the payload the event's recorded bytes (``recorded_bytes``).
+Row = tuple[str, int, str, str, int, bytes]
 _row_key = itemgetter(0, 1)  # (run_id, sequence)
 
 
-def _row(event: Event) -> _Row:
+def row_of(event: Event) -> Row:
+    """``event``'s row, encoded now (a SQLite sink queues it at emit: the record is fixed then)."""
     ts = event.emitted_at
     return (
         event.run_id,
@@ -67,7 +70,7 @@ def _row(event: Event) -> _Row:
         event.event_id,
         event.WhichOneof("payload") or "",
         ts.seconds * 1000 + ts.nanos // 1_000_000,
-        recorded_bytes(event),
+        event.SerializeToString() + RECORDING_MARK,  # recorded_bytes(event), without the call
     )
 
 
@@ -138,8 +141,14 @@ class SqliteLog:
     async def append(self, events: Sequence[Event]) -> int:
         """Store ``events`` in one transaction; see the module doc. Returns how many were
         stored; SinkError when the write failed (nothing of the batch is stored then)."""
+        return await self.append_rows([row_of(e) for e in events])
+
+    async def append_rows(self, rows: Sequence[Row]) -> int:
+        """``append`` of events encoded already (``row_of``: a SQLite sink encodes each at
+        emit, so the record is fixed then and the event need not be copied). ``rows`` itself
+        is not changed."""
         self.open()
-        batch = list(events)
+        batch = list(rows)  # sorted in the worker; the caller keeps its own order to retry
         if not self.writer_thread:
             return self._append(batch, False)
         await self._settle()
@@ -161,13 +170,13 @@ class SqliteLog:
             if self._inflight is fut:
                 self._inflight = None
 
-    def _append(self, events: list[Event], sort: bool) -> int:
+    def _append(self, rows: list[Row], sort: bool) -> int:
         self.refused = []
         if self.fenced_runs:
-            kept = [e for e in events if e.run_id not in self.fenced_runs]
-            self.fenced += len(events) - len(kept)
-            events = kept
-        rows = [_row(e) for e in events]
+            fenced = self.fenced_runs
+            kept = [row for row in rows if row[0] not in fenced]
+            self.fenced += len(rows) - len(kept)
+            rows = kept
         if sort:
             rows.sort(key=_row_key)  # neighbouring keys together: fewer B-tree pages touched
         try:
@@ -175,7 +184,7 @@ class SqliteLog:
         except sqlite3.Error as exc:
             raise SinkError(f"writing {len(rows)} events to {self.path} failed: {exc}") from exc
 
-    def _write(self, rows: list[_Row]) -> int:
+    def _write(self, rows: list[Row]) -> int:
         conn = self.open()
         conn.execute("BEGIN")
         try:
@@ -191,7 +200,7 @@ class SqliteLog:
         self._writers.stored(noted)
         return len(rows)
 
-    def _insert_rows(self, rows: list[_Row]) -> None:
+    def _insert_rows(self, rows: list[Row]) -> None:
         conn, st = self.open(), self._statements
         assert st is not None
         n, step, i = len(rows), st.rows_per_insert, 0
@@ -207,7 +216,7 @@ class SqliteLog:
         if self._conn is not None and self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
 
-    def _write_row_by_row(self, rows: list[_Row]) -> int:
+    def _write_row_by_row(self, rows: list[Row]) -> int:
         """Rare path: redo the batch row by row to learn exactly which keys collide. A
         collision in a run this log holds the lock of fences the run and the batch is redone
         without its rows (none of them is stored beside the other process's)."""
@@ -215,7 +224,7 @@ class SqliteLog:
         assert st is not None
         while True:
             conn.execute("BEGIN")
-            stored: list[_Row] = []
+            stored: list[Row] = []
             refused: list[tuple[str, int]] = []
             try:
                 for row in rows:
@@ -255,7 +264,7 @@ class SqliteLog:
         name of a credential the caller verified (a hub's runner token), never one a peer sent."""
         self._writers.assign(run_id, writer, from_sequence)
 
-    def _note_writers(self, conn: sqlite3.Connection, rows: list[_Row]) -> dict[str, str]:
+    def _note_writers(self, conn: sqlite3.Connection, rows: list[Row]) -> dict[str, str]:
         """In the append's transaction: the writer ranges ``rows`` add (see Writers.ranges)."""
         table = self.table
         ranges, lasts = self._writers.ranges(

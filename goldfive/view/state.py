@@ -217,8 +217,15 @@ class RunState:
         self.kind_counts[kind] = self.kind_counts.get(kind, 0) + 1
         if not self.run_id:
             self.run_id = ev.run_id
-        self.last_event_ms = max(self.last_event_ms, ms)
-        self._count_rate(ms)
+        # (on every event's path: no call for what is one comparison, or one more event in
+        # the current second of the rate)
+        if ms > self.last_event_ms:
+            self.last_event_ms = ms
+        rate = self._rate
+        if rate and rate[-1][0] == ms // 1000:
+            rate[-1][1] += 1
+        else:
+            self._count_rate(ms)
         handler = _HANDLERS.get(kind)
         if handler is not None:
             try:

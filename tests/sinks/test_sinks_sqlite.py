@@ -258,3 +258,40 @@ async def test_a_runner_and_its_hub_record_to_different_default_files(tmp_path: 
     await runner_sink.close()
     assert Path(runner_sink.path) == tmp_path / "runs.sqlite"
     assert serve_default() == tmp_path / "hub.sqlite"
+
+
+async def test_an_event_changed_after_it_was_emitted_is_recorded_as_it_was_emitted(tmp_path: Path) -> None:
+    """The sink queues each event's row, encoded at emit: the caller may reuse the message."""
+    db = tmp_path / "runs.db"
+    sink = SQLitePersistenceSink(db, flush_interval=60)
+    s = _session("r1")
+    one, many = events.task_progress(s, "t", detail="as emitted"), [events.task_progress(s, "t", detail="as emitted too")]
+    await sink.emit(one)
+    await sink.emit_many(many)
+    kept = [one.SerializeToString(), many[0].SerializeToString()]
+    one.task_progress.detail = many[0].task_progress.detail = "changed later"
+    one.sequence = 7
+    await sink.close()
+    assert [ev.SerializeToString() for ev in replay_from_sqlite(db, "r1")] == kept
+
+
+async def test_a_run_another_writer_holds_is_fenced_with_its_queued_events_and_the_others_are_kept(tmp_path: Path) -> None:
+    from goldfive.errors import RecordingConflictError
+    from goldfive.store.sqlite_log import SqliteLog
+
+    db = tmp_path / "runs.db"
+    other = SqliteLog(db)
+    assert other.take_lock("b", "another writer") is None
+    sink = SQLitePersistenceSink(db, durability="normal", flush_interval=60)
+    a, b = _session("a"), _session("b")
+    await sink.emit(events.run_started(a, goal_summary="ours"))
+    await sink.emit(events.task_progress(b, "t", detail="queued before its start"))
+    await sink.emit(events.run_started(b, goal_summary="theirs"))  # b's lock is held: b is fenced
+    await sink.emit(events.task_progress(a, "t", detail="still ours"))
+    assert sink.pending == 2  # a's two rows; b's queued row left out with its start
+    with pytest.raises(RecordingConflictError, match="another writer"):
+        await sink.sync()
+    assert sink.fenced == 2 and [ev.sequence for ev in replay_from_sqlite(db, "a")] == [0, 1]
+    assert replay_from_sqlite(db, "b") == []
+    await sink.close()
+    await other.close()

@@ -107,11 +107,12 @@ def test_the_database_scans_find_what_the_fleet_wrote_before_its_split() -> None
 
 #: A recording's own encoding, outside goldfive.store: a JSONL line made or read (the log's
 #: ``encode_line`` / ``decode_line`` / ``line_of``, compat's ``recorded_dict`` /
-#: ``decode_recorded_dict``), a stored event's bytes decoded (``decode_recorded``), a writer
-#: batching recordings of its own (``BatchingSink``, gone), or a SQLite file opened for itself.
+#: ``decode_recorded_dict``), a stored event's bytes made or decoded (``recorded_bytes``, the
+#: mark it appends, ``decode_recorded``), a writer batching recordings of its own
+#: (``BatchingSink``, gone), or a SQLite file opened for itself.
 RECORDING_IO = re.compile(
     r"\b(?:encode_line|decode_line|line_of|recorded_dict|decode_recorded_dict|decode_recorded|recorded_bytes)\s*\("
-    r"|\bBatchingSink\b"
+    r"|\bBatchingSink\b|\bRECORDING_MARK\b"
     r"|\bsqlite3\.connect\s*\("
 )
 

@@ -231,3 +231,32 @@ async def test_an_event_emitted_when_an_earlier_write_failure_is_raised_is_still
     sink._conn.execute("PRAGMA query_only=0")
     await sink.close()
     assert sink.written == 2
+
+
+async def test_a_pushed_run_whose_recording_drops_events_refuses_the_event_that_finds_it(tmp_path):
+    """HostIngest (serve --ingest): once the run's recording has dropped events (its bound
+    reached while writes fail), the event that finds it raises, so the producer is not told it
+    was received; the ones before are taken."""
+    from goldfive.remote.ingest import HostIngest
+
+    host = RunHost(tmp_path / "hub.sqlite")
+    ingest = HostIngest(host)
+    evs = story("p1", progress=25)
+    await ingest.emit(evs[0])
+    run = host.get("p1")
+    assert run is not None and run.recorder is not None
+    sink = run.recorder.sink
+    sink.batch_size, sink.max_pending = 5, 10
+    sink._conn.execute("PRAGMA query_only=1")  # every write now fails
+    for ev in evs[1:10]:
+        await ingest.emit(ev)  # kept unwritten, up to the bound
+    assert (run.unwritten, run.dropped) == (10, 0)
+    with pytest.raises(SinkError, match=r"recording of run p1 is failing \(.*readonly.*\); events were dropped"):
+        await ingest.emit(evs[10])
+    assert run.dropped == 1
+    sink._conn.execute("PRAGMA query_only=0")
+    await sink.flush()  # writing works again: the next events are taken
+    await ingest.emit(evs[11])
+    await ingest.emit(evs[12])
+    assert run.dropped == 1
+    await host.close()

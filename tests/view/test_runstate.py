@@ -239,6 +239,9 @@ def test_counters_track_events_sequence_kinds_missed_and_rate(session: Session, 
     assert state.kind_counts == {"run_started": 1, "plan_submitted": 1, "task_progress": 10}
     assert state.events_per_second(T0 + 4010) == pytest.approx(12 / 5)
     assert state.events_per_second(T0 + 60_000) == 0
+    clock.now = T0 + 1000  # an event stamped earlier (another clock): the latest time stays
+    state.apply(E.task_progress(session, "a", detail="late"))
+    assert state.last_event_ms == T0 + 4009 and state.events_per_second(T0 + 4010) == pytest.approx(13 / 5)
 
 
 def test_drifts_keep_the_most_recent_ones(session: Session) -> None:
