@@ -12,7 +12,6 @@ protobuf cannot encode (a lone surrogate) is repaired rather than failing the ev
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any, Iterable
 
@@ -22,8 +21,8 @@ from goldfive.clean import (
     clean_ack,
     clean_control,
     clean_goal,
-    clean_json,
     clean_map,
+    json_text,
     clean_plan,
     clean_task,
     clean_text,
@@ -273,6 +272,7 @@ def approval_requested(
     retry_of: str = "",
     parameters: dict[str, Any] | None = None,
     under_review: bool = False,
+    args_json: str | None = None,
 ) -> pb.Event:
     ev = pb.Event()
     a = ev.approval_requested
@@ -280,17 +280,16 @@ def approval_requested(
     a.on_timeout = clean_text(on_timeout)
     a.retry_of = clean_text(retry_of)
     if parameters:
-        a.parameters_json = _json_text(parameters)
+        a.parameters_json = json_text(parameters)
     a.target_id = clean_text(target_id)
     a.kind = clean_text(kind)
     a.prompt = clean_text(prompt)
     a.task_id = clean_text(task_id)
     a.tool_name = clean_text(tool_name)
-    if args is not None:
-        # Cleaned after encoding: with ensure_ascii=False a surrogate sits raw inside a JSON
-        # string and becomes U+FFFD there. (ensure_ascii=True would write it as a "\ud800"
-        # escape, which strict JSON readers refuse and lenient ones turn back into a surrogate.)
-        a.args_json = clean_text(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str))
+    if args_json is not None:  # the caller's json_text(args), made once for the request and its ledger
+        a.args_json = clean_text(args_json)
+    elif args is not None:
+        a.args_json = json_text(args)
     a.timeout_ms = timeout_ms
     if metadata:
         a.metadata.update(clean_map(metadata))
@@ -305,7 +304,7 @@ def approval_granted(
     p.target_id = clean_text(target_id)
     p.detail = clean_text(detail)
     if arguments is not None:
-        p.arguments_json = _json_text(arguments)
+        p.arguments_json = json_text(arguments)
     p.rule_id = clean_text(rule_id)
     return _stamp(session, ev)
 
@@ -317,10 +316,6 @@ def approval_rejected(session: Session, target_id: str, detail: str = "", *, tim
     p.detail = clean_text(detail)
     p.timed_out = timed_out
     return _stamp(session, ev)
-
-
-def _json_text(value: Any) -> str:
-    return clean_text(json.dumps(clean_json(value), ensure_ascii=False, sort_keys=True, default=str))
 
 
 def approval_decided(
@@ -340,8 +335,12 @@ def approval_decided(
     rule_author: str = "",
     rule_made_at_ms: int = 0,
     control_id: str = "",
+    requested_args_json: str | None = None,
 ) -> pb.Event:
-    """One decision on an approval, for the ledger: who, through which client, what ran."""
+    """One decision on an approval, for the ledger: who, through which client, what ran.
+
+    ``requested_args_json``: ``json_text(requested_args)`` when the caller made it already
+    (the request's); ``ran_args`` that are the requested ones (the same object) reuse it."""
     ev = pb.Event()
     p = ev.approval_decided
     p.target_id = clean_text(target_id)
@@ -351,10 +350,13 @@ def approval_decided(
     p.kind = clean_text(kind)
     p.task_id = clean_text(task_id)
     p.tool_name = clean_text(tool_name)
-    if requested_args is not None:
-        p.requested_args_json = _json_text(requested_args)
+    asked = None
+    if requested_args_json is not None:
+        p.requested_args_json = asked = clean_text(requested_args_json)
+    elif requested_args is not None:
+        p.requested_args_json = asked = json_text(requested_args)
     if ran_args is not None:
-        p.ran_args_json = _json_text(ran_args)
+        p.ran_args_json = asked if asked is not None and ran_args is requested_args else json_text(ran_args)
     p.reason = clean_text(reason)
     p.rule_id = clean_text(rule_id)
     p.rule_author = clean_text(rule_author)
@@ -492,7 +494,7 @@ def agent_step(
     p.tool_name = clean_text(tool_name)
     p.call_id = clean_text(call_id)
     if args is not None:
-        p.args_json = clean_text(json.dumps(clean_json(args), ensure_ascii=False, sort_keys=True, default=str))
+        p.args_json = json_text(args)
     p.text = clean_text(text)
     p.outcome = clean_text(outcome)
     p.duration_ms = max(0, duration_ms)
