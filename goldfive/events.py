@@ -13,6 +13,7 @@ protobuf cannot encode (a lone surrogate) is repaired rather than failing the ev
 from __future__ import annotations
 
 from dataclasses import replace
+from time import time_ns
 from typing import Any, Iterable
 
 from goldfive import conv
@@ -33,7 +34,7 @@ from goldfive.control import ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.steering import SteeringNote, note_to_pb
-from goldfive.types import DriftEvent, Goal, Plan, Session, TaskStatus
+from goldfive.types import DriftEvent, Goal, Plan, Session, TaskStatus, _wall_ms
 from goldfive.budget.model import LIMITS, Budget
 from goldfive.usage.model import RecordedUsage
 
@@ -49,17 +50,29 @@ _MAX_MS = 253_402_300_799_999
 
 def _stamp(session: Session, ev: pb.Event) -> pb.Event:
     """Fill the envelope of a built event. The sequence is taken last, after everything that
-    can fail, so an event that fails to build leaves no gap in the stream."""
-    ms = session.clock()
-    if not _MIN_MS <= ms <= _MAX_MS:
-        raise ValueError(f"clock reading {ms} ms is outside the range of a protobuf Timestamp")
+    can fail, so an event that fails to build leaves no gap in the stream.
+
+    Two events per task go through here: the usual case (a plain Session on the wall clock)
+    reads the clock, the counter and the id suffix directly instead of through three methods;
+    anything else (an injected clock, a subclass) goes through them."""
+    clock = session.clock
+    if clock is _wall_ms:
+        ms = time_ns() // 1_000_000  # a wall clock reading is inside a Timestamp's range
+    else:
+        ms = clock()
+        if not _MIN_MS <= ms <= _MAX_MS:
+            raise ValueError(f"clock reading {ms} ms is outside the range of a protobuf Timestamp")
     ts = ev.emitted_at
-    ts.seconds, rest = divmod(ms, 1000)
-    ts.nanos = rest * 1_000_000
-    ev.run_id = session.run_id
+    ts.seconds = ms // 1000
+    ts.nanos = ms % 1000 * 1_000_000
+    ev.run_id = run_id = session.run_id
     ev.session_id = session.session_id
-    ev.sequence = seq = session.next_sequence()
-    ev.event_id = session.event_id(seq)
+    if type(session) is Session:
+        ev.sequence = seq = next(session._counter)
+        ev.event_id = f"{run_id}:{seq}:{session._id_suffix}"
+    else:
+        ev.sequence = seq = session.next_sequence()
+        ev.event_id = session.event_id(seq)
     return ev
 
 
@@ -150,8 +163,10 @@ def run_aborted(session: Session, reason: str) -> pb.Event:
 def task_started(session: Session, task_id: str, assignee_agent_id: str = "") -> pb.Event:
     ev = pb.Event()
     p = ev.task_started
-    p.task_id = clean_text(task_id)
-    p.assignee_agent_id = clean_text(assignee_agent_id)
+    # Two events per task: ASCII text (nearly all) is passed here without a call of clean_text.
+    p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
+    if assignee_agent_id:
+        p.assignee_agent_id = clean_text(assignee_agent_id)
     return _stamp(session, ev)
 
 
@@ -170,8 +185,10 @@ def task_progress(session: Session, task_id: str, *, detail: str = "", fraction:
 def task_completed(session: Session, task_id: str, result_summary: str = "") -> pb.Event:
     ev = pb.Event()
     p = ev.task_completed
-    p.task_id = clean_text(task_id)
-    p.result_summary = clean_text(result_summary)
+    p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
+    if result_summary != "":
+        r = result_summary
+        p.result_summary = r if r.__class__ is str and r.isascii() else clean_text(r)
     return _stamp(session, ev)
 
 
