@@ -65,6 +65,15 @@ def clean_json(value: Any) -> Any:
     return value
 
 
+def json_text(value: Any) -> str:
+    """``value`` as sorted JSON text, made encodable: dumped with ``ensure_ascii=False`` (a lone
+    surrogate stays raw inside its JSON string, keys included) and the text cleaned once, so a
+    surrogate becomes U+FFFD where it stood. (``ensure_ascii=True`` would write it as a "\\ud800"
+    escape, which strict JSON readers refuse and lenient ones turn back into a surrogate.) One
+    ``isascii`` check for the usual text, instead of a walk over the value."""
+    return clean_text(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+
+
 def clean_map(values: dict[str, str] | None) -> dict[str, str]:
     return {clean_text(k): clean_text(v) for k, v in values.items()} if values else {}
 

@@ -58,7 +58,10 @@ def task_status_from_pb(value: int) -> TaskStatus:
 def drift_kind_to_pb(kind: DriftKind | str) -> types_pb2.DriftKind:
     if not kind:
         return types_pb2.DRIFT_KIND_UNSPECIFIED
-    return _DRIFT_TO_PB[DriftKind(kind)]
+    try:  # a StrEnum member and its text hash alike: either is found without a conversion
+        return _DRIFT_TO_PB[kind]  # type: ignore[index]
+    except KeyError:
+        return _DRIFT_TO_PB[DriftKind(kind)]  # ValueError naming an unknown kind
 
 
 def drift_kind_from_pb(value: int) -> DriftKind | str:
@@ -68,7 +71,10 @@ def drift_kind_from_pb(value: int) -> DriftKind | str:
 def drift_severity_to_pb(sev: DriftSeverity | str) -> types_pb2.DriftSeverity:
     if not sev:
         return types_pb2.DRIFT_SEVERITY_UNSPECIFIED
-    return _SEV_TO_PB[DriftSeverity(sev)]
+    try:
+        return _SEV_TO_PB[sev]  # type: ignore[index]
+    except KeyError:
+        return _SEV_TO_PB[DriftSeverity(sev)]  # ValueError naming an unknown severity
 
 
 def drift_severity_from_pb(value: int) -> DriftSeverity | str:

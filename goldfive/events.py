@@ -12,8 +12,8 @@ protobuf cannot encode (a lone surrogate) is repaired rather than failing the ev
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
+from time import time_ns
 from typing import Any, Iterable
 
 from goldfive import conv
@@ -22,8 +22,8 @@ from goldfive.clean import (
     clean_ack,
     clean_control,
     clean_goal,
-    clean_json,
     clean_map,
+    json_text,
     clean_plan,
     clean_task,
     clean_text,
@@ -34,7 +34,7 @@ from goldfive.control import ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.pb.goldfive.v1 import types_pb2
 from goldfive.steering import SteeringNote, note_to_pb
-from goldfive.types import DriftEvent, Goal, Plan, Session, TaskStatus
+from goldfive.types import DriftEvent, Goal, Plan, Session, TaskStatus, _wall_ms
 from goldfive.budget.model import LIMITS, Budget
 from goldfive.usage.model import RecordedUsage
 
@@ -50,17 +50,29 @@ _MAX_MS = 253_402_300_799_999
 
 def _stamp(session: Session, ev: pb.Event) -> pb.Event:
     """Fill the envelope of a built event. The sequence is taken last, after everything that
-    can fail, so an event that fails to build leaves no gap in the stream."""
-    ms = session.clock()
-    if not _MIN_MS <= ms <= _MAX_MS:
-        raise ValueError(f"clock reading {ms} ms is outside the range of a protobuf Timestamp")
+    can fail, so an event that fails to build leaves no gap in the stream.
+
+    Two events per task go through here: the usual case (a plain Session on the wall clock)
+    reads the clock, the counter and the id suffix directly instead of through three methods;
+    anything else (an injected clock, a subclass) goes through them."""
+    clock = session.clock
+    if clock is _wall_ms:
+        ms = time_ns() // 1_000_000  # a wall clock reading is inside a Timestamp's range
+    else:
+        ms = clock()
+        if not _MIN_MS <= ms <= _MAX_MS:
+            raise ValueError(f"clock reading {ms} ms is outside the range of a protobuf Timestamp")
     ts = ev.emitted_at
-    ts.seconds, rest = divmod(ms, 1000)
-    ts.nanos = rest * 1_000_000
-    ev.run_id = session.run_id
+    ts.seconds = ms // 1000
+    ts.nanos = ms % 1000 * 1_000_000
+    ev.run_id = run_id = session.run_id
     ev.session_id = session.session_id
-    ev.sequence = seq = session.next_sequence()
-    ev.event_id = session.event_id(seq)
+    if type(session) is Session:
+        ev.sequence = seq = next(session._counter)
+        ev.event_id = f"{run_id}:{seq}:{session._id_suffix}"
+    else:
+        ev.sequence = seq = session.next_sequence()
+        ev.event_id = session.event_id(seq)
     return ev
 
 
@@ -151,8 +163,10 @@ def run_aborted(session: Session, reason: str) -> pb.Event:
 def task_started(session: Session, task_id: str, assignee_agent_id: str = "") -> pb.Event:
     ev = pb.Event()
     p = ev.task_started
-    p.task_id = clean_text(task_id)
-    p.assignee_agent_id = clean_text(assignee_agent_id)
+    # Two events per task: ASCII text (nearly all) is passed here without a call of clean_text.
+    p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
+    if assignee_agent_id:
+        p.assignee_agent_id = clean_text(assignee_agent_id)
     return _stamp(session, ev)
 
 
@@ -171,8 +185,10 @@ def task_progress(session: Session, task_id: str, *, detail: str = "", fraction:
 def task_completed(session: Session, task_id: str, result_summary: str = "") -> pb.Event:
     ev = pb.Event()
     p = ev.task_completed
-    p.task_id = clean_text(task_id)
-    p.result_summary = clean_text(result_summary)
+    p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
+    if result_summary != "":
+        r = result_summary
+        p.result_summary = r if r.__class__ is str and r.isascii() else clean_text(r)
     return _stamp(session, ev)
 
 
@@ -273,6 +289,7 @@ def approval_requested(
     retry_of: str = "",
     parameters: dict[str, Any] | None = None,
     under_review: bool = False,
+    args_json: str | None = None,
 ) -> pb.Event:
     ev = pb.Event()
     a = ev.approval_requested
@@ -280,17 +297,16 @@ def approval_requested(
     a.on_timeout = clean_text(on_timeout)
     a.retry_of = clean_text(retry_of)
     if parameters:
-        a.parameters_json = _json_text(parameters)
+        a.parameters_json = json_text(parameters)
     a.target_id = clean_text(target_id)
     a.kind = clean_text(kind)
     a.prompt = clean_text(prompt)
     a.task_id = clean_text(task_id)
     a.tool_name = clean_text(tool_name)
-    if args is not None:
-        # Cleaned after encoding: with ensure_ascii=False a surrogate sits raw inside a JSON
-        # string and becomes U+FFFD there. (ensure_ascii=True would write it as a "\ud800"
-        # escape, which strict JSON readers refuse and lenient ones turn back into a surrogate.)
-        a.args_json = clean_text(json.dumps(args, ensure_ascii=False, sort_keys=True, default=str))
+    if args_json is not None:  # the caller's json_text(args), made once for the request and its ledger
+        a.args_json = clean_text(args_json)
+    elif args is not None:
+        a.args_json = json_text(args)
     a.timeout_ms = timeout_ms
     if metadata:
         a.metadata.update(clean_map(metadata))
@@ -305,7 +321,7 @@ def approval_granted(
     p.target_id = clean_text(target_id)
     p.detail = clean_text(detail)
     if arguments is not None:
-        p.arguments_json = _json_text(arguments)
+        p.arguments_json = json_text(arguments)
     p.rule_id = clean_text(rule_id)
     return _stamp(session, ev)
 
@@ -317,10 +333,6 @@ def approval_rejected(session: Session, target_id: str, detail: str = "", *, tim
     p.detail = clean_text(detail)
     p.timed_out = timed_out
     return _stamp(session, ev)
-
-
-def _json_text(value: Any) -> str:
-    return clean_text(json.dumps(clean_json(value), ensure_ascii=False, sort_keys=True, default=str))
 
 
 def approval_decided(
@@ -340,8 +352,12 @@ def approval_decided(
     rule_author: str = "",
     rule_made_at_ms: int = 0,
     control_id: str = "",
+    requested_args_json: str | None = None,
 ) -> pb.Event:
-    """One decision on an approval, for the ledger: who, through which client, what ran."""
+    """One decision on an approval, for the ledger: who, through which client, what ran.
+
+    ``requested_args_json``: ``json_text(requested_args)`` when the caller made it already
+    (the request's); ``ran_args`` that are the requested ones (the same object) reuse it."""
     ev = pb.Event()
     p = ev.approval_decided
     p.target_id = clean_text(target_id)
@@ -351,10 +367,13 @@ def approval_decided(
     p.kind = clean_text(kind)
     p.task_id = clean_text(task_id)
     p.tool_name = clean_text(tool_name)
-    if requested_args is not None:
-        p.requested_args_json = _json_text(requested_args)
+    asked = None
+    if requested_args_json is not None:
+        p.requested_args_json = asked = clean_text(requested_args_json)
+    elif requested_args is not None:
+        p.requested_args_json = asked = json_text(requested_args)
     if ran_args is not None:
-        p.ran_args_json = _json_text(ran_args)
+        p.ran_args_json = asked if asked is not None and ran_args is requested_args else json_text(ran_args)
     p.reason = clean_text(reason)
     p.rule_id = clean_text(rule_id)
     p.rule_author = clean_text(rule_author)
@@ -492,7 +511,7 @@ def agent_step(
     p.tool_name = clean_text(tool_name)
     p.call_id = clean_text(call_id)
     if args is not None:
-        p.args_json = clean_text(json.dumps(clean_json(args), ensure_ascii=False, sort_keys=True, default=str))
+        p.args_json = json_text(args)
     p.text = clean_text(text)
     p.outcome = clean_text(outcome)
     p.duration_ms = max(0, duration_ms)

@@ -364,7 +364,7 @@ class Runner:
         except GoldfiveError as exc:
             return await self._abort(ctx, f"planner returned an invalid plan: {exc}")
         if not plan.run_id:
-            plan = replace(plan, run_id=session.run_id)
+            plan = plan.for_run(session.run_id)
         session.plan = plan
         session.state["goldfive.current_plan_id"] = plan.id
         await ctx.emit(events.plan_submitted, plan)

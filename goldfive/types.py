@@ -179,6 +179,14 @@ class Plan:
         object.__setattr__(self, "_succ", succ)
         object.__setattr__(self, "_pred", pred)
 
+    def for_run(self, run_id: str) -> "Plan":
+        """The same plan (the same Task objects) stamped with ``run_id``. Its indexes are
+        shared, not rebuilt: ``dataclasses.replace`` would run ``__post_init__`` again, three
+        dicts over every task of a plan that is already built and valid."""
+        new = copy.copy(self)
+        object.__setattr__(new, "run_id", run_id)
+        return new
+
     def fresh_copy(self, *, goal_ids: Iterable[str] | None = None) -> "Plan":
         """The same plan with new Task objects (statuses copied), for one run to move on.
 

@@ -285,3 +285,14 @@ def test_usage_totals_round_trip_and_a_peers_impossible_figures_are_made_consist
     odd = events_pb2.UsageTotals(calls=1, input_tokens=5, cached_tokens=50, cost_usd=-1.0, unpriced_calls=7)
     back = conv.from_pb_usage_totals(odd)
     assert (back.cached_tokens, back.cost_usd, back.unpriced_calls) == (5, 0.0, 1)
+
+
+def test_a_drift_kind_or_severity_given_as_text_maps_as_its_member_and_unknown_text_is_refused() -> None:
+    for kind in DriftKind:
+        assert conv.drift_kind_to_pb(str(kind.value)) == conv.drift_kind_to_pb(kind) != types_pb2.DRIFT_KIND_UNSPECIFIED
+    for sev in DriftSeverity:
+        assert conv.drift_severity_to_pb(str(sev.value)) == conv.drift_severity_to_pb(sev)
+    with pytest.raises(ValueError, match="nonsense"):
+        conv.drift_kind_to_pb("nonsense")
+    with pytest.raises(ValueError, match="nonsense"):
+        conv.drift_severity_to_pb("nonsense")

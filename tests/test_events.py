@@ -322,6 +322,21 @@ def test_args_with_a_lone_surrogate_are_still_valid_json_with_the_replacement_in
     ev.approval_requested.args_json.encode("utf-8")  # strict: no surrogate escapes left
 
 
+def test_the_ledger_entry_makes_its_args_json_once_and_it_is_clean_json() -> None:
+    args = {"memo": f"a{LONE}b", LONE: 1}
+    want = {"memo": "a\ufffdb", "\ufffd": 1}
+    d = events.approval_decided(_session(), target_id="t", outcome="approved", requested_args=args, ran_args=args).approval_decided
+    assert json.loads(d.requested_args_json) == json.loads(d.ran_args_json) == want
+    # The request's JSON handed in (the run makes it once per approval) is cleaned as well.
+    given = events.approval_decided(
+        _session(), target_id="t", outcome="approved", requested_args=args, ran_args=args,
+        requested_args_json=json.dumps(args, ensure_ascii=False, sort_keys=True),
+    ).approval_decided  # fmt: skip
+    assert given.requested_args_json == given.ran_args_json == d.requested_args_json
+    edited = events.approval_decided(_session(), target_id="t", outcome="edited", requested_args=args, ran_args={"memo": "x"})
+    assert json.loads(edited.approval_decided.ran_args_json) == {"memo": "x"}
+
+
 def test_clean_text_returns_valid_text_unchanged_and_uncounted() -> None:
     before = events.text_replacements()
     for text in ("plain", "", "résumé — ✓ 🐍", "already \ufffd"):

@@ -278,3 +278,13 @@ def test_event_ids_within_a_session_differ_by_sequence() -> None:
 def test_session_id_defaults_to_run_id() -> None:
     assert Session(run_id="r1").session_id == "r1"
     assert Session(run_id="r1", session_id="s1").session_id == "s1"
+
+
+def test_a_plan_for_a_run_shares_its_tasks_and_indexes_and_says_the_run() -> None:
+    plan = Plan(tasks=[Task("a", "A"), Task("b", "B")], edges=[TaskEdge("a", "b")], id="p").validate()
+    ran = plan.for_run("r1")
+    assert ran.run_id == "r1" and plan.run_id == ""
+    assert ran.task("b") is plan.task("b") and ran.tasks == plan.tasks
+    assert ran.predecessors("b") == ["a"] and ran.successors("a") == ["b"]
+    assert [t.id for t in ran.topological_order()] == ["a", "b"]
+    ran.validate()  # valid as its plan was

@@ -114,7 +114,10 @@ class ApprovalDesk:
 
     # -- denials inside a turn -------------------------------------------------------------
     def rejected_before(self, task_id: str, tool_name: str, args: Mapping[str, Any] | None) -> str:
-        return self._rejected.get(task_id, {}).get(call_key(task_id, tool_name, args), "")
+        rejected = self._rejected.get(task_id)
+        if not rejected:  # nothing rejected in this turn (the usual case): no key to make
+            return ""
+        return rejected.get(call_key(task_id, tool_name, args), "")
 
     def note_rejected(self, task_id: str, tool_name: str, args: Mapping[str, Any] | None, target_id: str) -> None:
         self._rejected.setdefault(task_id, {})[call_key(task_id, tool_name, args)] = target_id

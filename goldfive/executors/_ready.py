@@ -91,10 +91,18 @@ class ReadyFrontier:
         self._members = set()
         self._done_at_build = {t.id for t in self._order if t.status is _COMPLETED}
         self._missing = {}
+        any_done = bool(self._done_at_build)
+        pred = plan._pred  # one pass over every task: its index read directly, no method call each
         for task in self._order:
             if task.status is _COMPLETED:
                 continue
-            missing = sum(1 for p in plan.predecessors(task.id) if plan.task(p).status is not _COMPLETED)
+            preds = pred.get(task.id)
+            if not preds:
+                missing = 0
+            elif any_done:
+                missing = sum(1 for p in preds if plan.task(p).status is not _COMPLETED)
+            else:  # nothing completed yet (a run's first build): every predecessor is missing
+                missing = len(preds)
             self._missing[task.id] = missing
             if missing == 0:
                 pos = self._pos[task.id]

@@ -28,6 +28,7 @@ from goldfive.approvals.desk import ApprovalDesk
 from goldfive.approvals.ledger import BY_GOLDFIVE, BY_RULE, Outcome, rule_text
 from goldfive.approvals.policy import ApprovalPolicy, OnTimeout
 from goldfive.approvals.reviewer import REVIEWER, Reviewer, review_call
+from goldfive.clean import json_text
 from goldfive.control import ControlKind, ControlMessage
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
@@ -125,6 +126,8 @@ async def request_approval(
         "task_id": task_id,
         "tool_name": tool_name,
         "args": args or {},
+        # The request's arguments as JSON, made once: the request and its ledger entry share it.
+        "args_json": json_text(args or {}) if kind == "tool" else None,
         "parameters": parameters,
         "editable": editable,
         "options": tuple(options),
@@ -138,7 +141,7 @@ async def request_approval(
         await ctx.emit(
             events.approval_decided, target_id=target_id, outcome=outcome, author=author, kind=kind,
             task_id=task_id, tool_name=tool_name, requested_args=args if kind == "tool" else None,
-            ran_args=ran, reason=reason,
+            ran_args=ran, reason=reason, requested_args_json=meta["args_json"] if args is not None else None,
         )  # fmt: skip
 
     review: asyncio.Task[None] | None = None
@@ -154,6 +157,7 @@ async def request_approval(
             task_id=task_id,
             tool_name=tool_name,
             args=args if kind == "tool" else None,
+            args_json=meta["args_json"] if args is not None else None,
             timeout_ms=int(deadline * 1000) if deadline is not None else 0,
             on_timeout=str(pol.on_timeout) if deadline is not None else "wait",
             retry_of=retry_of,
@@ -351,7 +355,7 @@ async def resolve_approval(
         kind=str(meta.get("kind", "")), task_id=str(meta.get("task_id", "")), tool_name=str(meta.get("tool_name", "")),
         requested_args=asked if is_tool else None,
         ran_args=(arguments if edited else asked) if approve and is_tool else None,
-        reason=detail, control_id=control_id,
+        reason=detail, control_id=control_id, requested_args_json=meta.get("args_json") if is_tool else None,
     )  # fmt: skip
     waiter.set()
     return True
