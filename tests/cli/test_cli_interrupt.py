@@ -13,11 +13,19 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before exec: SIGINT unblocked and at its default, as a shell starts a
+    command. A test worker may have it blocked or ignored (both are inherited), and then the
+    child never sees the Ctrl-C this file sends (seen under the full suite on two workers)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_after_first_task(args: list[str], data_dir: Path) -> tuple[int, str]:
     env = dict(os.environ, GOLDFIVE_DATA_DIR=str(data_dir))
     proc = subprocess.Popen(
         [sys.executable, "-m", "goldfive.cli", *args],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal,
     )
     assert proc.stdout is not None
     for line in proc.stdout:  # the run is under way once a task has started
@@ -60,7 +68,9 @@ def test_ctrl_c_while_the_console_script_is_still_importing_prints_one_line(tmp_
         "from goldfive_tui.entry import main\n"
         "sys.meta_path.insert(0, Go()); sys.argv = ['goldfive', 'runs']; main()\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal
+    )
     assert proc.stdout is not None and proc.stdout.readline() == "go\n"
     proc.send_signal(signal.SIGINT)  # the commands take most of a second to import
     _, err = proc.communicate(timeout=30)
