@@ -21,6 +21,9 @@ OP = "operator-token-0123456789"
 R1 = "runner-one-0123456789xx"
 R2 = "runner-two-0123456789xx"
 SESSION = "0b2f6a1e-5c1d-4b8e-9f00-000000000001"
+#: A `goldfive hook` process's round trip, its start included: its imports alone took 4-7 s on
+#: this two-core machine at load 10 (under 1 s idle), so a wait for what it reports allows this.
+PROCESS_S = 60.0
 
 
 @pytest.fixture
@@ -47,7 +50,7 @@ async def hook(addr: str | None, data: dict[str, Any], *args: str, token: str = 
     communicate = proc.communicate(json.dumps(data).encode())
     if not wait:
         return proc, asyncio.ensure_future(communicate)
-    out, err = await asyncio.wait_for(communicate, 60)
+    out, err = await asyncio.wait_for(communicate, PROCESS_S)
     assert proc.returncode == 0, err
     return (json.loads(out) if out.strip() else None), err.decode()
 
@@ -56,13 +59,18 @@ def _tool(tool_use_id: str, command: str, event: str = "PreToolUse") -> dict[str
     return {"hook_event_name": event, "tool_name": "Bash", "tool_use_id": tool_use_id, "tool_input": {"command": command}}
 
 
-async def _pending(hub: RemoteServer, run_id: str) -> Any:
+async def _pending(hub: RemoteServer, run_id: str, done: asyncio.Future[Any]) -> Any:
+    """The call the hook process ``done`` holds, once it waits in the hub's queue; a hook that
+    ended instead (it never waits for a person) fails here with what it said."""
     async with RemoteClient(hub.address, token=OP) as client:
 
         async def asking() -> bool:
+            if done.done():
+                out, err = done.result()
+                raise AssertionError(f"the hook ended before its call waited in the queue: {out!r} {err!r}")
             return bool([i for i in await client.list_waiting() if i.run_id == run_id])
 
-        await until(asking, what="the call waiting in the hub's queue")
+        await until(asking, what="the call waiting in the hub's queue", timeout=PROCESS_S)
         return [i for i in await client.list_waiting() if i.run_id == run_id][0]
 
 
@@ -74,7 +82,7 @@ async def test_a_session_is_a_run_and_an_asked_call_runs_only_once_a_person_appr
         [summary] = await client.list_runs()
         assert (summary.run_id, summary.goal_summary, summary.origin, summary.owner) == (run_id, "tidy the logs", "claude-code", "r1")
     proc, done = await hook(hub.address, _tool("toolu_1", "rm -rf logs/old"), "--ask", "Bash", wait=False)
-    item = await _pending(hub, run_id)
+    item = await _pending(hub, run_id, done)
     assert (item.target_id, item.tool_name, json.loads(item.args_json)) == ("toolu_1", "Bash", {"command": "rm -rf logs/old"})
     assert not done.done()  # the call is held while nobody decided
     async with RemoteClient(hub.address, token=OP) as client:
@@ -82,7 +90,7 @@ async def test_a_session_is_a_run_and_an_asked_call_runs_only_once_a_person_appr
 
         ack = await client.send_control(run_id, ControlMessage(ControlKind.APPROVE, payload={"target_id": "toolu_1", "client": "ctl"}))
         assert ack.result.value == "SUCCESS"
-    out, _ = await asyncio.wait_for(done, 30)
+    out, _ = await asyncio.wait_for(done, PROCESS_S)
     assert json.loads(out) == {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
     async with RemoteClient(hub.address, token=OP) as client:
         decided = [ev.approval_decided async for ev in _events(client, run_id) if ev.WhichOneof("payload") == "approval_decided"]
@@ -102,19 +110,19 @@ async def test_a_rejection_reaches_claude_code_with_its_reason_and_edits_reach_i
 
     run_id = "cc-" + SESSION
     proc, done = await hook(hub.address, _tool("toolu_2", "git push --force"), "--ask", "Bash", wait=False)
-    await _pending(hub, run_id)
+    await _pending(hub, run_id, done)
     async with RemoteClient(hub.address, token=OP) as client:
         await client.send_control(run_id, ControlMessage(ControlKind.REJECT, payload={"target_id": "toolu_2", "detail": "never force-push main"}))
-    out, _ = await asyncio.wait_for(done, 30)
+    out, _ = await asyncio.wait_for(done, PROCESS_S)
     assert json.loads(out)["hookSpecificOutput"] == {
         "hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "never force-push main",
     }  # fmt: skip
     proc, done = await hook(hub.address, _tool("toolu_3", "rm -rf /", event="PermissionRequest"), wait=False)
-    await _pending(hub, run_id)
+    await _pending(hub, run_id, done)
     async with RemoteClient(hub.address, token=OP) as client:
         edited = {"command": "rm -rf ./tmp"}
         await client.send_control(run_id, ControlMessage(ControlKind.APPROVE, payload={"target_id": "toolu_3", "arguments": edited}))
-    out, _ = await asyncio.wait_for(done, 30)
+    out, _ = await asyncio.wait_for(done, PROCESS_S)
     assert json.loads(out) == {
         "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedInput": edited}}
     }
@@ -143,11 +151,11 @@ async def test_a_rule_for_always_answers_before_anyone_is_asked(hub: RemoteServe
 
     run_id = "cc-" + SESSION
     proc, done = await hook(hub.address, _tool("toolu_9", "pytest -q"), "--ask", "Bash", wait=False)
-    await _pending(hub, run_id)
+    await _pending(hub, run_id, done)
     async with RemoteClient(hub.address, token=OP) as client:
         always = {"scope": "run", "match": {"command": {"kind": "exact", "value": "pytest -q"}}}
         await client.send_control(run_id, ControlMessage(ControlKind.APPROVE, payload={"target_id": "toolu_9", "always": always}))
-    await asyncio.wait_for(done, 30)
+    await asyncio.wait_for(done, PROCESS_S)
     out, _ = await hook(hub.address, _tool("toolu_10", "pytest -q"), "--ask", "Bash")  # same call: the rule answers
     assert out["hookSpecificOutput"]["permissionDecision"] == "allow"
     out, _ = await hook(hub.address, _tool("toolu_11", "pytest -x"), "--ask", "Bash", "--wait", "1")  # another: asked

@@ -64,6 +64,19 @@ async def settle(rig: Rig, pilot) -> None:  # type: ignore[no-untyped-def]
     await pilot.pause()
 
 
+def toasts_stay(app: App[object], seconds: float = 120.0) -> None:
+    """Every toast ``app`` shows stays ``seconds`` whatever timeout it asks for: a test that reads
+    a 2-second toast off the screen would miss it on a loaded machine, where the presses and
+    repaints between the toast and the read can take longer than that."""
+    notify = app.notify
+
+    def held(*args, **kw):  # type: ignore[no-untyped-def]
+        kw["timeout"] = seconds
+        return notify(*args, **kw)
+
+    app.notify = held  # type: ignore[method-assign]
+
+
 def screen_text(app: App[object]) -> str:
     """The current screen as plain text (what a person reads)."""
     width, height = app.size

@@ -18,7 +18,7 @@ from goldfive_tui.format import describe
 from goldfive_tui.replay import PLAY_RATE, Replay, ReplayBar
 from goldfive_tui.run import replay_screen
 from goldfive_tui.run.screen import RunScreen
-from tests.tui.conftest import screen_text
+from tests.tui.conftest import screen_text, toasts_stay
 from tests.tui.scenario import DemoScript, flatten
 from goldfive_tui.widgets.approvals import ApprovalsView
 from goldfive_tui.widgets.eventlog import EventLog
@@ -281,6 +281,7 @@ async def test_brackets_jump_to_the_next_and_previous_control_approval_or_failur
     control = index_of(events, "control_received")
     asked = index_of(events, "approval_requested")
     app = replay_app(Recording("story", "jsonl", "r", events), start_at=0)
+    toasts_stay(app)  # what a jump says is read from its toast (2-3 s) after two settles
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(app, pilot)
         await pilot.press("right_square_bracket")
