@@ -93,18 +93,27 @@ class WebProcess:
         raise AssertionError(f"{url} did not answer {expect} within 30 s (last: {last})")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
+        """Ctrl-C to its process group, then SIGKILL to what is left of it (the tabs' app
+        processes are in the same group; nothing may outlive the test). The leader is reaped
+        only after that: until then its pid, the group's id, cannot be given to another
+        process, so the SIGKILL cannot reach a stranger's group."""
+        if self.proc.returncode is None:
+            pid = self.proc.pid
+            os.killpg(pid, signal.SIGINT)  # not reaped yet: the group is still ours
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and not _exited_unreaped(pid):
+                time.sleep(0.05)
             try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        try:  # the tabs' app processes are in the same session; nothing may outlive the test
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.proc.wait()
         self._reader.join(timeout=5)
+
+
+def _exited_unreaped(pid: int) -> bool:
+    """Whether child ``pid`` has exited, leaving it unreaped (a zombie keeps its pid)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
 
 
 def acked_pause(db: Path) -> bool:
