@@ -41,6 +41,20 @@ assert os.environ.get("GOLDFIVE_NODE_OK"), "this agent's dependencies are not in
 async def agent(task, session):
     return "never"
 """
+#: Every task but "clean" is quick; "clean" runs until the test creates the file ``gate``. So
+#: runs started one after another (each `ctl start` is a process: 4-7 s apiece on a loaded
+#: machine, longer than a SLOW_AGENT task) are all in "clean" at once, however far apart.
+GATED_AGENT = """
+import asyncio
+from pathlib import Path
+
+async def agent(task, session):
+    if task.id == "clean":
+        while not Path({gate!r}).exists():
+            await asyncio.sleep(0.1)
+    await asyncio.sleep(0.2)
+    return f"did {{task.id}}"
+"""
 OPERATOR = "op=" + "o" * 24
 RUNNER = "ci=" + "r" * 24
 PLAN = {
@@ -310,13 +324,14 @@ def test_runs_sharing_an_actor_process_all_go_on_when_that_process_is_killed(ray
     the second). Killing the first process mid-task cuts off both of its runs; Ray builds its
     actor again and each run continues there from the hub's record, no completed task run
     again, while the run in the other process goes on untouched."""
-    (tmp_path / "slowagents.py").write_text(SLOW_AGENT)
+    gate = tmp_path / "go"  # the runs' second task ends once this exists
+    (tmp_path / "gatedagents.py").write_text(GATED_AGENT.format(gate=str(gate)))
     (tmp_path / "plan.json").write_text(json.dumps(PLAN))
     h = start_hub(ray_cluster.address, tmp_path, "--runs-per-actor", "2")
     try:
         run_ids = []
         for _ in range(3):
-            started = h.ctl("start", "slowagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
+            started = h.ctl("start", "gatedagents:agent", "--goal", "four steps", "--plan", str(tmp_path / "plan.json"))
             assert started.returncode == 0, started.stderr
             run_ids.append(started.stdout.strip())
 
@@ -329,6 +344,7 @@ def test_runs_sharing_an_actor_process_all_go_on_when_that_process_is_killed(ray
         pids = [s.summary.pid for s in snaps]
         assert pids[0] == pids[1] != pids[2], f"two runs per process: {pids}"
         os.kill(pids[0], signal.SIGKILL)  # the shared process dies with both its runs mid-task
+        gate.touch()
         wait_for(lambda: all(snapshot(h.address, r, token="").summary.state in ("COMPLETED", "ABORTED") for r in run_ids),
                  180, "the three runs finished")  # fmt: skip
         after = [snapshot(h.address, r, token="").summary for r in run_ids]
