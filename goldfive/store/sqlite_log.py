@@ -41,6 +41,7 @@ from goldfive.store.sqlite import (
     add_writer,
     check_table,
     create_table,
+    forget_writers,
     has_events_before,
     last_writer,
     list_runs_in,
@@ -275,6 +276,25 @@ class SqliteLog:
         for run_id, start, writer in ranges:
             add_writer(conn, run_id, start, writer, table)
         return lasts
+
+    def writer_of(self, run_id: str, sequence: int) -> str:
+        """Who an event of ``run_id`` at ``sequence`` is recorded as written by when stored."""
+        return self._writers.writer_of(run_id, sequence)
+
+    async def forget_run(self, run_id: str) -> bool:
+        """Drop the provenance of ``run_id`` if it stored no event (a runner that left after
+        its hello): its writer ranges, and the writer ``write_as`` named (kept in memory until
+        the log closes otherwise). False, and nothing dropped, when it has events (the log
+        keeps who wrote them), as ``PostgresStore.forget_run``. SinkError when the file
+        cannot be written."""
+        await self._settle()  # the writer's connection, never under a running write
+        try:
+            forgotten = forget_writers(self.open(), run_id, self.table)
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot forget run {run_id} in {self.path}: {one_line(exc)}") from exc
+        if forgotten:
+            self._writers.forget(run_id)
+        return forgotten
 
     async def writers(self, run_id: str) -> list[tuple[int, str]]:
         """Who wrote the run's events: (from_sequence, writer) ranges, in order."""
