@@ -432,7 +432,10 @@ class RunnerAttachment:
         if through <= self.run.resumed_after:
             return
         if self.run.history is None:
-            self.run.history = RunHistory(self.run.recorder.path, self.run.run_id)  # a SQLite recording
+            sink = self.run.recorder.sink
+            if sink is None:
+                return  # nothing is recorded: what is in memory is all there is
+            self.run.history = sink.log.history(self.run.run_id, kept=True)  # a SQLite recording
         memory.trim_through(through)
         self.run.resumed_after = through
 

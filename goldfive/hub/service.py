@@ -88,10 +88,6 @@ class FleetPart(Protocol):
         """``run_id``'s runner left this hub."""
         ...
 
-    async def forget(self, run_id: str) -> None:
-        """``run_id`` stored no event and is dropped: what the log holds of it (its provenance)."""
-        ...
-
 
 class _End:
     """Queued by a stream's reader when it stops: ``code`` set means "refuse with this"."""
@@ -260,8 +256,8 @@ class HubService(service_pb2_grpc.HubServicer):
     async def _forget(self, run: RunnerAttachment) -> None:
         try:
             await self.host.registry.forget(run.run_id)
+            await self.recorder.forget_run(run.run_id)  # what the log holds of it: its provenance
             if self.fleet is not None:
-                await self.fleet.forget(run.run_id)
                 await self.fleet.release(run.run_id)
         except Exception as exc:  # the registry's row stays; it holds no event, so nothing is lost
             log.warning("hub: could not forget empty run %s: %s", run.run_id, _one_line(exc))

@@ -15,7 +15,9 @@ import concurrent.futures
 import logging
 import os
 import socket
+import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from goldfive.errors import RemoteError
@@ -25,7 +27,7 @@ from goldfive.placement.spec import PlacedSpec
 if TYPE_CHECKING:
     from goldfive.link.client import RemoteClient
 
-__all__ = ["RunActor", "RunPool", "run_placed"]
+__all__ = ["RunActor", "RunPool", "leaves_after", "run_placed"]
 
 log = logging.getLogger("goldfive.placement")
 
@@ -86,7 +88,7 @@ async def run_placed(spec: PlacedSpec, *, shared: bool = False, client: RemoteCl
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
             log.warning("placed run %s ended here: its hub refused it: %s", spec.run_id, link.stopped)
-            return f"refused: {link.stopped}"
+            return f"{REFUSED}{link.stopped}"
         outcome = running.result()
     finally:
         refused.cancel()
@@ -132,12 +134,24 @@ class _Admitted:
         return None
 
 
+REFUSED = "refused: "
+
+
+def leaves_after(outcome: str) -> bool:
+    """Whether a single-run actor's process ends once its run ended so: refused by its hub
+    (another live hub holds the run's lock, this is an old copy). Nobody will ever call on it
+    again, and detached, it would stay idle until ``ray kill``. Any other end is reported to
+    whoever waits for it (``wait``), and the placer ends the actor after reading it."""
+    return outcome.startswith(REFUSED)
+
+
 class _PlacedThread:
     """One placed run on a thread of its own, with its own event loop: a run that blocks its
-    loop holds up no other run of the process."""
+    loop holds up no other run of the process. ``on_end`` is called with how it ended."""
 
-    def __init__(self, spec: PlacedSpec) -> None:
+    def __init__(self, spec: PlacedSpec, on_end: Callable[[str], None] | None = None) -> None:
         self.spec = spec
+        self._on_end = on_end
         self._done = threading.Event()
         self._outcome = ""
         self._thread = threading.Thread(target=self._main, name=f"goldfive-run-{spec.run_id}", daemon=True)
@@ -151,6 +165,8 @@ class _PlacedThread:
             self._outcome = f"failed: {type(exc).__name__}: {exc}"
         finally:
             self._done.set()
+        if self._on_end is not None:
+            self._on_end(self._outcome)
 
     def wait(self, timeout: float | None = None) -> str:
         self._done.wait(timeout)
@@ -160,10 +176,28 @@ class _PlacedThread:
 class RunActor:
     """One placed run in its own process. ``__init__`` starts the run on a thread of its own
     (with its own event loop) and returns at once; ``where`` answers while it runs,
-    ``wait`` returns how it ended."""
+    ``wait`` returns how it ended. Refused by its hub (``leaves_after``), the actor ends
+    itself (``leave``)."""
 
     def __init__(self, spec: PlacedSpec) -> None:
-        self._run = _PlacedThread(spec)
+        self._run = _PlacedThread(spec, self._ended)
+
+    def _ended(self, outcome: str) -> None:
+        if leaves_after(outcome):
+            log.warning("placed run %s was refused by its hub: this actor ends", self._run.spec.run_id)
+            self.leave()
+
+    def leave(self) -> None:
+        """End this actor for good: as a Ray actor (``ray.remote(RunActor)``, detached, with
+        ``max_restarts=-1``) it kills itself with no restart; outside one there is nothing to end."""
+        ray = sys.modules.get("ray")  # loaded in a Ray worker; this module never imports it
+        if ray is None or not ray.is_initialized():
+            return
+        try:
+            me = ray.get_runtime_context().current_actor
+        except Exception:  # isolation boundary: not in an actor (a plain process using ray)
+            return
+        ray.kill(me, no_restart=True)
 
     def dials(self) -> dict[str, str]:
         """The run going on here (none once it ended) and the hub address it reports to."""

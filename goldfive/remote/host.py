@@ -7,7 +7,9 @@ A live run is a Runner wired to an InMemorySink (history + live subscriptions), 
 
 A recorded run is read from the database on demand: at start only the events that shape its
 summary are folded (``SUMMARY_KINDS``: no progress reports), and its history is streamed from
-SQLite by sequence range, a chunk at a time, whenever a client asks for it.
+SQLite by sequence range, a chunk at a time, whenever a client asks for it. Every read goes
+through the file's EventLog (``log``, a SqliteLog: runs listed a seek each, a run's record, its
+history), each look sharing one read connection (``SqliteLog.reading``).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ from typing import TYPE_CHECKING
 from goldfive.approvals.policy import ApprovalReminders
 from goldfive.errors import ReplayError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.store.history import SUMMARY_KINDS, RunHistory, connect_read_only, oldest_first, read_record, recorded_run_ids
+from goldfive.store.history import SUMMARY_KINDS
+from goldfive.store.sqlite_log import SqliteLog
 from goldfive.remote.route import RUN_NOT_ACTIVE
 from goldfive.store.recorder import HubRecorder
-from goldfive.store.sqlite import next_run_id, run_last_sequence
 from goldfive.store.registry import HOSTED, MemoryRegistry, RunRegistry, SqliteRegistry, read_registration
 from goldfive.remote.served import HUB_OWNER, Attachment, HostedRun, Origin, RunFactory, ServedRun
 
@@ -51,6 +53,8 @@ class RunHost:
         if self.db_path != ":memory:":
             Path(self.db_path).parent.mkdir(parents=True, exist_ok=True)
         self._runs: dict[str, ServedRun] = {}
+        #: The database's EventLog, for reading (this host writes through its runs' recorders).
+        self.log = SqliteLog(self.db_path)
         #: Whether the runs recorded in the database are served (``load_recorded``,
         #: ``read_store``): a run asked for by id is then read from it if not listed yet.
         self._loaded = False
@@ -110,12 +114,16 @@ class RunHost:
         self._loaded = True
         added = 0
         deadline = None if within is None else time.monotonic() + within
-        for run_id in self._stored_ids():
-            if deadline is not None and time.monotonic() > deadline:
-                break
-            if run_id not in self._runs:
-                self._runs[run_id] = self._read_recorded(run_id)
-                added += 1
+        ids = self._stored_ids()
+        if not ids:
+            return 0
+        with self.log.reading():  # one read connection for every run's record
+            for run_id in ids:
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+                if run_id not in self._runs:
+                    self._runs[run_id] = self._read_recorded(run_id)
+                    added += 1
         return added
 
     async def read_store(self, *, every: float | None = None) -> None:
@@ -187,25 +195,22 @@ class RunHost:
     def _grown(self, runs: list[tuple[str, int]]) -> list[tuple[str, int, int, list[Event]]]:
         """For each (run id, last sequence served) whose file holds more: the id, that sequence,
         the new last one and the summary events between (a seek per run, then its new rows)."""
-        try:
-            conn = connect_read_only(self.db_path)
-        except ReplayError:
-            return []
         out = []
         try:
-            for run_id, after in runs:
-                last = run_last_sequence(conn, run_id)
-                if last > after:
-                    stored = RunHistory(self.db_path, run_id).events(after, kinds=SUMMARY_KINDS)
-                    try:
-                        events = [ev for ev in stored if ev.sequence <= last]
-                    finally:
-                        stored.close()
-                    out.append((run_id, after, last, events))
+            with self.log.reading() as stored_log:
+                for run_id, after in runs:
+                    last = stored_log.last_sequence(run_id)
+                    if last > after:
+                        stored = stored_log.history(run_id).events(after, kinds=SUMMARY_KINDS)
+                        try:
+                            events = [ev for ev in stored if ev.sequence <= last]
+                        finally:
+                            stored.close()
+                        out.append((run_id, after, last, events))
+        except ReplayError:
+            return []
         except sqlite3.Error as exc:
             log.warning("reading what was recorded since into %s failed: %s", self.db_path, exc)
-        finally:
-            conn.close()
         return out
 
     def _unlisted_ids(self) -> list[str]:
@@ -214,60 +219,39 @@ class RunHost:
         if self.db_path == ":memory:":
             return []
         try:
-            conn = connect_read_only(self.db_path)
-        except ReplayError:
-            return []
-        try:
-            runs = self._runs
-            return oldest_first(conn, [rid for rid in recorded_run_ids(conn, ordered=False) if rid not in runs])
-        except sqlite3.OperationalError:
-            return []
-        finally:
-            conn.close()
+            with self.log.reading() as stored:
+                runs = self._runs
+                return stored.oldest_first([rid for rid in stored.run_ids(ordered=False) if rid not in runs])
+        except (ReplayError, sqlite3.OperationalError):
+            return []  # no database, or no events table yet: nothing was recorded
 
     def _stored_ids(self, prefix: str = "") -> list[str]:
         """The ids of the runs in the database (starting with ``prefix``), oldest first."""
         if self.db_path == ":memory:":
             return []
         try:
-            conn = connect_read_only(self.db_path)
-        except ReplayError:
-            return []  # no database yet: nothing was recorded
-        try:
-            return recorded_run_ids(conn, prefix=prefix)
-        except sqlite3.OperationalError:
-            return []  # no events table yet
-        finally:
-            conn.close()
+            return self.log.run_ids(prefix)
+        except (ReplayError, sqlite3.OperationalError):
+            return []  # no database, or no events table yet: nothing was recorded
 
     def _is_stored(self, run_id: str) -> bool:
         """Whether the database holds events of ``run_id`` (one seek)."""
         if self.db_path == ":memory:" or not run_id:
             return False
         try:
-            conn = connect_read_only(self.db_path)
-        except ReplayError:
+            return self.log.has_run(run_id)
+        except (ReplayError, sqlite3.Error):
             return False
-        try:
-            return next_run_id(conn, run_id, inclusive=True) == run_id
-        except sqlite3.Error:
-            return False
-        finally:
-            conn.close()
 
     def _read_recorded(self, run_id: str) -> ServedRun:
         """Recorded run ``run_id`` as the database holds it: its events counted and its summary
         folded (a worker thread may call this: it touches nothing the host holds)."""
-        history = RunHistory(self.db_path, run_id)
+        history = self.log.history(run_id, kept=True)
         try:
-            conn = connect_read_only(self.db_path)
+            rec = self.log.record(run_id)
         except ReplayError as exc:
             history.history_error = str(exc)
             return ServedRun(run_id, history=history)
-        try:
-            rec = read_record(conn, run_id)
-        finally:
-            conn.close()
         if rec.error:
             history.history_error = rec.error
         return ServedRun.recorded(history, rec.event_count, rec.last_sequence)

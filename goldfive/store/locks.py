@@ -1,11 +1,16 @@
 """Run locks: one writer continues a run at a time. ``LockHolder`` says who holds one, for
 every log (``EventLog.lock``); this module is SQLite's lock, a row in the recording itself.
 
-A row ``(run_id, pid, host, acquired_at_ms, owner)`` in table ``run_locks`` says which process
-(and, when it has a name, which writer: ``owner``) is running the run. The durable SQLite sink
-takes it when the run starts or resumes and drops it when the run ends. A lock whose process
-is gone (same host, no such pid) is stale and is taken over. A file written before locks had
-an owner gets the column when a lock is next taken (old rows: owner "").
+A row ``(run_id, pid, host, acquired_at_ms, owner, started)`` in table ``run_locks`` says which
+process (and, when it has a name, which writer: ``owner``) is running the run. The durable
+SQLite sink takes it when the run starts or resumes and drops it when the run ends. A lock whose
+process is gone (same host, no such pid) is stale and is taken over. ``started`` is when the
+holding process started (Linux: field 22 of ``/proc/<pid>/stat``, clock ticks since boot): a
+pid that now belongs to a process started at another time (the holder died and its pid was
+reused, or the machine rebooted) is gone too. Where there is no ``/proc`` (macOS, Windows)
+``started`` is 0 and the pid alone decides, as before: a reused pid keeps a dead holder's lock
+until that process exits. A file written before locks had an owner or a start time gets the
+columns when a lock is next taken (old rows: owner "", started 0: the pid alone decides).
 
 Taking it is one write transaction (``BEGIN IMMEDIATE``): the holder is read and the row is
 written only when it is free or its holder is gone, by a conditional insert or an update of
@@ -34,14 +39,14 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
-    "LockHolder", "RunLocked", "RunRecording", "drop", "drop_file", "drop_many", "holder", "holder_file", "take", "take_file",
-    "take_many",
+    "LockHolder", "RunLocked", "RunRecording", "drop", "drop_file", "drop_many", "holder", "holder_file", "process_started", "take",
+    "take_file", "take_many",
 ]  # fmt: skip
 
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS run_locks ("
     "run_id TEXT PRIMARY KEY, pid INTEGER NOT NULL, host TEXT NOT NULL, acquired_at_ms INTEGER NOT NULL,"
-    " owner TEXT NOT NULL DEFAULT '')"
+    " owner TEXT NOT NULL DEFAULT '', started INTEGER NOT NULL DEFAULT 0)"
 )
 
 
@@ -76,12 +81,17 @@ class LockHolder:
     host: str
     acquired_at_ms: int
     owner: str = ""
+    #: When the holding process started (``process_started``), 0 when not known.
+    started: int = 0
 
     def alive(self, path: str) -> bool:
         """Whether the holding process still runs. On another host nobody can tell: alive.
-        This process holds it only while one of its sinks does (a copied file does not count)."""
+        This process holds it only while one of its sinks does (a copied file does not count).
+        A pid now held by a process that started at another time than the holder is not it."""
         if self.host != socket.gethostname():
             return True
+        if self.started and self.started != process_started(self.pid):
+            return False  # the holder is gone; its pid is another process's now (or nobody's)
         if self.pid == os.getpid():
             return (_key(path), self.run_id) in _HELD
         try:
@@ -105,21 +115,60 @@ def _key(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _zombie(pid: int) -> bool:
-    """A killed process its parent has not reaped yet still answers kill(pid, 0): on Linux its
-    /proc state says Z, and it runs nothing."""
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` from the third (state) on, or None (no such process,
+    or no /proc: not Linux). The second field, the command, is in parentheses and may hold
+    spaces and parentheses itself: the fields after it start after the last ')'."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def process_started(pid: int) -> int:
+    """When process ``pid`` started, in clock ticks since boot (field 22 of /proc/<pid>/stat),
+    or 0 when it cannot be told (no such process, or not Linux)."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 20:
+        return 0
+    try:
+        return int(fields[19])  # field 22; fields[0] is field 3
+    except ValueError:
+        return 0
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process its parent has not reaped yet still answers kill(pid, 0): on Linux its
+    /proc state says Z, and it runs nothing."""
+    fields = _stat_fields(pid)
+    if fields is None:
         return False  # no /proc (not Linux): trust kill(pid, 0)
-    return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"Z"
+    return bool(fields) and fields[0] == b"Z"
 
 
 def ensure_table(conn: sqlite3.Connection) -> None:
     conn.execute(_CREATE)
-    if "owner" not in _columns(conn):  # written by a goldfive whose locks had no owner
+    columns = _columns(conn)
+    if "owner" not in columns:  # written by a goldfive whose locks had no owner
         conn.execute("ALTER TABLE run_locks ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+    if "started" not in columns:  # nor the holder's start time: its rows read 0 (the pid alone decides)
+        conn.execute("ALTER TABLE run_locks ADD COLUMN started INTEGER NOT NULL DEFAULT 0")
+
+
+def _me(owner: str) -> tuple[int, str, int, str, int]:
+    """This process as a lock row's (pid, host, acquired_at_ms, owner, started)."""
+    return (os.getpid(), socket.gethostname(), time.time_ns() // 1_000_000, owner, _my_start())
+
+
+_MY_START: list[int] = []
+
+
+def _my_start() -> int:
+    if not _MY_START:
+        _MY_START.append(process_started(os.getpid()))
+    return _MY_START[0]
 
 
 def _columns(conn: sqlite3.Connection) -> set[str]:
@@ -127,16 +176,22 @@ def _columns(conn: sqlite3.Connection) -> set[str]:
 
 
 def _row(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
-    owner = "owner" if "owner" in _columns(conn) else "''"
-    row = conn.execute(f"SELECT run_id, pid, host, acquired_at_ms, {owner} FROM run_locks WHERE run_id = ?", (run_id,)).fetchone()
-    if row is None:
-        return None
-    rid, pid, host, at, who = row
-    if not (isinstance(pid, int) and isinstance(host, str) and isinstance(at, int) and isinstance(who, str)):
+    columns = _columns(conn)  # read-only readers see an old file's table as it is
+    owner = "owner" if "owner" in columns else "''"
+    started = "started" if "started" in columns else "0"
+    row = conn.execute(
+        f"SELECT run_id, pid, host, acquired_at_ms, {owner}, {started} FROM run_locks WHERE run_id = ?", (run_id,)
+    ).fetchone()
+    return None if row is None else _holder(row)
+
+
+def _holder(row: tuple[object, ...]) -> LockHolder:
+    rid, pid, host, at, who, started = row
+    if not (isinstance(pid, int) and isinstance(host, str) and isinstance(at, int) and isinstance(who, str) and isinstance(started, int)):
         # A damaged row names nobody who can be asked: treat it as a live holder elsewhere,
         # which refuses the resume (one line) rather than guessing the run is free.
-        return LockHolder(run_id, -1, f"(unreadable lock row: {pid!r}, {host!r})", 0)
-    return LockHolder(str(rid), pid, host, at, who)
+        return LockHolder(str(rid), -1, f"(unreadable lock row: {pid!r}, {host!r})", 0)
+    return LockHolder(str(rid), pid, host, at, who, started)
 
 
 def holder(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
@@ -157,7 +212,7 @@ def take(conn: sqlite3.Connection, run_id: str, path: str, owner: str = "") -> L
     transaction. None when it holds it now; else the live holder (nothing written): another
     process, or another owner in this one. ``conn`` must be in autocommit mode with no
     transaction open; sqlite3.Error propagates."""
-    me = (os.getpid(), socket.gethostname(), time.time_ns() // 1_000_000, owner)
+    me = _me(owner)
     conn.execute("BEGIN IMMEDIATE")  # the write lock first: no one else checks in between
     try:
         ensure_table(conn)
@@ -167,13 +222,13 @@ def take(conn: sqlite3.Connection, run_id: str, path: str, owner: str = "") -> L
             return current
         if current is None:
             cur = conn.execute(
-                "INSERT INTO run_locks (pid, host, acquired_at_ms, owner, run_id) VALUES (?, ?, ?, ?, ?)"
+                "INSERT INTO run_locks (pid, host, acquired_at_ms, owner, started, run_id) VALUES (?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (run_id) DO NOTHING",
                 (*me, run_id),
             )
         else:  # stale: replace exactly the row read above
             cur = conn.execute(
-                "UPDATE run_locks SET pid = ?, host = ?, acquired_at_ms = ?, owner = ?"
+                "UPDATE run_locks SET pid = ?, host = ?, acquired_at_ms = ?, owner = ?, started = ?"
                 " WHERE run_id = ? AND pid IS ? AND host IS ? AND acquired_at_ms IS ?",
                 (*me, run_id, current.pid, current.host, current.acquired_at_ms),
             )
@@ -212,39 +267,37 @@ def take_many_in(conn: sqlite3.Connection, run_ids: Sequence[str], path: str, ow
     IMMEDIATE``: nobody else checks in between) and commits; once it has, ``held(path,
     taken)`` says this process holds them. Returns the runs held by someone else alive."""
     ensure_table(conn)
-    pid, host = os.getpid(), socket.gethostname()
-    now = time.time_ns() // 1_000_000
+    pid, host, now, _, started = me = _me(owner)
     current: dict[str, LockHolder] = {}
     wanted = list(dict.fromkeys(run_ids))
     for i in range(0, len(wanted), 500):  # SQLite's limit on parameters is 999 on old builds
         chunk = wanted[i : i + 500]
         marks = ",".join("?" * len(chunk))
-        for rid, hpid, hhost, at, who in conn.execute(
-            f"SELECT run_id, pid, host, acquired_at_ms, owner FROM run_locks WHERE run_id IN ({marks})", chunk
+        for row in conn.execute(
+            f"SELECT run_id, pid, host, acquired_at_ms, owner, started FROM run_locks WHERE run_id IN ({marks})", chunk
         ):
-            if isinstance(hpid, int) and isinstance(hhost, str) and isinstance(at, int) and isinstance(who, str):
-                current[str(rid)] = LockHolder(str(rid), hpid, hhost, at, who)
-            else:  # a damaged row: a holder nobody can ask, never taken blind (as ``_row``)
-                current[str(rid)] = LockHolder(str(rid), -1, f"(unreadable lock row: {hpid!r}, {hhost!r})", 0)
+            held_by = _holder(row)  # a damaged row: a holder nobody can ask, never taken blind
+            current[held_by.run_id] = held_by
     refused: dict[str, LockHolder] = {}
-    fresh: list[tuple[int, str, int, str, str]] = []
+    fresh: list[tuple[int, str, int, str, int, str]] = []
     for run_id in wanted:
         found = current.get(run_id)
         if found is None:
-            fresh.append((pid, host, now, owner, run_id))
-        elif (found.pid, found.host, found.owner) == (pid, host, owner):
+            fresh.append((*me, run_id))
+        elif (found.pid, found.host, found.owner) == (pid, host, owner) and found.started in (0, started):
             continue  # this process's already, as ``owner``
         elif found.alive(path):
             refused[run_id] = found
         else:  # stale: replace exactly the row read above
             conn.execute(
-                "UPDATE run_locks SET pid = ?, host = ?, acquired_at_ms = ?, owner = ?"
+                "UPDATE run_locks SET pid = ?, host = ?, acquired_at_ms = ?, owner = ?, started = ?"
                 " WHERE run_id = ? AND pid IS ? AND host IS ? AND acquired_at_ms IS ?",
-                (pid, host, now, owner, run_id, found.pid, found.host, found.acquired_at_ms),
+                (pid, host, now, owner, started, run_id, found.pid, found.host, found.acquired_at_ms),
             )
     if fresh:
         conn.executemany(
-            "INSERT INTO run_locks (pid, host, acquired_at_ms, owner, run_id) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+            "INSERT INTO run_locks (pid, host, acquired_at_ms, owner, started, run_id) VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (run_id) DO NOTHING",
             fresh,
         )
     return refused
@@ -307,12 +360,13 @@ def _read_file(name: str, run_id: str) -> LockHolder | None:
     try:
         d = json.loads(raw)
         pid, host, at, owner = d["pid"], d["host"], d["acquired_at_ms"], d["owner"]
-        if not (isinstance(pid, int) and isinstance(host, str) and isinstance(at, int) and isinstance(owner, str)):
+        started = d.get("started", 0)  # a file written before start times were: the pid alone decides
+        if not (isinstance(pid, int) and isinstance(host, str) and isinstance(at, int) and isinstance(owner, str) and isinstance(started, int)):
             raise TypeError
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         # as a damaged row: a holder nobody can ask, so the run is not taken blind
         return LockHolder(run_id, -1, f"(unreadable lock file {name})", 0)
-    return LockHolder(run_id, pid, host, at, owner)
+    return LockHolder(run_id, pid, host, at, owner, started)
 
 
 class _Guard:
@@ -340,10 +394,11 @@ def take_file(path: str, run_id: str, owner: str = "") -> LockHolder | None:
     name = _lock_file(path, run_id)
     with _Guard(os.path.dirname(name)):
         current = _read_file(name, run_id)
-        mine = current is not None and (current.pid, current.host, current.owner) == (os.getpid(), socket.gethostname(), owner)
+        mine = current is not None and (current.pid, current.host, current.owner) == (os.getpid(), socket.gethostname(), owner) and current.started in (0, _my_start())
         if current is not None and current.alive(path) and not mine:
             return current  # (this process's own holder taking it again while it holds it: its)
-        me = {"pid": os.getpid(), "host": socket.gethostname(), "acquired_at_ms": time.time_ns() // 1_000_000, "owner": owner}
+        pid, host, at, _, started = _me(owner)
+        me = {"pid": pid, "host": host, "acquired_at_ms": at, "owner": owner, "started": started}
         tmp = f"{name}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(me, f)

@@ -51,6 +51,11 @@ class HubRecorder(Protocol):
         """The run's events from ``from_sequence`` on are recorded as ``writer``'s."""
         ...
 
+    async def forget_run(self, run_id: str) -> bool:
+        """Drop what the log holds of a run that stored no event (its provenance, the writer
+        ``write_as`` named): its runner left after its hello. False when it has events."""
+        ...
+
     async def sync(self) -> None: ...
 
     async def commit(self) -> bool:
@@ -138,6 +143,12 @@ class RunRecorder:
         provenance; see goldfive.store.log.EventLog.write_as)."""
         if self.sink is not None:
             self.sink.log.write_as(run_id, writer, from_sequence)
+
+    async def forget_run(self, run_id: str) -> bool:
+        """The log's ``forget_run`` (SqliteLog.forget_run); SinkError when it cannot be done."""
+        if self.sink is None:
+            return True  # nothing was ever stored or named in a file that never opened
+        return await self.sink.log.forget_run(run_id)
 
     def hold_run(self, run_id: str) -> None:
         """Take ``run_id``'s resume lock (see SQLitePersistenceSink.hold_run); a database that

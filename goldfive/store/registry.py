@@ -434,14 +434,16 @@ class SqliteRegistry:
                 self._routed_thread.start()
 
     async def routed_controls(self, run_id: str) -> dict[str, RoutedControl]:
+        # The rows waiting first, then the table: a row the writer thread commits in between
+        # is in one or the other (read the other way round, it was in neither).
+        with self._routed_cv:  # not written yet: as good as written for whoever asks here
+            waiting = [row for row in (*self._routed_writing, *self._routed_queue) if row[0] == run_id]
         rows = self._conn.execute(
             "SELECT control_id, kind, author, target_id, sent_at_ms FROM hub_routed WHERE run_id = ?", (run_id,)
         ).fetchall()
         out = {str(c): RoutedControl(str(c), str(k), str(a), str(t), int(s)) for c, k, a, t, s in rows}
-        with self._routed_cv:  # not written yet: as good as written for whoever asks here
-            for r, c, k, a, t, s in (*self._routed_writing, *self._routed_queue):
-                if r == run_id:
-                    out.setdefault(c, RoutedControl(c, k, a, t, s))
+        for _, c, k, a, t, s in waiting:
+            out.setdefault(c, RoutedControl(c, k, a, t, s))
         return out
 
     async def mark(self, run_id: str, mark: str, by: str) -> None:

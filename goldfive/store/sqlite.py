@@ -27,6 +27,7 @@ __all__ = [
     "check_table",
     "create_table",
     "event_payload_at",
+    "forget_writers",
     "has_events_before",
     "last_writer",
     "list_runs_in",
@@ -100,6 +101,21 @@ def add_writer(conn: sqlite3.Connection, run_id: str, from_sequence: int, writer
         " ON CONFLICT (run_id, from_sequence) DO UPDATE SET writer = excluded.writer",
         (run_id, from_sequence, writer),
     )
+
+
+def forget_writers(conn: sqlite3.Connection, run_id: str, table: str = "events") -> bool:
+    """Drop the run's writer ranges if it has no stored event, in one transaction (``conn``
+    in autocommit mode, none open). False, and nothing dropped, when it has events."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        stored = conn.execute(f"SELECT 1 FROM {check_table(table)} WHERE run_id = ? LIMIT 1", (run_id,)).fetchone() is not None
+        if not stored:
+            conn.execute(f"DELETE FROM {_writers(table)} WHERE run_id = ?", (run_id,))
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return not stored
 
 
 def writers_of(conn: sqlite3.Connection, run_id: str, table: str = "events") -> list[tuple[int, str]]:

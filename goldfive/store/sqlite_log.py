@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import os
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from itertools import chain
 from operator import itemgetter
@@ -32,7 +33,16 @@ from goldfive.compat import RECORDING_MARK, decode_recorded
 from goldfive.store import locks
 from goldfive.errors import ReplayError, ResumeRefused, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.store.history import CHUNK, RunHistory, check_database, connect_read_only, recorded_run_ids
+from goldfive.store.history import (
+    CHUNK,
+    RunHistory,
+    RunRecord,
+    check_database,
+    connect_read_only,
+    oldest_first,
+    read_record,
+    recorded_run_ids,
+)
 from goldfive.store.naming import match_run
 from goldfive.store.provenance import Writers
 from goldfive.store.sqlite import (
@@ -41,9 +51,12 @@ from goldfive.store.sqlite import (
     add_writer,
     check_table,
     create_table,
+    forget_writers,
     has_events_before,
     last_writer,
     list_runs_in,
+    next_run_id,
+    run_last_sequence,
     run_rows,
     unfinished_runs,
     writers_of,
@@ -105,8 +118,9 @@ class SqliteLog:
         self._conn: sqlite3.Connection | None = None
         self._inflight: asyncio.Future[int] | None = None
         self._statements: Statements | None = None
-        #: Inside ``reading()``: the one read-only connection the reads share.
-        self._reader: sqlite3.Connection | None = None
+        #: Inside ``reading()``: the one read-only connection the reads of that thread share
+        #: (a hub reads from its loop and from worker threads at once).
+        self._local = threading.local()
 
     def __str__(self) -> str:
         return f"SqliteLog({self.path})"
@@ -276,6 +290,25 @@ class SqliteLog:
             add_writer(conn, run_id, start, writer, table)
         return lasts
 
+    def writer_of(self, run_id: str, sequence: int) -> str:
+        """Who an event of ``run_id`` at ``sequence`` is recorded as written by when stored."""
+        return self._writers.writer_of(run_id, sequence)
+
+    async def forget_run(self, run_id: str) -> bool:
+        """Drop the provenance of ``run_id`` if it stored no event (a runner that left after
+        its hello): its writer ranges, and the writer ``write_as`` named (kept in memory until
+        the log closes otherwise). False, and nothing dropped, when it has events (the log
+        keeps who wrote them), as ``PostgresStore.forget_run``. SinkError when the file
+        cannot be written."""
+        await self._settle()  # the writer's connection, never under a running write
+        try:
+            forgotten = forget_writers(self.open(), run_id, self.table)
+        except sqlite3.Error as exc:
+            raise SinkError(f"cannot forget run {run_id} in {self.path}: {one_line(exc)}") from exc
+        if forgotten:
+            self._writers.forget(run_id)
+        return forgotten
+
     async def writers(self, run_id: str) -> list[tuple[int, str]]:
         """Who wrote the run's events: (from_sequence, writer) ranges, in order."""
         conn = connect_read_only(self.path)
@@ -319,6 +352,15 @@ class SqliteLog:
     def holds(self, run_id: str) -> bool:
         return run_id in self._locked
 
+    @property
+    def _reader(self) -> sqlite3.Connection | None:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        return conn
+
+    @_reader.setter
+    def _reader(self, conn: sqlite3.Connection | None) -> None:
+        self._local.conn = conn
+
     # -- reading ------------------------------------------------------------------------
     # The EventLog's reads (async), each over the synchronous read below it: the replay picker
     # and ``resume`` read a file before any event loop runs, through the same code.
@@ -332,11 +374,47 @@ class SqliteLog:
     async def resolve(self, ref: str) -> str:
         return self.resolve_now(ref)
 
-    def history(self, run_id: str) -> RunHistory:
+    def history(self, run_id: str, *, kept: bool = False) -> RunHistory:
         """One run's reader: its events from a sequence on, read a chunk at a time from the
         file (nothing held between reads), undecodable rows skipped and counted on its
-        ``damaged``, a read the file refuses ending it there (``history_error``)."""
-        return RunHistory(self.path, run_id, self.table, conn=self._reader)
+        ``damaged``, a read the file refuses ending it there (``history_error``). Inside
+        ``reading()`` it reads through that connection, unless ``kept`` (a reader kept after
+        it, as a hub keeps each recorded run's: a connection per read)."""
+        return RunHistory(self.path, run_id, self.table, conn=None if kept else self._reader)
+
+    # The hub's reads of its file (goldfive.remote.host): each a seek or a few, through the
+    # connection of ``reading()``; sqlite3.OperationalError (no table yet) as SQLite raises it.
+    def run_ids(self, prefix: str = "", *, ordered: bool = True) -> list[str]:
+        """The ids of the stored runs starting with ``prefix``, oldest first (with ``ordered``,
+        else in id order): a seek per run (goldfive.store.history.recorded_run_ids)."""
+        with self.reading():
+            assert self._reader is not None
+            return recorded_run_ids(self._reader, self.table, prefix=prefix, ordered=ordered)
+
+    def oldest_first(self, run_ids: list[str]) -> list[str]:
+        """``run_ids`` ordered by their first stored event (a seek each), then by id."""
+        with self.reading():
+            assert self._reader is not None
+            return oldest_first(self._reader, run_ids, self.table)
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether the file holds events of ``run_id`` (one seek)."""
+        with self.reading():
+            assert self._reader is not None
+            return next_run_id(self._reader, run_id, table=self.table, inclusive=True) == run_id
+
+    def last_sequence(self, run_id: str) -> int:
+        """The run's last stored sequence (one seek), -1 when it has none."""
+        with self.reading():
+            assert self._reader is not None
+            return run_last_sequence(self._reader, run_id, self.table)
+
+    def record(self, run_id: str) -> RunRecord:
+        """What the file says of one run without decoding it: its events counted, its last
+        sequence (a damaged run's ``error`` says why not)."""
+        with self.reading():
+            assert self._reader is not None
+            return read_record(self._reader, run_id, self.table)
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[SqliteLog]:

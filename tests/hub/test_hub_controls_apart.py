@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from collections.abc import Callable
 
 from goldfive.control import AckResult, ControlKind, ControlMessage
 from goldfive.planners.static import StaticPlanner
@@ -260,3 +261,45 @@ async def test_a_group_commits_confirmations_to_many_runs_leave_the_loop_to_othe
     assert [p.message.confirmed_sequence for p in stream.out] == list(range(n))
     between = sorted({k for k in seen if 0 < k < n})
     assert between == [CONFIRMS_PER_TURN, 2 * CONFIRMS_PER_TURN, 3 * CONFIRMS_PER_TURN], between
+
+
+class _CommitsAfterReading:
+    """The registry's own sqlite3 connection, passed through; once its read of ``hub_routed``
+    has run, the writer thread is let commit the waiting row (``release``) and has done so
+    before the read returns: the interleaving that lost a row, forced."""
+
+    def __init__(self, conn: sqlite3.Connection, release: Callable[[], None], flushed: Callable[[], bool]) -> None:
+        self._conn, self._release, self._flushed = conn, release, flushed
+
+    def execute(self, sql: str, params: tuple[object, ...] = ()) -> sqlite3.Cursor:
+        cur = self._conn.execute(sql, params)
+        if "FROM hub_routed" in sql:
+            self._release()
+            assert self._flushed()
+        return cur
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+async def test_a_routed_control_written_while_it_is_read_is_not_missed(tmp_path):
+    """``routed_controls`` read the table, then the rows waiting: a row the writer thread
+    committed in between was in neither. Forced: the writer waits on the file's write lock
+    until the table has been read, and finishes before the waiting rows are looked at."""
+    path = str(tmp_path / "hub.sqlite")
+    registry = SqliteRegistry(path)
+    locker = _lock(path)
+    await registry.routed("r1", RoutedControl("c1", "APPROVE", "alice", "call-1", 5))
+    await until(lambda: bool(registry._routed_writing))  # taken by the writer, stuck on the lock
+
+    def release() -> None:
+        locker.execute("ROLLBACK")
+        locker.close()
+
+    registry._conn = _CommitsAfterReading(registry._conn, release, lambda: registry.flush_routed(10))  # type: ignore[assignment]
+    try:
+        got = await registry.routed_controls("r1")
+    finally:
+        registry.close()
+    assert _routed_rows(path) == [("r1", "c1", "alice")]  # committed meanwhile, as forced
+    assert got == {"c1": RoutedControl("c1", "APPROVE", "alice", "call-1", 5)}

@@ -31,6 +31,7 @@ from goldfive.remote.server import RemoteServer, serve
 from goldfive.types import Plan, Session, Task, TaskStatus
 from tests.hub.drive import Lanes, Stream, run_events
 from goldfive.store.log import SqliteLog
+from goldfive.store.recorder import RunRecorder
 from goldfive.hub.connected import runner_of
 from tests.hub.conftest import until
 
@@ -392,6 +393,12 @@ async def test_runs_made_by_hellos_alone_are_forgotten_when_their_runner_leaves(
     await until(lambda: _async(all(hub.host.get(f"empty-{i}") is None for i in range(40))), what="the empty runs forgotten")
     assert [r.run_id for r in hub.host.runs()] == ["real"]
     assert (await hub.host.registry.get("empty-3")) is None
+    # The log forgets them too: the writer named for each runner was held until the hub stopped.
+    recorder = hub.extra[0].recorder
+    assert isinstance(recorder, RunRecorder) and recorder.sink is not None
+    log = recorder.sink.log
+    assert log.writer_of("real", 0) == "runner:r1"
+    await until(lambda: all(log.writer_of(f"empty-{i}", 0) == "hub" for i in range(40)), what="the empty runs' writers forgotten")
     await kept.call.done_writing()
 
 

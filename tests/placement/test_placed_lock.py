@@ -89,8 +89,8 @@ def test_holding_runs_takes_free_and_stale_locks_and_names_the_live_holders_of_t
     registry = SqliteRegistry(db)
     try:
         locks.ensure_table(other)
-        other.execute("INSERT INTO run_locks VALUES ('gone', ?, ?, 1, 'a killed hub')", (_dead_pid(), locks.socket.gethostname()))
-        other.execute("INSERT INTO run_locks VALUES ('broken', 'x', 7, 1, 'a killed hub')")
+        other.execute("INSERT INTO run_locks (run_id, pid, host, acquired_at_ms, owner) VALUES ('gone', ?, ?, 1, 'a killed hub')", (_dead_pid(), locks.socket.gethostname()))
+        other.execute("INSERT INTO run_locks (run_id, pid, host, acquired_at_ms, owner) VALUES ('broken', 'x', 7, 1, 'a killed hub')")
         assert locks.take(other, "live", str(db), "another hub") is None
         seen = _commits(registry._conn)
         refused = asyncio.run(registry.hold_runs(["free", "gone", "live", "broken"], PLACED_LOCK_HOLDER))
@@ -155,7 +155,7 @@ def test_an_actor_whose_runs_lock_is_free_or_stale_is_taken_by_the_hub_it_dials_
     try:
         spec = _placed(hub, tmp_path)
         locks.ensure_table(other)  # held by a hub that was killed: stale
-        other.execute("INSERT INTO run_locks VALUES (?, ?, ?, 1, 'a killed hub')", (spec.run_id, _dead_pid(), locks.socket.gethostname()))
+        other.execute("INSERT INTO run_locks (run_id, pid, host, acquired_at_ms, owner) VALUES (?, ?, ?, 1, 'a killed hub')", (spec.run_id, _dead_pid(), locks.socket.gethostname()))
         assert asyncio.run(asyncio.wait_for(run_placed(spec), 30)) == "completed"
         assert _ran(spec, tmp_path)
         held = locks.holder(other, spec.run_id)

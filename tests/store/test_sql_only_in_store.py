@@ -211,3 +211,30 @@ def test_the_event_parse_scan_finds_what_resume_did_and_not_asyncio_events() -> 
     )
     assert event_parses(before) == [4, 5]
     assert event_parses("wake = asyncio.Event()\nwake.ParseFromString(b'')\nack = control_pb2.ControlAck()\nack.ParseFromString(b'')\n") == []
+
+
+#: Reading a SQLite recording beside its EventLog: a read-only connection of one's own, a
+#: run's reader built on a path, or the store's row functions called on such a connection.
+#: The hub's own reads (goldfive/remote/host.py) did all of these until they went through its
+#: SqliteLog; a caller asks the log (``SqliteLog.history``, ``run_ids``, ``record``...).
+BESIDE_THE_LOG = re.compile(
+    r"(?<!\.)\b(?:connect_read_only|RunHistory|recorded_run_ids|read_record|run_last_sequence|next_run_id|oldest_first)\s*\("
+)
+
+
+def test_every_reader_of_a_sqlite_recording_goes_through_its_log() -> None:
+    found = offending_lines(ROOT / "goldfive", BESIDE_THE_LOG) + offending_lines(ROOT / "tui", BESIDE_THE_LOG)
+    assert found == []
+
+
+def test_the_reader_scan_finds_what_the_hub_did_before_it_read_through_its_log() -> None:
+    shapes = [
+        "            conn = connect_read_only(self.db_path)",
+        "                    stored = RunHistory(self.db_path, run_id).events(after, kinds=SUMMARY_KINDS)",
+        "            return oldest_first(conn, [rid for rid in recorded_run_ids(conn, ordered=False) if rid not in runs])",
+        "            rec = read_record(conn, run_id)",
+        "            return next_run_id(conn, run_id, inclusive=True) == run_id",
+    ]
+    assert all(BESIDE_THE_LOG.search(s) for s in shapes), [s for s in shapes if not BESIDE_THE_LOG.search(s)]
+    assert not BESIDE_THE_LOG.search("                return stored.oldest_first([rid for rid in stored.run_ids(ordered=False)])")
+    assert not BESIDE_THE_LOG.search("history: RunHistory | None = None,")

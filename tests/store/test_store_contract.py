@@ -212,7 +212,7 @@ async def test_a_lock_left_by_a_process_that_is_gone_is_taken_over(kind: str, tm
         log = SqliteLog(tmp_path / "runs.sqlite")
         assert await log.lock("warm", "me") is None  # the table exists
         with sqlite3.connect(tmp_path / "runs.sqlite") as conn:
-            conn.execute("INSERT INTO run_locks VALUES (?, ?, ?, ?, ?)", ("r", pid, socket.gethostname(), 1, "dead-writer"))
+            conn.execute("INSERT INTO run_locks (run_id, pid, host, acquired_at_ms, owner) VALUES (?, ?, ?, ?, ?)", ("r", pid, socket.gethostname(), 1, "dead-writer"))
     else:
         log = JsonlLog(tmp_path / "runs.jsonl")
         (tmp_path / "runs.jsonl.locks").mkdir()

@@ -153,9 +153,6 @@ class Fleet:
     async def release(self, run_id: str) -> None:
         await self.ownership.release(run_id)
 
-    async def forget(self, run_id: str) -> None:
-        await self.store.forget_run(run_id)
-
     async def route(self, run_id: str, msg: ControlMessage, timeout: float) -> ControlAck:
         return await self.routing.route(run_id, msg, timeout)
 

@@ -49,6 +49,10 @@ class FleetRecorder:
         """The run's events from ``from_sequence`` on are recorded as ``writer``'s (provenance)."""
         self.sink.store.write_as(run_id, writer, from_sequence)
 
+    async def forget_run(self, run_id: str) -> bool:
+        """The store's ``forget_run`` (PostgresStore.forget_run)."""
+        return await self.sink.store.forget_run(run_id)
+
     async def sync(self) -> None:
         await self.commit()
 
