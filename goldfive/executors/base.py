@@ -94,7 +94,10 @@ class ExecutorBase:
                 try:
                     await ctx.release()
                 finally:
-                    await ctx.controls.answer_queued()
+                    try:
+                        await ctx.controls.answer_queued()
+                    finally:
+                        ctx.let_go()
 
     def custom_handler(self) -> CustomHandler | None:
         """This executor's ``_handle_custom`` when a subclass overrides it (docs/protocol.md#custom-controls), else None."""

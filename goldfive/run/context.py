@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -285,6 +286,25 @@ class RunContext:
                 log.exception("closing what run %s kept failed", self.session.run_id)
         if cancelled is not None:
             raise cancelled
+
+    def let_go(self) -> None:
+        """The run is over: its parts hold it weakly from here on. They held it strongly, a
+        cycle (the run, its control loop, its watchdog, its budget, its ledger and messages'
+        ``emit`` each pointing back), so a finished run's objects (session, plan, sinks) waited
+        for the garbage collector's next full collection; now reference counting frees them as
+        soon as the caller drops the run (the Runner, the outcome). What still holds the run
+        (``Runner.context``, a hub reading its status) uses it as before."""
+        run: RunContext = weakref.proxy(self)
+
+        async def emit(factory: Callable[..., Event], *args: Any, **kwargs: Any) -> Event | None:
+            return await run.emit(factory, *args, **kwargs)
+
+        self.controls.ctx = run
+        self.budget.ctx = run
+        if self.watchdog is not None:
+            self.watchdog.ctx = run
+        self.messages.rebind(emit)
+        self.usage.rebind(emit)
 
     # -- pause -------------------------------------------------------------------
     @property

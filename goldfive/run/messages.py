@@ -28,6 +28,10 @@ class InjectedMessages:
         #: against the task it was meant for.
         self._returned_from: dict[str, str] = {}
 
+    def rebind(self, emit: Emit) -> None:
+        """Emit through ``emit`` from now on (the run, once over, is held weakly: RunContext.let_go)."""
+        self._emit = emit
+
     def running(self) -> list[str]:
         return self.inbox.running()
 
