@@ -54,6 +54,17 @@ class Inbox:
 
         return close
 
+    def open(self, lane: str) -> None:
+        """``begin`` without a close func (the executor's per-task path): ``end(lane)`` ends it."""
+        if lane:
+            with self._lock:
+                self._lanes.setdefault(lane, [])
+
+    def end(self, lane: str) -> list[InjectedMessage]:
+        """End the turn on ``lane``; what was parked and never drained is handed back."""
+        with self._lock:
+            return self._lanes.pop(lane, [])
+
     def park(self, lane: str, message: InjectedMessage) -> bool:
         """Queue ``message`` for the turn running on ``lane``; False if none is running."""
         with self._lock:

@@ -312,7 +312,10 @@ class Runner:
             try:
                 await ctx.release()
             finally:
-                await self._close_sinks()
+                try:
+                    await self._close_sinks()
+                finally:
+                    ctx.let_go()
         return outcome
 
     def suspend(self) -> None:

@@ -21,7 +21,7 @@ from goldfive.inbox import InjectedMessage
 from goldfive.ladder import DriftOutcome, InterventionLevel, ladder_level
 from goldfive.protocols import EXACT_TRANSITIONS, can_replan, move_task
 from goldfive.run.acks import PROCESSED_STEER_IDS
-from goldfive.run.current_run import current
+from goldfive.run.current_run import _CURRENT, current
 from goldfive.run.outcome import RunCancelled
 from goldfive.steering import notes_of
 from goldfive.usage.model import Purpose
@@ -91,14 +91,17 @@ class DefaultSteerer:
         RUNNING -> PENDING) and UnknownTaskError."""
         reason = (cancel_reason or detail) if to == S.CANCELLED else detail
         result = detail
-        ctx = current()
-        task = _plan(session).task(task_id)
+        # Two transitions per task: the run, the plan and the task are read directly (the
+        # helpers only when one is missing, for their errors).
+        ctx = _CURRENT.get() or current()
+        plan = session.plan or _plan(session)
+        task = plan._by_id.get(task_id) or plan.task(task_id)
         frm = task.status
         if frm == to or frm in _TERMINAL:
             return False
         if to not in _ALLOWED.get(frm, _NONE):
             raise InvalidTransitionError(f"task {task_id}: {frm} -> {to} is not allowed")
-        set_task_status(task, to)
+        task.status = to  # (this is set_task_status, the steerer being its writer, inlined)
         if to == S.RUNNING and frm == S.PENDING:
             task.attempt += 1
             session.current_task_id = task_id

@@ -94,7 +94,10 @@ class ExecutorBase:
                 try:
                     await ctx.release()
                 finally:
-                    await ctx.controls.answer_queued()
+                    try:
+                        await ctx.controls.answer_queued()
+                    finally:
+                        ctx.let_go()
 
     def custom_handler(self) -> CustomHandler | None:
         """This executor's ``_handle_custom`` when a subclass overrides it (docs/protocol.md#custom-controls), else None."""
@@ -187,15 +190,18 @@ class ExecutorBase:
 
     async def _run_batch(self, ctx: RunContext, batch: list[Task]) -> None:
         session, steerer = ctx.session, ctx.steerer
-        ends = {}
+        # The tasks whose turn is open (injected messages park there), in start order.
+        ends: dict[str, None] = {}
         for task in batch:
             await move_task(steerer, session, task.id, S.RUNNING)
-            ends[task.id] = await ctx.begin_turn(task.id)
+            ctx.open_turn(task.id)
+            ends[task.id] = None
         if ctx.recording_error:
             # Their start could not be committed: no agent runs unrecorded. The run paused
             # on the failure and waits at the boundary for a RESUME that commits.
             for task in batch:
-                await ends.pop(task.id)()
+                del ends[task.id]
+                await _end_turn(ctx, task.id)
                 await steerer.unstart(session, task.id)
             self._ready.reset()
             return
@@ -207,7 +213,9 @@ class ExecutorBase:
             try:
                 await self._settle(ctx, task, await self._invoke(ctx, task))
             finally:
-                await ends[task.id]()
+                # The turn ends without a coroutine unless a message was left unread on it.
+                if leftover := ctx.close_turn(task.id):
+                    await ctx.messages.hand_back(task.id, leftover)
             return
         running: dict[asyncio.Future[Any], Task] = {
             asyncio.create_task(self._invoke(ctx, t), name=f"goldfive-invoke-{t.id}"): t for t in batch
@@ -234,7 +242,8 @@ class ExecutorBase:
                     await self._settle(ctx, running[fut], fut.result())
                     # Its turn is over: a message injected now goes to a batch mate still
                     # running, not onto this lane.
-                    await ends.pop(running[fut].id)()
+                    del ends[running[fut].id]
+                    await _end_turn(ctx, running[fut].id)
                 msg = controls.take() if listening else None
                 from_ladder = msg is None and controls.has_intervention() and pending
                 if from_ladder:
@@ -248,7 +257,8 @@ class ExecutorBase:
                     # Ended on its own while the control was handled: not interrupted.
                     pending.discard(fut)
                     await self._settle(ctx, running[fut], fut.result())
-                    await ends.pop(running[fut].id)()
+                    del ends[running[fut].id]
+                    await _end_turn(ctx, running[fut].id)
                 interrupted = [running[f].id for f in pending]
                 reason = out.cancel_reason if out.cancel_run else ("user_steer" if out.steer is not None else "goldfive_steer")
                 await self._cancel_invocations(ctx, pending, running, reason)
@@ -261,8 +271,8 @@ class ExecutorBase:
             # with it instead of being orphaned.
             await cancel_and_wait(pending, timeout=ctx.config.cancel_grace_s)
             # A control queued now stays queued: the boundary handles it first.
-            for end in ends.values():
-                await end()
+            for task_id in ends:
+                await _end_turn(ctx, task_id)
         if rerun:
             ctx.pending_rewinds.extend(interrupted)
         if steer is not None:
@@ -339,6 +349,11 @@ class ExecutorBase:
         await ctx.messages.finish()
         await ctx.emit(events.run_aborted, reason)
         return ExecutionOutcome(False, ctx.session, reason)
+
+
+async def _end_turn(ctx: RunContext, task_id: str) -> None:
+    if leftover := ctx.close_turn(task_id):
+        await ctx.messages.hand_back(task_id, leftover)
 
 
 def _raise_if_cancelled(outcomes: list[ControlOutcome]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
@@ -24,6 +25,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.control_loop import ControlLoop
 from goldfive.run.defaults import run_defaults
+from goldfive.inbox import InjectedMessage
 from goldfive.run.messages import EndTurn, InjectedMessages
 from goldfive.run.parts import PauseState
 from goldfive.run.tool_spec import ReportingToolSpec
@@ -286,6 +288,25 @@ class RunContext:
         if cancelled is not None:
             raise cancelled
 
+    def let_go(self) -> None:
+        """The run is over: its parts hold it weakly from here on. They held it strongly, a
+        cycle (the run, its control loop, its watchdog, its budget, its ledger and messages'
+        ``emit`` each pointing back), so a finished run's objects (session, plan, sinks) waited
+        for the garbage collector's next full collection; now reference counting frees them as
+        soon as the caller drops the run (the Runner, the outcome). What still holds the run
+        (``Runner.context``, a hub reading its status) uses it as before."""
+        run: RunContext = weakref.proxy(self)
+
+        async def emit(factory: Callable[..., Event], *args: Any, **kwargs: Any) -> Event | None:
+            return await run.emit(factory, *args, **kwargs)
+
+        self.controls.ctx = run
+        self.budget.ctx = run
+        if self.watchdog is not None:
+            self.watchdog.ctx = run
+        self.messages.rebind(emit)
+        self.usage.rebind(emit)
+
     # -- pause -------------------------------------------------------------------
     @property
     def pause_state(self) -> PauseState:
@@ -312,15 +333,32 @@ class RunContext:
             self._tools[task_id] = tools
         return tools
 
+    def open_turn(self, task_id: str) -> None:
+        """Open the turn of ``task_id`` for injected messages (``close_turn`` ends it)."""
+        self.messages.open_turn(task_id)
+
+    def close_turn(self, task_id: str) -> list[InjectedMessage]:
+        """End the turn of ``task_id``: its tools are dropped (a long run must not keep them
+        all); returns what was parked for it and never read, for ``messages.hand_back``."""
+        self._tools.pop(task_id, None)
+        self.approval_desk.end_turn(task_id)
+        return self.messages.close_turn(task_id)
+
+    async def end_turn(self, task_id: str) -> None:
+        """``close_turn``, and what was never read handed back (recorded, kept for the next turn)."""
+        leftover = self.close_turn(task_id)
+        if leftover:
+            await self.messages.hand_back(task_id, leftover)
+
     async def begin_turn(self, task_id: str) -> EndTurn:
         """Open the turn of ``task_id`` for injected messages; the returned coroutine function
-        ends it (its tools are dropped: a long run must not keep them all)."""
+        ends it (``end_turn``)."""
+        self.open_turn(task_id)
 
-        def drop_tools() -> None:
-            self._tools.pop(task_id, None)
-            self.approval_desk.end_turn(task_id)
+        async def end() -> None:
+            await self.end_turn(task_id)
 
-        return await self.messages.begin_turn(task_id, on_end=drop_tools)
+        return end
 
 
 def _one_line(exc: BaseException) -> str:

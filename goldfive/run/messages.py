@@ -28,25 +28,43 @@ class InjectedMessages:
         #: against the task it was meant for.
         self._returned_from: dict[str, str] = {}
 
+    def rebind(self, emit: Emit) -> None:
+        """Emit through ``emit`` from now on (the run, once over, is held weakly: RunContext.let_go)."""
+        self._emit = emit
+
     def running(self) -> list[str]:
         return self.inbox.running()
 
-    async def begin_turn(self, lane: str, on_end: Callable[[], None] | None = None) -> EndTurn:
+    def open_turn(self, lane: str) -> None:
         """Open ``lane`` for parking and move carried-over messages onto it."""
-        close = self.inbox.begin(lane)
+        self.inbox.open(lane)
         if self.carryover:
             pending, self.carryover = self.carryover, []
             for m in pending:
                 self.inbox.park(lane, m)
 
+    def close_turn(self, lane: str) -> list[InjectedMessage]:
+        """End the turn on ``lane``: what was parked there and never read, for ``hand_back``
+        (the usual turn has none, and ends without a coroutine)."""
+        return self.inbox.end(lane)
+
+    async def hand_back(self, lane: str, leftover: list[InjectedMessage]) -> None:
+        """Messages a closed turn never read: recorded as returned, carried to the next turn."""
+        for m in leftover:
+            await self._emit(events.message_returned, message_id=m.id, lane=lane)
+            self._returned_from[m.id] = lane
+        self.carryover.extend(leftover)
+
+    async def begin_turn(self, lane: str, on_end: Callable[[], None] | None = None) -> EndTurn:
+        """``open_turn``, with a coroutine function that ends the turn (``on_end`` first)."""
+        self.open_turn(lane)
+
         async def end_turn() -> None:
             if on_end is not None:
                 on_end()
-            leftover = close()
-            for m in leftover:
-                await self._emit(events.message_returned, message_id=m.id, lane=lane)
-                self._returned_from[m.id] = lane
-            self.carryover.extend(leftover)
+            leftover = self.close_turn(lane)
+            if leftover:
+                await self.hand_back(lane, leftover)
 
         return end_turn
 

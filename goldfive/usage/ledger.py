@@ -38,6 +38,10 @@ class UsageLedger:
         """The calls made for ``task_id`` so far (every attempt of it)."""
         return self._by_task.get(task_id, UsageTotals())
 
+    def rebind(self, emit: Callable[..., Awaitable[Any]]) -> None:
+        """Record through ``emit`` from now on (the run, once over, is held weakly: RunContext.let_go)."""
+        self._emit = emit
+
     def listen(self, listener: Listener) -> None:
         """Call ``listener`` after each recorded call (in the run's task, in order)."""
         self._listeners.append(listener)

@@ -115,7 +115,8 @@ class Watchdog:
     def _start(self, task_id: str, ms: int) -> None:
         self._end(task_id)
         plan = self.ctx.session.plan
-        predicted = plan.task(task_id).predicted_duration_ms if plan is not None and plan.has_task(task_id) else 0
+        task = plan._by_id.get(task_id) if plan is not None else None
+        predicted = task.predicted_duration_ms if task is not None else 0
         if self._fired:
             for key in [k for k in self._fired if k[0] == task_id]:
                 del self._fired[key]
@@ -137,11 +138,13 @@ class Watchdog:
         return watch
 
     def _end(self, task_id: str) -> None:
-        self._started.pop(task_id, None)
-        self._tasks.pop(task_id, None)
-        timer = self._timers.pop(task_id, None)
-        if timer is not None:
-            timer.cancel()
+        # A task in ``_started`` has no watch and no timer yet (the usual task: one lookup).
+        if self._started.pop(task_id, None) is not None:
+            return
+        if task_id in self._tasks:
+            del self._tasks[task_id]
+        if task_id in self._timers:
+            self._timers.pop(task_id).cancel()
 
     def close(self) -> None:
         """The run ended: no timer fires and nothing acts any more."""

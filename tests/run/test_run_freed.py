@@ -1,0 +1,93 @@
+"""A finished run's objects are freed by reference counting once the caller drops them: the
+run's parts (control loop, watchdog, budget, ledger, messages) stop holding it strongly when it
+ends (RunContext.let_go), so nothing waits for the garbage collector's next full collection."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from goldfive import events
+from goldfive.control import ControlChannel
+from goldfive.executors.sequential import SequentialExecutor
+from goldfive.planners.static import StaticPlanner
+from goldfive.run.context import RunContext
+from goldfive.runner import Runner
+from goldfive.sinks import InMemorySink, SQLitePersistenceSink
+from goldfive.steerer import DefaultSteerer
+from goldfive.types import Goal, Plan, Session, Task, TaskEdge
+
+
+def _plan(n: int = 3) -> Plan:
+    tasks = [Task(id=f"t{i}", title=f"task {i}") for i in range(n)]
+    return Plan(tasks=tasks, edges=[TaskEdge(f"t{i}", f"t{i + 1}") for i in range(n - 1)], id="p")
+
+
+async def _ok(task: Task, session: Session) -> str:
+    return "ok"
+
+
+@pytest.fixture
+def no_collector() -> Iterator[None]:
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+SINKS: dict[str, Callable[[Path], list[Any]]] = {
+    "no sink": lambda tmp: [],
+    "InMemorySink": lambda tmp: [InMemorySink()],
+    "SQLite": lambda tmp: [SQLitePersistenceSink(str(tmp / "run.db"))],
+}
+
+
+@pytest.mark.parametrize("sinks", list(SINKS))
+@pytest.mark.parametrize("channel", [False, True], ids=["no channel", "channel"])
+async def test_a_finished_run_is_freed_without_a_collection(sinks: str, channel: bool, tmp_path: Path, no_collector: None) -> None:
+    runner = Runner(agent=_ok, planner=StaticPlanner(_plan()), sinks=SINKS[sinks](tmp_path),
+                    control=ControlChannel() if channel else None)  # fmt: skip
+    out = await runner.run([Goal("g1", "freed")])
+    await runner.close()
+    assert out.success, out.reason
+    session, plan, ctx = weakref.ref(out.session), weakref.ref(out.session.plan), weakref.ref(runner.context)
+    del out, runner
+    assert (session(), plan(), ctx()) == (None, None, None)
+
+
+async def test_an_executor_driven_without_a_runner_frees_its_run(no_collector: None) -> None:
+    session = Session(run_id="direct")
+    out = await SequentialExecutor().run(plan=_plan(), session=session, adapter=_ok_adapter(), steerer=DefaultSteerer(),
+                                         planner=StaticPlanner(_plan()), sinks=[InMemorySink()])  # fmt: skip
+    assert out.success, out.reason
+    ref = weakref.ref(session)
+    del out, session
+    assert ref() is None
+
+
+async def test_the_ended_run_still_answers_whoever_holds_it() -> None:
+    sink = InMemorySink()
+    runner = Runner(agent=_ok, planner=StaticPlanner(_plan()), sinks=[sink])
+    assert (await runner.run([Goal("g1", "freed")])).success
+    ctx = runner.context
+    assert isinstance(ctx, RunContext)
+    # Its parts reach it through a weak reference now: still the same run while it is held.
+    assert ctx.controls.ctx.session is ctx.session
+    assert ctx.budget.ctx.ended and ctx.watchdog is not None and ctx.watchdog.ctx.ended
+    # Nothing is written into the ended run, through its parts or directly.
+    assert await ctx.messages._emit(events.run_completed, "again") is None
+    assert await ctx.emit(events.run_completed, "again") is None
+    assert events.kind_of(sink.events[-1]) == "run_completed" and len([e for e in sink.events if events.kind_of(e) == "run_completed"]) == 1
+    await runner.close()
+
+
+def _ok_adapter() -> Any:
+    from goldfive.adapters.callable import CallableAdapter
+
+    return CallableAdapter(_ok)
