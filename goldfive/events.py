@@ -612,17 +612,31 @@ _KIND_NAMES: dict[ControlKind | str, str] = {k: kind_name(k) for k in ControlKin
 def control_received(session: Session, msg: ControlMessage) -> pb.Event:
     ev = pb.Event()
     r = ev.control_received
-    r.control.CopyFrom(encodable(conv.to_pb_control_event, msg, clean_control))
+    # Written into the event's own field (built once, not built and copied); text that
+    # cannot be encoded is cleaned and the field written again.
+    target = r.control
+    try:
+        conv.fill_pb_control_event(target, msg)
+    except UnicodeEncodeError:
+        target.Clear()
+        conv.fill_pb_control_event(target, clean_control(msg))
     r.kind = _KIND_NAMES.get(msg.kind) or clean_text(kind_name(msg.kind))
-    r.author = clean_text(str((msg.payload or {}).get("author", "") or ""))
+    author = msg.payload.get("author") if msg.payload else None
+    if author:
+        r.author = clean_text(str(author))
     return _stamp(session, ev)
 
 
 def control_acked(session: Session, ack: ControlAck, kind: str) -> pb.Event:
     ev = pb.Event()
     p = ev.control_acked
-    p.ack.CopyFrom(encodable(conv.to_pb_control_ack, ack, clean_ack))
-    p.kind = clean_text(kind)
+    target = p.ack
+    try:
+        conv.fill_pb_control_ack(target, ack)
+    except UnicodeEncodeError:
+        target.Clear()
+        conv.fill_pb_control_ack(target, clean_ack(ack))
+    p.kind = kind if kind.__class__ is str and kind.isascii() else clean_text(kind)
     return _stamp(session, ev)
 
 
