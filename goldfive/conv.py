@@ -134,6 +134,8 @@ def fill_pb_control_event(ev: control_pb2.ControlEvent, msg: ControlMessage) -> 
     if msg.issued_at_ms:
         _set_ms(ev.issued_at, msg.issued_at_ms, "issued_at")
     payload = msg.payload
+    if payload.__class__ is not dict:  # a malformed payload fails here as it always did (dict())
+        payload = dict(payload or {})
     kind = msg.kind
     if isinstance(kind, ControlKind):
         ev.kind = _KIND_TO_PB[kind]

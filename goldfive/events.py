@@ -649,7 +649,8 @@ def control_received(session: Session, msg: ControlMessage) -> pb.Event:
         target.Clear()
         conv.fill_pb_control_event(target, clean_control(msg))
     r.kind = _KIND_NAMES.get(msg.kind) or clean_text(kind_name(msg.kind))
-    author = msg.payload.get("author") if msg.payload else None
+    payload = msg.payload
+    author = payload.get("author") if payload and isinstance(payload, dict) else None
     if author:
         r.author = clean_text(str(author))
     return _stamp(session, ev)

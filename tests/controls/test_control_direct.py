@@ -258,3 +258,16 @@ async def test_start_eagerly_runs_to_the_first_suspension_then_carries_on_in_a_t
     job2.cancel()
     with pytest.raises(asyncio.CancelledError):
         await job2
+
+
+@pytest.mark.parametrize("kind", [ControlKind.STATUS_QUERY, ControlKind.PAUSE])
+async def test_a_control_whose_payload_is_not_an_object_is_refused_and_the_run_goes_on(kind: ControlKind) -> None:
+    sink = InMemorySink()
+    async with _Rig(SequentialExecutor, [sink]) as rig:
+        msg = ControlMessage(kind, id="bad")
+        msg.payload = ["not", "an", "object"]  # type: ignore[assignment]
+        ack = await asyncio.wait_for(rig.ch.request(msg), 5)
+        assert ack.result == AckResult.FAILURE and "payload must be a JSON object" in ack.detail
+        [received] = [e for e in sink.events if e.WhichOneof("payload") == "control_received"]
+        assert received.control_received.control.id == "bad"  # recorded, without its payload
+    assert rig.run is not None and (await rig.run).success
