@@ -7,9 +7,11 @@ Waiting uses ``asyncio.wait`` rather than awaiting the task itself, so a cancel 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+import types
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Collection, Coroutine, Generator
 from typing import Any
 
 log = logging.getLogger("goldfive.aio")
@@ -155,3 +157,48 @@ class FifoLock:
     async def __aexit__(self, *exc: object) -> None:
         self.release()
 
+
+
+def start_eagerly(coro: Coroutine[Any, Any, Any], context: contextvars.Context) -> asyncio.Future[Any] | None:
+    """Run ``coro`` in ``context`` in the caller's call, up to its first real suspension
+    (``asyncio.eager_task_factory`` of Python 3.12, for one coroutine). None when it finished
+    there (its result is dropped); else a Task that carries it on from where it suspended, in
+    the same context. An exception it raised before suspending is held in the returned future,
+    never raised to the caller: whoever owns the work awaits the future and sees it."""
+    try:
+        yielded = context.run(coro.send, None)
+    except StopIteration:
+        return None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # handed to the owner through the future, as a task would
+        failed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        failed.set_exception(exc)
+        return failed
+    return asyncio.get_running_loop().create_task(_carry_on(coro, yielded), context=context)
+
+
+async def _carry_on(coro: Coroutine[Any, Any, Any], yielded: Any) -> Any:
+    return await _resume(coro, yielded)
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, Any], yielded: Any) -> Generator[Any, Any, Any]:
+    """``yield from coro`` for a coroutine already started: the future it suspended on goes to
+    the task first, then every value and exception the task sends is passed on."""
+    while True:
+        try:
+            value = yield yielded
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                yielded = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                yielded = coro.send(value)
+            except StopIteration as stop:
+                return stop.value

@@ -16,11 +16,11 @@ been drained and every message received has been acked.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-import uuid
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from goldfive.errors import ChannelClosedError
 
@@ -134,7 +134,8 @@ def normalize_kind(kind: ControlKind | str) -> ControlKind | str:
 @dataclass
 class ControlMessage:
     kind: ControlKind | str
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: 32 hex digits of os.urandom (uuid4().hex's form and randomness, in two calls, not six).
+    id: str = field(default_factory=lambda: os.urandom(16).hex())
     payload: dict[str, Any] = field(default_factory=dict)
     issued_at_ms: int = 0
 
@@ -176,6 +177,8 @@ class ControlChannel:
         self._wake: asyncio.Future[None] | None = None
         #: control id -> the future ``request`` awaits.
         self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
+        #: The reader's ``answer_directly`` hook (None: every message is queued).
+        self._direct: Callable[[ControlMessage], bool] | None = None
 
     @property
     def closed(self) -> bool:
@@ -193,6 +196,14 @@ class ControlChannel:
             )
         if not msg.issued_at_ms:
             msg.issued_at_ms = _now_ms()
+        wake = self._wake
+        if self._direct is not None and wake is not None and not wake.done() and self._inbox.empty():
+            # The reader waits parked on its future, with nothing queued before this message:
+            # it may answer it in this call, with no task switch on either side.
+            self._received += 1
+            if self._direct(msg):
+                return
+            self._received -= 1
         self._inbox.put_nowait(msg)
         self._wake_reader()
 
@@ -204,8 +215,13 @@ class ControlChannel:
         if msg.id in self._waiters:
             raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
         fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
-        self.send_nowait(msg)
+        # Waiting before it is sent: a message answered in the send itself finds its waiter.
         self._waiters[msg.id] = fut
+        try:
+            self.send_nowait(msg)
+        except BaseException:
+            self._waiters.pop(msg.id, None)
+            raise
         try:
             if timeout is None:
                 return await fut
@@ -267,6 +283,13 @@ class ControlChannel:
                 fut.set_result(None)
             return
         self._wake = fut
+
+    def answer_directly(self, answer: Callable[[ControlMessage], bool] | None) -> None:
+        """Let the reader answer a message in the sender's own call (None: stop). Tried only
+        while the reader waits parked on its ``wake_on_send`` future and nothing is queued, so
+        messages are still taken in send order; ``answer(msg)`` returns False to have the
+        message queued as usual, True once it took it (it acks it, as for any message)."""
+        self._direct = answer
 
     def _wake_reader(self) -> None:
         fut = self._ready

@@ -108,20 +108,47 @@ def _str_field(payload: dict[str, Any], key: str) -> str:
 
 
 def to_pb_control_event(msg: ControlMessage) -> control_pb2.ControlEvent:
-    ev = control_pb2.ControlEvent(id=msg.id)
+    ev = control_pb2.ControlEvent()
+    fill_pb_control_event(ev, msg)
+    return ev
+
+
+# google.protobuf.Timestamp's valid range (0001-01-01 .. 9999-12-31), in milliseconds.
+_MIN_MS = -62_135_596_800_000
+_MAX_MS = 253_402_300_799_999
+
+
+def _set_ms(ts: Any, ms: int, what: str) -> None:
+    """``ts.FromMilliseconds(ms)`` without its two Python calls (every control and ack sets
+    one); the same ValueError for a time a Timestamp cannot hold."""
+    if not _MIN_MS <= ms <= _MAX_MS:
+        raise ValueError(f"{what} {ms} ms is outside the range of a protobuf Timestamp")
+    ts.seconds = ms // 1000
+    ts.nanos = ms % 1000 * 1_000_000
+
+
+def fill_pb_control_event(ev: control_pb2.ControlEvent, msg: ControlMessage) -> None:
+    """``to_pb_control_event`` written into ``ev`` (an empty message, e.g. an event's own
+    field), so the event is built once, not built and copied."""
+    ev.id = msg.id
     if msg.issued_at_ms:
-        ev.issued_at.FromMilliseconds(msg.issued_at_ms)
-    payload = dict(msg.payload or {})
+        _set_ms(ev.issued_at, msg.issued_at_ms, "issued_at")
+    payload = msg.payload
+    if payload.__class__ is not dict:  # a malformed payload fails here as it always did (dict())
+        payload = dict(payload or {})
     kind = msg.kind
     if isinstance(kind, ControlKind):
         ev.kind = _KIND_TO_PB[kind]
+        if not payload and kind not in _ONEOF_FIELD:
+            return  # PAUSE, RESUME, STATUS_QUERY: nothing more to write
         typed = _TYPED_KEYS.get(kind, ())
         if kind in _ONEOF_FIELD:
             name, cls = _ONEOF_FIELD[kind]
             getattr(ev, name).CopyFrom(cls(**{k: _str_field(payload, k) for k in typed}))
             if kind is ControlKind.APPROVE and isinstance(payload.get("arguments"), dict):
                 # Edited arguments have their own field (ApprovePayload.arguments_json).
-                ev.approve.arguments_json = json.dumps(payload.pop("arguments"), ensure_ascii=False, sort_keys=True)
+                ev.approve.arguments_json = json.dumps(payload["arguments"], ensure_ascii=False, sort_keys=True)
+                typed = (*typed, "arguments")
         elif kind is ControlKind.CANCEL:
             ev.cancel_reason = _str_field(payload, "reason")
         elif kind is ControlKind.INTERCEPT_TRANSFER and "enabled" in payload:
@@ -135,7 +162,6 @@ def to_pb_control_event(msg: ControlMessage) -> control_pb2.ControlEvent:
             ev.extra_json = json.dumps(extra, ensure_ascii=False, sort_keys=True)
         except (TypeError, ValueError) as exc:
             raise ConversionError(f"{kind_name(kind)} payload is not JSON-serialisable: {exc}") from exc
-    return ev
 
 
 def _shown(text: str, limit: int = 64) -> str:
@@ -190,17 +216,26 @@ def from_pb_control_event(ev: control_pb2.ControlEvent) -> ControlMessage:
 
 
 def to_pb_control_ack(ack: ControlAck) -> control_pb2.ControlAck:
+    out = control_pb2.ControlAck()
+    fill_pb_control_ack(out, ack)
+    return out
+
+
+def fill_pb_control_ack(out: control_pb2.ControlAck, ack: ControlAck) -> None:
+    """``to_pb_control_ack`` written into ``out`` (an empty message, e.g. the ControlAcked
+    event's own field), so the ack's protobuf is built once, not built and copied."""
     # StrEnum members hash and compare as their values: a plain "SUCCESS" finds its entry too.
     result = _ACK_TO_PB.get(ack.result)
     if result is None:
         result = _ACK_TO_PB[AckResult(ack.result)]  # ValueError naming a result that is none
-    out = control_pb2.ControlAck(control_id=ack.control_id, result=result, detail=ack.detail)
+    out.control_id = ack.control_id
+    out.result = result
+    out.detail = ack.detail
     if ack.acked_at_ms:
-        out.acked_at.FromMilliseconds(ack.acked_at_ms)
+        _set_ms(out.acked_at, ack.acked_at_ms, "acked_at")
     if ack.applied_as is not None:
         applied = _APPLIED_TO_PB.get(ack.applied_as)
         out.applied_as = applied if applied is not None else _APPLIED_TO_PB[AppliedAs(ack.applied_as)]
-    return out
 
 
 def from_pb_control_ack(ack: control_pb2.ControlAck) -> ControlAck:

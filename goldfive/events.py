@@ -231,6 +231,10 @@ def task_transitioned(
 
 # -- drift and approvals ---------------------------------------------------------------
 
+# The approval events (six per approved tool call with the tool's own step): an empty text
+# field is left unset (proto3 reads it as ""), ASCII text (nearly all) is set without a call
+# of clean_text, anything else goes through it (and a value that is not text still fails there).
+
 
 def drift_detected(session: Session, drift: DriftEvent) -> pb.Event:
     ev = pb.Event()
@@ -294,17 +298,25 @@ def approval_requested(
     ev = pb.Event()
     a = ev.approval_requested
     a.under_review = under_review
-    a.on_timeout = clean_text(on_timeout)
-    a.retry_of = clean_text(retry_of)
+    if on_timeout != "":
+        a.on_timeout = on_timeout if on_timeout.__class__ is str and on_timeout.isascii() else clean_text(on_timeout)
+    if retry_of != "":
+        a.retry_of = retry_of if retry_of.__class__ is str and retry_of.isascii() else clean_text(retry_of)
     if parameters:
         a.parameters_json = json_text(parameters)
-    a.target_id = clean_text(target_id)
-    a.kind = clean_text(kind)
-    a.prompt = clean_text(prompt)
-    a.task_id = clean_text(task_id)
-    a.tool_name = clean_text(tool_name)
+    if target_id != "":
+        a.target_id = target_id if target_id.__class__ is str and target_id.isascii() else clean_text(target_id)
+    if kind != "":
+        a.kind = kind if kind.__class__ is str and kind.isascii() else clean_text(kind)
+    if prompt != "":
+        a.prompt = prompt if prompt.__class__ is str and prompt.isascii() else clean_text(prompt)
+    if task_id != "":
+        a.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
+    if tool_name != "":
+        a.tool_name = tool_name if tool_name.__class__ is str and tool_name.isascii() else clean_text(tool_name)
     if args_json is not None:  # the caller's json_text(args), made once for the request and its ledger
-        a.args_json = clean_text(args_json)
+        if args_json != "":
+            a.args_json = args_json if args_json.__class__ is str and args_json.isascii() else clean_text(args_json)
     elif args is not None:
         a.args_json = json_text(args)
     a.timeout_ms = timeout_ms
@@ -318,19 +330,24 @@ def approval_granted(
 ) -> pb.Event:
     ev = pb.Event()
     p = ev.approval_granted
-    p.target_id = clean_text(target_id)
-    p.detail = clean_text(detail)
+    if target_id != "":
+        p.target_id = target_id if target_id.__class__ is str and target_id.isascii() else clean_text(target_id)
+    if detail != "":
+        p.detail = detail if detail.__class__ is str and detail.isascii() else clean_text(detail)
     if arguments is not None:
         p.arguments_json = json_text(arguments)
-    p.rule_id = clean_text(rule_id)
+    if rule_id != "":
+        p.rule_id = rule_id if rule_id.__class__ is str and rule_id.isascii() else clean_text(rule_id)
     return _stamp(session, ev)
 
 
 def approval_rejected(session: Session, target_id: str, detail: str = "", *, timed_out: bool = False) -> pb.Event:
     ev = pb.Event()
     p = ev.approval_rejected
-    p.target_id = clean_text(target_id)
-    p.detail = clean_text(detail)
+    if target_id != "":
+        p.target_id = target_id if target_id.__class__ is str and target_id.isascii() else clean_text(target_id)
+    if detail != "":
+        p.detail = detail if detail.__class__ is str and detail.isascii() else clean_text(detail)
     p.timed_out = timed_out
     return _stamp(session, ev)
 
@@ -360,13 +377,20 @@ def approval_decided(
     (the request's); ``ran_args`` that are the requested ones (the same object) reuse it."""
     ev = pb.Event()
     p = ev.approval_decided
-    p.target_id = clean_text(target_id)
-    p.outcome = clean_text(outcome)
-    p.author = clean_text(author)
-    p.client = clean_text(client)
-    p.kind = clean_text(kind)
-    p.task_id = clean_text(task_id)
-    p.tool_name = clean_text(tool_name)
+    if target_id != "":
+        p.target_id = target_id if target_id.__class__ is str and target_id.isascii() else clean_text(target_id)
+    if outcome != "":
+        p.outcome = outcome if outcome.__class__ is str and outcome.isascii() else clean_text(outcome)
+    if author != "":
+        p.author = author if author.__class__ is str and author.isascii() else clean_text(author)
+    if client != "":
+        p.client = client if client.__class__ is str and client.isascii() else clean_text(client)
+    if kind != "":
+        p.kind = kind if kind.__class__ is str and kind.isascii() else clean_text(kind)
+    if task_id != "":
+        p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
+    if tool_name != "":
+        p.tool_name = tool_name if tool_name.__class__ is str and tool_name.isascii() else clean_text(tool_name)
     asked = None
     if requested_args_json is not None:
         p.requested_args_json = asked = clean_text(requested_args_json)
@@ -374,11 +398,15 @@ def approval_decided(
         p.requested_args_json = asked = json_text(requested_args)
     if ran_args is not None:
         p.ran_args_json = asked if asked is not None and ran_args is requested_args else json_text(ran_args)
-    p.reason = clean_text(reason)
-    p.rule_id = clean_text(rule_id)
-    p.rule_author = clean_text(rule_author)
+    if reason != "":
+        p.reason = reason if reason.__class__ is str and reason.isascii() else clean_text(reason)
+    if rule_id != "":
+        p.rule_id = rule_id if rule_id.__class__ is str and rule_id.isascii() else clean_text(rule_id)
+    if rule_author != "":
+        p.rule_author = rule_author if rule_author.__class__ is str and rule_author.isascii() else clean_text(rule_author)
     p.rule_made_at_ms = rule_made_at_ms
-    p.control_id = clean_text(control_id)
+    if control_id != "":
+        p.control_id = control_id if control_id.__class__ is str and control_id.isascii() else clean_text(control_id)
     return _stamp(session, ev)
 
 
@@ -612,17 +640,32 @@ _KIND_NAMES: dict[ControlKind | str, str] = {k: kind_name(k) for k in ControlKin
 def control_received(session: Session, msg: ControlMessage) -> pb.Event:
     ev = pb.Event()
     r = ev.control_received
-    r.control.CopyFrom(encodable(conv.to_pb_control_event, msg, clean_control))
+    # Written into the event's own field (built once, not built and copied); text that
+    # cannot be encoded is cleaned and the field written again.
+    target = r.control
+    try:
+        conv.fill_pb_control_event(target, msg)
+    except UnicodeEncodeError:
+        target.Clear()
+        conv.fill_pb_control_event(target, clean_control(msg))
     r.kind = _KIND_NAMES.get(msg.kind) or clean_text(kind_name(msg.kind))
-    r.author = clean_text(str((msg.payload or {}).get("author", "") or ""))
+    payload = msg.payload
+    author = payload.get("author") if payload and isinstance(payload, dict) else None
+    if author:
+        r.author = clean_text(str(author))
     return _stamp(session, ev)
 
 
 def control_acked(session: Session, ack: ControlAck, kind: str) -> pb.Event:
     ev = pb.Event()
     p = ev.control_acked
-    p.ack.CopyFrom(encodable(conv.to_pb_control_ack, ack, clean_ack))
-    p.kind = clean_text(kind)
+    target = p.ack
+    try:
+        conv.fill_pb_control_ack(target, ack)
+    except UnicodeEncodeError:
+        target.Clear()
+        conv.fill_pb_control_ack(target, clean_ack(ack))
+    p.kind = kind if kind.__class__ is str and kind.isascii() else clean_text(kind)
     return _stamp(session, ev)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import secrets
 import time
 import warnings
@@ -356,7 +357,7 @@ class DriftEvent:
     detail: str = ""
     task_id: str = ""
     annotation_id: str = ""
-    id: str = field(default_factory=lambda: secrets.token_hex(8))
+    id: str = field(default_factory=lambda: os.urandom(8).hex())  # secrets.token_hex(8), in two calls, not five
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     #: What the detector saw, oldest first (DriftDetected.evidence on the wire).
     evidence: tuple[DriftEvidence, ...] = field(default=(), compare=False)

@@ -15,7 +15,7 @@ from goldfive.pb.goldfive.v1 import events_pb2, service_pb2, types_pb2
 from goldfive.steering import note_to_pb
 from goldfive.store.registry import ACKNOWLEDGED, ARCHIVED, RunMark
 from goldfive.types import TaskStatus
-from goldfive.view.attention import attention, state_label
+from goldfive.view.attention import attention, escalation_drift, state_label
 from goldfive.view.state import RunState
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def waiting_items(run: ServedRun) -> list[service_pb2.WaitingItem]:
         items.append(item)
     need = attention(state)
     if need is not None and need.kind == "escalation":
-        task_id = next((d.task_id for d in reversed(state.drifts)), "") or current_task(state)
+        task_id = escalation_drift(state).task_id or current_task(state)
         item = service_pb2.WaitingItem(run_id=run.run_id, kind="escalation", target_id=task_id, task_id=task_id, prompt=need.reason)
         if need.since_ms:
             item.since.FromMilliseconds(need.since_ms)

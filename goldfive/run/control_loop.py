@@ -15,6 +15,7 @@ outcome (cancel the invocations, abort the run).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections import deque
@@ -22,8 +23,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from goldfive import events
-from goldfive.aio import cancel_and_wait, first_done
-from goldfive.control import AckResult, AppliedAs, ControlAck, ControlMessage, kind_name
+from goldfive.aio import cancel_and_wait, first_done, start_eagerly
+from goldfive.control import AckResult, AppliedAs, ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.controls.payloads import Control, ControlPayload, Steer
 from goldfive.errors import ControlPayloadError
 from goldfive.inbox import InjectedMessage
@@ -44,6 +45,11 @@ T = TypeVar("T")
 #: An executor's custom (docs/protocol.md#custom-controls) hook: ``async def _handle_custom(msg, *, session, **kw)``.
 CustomHandler = Callable[..., Awaitable[ControlOutcome]]
 
+#: Kinds answered in the sender's call while the executor waits parked on a running batch
+#: (``ControlChannel.answer_directly``): their outcome never asks the executor for anything
+#: (no cancel, no replan), so nothing is lost by the executor not seeing it.
+DIRECT_KINDS = frozenset({ControlKind.STATUS_QUERY, ControlKind.APPROVE, ControlKind.REJECT, ControlKind.ANSWER})
+
 
 class ControlLoop:
     def __init__(self, ctx: Run) -> None:
@@ -58,6 +64,14 @@ class ControlLoop:
         #: STEERs acked while planning: applied to the plan once it exists.
         self._deferred_steers: list[Control[Steer]] = []
         self._wake: asyncio.Future[None] | None = None
+        #: The executor's context (the run bound in it), taken at its first wait on a batch:
+        #: a control answered in its sender's call runs in it, as it would in the executor.
+        self._context: contextvars.Context | None = None
+        #: A control answered directly that had to wait (for the emit lock, a sink): the next
+        #: ``handle`` or boundary awaits it first, so controls stay handled one at a time.
+        self._direct: asyncio.Future[Any] | None = None
+        if self.channel is not None:
+            self.channel.answer_directly(self._answer_directly)
 
     # -- reading the channel ---------------------------------------------------------
     def usable(self) -> bool:
@@ -139,6 +153,8 @@ class ControlLoop:
             fut.set_result(None)
         if not self.usable():
             return False
+        if self._context is None:
+            self._context = contextvars.copy_context()
         assert self.channel is not None
         self.channel.wake_on_send(fut)
         return True
@@ -150,9 +166,32 @@ class ControlLoop:
         return self._interventions.popleft() if self._interventions else None
 
     # -- one message -------------------------------------------------------------------
+    def _answer_directly(self, msg: ControlMessage) -> bool:
+        """The channel's direct hook: called in the sender's ``send`` while the executor waits
+        parked on a running batch with nothing queued. A kind of ``DIRECT_KINDS`` is handled
+        here and now, in the executor's context, as the executor would handle it mid-task
+        (recorded, acked, its effect applied) minus the two task switches; anything else, or
+        while an earlier one is still in flight, is left to the queue (False)."""
+        if self._direct is not None or self.custom is not None or self._context is None or msg.kind not in DIRECT_KINDS:
+            return False
+        self._direct = start_eagerly(self.handle(msg, mid_task=True), self._context)
+        return True
+
+    async def _settle_direct(self) -> None:
+        """Await the control answered directly that is still in flight (its failure is raised
+        here, in the executor, as it would have been had the executor handled it)."""
+        job = self._direct
+        if job is not None:
+            try:
+                await job
+            finally:
+                self._direct = None
+
     async def handle(self, msg: ControlMessage, *, mid_task: bool, from_ladder: bool = False) -> ControlOutcome:
         """Record, check and decode, decide, ack, then apply the effect. Exactly one ack per
         message. A control that only reads (``reads_only``) is answered without a record."""
+        if self._direct is not None:
+            await self._settle_direct()
         ctx = self.ctx
         control: Control[ControlPayload] | None = None
         try:
@@ -223,6 +262,8 @@ class ControlLoop:
         """Handle every message already queued, then the ladder's interventions, without
         waiting. Stops at a CANCEL: what is queued behind it is not applied to the run."""
         outcomes: list[ControlOutcome] = []
+        if self._direct is not None:
+            await self._settle_direct()
         await self.apply_deferred_steers()
         if self._idle():
             return outcomes
@@ -240,7 +281,7 @@ class ControlLoop:
     def has_work(self) -> bool:
         """Whether ``drain`` has anything to do (deferred steers, a queued control, an
         intervention): the executor asks at every boundary without an await."""
-        return bool(self._deferred_steers) or not self._idle()
+        return bool(self._deferred_steers) or self._direct is not None or not self._idle()
 
     def _idle(self) -> bool:
         """Nothing to handle: the common case at a boundary, answered without an await."""
@@ -326,6 +367,8 @@ class ControlLoop:
         ch = self.channel
         if ch is None:
             return
+        if self._direct is not None:
+            await self._settle_direct()
         while True:
             msg = await ch.receive()
             if msg is None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from goldfive.types import DriftKind
-from goldfive.view.models import ApprovalView
+from goldfive.types import DriftKind, DriftSeverity
+from goldfive.view.models import ApprovalView, DriftView
 from goldfive.view.state import RunState
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "URGENCY",
     "attention",
     "cancelled_by_person",
+    "escalation_drift",
     "kind_of_reason",
     "mark_refusal",
     "order_key",
@@ -95,7 +96,7 @@ def attention(state: RunState, *, acknowledged: bool = False) -> Attention | Non
     if state.paused and state.pause_kind == "BUDGET":
         return Attention("budget", state.budget_reached or "budget reached", state.paused_ms)
     if state.paused and state.pause_kind == "GOLDFIVE_PAUSE_ESCALATE":
-        detail = next((d.detail for d in reversed(state.drifts)), "")
+        detail = escalation_drift(state).detail
         return Attention("escalation", f"escalation: {_clip(detail) or 'the drift ladder paused the run'}", state.paused_ms)
     waiting = state.waiting_for_a_person()  # not those the run's reviewer has: it asks when it needs one
     if waiting:
@@ -111,6 +112,19 @@ def attention(state: RunState, *, acknowledged: bool = False) -> Attention | Non
     if state.paused:
         return Attention("paused", "paused", state.paused_ms)
     return None
+
+
+def escalation_drift(state: RunState) -> DriftView:
+    """The drift an escalation is about: the latest one of WARNING or above (what the ladder
+    escalates), not a later INFO one such as the snapshot a STATUS_QUERY records (a person
+    asking what the run does must not replace why it waits for them); the latest of any when
+    there is none. An empty DriftView when the run has none."""
+    latest = None
+    for d in reversed(state.drifts):
+        if d.severity != DriftSeverity.INFO:
+            return d
+        latest = latest or d
+    return latest or DriftView(id="", kind="", severity="", detail="", task_id="", at_ms=0)
 
 
 def _asked_ms(a: ApprovalView) -> int:

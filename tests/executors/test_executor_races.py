@@ -314,7 +314,9 @@ async def test_a_message_sent_as_the_run_is_cancelled_still_gets_its_one_ack(exe
     h = Harness(agent, executor, static("a"))
     run = h.start()
     await agent.started()
-    msg = goldfive.ControlMessage(ControlKind.STATUS_QUERY)
+    # A PAUSE is queued for the executor (a STATUS_QUERY would be answered in the send itself,
+    # the run still running: tests/controls/test_control_direct.py).
+    msg = goldfive.ControlMessage(ControlKind.PAUSE)
     h.channel.send_nowait(msg)  # type: ignore[union-attr]
     run.cancel()  # same tick: the receive completes, then the run is torn down
     try:

@@ -117,3 +117,26 @@ def test_a_run_its_person_cancelled_needs_nobody_and_is_labelled_cancelled() -> 
     assert state_label(failed) == "ABORTED"
     assert attention(failed) is not None
     assert attention(failed, acknowledged=True) is None
+
+
+def test_a_status_query_while_escalated_does_not_replace_why_the_run_waits_for_a_person() -> None:
+    from goldfive.remote.summaries import waiting_items
+    from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Task
+
+    s, st = _session(), RunState()
+    st.apply(events.run_started(s, goal_summary="goal"))
+    st.apply(events.plan_submitted(s, Plan(tasks=[Task("t1", "one"), Task("t2", "two")], id="p")))
+    st.apply(events.drift_detected(s, DriftEvent(DriftKind.OFF_TOPIC, DriftSeverity.CRITICAL, "wandered off", task_id="t2")))
+    _ack(st, ControlKind.GOLDFIVE_PAUSE_ESCALATE, 7_000)
+    # The person asks what the run does: the run records its snapshot as a CUSTOM INFO drift
+    # (CONTROL.md's STATUS_QUERY), on the task it is at now.
+    snapshot = "status_query control_id=q1 current_task=t1 completed=0/2 pending=t1,t2 state=PAUSED"
+    st.apply(events.drift_detected(s, DriftEvent(DriftKind.CUSTOM, DriftSeverity.INFO, snapshot, task_id="t1")))
+    a = attention(st)
+    assert a is not None and a.reason == "escalation: wandered off"
+
+    class _Run:
+        run_id, state = "r1", st
+
+    [item] = waiting_items(_Run())  # type: ignore[arg-type]
+    assert (item.kind, item.task_id, item.prompt) == ("escalation", "t2", "escalation: wandered off")
