@@ -321,3 +321,51 @@ async def test_a_control_is_answered_while_a_large_batch_is_still_being_stored(t
         await asyncio.wait_for(reader, 30)
         stream.close_all()
         await service.close()
+
+
+async def test_a_control_is_answered_while_a_runners_own_stream_stores_a_large_batch(tmp_path):
+    """The same on ``Hub.Connect`` (a run's own stream): its batch is stored in turns too."""
+    from goldfive import conv
+    from goldfive.control import ControlAck
+    from goldfive.hub.service import HubService
+    from goldfive.hub.turns import Turns
+    from goldfive.pb.goldfive.v1 import service_pb2
+    from tests.hub.drive import run_events
+
+    class Context:  # what Connect asks of its call: nothing is refused here
+        async def abort(self, code: object, details: str = "") -> None:
+            raise AssertionError(f"refused: {details}")
+
+    n = 5000
+    service = HubService(RunHost(tmp_path / "hub.sqlite"), confirm_interval=60)
+    service.turns = Turns(seconds=0.0)
+    messages: asyncio.Queue[service_pb2.RunnerMessage | None] = asyncio.Queue()
+
+    async def runner_messages():
+        while (msg := await messages.get()) is not None:
+            yield msg
+
+    out = service.Connect(runner_messages(), Context())  # type: ignore[arg-type]
+    try:
+        await messages.put(service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id="own", host="h", pid=1)))
+        assert (await asyncio.wait_for(anext(out), 10)).WhichOneof("body") == "welcome"
+        run = runner_of(service.host.get("own"))
+        assert run is not None
+        await messages.put(service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=run_events("own", n))))
+        await until(lambda: run.stored_through >= 0, timeout=10)
+        sent = asyncio.get_running_loop().create_task(run.run.control(ControlMessage(ControlKind.STATUS_QUERY), 10))
+        msg = await asyncio.wait_for(anext(out), 10)
+        assert msg.WhichOneof("body") == "control"
+        await messages.put(service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ControlAck(msg.control.id, AckResult.SUCCESS, "seen"))))
+        ack = await asyncio.wait_for(sent, 10)
+        stored_at_ack = run.stored_through
+        assert ack.result is AckResult.SUCCESS
+        assert stored_at_ack < n // 2, f"the control was answered only after {stored_at_ack + 1} of {n} events were stored"
+        await until(lambda: run.stored_through == n - 1, timeout=30)
+        assert [e.sequence for e in run.run.memory.events] == list(range(n))
+        await messages.put(None)  # the runner ends its side: what it sent is confirmed, then the stream ends
+        rest = [m async for m in out]
+        assert [m.confirmed_sequence for m in rest if m.WhichOneof("body") == "confirmed_sequence"] == [n - 1]
+    finally:
+        await out.aclose()
+        await service.close()
