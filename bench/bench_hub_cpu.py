@@ -11,6 +11,12 @@ Run: python bench/bench_hub_cpu.py [--runs 1000] [--ticks 50]
    process; the CPU time of this process (the links and the stream, not building the events)
    and of the hub's process per event, until the hub confirmed every event.
 
+3. The hub's ingest on the event loop: a shared stream (``SharedStream.read``, in process, no
+   gRPC) brings ``--frames`` frames of ``--runs`` runs' events (3 each: a busy runner process's
+   frame), then one run's batch of 500 (a runner resending after a reconnect). The CPU time of
+   each step the stream's worker and the ticker run on the loop (a control waits for the one
+   running), and of the whole loop per event stored.
+
 CPU time (not wall) is measured, so a loaded machine changes the figures little; run it on
 two checkouts to compare. Nothing here passes or fails.
 """
@@ -76,6 +82,98 @@ async def ticker(runs: int) -> list[float]:
     return [c for c, name in steps if name == "hub-confirm"]
 
 
+async def ingest_steps(runs: int, frames: int, per: int = 3, big: int = 500) -> dict[str, Any]:
+    """CPU seconds of each loop step of a shared stream's worker storing ``frames`` frames of
+    ``runs`` runs' events (``per`` each), then one run's batch of ``big``."""
+    from goldfive import events
+    from goldfive.hub.service import HubService
+    from goldfive.hub.shared import SharedStream
+    from goldfive.pb.goldfive.v1 import service_pb2
+    from goldfive.remote import RunHost
+    from goldfive.types import Session
+
+    import gc
+
+    steps: list[tuple[float, str]] = []
+    run = asyncio.events.Handle._run
+    in_gc = [0.0, 0.0]  # CPU of every collection so far; the start of the one running
+
+    def collecting(phase: str, info: Any) -> None:
+        if phase == "start":
+            in_gc[1] = time.thread_time()
+        else:
+            in_gc[0] += time.thread_time() - in_gc[1]
+
+    def timed(handle: Any) -> None:  # (a collection inside a step is the collector's, not the step's)
+        c, g = time.thread_time(), in_gc[0]
+        run(handle)
+        task = getattr(handle._callback, "__self__", None)
+        name = task.get_coro().__qualname__ if isinstance(task, asyncio.Task) else ""
+        steps.append((time.thread_time() - c - (in_gc[0] - g), name))
+
+    def part(lane: int, **message: Any) -> service_pb2.RunnerPart:
+        return service_pb2.RunnerPart(lane=lane, message=service_pb2.RunnerMessage(**message))
+
+    made: list[list[Any]] = []
+    for i in range(runs):
+        session = Session(run_id=f"r{i}")
+        evs = [events.run_started(session, goal_summary="g")]
+        evs += [events.task_progress(session, "t1", detail="x" * 40) for _ in range(frames * per + (big if i == 0 else 0))]
+        for seq, ev in enumerate(evs):
+            ev.sequence = seq
+        made.append(evs)
+    todo: list[Any] = [service_pb2.RunnerFrame(parts=[part(i, hello=service_pb2.RunnerHello(run_id=f"r{i}", host="h", pid=1, resume_after=-1)) for i in range(runs)])]
+    todo.append(service_pb2.RunnerFrame(parts=[part(i, events=service_pb2.EventBatch(events=made[i][:1])) for i in range(runs)]))
+    for f in range(frames):
+        lo = 1 + f * per
+        todo.append(service_pb2.RunnerFrame(parts=[part(i, events=service_pb2.EventBatch(events=made[i][lo : lo + per])) for i in range(runs)]))
+    todo.append(service_pb2.RunnerFrame(parts=[part(0, events=service_pb2.EventBatch(events=made[0][1 + frames * per :]))]))
+    total = runs * frames * per + big
+
+    with tempfile.TemporaryDirectory() as tmp:
+        service = HubService(RunHost(os.path.join(tmp, "hub.sqlite")), confirm_interval=0.2)
+        stream = SharedStream(service)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def read() -> Any:
+            while (frame := await queue.get()) is not None:
+                yield frame
+
+        reader = asyncio.get_running_loop().create_task(stream.read(read()))
+        await queue.put(todo[0])
+        await queue.put(todo[1])
+        while len(stream.lanes) < runs or any(r.stored_through < 0 for _, r in stream.lanes.values()):
+            await asyncio.sleep(0.01)
+        asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+        gc.callbacks.append(collecting)
+        try:
+            cpu0 = time.thread_time()
+            for frame in todo[2:]:
+                await queue.put(frame)
+            last = len(made[0]) - 1
+            while stream.lanes[0][1].stored_through < last or any(r.stored_through < frames * per for _, r in stream.lanes.values()):
+                await asyncio.sleep(0.001)
+            cpu = time.thread_time() - cpu0
+        finally:
+            asyncio.events.Handle._run = run  # type: ignore[method-assign]
+            gc.callbacks.remove(collecting)
+        await queue.put(None)
+        await reader
+        stream.close_all()
+        await service.close()
+    work = sorted(c for c, name in steps if name.endswith("_work"))
+    tick = [c for c, name in steps if name.endswith("_tick")]
+    return {
+        "events": total,
+        "worker_steps": len(work),
+        "worker_max_ms": work[-1] * 1000,
+        "worker_p99_ms": work[min(len(work) - 1, int(0.99 * len(work)))] * 1000,
+        "tick_max_ms": max(tick, default=0.0) * 1000,
+        "loop_us_per_event": cpu / total * 1e6,
+        "gc_ms": in_gc[0] * 1000,
+    }
+
+
 async def hub_child() -> None:
     from goldfive.remote import RunHost, start_server
 
@@ -136,7 +234,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=1000)
     ap.add_argument("--ticks", type=int, default=50)
+    ap.add_argument("--frames", type=int, default=10)
+    ap.add_argument("--only-ingest", action="store_true", help="only 3.: the hub's ingest steps")
     args = ap.parse_args()
+    if args.only_ingest:
+        got = asyncio.run(ingest_steps(args.runs, args.frames))
+        print(f"the hub storing {args.frames} frames of {args.runs} runs' events (3 each) and one run's batch of 500: its stream's worker ran "
+              f"{got['worker_steps']} steps on the loop, the longest {got['worker_max_ms']:.1f} ms of CPU (p99 {got['worker_p99_ms']:.1f}); "
+              f"the ticker's longest {got['tick_max_ms']:.1f} ms; the loop's CPU per event stored {got['loop_us_per_event']:.1f} µs "
+              f"({got['gc_ms']:.0f} ms of it the collector's)")  # fmt: skip
+        print(json.dumps(got))
+        return
     steps = asyncio.run(ticker(args.runs))
     print(f"hub ticker confirming {args.runs} runs: {len(steps)} steps on the event loop, the longest {max(steps) * 1000:.1f} ms "
           f"of CPU, {sum(steps) * 1000:.1f} ms in all")  # fmt: skip

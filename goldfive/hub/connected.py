@@ -66,7 +66,7 @@ _TERMINAL = ("run_completed", "run_aborted")
 DEFAULT_BUDGET_AUTHOR = "hub default"
 #: Events of a batch recorded, folded and served between two looks at the clock (well under
 #: a millisecond of the hub's work): a runner's batch of 500 lets the loop turn between them.
-CHUNK_EVENTS = 64
+CHUNK_EVENTS = 16
 
 log = logging.getLogger("goldfive.hub")
 

@@ -237,9 +237,11 @@ class SharedStream:
             frame, acked = item
             batch: list[tuple[LaneConn, RunnerAttachment, Any]] = []
             held = 0  # events in ``batch``
+            sent = 0  # the frame's events, spent against the caller's rate (counted as they go by)
             for i, part in enumerate(frame.parts):
                 if i in acked:
                     continue
+                sent += len(part.message.events.events)
                 checked = self._collect(part, batch)
                 if checked is None:  # not a plain batch: what came before it is stored first
                     if batch:
@@ -266,7 +268,7 @@ class SharedStream:
                             break  # refused while storing
             if batch:
                 await self._ingest(batch)
-            await self.service.quotas.spend(who, sum(len(p.message.events.events) for p in frame.parts))
+            await self.service.quotas.spend(who, sent)
 
     def _acks_first(self, parts: Any) -> set[int]:
         """Hand the acks of a frame to whoever waits for them before its events are stored (a
