@@ -82,7 +82,7 @@ async def ticker(runs: int) -> list[float]:
     return [c for c, name in steps if name == "hub-confirm"]
 
 
-async def ingest_steps(runs: int, frames: int, per: int = 3, big: int = 500) -> dict[str, Any]:
+async def ingest_steps(runs: int, frames: int, per: int = 3, big: int = 500, *, serve_gc: bool = False) -> dict[str, Any]:
     """CPU seconds of each loop step of a shared stream's worker storing ``frames`` frames of
     ``runs`` runs' events (``per`` each), then one run's batch of ``big``."""
     from goldfive import events
@@ -98,11 +98,17 @@ async def ingest_steps(runs: int, frames: int, per: int = 3, big: int = 500) -> 
     run = asyncio.events.Handle._run
     in_gc = [0.0, 0.0]  # CPU of every collection so far; the start of the one running
 
+    pauses: list[float] = []  # each collection's wall time
+    pauses_cpu: list[float] = []  # and CPU time
+
     def collecting(phase: str, info: Any) -> None:
         if phase == "start":
             in_gc[1] = time.thread_time()
+            pauses.append(time.perf_counter())
         else:
             in_gc[0] += time.thread_time() - in_gc[1]
+            pauses[-1] = time.perf_counter() - pauses[-1]
+            pauses_cpu.append(time.thread_time() - in_gc[1])
 
     def timed(handle: Any) -> None:  # (a collection inside a step is the collector's, not the step's)
         c, g = time.thread_time(), in_gc[0]
@@ -140,6 +146,10 @@ async def ingest_steps(runs: int, frames: int, per: int = 3, big: int = 500) -> 
                 yield frame
 
         reader = asyncio.get_running_loop().create_task(stream.read(read()))
+        if serve_gc:
+            from goldfive.remote.gc_tuning import tune_for_serving
+
+            tune_for_serving()  # as goldfive serve does once started
         await queue.put(todo[0])
         await queue.put(todo[1])
         while len(stream.lanes) < runs or any(r.stored_through < 0 for _, r in stream.lanes.values()):
@@ -171,6 +181,10 @@ async def ingest_steps(runs: int, frames: int, per: int = 3, big: int = 500) -> 
         "tick_max_ms": max(tick, default=0.0) * 1000,
         "loop_us_per_event": cpu / total * 1e6,
         "gc_ms": in_gc[0] * 1000,
+        "gc_count": len(pauses),
+        "gc_wall_ms": sum(pauses) * 1000,
+        "gc_longest_ms": max(pauses, default=0.0) * 1000,
+        "gc_longest_cpu_ms": max(pauses_cpu, default=0.0) * 1000,
     }
 
 
@@ -236,13 +250,15 @@ def main() -> None:
     ap.add_argument("--ticks", type=int, default=50)
     ap.add_argument("--frames", type=int, default=10)
     ap.add_argument("--only-ingest", action="store_true", help="only 3.: the hub's ingest steps")
+    ap.add_argument("--serve-gc", action="store_true", help="in 3.: goldfive serve's collector tuning (goldfive.remote.gc_tuning)")
     args = ap.parse_args()
     if args.only_ingest:
-        got = asyncio.run(ingest_steps(args.runs, args.frames))
+        got = asyncio.run(ingest_steps(args.runs, args.frames, serve_gc=args.serve_gc))
         print(f"the hub storing {args.frames} frames of {args.runs} runs' events (3 each) and one run's batch of 500: its stream's worker ran "
               f"{got['worker_steps']} steps on the loop, the longest {got['worker_max_ms']:.1f} ms of CPU (p99 {got['worker_p99_ms']:.1f}); "
               f"the ticker's longest {got['tick_max_ms']:.1f} ms; the loop's CPU per event stored {got['loop_us_per_event']:.1f} µs "
-              f"({got['gc_ms']:.0f} ms of it the collector's)")  # fmt: skip
+              f"({got['gc_ms']:.0f} ms of it the collector's: {got['gc_count']} collections, the longest {got['gc_longest_ms']:.1f} ms, "
+              f"{got['gc_longest_cpu_ms']:.1f} ms of CPU)")  # fmt: skip
         print(json.dumps(got))
         return
     steps = asyncio.run(ticker(args.runs))
