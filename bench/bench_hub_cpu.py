@@ -17,6 +17,10 @@ Run: python bench/bench_hub_cpu.py [--runs 1000] [--ticks 50]
    each step the stream's worker and the ticker run on the loop (a control waits for the one
    running), and of the whole loop per event stored.
 
+4. ``--controls``: a control to a random run every 10 ms while the hub stores a frame of
+   ``--runs`` runs' events every 25 ms (in process, the runners' side acking at once): the
+   hub loop's CPU time from a control's send to its ack, the work it waited behind.
+
 CPU time (not wall) is measured, so a loaded machine changes the figures little; run it on
 two checkouts to compare. Nothing here passes or fails.
 """
@@ -188,6 +192,102 @@ async def ingest_steps(runs: int, frames: int, per: int = 3, big: int = 500, *, 
     }
 
 
+async def controls_under_ingest(runs: int, frames: int, every: float = 0.025) -> dict[str, Any]:
+    """A control to a random run every 10 ms while the hub stores a frame of ``runs`` runs'
+    events (one each) every ``every`` seconds, in process (a shared stream, no gRPC; the
+    runner's side acks at once): per control, the hub loop's CPU time from its send to its ack
+    (the work it waited behind, which a busy machine does not change) and the wall time."""
+    import random
+
+    from goldfive import events
+    from goldfive.control import ControlKind, ControlMessage
+    from goldfive.hub.service import HubService
+    from goldfive.hub.shared import SharedStream
+    from goldfive.pb.goldfive.v1 import control_pb2, service_pb2
+    from goldfive.remote import RunHost
+    from goldfive.types import Session
+
+    def part(lane: int, **message: Any) -> service_pb2.RunnerPart:
+        return service_pb2.RunnerPart(lane=lane, message=service_pb2.RunnerMessage(**message))
+
+    sessions = [Session(run_id=f"r{i}") for i in range(runs)]
+    with tempfile.TemporaryDirectory() as tmp:
+        service = HubService(RunHost(os.path.join(tmp, "hub.sqlite")), confirm_interval=0.2)
+        stream = SharedStream(service)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def read() -> Any:
+            while (frame := await queue.get()) is not None:
+                yield frame
+
+        async def runner_side() -> None:  # the runners' process: what goes down the stream, a control acked at once
+            while True:
+                await stream.wake.wait()
+                stream.wake.clear()
+                stream.sweep()
+                acks = [
+                    part(p.lane, ack=control_pb2.ControlAck(control_id=p.message.control.id, result=control_pb2.CONTROL_ACK_RESULT_SUCCESS))
+                    for p in (stream.take() if stream.out else [])
+                    if p.message.WhichOneof("body") == "control"
+                ]
+                if acks:
+                    queue.put_nowait(service_pb2.RunnerFrame(parts=acks))
+
+        reader = asyncio.get_running_loop().create_task(stream.read(read()))
+        writer = asyncio.get_running_loop().create_task(runner_side())
+        hello = [part(i, hello=service_pb2.RunnerHello(run_id=f"r{i}", host="h", pid=1, resume_after=-1)) for i in range(runs)]
+        queue.put_nowait(service_pb2.RunnerFrame(parts=hello))
+        first = []
+        for i, session in enumerate(sessions):
+            ev = events.run_started(session, goal_summary="g")
+            ev.sequence = 0
+            first.append(part(i, events=service_pb2.EventBatch(events=[ev])))
+        queue.put_nowait(service_pb2.RunnerFrame(parts=first))
+        while len(stream.lanes) < runs or any(r.stored_through < 0 for _, r in stream.lanes.values()):
+            await asyncio.sleep(0.01)
+        done = asyncio.Event()
+
+        made = []  # built before: the runners' work, not the hub's
+        for f in range(1, frames + 1):
+            parts = []
+            for i, session in enumerate(sessions):
+                ev = events.task_progress(session, "t1", detail="x" * 40)
+                ev.sequence = f
+                parts.append(part(i, events=service_pb2.EventBatch(events=[ev])))
+            made.append(service_pb2.RunnerFrame(parts=parts))
+
+        async def feed() -> None:
+            for frame in made:
+                queue.put_nowait(frame)
+                await asyncio.sleep(every)
+            done.set()
+
+        cpu_ms: list[float] = []
+        wall_ms: list[float] = []
+        feeder = asyncio.get_running_loop().create_task(feed())
+        lanes = list(stream.lanes.values())
+        while not done.is_set():
+            _, run = random.choice(lanes)
+            c, w = time.thread_time(), time.perf_counter()
+            await run.run.control(ControlMessage(ControlKind.STATUS_QUERY), 30)
+            cpu_ms.append((time.thread_time() - c) * 1000)
+            wall_ms.append((time.perf_counter() - w) * 1000)
+            await asyncio.sleep(0.01)
+        await feeder
+        queue.put_nowait(None)
+        await reader
+        writer.cancel()
+        stream.close_all()
+        await service.close()
+
+    def q(v: list[float], p: float) -> float:
+        v = sorted(v)
+        return v[min(len(v) - 1, int(p * len(v)))]
+
+    return {"controls": len(cpu_ms), "cpu_p50": q(cpu_ms, 0.5), "cpu_p99": q(cpu_ms, 0.99), "cpu_max": max(cpu_ms),
+            "wall_p50": q(wall_ms, 0.5), "wall_p99": q(wall_ms, 0.99)}  # fmt: skip
+
+
 async def hub_child() -> None:
     from goldfive.remote import RunHost, start_server
 
@@ -250,8 +350,16 @@ def main() -> None:
     ap.add_argument("--ticks", type=int, default=50)
     ap.add_argument("--frames", type=int, default=10)
     ap.add_argument("--only-ingest", action="store_true", help="only 3.: the hub's ingest steps")
+    ap.add_argument("--controls", action="store_true", help="only 4.: controls while the hub stores frames (--frames of them, 25 ms apart)")
     ap.add_argument("--serve-gc", action="store_true", help="in 3.: goldfive serve's collector tuning (goldfive.remote.gc_tuning)")
     args = ap.parse_args()
+    if args.controls:
+        got = asyncio.run(controls_under_ingest(args.runs, args.frames))
+        print(f"{got['controls']} controls while the hub stored a frame of {args.runs} runs' events every 25 ms: the hub loop's CPU from "
+              f"a control's send to its ack p50 {got['cpu_p50']:.2f} ms, p99 {got['cpu_p99']:.2f} ms, at most {got['cpu_max']:.2f} ms; "
+              f"wall p50 {got['wall_p50']:.2f} ms, p99 {got['wall_p99']:.2f} ms")  # fmt: skip
+        print(json.dumps(got))
+        return
     if args.only_ingest:
         got = asyncio.run(ingest_steps(args.runs, args.frames, serve_gc=args.serve_gc))
         print(f"the hub storing {args.frames} frames of {args.runs} runs' events (3 each) and one run's batch of 500: its stream's worker ran "

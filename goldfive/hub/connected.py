@@ -28,7 +28,7 @@ from goldfive.budget.model import Budget
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.hub.limits import MAX_EVENT_BYTES
 from goldfive.hub.trust import stamp_decisions
-from goldfive.hub.turns import Turn
+from goldfive.hub.turns import Turn, loop_turns
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.host import Origin, ServedRun
@@ -115,8 +115,9 @@ class RunnerRoute:
         fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
         run._waiting[msg.id] = fut
         try:
-            self.conn.send(service_pb2.HubMessage(control=conv.to_pb_control_event(msg)))
-            return await asyncio.wait_for(fut, timeout)
+            with loop_turns().hurry():  # the hub's ingest takes short turns until the ack is in
+                self.conn.send(service_pb2.HubMessage(control=conv.to_pb_control_event(msg)))
+                return await asyncio.wait_for(fut, timeout)
         finally:
             run._waiting.pop(msg.id, None)
 

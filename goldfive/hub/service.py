@@ -34,7 +34,7 @@ from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, h
 from goldfive.hub.quota import Quotas, RunnerLimits
 from goldfive.hub.shared import CallContext, LaneConn, Refused, SharedStream, hand as _hand
 from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
-from goldfive.hub.turns import Turns
+from goldfive.hub.turns import Turns, loop_turns
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
 from goldfive.remote.host import Origin, RunHost
@@ -157,9 +157,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self._ticker: asyncio.Task[None] | None = None
         self._conns: set[_Conn | LaneConn] = set()
         self._kick = asyncio.Event()  # COMMIT_ROWS rows wait: commit now
-        #: The hub's ingest work (storing batches, confirming them) takes turns on the event
-        #: loop, so a control never waits long behind it (goldfive.hub.turns).
-        self.turns = Turns()
+        self._turns: Turns | None = None
         #: Group commits done, and their total and longest duration in seconds (benches).
         self.commits = 0
         self.commit_seconds = 0.0
@@ -180,6 +178,16 @@ class HubService(service_pb2_grpc.HubServicer):
                 flush_interval=5.0,
             )
         return self._recorder
+
+    @property
+    def turns(self) -> Turns:
+        """The hub's ingest work (storing batches, confirming them) takes turns on the event
+        loop, so a control never waits long behind it: the loop's baton (goldfive.hub.turns)."""
+        return self._turns if self._turns is not None else loop_turns()
+
+    @turns.setter
+    def turns(self, turns: Turns) -> None:
+        self._turns = turns
 
     async def Connect(
         self,

@@ -275,7 +275,7 @@ async def test_a_control_is_answered_while_a_large_batch_is_still_being_stored(t
     from goldfive.control import ControlAck
     from goldfive.hub.service import HubService
     from goldfive.hub.shared import SharedStream
-    from goldfive.hub.turns import Turns
+    from goldfive.hub.turns import Turns, loop_turns
     from goldfive.pb.goldfive.v1 import service_pb2
     from tests.hub.drive import run_events
 
@@ -308,10 +308,12 @@ async def test_a_control_is_answered_while_a_large_batch_is_still_being_stored(t
         await until(lambda: control_out() is not None, timeout=10)
         control = control_out()
         assert control is not None
+        assert loop_turns().urgent == 1  # the hub's ingest takes short turns while the control is out
         await frames.put(frame(ack=conv.to_pb_control_ack(ControlAck(control.id, AckResult.SUCCESS, "seen"))))
         ack = await asyncio.wait_for(sent, 10)
         stored_at_ack = run.stored_through
         assert ack.result is AckResult.SUCCESS and ack.detail == "seen"
+        assert loop_turns().urgent == 0
         assert stored_at_ack < n // 2, f"the control was answered only after {stored_at_ack + 1} of {n} events were stored"
         await until(lambda: run.stored_through == n - 1, timeout=30)  # and the whole batch is stored, in order
         assert run.run.state.kind_counts.get("task_progress", 0) == n - 1
@@ -369,3 +371,19 @@ async def test_a_control_is_answered_while_a_runners_own_stream_stores_a_large_b
     finally:
         await out.aclose()
         await service.close()
+
+
+async def test_the_hubs_ingest_takes_short_turns_while_a_control_is_in_flight():
+    from goldfive.hub.turns import Turns
+
+    turns = Turns(seconds=10.0, urgent_seconds=0.0)
+    turn = turns.turn()
+    assert not turn.due()
+    with turns.hurry():
+        assert turn.due() and turns.budget == 0.0
+        with turns.hurry():  # two controls: short until both are answered
+            pass
+        assert turn.due()
+    assert not turn.due() and turns.budget == 10.0
+    await turn.next()  # the baton goes round (nobody else waits)
+    assert turns.handed == 1
