@@ -28,6 +28,7 @@ from goldfive.budget.model import Budget
 from goldfive.control import AckResult, ControlAck, ControlKind, ControlMessage
 from goldfive.hub.limits import MAX_EVENT_BYTES
 from goldfive.hub.trust import stamp_decisions
+from goldfive.hub.turns import Turn, loop_turns
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote.host import Origin, ServedRun
@@ -38,6 +39,7 @@ from goldfive.store.history import RunHistory
 from goldfive.store.registry import RoutedControl, RunRegistry
 
 __all__ = [
+    "CHUNK_EVENTS",
     "CONNECTED",
     "DEFAULT_BUDGET_AUTHOR",
     "DISCONNECTED",
@@ -62,8 +64,19 @@ PLACEMENT_FAILED = "placement failed"
 _TERMINAL = ("run_completed", "run_aborted")
 #: The author of the BUDGET a hub sends a connected run that has no budget (``serve --budget``).
 DEFAULT_BUDGET_AUTHOR = "hub default"
+#: Events of a batch recorded, folded and served between two looks at the clock (well under
+#: a millisecond of the hub's work): a runner's batch of 500 lets the loop turn between them.
+CHUNK_EVENTS = 16
 
 log = logging.getLogger("goldfive.hub")
+
+
+class Receiving(Protocol):
+    """A runner's stream (or lane) as its batches are stored: ``closed`` once it ended or its
+    run was taken over; ``received``, the last sequence stored from it."""
+
+    closed: bool
+    received: int
 
 
 class RunnerConnection(Protocol):
@@ -102,8 +115,9 @@ class RunnerRoute:
         fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
         run._waiting[msg.id] = fut
         try:
-            self.conn.send(service_pb2.HubMessage(control=conv.to_pb_control_event(msg)))
-            return await asyncio.wait_for(fut, timeout)
+            with loop_turns().hurry():  # the hub's ingest takes short turns until the ack is in
+                self.conn.send(service_pb2.HubMessage(control=conv.to_pb_control_event(msg)))
+                return await asyncio.wait_for(fut, timeout)
         finally:
             run._waiting.pop(msg.id, None)
 
@@ -390,6 +404,24 @@ class RunnerAttachment:
             await memory.close()  # watchers' streams end with the run, as for a hosted run
         if self.default_budget is not None and self._budget_task is None:
             self._offer_budget(events)
+
+    async def ingest_in_turns(self, events: Sequence[Event], conn: Receiving, turn: Turn) -> None:
+        """:meth:`ingest_batch` of a checked batch from ``conn`` in chunks of
+        :data:`CHUNK_EVENTS`, letting the hub's loop turn between two chunks once ``turn`` is
+        used up (goldfive.hub.turns: a control waits for at most that). ``conn.received``
+        follows each chunk; if ``conn`` closed meanwhile (another runner took the run over, and
+        was told what is stored), nothing more of the batch is stored."""
+        n = len(events)
+        if n <= CHUNK_EVENTS:
+            await self.ingest_batch(events)
+            conn.received = events[-1].sequence
+            return
+        for start in range(0, n, CHUNK_EVENTS):
+            if start and await turn.check() and conn.closed:
+                return
+            chunk = events[start : start + CHUNK_EVENTS]
+            await self.ingest_batch(chunk)
+            conn.received = chunk[-1].sequence
 
     def _offer_budget(self, events: Sequence[Event]) -> None:
         """``serve --budget`` for a run that has none of its own: once an event past its

@@ -34,6 +34,7 @@ from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, h
 from goldfive.hub.quota import Quotas, RunnerLimits
 from goldfive.hub.shared import CallContext, LaneConn, Refused, SharedStream, hand as _hand
 from goldfive.hub.trust import connect_refusal, hook_refusal, writer_label
+from goldfive.hub.turns import Turns, loop_turns
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.remote.auth import caller, caller_role
 from goldfive.remote.host import Origin, RunHost
@@ -41,16 +42,13 @@ from goldfive.store.locks import RunLocked
 from goldfive.store.recorder import HubRecorder, RunRecorder
 from goldfive.store.registry import CONNECTED, HOOKED, PLACED, PLACED_LOCK_HOLDER, placed_run_locks
 
-__all__ = ["COMMIT_ROWS", "CONFIRMS_PER_TURN", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", "MAX_RUN_ID"]
+__all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", "MAX_RUN_ID"]
 
 #: Rows waiting in the hub's recording that make the ticker commit before its interval.
 COMMIT_ROWS = 20_000
 #: Batches of a runner's own stream read (its acks handed over) while the batches before
 #: them are still being stored; beyond this the stream is not read (gRPC holds the runner back).
 _BATCHES_AHEAD = 4
-#: Runs confirmed (told how far they are stored, their memory trimmed) between two turns of
-#: the event loop after a group commit: about 2 ms of work on a 2-core machine under load.
-CONFIRMS_PER_TURN = 64
 #: Events of a connected run kept in memory past what is committed (the rest is read back
 #: from the recording): every event held is an object the garbage collector walks, and a
 #: thousand long runs made its pauses last hundreds of milliseconds.
@@ -155,6 +153,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self._ticker: asyncio.Task[None] | None = None
         self._conns: set[_Conn | LaneConn] = set()
         self._kick = asyncio.Event()  # COMMIT_ROWS rows wait: commit now
+        self._turns: Turns | None = None
         #: Group commits done, and their total and longest duration in seconds (benches).
         self.commits = 0
         self.commit_seconds = 0.0
@@ -175,6 +174,16 @@ class HubService(service_pb2_grpc.HubServicer):
                 flush_interval=5.0,
             )
         return self._recorder
+
+    @property
+    def turns(self) -> Turns:
+        """The hub's ingest work (storing batches, confirming them) takes turns on the event
+        loop, so a control never waits long behind it: the loop's baton (goldfive.hub.turns)."""
+        return self._turns if self._turns is not None else loop_turns()
+
+    @turns.setter
+    def turns(self, turns: Turns) -> None:
+        self._turns = turns
 
     async def Connect(
         self,
@@ -495,7 +504,15 @@ class HubService(service_pb2_grpc.HubServicer):
         """Check, store and spend the batches ``_read`` queued, in order, until None. A batch
         that cannot be stored ends the stream (nothing of it stored, nothing after it); its
         reason is returned, else ""."""
-        while (batch := await queue.get()) is not None:
+        turn = self.turns.turn()
+        while True:
+            waited = queue.empty()
+            if (batch := await queue.get()) is None:
+                break
+            if waited:
+                turn = self.turns.turn()  # (idle until now: a fresh turn)
+            elif await turn.check() and conn.closed:  # queued batches: the loop turns between them too
+                return ""
             if conn.closed:
                 return ""
             events = batch.events
@@ -505,8 +522,7 @@ class HubService(service_pb2_grpc.HubServicer):
                     conn.out.put_nowait(_End(grpc.StatusCode.INVALID_ARGUMENT, problem))
                     return problem
                 if events:
-                    await run.ingest_batch(events)
-                    conn.received = events[-1].sequence
+                    await run.ingest_in_turns(events, conn, turn)
                     self.mark_stored(conn, run)
                     self.stored_some()
                     await self.quotas.spend(owner, len(events))
@@ -554,11 +570,11 @@ class HubService(service_pb2_grpc.HubServicer):
                 for conn, run in dirty:  # nothing confirmed: try again next tick
                     self._dirty.setdefault(conn, run)
                 continue
-            for i, ((conn, run), (_, seq)) in enumerate(zip(dirty, marks)):
-                if i and i % CONFIRMS_PER_TURN == 0:
-                    # A thousand runs' confirmations (and trims) are tens of milliseconds of
-                    # work: in slices, so a control or an ack waiting for the loop gets it.
-                    await asyncio.sleep(0)
+            turn = self.turns.turn()
+            for (conn, run), (_, seq) in zip(dirty, marks):
+                # A thousand runs' confirmations (and trims) are tens of milliseconds of work:
+                # in turns, so a control or an ack waiting for the loop gets it between them.
+                await turn.check()
                 conn.send(service_pb2.HubMessage(confirmed_sequence=seq))
                 if self.fleet is None:  # (several hubs keep their own account of memory)
                     run.committed(seq, KEEP_IN_MEMORY)

@@ -17,9 +17,10 @@ from typing import Any, Protocol
 
 import grpc
 
-from goldfive.hub.connected import RunnerAttachment
+from goldfive.hub.connected import CHUNK_EVENTS, RunnerAttachment
 from goldfive.hub.limits import MAX_FRAME_BYTES, MAX_HOST, hello_problem
 from goldfive.hub.quota import Quotas
+from goldfive.hub.turns import Turn, Turns
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.remote.auth import caller
 from goldfive.store.recorder import HubRecorder
@@ -29,8 +30,6 @@ __all__ = ["LaneConn", "Refused", "SharedStream", "hand"]
 
 log = logging.getLogger("goldfive.hub")
 
-#: Parts of a frame handled between two turns of the event loop.
-_PARTS_PER_TURN = 64
 #: Frames read (their acks handed over) while earlier frames' events are still being stored:
 #: beyond this the stream is not read (the runner's writes wait, as they did before).
 _FRAMES_AHEAD = 4
@@ -127,6 +126,11 @@ class LaneHost(Protocol):
     @property
     def recorder(self) -> HubRecorder: ...
 
+    @property
+    def turns(self) -> Turns:
+        """The hub's baton for long ingest work (goldfive.hub.turns)."""
+        ...
+
     async def claim(self, hello: service_pb2.RunnerHello, conn: LaneConn, context: CallContext) -> RunnerAttachment: ...
 
     def opened(self, conn: LaneConn) -> None: ...
@@ -216,25 +220,55 @@ class SharedStream:
             self.wake.set()
 
     async def _work(self, queue: asyncio.Queue[tuple[Any, set[int]] | None], who: str) -> None:
-        """Store and handle the frames ``read`` queued, in order (their acks were handled)."""
-        while (item := await queue.get()) is not None:
+        """Store and handle the frames ``read`` queued, in order (their acks were handled), in
+        chunks of at most CHUNK_EVENTS events, letting the loop turn between two once the turn
+        is used up (goldfive.hub.turns): a frame of a hundred runs' events, or one run's
+        resent batch of 500, does not hold a control up for milliseconds."""
+        turns = self.service.turns
+        turn = turns.turn()
+        while True:
+            waited = queue.empty()
+            if (item := await queue.get()) is None:
+                break
+            if waited:
+                turn = turns.turn()  # (idle until now: a fresh turn)
+            else:
+                await turn.check()
             frame, acked = item
             batch: list[tuple[LaneConn, RunnerAttachment, Any]] = []
+            held = 0  # events in ``batch``
+            sent = 0  # the frame's events, spent against the caller's rate (counted as they go by)
             for i, part in enumerate(frame.parts):
-                if i and i % _PARTS_PER_TURN == 0:  # a long frame lets controls and readers in
+                if i in acked:
+                    continue
+                sent += len(part.message.events.events)
+                checked = self._collect(part, batch)
+                if checked is None:  # not a plain batch: what came before it is stored first
                     if batch:
                         await self._ingest(batch)
-                        batch = []
-                    await asyncio.sleep(0)
-                if i in acked or self._collect(part, batch):
+                        batch, held = [], 0
+                    await self._part(part, turn)
+                    await turn.check()
                     continue
-                if batch:  # what came before this part is stored before it is handled
-                    await self._ingest(batch)
-                    batch = []
-                await self._part(part)
+                if not checked:
+                    continue  # refused, dropped, or empty
+                conn, run, events = checked
+                n, start = len(events), 0
+                while start < n:
+                    take = min(n - start, CHUNK_EVENTS - held)
+                    batch.append((conn, run, events if take == n else events[start : start + take]))
+                    held += take
+                    start += take
+                    if held >= CHUNK_EVENTS:
+                        await self._ingest(batch)
+                        batch, held = [], 0
+                        if await turn.check() and conn.closed:
+                            break  # taken over meanwhile: the rest of its batch is not the run's
+                        if conn.closed:
+                            break  # refused while storing
             if batch:
                 await self._ingest(batch)
-            await self.service.quotas.spend(who, sum(len(p.message.events.events) for p in frame.parts))
+            await self.service.quotas.spend(who, sent)
 
     def _acks_first(self, parts: Any) -> set[int]:
         """Hand the acks of a frame to whoever waits for them before its events are stored (a
@@ -250,17 +284,20 @@ class SharedStream:
                 done.add(i)
         return done
 
-    def _collect(self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, RunnerAttachment, Any]]) -> bool:
-        """A plain batch of events for an open lane: checked and added to ``batch`` (a frame's
-        batches are recorded in one step), or its lane refused. False for any other part."""
+    def _collect(
+        self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, RunnerAttachment, Any]]
+    ) -> tuple[LaneConn, RunnerAttachment, Any] | tuple[()] | None:
+        """A plain batch of events for an open lane: checked (after the lane's events still
+        waiting in ``batch``), and returned with its lane to be stored; ``()`` when there is
+        nothing to store (its lane refused, closed, or no events). None for any other part."""
         if part.done or part.cancelled or self.service.fleet is not None:
-            return False  # (several hubs: each batch on its own, the FleetRecorder has no bulk path)
+            return None  # (several hubs: each batch on its own, the FleetRecorder has no bulk path)
         entry = self.lanes.get(part.lane)
         if entry is None or part.message.WhichOneof("body") != "events":
-            return False
+            return None
         conn, run = entry
         if conn.closed:
-            return True  # taken over or refused: dropped, as in _part
+            return ()  # taken over or refused: dropped, as in _part
         events = part.message.events.events
         after = conn.received
         for c, _, evs in reversed(batch):  # this lane's earlier batch in the same frame
@@ -270,9 +307,8 @@ class SharedStream:
         problem = run.check_batch(events, after, part.message.events.ByteSize())
         if problem:
             conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
-        elif events:
-            batch.append((conn, run, events))
-        return True
+            return ()
+        return (conn, run, events) if events else ()
 
     async def _ingest(self, batch: list[tuple[LaneConn, RunnerAttachment, Any]]) -> None:
         """Record the checked batches of a frame in one step, then fold and serve each."""
@@ -291,7 +327,7 @@ class SharedStream:
                 conn.refuse(grpc.StatusCode.INTERNAL, f"the hub failed while storing run {run.run_id}; its log has the details")
         service.stored_some()
 
-    async def _part(self, part: service_pb2.RunnerPart) -> None:
+    async def _part(self, part: service_pb2.RunnerPart, turn: Turn) -> None:
         entry = self.lanes.get(part.lane)
         if entry is None:
             if part.lane in self.over or part.done or part.cancelled:
@@ -320,8 +356,7 @@ class SharedStream:
                     conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
                     return
                 if events:
-                    await run.ingest_batch(events)
-                    conn.received = events[-1].sequence
+                    await run.ingest_in_turns(events, conn, turn)
                     service.mark_stored(conn, run)
                     service.stored_some()
             elif body == "ack":
