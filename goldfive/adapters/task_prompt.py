@@ -8,6 +8,11 @@ prompt to the first task of the conversation only; each later task gets an updat
 since the conversation's previous input (plan lines whose status moved, results completed
 since, the goals or standing guidance when they changed, a new plan whole) and the task.
 :class:`Told` remembers, per conversation, what it was given.
+
+An adapter whose every task is a conversation of its own can send :func:`brief_prompt`
+instead: bounded in size whatever the plan's (the goals, a short plan, the results the task
+depends on, the task). ``reporting`` (both prompts) is what they say about reporting: an
+adapter offering other reporting tools than the eight says so.
 """
 
 from __future__ import annotations
