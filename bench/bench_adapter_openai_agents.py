@@ -8,9 +8,10 @@ conversion run as for a real model, without a network). Each pass, after one war
 
   baseline      ``Runner.run(agent, text)`` 100 times in a loop, the framework alone;
   goldfive      a 100-task linear plan through ``goldfive.Runner`` (no sinks) with
-                ``OpenAIAgentsAdapter(agent)``: per task, the task input (goals, plan, results),
-                the agent clone with the eight reporting tools, the input filter, the hooks
-                recording each step, the status check.
+                ``OpenAIAgentsAdapter(agent)``: per task, the task input (with a session: the
+                run's context once, then what changed; without: a bounded brief), the agent
+                clone with its one reporting tool (goldfive_report), the input filter, the
+                hooks recording each step, the status check.
 
 Both are measured with and without an SDK session (goldfive's default keeps one per run, so the
 baseline with a session is the like-for-like row: each run sees the conversation before it).
@@ -20,9 +21,10 @@ processes on a busy machine do not count. Figures: median over the passes of µs
 goldfive's overhead in µs per task and as a ratio. Target: at most +10% or +100 µs per task,
 whichever is larger.
 
-A third row prices what the SDK itself charges for eight more tools on an agent: the framework
-alone, its agent given eight no-op FunctionTools with the reporting tools' names and schemas
-(the SDK checks and fingerprints every tool of the agent on each run).
+A third row prices what the SDK itself charges for the tool goldfive adds to an agent: the
+framework alone, its agent given a no-op FunctionTool with goldfive_report's name and schema
+(the SDK checks and fingerprints every tool of the agent on each run: the first costs it about
+500 Python calls per run, each further one about 380).
 
 ``--calls`` adds one pass per row under cProfile and prints the Python function calls per task:
 a count, the same on a loaded machine (every call weighs alike: a guide to where the work is).
@@ -55,24 +57,21 @@ def make_agent(n: int, tools: list[Any] | None = None) -> Agent[Any]:
     return Agent(name="bench", instructions="Answer briefly.", model=model, tools=list(tools or []))
 
 
-def eight_noop_tools() -> list[Any]:
-    """FunctionTools shaped like goldfive's reporting tools, doing nothing."""
+def noop_reporting_tools() -> list[Any]:
+    """A FunctionTool shaped like goldfive's reporting tool, doing nothing."""
     from agents import FunctionTool
 
-    from goldfive.run.tools import OFFERED_TOOL_NAMES, build_tools
-    from goldfive.types import Session
-
-    class _Ctx:  # build_tools reads these; nothing is called
-        session, steerer, user_tools = Session(run_id="b"), None, []
+    from goldfive.run.report_tool import REPORT_TOOL_DESCRIPTION, REPORT_TOOL_NAME, REPORT_TOOL_PARAMETERS
 
     async def noop(ctx: Any, raw: str) -> str:
         return "{}"
 
-    specs = build_tools(_Ctx(), "t0")  # type: ignore[arg-type]
     return [
-        FunctionTool(name=n, description=specs[n].description, params_json_schema=specs[n].parameters, on_invoke_tool=noop, strict_json_schema=False)
-        for n in OFFERED_TOOL_NAMES
-    ]
+        FunctionTool(
+            name=REPORT_TOOL_NAME, description=REPORT_TOOL_DESCRIPTION, params_json_schema=REPORT_TOOL_PARAMETERS,
+            on_invoke_tool=noop, strict_json_schema=False,
+        )
+    ]  # fmt: skip
 
 
 def plan_of(n: int) -> Plan:
@@ -127,13 +126,13 @@ def calls_per_task(fn: Callable[[], Awaitable[float]], n: int) -> float:
 
 
 def count_calls(n: int) -> None:
-    tools = eight_noop_tools()
+    tools = noop_reporting_tools()
     print("Python function calls per task (cProfile, one pass after a warm-up)")
     for with_session in (True, False):
         rows: dict[str, Callable[[], Awaitable[float]]] = {
             "framework alone": lambda: framework_alone(n, with_session),
             "via goldfive": lambda: through_goldfive(n, with_session),
-            "the SDK alone, +8 no-op tools": lambda: framework_alone(n, with_session, tools),
+            "the SDK alone, +1 no-op tool": lambda: framework_alone(n, with_session, tools),
         }
         for fn in rows.values():
             asyncio.run(cast(Any, fn()))
@@ -146,7 +145,7 @@ def count_calls(n: int) -> None:
 async def main(n: int, passes: int) -> None:
     print(f"OpenAI Agents SDK adapter: {n} tasks, median of {passes} passes after a warm-up (CPU µs per task)")
     print(f"{'':30}{'framework alone':>16}{'via goldfive':>14}{'overhead':>11}{'ratio':>8}   target")
-    tools = eight_noop_tools()
+    tools = noop_reporting_tools()
     for with_session in (True, False):
         base, ours, base8 = await medians_us(
             [
@@ -162,7 +161,7 @@ async def main(n: int, passes: int) -> None:
         label = "SDK session per run" if with_session else "no SDK session"
         verdict = "met" if over <= allowed else "MISSED"
         print(f"{label:30}{base:16.0f}{ours:14.0f}{over:+11.0f}{ours / base:8.3f}   <= +{allowed:.0f}: {verdict}")
-        print(f"{'  the SDK alone, +8 no-op tools':30}{base8:16.0f}{'':14}{base8 - base:+11.0f}{base8 / base:8.3f}"
+        print(f"{'  the SDK alone, +1 no-op tool':30}{base8:16.0f}{'':14}{base8 - base:+11.0f}{base8 / base:8.3f}"
               f"   (goldfive beyond that: {ours - base8:+.0f} µs, x{ours / base8:.3f})")
 
 

@@ -8,10 +8,16 @@ prompt to the first task of the conversation only; each later task gets an updat
 since the conversation's previous input (plan lines whose status moved, results completed
 since, the goals or standing guidance when they changed, a new plan whole) and the task.
 :class:`Told` remembers, per conversation, what it was given.
+
+An adapter whose every task is a conversation of its own can send :func:`brief_prompt`
+instead: bounded in size whatever the plan's (the goals, a short plan, the results the task
+depends on, the task). ``reporting`` (both prompts) is what they say about reporting: an
+adapter offering other reporting tools than the eight says so.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -19,12 +25,18 @@ from goldfive.llm.prompts import render_prompt
 from goldfive.steering import notes_of
 from goldfive.types import Plan, Session, Task, TaskStatus
 
-__all__ = ["Told", "system_prompt", "update_prompt"]
+__all__ = ["BRIEF_NEIGHBOURS", "BRIEF_WHOLE_PLAN", "DEFAULT_REPORTING", "Told", "brief_prompt", "system_prompt", "update_prompt"]
 
 #: How much of each completed task's result the prompt repeats.
 _RESULT_CHARS = 600  # completed outputs are context for the model, not the whole artifact
 #: Where a session keeps its plan's rendered lines (re-rendered only for tasks that moved).
 _LINES_KEY = "goldfive.task_prompt.lines"
+#: What the prompt says about reporting, for an agent offered the reporting tools one by one.
+DEFAULT_REPORTING = (
+    "Report as you go with the reporting tools: report_task_progress while you work,\n"
+    "report_task_completed with a short summary of the result when the task is done,\n"
+    "report_task_failed if it cannot be done, report_awaiting_approval before anything risky."
+)
 _COMPLETED = TaskStatus.COMPLETED  # (an enum member looked up once: this runs per task per input)
 _status_of = attrgetter("status")
 
@@ -73,9 +85,10 @@ def _guidance(session: Session) -> str:
     return render_prompt("agent_task.guidance", guidance="\n".join(f"- {n.text}" for n in standing)).rstrip()
 
 
-def system_prompt(session: Session, task: Task) -> str:
+def system_prompt(session: Session, task: Task, reporting: str = DEFAULT_REPORTING) -> str:
     """The ``agent_task.system`` prompt for ``task``: goals, plan, completed results, the task;
-    then the run's standing guidance (``agent_task.guidance``), when it has any."""
+    then the run's standing guidance (``agent_task.guidance``), when it has any. ``reporting``:
+    what it says about reporting (an adapter offering other reporting tools says so)."""
     plan_lines: list[str] = []
     completed: list[str] = []
     if session.plan is not None:
@@ -87,6 +100,7 @@ def system_prompt(session: Session, task: Task) -> str:
                 completed.append(done)
     prompt = render_prompt(
         "agent_task.system",
+        reporting=reporting,
         goals=_goals(session),
         plan="\n".join(plan_lines) or "(none)",
         completed="\n".join(completed) or "(none)",
@@ -130,7 +144,9 @@ class Told:
     was, so the next input covers its changes too). Tasks of one conversation may run at the
     same time: the newest input kept counts."""
 
-    def __init__(self) -> None:
+    def __init__(self, reporting: str = DEFAULT_REPORTING) -> None:
+        #: What the first input says about reporting (``system_prompt``).
+        self.reporting = reporting
         self._given: _Snapshot | None = None
         self._given_n = 0
         #: task id -> (the input's number, what it told), until it is kept or dropped.
@@ -148,7 +164,7 @@ class Told:
         self._n += 1
         self._pending[task.id] = (self._n, now)
         if self._given is None:
-            return system_prompt(session, task)
+            return system_prompt(session, task, self.reporting)
         return update_prompt(session, task, self._given, now)
 
     def kept(self, task_id: str) -> None:
@@ -190,3 +206,61 @@ def update_prompt(session: Session, task: Task, given: _Snapshot, now: _Snapshot
     if task.description:
         sections.append(f"Current task description: {task.description}")
     return "\n\n".join(sections)
+
+
+#: A brief lists a plan of at most this many tasks whole; a longer one as counts and neighbours.
+BRIEF_WHOLE_PLAN = 12
+#: How many of the task's dependencies (and successors) a brief names, and their results at most.
+BRIEF_NEIGHBOURS = 5
+#: How much of the goals a brief repeats.
+_BRIEF_GOALS_CHARS = 1200
+
+
+def brief_prompt(session: Session, task: Task, reporting: str = DEFAULT_REPORTING) -> str:
+    """A task's input for a conversation of its own (no memory of the run), bounded in size
+    whatever the plan's: the goals, a short plan (whole up to :data:`BRIEF_WHOLE_PLAN` tasks,
+    else each status's count and the task's neighbours), the results of the tasks it depends on
+    (at most :data:`BRIEF_NEIGHBOURS`, each cut as in the whole prompt), the task; then the
+    standing guidance. ``system_prompt`` repeats every plan line and every result instead."""
+    goals = _goals(session)
+    if len(goals) > _BRIEF_GOALS_CHARS:
+        goals = goals[: _BRIEF_GOALS_CHARS - 1] + "…"
+    plan = session.plan
+    plan_text, results = "(none)", "(none)"
+    if plan is not None:
+        before, after = plan.predecessors(task.id), plan.successors(task.id)
+        if len(plan.tasks) <= BRIEF_WHOLE_PLAN:
+            lines = _lines(session, plan)
+            plan_text = "\n".join(lines.line(session, i, t)[0] for i, t in enumerate(plan.tasks))
+        else:
+            counts = Counter(map(_status_of, plan.tasks))
+            plan_text = f"{len(plan.tasks)} tasks: " + ", ".join(f"{n} {status}" for status, n in counts.items())
+            if before:
+                plan_text += f"\nThis task comes after: {_some(before)}"
+            if after:
+                plan_text += f"\nThen: {_some(after)}"
+        done = []
+        for dep in before[:BRIEF_NEIGHBOURS]:
+            if dep in session.completed_results:
+                text = str(session.completed_results[dep] or "").strip().replace("\n", " ")
+                done.append(f"- {dep}: {text[:_RESULT_CHARS] or '(no result text)'}")
+        if len(before) > BRIEF_NEIGHBOURS:
+            done.append(f"(and {len(before) - BRIEF_NEIGHBOURS} more)")
+        results = "\n".join(done) or "(none)"
+    prompt = render_prompt(
+        "agent_task.brief",
+        reporting=reporting,
+        goals=goals,
+        plan=plan_text,
+        results=results,
+        task_id=task.id,
+        task_title=task.title,
+        task_description=task.description or "(none)",
+    )
+    guidance = _guidance(session)
+    return f"{prompt.rstrip()}\n\n{guidance.rstrip()}" if guidance else prompt.rstrip()
+
+
+def _some(ids: list[str]) -> str:
+    shown = ", ".join(ids[:BRIEF_NEIGHBOURS])
+    return f"{shown} (and {len(ids) - BRIEF_NEIGHBOURS} more)" if len(ids) > BRIEF_NEIGHBOURS else shown

@@ -21,6 +21,7 @@ from goldfive.adapters.openai_agents.bridge import EDITED_NOTE
 from goldfive.control import ControlKind
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.pb.goldfive.v1 import types_pb2
+from goldfive.run.report_tool import REPORTING_TEXT
 from goldfive.run import RuntimeConfig
 from goldfive.types import TaskStatus
 from tests.runtime_kit import Harness, ReplanningPlanner, ack_ok, linear_plan, static
@@ -121,8 +122,9 @@ async def test_three_tasks_complete_each_seeing_the_earlier_results_and_the_agen
     [memory] = h.runner.session.state["goldfive.openai_agents.sessions"]
     kept = [i["content"] for i in await memory.get_items() if i.get("role") == "user"]
     assert kept == [a_in, b_in, c_in]
-    offered = {t.name for t in model.calls[0].tools}
-    assert {"lookup", "report_task_completed", "report_task_progress", "report_awaiting_approval"} <= offered
+    # one reporting tool: the final output is the result, the other reports are its kinds
+    assert [t.name for t in model.calls[0].tools] == ["lookup", "goldfive_report"]
+    assert REPORTING_TEXT in a_in and "report_task_completed" not in a_in
     assert agent.tools is tools_before and [t.name for t in agent.tools] == ["lookup"]
     assert agent.tool_use_behavior == behavior_before
     assert [s.text for s in steps_of(h, "model_turn")] == ["facts: A", "draft: B", "final: C"]
@@ -177,6 +179,123 @@ async def test_report_task_failed_fails_the_task_with_the_reason() -> None:
     out = await h.finish()
     assert not out.success and h.statuses()["t1"] == TaskStatus.FAILED
     assert "no data" in out.reason
+
+
+# -- one reporting tool: goldfive_report --------------------------------------------------------
+def drift_kinds(h: Harness) -> list[str]:
+    return [types_pb2.DriftKind.Name(d.kind) for d in h.of("drift_detected")]
+
+
+async def test_goldfive_report_failed_fails_the_task_with_the_reason_and_ends_the_run() -> None:
+    model = model_of([function_call("goldfive_report", {"kind": "failed", "detail": "the API is gone", "recoverable": True}, call_id="f1")])
+    h, _ = rig(model, "a", "b")
+    h.start()
+    out = await h.finish()
+    assert not out.success and h.statuses()["a"] == TaskStatus.FAILED and "the API is gone" in out.reason
+    assert len(model.calls) == 1 and model.remaining_steps == 0  # no model call after the failure
+    assert "DRIFT_KIND_TASK_FAILED_RECOVERABLE" in drift_kinds(h)
+    [step] = [s for s in steps_of(h, "tool_call") if s.tool_name == "goldfive_report"]
+    assert step.call_id == "f1" and json.loads(step.args_json)["kind"] == "failed"
+
+
+async def test_goldfive_report_progress_new_work_and_divergence_are_reported_and_the_final_output_completes() -> None:
+    model = model_of(
+        [function_call("goldfive_report", {"kind": "progress", "detail": "half", "fraction": 0.5}, call_id="p1"),
+         function_call("goldfive_report", {"kind": "new_work", "detail": "migrate the db", "description": "v2 schema"}, call_id="n1"),
+         function_call("goldfive_report", {"kind": "divergence", "detail": "the spec changed"}, call_id="d1")],
+        [assistant_message("the result")],
+    )  # fmt: skip
+    h, _ = rig(model)
+    h.start()
+    out = await h.finish()
+    assert out.success, out.reason
+    assert h.runner.session.completed_results["t1"] == "the result" and h.statuses()["t1"] == TaskStatus.COMPLETED
+    assert h.runner.session.task_progress["t1"] == ["half"]
+    assert {"DRIFT_KIND_NEW_WORK_DISCOVERED", "DRIFT_KIND_PLAN_DIVERGENCE"} <= set(drift_kinds(h))
+    answers = {k: json.loads(v) for k, v in outputs(model.calls[1]).items()}
+    assert answers["p1"]["ok"] is True and answers["n1"]["queued_for_replan"] is True
+
+
+async def test_goldfive_report_question_asks_a_person_and_the_model_reads_the_answer() -> None:
+    ask = {"kind": "question", "detail": "Which region?", "options": ["eu", "us"]}
+    model = model_of([function_call("goldfive_report", ask, call_id="q1")], [assistant_message("deployed to eu")])
+    h, _ = rig(model)
+    h.start()
+    asked = (await h.wait_event("question_asked")).question_asked
+    assert (asked.prompt, list(asked.options), asked.task_id) == ("Which region?", ["eu", "us"], "t1")
+    assert ack_ok(await h.control(ControlKind.ANSWER, target_id=asked.target_id, option="eu"))
+    out = await h.finish()
+    assert out.success, out.reason
+    assert json.loads(outputs(model.calls[1])["q1"]) == {"ok": True, "answer": "eu", "option": "eu"}
+
+
+async def test_goldfive_report_with_a_bad_kind_or_no_detail_answers_an_error_runs_nothing_and_the_run_goes_on() -> None:
+    model = model_of(
+        [function_call("goldfive_report", {"kind": "completed", "detail": "x"}, call_id="k1"),
+         function_call("goldfive_report", {"kind": "failed", "detail": " "}, call_id="k2"),
+         function_call("goldfive_report", {"kind": "progress", "detail": "x", "colour": "red"}, call_id="k3")],
+        [assistant_message("done anyway")],
+    )  # fmt: skip
+    h, _ = rig(model)
+    h.start()
+    out = await h.finish()
+    assert out.success, out.reason
+    answers = {k: json.loads(v) for k, v in outputs(model.calls[1]).items()}
+    assert all(a["ok"] is False for a in answers.values())
+    assert "kind must be one of progress, failed" in answers["k1"]["error"] and "needs a non-empty detail" in answers["k2"]["error"]
+    assert "unknown argument(s): colour" in answers["k3"]["error"]
+    assert h.statuses()["t1"] == TaskStatus.COMPLETED and "t1" not in h.runner.session.task_progress
+
+
+async def test_old_reporting_tool_names_are_not_offered_but_still_run_with_their_arguments() -> None:
+    model = model_of(
+        [function_call("report_new_work_discovered", {"title": "add a cache"}, call_id="o1"),
+         function_call("report_task_progress", {"detail": "bad", "fraction": "lots"}, call_id="o2")],
+        [assistant_message("done")],
+    )  # fmt: skip
+    h, _ = rig(model)
+    h.start()
+    out = await h.finish()
+    assert out.success, out.reason
+    assert not {t.name for t in model.calls[0].tools} & {"report_task_completed", "report_new_work_discovered", "report_task_progress"}
+    answers = {k: json.loads(v) for k, v in outputs(model.calls[1]).items()}
+    assert answers["o1"] == {"ok": True, "queued_for_replan": True}
+    assert answers["o2"]["ok"] is False and "fraction" in answers["o2"]["error"]  # checked as the tool checks it
+    assert "DRIFT_KIND_NEW_WORK_DISCOVERED" in drift_kinds(h)
+    calls = {s.tool_name: s for s in steps_of(h, "tool_call")}
+    assert calls["report_new_work_discovered"].outcome == "ok" and calls["report_task_progress"].outcome == "error"
+
+
+async def test_report_task_failed_by_its_old_name_ends_the_run_before_another_model_call() -> None:
+    model = model_of([function_call("report_task_failed", {"reason": "no data"}, call_id="f1")])
+    h, _ = rig(model, "a", "b")
+    h.start()
+    out = await h.finish()
+    assert not out.success and h.statuses()["a"] == TaskStatus.FAILED and "no data" in out.reason
+    assert len(model.calls) == 1 and model.remaining_steps == 0
+
+
+# -- without an SDK session: a brief per task ----------------------------------------------------
+async def test_without_a_session_each_task_gets_a_brief_bounded_whatever_the_plan_size() -> None:
+    sizes: dict[int, list[int]] = {}
+    for n in (13, 40):
+        ids = [f"t{i}" for i in range(n)]
+        model = model_of(*[[assistant_message(f"result {i} " + "x" * 1000)] for i in range(n)])
+        agent = Agent(name="worker", instructions="work", model=model)
+        h = Harness(agent=OpenAIAgentsAdapter(agent, session_factory=None), executor=SequentialExecutor(), planner=static(*ids))
+        h.start()
+        out = await h.finish()
+        assert out.success, out.reason
+        inputs = [user_texts(c)[-1] for c in model.calls]
+        assert all(len(user_texts(c)) == 1 for c in model.calls)  # a fresh conversation per task
+        later = inputs[n // 2]
+        assert f"- t{n // 2 - 1}: result {n // 2 - 1} " in later  # the result it depends on (cut)
+        assert f"{n} tasks: {n // 2} COMPLETED, 1 RUNNING, {n - n // 2 - 1} PENDING" in later
+        assert f"This task comes after: t{n // 2 - 1}\nThen: t{n // 2 + 1}" in later
+        assert "[COMPLETED]" not in later and f"- t{n // 2 - 2}:" not in later  # no plan lines, no other results
+        assert REPORTING_TEXT in later and later.endswith(f"description: do t{n // 2}\n\nDo the current task (t{n // 2}): T{n // 2}")
+        sizes[n] = [len(i) for i in inputs]
+    assert max(sizes[40]) < 2000 and max(sizes[40]) - max(sizes[13]) < 20  # bounded: not the plan's size
 
 
 async def test_a_raising_tool_is_recorded_as_an_error_with_a_tool_error_drift_and_the_run_goes_on() -> None:

@@ -108,3 +108,19 @@ def test_tasks_of_one_conversation_at_the_same_time_count_the_newest_input_kept(
     told.kept("t1")
     later = task_input(session, session.plan.tasks[2] if session.plan else start(session, 2), told)
     assert "- t3: three done elsewhere" in later and "zero done" not in later  # t1's input had t0's result
+
+
+def test_a_brief_lists_a_small_plan_whole_and_at_most_five_of_the_results_a_task_depends_on() -> None:
+    from goldfive.adapters.task_prompt import DEFAULT_REPORTING, brief_prompt
+
+    tasks = [Task(f"t{i}", f"Task {i}") for i in range(8)]
+    plan = Plan(tasks=tasks, edges=[TaskEdge(f"t{i}", "t7") for i in range(7)], id="p")
+    session = Session("r", goals=[Goal("g1", "ship it")], plan=plan)
+    for i in range(7):
+        finish(session, i, f"result {i}\nsecond line" if i else "")
+    notes_of(session).standing.append(SteeringNote("g1", "be brief"))
+    brief = brief_prompt(session, start(session, 7), "REPORT LIKE THIS")
+    assert "REPORT LIKE THIS" in brief and DEFAULT_REPORTING not in brief
+    assert "## Plan\n- t0 [COMPLETED]: Task 0\n" in brief and "- t7 [RUNNING]: Task 7 (after t0, t1, t2, t3, t4, t5, t6)" in brief
+    assert "- t0: (no result text)\n- t1: result 1 second line" in brief and "- t4: result 4 second line\n(and 2 more)" in brief
+    assert "result 5" not in brief and brief.rstrip().endswith("be brief")

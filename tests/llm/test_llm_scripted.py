@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from goldfive.errors import LLMError
+from goldfive.adapters.task_prompt import DEFAULT_REPORTING
 from goldfive.llm import ChatModel, ChatResult, ScriptedModel, load_prompt, prompt_kind, render_prompt
 from goldfive.planners import LLMGoalDeriver, LLMPlanner
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Goal, TaskStatus, set_task_status
@@ -33,6 +34,7 @@ PUBLISH = _tool("publish_deck", {"title": {"type": "string"}, "slides": {"type":
 def _agent_messages(task_id: str, title: str) -> list[dict[str, Any]]:
     system = render_prompt(
         "agent_task.system",
+        reporting=DEFAULT_REPORTING,
         goals="- g1: build me a slide deck about Python",
         plan="- research\n- publish",
         completed="(none)",

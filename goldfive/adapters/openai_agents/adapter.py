@@ -2,9 +2,13 @@
 
 The SDK run's input is ``task_input``: the goals, the plan, completed results and the task for the
 first task of an SDK session, what changed since for a later one (the session keeps every input,
-so the model reads the run's context once, then the updates). The run's final output is the
-task's result. The agent runs as a clone carrying the eight reporting tools (the user's object
-is never changed). A tool the SDK says needs approval interrupts the run (``result.interruptions``);
+so the model reads the run's context once, then the updates). Without a session each task's run
+is a conversation of its own and gets a brief bounded in size (``brief_prompt``: the goals, a
+short plan, the results it depends on, the task) rather than the whole plan. The run's final
+output is the task's result. The agent runs as a clone carrying one reporting tool,
+``goldfive_report`` (progress, failed, blocked, new work, divergence, approval, question); a
+reporting tool called by its own name still runs (see ``bridge``). The user's object is never
+changed. A tool the SDK says needs approval interrupts the run (``result.interruptions``);
 each call is asked of the person under its own call id, then ``RunState.approve`` / ``reject`` (with
 the person's reason as the text the model reads) and the run resumes from its state. Messages
 injected while the task runs reach the model before its next call (``call_model_input_filter``).
@@ -28,10 +32,11 @@ from agents.items import ToolApprovalItem
 from agents.run_config import DEFAULT_MAX_TURNS
 from agents.run_state import RunState
 
-from goldfive.adapters.common import ToolDecision, ask_tool_approval, task_input, to_text
+from goldfive.adapters.common import ToolDecision, ask_tool_approval, task_input, task_line, to_text
 from goldfive.adapters.openai_agents import bridge
 from goldfive.adapters.openai_agents.turn import FRAMEWORK, RecordingHooks, Turn, call_args, call_id_of
-from goldfive.adapters.task_prompt import Told
+from goldfive.adapters.task_prompt import Told, brief_prompt
+from goldfive.run.report_tool import REPORTING_TEXT
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import current
@@ -97,10 +102,14 @@ class OpenAIAgentsAdapter:
         if memory is not None:
             options["session"] = memory
         told = self._told(session, memory) if memory is not None else None
-        # In a session, the input counts as told once a run with it has ended (below): a run
-        # that raised may not have saved it.
-        turn.input_text = task_input(session, task, told, keep=False)
+        if told is None:
+            turn.input_text = f"{brief_prompt(session, task, REPORTING_TEXT)}\n\n{task_line(task)}"
+        else:
+            # In a session, the input counts as told once a run with it has ended (below): a
+            # run that raised may not have saved it.
+            turn.input_text = task_input(session, task, told, keep=False)
         token = turn.enter()
+        result: RunResult | None = None
         try:
             result = await Runner.run(agent, turn.input_text, context=self.context, max_turns=self.max_turns, **options)
             if told is not None:
@@ -111,6 +120,8 @@ class OpenAIAgentsAdapter:
                 result = await Runner.run(agent, state, **options)
             if turn.unknown_tool:  # the run ended without another model call to raise it in
                 raise ModelBehaviorError(f"Tool {turn.unknown_tool} not found in agent {agent.name}")
+        except bridge.TaskEnded:
+            pass  # a reporting tool called by its own name ended the task (its status says how)
         except MaxTurnsExceeded as exc:
             detail = f"no final answer after {self.max_turns} model calls"
             await ctx.steerer.report_drift(session, DriftEvent(DriftKind.TOO_MANY_STEPS, DriftSeverity.WARNING, detail, task.id))
@@ -127,7 +138,7 @@ class OpenAIAgentsAdapter:
         """The clone of the user's agent with the reporting tools, rebuilt only when the user's
         agent changed (its attributes or its tools) or the run offers other tools."""
         user = self.agent
-        key = (id(ctx), *(id(v) for v in vars(user).values()), *(id(t) for t in user.tools))
+        key = (id(ctx), *map(id, vars(user).values()), *map(id, user.tools))  # map: no Python call per item
         if self._clone is None or self._clone[0] != key:
             self._clone = (key, bridge.clone_agent(user, ctx.tools_for(task.id)))
         return self._clone[1]
@@ -186,17 +197,22 @@ class OpenAIAgentsAdapter:
     def _told(session: Session, memory: AgentSession) -> Told:
         """What the SDK session ``memory`` (one of the run's) was told of the run."""
         told: dict[int, Told] = session.state.setdefault(_MEMORY + ".told", {})
-        return told.setdefault(id(memory), Told())
+        if id(memory) not in told:
+            told[id(memory)] = Told(REPORTING_TEXT)
+        return told[id(memory)]
 
     def _give_back(self, session: Session, memory: AgentSession) -> None:
         session.state.setdefault(_MEMORY, []).append(memory)
 
 
-def _outcome(turn: Turn, result: RunResult) -> InvocationResult:
+def _outcome(turn: Turn, result: RunResult | None) -> InvocationResult:
+    """The task's end: the status a tool reported, else the run's final output as the result
+    (``result`` is None when a reporting tool called by its own name ended the run)."""
     task_id = turn.task.id
     status = turn.status()
+    output = to_text(result.final_output) if result is not None else ""
     if status == TaskStatus.COMPLETED:
-        return InvocationResult(task_id, text=turn.reported or to_text(result.final_output), stop_reason="task_completed")
+        return InvocationResult(task_id, text=turn.reported or output, stop_reason="task_completed")
     if status.is_terminal:
         return InvocationResult(task_id, stop_reason=f"task_{status.lower()}", error=turn.reported or f"task {status.lower()}")
-    return InvocationResult(task_id, text=to_text(result.final_output), stop_reason="final_output")
+    return InvocationResult(task_id, text=output, stop_reason="final_output")

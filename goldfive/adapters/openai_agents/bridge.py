@@ -3,19 +3,25 @@
 Each goes through a public SDK hook and finds its task with ``current_turn()``:
 
 - a clone of the user's agent (``Agent.clone``: the user's object is not changed) whose tools are
-  the agent's own plus the eight reporting tools as ``FunctionTool``s;
+  the agent's own, goldfive's user tools, and one reporting tool, ``goldfive_report``
+  (``goldfive.run.report_tool``): the run's final output is the task's result, so there is no
+  report_task_completed to offer, and the other reports are one tool with a ``kind`` (the SDK
+  checks and fingerprints every tool of the agent on every run: one costs less than seven);
 - the clone's ``tool_use_behavior`` ends the run once a tool moved the task to a terminal status
-  (report_task_completed / report_task_failed), otherwise decides as the agent's own does;
+  (goldfive_report failed, report_task_failed), otherwise decides as the agent's own does;
 - a tool whose calls always need approval (``needs_approval=True``) is copied with an invoker
   that runs an approved call with the arguments a person edited (the SDK has no way to change
   an approved call's arguments; without an edit the copy runs the SDK's own invoker unchanged);
 - ``RunConfig.call_model_input_filter`` puts injected messages into the model input before each
   model call; ``RunConfig.tool_error_formatter`` learns which call raised (TOOL_ERROR drift).
   The user's own filter and formatter run after goldfive's.
-- a hidden reporting tool (``report_task_started``: not on the agent, so the SDK does not check
-  and fingerprint it every run) still runs when the model calls it: the SDK reports the call as
-  "tool not found" to the error formatter, which runs the tool and answers with its result. Any
-  other unknown tool still ends the run with the SDK's ``ModelBehaviorError`` (the SDK's default
+- a reporting tool by its own name (report_task_completed, report_task_progress, ...: an older
+  prompt or a model's habit) is not on the agent but still runs when the model calls it: the SDK
+  reports the call as "tool not found" to the error formatter, which runs the tool with the
+  call's arguments (kept from the model's response by the hooks, ``Turn.calls``) and answers
+  with its result. One that ended the task (completed, failed) ends the run before the next
+  model call (``TaskEnded``: the SDK has no way to stop a run from that answer). Any other
+  unknown tool still ends the run with the SDK's ``ModelBehaviorError`` (the SDK's default
   ``raise_error``), raised before the next model call.
 """
 
@@ -26,25 +32,43 @@ import inspect
 import json
 from typing import Any
 
-from agents import Agent, FunctionTool, FunctionToolResult, ModelBehaviorError, RunConfig, RunContextWrapper, ToolsToFinalOutputResult
+from agents import (
+    Agent,
+    AgentsException,
+    FunctionTool,
+    FunctionToolResult,
+    ModelBehaviorError,
+    RunConfig,
+    RunContextWrapper,
+    ToolsToFinalOutputResult,
+)
 from agents.run_config import CallModelData, ModelInputData, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext
 
-from goldfive.adapters.common import to_text
-from goldfive.adapters.openai_agents.turn import current_turn
-from goldfive.run.tools import HIDDEN_TOOL_NAMES, ReportingToolSpec, offered
+from goldfive.adapters.common import record_tool_call, to_text
+from goldfive.adapters.openai_agents.turn import FRAMEWORK, Turn, current_turn
+from goldfive.run.report_tool import REPORT_TOOL_DESCRIPTION, REPORT_TOOL_NAME, REPORT_TOOL_PARAMETERS, report
+from goldfive.run.tools import REPORTING_TOOL_NAMES, ReportingToolSpec
 
 #: Said to the model in front of the result of a call that ran with a person's arguments.
 EDITED_NOTE = "A person changed the arguments before approving; the call ran with {args}. Result: "
 _TERMINAL_REPORTS = ("report_task_completed", "report_task_failed")
 
 
+class TaskEnded(AgentsException):
+    """Raised before the next model call when a reporting tool called by its own name (answered
+    as "tool not found") ended the task: ``invoke`` takes it as the run's end."""
+
+
 def clone_agent(user_agent: Agent[Any], specs: dict[str, ReportingToolSpec]) -> Agent[Any]:
-    """The agent goldfive runs: ``user_agent`` with the reporting tools of ``specs`` that agents are offered."""
+    """The agent goldfive runs: ``user_agent`` with goldfive's user tools of ``specs`` (a task's
+    ``RunContext.tools_for``) and ``goldfive_report``."""
     own = [_editable(t) if isinstance(t, FunctionTool) and always_asks(t) else t for t in user_agent.tools]
     names = {getattr(t, "name", "") for t in own}
-    reporting = [_reporting_tool(s) for s in offered(specs).values() if s.name not in names]
-    return user_agent.clone(tools=[*own, *reporting], tool_use_behavior=_behavior(user_agent.tool_use_behavior))
+    goldfive = [_user_tool(s) for s in specs.values() if s.name not in REPORTING_TOOL_NAMES and s.name not in names]
+    if REPORT_TOOL_NAME not in names:
+        goldfive.append(REPORT_TOOL)
+    return user_agent.clone(tools=[*own, *goldfive], tool_use_behavior=_behavior(user_agent.tool_use_behavior))
 
 
 def always_asks(tool: Any) -> bool:
@@ -65,6 +89,8 @@ def run_config(base: RunConfig) -> RunConfig:
         turn = current_turn()
         if turn.unknown_tool:  # what raise_error would have raised, before the next model call
             raise ModelBehaviorError(f"Tool {turn.unknown_tool} not found in agent {data.agent.name}")
+        if turn.ended_by_name and turn.status().is_terminal:
+            raise TaskEnded(f"{turn.ended_by_name} ended task {turn.task.id}")
         model_data = await turn.with_injected(data.model_data)
         if user_filter is None:
             return model_data
@@ -76,9 +102,8 @@ def run_config(base: RunConfig) -> RunConfig:
             await current_turn().tool_raised(args)
         elif args.kind == "tool_not_found":
             turn = current_turn()
-            if args.tool_name in HIDDEN_TOOL_NAMES:
-                out = await turn.ctx.tools_for(turn.task.id)[args.tool_name]()
-                return json.dumps(out, default=str)
+            if args.tool_name in REPORTING_TOOL_NAMES:
+                return await _by_old_name(turn, args.tool_name, args.call_id)
             if raise_unknown:
                 turn.unknown_tool = args.tool_name
                 return None
@@ -91,21 +116,27 @@ def run_config(base: RunConfig) -> RunConfig:
     return out
 
 
-def _reporting_tool(spec: ReportingToolSpec) -> FunctionTool:
+def _json_args(name: str, raw: str) -> dict[str, Any] | str:
+    """The call's arguments, or the JSON answer saying why they are not an object."""
+    try:
+        args = json.loads(raw or "{}")
+    except ValueError as exc:
+        return json.dumps({"ok": False, "error": f"{name}: arguments are not valid JSON ({exc})"})
+    if not isinstance(args, dict):
+        return json.dumps({"ok": False, "error": f"{name}: arguments must be a JSON object"})
+    return args
+
+
+def _user_tool(spec: ReportingToolSpec) -> FunctionTool:
+    """A goldfive user tool (``Runner(tools=...)``) as a FunctionTool; each call runs the task's own binding."""
     name = spec.name
 
     async def invoke(tool_ctx: ToolContext[Any], raw: str) -> str:
         turn = current_turn()
-        try:
-            args = json.loads(raw or "{}")
-        except ValueError as exc:
-            return json.dumps({"ok": False, "error": f"{name}: arguments are not valid JSON ({exc})"})
-        if not isinstance(args, dict):
-            return json.dumps({"ok": False, "error": f"{name}: arguments must be a JSON object"})
-        out = await turn.ctx.tools_for(turn.task.id)[name](**args)
-        if name in _TERMINAL_REPORTS and out.get("ok"):
-            turn.reported = str(args.get("result") or args.get("reason") or "")
-        return json.dumps(out, default=str)
+        args = _json_args(name, raw)
+        if isinstance(args, str):
+            return args
+        return json.dumps(await turn.ctx.tools_for(turn.task.id)[name](**args), default=str)
 
     return FunctionTool(
         name=name,
@@ -114,6 +145,51 @@ def _reporting_tool(spec: ReportingToolSpec) -> FunctionTool:
         on_invoke_tool=invoke,
         strict_json_schema=False,  # goldfive's schemas have optional arguments
     )
+
+
+async def _report(tool_ctx: ToolContext[Any], raw: str) -> str:
+    turn = current_turn()
+    args = _json_args(REPORT_TOOL_NAME, raw)
+    if isinstance(args, str):
+        return args
+    name, out = await report(turn.ctx.tools_for(turn.task.id), args)
+    if name in _TERMINAL_REPORTS and out.get("ok"):
+        turn.reported = str(args.get("detail") or "")
+    return json.dumps(out, default=str)
+
+
+#: goldfive_report, one object for every clone (it finds its task with ``current_turn``).
+REPORT_TOOL = FunctionTool(
+    name=REPORT_TOOL_NAME,
+    description=REPORT_TOOL_DESCRIPTION,
+    params_json_schema=REPORT_TOOL_PARAMETERS,
+    on_invoke_tool=_report,
+    strict_json_schema=False,  # optional arguments
+)
+
+
+async def _by_old_name(turn: Turn, name: str, call_id: str) -> str:
+    """A reporting tool the model called by its own name (it is not on the agent): run with the
+    call's arguments, recorded as a tool call, answered as the tool would have."""
+    raw = turn.calls.pop(call_id, "")
+    args = _json_args(name, raw)
+    if isinstance(args, str):
+        text = args
+        out: dict[str, Any] = json.loads(args)
+        args = {}
+    else:
+        out = await turn.ctx.tools_for(turn.task.id)[name](**args)
+        text = json.dumps(out, default=str)
+    if out.get("ok"):
+        if name in _TERMINAL_REPORTS:
+            turn.reported = str(args.get("result") or args.get("reason") or "")
+        if turn.status().is_terminal:
+            turn.ended_by_name = name
+    await record_tool_call(
+        turn.ctx, task_id=turn.task.id, framework=FRAMEWORK, tool_name=name, args=args, result=text,
+        outcome="ok" if out.get("ok", True) else "error", call_id=call_id,
+    )  # fmt: skip
+    return text
 
 
 def _editable(tool: FunctionTool) -> FunctionTool:

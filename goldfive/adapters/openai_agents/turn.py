@@ -20,6 +20,7 @@ from goldfive.usage import ModelUsage, report_usage
 from goldfive.errors import GoldfiveError
 from goldfive.run.context import RunContext
 from goldfive.run.current_run import read_injected
+from goldfive.run.tools import REPORTING_TOOL_NAMES
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 FRAMEWORK = "openai_agents"
@@ -51,6 +52,12 @@ class Turn:
         self.reported = ""
         #: An unknown tool the model called (the SDK's raise_error, raised by the adapter).
         self.unknown_tool = ""
+        #: call id -> the JSON arguments of a reporting tool the model called by its own name
+        #: (not on the agent: the SDK's "tool not found" answer does not carry them).
+        self.calls: dict[str, str] = {}
+        #: The reporting tool, called by its own name, that ended the task (the run ends
+        #: before the next model call).
+        self.ended_by_name = ""
         #: This task's input (``task_input``: the run's context, or what changed since the
         #: session's previous task, then the task).
         self.input_text = ""
@@ -109,6 +116,7 @@ class RecordingHooks(RunHooks[Any]):
     """Each model answer and each tool call of the run on goldfive's event stream."""
 
     async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
+        turn = current_turn()
         text: list[str] = []
         calls: list[str] = []
         for item in response.output:
@@ -116,10 +124,12 @@ class RecordingHooks(RunHooks[Any]):
             if kind == "message":
                 text.extend(str(getattr(part, "text", "") or getattr(part, "refusal", "")) for part in getattr(item, "content", []))
             elif kind == "function_call":
-                calls.append(str(getattr(item, "name", "")))
+                name = str(getattr(item, "name", ""))
+                calls.append(name)
+                if name in REPORTING_TOOL_NAMES:
+                    turn.calls[str(getattr(item, "call_id", ""))] = str(getattr(item, "arguments", "") or "")
             elif kind.endswith("_call"):
                 calls.append(kind)
-        turn = current_turn()
         await _report_usage(turn, agent, response)
         await record_model_turn(turn.ctx, task_id=turn.task.id, framework=FRAMEWORK, text="".join(text), tool_calls=calls)
 
