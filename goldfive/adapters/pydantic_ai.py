@@ -40,7 +40,6 @@ down the model request in flight and its tool tasks, pending approvals are withd
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import weakref
 from contextvars import ContextVar
@@ -130,17 +129,12 @@ class PydanticAIAdapter:
         instrumented = bool(own if own is not None else Agent._instrument_default)
         steering = GoldfiveSteering(ctx, task.id, specs, instrumented=instrumented)
         toolset = self._reporting.for_specs(offered(specs))
-        # The reporting tools join the agent's own function tools when it has no other toolset
-        # (see ReportingToolset.merged); otherwise they are one more toolset of the run.
-        merged = self._reporting.merged(self.agent)
         told = self._conversation(session)[1] if self.memory else None
         history = list(self.history(session)) if self.memory else []
         # In a conversation the input counts as told once the run's messages are kept (below).
         prompt: str | None = task_input(session, task, told, keep=False)
         output_type = self._output_type()
-        options: dict[str, Any] = {"deps": self.deps, "usage_limits": self.usage_limits}
-        if merged is None:
-            options["toolsets"] = [toolset]
+        options: dict[str, Any] = {"deps": self.deps, "usage_limits": self.usage_limits, "toolsets": [toolset]}
         if output_type is not None:
             options["output_type"] = output_type
         elif not self._defers:
@@ -151,18 +145,17 @@ class PydanticAIAdapter:
         notes: list[str] = []
         bound = CURRENT.set(steering)
         try:
-            with self.agent.override(tools=merged) if merged is not None else contextlib.nullcontext():
-                while True:
-                    # One run, or (after approvals) the run resumed with the decisions, as PydanticAI
-                    # documents for DeferredToolRequests; the usage carries over so the limits hold.
-                    ran, output, options["usage"], ended = await self._run(
-                        session, task, steering, prompt, [*history, *new], results, notes, conversation=not history and not new, **options
-                    )
-                    new.extend(ran)
-                    if ended or not isinstance(output, DeferredToolRequests) or not output.approvals or output.calls:
-                        break
-                    results, notes = await steering.decide(output)
-                    prompt = None
+            while True:
+                # One run, or (after approvals) the run resumed with the decisions, as PydanticAI
+                # documents for DeferredToolRequests; the usage carries over so the limits hold.
+                ran, output, options["usage"], ended = await self._run(
+                    session, task, steering, prompt, [*history, *new], results, notes, conversation=not history and not new, **options
+                )
+                new.extend(ran)
+                if ended or not isinstance(output, DeferredToolRequests) or not output.approvals or output.calls:
+                    break
+                results, notes = await steering.decide(output)
+                prompt = None
         except UsageLimitExceeded as exc:
             await _drift(ctx.steerer, session, DriftKind.TOO_MANY_STEPS, str(exc), task.id)
             return InvocationResult(task.id, stop_reason="max_steps", error=f"step limit exceeded: {exc}")
@@ -434,30 +427,6 @@ class ReportingToolset:
         if self._toolset is None or key != self._key:
             self._key, self._toolset = key, _ListedOnce([_tool(spec) for spec in specs.values()])
         return self._toolset
-
-
-    def merged(self, agent: AbstractAgent[Any, Any]) -> list[Tool[Any]] | None:
-        """The agent's own function tools and the reporting tools (those of the last
-        :meth:`for_specs`) as one list, for ``agent.override(tools=...)`` around the run, when
-        the agent's only toolset is its function toolset; None otherwise.
-
-        PydanticAI combines a run's toolsets per step (``for_run``, ``for_run_step``,
-        ``get_tools``, the instructions) by running each toolset's part in a task of an anyio
-        task group, about 70 µs of CPU each time on this machine and several times a run; with
-        one toolset it awaits it directly. So the reporting tools go in with the agent's own,
-        not beside them. An agent with toolsets of its own (MCP servers, a wrapped toolset)
-        combines toolsets anyway: the reporting toolset is one more there, and so is it when a
-        name clashes (PydanticAI reports the clash as before)."""
-        if self._toolset is None or not isinstance(agent, Agent):
-            return None
-        toolsets = agent.toolsets
-        if len(toolsets) != 1 or not isinstance(toolsets[0], FunctionToolset):
-            return None
-        own = toolsets[0].tools
-        ours = self._toolset.tools
-        if any(name in own for name in ours):
-            return None
-        return [*own.values(), *ours.values()]
 
 
 class _ListedOnce(FunctionToolset[Any]):

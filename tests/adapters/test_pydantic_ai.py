@@ -11,8 +11,7 @@ import gc
 import logging
 import time
 import warnings
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from pydantic_ai.messages import TextPart, ToolReturnPart
@@ -62,58 +61,6 @@ async def test_the_users_agent_is_not_changed_by_a_run() -> None:
     await agent.run("plain run, no goldfive")
     assert not [n for n in script.tool_names[-1] if n.startswith("report_")]
     assert sorted(script.tool_names[-1]) == ["lookup", "publish"]
-
-
-def test_the_reporting_tools_join_the_agents_own_tools_unless_it_has_toolsets_of_its_own() -> None:
-    """One toolset per run where the agent has only its function tools: PydanticAI combines two
-    toolsets per step in an anyio task group (docs/adapters, the PydanticAI cost)."""
-    from pydantic_ai import Agent
-    from pydantic_ai.models.function import FunctionModel
-    from pydantic_ai.toolsets import FunctionToolset
-
-    from goldfive.adapters.pydantic_ai import ReportingToolset
-    from goldfive.run.tools import OFFERED_TOOL_NAMES, build_tools, offered
-
-    reporting = ReportingToolset()
-    assert reporting.merged(make_agent(Script())[0]) is None  # nothing built yet
-    reporting.for_specs(offered(build_tools(cast(Any, SimpleNamespace(session=None, steerer=None, user_tools=[])), "t")))
-    agent, _ = make_agent(Script())
-    merged = reporting.merged(agent)
-    assert merged is not None and [t.name for t in merged] == ["publish", "lookup", *OFFERED_TOOL_NAMES]
-    assert merged[0].requires_approval  # the agent's own tools as they are
-
-    def delete(path: str) -> str:
-        """Delete a file."""
-        return path
-
-    assert reporting.merged(Agent(FunctionModel(Script()), toolsets=[FunctionToolset([delete])])) is None
-    clash: Agent[None, str] = Agent(FunctionModel(Script()))
-
-    @clash.tool_plain
-    def report_task_progress(detail: str) -> str:
-        """The agent's own tool of the same name."""
-        return detail
-
-    assert reporting.merged(clash) is None  # a separate toolset: PydanticAI reports the clash as before
-
-
-async def test_an_agent_with_a_toolset_of_its_own_still_gets_the_reporting_tools() -> None:
-    from pydantic_ai import Agent
-    from pydantic_ai.models.function import FunctionModel
-    from pydantic_ai.toolsets import FunctionToolset
-
-    def delete(path: str) -> str:
-        """Delete a file."""
-        return path
-
-    script = Script({"a": [calls(("report_task_completed", {"result": "via the reporting toolset"}, "c1"))]})
-    agent: Agent[None, str] = Agent(FunctionModel(script), toolsets=[FunctionToolset([delete])])
-    h = Harness(agent, SequentialExecutor(), static("a"))
-    h.start()
-    out = await h.finish()
-    assert out.success, out.reason
-    assert out.session.completed_results["a"] == "via the reporting toolset"
-    assert {"delete", "report_task_completed", "ask_person"} <= set(script.tool_names[0])
 
 
 async def test_report_task_completed_ends_the_run_before_another_model_call(executor: Any) -> None:
