@@ -13,9 +13,12 @@ so two model calls, one tool call and its hooks per task.
     MCP server, the visibility and usage events, the state machine and the executor;
 (a') the SDK alone as (a), sent goldfive's task input texts (the first whole, later ones what
     changed since): what the adapter adds beyond a longer prompt.
-Each variant is warmed up, then timed in alternating passes; the figures are medians of wall
-time per task (most of the work is in the Claude Code process, which this process's CPU time
-does not see; this process's CPU time is printed beside it). The ratio is to (a) in the same run.
+Each variant is warmed up, then timed in alternating passes; the figures are medians per task
+of wall time and of CPU time in three places, counted apart: Claude Code's (the CLI, a node
+process: its rusage once it has exited, each variant ends its client), the scripted Messages
+API's (handler threads in this process: what a real API would spend, not goldfive), and this
+process's own less the API's (the SDK and goldfive). The ratios are to (a) in the same run; on
+a shared machine the CPU times are the steadier figures (wall time waits for a core).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -71,6 +75,14 @@ def goldfive_inputs(n: int) -> list[str]:
     return texts
 
 
+Figures = tuple[float, float, float, float]  # seconds: wall, this process's cpu, the API's cpu, the CLI's cpu
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 async def sdk_alone(opts: Any, n: int, texts: list[str] | None = None) -> tuple[float, float]:
     start, cpu = time.perf_counter(), time.process_time()
     client = ClaudeSDKClient(opts)
@@ -97,7 +109,14 @@ async def through_goldfive(opts: Any, n: int) -> tuple[float, float]:
     return elapsed
 
 
-async def measure(n: int, passes: int, home: Path) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+async def counted(server: MessagesServer, run: Any) -> Figures:
+    api, cli = server.cpu_s, _children_cpu()
+    wall, cpu = await run()
+    api = server.cpu_s - api
+    return wall, cpu - api, api, _children_cpu() - cli
+
+
+async def measure(n: int, passes: int, home: Path) -> dict[str, list[Figures]]:
     server = MessagesServer(answer)
     try:
         opts = options(server, home)
@@ -109,14 +128,11 @@ async def measure(n: int, passes: int, home: Path) -> tuple[dict[str, list[float
         }
         for run in variants.values():  # warm-up
             await run()
-        wall: dict[str, list[float]] = {name: [] for name in variants}
-        cpu: dict[str, list[float]] = {name: [] for name in variants}
+        figures: dict[str, list[Figures]] = {name: [] for name in variants}
         for _ in range(passes):
             for name, run in variants.items():
-                w, c = await run()
-                wall[name].append(w / n * 1e3)
-                cpu[name].append(c / n * 1e3)
-        return wall, cpu
+                figures[name].append(await counted(server, run))
+        return figures
     finally:
         server.close()
 
@@ -127,17 +143,21 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
-        wall, cpu = asyncio.run(measure(args.tasks, args.passes, Path(home)))
-    med = {name: statistics.median(xs) for name, xs in wall.items()}
-    cpu_med = {name: statistics.median(xs) for name, xs in cpu.items()}
-    names = list(med)
+        figures = asyncio.run(measure(args.tasks, args.passes, Path(home)))
+    names = list(figures)
+    med = {name: [statistics.median(f[k] for f in fs) / args.tasks * 1e3 for k in range(4)] for name, fs in figures.items()}
     base = med[names[0]]
-    print(f"Claude Agent SDK adapter: {args.tasks}-task linear plan, median of {args.passes} passes (after a warm-up)")
+    print(f"Claude Agent SDK adapter: {args.tasks}-task linear plan, median of {args.passes} passes (after a warm-up); ms per task")
+    print(f"  {'':44s} {'wall':>8} {'ratio':>6}   {'CLI cpu':>8} {'ratio':>6}   {'SDK+goldfive cpu':>16}   {'API cpu':>7}")
     for name in names:
-        print(f"  {name:44s} wall {med[name]:8.1f} ms/task (ratio {med[name] / base:5.2f})   this process's cpu {cpu_med[name]:7.1f} ms/task")
+        w, own, api, cli = med[name]
+        print(f"  {name:44s} {w:8.1f} {w / base[0]:6.2f}   {cli:8.1f} {cli / base[3]:6.2f}   {own:16.2f}   {api:7.2f}")
     for label, other in (("b over a", names[0]), ("b over a'", names[2])):
-        over = med[names[1]] - med[other]
-        print(f"  goldfive overhead, {label}: {over:+.1f} ms/task ({over / med[other]:+.1%})")
+        b, o = med[names[1]], med[other]
+        print(
+            f"  goldfive overhead, {label}: wall {b[0] - o[0]:+.1f} ms/task ({(b[0] - o[0]) / o[0]:+.1%}), "
+            f"CLI cpu {b[3] - o[3]:+.1f} ms ({(b[3] - o[3]) / o[3]:+.1%}), this process {b[1] - o[1]:+.2f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ scripted Messages API on loopback (the streaming form: ``message_start``, conten
 
 ``MessagesServer(respond)``: ``respond(body)`` returns the blocks of each answer, ``("text",
 str)`` or ``("tool_use", name, input, id)``; every request body is kept in ``requests``.
-``hold(n)`` keeps request ``n`` (0-based) unanswered until ``release()``; ``arrived(n)`` is an
+``cpu_s`` is the CPU time its handler threads spent (they run in this process: a benchmark
+takes it apart from goldfive's). ``hold(n)`` keeps request ``n`` (0-based) unanswered until ``release()``; ``arrived(n)`` is an
 asyncio.Event set when request ``n`` came in.
 """
 
@@ -15,6 +16,7 @@ import asyncio
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -33,6 +35,8 @@ class MessagesServer:
         self._arrivals: dict[int, asyncio.Event] = {}
         self._loop = asyncio.get_running_loop()
         self._lock = threading.Lock()
+        #: CPU seconds spent in the request handlers (reading, parsing and answering requests).
+        self.cpu_s = 0.0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -42,11 +46,16 @@ class MessagesServer:
                 pass
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                if "count_tokens" in self.path:
-                    self._send(b'{"input_tokens": 10}', "application/json")
-                    return
-                self._send(server._answer(body), "text/event-stream")
+                cpu = time.thread_time()
+                try:
+                    body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                    if "count_tokens" in self.path:
+                        self._send(b'{"input_tokens": 10}', "application/json")
+                        return
+                    self._send(server._answer(body), "text/event-stream")
+                finally:
+                    with server._lock:
+                        server.cpu_s += time.thread_time() - cpu
 
             def _send(self, data: bytes, kind: str) -> None:
                 try:
