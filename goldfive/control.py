@@ -291,6 +291,10 @@ class ControlChannel:
         message queued as usual, True once it took it (it acks it, as for any message)."""
         self._direct = answer
 
+    def direct_answerer(self) -> Callable[[ControlMessage], bool] | None:
+        """The hook ``answer_directly`` set (None: every message is queued)."""
+        return self._direct
+
     def _wake_reader(self) -> None:
         fut = self._ready
         if fut is not None and not fut.done():

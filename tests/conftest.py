@@ -94,6 +94,19 @@ def _sigint_left_as_found(request: pytest.FixtureRequest):  # type: ignore[no-un
         pytest.fail(changed, pytrace=False)
 
 
+@pytest.fixture(autouse=True)
+def _run_defaults_left_as_found():  # type: ignore[no-untyped-def]
+    """The process's run defaults (what ``--approvals review``, ``--budget`` or ``--prices``
+    install for every run of a CLI process) put back after each test: a CLI run in process
+    installs them, and a reviewer left behind reviewed a later test's approvals (an
+    ``approval_reviewed`` where that test expected its reminders)."""
+    from goldfive.run.defaults import install_run_defaults, run_defaults
+
+    before = run_defaults()
+    yield
+    install_run_defaults(before)
+
+
 @pytest.hookimpl(trylast=True)  # after the session's fixtures are torn down (runner's sessionfinish)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """On an xdist worker, the garbage collection pytest does at its very end (five full passes,

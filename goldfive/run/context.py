@@ -301,6 +301,7 @@ class RunContext:
             return await run.emit(factory, *args, **kwargs)
 
         self.controls.ctx = run
+        self.controls.let_go()
         self.budget.ctx = run
         if self.watchdog is not None:
             self.watchdog.ctx = run

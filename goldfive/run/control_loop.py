@@ -73,6 +73,16 @@ class ControlLoop:
         if self.channel is not None:
             self.channel.answer_directly(self._answer_directly)
 
+    def let_go(self) -> None:
+        """The run is over: no control is answered in its sender's call from here on (the
+        channel's hook is taken back when it is still this loop's), and the executor's context
+        is dropped. That context binds the run, and this loop is the run's: kept, it was a
+        cycle that held a finished run until the collector's next full collection."""
+        self._context = None
+        ch = self.channel
+        if ch is not None and ch.direct_answerer() == self._answer_directly:
+            ch.answer_directly(None)
+
     # -- reading the channel ---------------------------------------------------------
     def usable(self) -> bool:
         ch = self.channel

@@ -208,9 +208,13 @@ async def test_resume_refuses_a_plan_that_does_not_match_the_recording(tmp_path:
 
 
 async def test_resume_refuses_a_run_a_live_process_holds_and_takes_over_a_stale_lock(tmp_path: Path, executor: Any) -> None:
+    from goldfive.store.locks import process_started
+
     crashed = await run_until_held(tmp_path, executor, ("a", "b"), hold="b")
     conn = sqlite3.connect(crashed)
-    conn.execute("UPDATE run_locks SET pid = ?", (os.getppid(),))  # a live process that is not us
+    # A live process that is not us, with its own start time (a row naming only its pid would
+    # carry our start time, which is another process's: a reused pid, so a dead holder).
+    conn.execute("UPDATE run_locks SET pid = ?, started = ?", (os.getppid(), process_started(os.getppid())))
     conn.commit()
     with pytest.raises(ResumeRefused, match=f"run {RUN} is still running in process {os.getppid()}"):
         Runner.resuming(RUN, store=crashed, agent=Agent(), planner=StaticPlanner(plan("a", "b")))
