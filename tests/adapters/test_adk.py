@@ -308,6 +308,7 @@ async def test_an_injected_message_is_in_the_next_model_input_and_stays_for_the_
 @pytest.fixture
 def leak_watch(caplog: pytest.LogCaptureFixture) -> Iterator[list[str]]:
     """Asyncio's "Task was destroyed but it is pending" and never-awaited warnings, collected."""
+    gc.collect()  # what earlier tests left pending on their closed loops is not this test's
     caplog.set_level(logging.ERROR, logger="asyncio")
     found: list[str] = []
     with warnings.catch_warnings(record=True) as caught:

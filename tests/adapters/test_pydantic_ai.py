@@ -302,6 +302,14 @@ def _pending_tasks() -> set[asyncio.Task[Any]]:
     return {t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()}
 
 
+def _watch_from_here(caplog: pytest.LogCaptureFixture) -> set[asyncio.Task[Any]]:
+    """The pending tasks now, with the log cleared of what collecting an earlier test's
+    garbage says: a task left pending on an earlier test's closed loop is not this test's."""
+    gc.collect()
+    caplog.clear()
+    return _pending_tasks()
+
+
 async def _stopped_cleanly(h: Harness, before: set[asyncio.Task[Any]], caplog: pytest.LogCaptureFixture) -> None:
     await asyncio.sleep(0)
     assert _pending_tasks() - before == set()
@@ -313,7 +321,7 @@ async def test_cancel_in_the_middle_of_a_model_call_stops_the_run_within_the_gra
     executor: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    before = _pending_tasks()
+    before = _watch_from_here(caplog)
     script = Script()
     script.hold("a", 0)  # never released
     agent, _ = make_agent(script)
@@ -338,7 +346,7 @@ async def test_steer_in_the_middle_of_a_model_call_stops_it_and_the_new_plan_run
     executor: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    before = _pending_tasks()
+    before = _watch_from_here(caplog)
     script = Script()
     script.hold("a", 0)
     agent, _ = make_agent(script)
@@ -382,7 +390,7 @@ async def test_parallel_tasks_reusing_a_call_id_still_get_one_approval_each() ->
 
 async def test_cancel_while_a_call_waits_for_approval_withdraws_it_and_the_tool_never_runs(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
-    before = _pending_tasks()
+    before = _watch_from_here(caplog)
     script = Script({"a": [calls(("publish", {"channel": "#r", "text": "hi"}, "p1"), ("publish", {"channel": "#s", "text": "yo"}, "p2"))]})
     agent, ran = make_agent(script)
     h = Harness(agent, SequentialExecutor(), static("a"), config=RuntimeConfig(cancel_grace_s=2.0))
