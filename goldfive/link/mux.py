@@ -7,7 +7,7 @@ controls and acks, reconnecting) is the same, on a lane that behaves like a call
 refusal raised as the ``grpc.aio.AioRpcError`` Connect would have raised.
 
 The mux writes one ``RunnerFrame`` with every part its lanes queued during ``linger`` seconds
-(up to about ``MAX_FRAME_BYTES``), so a process running many runs sends a few large messages
+(:data:`LINGER`, up to about ``MAX_FRAME_BYTES``), so a process running many runs sends a few large messages
 instead of one small message per run. A run's events are not queued as parts: its link marks
 its lane ready (:meth:`_Lane.ready`, one dict entry per emit) and the mux pulls each ready
 lane's events when it builds the frame, in one part per lane; the link's own task then wakes
@@ -41,6 +41,11 @@ from goldfive.link.wire import bearer_metadata, hub_addresses
 
 __all__ = ["HubMux", "acquire", "release"]
 
+#: Seconds a frame waits for more runs' events after the first (acks, hellos and ends do not
+#: wait): 20 ms cost a run's subscribers up to that much latency, and against 5 ms cut a busy
+#: process's frames (each a gRPC write here and a read at the hub) fourfold and the runner's
+#: CPU per event by about a fifth (bench_hub_fleet --runners).
+LINGER = 0.02
 #: Parts queued by the lanes before a lane's ``write`` waits for the stream to take them.
 _MAX_QUEUED = 512
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
@@ -150,7 +155,7 @@ class HubMux:
         *,
         token: str | None = None,
         tls_ca: str | os.PathLike[str] | None = None,
-        linger: float = 0.005,
+        linger: float = LINGER,
         grpc_channel: grpc.aio.Channel | None = None,
     ) -> None:
         self.addresses = hub_addresses(address)
