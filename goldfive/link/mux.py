@@ -67,7 +67,7 @@ class _Lane:
         self._error: BaseException | None = None
         self._ended = False  # no more messages will come down
         #: The link's events, pulled when a frame is built (``pull_with``).
-        self._pull: Callable[[], list[Event]] | None = None
+        self._pull: Callable[[int], list[Event]] | None = None
 
     # -- what HubLink calls ------------------------------------------------------------------
     async def write(self, msg: service_pb2.RunnerMessage) -> None:
@@ -90,10 +90,11 @@ class _Lane:
         self.mux._put_first(service_pb2.RunnerPart(lane=self.lane, message=msg))
         return True
 
-    def pull_with(self, pull: Callable[[], list[Event]]) -> None:
-        """From now on the mux takes this lane's events by calling ``pull`` (the next batch
-        after what it took last, empty when none) while it builds a frame, once the lane is
-        marked :meth:`ready`; the link no longer writes ``events`` messages itself."""
+    def pull_with(self, pull: Callable[[int], list[Event]]) -> None:
+        """From now on the mux takes this lane's events by calling ``pull(room)`` (the next
+        batch after what it took last, about ``room`` bytes at most but at least one event,
+        empty when none) while it builds a frame, once the lane is marked :meth:`ready`; the
+        link no longer writes ``events`` messages itself."""
         self._pull = pull
 
     def ready(self) -> None:
@@ -177,9 +178,11 @@ class HubMux:
         self._linger: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
-        #: Streams opened (1 = never reconnected) and frames written, for benches and tests.
+        #: Streams opened (1 = never reconnected), frames written and the largest frame's
+        #: size in bytes (of a frame that carried events), for benches and tests.
         self.streams = 0
         self.frames = 0
+        self.largest_frame = 0
 
     @property
     def address(self) -> str:
@@ -257,11 +260,12 @@ class HubMux:
             pull = lane._pull
             if pull is None or lane._ended or lane._error is not None:
                 continue
-            batch = pull()  # marks the lane ready again when it holds more
+            batch = pull(MAX_FRAME_BYTES - size)  # marks the lane ready again when it holds more
             if batch:
                 part = frame.parts.add(lane=number)
                 part.message.events.events.extend(batch)
                 size += part.ByteSize()
+        self.largest_frame = max(self.largest_frame, size)
 
     # -- the stream ------------------------------------------------------------------------
     def _stub(self) -> Any:

@@ -410,9 +410,17 @@ class HubLink:
         finally:
             self._pulling = None
 
-    def _pull(self) -> list[Event]:
-        """The next batch for the mux's frame (the events after the last one handed over)."""
+    def _pull(self, room: int) -> list[Event]:
+        """The next batch for the mux's frame: the events after the last one handed over, up
+        to ``batch_events`` and about ``room`` bytes (at least one event)."""
         batch = self.buffer.after(self._sent, self.batch_events)
+        if len(batch) > 1:
+            size = 0
+            for n, event in enumerate(batch):
+                size += event.ByteSize()
+                if size > room and n:
+                    del batch[n:]
+                    break
         if batch:
             self._sent = batch[-1].sequence
             if self.buffer.has_after(self._sent):
