@@ -70,6 +70,23 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds (user + system) of each thread of this process, by name (grpc's own threads
+    poll and send outside the event loop: their CPU is part of the process's)."""
+    out: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def rss_kb() -> int:
     with open("/proc/self/status") as f:
         for line in f:
@@ -123,6 +140,7 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     now = time.monotonic()
     window[:] = [now, now + seconds]
     cpu0 = time.process_time()
+    threads0 = thread_cpu()
     go.set()
     links = [s for r in runners for s in r.sinks if isinstance(s, HubLink)]
     await asyncio.sleep(max(0.0, window[1] - time.monotonic()))
@@ -132,11 +150,12 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     await asyncio.gather(*runs, return_exceptions=True)  # each run ends and closes its link (confirmed or not)
     drain = time.monotonic() - t0
     cpu_all = time.process_time() - cpu0  # every event emitted, sent and confirmed: CPU per event
+    threads = {k: round(v - threads0.get(k, 0.0), 2) for k, v in thread_cpu().items()}
     left = sum(len(link.buffer) for link in links)
     for r in runners:
         await r.close()
     print(json.dumps({"emitted": emitted[0], "late_ticks": late[0], "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left,
-                      "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all}), flush=True)  # fmt: skip
+                      "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all, "threads": threads}), flush=True)  # fmt: skip
 
 
 async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
@@ -507,6 +526,7 @@ async def phase(
         "frames": sum(o.get("frames", 0) for o in outs),
         "sim_cpu": sum(o["load_cpu"] for o in outs),
         "sim_cpu_per_event_us": sum(o.get("cpu_all", 0.0) for o in outs) / max(emitted, 1) * 1e6,
+        "sim_threads": _sum_threads(o.get("threads", {}) for o in outs),
         "commits": commits,
         "gc": GC.since(gc0),
         "loop_lag_p99": pct(lags, 99),
@@ -528,6 +548,14 @@ async def phase(
         "slices": SLICES.since(slices0, count0),
         "ingest_eps_per_hub_cpu_s": held / cpu_used if cpu_used else float("nan"),
     }
+
+
+def _sum_threads(per_proc: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for threads in per_proc:
+        for name, cpu in threads.items():
+            out[name] = round(out.get(name, 0.0) + cpu, 2)
+    return out
 
 
 class GcPauses:
@@ -636,6 +664,9 @@ async def main(args: argparse.Namespace) -> None:
           f"the simulators {big['sim_cpu']:.0%} of one core in all "
           f"({big['sim_cpu_per_event_us']:.0f} µs of their CPU per event, sent and confirmed), on {os.cpu_count()} cores"
           + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
+    if big["sim_threads"]:
+        print("  the simulators' CPU seconds by thread (the load and the drain): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in sorted(big["sim_threads"].items(), key=lambda kv: -kv[1])))  # fmt: skip
     print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
           f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
     print(f"of control -> ack, in the hub's SendControl handler (the rest is gRPC and the event loop between the client and it): "

@@ -7,8 +7,11 @@ controls and acks, reconnecting) is the same, on a lane that behaves like a call
 refusal raised as the ``grpc.aio.AioRpcError`` Connect would have raised.
 
 The mux writes one ``RunnerFrame`` with every part its lanes queued during ``linger`` seconds
-(up to about 1 MiB), so a process running many runs sends a few large messages instead of one
-small message per run. When the stream breaks every lane on it fails the way its own call
+(:data:`LINGER`, up to about ``MAX_FRAME_BYTES``), so a process running many runs sends a few large messages
+instead of one small message per run. A run's events are not queued as parts: its link marks
+its lane ready (:meth:`_Lane.ready`, one dict entry per emit) and the mux pulls each ready
+lane's events when it builds the frame, in one part per lane; the link's own task then wakes
+only for acks and its close, not per event. When the stream breaks every lane on it fails the way its own call
 would have (the links reconnect, each with its own backoff), and the next lane opened starts a
 new stream, on the next address when there are several. A hub older than ConnectShared
 answers UNIMPLEMENTED: a link that took the process's mux (``shared=True``) then uses a
@@ -25,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +36,16 @@ import grpc
 
 from goldfive.link.wire import MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.link.wire import bearer_metadata, hub_addresses
 
 __all__ = ["HubMux", "acquire", "release"]
 
+#: Seconds a frame waits for more runs' events after the first (acks, hellos and ends do not
+#: wait): 20 ms cost a run's subscribers up to that much latency, and against 5 ms cut a busy
+#: process's frames (each a gRPC write here and a read at the hub) fourfold and the runner's
+#: CPU per event by about a fifth (bench_hub_fleet --runners).
+LINGER = 0.02
 #: Parts queued by the lanes before a lane's ``write`` waits for the stream to take them.
 _MAX_QUEUED = 512
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
@@ -57,6 +66,8 @@ class _Lane:
         self._waiter: asyncio.Future[None] | None = None
         self._error: BaseException | None = None
         self._ended = False  # no more messages will come down
+        #: The link's events, pulled when a frame is built (``pull_with``).
+        self._pull: Callable[[int], list[Event]] | None = None
 
     # -- what HubLink calls ------------------------------------------------------------------
     async def write(self, msg: service_pb2.RunnerMessage) -> None:
@@ -78,6 +89,20 @@ class _Lane:
             return False
         self.mux._put_first(service_pb2.RunnerPart(lane=self.lane, message=msg))
         return True
+
+    def pull_with(self, pull: Callable[[int], list[Event]]) -> None:
+        """From now on the mux takes this lane's events by calling ``pull(room)`` (the next
+        batch after what it took last, about ``room`` bytes at most but at least one event,
+        empty when none) while it builds a frame, once the lane is marked :meth:`ready`; the
+        link no longer writes ``events`` messages itself."""
+        self._pull = pull
+
+    def ready(self) -> None:
+        """The link holds events the mux has not pulled yet: pull them into the next frame."""
+        mux = self.mux
+        if self.lane not in mux._ready and not self._ended and self._error is None:
+            mux._ready[self.lane] = self
+            mux._wake.set()
 
     async def read(self) -> Any:
         while not self._inbox:
@@ -131,7 +156,7 @@ class HubMux:
         *,
         token: str | None = None,
         tls_ca: str | os.PathLike[str] | None = None,
-        linger: float = 0.005,
+        linger: float = LINGER,
         grpc_channel: grpc.aio.Channel | None = None,
     ) -> None:
         self.addresses = hub_addresses(address)
@@ -146,15 +171,18 @@ class HubMux:
         self._out: list[service_pb2.RunnerPart] = []
         self._first = 0  # the acks at the head of ``_out``, which went ahead of the others
         self._urgent = False  # a queued part must not wait for the linger
+        self._ready: dict[int, _Lane] = {}  # lanes whose events wait to be pulled, oldest first
         self._wake = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
         self._linger: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
-        #: Streams opened (1 = never reconnected) and frames written, for benches and tests.
+        #: Streams opened (1 = never reconnected), frames written and the largest frame's
+        #: size in bytes (of a frame that carried events), for benches and tests.
         self.streams = 0
         self.frames = 0
+        self.largest_frame = 0
 
     @property
     def address(self) -> str:
@@ -219,6 +247,25 @@ class HubMux:
 
     def _forget(self, lane: _Lane) -> None:
         self._lanes.pop(lane.lane, None)
+        self._ready.pop(lane.lane, None)
+
+    def _pull_parts(self, frame: service_pb2.RunnerFrame, size: int) -> None:
+        """Add the ready lanes' events to ``frame`` (one part per lane, in the order the lanes
+        became ready) until it reaches ``MAX_FRAME_BYTES``; a lane with more left is marked
+        again, behind the others. Each event is copied once, straight into the frame."""
+        ready = self._ready
+        while ready and size < MAX_FRAME_BYTES:
+            number = next(iter(ready))
+            lane = ready.pop(number)
+            pull = lane._pull
+            if pull is None or lane._ended or lane._error is not None:
+                continue
+            batch = pull(MAX_FRAME_BYTES - size)  # marks the lane ready again when it holds more
+            if batch:
+                part = frame.parts.add(lane=number)
+                part.message.events.events.extend(batch)
+                size += part.ByteSize()
+        self.largest_frame = max(self.largest_frame, size)
 
     # -- the stream ------------------------------------------------------------------------
     def _stub(self) -> Any:
@@ -260,6 +307,7 @@ class HubMux:
             for lane in lanes:
                 lane._end(error)
             self._out.clear()
+            self._ready.clear()
             self._first = 0
             self._room.set()
             if error is not None and len(self.addresses) > 1:
@@ -267,7 +315,7 @@ class HubMux:
 
     async def _write(self, call: Any) -> None:
         while True:
-            if not self._out:
+            if not self._out and not self._ready:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
@@ -288,7 +336,12 @@ class HubMux:
             parts, self._out = out[:n], out[n:]
             self._first = max(0, self._first - n)
             self._room.set()
-            await call.write(service_pb2.RunnerFrame(parts=parts))
+            frame = service_pb2.RunnerFrame(parts=parts)
+            if n == len(out):  # nothing queued is left behind: the lanes' events may follow it
+                self._pull_parts(frame, size)
+            if not frame.parts:
+                continue
+            await call.write(frame)
             self.frames += 1
 
     async def _read(self, call: Any) -> None:

@@ -32,7 +32,7 @@ from goldfive import conv
 from goldfive.control import AckResult, ControlAck, ControlChannel
 from goldfive.errors import ChannelClosedError, ConversionError, SinkError
 from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
-from goldfive.link.mux import HubMux
+from goldfive.link.mux import HubMux, _Lane
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.link.wire import bearer_metadata, hub_addresses
@@ -128,6 +128,10 @@ class HubLink:
         self._lingering: asyncio.Future[None] | None = None  # the writer's linger, while it waits
         #: The current session's lane's ``write_ack`` (a shared stream's lane), else None.
         self._ack_now: Any = None
+        #: The current session's lane while its mux pulls this link's events (else None),
+        #: and the last sequence handed to it.
+        self._pulling: _Lane | None = None
+        self._sent = -1
 
     # -- the sink API --------------------------------------------------------------------
     async def emit(self, event: Event) -> None:
@@ -140,7 +144,11 @@ class HubLink:
         self.buffer.append(event)
         self._emitted = event.sequence
         self._confirmed_all.clear()
-        self._wake.set()
+        lane = self._pulling
+        if lane is not None:
+            lane.ready()  # the mux takes it with the next frame: no wake of this link's task
+        else:
+            self._wake.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"HubLink({self.address})")
 
@@ -320,7 +328,8 @@ class HubLink:
             # waits for room in the process's queue of events (see _send_ack).
             self._ack_now = getattr(call, "write_ack", None)
             reader = asyncio.ensure_future(self._read(call))
-            writer = asyncio.ensure_future(self._write(call, stored))
+            pulled = isinstance(call, _Lane)
+            writer = asyncio.ensure_future(self._write_pulled(call, stored) if pulled else self._write(call, stored))
             try:
                 done, _ = await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_EXCEPTION)
                 for task in done:
@@ -376,6 +385,51 @@ class HubLink:
             if self._acks or self.buffer.has_after(sent):
                 continue
             await self._wake.wait()
+
+    async def _write_pulled(self, lane: _Lane, stored: int) -> None:
+        """``_write`` on a shared stream's lane: the mux pulls the events (``_pull``) as it
+        builds its frames; this task sends the acks, and ends the lane once every event was
+        pulled when the link closes."""
+        self._sent = stored
+        lane.pull_with(self._pull)
+        self._pulling = lane
+        try:
+            if self.buffer.has_after(stored):
+                lane.ready()
+            while True:
+                await self._send_acks(lane)
+                if self._closing:
+                    if not self.buffer.has_after(self._sent):
+                        await lane.done_writing()
+                        return
+                    lane.ready()
+                self._wake.clear()
+                if self._acks:
+                    continue
+                await self._wake.wait()
+        finally:
+            self._pulling = None
+
+    def _pull(self, room: int) -> list[Event]:
+        """The next batch for the mux's frame: the events after the last one handed over, up
+        to ``batch_events`` and about ``room`` bytes (at least one event)."""
+        batch = self.buffer.after(self._sent, self.batch_events)
+        if len(batch) > 1:
+            size = 0
+            for n, event in enumerate(batch):
+                size += event.ByteSize()
+                if size > room and n:
+                    del batch[n:]
+                    break
+        if batch:
+            self._sent = batch[-1].sequence
+            if self.buffer.has_after(self._sent):
+                lane = self._pulling
+                if lane is not None:
+                    lane.ready()
+            elif self._closing:
+                self._wake.set()  # every event handed over: the writer may end the lane
+        return batch
 
     async def _send_acks(self, call: Any) -> None:
         while self._acks:

@@ -312,3 +312,21 @@ async def test_an_ack_does_not_wait_for_the_links_linger_over_a_batch_ofrun_even
         await link.close()
     finally:
         answer.cancel()
+
+
+async def test_a_backlog_of_large_events_goes_in_frames_no_larger_than_the_bound_and_is_stored_whole(hub):
+    from goldfive.link.wire import MAX_FRAME_BYTES
+
+    mux = HubMux(hub.address)
+    session = Session(run_id="backlog")
+    link = HubLink(hub.address, ControlChannel(), mux=mux, close_timeout=30)
+    try:
+        await link.emit(events.run_started(session, goal_summary="g"))
+        big = "x" * 2000
+        for step in range(400):  # held before the lane's welcome: one backlog of about 800 KB
+            await link.emit(events.task_progress(session, "t1", detail=f"{step} {big}"))
+        await link.close()
+    finally:
+        await mux.close()
+    assert _stored(hub, "backlog") == list(range(401))
+    assert 0 < mux.largest_frame <= MAX_FRAME_BYTES + 4096  # the bound, overshot by one event at most
