@@ -433,3 +433,16 @@ async def test_goldfives_reporting_tools_are_in_the_models_request_not_deferred_
     for name in allowed_names():
         assert name in offered, f"{name} not in the model's request"
         assert not offered[name].get("defer_loading"), f"{name} deferred behind tool search"
+
+
+@pytest.mark.parametrize("with_control", [True, False])
+async def test_ask_user_question_is_offered_only_when_a_person_can_answer(
+    home: Path, servers: list[MessagesServer], with_control: bool
+) -> None:
+    server = serve(servers, reporting())
+    h = Harness(ClaudeAgentSDKAdapter(options(server, home)), SequentialExecutor(), static("t1"), with_control=with_control)
+    h.start()
+    assert (await h.finish()).success
+    offered = {t["name"] for t in next(b for b in server.requests if task_of(b) == "t1").get("tools") or []}
+    assert ("AskUserQuestion" in offered) == with_control
+    assert "Bash" in offered  # the agent's own tools stay
