@@ -415,3 +415,34 @@ def test_claude_is_offered_the_reporting_tools_without_report_task_started() -> 
 
     names = allowed_names()
     assert DONE in names and "mcp__goldfive__report_task_started" not in names
+
+
+async def test_goldfives_reporting_tools_are_in_the_models_request_not_deferred_behind_tool_search(
+    home: Path, servers: list[MessagesServer]
+) -> None:
+    # Claude Code defers MCP tools behind its ToolSearch by default: a deferred tool is not in the
+    # request (or is marked defer_loading), so the model would never see report_task_failed.
+    server = serve(servers, reporting())
+    h = Harness(ClaudeAgentSDKAdapter(options(server, home)), SequentialExecutor(), static("t1"))
+    h.start()
+    assert (await h.finish()).success
+    first = next(b for b in server.requests if task_of(b) == "t1")
+    offered = {t["name"]: t for t in first.get("tools") or []}
+    from goldfive.adapters.claude_agent_sdk.tools import allowed_names
+
+    for name in allowed_names():
+        assert name in offered, f"{name} not in the model's request"
+        assert not offered[name].get("defer_loading"), f"{name} deferred behind tool search"
+
+
+@pytest.mark.parametrize("with_control", [True, False])
+async def test_ask_user_question_is_offered_only_when_a_person_can_answer(
+    home: Path, servers: list[MessagesServer], with_control: bool
+) -> None:
+    server = serve(servers, reporting())
+    h = Harness(ClaudeAgentSDKAdapter(options(server, home)), SequentialExecutor(), static("t1"), with_control=with_control)
+    h.start()
+    assert (await h.finish()).success
+    offered = {t["name"] for t in next(b for b in server.requests if task_of(b) == "t1").get("tools") or []}
+    assert ("AskUserQuestion" in offered) == with_control
+    assert "Bash" in offered  # the agent's own tools stay

@@ -39,7 +39,7 @@ from claude_agent_sdk import (
 )
 
 from goldfive.adapters.claude_agent_sdk.tools import allowed_names, reporting_server
-from goldfive.adapters.claude_agent_sdk.turn import PRE_TOOL_TIMEOUT_S, PermissionResult, Turn
+from goldfive.adapters.claude_agent_sdk.turn import PRE_TOOL_TIMEOUT_S, QUESTION_TOOL, PermissionResult, Turn
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
 from goldfive.adapters.common import task_input
 from goldfive.adapters.task_prompt import Told
@@ -174,6 +174,10 @@ class Conversation:
             timeout = PRE_TOOL_TIMEOUT_S if event == "PreToolUse" else None
             hooks.setdefault(event, []).append(HookMatcher(hooks=[self._hook], timeout=timeout))
         changes: dict[str, Any] = {"can_use_tool": self._permission, "hooks": hooks, "stderr": self._on_stderr}
+        if self.ctx.control is None and QUESTION_TOOL not in user.disallowed_tools:
+            # Claude Code offers AskUserQuestion (a schema of about 4.6 KB in every model request)
+            # because can_use_tool is set; with no control channel nobody could answer it.
+            changes["disallowed_tools"] = [*user.disallowed_tools, QUESTION_TOOL]
         if isinstance(user.mcp_servers, dict):
             changes["mcp_servers"] = {**user.mcp_servers, "goldfive": self._server}
         if self.session_id is not None:

@@ -38,11 +38,21 @@ def allowed_names() -> list[str]:
     return [f"mcp__{SERVER}__{name}" for name in OFFERED_TOOL_NAMES]
 
 
-def reporting_server(current_turn: Callable[[], Turn | None]) -> McpSdkServerConfig:
+def reporting_server(current_turn: Callable[[], Turn | None]) -> dict[str, Any]:
+    """The server's entry for ``ClaudeAgentOptions.mcp_servers``.
+
+    ``alwaysLoad``: Claude Code defers MCP tools behind its ToolSearch tool by default, so the
+    model's request would carry none of goldfive's tools until the model searched for them
+    (report_task_failed, ask_person, the drift reports in effect hidden). With ``alwaysLoad`` on
+    this server (Claude Code's per-server setting; the SDK passes an sdk server's keys through
+    to it), goldfive's tools are in every request, while the user's own MCP servers keep
+    whatever tool search does for them.
+    """
     # The schemas do not depend on the run: built from a placeholder context.
     specs = build_tools(cast(RunContext, SimpleNamespace(session=None, steerer=None, user_tools=[])), "")
     tools = [_tool(specs[name].name, specs[name].description, specs[name].parameters, current_turn) for name in OFFERED_TOOL_NAMES]
-    return create_sdk_mcp_server(SERVER, tools=tools)
+    config: McpSdkServerConfig = create_sdk_mcp_server(SERVER, tools=tools)
+    return {**config, "alwaysLoad": True}
 
 
 def _tool(name: str, description: str, parameters: dict[str, Any], current_turn: Callable[[], Turn | None]) -> SdkMcpTool[Any]:

@@ -58,7 +58,7 @@ from goldfive.usage import ModelUsage, report_usage
 from goldfive.run.current_run import read_injected
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
-__all__ = ["BUDGET_HOLD_MARGIN_S", "FRAMEWORK", "PRE_TOOL_TIMEOUT_S", "Turn", "user_message"]
+__all__ = ["BUDGET_HOLD_MARGIN_S", "FRAMEWORK", "PRE_TOOL_TIMEOUT_S", "QUESTION_TOOL", "Turn", "user_message"]
 
 FRAMEWORK = "claude_agent_sdk"
 QUESTION_TOOL = "AskUserQuestion"
