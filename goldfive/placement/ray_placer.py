@@ -146,7 +146,7 @@ class RayPlacer:
         self._registrar: asyncio.Task[None] | None = None
         #: Pools found going on at start (``resume_recorded``): they take no new run.
         self._found: dict[str, _Pool] = {}
-        #: The runs whose lock this hub holds (in a registry that has locks: SQLite's): taken
+        #: The runs whose lock this hub holds (in a registry that has locks): taken
         #: as it places them (with their registration) or takes them back, dropped when they end.
         self._held: set[str] = set()
 
@@ -239,8 +239,8 @@ class RayPlacer:
 
     async def _register_batches(self) -> None:
         registry = self._host.registry
-        # SQLite's takes the run's lock with its registration, in the same commit; PostgreSQL's
-        # registers one by one (a fleet's owner rows decide there).
+        # The run's lock is taken with its registration, in the same commit (SQLite's in its
+        # file, PostgreSQL's as the fleet's run lock): a run is this hub's from its placement.
         locking = placed_run_locks(registry)
         while self._registering:
             await asyncio.sleep(0)  # the starts arriving now join this batch
@@ -264,7 +264,7 @@ class RayPlacer:
                 else:
                     written.set_exception(error)
 
-    def _let_go(self, run_ids: list[str]) -> None:
+    async def _let_go(self, run_ids: list[str]) -> None:
         """Drop the locks of ``run_ids`` this hub holds (their runs ended; the hub stops)."""
         mine = [r for r in run_ids if r in self._held]
         if not mine:
@@ -273,7 +273,7 @@ class RayPlacer:
         locking = placed_run_locks(self._host.registry)
         try:
             if locking is not None:
-                locking.let_go(mine, PLACED_LOCK_HOLDER)
+                await locking.let_go(mine, PLACED_LOCK_HOLDER)
         except Exception as exc:  # isolation boundary: the rows are stale once this process exits
             log.warning("could not drop the locks of %d placed run(s): %s", len(mine), " ".join(str(exc).split())[:200])
 
@@ -442,7 +442,7 @@ class RayPlacer:
         # Cancelled (the hub closing) this raises: ``close`` ends the actors.
         ran = await self._follow(run, actor, ended)
         self._actors.pop(run.run_id, None)
-        self._let_go([run.run_id])
+        await self._let_go([run.run_id])
         if pool is None:
             if ran:
                 ray.kill(actor, no_restart=True)
@@ -534,7 +534,7 @@ class RayPlacer:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         actors = {a._actor_id.hex(): a for a in [*self._actors.values(), *(p.actor for p in self._pools), *(p.actor for p in self._found.values())]}
-        self._let_go(sorted(self._held))  # its runs are interrupted: the next start takes them
+        await self._let_go(sorted(self._held))  # its runs are interrupted: the next start takes them
         self._actors.clear()
         self._pools.clear()
         self._found.clear()

@@ -432,6 +432,44 @@ class PostgresStore:
             )
             return cur.rowcount == 1
 
+    async def take_locks_in(
+        self, conn: psycopg.AsyncConnection[Any], run_ids: Sequence[str], hub_id: str, gone_after: float
+    ) -> dict[str, LockHolder]:
+        """``take_lock_from_gone`` for many runs in one statement, on ``conn`` (inside the
+        caller's transaction: refused runs roll back with it if the caller raises). Returns
+        the runs held by a live hub other than ``hub_id``, each with its holder."""
+        wanted = list(dict.fromkeys(run_ids))  # one row may be updated once per statement
+        if not wanted:
+            return {}
+        # The final SELECT reads the snapshot from before the INSERT: a refused run's row there
+        # is its holder. One another transaction committed meanwhile is not in it: then
+        # "another writer", as take_lock says.
+        rows = await (
+            await conn.execute(
+                "WITH wanted AS (SELECT unnest(%s::text[]) AS run_id),"
+                " taken AS (INSERT INTO goldfive_run_locks (run_id, owner, host, pid) SELECT run_id, %s, %s, %s FROM wanted"
+                " ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, host = excluded.host, pid = excluded.pid, acquired_at = now()"
+                " WHERE goldfive_run_locks.owner = excluded.owner OR NOT EXISTS (SELECT 1 FROM goldfive_hubs h"
+                " WHERE h.hub_id = goldfive_run_locks.owner AND h.seen_at > now() - make_interval(secs => %s))"
+                " RETURNING run_id)"
+                " SELECT w.run_id, l.owner, l.host, l.pid, (extract(epoch FROM l.acquired_at) * 1000)::bigint"
+                " FROM wanted w LEFT JOIN goldfive_run_locks l USING (run_id) WHERE w.run_id NOT IN (SELECT run_id FROM taken)",
+                (wanted, hub_id, socket.gethostname(), os.getpid(), gone_after),
+            )
+        ).fetchall()
+        refused: dict[str, LockHolder] = {}
+        for run_id, who, host, pid, at in rows:
+            if who is None:
+                refused[str(run_id)] = LockHolder(str(run_id), -1, "(another writer)", 0)
+            else:
+                refused[str(run_id)] = LockHolder(str(run_id), int(pid), str(host), int(at), str(who))
+        return refused
+
+    async def drop_locks(self, run_ids: Sequence[str], owner: str) -> None:
+        """``drop_lock`` for many runs, in one statement."""
+        async with self._pool.connection() as conn:
+            await conn.execute("DELETE FROM goldfive_run_locks WHERE run_id = ANY(%s::text[]) AND owner = %s", (list(run_ids), owner))
+
     async def drop_lock(self, run_id: str, owner: str) -> None:
         async with self._pool.connection() as conn:
             await conn.execute("DELETE FROM goldfive_run_locks WHERE run_id = %s AND owner = %s", (run_id, owner))

@@ -249,14 +249,15 @@ _RoutedRow = tuple[str, str, str, str, str, int]
 @runtime_checkable
 class PlacedRunLocks(Protocol):
     """A registry that takes placed runs' locks with their registrations, in one commit
-    (SQLite's). The lock, not whether an address answers, decides which hub a placed run is
-    (docs/deployment.md). PostgreSQL's registry has none: a fleet's owner rows do that job."""
+    (SQLite's in its file; PostgreSQL's as the fleet's run locks, under the hub's id). The
+    lock, not whether an address answers, decides which hub a placed run is
+    (docs/deployment.md)."""
 
     async def register_many(self, rows: Sequence[tuple[str, str, str, LaunchSpec | None]], *, hold: str | None = None) -> None: ...
 
     async def hold_runs(self, run_ids: Sequence[str], holder: str) -> dict[str, locks.LockHolder]: ...
 
-    def let_go(self, run_ids: Sequence[str], holder: str) -> None: ...
+    async def let_go(self, run_ids: Sequence[str], holder: str) -> None: ...
 
 
 def placed_run_locks(registry: RunRegistry) -> PlacedRunLocks | None:
@@ -387,7 +388,7 @@ class SqliteRegistry:
         self._holding.update((r, holder) for r in todo if r not in refused)
         return refused
 
-    def let_go(self, run_ids: Sequence[str], holder: str) -> None:
+    async def let_go(self, run_ids: Sequence[str], holder: str) -> None:
         """Drop the locks of ``run_ids`` this process holds as ``holder`` (their runs ended,
         or the hub stops), in one transaction."""
         mine = [r for r in run_ids if self._holding.get(r) == holder]
