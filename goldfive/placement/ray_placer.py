@@ -468,16 +468,33 @@ class RayPlacer:
             outcome = await asyncio.wrap_future((ended if ended is not None else actor.wait.remote()).future())
             log.info("placed run %s: %s", run.run_id, outcome)
             if not _placement(run).placed:
-                run.placement_failed(f"its process ended before the run connected: {outcome}"[:500])
+                await self._actor_ended(run, f"its process ended before the run connected: {outcome}"[:500])
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: Ray gave up on the actor; the run says it
-            log.error("placed run %s: its Ray actor is gone: %s", run.run_id, " ".join(str(exc).split())[:300])
-            run.placement_failed(f"Ray gave up on its actor: {type(exc).__name__}")
+            await self._actor_ended(run, f"Ray gave up on its actor: {type(exc).__name__}", " ".join(str(exc).split())[:300])
             return False
         finally:
             placed.cancel()
         return True
+
+    async def _actor_ended(self, run: RunnerAttachment, reason: str, detail: str = "") -> None:
+        """This hub's actor of ``run`` ended before the run was done (``reason``). When another
+        live hub holds the run's lock, that is why (it placed the run again or took it back,
+        and this copy was refused or ended): the run is that hub's, not failed, and is left
+        as the fleet shows it. Otherwise the placement failed, and the run says why."""
+        locking = placed_run_locks(self._host.registry)
+        holder = None
+        try:
+            holder = await locking.held_elsewhere(run.run_id) if locking is not None else None
+        except Exception as exc:  # isolation boundary: the lock cannot be read; what Ray said stands
+            log.debug("placed run %s: its lock cannot be read: %s", run.run_id, exc)
+        if holder is not None:
+            log.warning("run %s is held by %s: this hub's actor of it ended, the run goes on there", run.run_id, holder.describe())
+            return
+        if detail:
+            log.error("placed run %s: its Ray actor is gone: %s", run.run_id, detail)
+        run.placement_failed(reason)
 
     async def _explain(self) -> None:
         """While runs wait to be placed: every ASK_EVERY seconds, Ray's word on why, for each

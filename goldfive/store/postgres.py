@@ -465,6 +465,23 @@ class PostgresStore:
                 refused[str(run_id)] = LockHolder(str(run_id), int(pid), str(host), int(at), str(who))
         return refused
 
+    async def live_holder(self, run_id: str, hub_id: str, gone_after: float) -> LockHolder | None:
+        """The holder of ``run_id``'s lock when it is a hub other than ``hub_id`` seen within
+        ``gone_after`` seconds, else None (read only)."""
+        async with self._pool.connection() as conn:
+            row = await (
+                await conn.execute(
+                    "SELECT l.owner, l.host, l.pid, (extract(epoch FROM l.acquired_at) * 1000)::bigint FROM goldfive_run_locks l"
+                    " JOIN goldfive_hubs h ON h.hub_id = l.owner"
+                    " WHERE l.run_id = %s AND l.owner <> %s AND h.seen_at > now() - make_interval(secs => %s)",
+                    (run_id, hub_id, gone_after),
+                )
+            ).fetchone()
+        if row is None:
+            return None
+        who, host, pid, at = row
+        return LockHolder(run_id, int(pid), str(host), int(at), str(who))
+
     async def drop_locks(self, run_ids: Sequence[str], owner: str) -> None:
         """``drop_lock`` for many runs, in one statement."""
         async with self._pool.connection() as conn:

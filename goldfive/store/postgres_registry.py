@@ -49,7 +49,9 @@ class PostgresRegistry:
         self.store = store
         self.hub_id = hub_id
         self.gone_after = gone_after
-        #: Runs whose lock this registry took for its hub (asked again: held, nothing read).
+        #: Runs whose lock this registry took for its hub (``let_go`` drops only those). Not
+        #: a cache for ``hold_runs``: another hub takes this hub's locks once its heartbeat
+        #: stalls for ``gone_after``, so the database is asked each time.
         self._holding: set[str] = set()
         #: How long the writer task waits after a routed control before writing, so that the
         #: controls sent meanwhile share its transaction (the PostgresSink's flush interval).
@@ -104,13 +106,17 @@ class PostgresRegistry:
         """Take the locks of ``run_ids`` for this hub (free, already its, or held by a hub
         gone for ``gone_after`` seconds), in one transaction; returns the runs another live
         hub holds, with who holds each. ``holder`` names the purpose (see ``register_many``)."""
-        todo = [r for r in run_ids if r not in self._holding]
-        if not todo:
+        if not run_ids:
             return {}
         async with self.store.connection() as conn, conn.transaction():
-            refused = await self.store.take_locks_in(conn, todo, self._hub(), self.gone_after)
-        self._holding.update(r for r in todo if r not in refused)
+            refused = await self.store.take_locks_in(conn, run_ids, self._hub(), self.gone_after)
+        self._holding.update(r for r in run_ids if r not in refused)
         return refused
+
+    async def held_elsewhere(self, run_id: str) -> LockHolder | None:
+        """Who holds ``run_id``'s lock when it is another hub seen within ``gone_after``
+        seconds; None when it is free, this hub's, or a gone hub's (nothing is taken)."""
+        return await self.store.live_holder(run_id, self._hub(), self.gone_after)
 
     async def let_go(self, run_ids: Sequence[str], holder: str) -> None:
         """Drop the locks of ``run_ids`` this hub holds (their runs ended, or the hub stops)."""

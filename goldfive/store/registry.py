@@ -38,6 +38,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -259,6 +260,11 @@ class PlacedRunLocks(Protocol):
 
     async def let_go(self, run_ids: Sequence[str], holder: str) -> None: ...
 
+    async def held_elsewhere(self, run_id: str) -> locks.LockHolder | None:
+        """Who holds ``run_id``'s lock when it is another live hub; None when it is free,
+        this hub's or stale. Reads only."""
+        ...
+
 
 def placed_run_locks(registry: RunRegistry) -> PlacedRunLocks | None:
     """``registry`` as one that holds placed runs' locks, or None when it does not."""
@@ -396,6 +402,13 @@ class SqliteRegistry:
             del self._holding[r]
         if mine:
             locks.drop_many(self._conn, mine, self.path, holder)
+
+    async def held_elsewhere(self, run_id: str) -> locks.LockHolder | None:
+        found = locks.holder(self._conn, run_id)
+        if found is None or not found.alive(self.path):
+            return None
+        mine = self._holding.get(run_id) == found.owner and (found.pid, found.host) == (os.getpid(), socket.gethostname())
+        return None if mine else found
 
     async def get(self, run_id: str) -> Registration | None:
         row = self._conn.execute(

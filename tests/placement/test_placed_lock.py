@@ -229,6 +229,9 @@ async def test_on_a_shared_database_a_placement_takes_the_runs_lock_with_its_reg
         assert await fleet_b.tables.take_run(fresh, 60), "a refused burst left a lock behind"
         refused = await locking.hold_runs([held_by_b], PLACED_LOCK_HOLDER)
         assert refused[held_by_b].owner == fleet_b.hub_id
+        held = await locking.held_elsewhere(held_by_b)  # read only: why this hub's actor of it ended
+        assert held is not None and held.owner == fleet_b.hub_id
+        assert await locking.held_elsewhere(run_ids[3]) is None  # this hub's
 
         await locking.let_go(run_ids[:2], PLACED_LOCK_HOLDER)  # their runs ended
         assert await fleet_b.tables.take_run(run_ids[1], 60)
