@@ -20,14 +20,14 @@ import socket
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from google.protobuf.message import DecodeError
 import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from goldfive.compat import decode_recorded, recorded_bytes
+from goldfive.compat import decode_recorded
 from goldfive.errors import GoldfiveError, ReplayError, SinkError
 from goldfive.settings import redact_dsn
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -35,6 +35,7 @@ from goldfive.store.locks import LockHolder
 from goldfive.store.provenance import Writers
 from goldfive.store.recording_sink import RecordingSink
 from goldfive.store.sqlite import RunInfo
+from goldfive.store.sqlite_log import Row, row_of
 
 __all__ = ["EVENTS_CHANNEL", "SCHEMA_VERSION", "PostgresSink", "PostgresStore", "SchemaTooNew", "StoreUnavailable", "redact"]
 
@@ -96,6 +97,17 @@ class StoreUnavailable(GoldfiveError):
 
 class SchemaTooNew(GoldfiveError):
     """The database was written by a newer goldfive."""
+
+
+class _Columns(NamedTuple):
+    """A batch of rows as the columns one INSERT unnests."""
+
+    run_ids: list[str]
+    sequences: list[int]
+    event_ids: list[str]
+    kinds: list[str]
+    emitted_at_ms: list[int]
+    payloads: list[bytes]
 
 
 #: The DSN without its password, for messages.
@@ -190,17 +202,16 @@ class PostgresStore:
         With ``notify`` (the writing hub's id), the same transaction tells every hub listening
         on EVENTS_CHANNEL how far each run of the batch is now stored: one notification per
         run, "HUB<TAB>RUN<TAB>LAST_SEQUENCE", delivered when (and only if) it commits."""
-        if not events:
+        return await self.append_rows([row_of(e) for e in events], notify=notify)
+
+    async def append_rows(self, rows: Sequence[Row], *, notify: str = "") -> int:
+        """``append`` of events encoded already (``row_of``, as the SQLite log's rows: the
+        PostgresSink encodes each at emit, so the record is fixed then and the event is not
+        copied). ``rows`` itself is not changed."""
+        if not rows:
             return 0
-        cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]] = ([], [], [], [], [], [])
-        for e in events:
-            cols[0].append(e.run_id)
-            cols[1].append(e.sequence)
-            cols[2].append(e.event_id)
-            cols[3].append(e.WhichOneof("payload") or "")
-            cols[4].append(e.emitted_at.ToMilliseconds())
-            cols[5].append(recorded_bytes(e))
         # One statement per batch (arrays unnested server-side), not one per row.
+        cols = _Columns(*map(list, zip(*rows)))
         async with self._pool.connection() as conn:
             cur = await conn.execute(
                 "INSERT INTO goldfive_events SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[],"
@@ -208,17 +219,18 @@ class PostgresStore:
                 cols,
             )
             inserted = cur.rowcount
-            if inserted is not None and 0 <= inserted < len(events):
+            if inserted is not None and 0 <= inserted < len(rows):
                 await self._find_conflicts(conn, cols)
-            noted = await self._note_writers(conn, events)
+            keys = list(zip(cols[0], cols[1]))
+            noted = await self._note_writers(conn, keys)
             if notify:
                 last: dict[str, int] = {}
-                for e in events:
-                    last[e.run_id] = max(e.sequence, last.get(e.run_id, -1))
+                for run_id, seq in keys:
+                    last[run_id] = max(seq, last.get(run_id, -1))
                 notes = [f"{notify}\t{run}\t{seq}" for run, seq in last.items()]
                 await conn.execute("SELECT pg_notify(%s, n) FROM unnest(%s::text[]) AS n", (EVENTS_CHANNEL, notes))
         self._writers.stored(noted)  # committed
-        return len(events) if inserted is None or inserted < 0 else inserted
+        return len(rows) if inserted is None or inserted < 0 else inserted
 
     # -- provenance --------------------------------------------------------------------------
     @property
@@ -235,10 +247,11 @@ class PostgresStore:
         name of a credential the caller verified (a hub's runner token), never one a peer sent."""
         self._writers.assign(run_id, writer, from_sequence)
 
-    async def _note_writers(self, conn: psycopg.AsyncConnection[Any], events: Sequence[Event]) -> dict[str, str]:
-        """In the append's transaction: the writer ranges of the batch (goldfive.store.provenance;
-        a batch's first sequence of a run counts, stored now or resent)."""
-        runs = {e.run_id for e in events}
+    async def _note_writers(self, conn: psycopg.AsyncConnection[Any], keys: Sequence[tuple[str, int]]) -> dict[str, str]:
+        """In the append's transaction: the writer ranges of the batch, its (run, sequence)
+        pairs (goldfive.store.provenance; a batch's first sequence of a run counts, stored now
+        or resent)."""
+        runs = {run_id for run_id, _ in keys}
         last: dict[str, tuple[int, str]] = {}
         before: dict[str, int] = {}
         if any(self._writers.needs_query(r) for r in runs):
@@ -260,7 +273,7 @@ class PostgresStore:
             before = {str(r): int(q) for r, q in mins if q is not None}
         # the batch is stored already (this transaction): "stored before" is below its lowest
         ranges, lasts = self._writers.ranges(
-            [(e.run_id, e.sequence) for e in events], last.get, lambda run_id, seq: before.get(run_id, seq) < seq
+            keys, last.get, lambda run_id, seq: before.get(run_id, seq) < seq
         )
         if ranges:
             await conn.execute(
@@ -297,7 +310,7 @@ class PostgresStore:
             )
             return [(int(q), str(w)) for q, w in await cur.fetchall()]
 
-    async def _find_conflicts(self, conn: psycopg.AsyncConnection[Any], cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]]) -> None:
+    async def _find_conflicts(self, conn: psycopg.AsyncConnection[Any], cols: _Columns) -> None:
         """Some rows of a batch were not inserted: the same event sent again (a runner
         resending what it was not told was stored) is expected; a *different* event at a
         stored (run, sequence) is a conflict, counted and named (``conflicts``), never
@@ -500,7 +513,7 @@ class PostgresStore:
                 await conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(table)))
 
 
-class PostgresSink(RecordingSink):
+class PostgresSink(RecordingSink[Row]):
     """An EventSink writing a live run's events to a PostgresStore: a RecordingSink over the
     store (a batch goes when it holds ``batch_size`` events, ``flush_interval`` seconds after
     its first event, on :meth:`sync` and on :meth:`close`; a failed write keeps the batch for
@@ -532,9 +545,12 @@ class PostgresSink(RecordingSink):
         """Why writing fails now, or "" (``write_error``)."""
         return self.write_error
 
-    async def _append(self, batch: list[Event]) -> int:
+    #: What is queued per event: its row, encoded at emit (as the SQLite sink's).
+    _queued = staticmethod(row_of)
+
+    async def _append(self, batch: list[Row]) -> int:
         try:
-            return await self.store.append(batch, notify=self.notify)
+            return await self.store.append_rows(batch, notify=self.notify)
         except Exception as exc:  # psycopg's errors, the pool's timeout: one line, kept and retried
             raise SinkError(f"writing {len(batch)} events to PostgreSQL failed: {_one_line(exc)}") from exc
 

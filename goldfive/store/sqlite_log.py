@@ -75,7 +75,8 @@ _row_key = itemgetter(0, 1)  # (run_id, sequence)
 
 
 def row_of(event: Event) -> Row:
-    """``event``'s row, encoded now (a SQLite sink queues it at emit: the record is fixed then)."""
+    """``event``'s row, encoded now (the SQLite and PostgreSQL sinks queue it at emit: the
+    record is fixed then)."""
     ts = event.emitted_at
     return (
         event.run_id,
