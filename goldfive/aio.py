@@ -11,10 +11,19 @@ import contextvars
 import logging
 import types
 from collections import deque
-from collections.abc import Collection, Coroutine, Generator
+from collections.abc import Callable, Collection, Coroutine, Generator
 from typing import Any
 
 log = logging.getLogger("goldfive.aio")
+
+
+def detached_timer(delay_s: float, callback: Callable[..., object], *args: Any) -> asyncio.TimerHandle:
+    """``call_later`` armed in an empty context, for a timer of an object that must not outlive
+    its owner (a run's budget seconds, a task's timeout). asyncio keeps a timer until its due
+    time, cancelled or not, and with it the context it was armed in: a finished run's timer due
+    in an hour kept the run (its context variable) alive that long. ``callback`` runs with no
+    context variable set; what needs the run's starts in ``current_run.run_context(run)``."""
+    return asyncio.get_running_loop().call_later(delay_s, callback, *args, context=contextvars.Context())
 
 
 async def cancel_and_wait(

@@ -70,11 +70,11 @@ def until_sync(check: Callable[[], T], what: str = "condition", *, timeout: floa
 
 
 class HubThread:
-    """A hub (``goldfive serve`` with no run of its own) serving on 127.0.0.1, on an event loop
-    in a thread of its own. ``server_kw`` are ``start_server``'s keywords (``token``,
+    """A hub (``goldfive serve`` with no run of its own) serving on ``listen`` (a free port of
+    127.0.0.1 unless given), on an event loop in a thread of its own. ``server_kw`` are ``start_server``'s keywords (``token``,
     ``runner_token``, ...). ``call(coro)`` runs a coroutine on the hub's loop."""
 
-    def __init__(self, db: str | os.PathLike[str], *, call_timeout: float = 30.0, **server_kw: Any) -> None:
+    def __init__(self, db: str | os.PathLike[str], *, call_timeout: float = 30.0, listen: str = "127.0.0.1:0", **server_kw: Any) -> None:
         from goldfive.remote.host import RunHost
         from goldfive.remote.server import start_server
 
@@ -84,7 +84,7 @@ class HubThread:
         self.thread.start()
         self.host = RunHost(Path(db))
         try:
-            self.server: RemoteServer = self.call(start_server(self.host, listen="127.0.0.1:0", **server_kw))
+            self.server: RemoteServer = self.call(start_server(self.host, listen=listen, **server_kw))
         except BaseException:
             self._close_loop()
             raise

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from goldfive import events
+from goldfive.aio import detached_timer
 from goldfive.budget.model import Budget, format_limit
 from goldfive.errors import GoldfiveError
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
@@ -173,10 +174,10 @@ class BudgetGuard:
         if seconds is None or self.reached is not None or self.ctx.ended:
             return
         try:
-            loop = asyncio.get_running_loop()
+            asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._timer = loop.call_later(max(0.0, seconds - self.used("seconds")), self._time_up)
+        self._timer = detached_timer(max(0.0, seconds - self.used("seconds")), self._time_up)
 
     def disarm(self) -> None:
         """Stop timing (the run ended)."""
@@ -187,7 +188,9 @@ class BudgetGuard:
     def _time_up(self) -> None:
         self._timer = None
         if self.reached is None and not self.ctx.ended:
-            self._timing = asyncio.get_running_loop().create_task(self._on_time())
+            from goldfive.run.current_run import run_context  # (goldfive.run imports this module)
+
+            self._timing = asyncio.get_running_loop().create_task(self._on_time(), context=run_context(self.ctx))  # type: ignore[arg-type]
 
     async def _on_time(self) -> None:
         if self.reached is not None or self.ctx.ended or self.budget.empty:

@@ -420,7 +420,7 @@ class HubService(service_pb2_grpc.HubServicer):
 
     async def _hold_placed(self, run_id: str, context: CallContext) -> None:
         """A placed run's actor connecting: this hub takes the run's lock first (a registry
-        with locks: SQLite's; held already when this hub placed it or took it back). When
+        with locks; held already when this hub placed it or took it back). When
         another live hub holds it (it placed the run again, or took it back), the actor is
         refused (FAILED_PRECONDITION): it is an old copy of the run, and ends."""
         locking = placed_run_locks(self.host.registry)

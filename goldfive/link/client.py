@@ -91,6 +91,17 @@ class RemoteClient:
     async def close(self) -> None:
         await self._channel.close()
 
+    async def wait_ready(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the connection to the server (gRPC retries a
+        refused or failed connection with the channel's backoff: 100 ms, growing to
+        ``max_backoff``); False when it is not up by then. Sends nothing, so a caller may
+        wait before a call that must not be sent twice (a control)."""
+        try:
+            await asyncio.wait_for(self._channel.channel_ready(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
     # -- unary calls ---------------------------------------------------------------------
     async def list_runs(self, *, include_archived: bool = False, timeout: float | None = 10.0) -> list[service_pb2.RunSummary]:
         """Every run the hub serves (those a person archived only with ``include_archived``)."""

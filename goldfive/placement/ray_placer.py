@@ -146,7 +146,7 @@ class RayPlacer:
         self._registrar: asyncio.Task[None] | None = None
         #: Pools found going on at start (``resume_recorded``): they take no new run.
         self._found: dict[str, _Pool] = {}
-        #: The runs whose lock this hub holds (in a registry that has locks: SQLite's): taken
+        #: The runs whose lock this hub holds (in a registry that has locks): taken
         #: as it places them (with their registration) or takes them back, dropped when they end.
         self._held: set[str] = set()
 
@@ -239,8 +239,8 @@ class RayPlacer:
 
     async def _register_batches(self) -> None:
         registry = self._host.registry
-        # SQLite's takes the run's lock with its registration, in the same commit; PostgreSQL's
-        # registers one by one (a fleet's owner rows decide there).
+        # The run's lock is taken with its registration, in the same commit (SQLite's in its
+        # file, PostgreSQL's as the fleet's run lock): a run is this hub's from its placement.
         locking = placed_run_locks(registry)
         while self._registering:
             await asyncio.sleep(0)  # the starts arriving now join this batch
@@ -264,7 +264,7 @@ class RayPlacer:
                 else:
                     written.set_exception(error)
 
-    def _let_go(self, run_ids: list[str]) -> None:
+    async def _let_go(self, run_ids: list[str]) -> None:
         """Drop the locks of ``run_ids`` this hub holds (their runs ended; the hub stops)."""
         mine = [r for r in run_ids if r in self._held]
         if not mine:
@@ -273,7 +273,7 @@ class RayPlacer:
         locking = placed_run_locks(self._host.registry)
         try:
             if locking is not None:
-                locking.let_go(mine, PLACED_LOCK_HOLDER)
+                await locking.let_go(mine, PLACED_LOCK_HOLDER)
         except Exception as exc:  # isolation boundary: the rows are stale once this process exits
             log.warning("could not drop the locks of %d placed run(s): %s", len(mine), " ".join(str(exc).split())[:200])
 
@@ -442,7 +442,7 @@ class RayPlacer:
         # Cancelled (the hub closing) this raises: ``close`` ends the actors.
         ran = await self._follow(run, actor, ended)
         self._actors.pop(run.run_id, None)
-        self._let_go([run.run_id])
+        await self._let_go([run.run_id])
         if pool is None:
             if ran:
                 ray.kill(actor, no_restart=True)
@@ -468,16 +468,33 @@ class RayPlacer:
             outcome = await asyncio.wrap_future((ended if ended is not None else actor.wait.remote()).future())
             log.info("placed run %s: %s", run.run_id, outcome)
             if not _placement(run).placed:
-                run.placement_failed(f"its process ended before the run connected: {outcome}"[:500])
+                await self._actor_ended(run, f"its process ended before the run connected: {outcome}"[:500])
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: Ray gave up on the actor; the run says it
-            log.error("placed run %s: its Ray actor is gone: %s", run.run_id, " ".join(str(exc).split())[:300])
-            run.placement_failed(f"Ray gave up on its actor: {type(exc).__name__}")
+            await self._actor_ended(run, f"Ray gave up on its actor: {type(exc).__name__}", " ".join(str(exc).split())[:300])
             return False
         finally:
             placed.cancel()
         return True
+
+    async def _actor_ended(self, run: RunnerAttachment, reason: str, detail: str = "") -> None:
+        """This hub's actor of ``run`` ended before the run was done (``reason``). When another
+        live hub holds the run's lock, that is why (it placed the run again or took it back,
+        and this copy was refused or ended): the run is that hub's, not failed, and is left
+        as the fleet shows it. Otherwise the placement failed, and the run says why."""
+        locking = placed_run_locks(self._host.registry)
+        holder = None
+        try:
+            holder = await locking.held_elsewhere(run.run_id) if locking is not None else None
+        except Exception as exc:  # isolation boundary: the lock cannot be read; what Ray said stands
+            log.debug("placed run %s: its lock cannot be read: %s", run.run_id, exc)
+        if holder is not None:
+            log.warning("run %s is held by %s: this hub's actor of it ended, the run goes on there", run.run_id, holder.describe())
+            return
+        if detail:
+            log.error("placed run %s: its Ray actor is gone: %s", run.run_id, detail)
+        run.placement_failed(reason)
 
     async def _explain(self) -> None:
         """While runs wait to be placed: every ASK_EVERY seconds, Ray's word on why, for each
@@ -534,7 +551,7 @@ class RayPlacer:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         actors = {a._actor_id.hex(): a for a in [*self._actors.values(), *(p.actor for p in self._pools), *(p.actor for p in self._found.values())]}
-        self._let_go(sorted(self._held))  # its runs are interrupted: the next start takes them
+        await self._let_go(sorted(self._held))  # its runs are interrupted: the next start takes them
         self._actors.clear()
         self._pools.clear()
         self._found.clear()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar, Token
+from contextvars import Context, ContextVar, Token
 from typing import TYPE_CHECKING
 
 from goldfive import types as _types
@@ -22,7 +22,7 @@ from goldfive.types import Session
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.context import RunContext
 
-__all__ = ["bind", "context_of", "current", "current_or_none", "read_injected", "running"]
+__all__ = ["bind", "context_of", "current", "current_or_none", "read_injected", "run_context", "running"]
 
 _CURRENT: ContextVar[RunContext | None] = ContextVar("goldfive_current_run", default=None)
 
@@ -54,6 +54,14 @@ def bind(ctx: RunContext | None) -> Token[RunContext | None]:
     a run outside a ``with running(ctx)`` block (a test's rig); ``_CURRENT.reset(token)``
     undoes it. A task started afterwards inherits it; one started before does not."""
     return _CURRENT.set(ctx)
+
+
+def run_context(ctx: RunContext) -> Context:
+    """A fresh context in which ``ctx`` is the current run: what a run's timer (armed in an
+    empty context: goldfive.aio.detached_timer) starts runs as the run's own code does."""
+    context = Context()
+    context.run(_CURRENT.set, ctx)
+    return context
 
 
 def context_of(session: Session) -> RunContext:

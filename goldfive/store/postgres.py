@@ -20,14 +20,14 @@ import socket
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from google.protobuf.message import DecodeError
 import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from goldfive.compat import decode_recorded, recorded_bytes
+from goldfive.compat import decode_recorded
 from goldfive.errors import GoldfiveError, ReplayError, SinkError
 from goldfive.settings import redact_dsn
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -35,6 +35,7 @@ from goldfive.store.locks import LockHolder
 from goldfive.store.provenance import Writers
 from goldfive.store.recording_sink import RecordingSink
 from goldfive.store.sqlite import RunInfo
+from goldfive.store.sqlite_log import Row, row_of
 
 __all__ = ["EVENTS_CHANNEL", "SCHEMA_VERSION", "PostgresSink", "PostgresStore", "SchemaTooNew", "StoreUnavailable", "redact"]
 
@@ -96,6 +97,17 @@ class StoreUnavailable(GoldfiveError):
 
 class SchemaTooNew(GoldfiveError):
     """The database was written by a newer goldfive."""
+
+
+class _Columns(NamedTuple):
+    """A batch of rows as the columns one INSERT unnests."""
+
+    run_ids: list[str]
+    sequences: list[int]
+    event_ids: list[str]
+    kinds: list[str]
+    emitted_at_ms: list[int]
+    payloads: list[bytes]
 
 
 #: The DSN without its password, for messages.
@@ -190,17 +202,16 @@ class PostgresStore:
         With ``notify`` (the writing hub's id), the same transaction tells every hub listening
         on EVENTS_CHANNEL how far each run of the batch is now stored: one notification per
         run, "HUB<TAB>RUN<TAB>LAST_SEQUENCE", delivered when (and only if) it commits."""
-        if not events:
+        return await self.append_rows([row_of(e) for e in events], notify=notify)
+
+    async def append_rows(self, rows: Sequence[Row], *, notify: str = "") -> int:
+        """``append`` of events encoded already (``row_of``, as the SQLite log's rows: the
+        PostgresSink encodes each at emit, so the record is fixed then and the event is not
+        copied). ``rows`` itself is not changed."""
+        if not rows:
             return 0
-        cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]] = ([], [], [], [], [], [])
-        for e in events:
-            cols[0].append(e.run_id)
-            cols[1].append(e.sequence)
-            cols[2].append(e.event_id)
-            cols[3].append(e.WhichOneof("payload") or "")
-            cols[4].append(e.emitted_at.ToMilliseconds())
-            cols[5].append(recorded_bytes(e))
         # One statement per batch (arrays unnested server-side), not one per row.
+        cols = _Columns(*map(list, zip(*rows)))
         async with self._pool.connection() as conn:
             cur = await conn.execute(
                 "INSERT INTO goldfive_events SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[],"
@@ -208,17 +219,18 @@ class PostgresStore:
                 cols,
             )
             inserted = cur.rowcount
-            if inserted is not None and 0 <= inserted < len(events):
+            if inserted is not None and 0 <= inserted < len(rows):
                 await self._find_conflicts(conn, cols)
-            noted = await self._note_writers(conn, events)
+            keys = list(zip(cols[0], cols[1]))
+            noted = await self._note_writers(conn, keys)
             if notify:
                 last: dict[str, int] = {}
-                for e in events:
-                    last[e.run_id] = max(e.sequence, last.get(e.run_id, -1))
+                for run_id, seq in keys:
+                    last[run_id] = max(seq, last.get(run_id, -1))
                 notes = [f"{notify}\t{run}\t{seq}" for run, seq in last.items()]
                 await conn.execute("SELECT pg_notify(%s, n) FROM unnest(%s::text[]) AS n", (EVENTS_CHANNEL, notes))
         self._writers.stored(noted)  # committed
-        return len(events) if inserted is None or inserted < 0 else inserted
+        return len(rows) if inserted is None or inserted < 0 else inserted
 
     # -- provenance --------------------------------------------------------------------------
     @property
@@ -235,10 +247,11 @@ class PostgresStore:
         name of a credential the caller verified (a hub's runner token), never one a peer sent."""
         self._writers.assign(run_id, writer, from_sequence)
 
-    async def _note_writers(self, conn: psycopg.AsyncConnection[Any], events: Sequence[Event]) -> dict[str, str]:
-        """In the append's transaction: the writer ranges of the batch (goldfive.store.provenance;
-        a batch's first sequence of a run counts, stored now or resent)."""
-        runs = {e.run_id for e in events}
+    async def _note_writers(self, conn: psycopg.AsyncConnection[Any], keys: Sequence[tuple[str, int]]) -> dict[str, str]:
+        """In the append's transaction: the writer ranges of the batch, its (run, sequence)
+        pairs (goldfive.store.provenance; a batch's first sequence of a run counts, stored now
+        or resent)."""
+        runs = {run_id for run_id, _ in keys}
         last: dict[str, tuple[int, str]] = {}
         before: dict[str, int] = {}
         if any(self._writers.needs_query(r) for r in runs):
@@ -260,7 +273,7 @@ class PostgresStore:
             before = {str(r): int(q) for r, q in mins if q is not None}
         # the batch is stored already (this transaction): "stored before" is below its lowest
         ranges, lasts = self._writers.ranges(
-            [(e.run_id, e.sequence) for e in events], last.get, lambda run_id, seq: before.get(run_id, seq) < seq
+            keys, last.get, lambda run_id, seq: before.get(run_id, seq) < seq
         )
         if ranges:
             await conn.execute(
@@ -297,7 +310,7 @@ class PostgresStore:
             )
             return [(int(q), str(w)) for q, w in await cur.fetchall()]
 
-    async def _find_conflicts(self, conn: psycopg.AsyncConnection[Any], cols: tuple[list[str], list[int], list[str], list[str], list[int], list[bytes]]) -> None:
+    async def _find_conflicts(self, conn: psycopg.AsyncConnection[Any], cols: _Columns) -> None:
         """Some rows of a batch were not inserted: the same event sent again (a runner
         resending what it was not told was stored) is expected; a *different* event at a
         stored (run, sequence) is a conflict, counted and named (``conflicts``), never
@@ -432,6 +445,61 @@ class PostgresStore:
             )
             return cur.rowcount == 1
 
+    async def take_locks_in(
+        self, conn: psycopg.AsyncConnection[Any], run_ids: Sequence[str], hub_id: str, gone_after: float
+    ) -> dict[str, LockHolder]:
+        """``take_lock_from_gone`` for many runs in one statement, on ``conn`` (inside the
+        caller's transaction: refused runs roll back with it if the caller raises). Returns
+        the runs held by a live hub other than ``hub_id``, each with its holder."""
+        wanted = list(dict.fromkeys(run_ids))  # one row may be updated once per statement
+        if not wanted:
+            return {}
+        # The final SELECT reads the snapshot from before the INSERT: a refused run's row there
+        # is its holder. One another transaction committed meanwhile is not in it: then
+        # "another writer", as take_lock says.
+        rows = await (
+            await conn.execute(
+                "WITH wanted AS (SELECT unnest(%s::text[]) AS run_id),"
+                " taken AS (INSERT INTO goldfive_run_locks (run_id, owner, host, pid) SELECT run_id, %s, %s, %s FROM wanted"
+                " ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, host = excluded.host, pid = excluded.pid, acquired_at = now()"
+                " WHERE goldfive_run_locks.owner = excluded.owner OR NOT EXISTS (SELECT 1 FROM goldfive_hubs h"
+                " WHERE h.hub_id = goldfive_run_locks.owner AND h.seen_at > now() - make_interval(secs => %s))"
+                " RETURNING run_id)"
+                " SELECT w.run_id, l.owner, l.host, l.pid, (extract(epoch FROM l.acquired_at) * 1000)::bigint"
+                " FROM wanted w LEFT JOIN goldfive_run_locks l USING (run_id) WHERE w.run_id NOT IN (SELECT run_id FROM taken)",
+                (wanted, hub_id, socket.gethostname(), os.getpid(), gone_after),
+            )
+        ).fetchall()
+        refused: dict[str, LockHolder] = {}
+        for run_id, who, host, pid, at in rows:
+            if who is None:
+                refused[str(run_id)] = LockHolder(str(run_id), -1, "(another writer)", 0)
+            else:
+                refused[str(run_id)] = LockHolder(str(run_id), int(pid), str(host), int(at), str(who))
+        return refused
+
+    async def live_holder(self, run_id: str, hub_id: str, gone_after: float) -> LockHolder | None:
+        """The holder of ``run_id``'s lock when it is a hub other than ``hub_id`` seen within
+        ``gone_after`` seconds, else None (read only)."""
+        async with self._pool.connection() as conn:
+            row = await (
+                await conn.execute(
+                    "SELECT l.owner, l.host, l.pid, (extract(epoch FROM l.acquired_at) * 1000)::bigint FROM goldfive_run_locks l"
+                    " JOIN goldfive_hubs h ON h.hub_id = l.owner"
+                    " WHERE l.run_id = %s AND l.owner <> %s AND h.seen_at > now() - make_interval(secs => %s)",
+                    (run_id, hub_id, gone_after),
+                )
+            ).fetchone()
+        if row is None:
+            return None
+        who, host, pid, at = row
+        return LockHolder(run_id, int(pid), str(host), int(at), str(who))
+
+    async def drop_locks(self, run_ids: Sequence[str], owner: str) -> None:
+        """``drop_lock`` for many runs, in one statement."""
+        async with self._pool.connection() as conn:
+            await conn.execute("DELETE FROM goldfive_run_locks WHERE run_id = ANY(%s::text[]) AND owner = %s", (list(run_ids), owner))
+
     async def drop_lock(self, run_id: str, owner: str) -> None:
         async with self._pool.connection() as conn:
             await conn.execute("DELETE FROM goldfive_run_locks WHERE run_id = %s AND owner = %s", (run_id, owner))
@@ -445,7 +513,7 @@ class PostgresStore:
                 await conn.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(table)))
 
 
-class PostgresSink(RecordingSink):
+class PostgresSink(RecordingSink[Row]):
     """An EventSink writing a live run's events to a PostgresStore: a RecordingSink over the
     store (a batch goes when it holds ``batch_size`` events, ``flush_interval`` seconds after
     its first event, on :meth:`sync` and on :meth:`close`; a failed write keeps the batch for
@@ -477,9 +545,12 @@ class PostgresSink(RecordingSink):
         """Why writing fails now, or "" (``write_error``)."""
         return self.write_error
 
-    async def _append(self, batch: list[Event]) -> int:
+    #: What is queued per event: its row, encoded at emit (as the SQLite sink's).
+    _queued = staticmethod(row_of)
+
+    async def _append(self, batch: list[Row]) -> int:
         try:
-            return await self.store.append(batch, notify=self.notify)
+            return await self.store.append_rows(batch, notify=self.notify)
         except Exception as exc:  # psycopg's errors, the pool's timeout: one line, kept and retried
             raise SinkError(f"writing {len(batch)} events to PostgreSQL failed: {_one_line(exc)}") from exc
 

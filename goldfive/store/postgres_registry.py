@@ -7,7 +7,13 @@ them: ``routed`` queues the row and returns, a task of the registry's own writes
 one transaction ``linger`` (20 ms) after the first (the controls sent meanwhile share it, and no
 control waits for the database before it goes down the runner's stream); ``routed_controls`` sees the rows still
 waiting; ``close`` then ``await aclose()`` writes what is left. What the row says (the control's
-author) is what the hub's own checks put on the control, as before."""
+author) is what the hub's own checks put on the control, as before.
+
+Placed runs' locks (:class:`~goldfive.store.registry.PlacedRunLocks`) are the fleet's run
+locks (``goldfive_run_locks``, held under the hub's id, alive while its heartbeat is):
+``register_many(..., hold=...)`` takes them with the registrations in one transaction, as
+SQLite's registry does, so a run is its placing hub's from the moment it is placed, not only
+once its actor connects."""
 
 from __future__ import annotations
 
@@ -15,7 +21,10 @@ import asyncio
 import contextlib
 import logging
 
+from collections.abc import Sequence
+
 from goldfive.errors import GoldfiveError
+from goldfive.store.locks import LockHolder, RunLocked
 from goldfive.store.postgres import PostgresStore
 from goldfive.store.registry import LaunchSpec, Marks, Registration, RoutedControl, _marks, _now_ms, _registration
 
@@ -31,8 +40,19 @@ _INSERT_ROUTED = (
 
 
 class PostgresRegistry:
-    def __init__(self, store: PostgresStore, *, linger: float = 0.02) -> None:
+    """``hub_id`` and ``gone_after``: the fleet's id of the hub this registry serves, under
+    which it holds placed runs' locks, and after how many seconds without a heartbeat another
+    hub's lock is stale (the fleet's ``interrupt_after``). Without ``hub_id`` it holds none
+    (``register_many(hold=...)`` and ``hold_runs`` refuse)."""
+
+    def __init__(self, store: PostgresStore, *, linger: float = 0.02, hub_id: str = "", gone_after: float = 30.0) -> None:
         self.store = store
+        self.hub_id = hub_id
+        self.gone_after = gone_after
+        #: Runs whose lock this registry took for its hub (``let_go`` drops only those). Not
+        #: a cache for ``hold_runs``: another hub takes this hub's locks once its heartbeat
+        #: stalls for ``gone_after``, so the database is asked each time.
+        self._holding: set[str] = set()
         #: How long the writer task waits after a routed control before writing, so that the
         #: controls sent meanwhile share its transaction (the PostgresSink's flush interval).
         self.linger = linger
@@ -60,6 +80,55 @@ class PostgresRegistry:
             ).fetchone()
         assert row is not None
         return _registration(tuple(row))
+
+    async def register_many(self, rows: Sequence[tuple[str, str, str, LaunchSpec | None]], *, hold: str | None = None) -> None:
+        """Record each ``(run_id, origin, owner, launch)`` unless it is recorded already, in one
+        transaction. ``hold``: in the same transaction take each run's lock for this hub (its
+        fleet id: ``hold`` names the purpose, the hub's id is the holder the other hubs check
+        against its heartbeat); RunLocked when another live hub holds one (nothing is written)."""
+        now = _now_ms()
+        async with self.store.connection() as conn, conn.transaction():
+            async with conn.cursor() as cur:
+                await cur.executemany(
+                    "INSERT INTO goldfive_runs (run_id, origin, owner, launch, created_at_ms) VALUES (%s, %s, %s, %s, %s)"
+                    " ON CONFLICT (run_id) DO NOTHING",
+                    [(run_id, origin, owner, launch.to_json() if launch is not None else None, now) for run_id, origin, owner, launch in rows],
+                )
+            if hold is not None:
+                refused = await self.store.take_locks_in(conn, [r[0] for r in rows], self._hub(), self.gone_after)
+                if refused:
+                    first = next(iter(refused.values()))
+                    raise RunLocked(f"run {first.run_id} is held by {first.describe()}")  # rolls the transaction back
+        if hold is not None:
+            self._holding.update(r[0] for r in rows)
+
+    async def hold_runs(self, run_ids: Sequence[str], holder: str) -> dict[str, LockHolder]:
+        """Take the locks of ``run_ids`` for this hub (free, already its, or held by a hub
+        gone for ``gone_after`` seconds), in one transaction; returns the runs another live
+        hub holds, with who holds each. ``holder`` names the purpose (see ``register_many``)."""
+        if not run_ids:
+            return {}
+        async with self.store.connection() as conn, conn.transaction():
+            refused = await self.store.take_locks_in(conn, run_ids, self._hub(), self.gone_after)
+        self._holding.update(r for r in run_ids if r not in refused)
+        return refused
+
+    async def held_elsewhere(self, run_id: str) -> LockHolder | None:
+        """Who holds ``run_id``'s lock when it is another hub seen within ``gone_after``
+        seconds; None when it is free, this hub's, or a gone hub's (nothing is taken)."""
+        return await self.store.live_holder(run_id, self._hub(), self.gone_after)
+
+    async def let_go(self, run_ids: Sequence[str], holder: str) -> None:
+        """Drop the locks of ``run_ids`` this hub holds (their runs ended, or the hub stops)."""
+        mine = [r for r in run_ids if r in self._holding]
+        self._holding.difference_update(mine)
+        if mine:
+            await self.store.drop_locks(mine, self._hub())
+
+    def _hub(self) -> str:
+        if not self.hub_id:
+            raise GoldfiveError("this registry holds no run locks: it was made without the fleet's hub id")
+        return self.hub_id
 
     async def get(self, run_id: str) -> Registration | None:
         async with self.store.connection() as conn:

@@ -7,8 +7,8 @@ Every writer of recorded events is this sink over a log: ``goldfive run``'s SQLi
 a ``JsonlLog``).
 
 ``emit`` queues the event fixed as it is then (later mutation cannot change the record): the
-SQLite and JSONL sinks queue what their log appends, the event's row or line, encoded once at
-emit; a sink over another log queues a copy of the event. The queue is
+SQLite, PostgreSQL and JSONL sinks queue what their log appends, the event's row or line,
+encoded once at emit; a sink over another log queues a copy of the event. The queue is
 appended to the log in one ``append`` when it reaches ``batch_size``, when the
 ``flush_interval`` timer armed by its first event fires, on ``flush``, ``sync`` (a durable run's
 state change: the run waits until its events are committed) and ``close``. What the log

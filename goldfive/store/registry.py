@@ -38,6 +38,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -249,14 +250,20 @@ _RoutedRow = tuple[str, str, str, str, str, int]
 @runtime_checkable
 class PlacedRunLocks(Protocol):
     """A registry that takes placed runs' locks with their registrations, in one commit
-    (SQLite's). The lock, not whether an address answers, decides which hub a placed run is
-    (docs/deployment.md). PostgreSQL's registry has none: a fleet's owner rows do that job."""
+    (SQLite's in its file; PostgreSQL's as the fleet's run locks, under the hub's id). The
+    lock, not whether an address answers, decides which hub a placed run is
+    (docs/deployment.md)."""
 
     async def register_many(self, rows: Sequence[tuple[str, str, str, LaunchSpec | None]], *, hold: str | None = None) -> None: ...
 
     async def hold_runs(self, run_ids: Sequence[str], holder: str) -> dict[str, locks.LockHolder]: ...
 
-    def let_go(self, run_ids: Sequence[str], holder: str) -> None: ...
+    async def let_go(self, run_ids: Sequence[str], holder: str) -> None: ...
+
+    async def held_elsewhere(self, run_id: str) -> locks.LockHolder | None:
+        """Who holds ``run_id``'s lock when it is another live hub; None when it is free,
+        this hub's or stale. Reads only."""
+        ...
 
 
 def placed_run_locks(registry: RunRegistry) -> PlacedRunLocks | None:
@@ -387,7 +394,7 @@ class SqliteRegistry:
         self._holding.update((r, holder) for r in todo if r not in refused)
         return refused
 
-    def let_go(self, run_ids: Sequence[str], holder: str) -> None:
+    async def let_go(self, run_ids: Sequence[str], holder: str) -> None:
         """Drop the locks of ``run_ids`` this process holds as ``holder`` (their runs ended,
         or the hub stops), in one transaction."""
         mine = [r for r in run_ids if self._holding.get(r) == holder]
@@ -395,6 +402,13 @@ class SqliteRegistry:
             del self._holding[r]
         if mine:
             locks.drop_many(self._conn, mine, self.path, holder)
+
+    async def held_elsewhere(self, run_id: str) -> locks.LockHolder | None:
+        found = locks.holder(self._conn, run_id)
+        if found is None or not found.alive(self.path):
+            return None
+        mine = self._holding.get(run_id) == found.owner and (found.pid, found.host) == (os.getpid(), socket.gethostname())
+        return None if mine else found
 
     async def get(self, run_id: str) -> Registration | None:
         row = self._conn.execute(

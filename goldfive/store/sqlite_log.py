@@ -91,7 +91,8 @@ def _sorted_in_slices(rows: list[Row]) -> list[Row]:
 
 
 def row_of(event: Event) -> Row:
-    """``event``'s row, encoded now (a SQLite sink queues it at emit: the record is fixed then)."""
+    """``event``'s row, encoded now (the SQLite and PostgreSQL sinks queue it at emit: the
+    record is fixed then)."""
     ts = event.emitted_at
     return (
         event.run_id,

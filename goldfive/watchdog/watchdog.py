@@ -17,6 +17,7 @@ import inspect
 import logging
 from typing import Any, Protocol
 
+from goldfive.aio import detached_timer
 from goldfive.control import ControlMessage
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.protocols import Steerer
@@ -162,14 +163,18 @@ class Watchdog:
         if due is None:
             return
         delay_s = max(0.0, (due - self.ctx.session.clock()) / 1000)
-        self._timers[watch.task_id] = asyncio.get_running_loop().call_later(delay_s, self._time_up, watch)
+        self._timers[watch.task_id] = detached_timer(delay_s, self._time_up, watch)
 
     def _time_up(self, watch: TaskWatch) -> None:
         if self._tasks.get(watch.task_id) is not watch or self.ctx.ended:
             return
+        from goldfive.run.current_run import run_context  # (goldfive.run imports this module)
+
         finding = watch.timed_out(self.ctx.session.clock())
         self._arm(watch)
-        job = asyncio.get_running_loop().create_task(self.act([finding]), name=f"goldfive-watchdog-{watch.task_id}")
+        job = asyncio.get_running_loop().create_task(
+            self.act([finding]), name=f"goldfive-watchdog-{watch.task_id}", context=run_context(self.ctx)  # type: ignore[arg-type]
+        )
         self._acting.add(job)
         job.add_done_callback(self._acting.discard)
 

@@ -103,6 +103,26 @@ def test_ctl_exits_2_with_one_line_when_the_server_is_unreachable():
     assert "Traceback" not in result.output
 
 
+def test_ctl_waits_briefly_for_a_hub_that_starts_answering_a_moment_after_its_first_try(tmp_path: Path):
+    """A loaded hub refused ctl's first connection and ctl said "nothing answers" at once. It
+    waits for its connection (gRPC tries again) for a few seconds before its call is sent: a
+    hub that is listening by then answers, and the call is sent once."""
+    import threading
+
+    addr = f"127.0.0.1:{_free_port()}"
+    out: list[Any] = []
+    asking = threading.Thread(target=lambda: out.append(ctl(addr, "--json", "runs")))
+    asking.start()
+    time.sleep(0.5)  # its first try was refused: nothing listened yet
+    hub = HubThread(tmp_path / "late.sqlite", listen=addr)
+    try:
+        asking.join(30)
+        assert out and out[0].exit_code == 0, out[0].output if out else "ctl did not end"
+        assert json.loads(out[0].output) == []
+    finally:
+        hub.stop()
+
+
 def test_attach_says_an_unreachable_hub_in_words_as_ctl_does():
     """The trial: ``goldfive attach`` (the runs screen) printed gRPC's own "UNAVAILABLE: failed
     to connect to all addresses; last error: ..." where ctl says what to check."""

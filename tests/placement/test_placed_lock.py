@@ -101,7 +101,7 @@ def test_holding_runs_takes_free_and_stale_locks_and_names_the_live_holders_of_t
         for run_id in ("free", "gone"):
             held = locks.holder(other, run_id)
             assert held is not None and held.owner == PLACED_LOCK_HOLDER and held.alive(str(db))
-        registry.let_go(["free", "gone", "live"], PLACED_LOCK_HOLDER)  # not "live": another holder's
+        asyncio.run(registry.let_go(["free", "gone", "live"], PLACED_LOCK_HOLDER))  # not "live": another holder's
         assert locks.holder(other, "free") is None and locks.holder(other, "gone") is None
         assert locks.holder(other, "live") is not None
     finally:
@@ -186,12 +186,56 @@ async def test_on_a_shared_database_a_runner_of_a_placed_run_another_live_hub_ho
             await old_copy.call.write(_hello(run_id))
             exc = await old_copy.refused()
             assert exc.code() is grpc.StatusCode.FAILED_PRECONDITION
-            assert exc.details() == f"run {run_id}'s lock is held by another live hub of the fleet, which runs it: this copy of it must end"
+            assert exc.details().startswith(f"run {run_id} belongs to another hub ({fleet_b.hub_id} (process {os.getpid()} on ")
+            assert exc.details().endswith("which holds its lock: this copy of it must end")
             await fleet_b.tables.drop_run(run_id)  # B let it go (its run ended elsewhere, or B is gone)
             taken = Stream(channel, R1)
             welcome = await taken.hello_as(run_id)
             assert welcome.WhichOneof("body") == "welcome"
             await taken.call.done_writing()
+    finally:
+        await _stop(task_b)
+        await _stop(task_a)
+
+
+async def test_on_a_shared_database_a_placement_takes_the_runs_lock_with_its_registration(pg_dsn: str) -> None:
+    """PostgreSQL as SQLite: a placing hub's burst of registrations takes the runs' locks in
+    the same transaction (the fleet's locks, under the hub's id), so another hub cannot take
+    a placed run before its actor connects; a burst holding a run another live hub holds
+    registers none of it; a run that ends lets its lock go."""
+    from goldfive.store.registry import placed_run_locks
+    from tests.hub.test_hub_trust import _serve_until_ready, _stop
+
+    task_a, a = await _serve_until_ready(pg_dsn)  # type: ignore[arg-type]
+    task_b, b = await _serve_until_ready(pg_dsn)  # type: ignore[arg-type]
+    try:
+        fleet_a, fleet_b = a.extra[0].fleet, b.extra[0].fleet
+        locking = placed_run_locks(a.host.registry)
+        assert locking is not None, "the PostgreSQL registry takes no lock at placement"
+        run_ids = [uuid.uuid4().hex for _ in range(50)]
+        await locking.register_many([(r, PLACED, "r1", LAUNCH) for r in run_ids], hold=PLACED_LOCK_HOLDER)
+        assert {r for r, reg in (await a.host.registry.all()).items() if reg.origin == PLACED} == set(run_ids)
+        for run_id in run_ids[:3]:
+            assert not await fleet_b.tables.take_run(run_id, 60), "another live hub took a run just placed"
+        assert await fleet_a.tables.take_run(run_ids[0], 60)  # the placing hub's own
+        assert await locking.hold_runs(run_ids, PLACED_LOCK_HOLDER) == {}
+
+        held_by_b = uuid.uuid4().hex
+        assert await fleet_b.tables.take_run(held_by_b, 60)
+        fresh = uuid.uuid4().hex
+        with pytest.raises(locks.RunLocked, match=f"run {held_by_b} is held by {fleet_b.hub_id}"):
+            await locking.register_many([(fresh, PLACED, "r1", LAUNCH), (held_by_b, PLACED, "r1", LAUNCH)], hold=PLACED_LOCK_HOLDER)
+        assert await a.host.registry.get(fresh) is None and await a.host.registry.get(held_by_b) is None
+        assert await fleet_b.tables.take_run(fresh, 60), "a refused burst left a lock behind"
+        refused = await locking.hold_runs([held_by_b], PLACED_LOCK_HOLDER)
+        assert refused[held_by_b].owner == fleet_b.hub_id
+        held = await locking.held_elsewhere(held_by_b)  # read only: why this hub's actor of it ended
+        assert held is not None and held.owner == fleet_b.hub_id
+        assert await locking.held_elsewhere(run_ids[3]) is None  # this hub's
+
+        await locking.let_go(run_ids[:2], PLACED_LOCK_HOLDER)  # their runs ended
+        assert await fleet_b.tables.take_run(run_ids[1], 60)
+        assert not await fleet_b.tables.take_run(run_ids[2], 60)
     finally:
         await _stop(task_b)
         await _stop(task_a)

@@ -7,12 +7,14 @@ from __future__ import annotations
 import gc
 import weakref
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
 from goldfive import events
+from goldfive.budget.model import Budget
 from goldfive.control import ControlChannel
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.planners.static import StaticPlanner
@@ -59,6 +61,26 @@ async def test_a_finished_run_is_freed_without_a_collection(sinks: str, channel:
     session, plan, ctx = weakref.ref(out.session), weakref.ref(out.session.plan), weakref.ref(runner.context)
     del out, runner
     assert (session(), plan(), ctx()) == (None, None, None)
+
+
+@pytest.mark.parametrize("timer", ["budget seconds", "watchdog timeout"])
+async def test_a_finished_run_with_a_timer_far_off_is_freed_without_a_collection(timer: str, no_collector: None) -> None:
+    """A budget's seconds limit and the watchdog's task timeout are loop timers due in an hour:
+    cancelled when the run (or its task) ends, asyncio keeps each until its time comes, and
+    with it the context it was armed in (the run's context variable: the run itself)."""
+    plan = _plan()
+    budget = None
+    if timer == "budget seconds":
+        budget = Budget(seconds=3600)
+    else:
+        plan = Plan(tasks=[replace(t, predicted_duration_ms=3_600_000) for t in plan.tasks], edges=plan.edges, id="p")
+    runner = Runner(agent=_ok, planner=StaticPlanner(plan), budget=budget)
+    out = await runner.run([Goal("g1", "freed")])
+    await runner.close()
+    assert out.success, out.reason
+    session, ctx = weakref.ref(out.session), weakref.ref(runner.context)
+    del out, runner
+    assert (session(), ctx()) == (None, None)
 
 
 async def test_an_executor_driven_without_a_runner_frees_its_run(no_collector: None) -> None:

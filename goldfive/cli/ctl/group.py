@@ -19,6 +19,10 @@ __all__ = ["ctl"]
 
 EXIT_FAILURE = 1
 EXIT_ERROR = 2
+#: Seconds ctl waits for its connection to the hub before its call: a loaded hub may refuse or
+#: drop the first try (gRPC tries again with its backoff). Nothing is sent before it is up, so
+#: no call (no control) is ever sent twice; a hub that is not there costs this long.
+CONNECT_WAIT = 3.0
 T = TypeVar("T")
 
 
@@ -64,6 +68,7 @@ def _call(opts: _Opts, fn: Callable[[RemoteClient], Awaitable[T]]) -> T:
             opts.addr, token=opts.token, tls_ca=opts.tls_ca, tls_client_cert=opts.tls_cert, tls_client_key=opts.tls_key
         )
         async with client:
+            await client.wait_ready(CONNECT_WAIT)  # not up by then: the call says why, in words
             return await fn(client)
 
     try:

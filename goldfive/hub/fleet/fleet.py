@@ -71,7 +71,7 @@ class Fleet:
         self.tables = FleetTables(store, self.hub_id, address)
         self.recorder = FleetRecorder(store, self.hub_id)
         #: Every hub's records of the fleet's runs, in the shared database.
-        self.registry = PostgresRegistry(store)
+        self.registry = PostgresRegistry(store, hub_id=self.hub_id, gone_after=interrupt_after)
         self.membership = Membership(self.tables, dead_after=dead_after)
         self.ownership = Ownership(self.tables, host, self.membership, interrupt_after=interrupt_after)
         self.routing = Routing(self.tables, host, self.ownership, self.membership, control_timeout=control_timeout)
