@@ -135,7 +135,9 @@ async def _history(client: RemoteClient, run_id: str):  # type: ignore[no-untype
 async def test_hub_a_killed_its_run_moves_to_hub_b_with_a_gap_free_history(pg_dsn, reap):
     hub_a, a = await start_hub(pg_dsn, reap)
     _, b = await start_hub(pg_dsn, reap)
-    runner = await spawn("tests.hub.runner_proc", f"{a},{b}", "moving-run", "14", "0.4")
+    # 24 tasks of 0.4 s: after t7, about 7 s are left for B to take the run and for two
+    # `ctl` processes to start (several seconds each on a loaded machine) before it ends.
+    runner = await spawn("tests.hub.runner_proc", f"{a},{b}", "moving-run", "24", "0.4")
     reap.append(runner)
     async with RemoteClient(a) as client:
         pending = await first_approval(client, "moving-run")
@@ -169,7 +171,7 @@ async def test_hub_a_killed_its_run_moves_to_hub_b_with_a_gap_free_history(pg_ds
     assert [s for s, _ in rows] == list(range(len(rows))) == seen, "gap-free, each sequence once"
     assert rows[-1][1] == "run_completed"
     starts = collections.Counter(ev.task_started.task_id for ev in stored_events(pg_dsn, "moving-run") if ev.WhichOneof("payload") == "task_started")
-    assert set(starts) == {f"t{i}" for i in range(1, 15)} and set(starts.values()) == {1}
+    assert set(starts) == {f"t{i}" for i in range(1, 25)} and set(starts.values()) == {1}
 
 
 async def test_a_database_that_cannot_be_reached_is_one_line_and_exit_2(tmp_path):
