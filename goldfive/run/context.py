@@ -226,29 +226,34 @@ class RunContext:
         Neither is a note, a budget's or a terminal event, and the watchdog needs only the task
         id and the time from them, so it is told directly. A run with no sink builds neither
         event (nobody would read it): the sequence is still drawn, so the run's sequences stay
-        the same with and without sinks. Anything unusual (the lock taken, the run ended, an
+        the same with and without sinks. Anything unusual (the lock held, the run ended, an
         injected clock or Session subclass, a durable sink) goes the whole way through ``emit``."""
-        lock, session = self._emit_lock, self.session
-        if self.ended or self._syncs or not lock.try_acquire():
+        lock, session, watchdog = self._emit_lock, self.session, self.watchdog
+        if self.ended or self._syncs:
+            await self.emit(factory, task_id, text)
+            return
+        if not self.fanout.sinks and session.clock is _wall_ms and type(session) is Session and not lock.locked():
+            # Nothing here awaits, so nothing can come in between: the lock is not taken.
+            next(session._counter)  # this event's sequence, as _stamp draws it
+            if watchdog is not None:
+                if factory is events.task_started:
+                    watchdog.task_started(task_id, time.time_ns() // 1_000_000)
+                else:
+                    watchdog.task_ended(task_id)
+            return
+        if not lock.try_acquire():
             await self.emit(factory, task_id, text)
             return
         try:
+            ev = factory(session, task_id, text)
             if self.fanout.sinks:
-                ev = factory(session, task_id, text)
                 await self.fanout.emit(ev)
-                ts = ev.emitted_at
-                ms = ts.seconds * 1000 + ts.nanos // 1_000_000
-            elif session.clock is _wall_ms and type(session) is Session:
-                next(session._counter)  # this event's sequence, as _stamp draws it
-                ms = time.time_ns() // 1_000_000
-            else:  # the clock's reading and the sequence through the factory's own checks
-                ts = factory(session, task_id, text).emitted_at
-                ms = ts.seconds * 1000 + ts.nanos // 1_000_000
-            if self.watchdog is not None:
+            if watchdog is not None:
                 if factory is events.task_started:
-                    self.watchdog.task_started(task_id, ms)
+                    ts = ev.emitted_at
+                    watchdog.task_started(task_id, ts.seconds * 1000 + ts.nanos // 1_000_000)
                 else:
-                    self.watchdog.task_ended(task_id)
+                    watchdog.task_ended(task_id)
         finally:
             lock.release()
 
