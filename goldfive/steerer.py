@@ -105,10 +105,10 @@ class DefaultSteerer:
         if to == S.RUNNING and frm == S.PENDING:
             task.attempt += 1
             session.current_task_id = task_id
-            await ctx.emit(events.task_started, task_id, task.assignee_agent_id)
+            await ctx.emit_task(events.task_started, task_id, task.assignee_agent_id)
         elif to == S.COMPLETED:
             session.completed_results[task_id] = result
-            await ctx.emit(events.task_completed, task_id, result)
+            await ctx.emit_task(events.task_completed, task_id, result)
         elif to == S.FAILED:
             session.state.setdefault(FAILURE_REASONS, {})[task_id] = reason  # for the run's abort reason
             await ctx.emit(events.task_failed, task_id, reason)

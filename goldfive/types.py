@@ -247,24 +247,35 @@ class Plan:
         return all(self._by_id[p].status == TaskStatus.COMPLETED for p in self._pred.get(task_id, ()))
 
     def topological_order(self) -> list[Task]:
-        """Tasks in a dependency-respecting order, stable with respect to plan order."""
+        """Tasks in a dependency-respecting order, stable with respect to plan order.
+
+        A validated plan keeps the order ``validate`` found (its ids: a ``fresh_copy`` shares
+        them with the original and reads its own Task objects)."""
+        by_id = self._by_id
+        order = self.__dict__.get("_topo")
+        if order is None:
+            return [by_id[tid] for tid in self._kahn()]
+        return [by_id[tid] for tid in order]
+
+    def _kahn(self) -> list[str]:
+        """Kahn's algorithm: the task ids in topological order (FIFO, so stable to plan order);
+        the tasks on or behind a cycle are missing from it."""
         indeg = {t.id: 0 for t in self.tasks}
         for e in self.edges:
             if e.to_task_id in indeg and e.from_task_id in indeg:
                 indeg[e.to_task_id] += 1
-        ready = [t.id for t in self.tasks if indeg[t.id] == 0]
-        out: list[Task] = []
+        ready = [tid for tid, n in indeg.items() if n == 0]
+        succ = self._succ
         i = 0
         while i < len(ready):
             tid = ready[i]
             i += 1
-            out.append(self._by_id[tid])
-            for s in self._succ.get(tid, ()):
+            for s in succ.get(tid, ()):
                 if s in indeg:
-                    indeg[s] -= 1
-                    if indeg[s] == 0:
+                    indeg[s] = left = indeg[s] - 1
+                    if left == 0:
                         ready.append(s)
-        return out
+        return ready
 
     def counts(self) -> dict[TaskStatus, int]:
         c = {s: 0 for s in TaskStatus}
@@ -303,9 +314,13 @@ class Plan:
         selfloops = [e.from_task_id for e in self.edges if e.from_task_id == e.to_task_id]
         if selfloops:
             raise PlanValidationError("cycle", selfloops, f"cycle: {selfloops[0]} -> {selfloops[0]}")
-        cycle = _find_cycle(self)
-        if cycle:
+        # One pass finds the order and whether there is a cycle; only a plan that has one is
+        # walked again, to name it.
+        order = self._kahn()
+        if len(order) < len(self.tasks):
+            cycle = _find_cycle(self)
             raise PlanValidationError("cycle", cycle, "cycle: " + " -> ".join(cycle + [cycle[0]]))
+        object.__setattr__(self, "_topo", tuple(order))
         object.__setattr__(self, "_valid", True)
         return self
 

@@ -8,6 +8,7 @@ from goldfive.types import Plan, Task, TaskStatus
 
 _COMPLETED = TaskStatus.COMPLETED
 _PENDING = TaskStatus.PENDING
+_TERMINAL = frozenset(s for s in TaskStatus if s.is_terminal)
 
 
 class ReadyFrontier:
@@ -68,14 +69,14 @@ class ReadyFrontier:
                 self._members.discard(front.pop(i))
                 if task.id not in self._done_at_build:
                     self._seen += 1
-                for succ in plan.successors(task.id):
+                for succ in plan._succ.get(task.id, ()):
                     left = self._missing.get(succ)
                     if left is not None:
                         self._missing[succ] = left = left - 1
                         if left <= 0:
                             self._admit(succ)
                 continue
-            if status.is_terminal:  # failed / cancelled / not needed: nothing behind it can run
+            if status in _TERMINAL:  # failed / cancelled / not needed: nothing behind it can run
                 self._members.discard(front.pop(i))
                 continue
             if status is _PENDING:

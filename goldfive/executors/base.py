@@ -27,7 +27,7 @@ from goldfive.run.dispatch import ControlOutcome, dispatch_control
 from goldfive.run.steering_controls import deliver_queued
 from goldfive.steering import has_queued_notes
 from goldfive.control import ControlMessage
-from goldfive.protocols import move_task
+from goldfive.protocols import EXACT_TRANSITIONS, move_task
 from goldfive.controls.payloads import Control, Steer
 from goldfive.steerer import FAILURE_REASONS
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Plan, Session, Task, TaskStatus
@@ -36,6 +36,7 @@ from goldfive.usage.report import close_scope, open_scope
 log = logging.getLogger("goldfive.executor")
 
 S = TaskStatus
+_TERMINAL = frozenset(s for s in TaskStatus if s.is_terminal)
 
 
 class ExecutorBase:
@@ -192,8 +193,12 @@ class ExecutorBase:
         session, steerer = ctx.session, ctx.steerer
         # The tasks whose turn is open (injected messages park there), in start order.
         ends: dict[str, None] = {}
+        exact = _exact(steerer)
         for task in batch:
-            await move_task(steerer, session, task.id, S.RUNNING)
+            if exact:  # (move_task's answer is not needed here: one coroutine less per task)
+                await steerer.transition(task.id, S.RUNNING, session=session)
+            else:
+                await move_task(steerer, session, task.id, S.RUNNING)
             ctx.open_turn(task.id)
             ends[task.id] = None
         if ctx.recording_error:
@@ -282,9 +287,10 @@ class ExecutorBase:
         """Turn an invocation's end into a status; the agent may have reported one already."""
         session, steerer = ctx.session, ctx.steerer
         status = task.status
-        if session.plan is None or not session.plan.has_task(task.id) or session.plan.task(task.id) is not task:
+        plan = session.plan
+        if plan is None or plan._by_id.get(task.id) is not task:
             return  # the plan was revised under this invocation
-        if status.is_terminal:
+        if status in _TERMINAL:
             if status == S.FAILED:  # reported by the agent: its dependents cannot run either
                 await steerer.cascade_cancel_downstream(session, task.id, f"upstream {task.id} failed")
             return
@@ -294,6 +300,9 @@ class ExecutorBase:
             error = str(result.error)
         elif status == S.BLOCKED:
             error = "the agent returned while the task was blocked"
+        elif _exact(steerer):  # the common end, without move_task's coroutine
+            await steerer.transition(task.id, S.COMPLETED, session=session, detail=result.text)
+            return
         else:
             await move_task(steerer, session, task.id, S.COMPLETED, result.text)
             return
@@ -354,6 +363,12 @@ class ExecutorBase:
 async def _end_turn(ctx: RunContext, task_id: str) -> None:
     if leftover := ctx.close_turn(task_id):
         await ctx.messages.hand_back(task_id, leftover)
+
+
+def _exact(steerer: Any) -> bool:
+    """Whether ``steerer.transition`` is one ``move_task`` trusts (DefaultSteerer's): then the
+    executor, which does not need its answer, calls it directly."""
+    return getattr(type(steerer), "transition", None) in EXACT_TRANSITIONS
 
 
 def _raise_if_cancelled(outcomes: list[ControlOutcome]) -> None:

@@ -83,7 +83,7 @@ class Watchdog:
         if kind not in _WATCHED:
             return []
         if kind in _ENDS:  # the commonest watched kind needs no time: read none
-            self._end(getattr(ev, kind).task_id)
+            self.task_ended(getattr(ev, kind).task_id)
             return []
         ts = ev.emitted_at
         ms = ts.seconds * 1000 + ts.nanos // 1_000_000
@@ -108,13 +108,15 @@ class Watchdog:
                 watch.progress(Step(ms, ev.sequence, "progress", text=p.detail), p.fraction)
             return []
         if kind == "task_started":
-            self._start(ev.task_started.task_id, ms)
+            self.task_started(ev.task_started.task_id, ms)
         else:  # the run ended
             self.close()
         return []
 
-    def _start(self, task_id: str, ms: int) -> None:
-        self._end(task_id)
+    def task_started(self, task_id: str, ms: int) -> None:
+        """``task_id`` started at ``ms`` (its TaskStarted event; the run tells the watchdog
+        directly when it builds no event for it, ``RunContext.emit_task``)."""
+        self.task_ended(task_id)
         plan = self.ctx.session.plan
         task = plan._by_id.get(task_id) if plan is not None else None
         predicted = task.predicted_duration_ms if task is not None else 0
@@ -138,7 +140,8 @@ class Watchdog:
                 watch = self._tasks[task_id] = TaskWatch(task_id, self.config, ms)
         return watch
 
-    def _end(self, task_id: str) -> None:
+    def task_ended(self, task_id: str) -> None:
+        """``task_id`` completed, failed or was cancelled: its watch and timer go."""
         # A task in ``_started`` has no watch and no timer yet (the usual task: one lookup).
         if self._started.pop(task_id, None) is not None:
             return
