@@ -226,13 +226,14 @@ class RunContext:
         Neither is a note, a budget's or a terminal event, and the watchdog needs only the task
         id and the time from them, so it is told directly. A run with no sink builds neither
         event (nobody would read it): the sequence is still drawn, so the run's sequences stay
-        the same with and without sinks. Anything unusual (the lock held, the run ended, an
-        injected clock or Session subclass, a durable sink) goes the whole way through ``emit``."""
-        lock, session, watchdog = self._emit_lock, self.session, self.watchdog
-        if self.ended or self._syncs:
+        the same with and without sinks. A durable sink commits a task's start before the task
+        runs, as ``emit`` does (``STATE_CHANGES``). Anything unusual (the lock held, the run
+        ended, an injected clock or Session subclass) goes the whole way through ``emit``."""
+        lock, session, watchdog, syncs = self._emit_lock, self.session, self.watchdog, self._syncs
+        if self.ended:
             await self.emit(factory, task_id, text)
             return
-        if not self.fanout.sinks and session.clock is _wall_ms and type(session) is Session and not lock.locked():
+        if not syncs and not self.fanout.sinks and session.clock is _wall_ms and type(session) is Session and not lock.locked():
             # Nothing here awaits, so nothing can come in between: the lock is not taken.
             next(session._counter)  # this event's sequence, as _stamp draws it
             if watchdog is not None:
@@ -248,6 +249,8 @@ class RunContext:
             ev = factory(session, task_id, text)
             if self.fanout.sinks:
                 await self.fanout.emit(ev)
+            if syncs and factory is events.task_started:  # a task's end is committed with the next start
+                await self._sync(ev)
             if watchdog is not None:
                 if factory is events.task_started:
                     ts = ev.emitted_at
