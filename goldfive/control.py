@@ -16,13 +16,13 @@ been drained and every message received has been acked.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, AsyncIterator, Callable
 
 from goldfive.errors import ChannelClosedError
+from goldfive.ids import random_hex
 
 
 class ControlKind(StrEnum):
@@ -118,6 +118,8 @@ def _now_ms() -> int:
 
 def kind_name(kind: ControlKind | str) -> str:
     """The upper-case name of a kind, known or custom."""
+    if kind.__class__ is ControlKind:  # every ack names one: its value, read without the enum's property
+        return kind._value_  # type: ignore[union-attr, no-any-return]
     return str(getattr(kind, "value", kind)).upper()
 
 
@@ -134,13 +136,14 @@ def normalize_kind(kind: ControlKind | str) -> ControlKind | str:
 @dataclass
 class ControlMessage:
     kind: ControlKind | str
-    #: 32 hex digits of os.urandom (uuid4().hex's form and randomness, in two calls, not six).
-    id: str = field(default_factory=lambda: os.urandom(16).hex())
+    #: 32 hex digits of os.urandom (uuid4().hex's form and randomness), read in batches.
+    id: str = field(default_factory=random_hex)
     payload: dict[str, Any] = field(default_factory=dict)
     issued_at_ms: int = 0
 
     def __post_init__(self) -> None:
-        self.kind = normalize_kind(self.kind)
+        if self.kind.__class__ is not ControlKind:  # a known kind as sent costs no call
+            self.kind = normalize_kind(self.kind)
         if self.payload is None:
             self.payload = {}
 
@@ -323,6 +326,11 @@ class ControlChannel:
 
     async def ack(self, ack: ControlAck) -> None:
         """Publish an ack. Acks published after acks() ended are kept but not yielded."""
+        self.ack_nowait(ack)
+
+    def ack_nowait(self, ack: ControlAck) -> None:
+        """``ack`` for a caller that is not a coroutine (it never waits): the reader's own
+        acks, published in the sender's call when it answers directly."""
         if not ack.acked_at_ms:
             ack.acked_at_ms = _now_ms()
         self._acked += 1
@@ -337,7 +345,7 @@ class ControlChannel:
         ended without reading them, so each still gets its one ack. Returns how many."""
         n = 0
         while (msg := await self.receive(timeout=0)) is not None:
-            await self.ack(ControlAck(msg.id, AckResult.FAILURE, detail, applied_as=AppliedAs.REFUSED))
+            self.ack_nowait(ControlAck(msg.id, AckResult.FAILURE, detail, applied_as=AppliedAs.REFUSED))
             n += 1
         return n
 

@@ -239,12 +239,18 @@ def task_transitioned(
 def drift_detected(session: Session, drift: DriftEvent) -> pb.Event:
     ev = pb.Event()
     d = ev.drift_detected
-    d.id = clean_text(drift.id)
+    # Every STATUS_QUERY makes one: ASCII text (nearly all) is set without a call of clean_text.
+    value = drift.id
+    d.id = value if value.__class__ is str and value.isascii() else clean_text(value)
     d.kind = conv.drift_kind_to_pb(drift.kind)
     d.severity = conv.drift_severity_to_pb(drift.severity)
-    d.detail = clean_text(drift.detail)
-    d.current_task_id = clean_text(drift.task_id or session.current_task_id)
-    d.annotation_id = clean_text(drift.annotation_id)
+    value = drift.detail
+    d.detail = value if value.__class__ is str and value.isascii() else clean_text(value)
+    value = drift.task_id or session.current_task_id
+    d.current_task_id = value if value.__class__ is str and value.isascii() else clean_text(value)
+    value = drift.annotation_id
+    if value != "":
+        d.annotation_id = value if value.__class__ is str and value.isascii() else clean_text(value)
     for item in drift.evidence:
         e = d.evidence.add()
         e.at.FromMilliseconds(min(max(item.at_ms, _MIN_MS), _MAX_MS))
