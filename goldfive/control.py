@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator, Callable
 
 from goldfive.errors import ChannelClosedError
 from goldfive.ids import random_hex
+from goldfive.mailbox import Mailbox
 
 
 class ControlKind(StrEnum):
@@ -167,8 +168,8 @@ _CLOSED = _Closed()
 
 class ControlChannel:
     def __init__(self) -> None:
-        self._inbox: asyncio.Queue[ControlMessage | _Closed] = asyncio.Queue()
-        self._outbox: asyncio.Queue[ControlAck | _Closed] = asyncio.Queue()
+        self._inbox: Mailbox[ControlMessage | _Closed] = Mailbox()
+        self._outbox: Mailbox[ControlAck | _Closed] = Mailbox()
         self._closed = False
         self._inbox_drained = False
         self._acks_ended = False
@@ -178,8 +179,9 @@ class ControlChannel:
         self._ready: asyncio.Future[None] | None = None
         #: Set with ``_ready`` (``wake_on_send``): the executor's own wake-up future.
         self._wake: asyncio.Future[None] | None = None
-        #: control id -> the future ``request`` awaits.
-        self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
+        #: control id -> the future ``request`` awaits; None while its send runs, and then the
+        #: ack when the message was answered in the send.
+        self._waiters: dict[str, asyncio.Future[ControlAck] | ControlAck | None] = {}
         #: The reader's ``answer_directly`` hook (None: every message is queued).
         self._direct: Callable[[ControlMessage], bool] | None = None
 
@@ -215,22 +217,29 @@ class ControlChannel:
         ValueError when a request with the same id is already waiting, and TimeoutError when no
         ack came within ``timeout`` seconds (the message stays sent: its ack may come later and
         is then in ``acks()``). Cancelling the caller stops the wait, not the control."""
-        if msg.id in self._waiters:
+        waiters = self._waiters
+        if msg.id in waiters:
             raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
-        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
-        # Waiting before it is sent: a message answered in the send itself finds its waiter.
-        self._waiters[msg.id] = fut
+        # Waiting before it is sent, with no future yet: a message answered in the send itself
+        # (``answer_directly``) leaves its ack here, and the request returns it at once.
+        waiters[msg.id] = None
         try:
             self.send_nowait(msg)
         except BaseException:
-            self._waiters.pop(msg.id, None)
+            waiters.pop(msg.id, None)
             raise
+        got = waiters[msg.id]
+        if got is not None:
+            del waiters[msg.id]
+            return got  # type: ignore[return-value]
+        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
+        waiters[msg.id] = fut
         try:
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
         finally:
-            self._waiters.pop(msg.id, None)
+            waiters.pop(msg.id, None)
 
     async def acks(self) -> AsyncIterator[ControlAck]:
         """Every ack in publish order; ends after close once all received messages are acked."""
@@ -335,9 +344,15 @@ class ControlChannel:
             ack.acked_at_ms = _now_ms()
         self._acked += 1
         self._outbox.put_nowait(ack)
-        waiter = self._waiters.pop(ack.control_id, None)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(ack)
+        waiters = self._waiters
+        if ack.control_id in waiters:
+            waiter = waiters[ack.control_id]
+            if waiter is None:  # its request is still in its send: it takes the ack from here
+                waiters[ack.control_id] = ack
+            elif isinstance(waiter, asyncio.Future):
+                del waiters[ack.control_id]
+                if not waiter.done():
+                    waiter.set_result(ack)
         self._maybe_end_acks()
 
     async def refuse_pending(self, detail: str) -> int:
