@@ -300,7 +300,11 @@ def approval_requested(
     parameters: dict[str, Any] | None = None,
     under_review: bool = False,
     args_json: str | None = None,
+    parameters_json: str | None = None,
 ) -> pb.Event:
+    """``args_json`` / ``parameters_json``: ``json_text`` of ``args`` / ``parameters`` when the
+    caller made it already (the request's arguments for its ledger entry too; a tool's schema
+    once per turn), used instead of dumping them again."""
     ev = pb.Event()
     a = ev.approval_requested
     a.under_review = under_review
@@ -308,7 +312,10 @@ def approval_requested(
         a.on_timeout = on_timeout if on_timeout.__class__ is str and on_timeout.isascii() else clean_text(on_timeout)
     if retry_of != "":
         a.retry_of = retry_of if retry_of.__class__ is str and retry_of.isascii() else clean_text(retry_of)
-    if parameters:
+    if parameters_json is not None:
+        if parameters_json != "":
+            a.parameters_json = parameters_json if parameters_json.__class__ is str and parameters_json.isascii() else clean_text(parameters_json)
+    elif parameters:
         a.parameters_json = json_text(parameters)
     if target_id != "":
         a.target_id = target_id if target_id.__class__ is str and target_id.isascii() else clean_text(target_id)

@@ -79,6 +79,7 @@ async def request_approval(
     args: dict[str, Any] | None = None,
     timeout_ms: int | None = None,
     parameters: dict[str, Any] | None = None,
+    parameters_json: str | None = None,
     policy: ApprovalPolicy | None = None,
     editable: bool = True,
     options: tuple[str, ...] = (),
@@ -89,6 +90,7 @@ async def request_approval(
     rule approved it.
 
     ``parameters`` (the tool's JSON schema) is what edited arguments are checked against;
+    ``parameters_json``, when given, is ``json_text(parameters)`` made once by the caller;
     ``editable=False`` (the framework accepts no changed arguments for this call) refuses edits.
     ``timeout_ms`` (an agent-given deadline) rejects at it; otherwise ``policy``, else the
     run's policy, says what happens when nobody decides (by default: wait).
@@ -162,6 +164,7 @@ async def request_approval(
             on_timeout=str(pol.on_timeout) if deadline is not None else "wait",
             retry_of=retry_of,
             parameters=parameters if kind == "tool" else None,
+            parameters_json=parameters_json if kind == "tool" and parameters else None,
             metadata=None if editable else {"editable": "false"},
             under_review=reviewer is not None,
         )

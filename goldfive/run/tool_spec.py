@@ -37,6 +37,17 @@ class ReportingToolSpec:
         except GoldfiveError as exc:
             return {"ok": False, "error": f"{self.name}: {exc}"}
 
+    async def checked_call(self, **kwargs: Any) -> dict[str, Any]:
+        """``__call__`` for arguments already checked against this spec's ``parameters``: by a
+        wrapper spec with the same schema (``replace(spec, handler=...)``) whose handler calls
+        on here, so a call is checked once, not once per layer."""
+        try:
+            return await self.handler(**kwargs)
+        except asyncio.CancelledError:
+            raise
+        except GoldfiveError as exc:
+            return {"ok": False, "error": f"{self.name}: {exc}"}
+
     def openai_schema(self) -> dict[str, Any]:
         return {
             "type": "function",
