@@ -546,16 +546,25 @@ def agent_step(
         raise ValueError(f"agent_step step must be one of {', '.join(AGENT_STEPS)}, got {step!r}")
     ev = pb.Event()
     p = ev.agent_step
-    p.task_id = clean_text(task_id)
+    # Every tool call an adapter records makes one: ASCII text (nearly all) is set without a
+    # call of clean_text, and an empty field is left unset (proto3 reads it as "").
+    if task_id != "":
+        p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
     p.step = step
-    p.framework = clean_text(framework)
-    p.tool_name = clean_text(tool_name)
-    p.call_id = clean_text(call_id)
+    if framework != "":
+        p.framework = framework if framework.__class__ is str and framework.isascii() else clean_text(framework)
+    if tool_name != "":
+        p.tool_name = tool_name if tool_name.__class__ is str and tool_name.isascii() else clean_text(tool_name)
+    if call_id != "":
+        p.call_id = call_id if call_id.__class__ is str and call_id.isascii() else clean_text(call_id)
     if args is not None:
         p.args_json = json_text(args)
-    p.text = clean_text(text)
-    p.outcome = clean_text(outcome)
-    p.duration_ms = max(0, duration_ms)
+    if text != "":
+        p.text = text if text.__class__ is str and text.isascii() else clean_text(text)
+    if outcome != "":
+        p.outcome = outcome if outcome.__class__ is str and outcome.isascii() else clean_text(outcome)
+    if duration_ms > 0:
+        p.duration_ms = duration_ms
     return _stamp(session, ev)
 
 

@@ -61,11 +61,11 @@ def reviewer_of(ctx: Run) -> Reviewer | None:
     return given
 
 
-def _policy_for(ctx: Run, timeout_ms: int | None, policy: ApprovalPolicy | None) -> ApprovalPolicy:
+def _policy_for(desk: ApprovalDesk, timeout_ms: int | None, policy: ApprovalPolicy | None) -> ApprovalPolicy:
     if timeout_ms is not None:  # the agent named a deadline (flow A): it decides at it
         ms = int(timeout_ms)
         return ApprovalPolicy(OnTimeout.REJECT, ms / 1000) if ms > 0 else ApprovalPolicy()
-    return policy or desk_of(ctx).policy
+    return policy or desk.policy
 
 
 async def request_approval(
@@ -119,7 +119,7 @@ async def request_approval(
         return {"decision": "unavailable", "detail": "the control channel is closed; nobody can answer"}
     if target_id in session.pending_approvals:
         return {"decision": "unavailable", "detail": f"an approval for {target_id} is already pending"}
-    pol = _policy_for(ctx, timeout_ms, policy)
+    pol = _policy_for(desk, timeout_ms, policy)
     deadline = pol.deadline_s
     waiter = asyncio.Event()
     meta: dict[str, Any] = {
@@ -177,7 +177,11 @@ async def request_approval(
         if reviewer is not None:
             review = asyncio.create_task(_review(ctx, reviewer, waiter, target_id, task_id, tool_name, args or {}))
         try:
-            timed_out = not await _wait(ctx, waiter, pol, target_id)
+            if deadline is None and ctx.config.approval_reminders is None:
+                await waiter.wait()  # no deadline, no reminders (the default): nothing to time
+                timed_out = False
+            else:
+                timed_out = not await _wait(ctx, waiter, pol, target_id)
         except asyncio.CancelledError:
             # The waiting invocation was cancelled (CANCEL, STEER): close the request on the
             # stream too, so no UI keeps offering a decision nobody waits for.

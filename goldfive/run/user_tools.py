@@ -112,7 +112,7 @@ class UserTool:
     async def _run(self, ctx: Run, task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             value = self.fn(**kwargs)
-            if inspect.isawaitable(value):
+            if value.__class__ is not dict and inspect.isawaitable(value):  # a dict (most results) is not
                 value = await value
         except asyncio.CancelledError:
             raise
