@@ -30,6 +30,7 @@ from goldfive.approvals.policy import ApprovalPolicy, OnTimeout
 from goldfive.approvals.reviewer import REVIEWER, Reviewer, review_call
 from goldfive.clean import json_text
 from goldfive.control import ControlKind, ControlMessage
+from goldfive.run.defaults import run_defaults
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,8 +56,6 @@ def reviewer_of(ctx: Run) -> Reviewer | None:
     ``--approvals review``), or None."""
     given: Reviewer | None = ctx.config.approval_reviewer
     if given is None:
-        from goldfive.run.defaults import run_defaults
-
         given = run_defaults().reviewer
     return given
 
