@@ -238,13 +238,20 @@ async def _rewind(ctx: Run, c: Control[Rewind], mid_task: bool) -> ControlOutcom
     return ok(c, AppliedAs.REWOUND, detail, effect=rewind)
 
 
+#: Enum members read once: on Python 3.11 each ``Enum.MEMBER`` read goes through the enum
+#: metaclass's ``__getattr__`` hook (about ten times a global's cost), and every STATUS_QUERY
+#: and APPROVE read these.
+_STATUS, _DECIDED, _CUSTOM, _INFO = AppliedAs.STATUS, AppliedAs.DECIDED, DriftKind.CUSTOM, DriftSeverity.INFO
+
+
 async def _status(ctx: Run, c: Control[StatusQuery], mid_task: bool) -> ControlOutcome:
-    detail = status_snapshot(ctx, c.id)
+    detail = status_snapshot(ctx, c.message.id)
 
     async def snapshot() -> None:
-        await ctx.steerer.report_drift(ctx.session, _drift(ctx.session, DriftKind.CUSTOM, DriftSeverity.INFO, detail))
+        session = ctx.session
+        await ctx.steerer.report_drift(session, DriftEvent(_CUSTOM, _INFO, detail, session.current_task_id))
 
-    return ok(c, AppliedAs.STATUS, detail, effect=snapshot)
+    return ok(c, _STATUS, detail, effect=snapshot)
 
 
 async def _intercept(ctx: Run, c: Control[InterceptTransfer], mid_task: bool) -> ControlOutcome:
@@ -298,7 +305,7 @@ async def _approve(ctx: Run, c: Control[Approve], mid_task: bool) -> ControlOutc
 
     what = "approved with edited arguments" if arguments is not None else "approved"
     if rule is None:
-        return ok(c, AppliedAs.DECIDED, f"{what} {target}", effect=resolve)
+        return ok(c, _DECIDED, f"{what} {target}", effect=resolve)
     note = machine_note(ctx, rule.scope)
     return ok(c, AppliedAs.DECIDED, f"{what}, and always for {rule.describe()} ({rule.scope}): {target}{note}", effect=resolve)
 
