@@ -120,7 +120,7 @@ def _now_ms() -> int:
 def kind_name(kind: ControlKind | str) -> str:
     """The upper-case name of a kind, known or custom."""
     if kind.__class__ is ControlKind:  # every ack names one: its value, read without the enum's property
-        return kind._value_  # type: ignore[union-attr, no-any-return]
+        return kind._value_
     return str(getattr(kind, "value", kind)).upper()
 
 
