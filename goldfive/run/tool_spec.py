@@ -30,12 +30,7 @@ class ReportingToolSpec:
         problem = validate_args(self.parameters, kwargs)
         if problem:
             return {"ok": False, "error": f"{self.name}: {problem}"}
-        try:
-            return await self.handler(**kwargs)
-        except asyncio.CancelledError:
-            raise
-        except GoldfiveError as exc:
-            return {"ok": False, "error": f"{self.name}: {exc}"}
+        return await self.checked_call(**kwargs)
 
     async def checked_call(self, **kwargs: Any) -> dict[str, Any]:
         """``__call__`` for arguments already checked against this spec's ``parameters``: by a
