@@ -71,7 +71,13 @@ def json_text(value: Any) -> str:
     surrogate becomes U+FFFD where it stood. (``ensure_ascii=True`` would write it as a "\\ud800"
     escape, which strict JSON readers refuse and lenient ones turn back into a surrogate.) One
     ``isascii`` check for the usual text, instead of a walk over the value."""
-    return clean_text(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    return clean_text(_sorted_json(value))
+
+
+#: ``json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)`` with its encoder made
+#: once: dumps with any keyword builds a JSONEncoder per call, and an approval cycle dumps its
+#: arguments and its schema (the encoder keeps no state between calls: safe across threads).
+_sorted_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
 
 
 def clean_map(values: dict[str, str] | None) -> dict[str, str]:

@@ -16,13 +16,14 @@ been drained and every message received has been acked.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, AsyncIterator, Callable
 
 from goldfive.errors import ChannelClosedError
+from goldfive.ids import random_hex
+from goldfive.mailbox import Mailbox
 
 
 class ControlKind(StrEnum):
@@ -118,6 +119,8 @@ def _now_ms() -> int:
 
 def kind_name(kind: ControlKind | str) -> str:
     """The upper-case name of a kind, known or custom."""
+    if kind.__class__ is ControlKind:  # every ack names one: its value, read without the enum's property
+        return kind._value_
     return str(getattr(kind, "value", kind)).upper()
 
 
@@ -134,13 +137,14 @@ def normalize_kind(kind: ControlKind | str) -> ControlKind | str:
 @dataclass
 class ControlMessage:
     kind: ControlKind | str
-    #: 32 hex digits of os.urandom (uuid4().hex's form and randomness, in two calls, not six).
-    id: str = field(default_factory=lambda: os.urandom(16).hex())
+    #: 32 hex digits of os.urandom (uuid4().hex's form and randomness), read in batches.
+    id: str = field(default_factory=random_hex)
     payload: dict[str, Any] = field(default_factory=dict)
     issued_at_ms: int = 0
 
     def __post_init__(self) -> None:
-        self.kind = normalize_kind(self.kind)
+        if self.kind.__class__ is not ControlKind:  # a known kind as sent costs no call
+            self.kind = normalize_kind(self.kind)
         if self.payload is None:
             self.payload = {}
 
@@ -164,8 +168,8 @@ _CLOSED = _Closed()
 
 class ControlChannel:
     def __init__(self) -> None:
-        self._inbox: asyncio.Queue[ControlMessage | _Closed] = asyncio.Queue()
-        self._outbox: asyncio.Queue[ControlAck | _Closed] = asyncio.Queue()
+        self._inbox: Mailbox[ControlMessage | _Closed] = Mailbox()
+        self._outbox: Mailbox[ControlAck | _Closed] = Mailbox()
         self._closed = False
         self._inbox_drained = False
         self._acks_ended = False
@@ -175,8 +179,9 @@ class ControlChannel:
         self._ready: asyncio.Future[None] | None = None
         #: Set with ``_ready`` (``wake_on_send``): the executor's own wake-up future.
         self._wake: asyncio.Future[None] | None = None
-        #: control id -> the future ``request`` awaits.
-        self._waiters: dict[str, asyncio.Future[ControlAck]] = {}
+        #: control id -> the future ``request`` awaits; None while its send runs, and then the
+        #: ack when the message was answered in the send.
+        self._waiters: dict[str, asyncio.Future[ControlAck] | ControlAck | None] = {}
         #: The reader's ``answer_directly`` hook (None: every message is queued).
         self._direct: Callable[[ControlMessage], bool] | None = None
 
@@ -212,22 +217,29 @@ class ControlChannel:
         ValueError when a request with the same id is already waiting, and TimeoutError when no
         ack came within ``timeout`` seconds (the message stays sent: its ack may come later and
         is then in ``acks()``). Cancelling the caller stops the wait, not the control."""
-        if msg.id in self._waiters:
+        waiters = self._waiters
+        if msg.id in waiters:
             raise ValueError(f"control id {msg.id!r} is already waiting for its ack")
-        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
-        # Waiting before it is sent: a message answered in the send itself finds its waiter.
-        self._waiters[msg.id] = fut
+        # Waiting before it is sent, with no future yet: a message answered in the send itself
+        # (``answer_directly``) leaves its ack here, and the request returns it at once.
+        waiters[msg.id] = None
         try:
             self.send_nowait(msg)
         except BaseException:
-            self._waiters.pop(msg.id, None)
+            waiters.pop(msg.id, None)
             raise
+        got = waiters[msg.id]
+        if got is not None:
+            del waiters[msg.id]
+            return got  # type: ignore[return-value]
+        fut: asyncio.Future[ControlAck] = asyncio.get_running_loop().create_future()
+        waiters[msg.id] = fut
         try:
             if timeout is None:
                 return await fut
             return await asyncio.wait_for(fut, timeout)
         finally:
-            self._waiters.pop(msg.id, None)
+            waiters.pop(msg.id, None)
 
     async def acks(self) -> AsyncIterator[ControlAck]:
         """Every ack in publish order; ends after close once all received messages are acked."""
@@ -323,13 +335,24 @@ class ControlChannel:
 
     async def ack(self, ack: ControlAck) -> None:
         """Publish an ack. Acks published after acks() ended are kept but not yielded."""
+        self.ack_nowait(ack)
+
+    def ack_nowait(self, ack: ControlAck) -> None:
+        """``ack`` for a caller that is not a coroutine (it never waits): the reader's own
+        acks, published in the sender's call when it answers directly."""
         if not ack.acked_at_ms:
             ack.acked_at_ms = _now_ms()
         self._acked += 1
         self._outbox.put_nowait(ack)
-        waiter = self._waiters.pop(ack.control_id, None)
-        if waiter is not None and not waiter.done():
-            waiter.set_result(ack)
+        waiters = self._waiters
+        if ack.control_id in waiters:
+            waiter = waiters[ack.control_id]
+            if waiter is None:  # its request is still in its send: it takes the ack from here
+                waiters[ack.control_id] = ack
+            elif isinstance(waiter, asyncio.Future):
+                del waiters[ack.control_id]
+                if not waiter.done():
+                    waiter.set_result(ack)
         self._maybe_end_acks()
 
     async def refuse_pending(self, detail: str) -> int:
@@ -337,7 +360,7 @@ class ControlChannel:
         ended without reading them, so each still gets its one ack. Returns how many."""
         n = 0
         while (msg := await self.receive(timeout=0)) is not None:
-            await self.ack(ControlAck(msg.id, AckResult.FAILURE, detail, applied_as=AppliedAs.REFUSED))
+            self.ack_nowait(ControlAck(msg.id, AckResult.FAILURE, detail, applied_as=AppliedAs.REFUSED))
             n += 1
         return n
 

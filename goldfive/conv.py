@@ -143,8 +143,14 @@ def fill_pb_control_event(ev: control_pb2.ControlEvent, msg: ControlMessage) -> 
             return  # PAUSE, RESUME, STATUS_QUERY: nothing more to write
         typed = _TYPED_KEYS.get(kind, ())
         if kind in _ONEOF_FIELD:
-            name, cls = _ONEOF_FIELD[kind]
-            getattr(ev, name).CopyFrom(cls(**{k: _str_field(payload, k) for k in typed}))
+            # Written into the oneof's own message (marked present even when every field is
+            # empty), not built apart and copied in.
+            sub = getattr(ev, _ONEOF_FIELD[kind][0])
+            sub.SetInParent()
+            for k in typed:
+                value = payload.get(k)
+                if value is not None and value != "":
+                    setattr(sub, k, value if value.__class__ is str else str(value))
             if kind is ControlKind.APPROVE and isinstance(payload.get("arguments"), dict):
                 # Edited arguments have their own field (ApprovePayload.arguments_json).
                 ev.approve.arguments_json = json.dumps(payload["arguments"], ensure_ascii=False, sort_keys=True)

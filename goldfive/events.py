@@ -239,12 +239,18 @@ def task_transitioned(
 def drift_detected(session: Session, drift: DriftEvent) -> pb.Event:
     ev = pb.Event()
     d = ev.drift_detected
-    d.id = clean_text(drift.id)
+    # Every STATUS_QUERY makes one: ASCII text (nearly all) is set without a call of clean_text.
+    value = drift.id
+    d.id = value if value.__class__ is str and value.isascii() else clean_text(value)
     d.kind = conv.drift_kind_to_pb(drift.kind)
     d.severity = conv.drift_severity_to_pb(drift.severity)
-    d.detail = clean_text(drift.detail)
-    d.current_task_id = clean_text(drift.task_id or session.current_task_id)
-    d.annotation_id = clean_text(drift.annotation_id)
+    value = drift.detail
+    d.detail = value if value.__class__ is str and value.isascii() else clean_text(value)
+    value = drift.task_id or session.current_task_id
+    d.current_task_id = value if value.__class__ is str and value.isascii() else clean_text(value)
+    value = drift.annotation_id
+    if value != "":
+        d.annotation_id = value if value.__class__ is str and value.isascii() else clean_text(value)
     for item in drift.evidence:
         e = d.evidence.add()
         e.at.FromMilliseconds(min(max(item.at_ms, _MIN_MS), _MAX_MS))
@@ -294,7 +300,11 @@ def approval_requested(
     parameters: dict[str, Any] | None = None,
     under_review: bool = False,
     args_json: str | None = None,
+    parameters_json: str | None = None,
 ) -> pb.Event:
+    """``args_json`` / ``parameters_json``: ``json_text`` of ``args`` / ``parameters`` when the
+    caller made it already (the request's arguments for its ledger entry too; a tool's schema
+    once per turn), used instead of dumping them again."""
     ev = pb.Event()
     a = ev.approval_requested
     a.under_review = under_review
@@ -302,7 +312,10 @@ def approval_requested(
         a.on_timeout = on_timeout if on_timeout.__class__ is str and on_timeout.isascii() else clean_text(on_timeout)
     if retry_of != "":
         a.retry_of = retry_of if retry_of.__class__ is str and retry_of.isascii() else clean_text(retry_of)
-    if parameters:
+    if parameters_json is not None:
+        if parameters_json != "":
+            a.parameters_json = parameters_json if parameters_json.__class__ is str and parameters_json.isascii() else clean_text(parameters_json)
+    elif parameters:
         a.parameters_json = json_text(parameters)
     if target_id != "":
         a.target_id = target_id if target_id.__class__ is str and target_id.isascii() else clean_text(target_id)
@@ -533,16 +546,25 @@ def agent_step(
         raise ValueError(f"agent_step step must be one of {', '.join(AGENT_STEPS)}, got {step!r}")
     ev = pb.Event()
     p = ev.agent_step
-    p.task_id = clean_text(task_id)
+    # Every tool call an adapter records makes one: ASCII text (nearly all) is set without a
+    # call of clean_text, and an empty field is left unset (proto3 reads it as "").
+    if task_id != "":
+        p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
     p.step = step
-    p.framework = clean_text(framework)
-    p.tool_name = clean_text(tool_name)
-    p.call_id = clean_text(call_id)
+    if framework != "":
+        p.framework = framework if framework.__class__ is str and framework.isascii() else clean_text(framework)
+    if tool_name != "":
+        p.tool_name = tool_name if tool_name.__class__ is str and tool_name.isascii() else clean_text(tool_name)
+    if call_id != "":
+        p.call_id = call_id if call_id.__class__ is str and call_id.isascii() else clean_text(call_id)
     if args is not None:
         p.args_json = json_text(args)
-    p.text = clean_text(text)
-    p.outcome = clean_text(outcome)
-    p.duration_ms = max(0, duration_ms)
+    if text != "":
+        p.text = text if text.__class__ is str and text.isascii() else clean_text(text)
+    if outcome != "":
+        p.outcome = outcome if outcome.__class__ is str and outcome.isascii() else clean_text(outcome)
+    if duration_ms > 0:
+        p.duration_ms = duration_ms
     return _stamp(session, ev)
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import secrets
 import time
 import warnings
@@ -13,6 +12,7 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable, Iterator
 
 from goldfive.errors import PlanValidationError, UnknownTaskError
+from goldfive.ids import random_hex
 from goldfive.sequence import sequence_counter
 
 
@@ -46,22 +46,22 @@ class DriftSeverity(StrEnum):
 
     def __ge__(self, other: object) -> bool:
         if isinstance(other, DriftSeverity):
-            return self.rank >= other.rank
+            return _SEVERITY_RANK[self] >= _SEVERITY_RANK[other]
         return NotImplemented
 
     def __gt__(self, other: object) -> bool:
         if isinstance(other, DriftSeverity):
-            return self.rank > other.rank
+            return _SEVERITY_RANK[self] > _SEVERITY_RANK[other]
         return NotImplemented
 
     def __le__(self, other: object) -> bool:
         if isinstance(other, DriftSeverity):
-            return self.rank <= other.rank
+            return _SEVERITY_RANK[self] <= _SEVERITY_RANK[other]
         return NotImplemented
 
     def __lt__(self, other: object) -> bool:
         if isinstance(other, DriftSeverity):
-            return self.rank < other.rank
+            return _SEVERITY_RANK[self] < _SEVERITY_RANK[other]
         return NotImplemented
 
 
@@ -372,7 +372,7 @@ class DriftEvent:
     detail: str = ""
     task_id: str = ""
     annotation_id: str = ""
-    id: str = field(default_factory=lambda: os.urandom(8).hex())  # secrets.token_hex(8), in two calls, not five
+    id: str = field(default_factory=lambda: random_hex()[:16])  # secrets.token_hex(8)'s form, from a batch
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     #: What the detector saw, oldest first (DriftDetected.evidence on the wire).
     evidence: tuple[DriftEvidence, ...] = field(default=(), compare=False)

@@ -77,9 +77,14 @@ def to_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _to_json(value)
     except (TypeError, ValueError):
         return str(value)
+
+
+#: ``json.dumps(value, ensure_ascii=False, default=str)`` with its encoder made once (dumps
+#: with a keyword builds one per call; every tool call's result goes through here).
+_to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 @dataclass(frozen=True)
@@ -246,7 +251,8 @@ def recording_tools(ctx: RunContext, task_id: str, tools: dict[str, ReportingToo
             if _spec.name not in REPORTING_TOOL_NAMES:  # the agent's own tools spend; reporting does not
                 await before_tool_call(task_id)
             started = time.monotonic()
-            result = await _spec(**kwargs)
+            # The arguments were checked by this wrapper's own spec (the same schema).
+            result = await _spec.checked_call(**kwargs)
             failed = isinstance(result, dict) and result.get("ok") is False
             await record_tool_call(
                 ctx, task_id=task_id, framework=GOLDFIVE_FRAMEWORK, tool_name=_spec.name, args=kwargs,

@@ -73,9 +73,9 @@ class ApprovalDesk:
         return tool in self.run_rules.never_auto or (machine is not None and tool in machine.never_auto)
 
     def match(self, tool: str, args: Mapping[str, Any]) -> Rule | None:
-        if self.never_auto(tool):
+        machine = self.machine_rules()  # read once for both questions (it may stat a file)
+        if tool in self.run_rules.never_auto or (machine is not None and tool in machine.never_auto):
             return None
-        machine = self.machine_rules()
         rule = self.run_rules.match(tool, args)
         if rule is None and machine is not None:
             rule = machine.match(tool, args)

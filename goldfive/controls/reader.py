@@ -83,7 +83,8 @@ def read_fields(
     for key, convert in fields:
         value = get(key)
         if value is not None:
-            out[key] = convert(kind, key, value)
+            # Text where text is wanted (most fields of most controls) needs no conversion call.
+            out[key] = value if convert is as_text and value.__class__ is str else convert(kind, key, value)
     for key in needs:
         required(kind, key, out.get(key, ""))
     return out

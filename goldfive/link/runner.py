@@ -434,7 +434,7 @@ class HubLink:
     async def _send_acks(self, call: Any) -> None:
         while self._acks:
             ack = self._acks[0]
-            await _send(call, service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack)))
+            await _send(call, _ack_message(ack))
             self._acks.popleft()
 
     async def _linger(self) -> None:
@@ -472,12 +472,20 @@ class HubLink:
 
     def _send_ack(self, ack: ControlAck) -> None:
         now = self._ack_now
-        if now is not None and not self._acks and now(service_pb2.RunnerMessage(ack=conv.to_pb_control_ack(ack))):
+        if now is not None and not self._acks and now(_ack_message(ack)):
             return  # on its way: ahead of this process's queued events, not behind this link's writer
         self._acks.append(ack)
         self._wake.set()
         if self._lingering is not None:
             _resolve(self._lingering)
+
+
+def _ack_message(ack: ControlAck) -> service_pb2.RunnerMessage:
+    """The RunnerMessage carrying ``ack``, converted into its own field (not built apart and
+    copied in)."""
+    msg = service_pb2.RunnerMessage()
+    conv.fill_pb_control_ack(msg.ack, ack)
+    return msg
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:

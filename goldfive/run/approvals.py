@@ -30,6 +30,7 @@ from goldfive.approvals.policy import ApprovalPolicy, OnTimeout
 from goldfive.approvals.reviewer import REVIEWER, Reviewer, review_call
 from goldfive.clean import json_text
 from goldfive.control import ControlKind, ControlMessage
+from goldfive.run.defaults import run_defaults
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,17 +56,15 @@ def reviewer_of(ctx: Run) -> Reviewer | None:
     ``--approvals review``), or None."""
     given: Reviewer | None = ctx.config.approval_reviewer
     if given is None:
-        from goldfive.run.defaults import run_defaults
-
         given = run_defaults().reviewer
     return given
 
 
-def _policy_for(ctx: Run, timeout_ms: int | None, policy: ApprovalPolicy | None) -> ApprovalPolicy:
+def _policy_for(desk: ApprovalDesk, timeout_ms: int | None, policy: ApprovalPolicy | None) -> ApprovalPolicy:
     if timeout_ms is not None:  # the agent named a deadline (flow A): it decides at it
         ms = int(timeout_ms)
         return ApprovalPolicy(OnTimeout.REJECT, ms / 1000) if ms > 0 else ApprovalPolicy()
-    return policy or desk_of(ctx).policy
+    return policy or desk.policy
 
 
 async def request_approval(
@@ -79,6 +78,7 @@ async def request_approval(
     args: dict[str, Any] | None = None,
     timeout_ms: int | None = None,
     parameters: dict[str, Any] | None = None,
+    parameters_json: str | None = None,
     policy: ApprovalPolicy | None = None,
     editable: bool = True,
     options: tuple[str, ...] = (),
@@ -89,6 +89,7 @@ async def request_approval(
     rule approved it.
 
     ``parameters`` (the tool's JSON schema) is what edited arguments are checked against;
+    ``parameters_json``, when given, is ``json_text(parameters)`` made once by the caller;
     ``editable=False`` (the framework accepts no changed arguments for this call) refuses edits.
     ``timeout_ms`` (an agent-given deadline) rejects at it; otherwise ``policy``, else the
     run's policy, says what happens when nobody decides (by default: wait).
@@ -117,7 +118,7 @@ async def request_approval(
         return {"decision": "unavailable", "detail": "the control channel is closed; nobody can answer"}
     if target_id in session.pending_approvals:
         return {"decision": "unavailable", "detail": f"an approval for {target_id} is already pending"}
-    pol = _policy_for(ctx, timeout_ms, policy)
+    pol = _policy_for(desk, timeout_ms, policy)
     deadline = pol.deadline_s
     waiter = asyncio.Event()
     meta: dict[str, Any] = {
@@ -162,6 +163,7 @@ async def request_approval(
             on_timeout=str(pol.on_timeout) if deadline is not None else "wait",
             retry_of=retry_of,
             parameters=parameters if kind == "tool" else None,
+            parameters_json=parameters_json if kind == "tool" and parameters else None,
             metadata=None if editable else {"editable": "false"},
             under_review=reviewer is not None,
         )
@@ -174,7 +176,11 @@ async def request_approval(
         if reviewer is not None:
             review = asyncio.create_task(_review(ctx, reviewer, waiter, target_id, task_id, tool_name, args or {}))
         try:
-            timed_out = not await _wait(ctx, waiter, pol, target_id)
+            if deadline is None and ctx.config.approval_reminders is None:
+                await waiter.wait()  # no deadline, no reminders (the default): nothing to time
+                timed_out = False
+            else:
+                timed_out = not await _wait(ctx, waiter, pol, target_id)
         except asyncio.CancelledError:
             # The waiting invocation was cancelled (CANCEL, STEER): close the request on the
             # stream too, so no UI keeps offering a decision nobody waits for.

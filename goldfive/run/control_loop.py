@@ -28,8 +28,8 @@ from goldfive.control import AckResult, AppliedAs, ControlAck, ControlKind, Cont
 from goldfive.controls.payloads import Control, ControlPayload, Steer
 from goldfive.errors import ControlPayloadError
 from goldfive.inbox import InjectedMessage
-from goldfive.run.handlers import decide
-from goldfive.run.outcome import ControlOutcome, RunCancelled, refused
+from goldfive.run.handlers import handler_for
+from goldfive.run.outcome import ControlOutcome, RunCancelled, refused, unsupported
 from goldfive.run.validate import accept
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
 
@@ -199,7 +199,10 @@ class ControlLoop:
 
     async def handle(self, msg: ControlMessage, *, mid_task: bool, from_ladder: bool = False) -> ControlOutcome:
         """Record, check and decode, decide, ack, then apply the effect. Exactly one ack per
-        message. A control that only reads (``reads_only``) is answered without a record."""
+        message. A control that only reads (``reads_only``) is answered without a record.
+
+        Every control passes here, a STATUS_QUERY or an APPROVE in its sender's call: the
+        steps are written out in this one coroutine rather than one coroutine each."""
         if self._direct is not None:
             await self._settle_direct()
         ctx = self.ctx
@@ -214,23 +217,34 @@ class ControlLoop:
             # history, which records what was changed and by whom.
             outcome = await self._decide(control, mid_task)
             if self.channel is not None:
-                await self.channel.ack(outcome.ack)
+                self.channel.ack_nowait(outcome.ack)
             return outcome
-        await self._record_received(msg, problem)
+        try:
+            await ctx.emit(events.control_received, msg)
+        except (TypeError, ValueError) as exc:
+            if not problem:
+                raise
+            await self._record_without_payload(msg, exc)
         if control is None:
             outcome = refused(msg.id, AckResult.FAILURE, problem)
         else:
             outcome = await self._decide(control, mid_task)
-        await self._publish_ack(msg, outcome.ack, to_sender=not from_ladder)
-        try:
-            await outcome.apply()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # isolation boundary: the ack is out, so the failure is an event
-            log.exception("control effect failed")
-            detail = f"effect of {kind_name(msg.kind)} {msg.id} failed after its ack: {type(exc).__name__}: {exc}"
-            drift = DriftEvent(DriftKind.CUSTOM, DriftSeverity.WARNING, detail, ctx.session.current_task_id)
-            await ctx.emit(events.drift_detected, drift)
+        # The ack goes onto the event stream (the audit trail, committed by a durable store),
+        # then to the sender: an ack a person saw is never undone by a crash.
+        await ctx.emit(events.control_acked, outcome.ack, kind_name(msg.kind))
+        if not from_ladder and self.channel is not None:
+            self.channel.ack_nowait(outcome.ack)
+        effect = outcome.effect
+        if effect is not None:
+            try:
+                await effect()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # isolation boundary: the ack is out, so the failure is an event
+                log.exception("control effect failed")
+                detail = f"effect of {kind_name(msg.kind)} {msg.id} failed after its ack: {type(exc).__name__}: {exc}"
+                drift = DriftEvent(DriftKind.CUSTOM, DriftSeverity.WARNING, detail, ctx.session.current_task_id)
+                await ctx.emit(events.drift_detected, drift)
         if outcome.steer is not None and not outcome.cancel_invocation:
             await self.apply_steer(outcome.steer, interrupted=[])
         return outcome
@@ -242,30 +256,21 @@ class ControlLoop:
                 # its keywords hands the decoded control on, so it is not decoded again.
                 msg = control.message
                 return await self.custom(msg, session=self.ctx.session, mid_task=mid_task, ctx=self.ctx, control=control)
-            return await decide(self.ctx, control, mid_task=mid_task)
+            handler = handler_for(control.message.kind)
+            if handler is None:
+                return unsupported(control)
+            return await handler(self.ctx, control, mid_task)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # isolation boundary: a broken handler still acks
             log.exception("control handler failed")
             return refused(control.id, AckResult.FAILURE, f"handler error: {exc}")
 
-    async def _record_received(self, msg: ControlMessage, problem: str) -> None:
-        try:
-            await self.ctx.emit(events.control_received, msg)
-        except (TypeError, ValueError) as exc:
-            if not problem:
-                raise
-            # A payload that cannot be recorded is recorded without it: its kind and id, and
-            # the FAILURE ack that follows says what was wrong.
-            log.info("recording control %s without its payload: %s", msg.id, exc)
-            await self.ctx.emit(events.control_received, ControlMessage(msg.kind, id=msg.id))
-
-    async def _publish_ack(self, msg: ControlMessage, ack: ControlAck, *, to_sender: bool) -> None:
-        """The ack goes onto the event stream (the audit trail, committed by a durable store),
-        then to the sender: an ack a person saw is never undone by a crash."""
-        await self.ctx.emit(events.control_acked, ack, kind_name(msg.kind))
-        if to_sender and self.channel is not None:
-            await self.channel.ack(ack)
+    async def _record_without_payload(self, msg: ControlMessage, exc: Exception) -> None:
+        """A payload that cannot be recorded is recorded without it: its kind and id, and the
+        FAILURE ack that follows says what was wrong."""
+        log.info("recording control %s without its payload: %s", msg.id, exc)
+        await self.ctx.emit(events.control_received, ControlMessage(msg.kind, id=msg.id))
 
     # -- boundaries --------------------------------------------------------------------
     async def drain(self) -> list[ControlOutcome]:
@@ -369,7 +374,7 @@ class ControlLoop:
         while (msg := self.take()) is not None:
             assert self.channel is not None
             detail = f"run not active: {kind_name(msg.kind)} arrived as the run ended"
-            await self.channel.ack(ControlAck(msg.id, AckResult.FAILURE, detail, applied_as=AppliedAs.REFUSED))
+            self.channel.ack_nowait(ControlAck(msg.id, AckResult.FAILURE, detail, applied_as=AppliedAs.REFUSED))
 
     async def answer_after_end(self) -> None:
         """Controls that arrive after the run ended still get their one ack (FAILURE).
@@ -383,4 +388,4 @@ class ControlLoop:
             msg = await ch.receive()
             if msg is None:
                 return
-            await ch.ack(ControlAck(msg.id, AckResult.FAILURE, "run not active", applied_as=AppliedAs.REFUSED))
+            ch.ack_nowait(ControlAck(msg.id, AckResult.FAILURE, "run not active", applied_as=AppliedAs.REFUSED))

@@ -56,6 +56,9 @@ class ControlOutcome:
             await self.effect()
 
 
+#: Read once (an enum member read is slow on Python 3.11: see handlers._STATUS).
+_SUCCESS = AckResult.SUCCESS
+
 #: Per AppliedAs, read once from ACK_MEANING: (the run ends, a replan follows).
 _RUN_FLAGS = {applied: (m.ends_run, m.follows is Follows.REPLAN) for applied, m in ACK_MEANING.items()}
 
@@ -63,7 +66,7 @@ _RUN_FLAGS = {applied: (m.ends_run, m.follows is Follows.REPLAN) for applied, m 
 def ok(c: Control[Any], applied_as: AppliedAs, detail: str, *, effect: Effect | None = None, **kw: Any) -> ControlOutcome:
     """A SUCCESS ack saying what ``c`` was applied as; what the run does next per ACK_MEANING."""
     ends_run, replans = _RUN_FLAGS[applied_as]
-    ack = ControlAck(c.id, AckResult.SUCCESS, detail, applied_as=applied_as)
+    ack = ControlAck(c.message.id, _SUCCESS, detail, applied_as=applied_as)
     out = ControlOutcome(ack=ack, effect=effect, **kw)
     if ends_run:
         out.cancel_run = True

@@ -30,6 +30,12 @@ class ReportingToolSpec:
         problem = validate_args(self.parameters, kwargs)
         if problem:
             return {"ok": False, "error": f"{self.name}: {problem}"}
+        return await self.checked_call(**kwargs)
+
+    async def checked_call(self, **kwargs: Any) -> dict[str, Any]:
+        """``__call__`` for arguments already checked against this spec's ``parameters``: by a
+        wrapper spec with the same schema (``replace(spec, handler=...)``) whose handler calls
+        on here, so a call is checked once, not once per layer."""
         try:
             return await self.handler(**kwargs)
         except asyncio.CancelledError:

@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, get_type_hints
 
 from goldfive.approvals.policy import ApprovalPolicy
+from goldfive.clean import json_text
+from goldfive.ids import random_hex
 from goldfive.run.approvals import request_approval
 from goldfive.run.tool_spec import ReportingToolSpec
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity
@@ -72,20 +73,26 @@ class UserTool:
 
     def bind(self, ctx: Run, task_id: str) -> ReportingToolSpec:
         schema = schema_from_signature(self.fn)
+        #: The schema as JSON for ApprovalRequested, made at the turn's first approval and
+        #: shared by the rest (it was dumped again for every approval).
+        schema_json: str | None = None
 
         async def call(**kwargs: Any) -> dict[str, Any]:
+            nonlocal schema_json
             note = ""
             if self.needs_approval(kwargs):
-                call_id = f"call-{uuid.uuid4().hex[:12]}"
+                if schema_json is None:
+                    schema_json = json_text(schema)
                 decision = await request_approval(
                     ctx,
-                    target_id=call_id,
+                    target_id=f"call-{random_hex()[:12]}",
                     kind="tool",
                     prompt=self.prompt_for(kwargs),
                     task_id=task_id,
                     tool_name=self.name,
                     args=kwargs,
                     parameters=schema,
+                    parameters_json=schema_json,
                     policy=self.policy,
                 )
                 refusal = refusal_for_model(self.name, decision)
@@ -105,7 +112,7 @@ class UserTool:
     async def _run(self, ctx: Run, task_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         try:
             value = self.fn(**kwargs)
-            if inspect.isawaitable(value):
+            if value.__class__ is not dict and inspect.isawaitable(value):  # a dict (most results) is not
                 value = await value
         except asyncio.CancelledError:
             raise

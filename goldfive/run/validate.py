@@ -20,6 +20,9 @@ __all__ = ["LADDER_KINDS", "accept", "note_problem", "payload_size", "validate_c
 #: Kinds only the intervention ladder originates; a remote client may not send them.
 LADDER_KINDS = frozenset({ControlKind.GOLDFIVE_STEER, ControlKind.GOLDFIVE_PAUSE_ESCALATE})
 
+#: The payload classes holding free text a person typed, which ``accept`` checks.
+_FREE_TEXT = frozenset({Steer, Inject, Answer, SteerQueue})
+
 #: Payload keys holding an id, held to ``max_id_chars``.
 _ID_KEYS = ("task_id", "target_id", "annotation_id")
 
@@ -54,6 +57,8 @@ def accept(
     if problem:
         raise ControlPayloadError(problem)
     payload = decode_payload(msg.kind, msg.payload)
+    if payload.__class__ not in _FREE_TEXT:  # most kinds carry no text a person typed
+        return Control(msg, payload)
     # Free text a person typed: held to max_note_bytes and refused when blank.
     if isinstance(payload, Steer):
         problem = note_problem("steer note", payload.note, limits)
@@ -88,14 +93,16 @@ def _envelope_problem(msg: ControlMessage, limits: ControlLimits, allow_ladder_k
         return "a control needs an id"
     if len(msg.id) > limits.max_id_chars:
         return f"control id is {len(msg.id)} characters; the limit is {limits.max_id_chars}"
-    if not _encodable(msg.id):
+    if not (msg.id.isascii() or _encodable(msg.id)):
         return "control id is not valid Unicode text (it holds a lone surrogate)"
     payload: Any = msg.payload
     if not isinstance(payload, dict):
         return f"payload must be a JSON object, got {type(payload).__name__}"
     if not allow_ladder_kinds and msg.kind in LADDER_KINDS:
         return f"{kind_name(msg.kind)} is sent by the intervention ladder only"
-    if payload and not _surely_small(payload, limits.max_control_bytes):
+    if not payload:  # PAUSE, RESUME, STATUS_QUERY: nothing more to check
+        return ""
+    if not _surely_small(payload, limits.max_control_bytes):
         try:
             size = payload_size(msg)
         except (TypeError, ValueError) as exc:
