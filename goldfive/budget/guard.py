@@ -23,6 +23,7 @@ Nobody can raise a budget on a run without a control channel: a call held back t
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -79,6 +80,7 @@ class BudgetedRun(Protocol):
     @property
     def controls(self) -> _Controls: ...
     def pause(self, deadline_s: float | None = None) -> None: ...
+    def own_context(self) -> contextvars.Context: ...
     async def emit(self, factory: Any, *args: Any, **kwargs: Any) -> Any: ...
 
 
@@ -188,9 +190,7 @@ class BudgetGuard:
     def _time_up(self) -> None:
         self._timer = None
         if self.reached is None and not self.ctx.ended:
-            from goldfive.run.current_run import run_context  # (goldfive.run imports this module)
-
-            self._timing = asyncio.get_running_loop().create_task(self._on_time(), context=run_context(self.ctx))  # type: ignore[arg-type]
+            self._timing = asyncio.get_running_loop().create_task(self._on_time(), context=self.ctx.own_context())
 
     async def _on_time(self) -> None:
         if self.reached is not None or self.ctx.ended or self.budget.empty:

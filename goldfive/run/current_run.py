@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from goldfive import types as _types
 from goldfive.errors import GoldfiveError
 from goldfive.inbox import render
+from goldfive.run._current_var import CURRENT, bound_to
 from goldfive.types import Session
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["bind", "context_of", "current", "current_or_none", "read_injected", "run_context", "running"]
 
-_CURRENT: ContextVar[RunContext | None] = ContextVar("goldfive_current_run", default=None)
+_CURRENT: ContextVar[RunContext | None] = CURRENT
 
 
 def current() -> RunContext:
@@ -59,9 +60,7 @@ def bind(ctx: RunContext | None) -> Token[RunContext | None]:
 def run_context(ctx: RunContext) -> Context:
     """A fresh context in which ``ctx`` is the current run: what a run's timer (armed in an
     empty context: goldfive.aio.detached_timer) starts runs as the run's own code does."""
-    context = Context()
-    context.run(_CURRENT.set, ctx)
-    return context
+    return bound_to(ctx)
 
 
 def context_of(session: Session) -> RunContext:

@@ -13,6 +13,7 @@ timer per task (``loop.call_later``), nothing polls.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 from typing import Any, Protocol
@@ -51,6 +52,7 @@ class WatchedRun(Protocol):
     def controls(self) -> _Controls: ...
     @property
     def ended(self) -> bool: ...
+    def own_context(self) -> contextvars.Context: ...
 
 __all__ = ["SEVERITY_STEPS", "Watchdog"]
 
@@ -171,12 +173,10 @@ class Watchdog:
     def _time_up(self, watch: TaskWatch) -> None:
         if self._tasks.get(watch.task_id) is not watch or self.ctx.ended:
             return
-        from goldfive.run.current_run import run_context  # (goldfive.run imports this module)
-
         finding = watch.timed_out(self.ctx.session.clock())
         self._arm(watch)
         job = asyncio.get_running_loop().create_task(
-            self.act([finding]), name=f"goldfive-watchdog-{watch.task_id}", context=run_context(self.ctx)  # type: ignore[arg-type]
+            self.act([finding]), name=f"goldfive-watchdog-{watch.task_id}", context=self.ctx.own_context()
         )
         self._acting.add(job)
         job.add_done_callback(self._acting.discard)
