@@ -10,6 +10,7 @@ event under one lock, so every sink sees sequences in order even when tasks run 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 import weakref
@@ -24,6 +25,7 @@ from goldfive.errors import RecordingConflictError, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.run.config import RuntimeConfig
 from goldfive.run.control_loop import ControlLoop
+from goldfive.run._current_var import bound_to
 from goldfive.run.defaults import run_defaults
 from goldfive.inbox import InjectedMessage
 from goldfive.run.messages import EndTurn, InjectedMessages
@@ -203,8 +205,9 @@ class RunContext:
                 self.budget.disarm()
             elif factory is events.run_started or factory is events.run_resumed:
                 self.budget.arm()  # a seconds limit is timed from here
-            if self.fanout.sinks:
-                await self.fanout.emit(ev)
+            fanout = self.fanout
+            if fanout.sinks and not fanout.emit_nowait(ev):  # no coroutine when no sink waits
+                await fanout.emit(ev)
             if factory in _NOTE_FACTORIES:  # the queue and guidance are what their events say
                 notes_of(self.session).apply(ev)
             if self._syncs and factory in STATE_CHANGES:
@@ -247,8 +250,9 @@ class RunContext:
             return
         try:
             ev = factory(session, task_id, text)
-            if self.fanout.sinks:
-                await self.fanout.emit(ev)
+            fanout = self.fanout
+            if fanout.sinks and not fanout.emit_nowait(ev):
+                await fanout.emit(ev)
             if syncs and factory is events.task_started:  # a task's end is committed with the next start
                 await self._sync(ev)
             if watchdog is not None:
@@ -359,6 +363,11 @@ class RunContext:
         if not self.paused:
             return PauseState.RUNNING
         return PauseState.PAUSING if self.messages.running() else PauseState.PAUSED
+
+    def own_context(self) -> contextvars.Context:
+        """A fresh context in which this is the current run: what the run's timers (armed in an
+        empty context, goldfive.aio.detached_timer) start runs as the run's own code does."""
+        return bound_to(self)
 
     def pause(self, deadline_s: float | None = None) -> None:
         self.paused = True

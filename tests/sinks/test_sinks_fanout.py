@@ -90,3 +90,41 @@ async def test_sink_closed_early_keeps_failing_visibly_while_others_continue() -
     await early.close()
     await fan.emit(_event())
     assert fan.failures == {"InMemorySink": 1} and len(late.events) == 1
+
+
+# -- sinks that never wait: handed each event with a plain call ---------------------------------
+
+
+class BrokenImmediateSink(BrokenSink):
+    def emit_nowait(self, event: Event) -> None:
+        raise RuntimeError("disk on fire, at once")
+
+
+async def test_when_every_sink_is_immediate_emit_nowait_hands_them_the_event_and_isolates_a_failure(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    before, after = InMemorySink(), InMemorySink()
+    fan = FanOut([before, BrokenImmediateSink(), after])
+    with caplog.at_level(logging.ERROR, logger="goldfive.sinks"):
+        assert fan.emit_nowait(_event(seq_skip=3)) is True
+    assert len(before.events) == 1 and len(after.events) == 1
+    assert fan.failures == {"BrokenImmediateSink": 1}
+    assert any("sequence 3" in r.getMessage() for r in caplog.records if r.name == "goldfive.sinks")
+
+
+async def test_a_sink_that_waits_makes_emit_nowait_refuse_and_hand_nothing_out() -> None:
+    memory = InMemorySink()
+    fan = FanOut([memory, BrokenSink()])
+    assert fan.emit_nowait(_event()) is False
+    assert memory.events == []  # nothing half-delivered: the caller goes through emit
+
+
+async def test_a_sink_added_after_the_first_event_gets_the_next_one() -> None:
+    first, later = InMemorySink(), InMemorySink()
+    fan = FanOut([first])
+    assert fan.emit_nowait(_event())
+    fan.add(later)
+    assert fan.emit_nowait(_event(seq_skip=1))
+    fan.sinks.append(waits := BrokenSink())  # appended straight to the list, not through add
+    assert fan.emit_nowait(_event(seq_skip=2)) is False
+    assert [len(first.events), len(later.events)] == [2, 1] and waits is fan.sinks[-1]
