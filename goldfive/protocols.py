@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from goldfive.controls.payloads import Control
     from goldfive.ladder import DriftOutcome
 
-__all__ = ["AgentAdapter", "EventSink", "Executor", "GoalDeriver", "ImmediateSink", "Planner", "Steerer", "move_task"]
+__all__ = ["AgentAdapter", "EventSink", "Executor", "GoalDeriver", "Planner", "Steerer", "move_task"]
 
 
 @runtime_checkable
@@ -27,21 +27,12 @@ class EventSink(Protocol):
     """Receives every event of a run, in sequence order. Side effects only.
 
     Optional: ``async sync()`` (a durable recorder: called at each state change of the run,
-    which waits for it), ``subscribe()`` (a sink people watch: shown a resumed run's
-    recorded history first) and ``emit_nowait(event)`` (``ImmediateSink``: a sink whose
-    ``emit`` never waits; the run then hands it each event with a plain call)."""
+    which waits for it) and ``subscribe()`` (a sink people watch: shown a resumed run's
+    recorded history first)."""
 
     async def emit(self, event: Event) -> None: ...
 
     async def close(self) -> None: ...
-
-
-@runtime_checkable
-class ImmediateSink(Protocol):
-    """The optional part of an EventSink whose ``emit`` never waits: ``emit_nowait`` does
-    what ``emit`` does, in the caller's step, and raises what ``emit`` would raise."""
-
-    def emit_nowait(self, event: Event) -> None: ...
 
 
 @runtime_checkable

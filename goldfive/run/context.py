@@ -205,9 +205,8 @@ class RunContext:
                 self.budget.disarm()
             elif factory is events.run_started or factory is events.run_resumed:
                 self.budget.arm()  # a seconds limit is timed from here
-            fanout = self.fanout
-            if fanout.sinks and not fanout.emit_nowait(ev):  # no coroutine when no sink waits
-                await fanout.emit(ev)
+            if self.fanout.sinks:
+                await self.fanout.emit(ev)
             if factory in _NOTE_FACTORIES:  # the queue and guidance are what their events say
                 notes_of(self.session).apply(ev)
             if self._syncs and factory in STATE_CHANGES:
@@ -250,9 +249,8 @@ class RunContext:
             return
         try:
             ev = factory(session, task_id, text)
-            fanout = self.fanout
-            if fanout.sinks and not fanout.emit_nowait(ev):
-                await fanout.emit(ev)
+            if self.fanout.sinks:
+                await self.fanout.emit(ev)
             if syncs and factory is events.task_started:  # a task's end is committed with the next start
                 await self._sync(ev)
             if watchdog is not None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Callable, Iterable
+from typing import Iterable
 
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.protocols import EventSink, ImmediateSink
+from goldfive.protocols import EventSink
 
 __all__ = ["FanOut", "SINK_FAILURES", "SinkFailures", "close_all", "emit"]
 
@@ -88,8 +88,6 @@ class FanOut:
     def __init__(self, sinks: Iterable[EventSink] = ()) -> None:
         self.sinks: list[EventSink] = list(sinks)
         self.counter = SinkFailures()
-        self._immediate: list[Callable[[Event], None]] | None = None
-        self._immediate_for = -1  # len(self.sinks) when ``_immediate`` was worked out
 
     @property
     def failures(self) -> dict[str, int]:
@@ -101,24 +99,6 @@ class FanOut:
 
     def add(self, sink: EventSink) -> None:
         self.sinks.append(sink)
-
-    def emit_nowait(self, event: Event) -> bool:
-        """Hand ``event`` to every sink with a plain call, when every sink is an
-        ``ImmediateSink`` (True); otherwise do nothing and say False (``emit`` then)."""
-        if self._immediate_for != len(self.sinks):
-            self._immediate_for = len(self.sinks)
-            self._immediate = [s.emit_nowait for s in self.sinks if isinstance(s, ImmediateSink)]
-            if len(self._immediate) != len(self.sinks):
-                self._immediate = None
-        immediate = self._immediate
-        if immediate is None:
-            return False
-        for i, emit_nowait in enumerate(immediate):
-            try:
-                emit_nowait(event)
-            except Exception as exc:  # isolation boundary: one sink must not starve the others
-                self.counter.record(self.sinks[i], exc, _describe(event))
-        return True
 
     async def emit(self, event: Event) -> None:
         # The module-level emit's loop, inlined: this is on every event's path (one coroutine

@@ -198,11 +198,6 @@ class InMemorySink:
         self._trimmed_through = -1
 
     async def emit(self, event: Event) -> None:
-        self.emit_nowait(event)
-
-    def emit_nowait(self, event: Event) -> None:
-        """``emit`` without a coroutine (``ImmediateSink``): storing and fanning out to
-        subscriptions never waits."""
         if self._closed:
             raise SinkError("InMemorySink is closed")
         seq = event.sequence
