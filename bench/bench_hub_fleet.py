@@ -96,6 +96,50 @@ def rss_kb() -> int:
 
 
 # -- the fleet (a child process) ---------------------------------------------------------
+def _stamp_controls_in_runner() -> dict[str, list[float]]:
+    """Where a control spends the runner's leg, in the runner's process: by control id, when
+    its frame was read off the shared stream, when the run's ack was queued for the stream,
+    and when the write of the frame carrying the ack began and returned (``time.monotonic``,
+    one clock for every process on this machine, so the hub's stamps line up with these)."""
+    from goldfive.link.mux import HubMux, _Lane
+
+    stamps: dict[str, list[float]] = {}
+    deliver, write_ack, write = _Lane._deliver, _Lane.write_ack, HubMux._write
+
+    def timed_deliver(lane: Any, msg: Any) -> None:
+        if msg.WhichOneof("body") == "control":
+            stamps[msg.control.id] = [time.monotonic()]
+        deliver(lane, msg)
+
+    def timed_write_ack(lane: Any, msg: Any) -> bool:
+        got = stamps.get(msg.ack.control_id)
+        if got is not None and len(got) == 1:
+            got.append(time.monotonic())
+        return write_ack(lane, msg)
+
+    class Timed:
+        def __init__(self, call: Any) -> None:
+            self.call = call
+
+        async def write(self, frame: Any) -> None:
+            t = time.monotonic()
+            await self.call.write(frame)
+            done = time.monotonic()
+            for part in frame.parts:
+                if part.message.WhichOneof("body") == "ack":
+                    got = stamps.get(part.message.ack.control_id)
+                    if got is not None and len(got) == 2:
+                        got += [t, done]
+
+    async def timed_write(mux: Any, call: Any) -> None:
+        await write(mux, Timed(call))
+
+    _Lane._deliver = timed_deliver  # type: ignore[method-assign]
+    _Lane.write_ack = timed_write_ack  # type: ignore[method-assign]
+    HubMux._write = timed_write  # type: ignore[method-assign]
+    return stamps
+
+
 async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds: float) -> None:
     """``--runners``: each run is a real ``Runner(hub=addr)`` (its default: one shared
     ``Hub.ConnectShared`` stream for the process) whose one task reports progress ``rate``
@@ -130,6 +174,7 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
                 await asyncio.sleep(0)
         return "ok"
 
+    stamps = _stamp_controls_in_runner()
     runners = [
         Runner(agent=agent, planner=StaticPlanner(Plan(tasks=[Task("t1", "report")], edges=[], id="p")), run_id=f"{prefix}-{i:04d}", hub=addr)
         for i in range(count)
@@ -141,10 +186,22 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     window[:] = [now, now + seconds]
     cpu0 = time.process_time()
     threads0 = thread_cpu()
+    gc_pauses = GcPauses()  # the runner process's own collections and loop lag (a control waits for both)
+    lags: list[float] = []
+
+    async def lag() -> None:
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append((time.perf_counter() - t - 0.01) * 1000)
+
+    lagger = asyncio.get_running_loop().create_task(lag())
     go.set()
     links = [s for r in runners for s in r.sinks if isinstance(s, HubLink)]
     await asyncio.sleep(max(0.0, window[1] - time.monotonic()))
     load_cpu = (time.process_time() - cpu0) / seconds
+    lagger.cancel()
+    gc_seen = gc_pauses.since(0)
     unconfirmed = sum(len(link.buffer) for link in links)
     t0 = time.monotonic()
     await asyncio.gather(*runs, return_exceptions=True)  # each run ends and closes its link (confirmed or not)
@@ -155,7 +212,8 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     for r in runners:
         await r.close()
     print(json.dumps({"emitted": emitted[0], "late_ticks": late[0], "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left,
-                      "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all, "threads": threads}), flush=True)  # fmt: skip
+                      "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all, "threads": threads, "stamps": stamps,
+                      "gc": gc_seen, "lag_p50": pct(lags, 50), "lag_p99": pct(lags, 99), "lag_max": max(lags, default=0.0)}), flush=True)  # fmt: skip
 
 
 async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
@@ -316,6 +374,10 @@ class RunnerLeg:
         out_of: dict[str, float] = {}
         ack_read: dict[str, float] = {}
         take, acks_first = SharedStream.take, SharedStream._acks_first
+        #: By control id: when the frame carrying it was taken for the runner's stream, and
+        #: when the frame carrying its ack was read (time.monotonic, as the runner's stamps).
+        self.taken: dict[str, float] = {}
+        self.ack_read: dict[str, float] = {}
 
         def timed_take(stream: Any) -> Any:
             parts = take(stream)
@@ -323,6 +385,7 @@ class RunnerLeg:
             for part in parts:
                 if part.HasField("message") and part.message.WhichOneof("body") == "control":
                     cid = part.message.control.id
+                    self.taken[cid] = time.monotonic()
                     t = arrived.get(cid)
                     if t is not None:
                         out_of[cid] = (now - t) * 1000
@@ -333,6 +396,7 @@ class RunnerLeg:
             for part in parts:
                 if part.message.WhichOneof("body") == "ack":
                     ack_read[part.message.ack.control_id] = now
+                    self.ack_read[part.message.ack.control_id] = time.monotonic()
             return acks_first(stream, parts)
 
         async def timed_outer(service: Any, request: Any, context: Any) -> Any:
@@ -477,6 +541,14 @@ async def phase(
     lagger = asyncio.get_running_loop().create_task(lag())
     leg0, routed0, handler0 = len(LEG.ms), len(LEG.routed_ms), len(LEG.handler_ms)
     hub0 = len(LEG.hub_ms)
+    mono_from = time.monotonic() + (start_at + warmup - time.time())  # the measured window, on the runners' clock
+
+    async def measured_from() -> None:  # the hub's per-control figures count from the window too, as the sender's do
+        nonlocal leg0, routed0, handler0, hub0
+        await asyncio.sleep(max(0.0, mono_from - time.monotonic()))
+        leg0, routed0, handler0, hub0 = len(LEG.ms), len(LEG.routed_ms), len(LEG.handler_ms), len(LEG.hub_ms)
+
+    marker = asyncio.get_running_loop().create_task(measured_from())
     slices0, count0 = len(SLICES.long), SLICES.count
     cpu0, wall0 = time.process_time(), time.perf_counter()
     prof = None
@@ -503,6 +575,8 @@ async def phase(
     commits = (hub.commits - commits0[0], hub.commit_seconds - commits0[1], hub.commit_max_seconds) if hub is not None else None
     # The hub serves in this loop: wait for the children in threads, never blocking it.
     outs = [json.loads((await asyncio.to_thread(c.communicate))[0].strip().splitlines()[-1]) for c in children]
+    marker.cancel()
+    legs = runner_legs(LEG, [o.get("stamps", {}) for o in outs], mono_from)
     lat = json.loads((await asyncio.to_thread(watcher.communicate))[0].strip().splitlines()[-1])["latencies_ms"]
     emitted = sum(o["emitted"] for o in outs)
     return {
@@ -546,8 +620,37 @@ async def phase(
         "back_p50": pct(LEG.back_ms[hub0:], 50),
         "back_p99": pct(LEG.back_ms[hub0:], 99),
         "slices": SLICES.since(slices0, count0),
+        "legs": legs,
+        "runner_procs": [{k: o.get(k) for k in ("gc", "lag_p50", "lag_p99", "lag_max")} for o in outs],
         "ingest_eps_per_hub_cpu_s": held / cpu_used if cpu_used else float("nan"),
     }
+
+
+#: The runner's leg of a control, split by the stamps of both processes (see
+#: _stamp_controls_in_runner): name -> (stamp from, stamp to), indexes into
+#: [taken by the hub, read by the runner, ack queued, ack frame's write began, returned, ack read by the hub].
+_LEGS = {
+    "down (hub's frame taken -> read in the runner)": (0, 1),
+    "in the runner (read -> ack queued)": (1, 2),
+    "queued (ack queued -> its frame's write began)": (2, 3),
+    "written (the ack frame's write, to its return)": (3, 4),
+    "up (write returned -> read by the hub)": (4, 5),
+}
+
+
+def runner_legs(leg: Any, stamps: list[dict[str, list[float]]], mono_from: float) -> dict[str, list[float]]:
+    """p50 and p99 (ms) of each part of the runner's leg, over the controls the hub sent in the
+    measured window and whose every stamp is known."""
+    parts: dict[str, list[float]] = {name: [] for name in _LEGS}
+    for by_id in stamps:
+        for cid, got in by_id.items():
+            taken, read = leg.taken.get(cid), leg.ack_read.get(cid)
+            if taken is None or read is None or len(got) != 4 or taken < mono_from:
+                continue
+            t = [taken, *got, read]
+            for name, (a, b) in _LEGS.items():
+                parts[name].append((t[b] - t[a]) * 1000)
+    return {name: [pct(v, 50), pct(v, 99), len(v)] for name, v in parts.items()}
 
 
 def _sum_threads(per_proc: Any) -> dict[str, float]:
@@ -669,6 +772,13 @@ async def main(args: argparse.Namespace) -> None:
               + ", ".join(f"{k} {v:.2f}" for k, v in sorted(big["sim_threads"].items(), key=lambda kv: -kv[1])))  # fmt: skip
     print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
           f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
+    for name, (p50, p99, n) in big["legs"].items():
+        if n:
+            print(f"  of the runner's leg, {name}: p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} controls)")
+    for i, rp in enumerate(big.get("runner_procs", [])):
+        if rp.get("gc") is not None:
+            print(f"  runner process {i}: its loop woke a 10 ms timer late by {rp['lag_p50']:.1f} ms at p50, {rp['lag_p99']:.1f} at p99, "
+                  f"{rp['lag_max']:.0f} at most; its garbage collector: {rp['gc']}")  # fmt: skip
     print(f"of control -> ack, in the hub's SendControl handler (the rest is gRPC and the event loop between the client and it): "
           f"p50 {big['handler_p50']:.2f} ms, p99 {big['handler_p99']:.2f} ms")  # fmt: skip
     print(f"of control -> ack, recording the control as routed (the hub's registry) before sending it: p50 {big['routed_p50']:.2f} ms, "
