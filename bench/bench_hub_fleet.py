@@ -35,7 +35,8 @@ return), the runner's leg (sent down to acked back), and how long the hub's even
 each callback (wall and the hub thread's CPU time: a control waits for the one running; the
 longest are named), events stored per second of the hub process's CPU, and the simulators' CPU
 per event. ``--sim-nice 10`` runs the simulators at a lower priority, so the hub gets a core
-first (as when the runs are on other machines); ``BENCH_FLEET_PROFILE=PATH`` cProfiles each
+first (as when the runs are on other machines), ``--pin`` gives the hub's process a core of
+its own and the other processes the rest; ``BENCH_FLEET_PROFILE=PATH`` cProfiles each
 simulator process; ``--gen0 N`` tries another young-generation threshold with ``--serve-gc``.
 """
 
@@ -311,11 +312,22 @@ async def watch(addr: str, run_ids: list[str], from_ns: int, seconds: float) -> 
 SIM_NICE = 0
 
 
+#: ``--pin``: the cores of the other processes (the hub's process keeps core 0 to itself).
+OTHER_CPUS: set[int] = set()
+
+
 def spawn(*args: str, nice: int = 0) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def before() -> None:
+        if nice:
+            os.nice(nice)
+        if OTHER_CPUS:
+            os.sched_setaffinity(0, OTHER_CPUS)
+
     return subprocess.Popen(
         [sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-        preexec_fn=(lambda: os.nice(nice)) if nice else None,
+        preexec_fn=before if nice or OTHER_CPUS else None,
     )  # fmt: skip
 
 
@@ -700,6 +712,12 @@ PROFILE = ""
 async def main(args: argparse.Namespace) -> None:
     global LEG, PROFILE, CONTROLS_HERE, SIM_NICE, SLICES
     SIM_NICE = args.sim_nice
+    if args.pin:  # before the server starts: its threads inherit this thread's cores
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            raise SystemExit("--pin needs at least two cores")
+        os.sched_setaffinity(0, {cpus[0]})
+        OTHER_CPUS.update(cpus[1:])
     SLICES = Slices()
     LEG = RunnerLeg()
     PROFILE = args.profile
@@ -735,6 +753,8 @@ async def main(args: argparse.Namespace) -> None:
     )
     if args.sim_nice:
         conns += f", at niceness {args.sim_nice}"
+    if args.pin:
+        conns += f"; the hub pinned to a core of its own, the rest to {len(OTHER_CPUS)} other(s)"
     print(f"hub fleet: {args.runs} connected runs from {args.procs} processes ({conns}), {args.rate:g} events/s each, "
           f"{args.seconds:g} s measured after {args.warmup:g} s warm-up; machine load {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(f"{'':36}{'1 run alone':>14}{'fleet':>14}{'ratio':>8}   target")
@@ -846,6 +866,11 @@ if __name__ == "__main__":
         "--controls-here",
         action="store_true",
         help="send the controls from the hub's own process and loop (as this bench did first) instead of a process of their own",
+    )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the hub's process on a core of its own, the simulators, watcher and sender on the others (as when the runs are on other machines)",
     )
     parser.add_argument(
         "--sim-nice",

@@ -104,6 +104,16 @@ class _Ahead:
         return item
 
 
+#: What a frame's part costs beyond its events (lane, flags, a small message), roughly.
+_PART_BYTES = 16
+
+
+def _batch_sizes(parts: Any) -> list[int]:
+    """Each part's events in bytes (0 for a part that carries no events). Sizing a message
+    costs about as much as parsing it, so each batch is sized once, here."""
+    return [p.message.events.ByteSize() if p.message.WhichOneof("body") == "events" else 0 for p in parts]
+
+
 def _wake(fut: asyncio.Future[None] | None) -> None:
     if fut is not None and not fut.done():
         fut.set_result(None)
@@ -249,8 +259,10 @@ class SharedStream:
         worker = asyncio.get_running_loop().create_task(self._work(queue, who))
         try:
             async for frame in frames:
-                acked = self._acks_first(frame.parts)
-                if not await queue.put((frame, acked), frame.ByteSize(), worker):
+                parts = frame.parts
+                acked = self._acks_first(parts)
+                sizes = _batch_sizes(parts)  # (the worker checks each batch's size with these)
+                if not await queue.put((frame, acked, sizes), sum(sizes) + _PART_BYTES * len(parts), worker):
                     break  # the worker stopped (its failure is raised below)
             else:
                 await queue.put(None, 0, worker)
@@ -291,7 +303,7 @@ class SharedStream:
                 turn = turns.turn()  # (idle until now: a fresh turn)
             else:
                 await turn.check()
-            frame, acked = item
+            frame, acked, sizes = item
             batch: list[tuple[LaneConn, RunnerAttachment, Any]] = []
             held = 0  # events in ``batch``
             sent = 0  # the frame's events, spent against the caller's rate (counted as they go by)
@@ -299,7 +311,7 @@ class SharedStream:
                 if i in acked:
                     continue
                 sent += len(part.message.events.events)
-                checked = self._collect(part, batch)
+                checked = self._collect(part, batch, sizes[i])
                 if checked is None:  # not a plain batch: what came before it is stored first
                     if batch:
                         await self._ingest(batch)
@@ -342,7 +354,7 @@ class SharedStream:
         return done
 
     def _collect(
-        self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, RunnerAttachment, Any]]
+        self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, RunnerAttachment, Any]], size: int
     ) -> tuple[LaneConn, RunnerAttachment, Any] | tuple[()] | None:
         """A plain batch of events for an open lane: checked (after the lane's events still
         waiting in ``batch``), and returned with its lane to be stored; ``()`` when there is
@@ -361,7 +373,7 @@ class SharedStream:
             if c is conn:
                 after = evs[-1].sequence
                 break
-        problem = run.check_batch(events, after, part.message.events.ByteSize())
+        problem = run.check_batch(events, after, size)
         if problem:
             conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
             return ()
