@@ -712,6 +712,8 @@ PROFILE = ""
 async def main(args: argparse.Namespace) -> None:
     global LEG, PROFILE, CONTROLS_HERE, SIM_NICE, SLICES
     SIM_NICE = args.sim_nice
+    if args.switch_interval:
+        sys.setswitchinterval(args.switch_interval)
     if args.pin:  # before the server starts: its threads inherit this thread's cores
         cpus = sorted(os.sched_getaffinity(0))
         if len(cpus) < 2:
@@ -753,6 +755,8 @@ async def main(args: argparse.Namespace) -> None:
     )
     if args.sim_nice:
         conns += f", at niceness {args.sim_nice}"
+    if args.switch_interval:
+        conns += f"; the hub's switch interval {args.switch_interval * 1000:g} ms"
     if args.pin:
         conns += f"; the hub pinned to a core of its own, the rest to {len(OTHER_CPUS)} other(s)"
     print(f"hub fleet: {args.runs} connected runs from {args.procs} processes ({conns}), {args.rate:g} events/s each, "
@@ -866,6 +870,12 @@ if __name__ == "__main__":
         "--controls-here",
         action="store_true",
         help="send the controls from the hub's own process and loop (as this bench did first) instead of a process of their own",
+    )
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        default=0.0,
+        help="the hub process's sys.setswitchinterval (seconds; Python's default 0.005): how long its event loop may wait for the GIL a worker thread (the group commit) holds",
     )
     parser.add_argument(
         "--pin",
