@@ -83,6 +83,8 @@ def thread_cpu() -> dict[str, float]:
         except OSError:
             continue
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if tid == str(os.getpid()):
+            name = "main"  # (CPython does not name its threads for the OS: tell the main one apart)
         fields = stat[stat.rindex(")") + 2 :].split()
         out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
     return out
@@ -563,6 +565,7 @@ async def phase(
     marker = asyncio.get_running_loop().create_task(measured_from())
     slices0, count0 = len(SLICES.long), SLICES.count
     cpu0, wall0 = time.process_time(), time.perf_counter()
+    hub_threads0 = thread_cpu()
     prof = None
     if PROFILE and label == "fleet":
         import cProfile
@@ -582,6 +585,7 @@ async def phase(
     held_at_end = sum(r.state.kind_counts.get("task_progress", 0) for r in host.runs() if r.run_id.startswith(prefix))
     held = held_at_end
     cpu_used = time.process_time() - cpu0
+    hub_threads = {k: round(v - hub_threads0.get(k, 0.0), 2) for k, v in thread_cpu().items()}
     hub_cpu = cpu_used / (time.perf_counter() - wall0)  # this process: the hub (and the control sender)
     lagger.cancel()
     commits = (hub.commits - commits0[0], hub.commit_seconds - commits0[1], hub.commit_max_seconds) if hub is not None else None
@@ -633,6 +637,7 @@ async def phase(
         "back_p99": pct(LEG.back_ms[hub0:], 99),
         "slices": SLICES.since(slices0, count0),
         "legs": legs,
+        "hub_threads": hub_threads,
         "runner_procs": [{k: o.get(k) for k in ("gc", "lag_p50", "lag_p99", "lag_max")} for o in outs],
         "ingest_eps_per_hub_cpu_s": held / cpu_used if cpu_used else float("nan"),
     }
@@ -791,6 +796,10 @@ async def main(args: argparse.Namespace) -> None:
           f"the simulators {big['sim_cpu']:.0%} of one core in all "
           f"({big['sim_cpu_per_event_us']:.0f} µs of their CPU per event, sent and confirmed), on {os.cpu_count()} cores"
           + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
+    if big.get("hub_threads"):
+        print("  the hub process's CPU seconds by thread during the load (main: its event loop; python: its other Python "
+              "threads, the group commit's among them): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in sorted(big["hub_threads"].items(), key=lambda kv: -kv[1]) if v))  # fmt: skip
     if big["sim_threads"]:
         print("  the simulators' CPU seconds by thread (the load and the drain): "
               + ", ".join(f"{k} {v:.2f}" for k, v in sorted(big["sim_threads"].items(), key=lambda kv: -kv[1])))  # fmt: skip
