@@ -35,7 +35,8 @@ return), the runner's leg (sent down to acked back), and how long the hub's even
 each callback (wall and the hub thread's CPU time: a control waits for the one running; the
 longest are named), events stored per second of the hub process's CPU, and the simulators' CPU
 per event. ``--sim-nice 10`` runs the simulators at a lower priority, so the hub gets a core
-first (as when the runs are on other machines); ``BENCH_FLEET_PROFILE=PATH`` cProfiles each
+first (as when the runs are on other machines), ``--pin`` gives the hub's process a core of
+its own and the other processes the rest; ``BENCH_FLEET_PROFILE=PATH`` cProfiles each
 simulator process; ``--gen0 N`` tries another young-generation threshold with ``--serve-gc``.
 """
 
@@ -82,6 +83,8 @@ def thread_cpu() -> dict[str, float]:
         except OSError:
             continue
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if tid == str(os.getpid()):
+            name = "main"  # (CPython does not name its threads for the OS: tell the main one apart)
         fields = stat[stat.rindex(")") + 2 :].split()
         out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
     return out
@@ -96,6 +99,50 @@ def rss_kb() -> int:
 
 
 # -- the fleet (a child process) ---------------------------------------------------------
+def _stamp_controls_in_runner() -> dict[str, list[float]]:
+    """Where a control spends the runner's leg, in the runner's process: by control id, when
+    its frame was read off the shared stream, when the run's ack was queued for the stream,
+    and when the write of the frame carrying the ack began and returned (``time.monotonic``,
+    one clock for every process on this machine, so the hub's stamps line up with these)."""
+    from goldfive.link.mux import HubMux, _Lane
+
+    stamps: dict[str, list[float]] = {}
+    deliver, write_ack, write = _Lane._deliver, _Lane.write_ack, HubMux._write
+
+    def timed_deliver(lane: Any, msg: Any) -> None:
+        if msg.WhichOneof("body") == "control":
+            stamps[msg.control.id] = [time.monotonic()]
+        deliver(lane, msg)
+
+    def timed_write_ack(lane: Any, msg: Any) -> bool:
+        got = stamps.get(msg.ack.control_id)
+        if got is not None and len(got) == 1:
+            got.append(time.monotonic())
+        return write_ack(lane, msg)
+
+    class Timed:
+        def __init__(self, call: Any) -> None:
+            self.call = call
+
+        async def write(self, frame: Any) -> None:
+            t = time.monotonic()
+            await self.call.write(frame)
+            done = time.monotonic()
+            for part in frame.parts:
+                if part.message.WhichOneof("body") == "ack":
+                    got = stamps.get(part.message.ack.control_id)
+                    if got is not None and len(got) == 2:
+                        got += [t, done]
+
+    async def timed_write(mux: Any, call: Any) -> None:
+        await write(mux, Timed(call))
+
+    _Lane._deliver = timed_deliver  # type: ignore[method-assign]
+    _Lane.write_ack = timed_write_ack  # type: ignore[method-assign]
+    HubMux._write = timed_write  # type: ignore[method-assign]
+    return stamps
+
+
 async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds: float) -> None:
     """``--runners``: each run is a real ``Runner(hub=addr)`` (its default: one shared
     ``Hub.ConnectShared`` stream for the process) whose one task reports progress ``rate``
@@ -130,6 +177,7 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
                 await asyncio.sleep(0)
         return "ok"
 
+    stamps = _stamp_controls_in_runner()
     runners = [
         Runner(agent=agent, planner=StaticPlanner(Plan(tasks=[Task("t1", "report")], edges=[], id="p")), run_id=f"{prefix}-{i:04d}", hub=addr)
         for i in range(count)
@@ -141,10 +189,22 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     window[:] = [now, now + seconds]
     cpu0 = time.process_time()
     threads0 = thread_cpu()
+    gc_pauses = GcPauses()  # the runner process's own collections and loop lag (a control waits for both)
+    lags: list[float] = []
+
+    async def lag() -> None:
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append((time.perf_counter() - t - 0.01) * 1000)
+
+    lagger = asyncio.get_running_loop().create_task(lag())
     go.set()
     links = [s for r in runners for s in r.sinks if isinstance(s, HubLink)]
     await asyncio.sleep(max(0.0, window[1] - time.monotonic()))
     load_cpu = (time.process_time() - cpu0) / seconds
+    lagger.cancel()
+    gc_seen = gc_pauses.since(0)
     unconfirmed = sum(len(link.buffer) for link in links)
     t0 = time.monotonic()
     await asyncio.gather(*runs, return_exceptions=True)  # each run ends and closes its link (confirmed or not)
@@ -155,7 +215,8 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     for r in runners:
         await r.close()
     print(json.dumps({"emitted": emitted[0], "late_ticks": late[0], "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left,
-                      "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all, "threads": threads}), flush=True)  # fmt: skip
+                      "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all, "threads": threads, "stamps": stamps,
+                      "gc": gc_seen, "lag_p50": pct(lags, 50), "lag_p99": pct(lags, 99), "lag_max": max(lags, default=0.0)}), flush=True)  # fmt: skip
 
 
 async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
@@ -253,11 +314,22 @@ async def watch(addr: str, run_ids: list[str], from_ns: int, seconds: float) -> 
 SIM_NICE = 0
 
 
+#: ``--pin``: the cores of the other processes (the hub's process keeps core 0 to itself).
+OTHER_CPUS: set[int] = set()
+
+
 def spawn(*args: str, nice: int = 0) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def before() -> None:
+        if nice:
+            os.nice(nice)
+        if OTHER_CPUS:
+            os.sched_setaffinity(0, OTHER_CPUS)
+
     return subprocess.Popen(
         [sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-        preexec_fn=(lambda: os.nice(nice)) if nice else None,
+        preexec_fn=before if nice or OTHER_CPUS else None,
     )  # fmt: skip
 
 
@@ -316,6 +388,10 @@ class RunnerLeg:
         out_of: dict[str, float] = {}
         ack_read: dict[str, float] = {}
         take, acks_first = SharedStream.take, SharedStream._acks_first
+        #: By control id: when the frame carrying it was taken for the runner's stream, and
+        #: when the frame carrying its ack was read (time.monotonic, as the runner's stamps).
+        self.taken: dict[str, float] = {}
+        self.ack_read: dict[str, float] = {}
 
         def timed_take(stream: Any) -> Any:
             parts = take(stream)
@@ -323,6 +399,7 @@ class RunnerLeg:
             for part in parts:
                 if part.HasField("message") and part.message.WhichOneof("body") == "control":
                     cid = part.message.control.id
+                    self.taken[cid] = time.monotonic()
                     t = arrived.get(cid)
                     if t is not None:
                         out_of[cid] = (now - t) * 1000
@@ -333,6 +410,7 @@ class RunnerLeg:
             for part in parts:
                 if part.message.WhichOneof("body") == "ack":
                     ack_read[part.message.ack.control_id] = now
+                    self.ack_read[part.message.ack.control_id] = time.monotonic()
             return acks_first(stream, parts)
 
         async def timed_outer(service: Any, request: Any, context: Any) -> Any:
@@ -477,8 +555,17 @@ async def phase(
     lagger = asyncio.get_running_loop().create_task(lag())
     leg0, routed0, handler0 = len(LEG.ms), len(LEG.routed_ms), len(LEG.handler_ms)
     hub0 = len(LEG.hub_ms)
+    mono_from = time.monotonic() + (start_at + warmup - time.time())  # the measured window, on the runners' clock
+
+    async def measured_from() -> None:  # the hub's per-control figures count from the window too, as the sender's do
+        nonlocal leg0, routed0, handler0, hub0
+        await asyncio.sleep(max(0.0, mono_from - time.monotonic()))
+        leg0, routed0, handler0, hub0 = len(LEG.ms), len(LEG.routed_ms), len(LEG.handler_ms), len(LEG.hub_ms)
+
+    marker = asyncio.get_running_loop().create_task(measured_from())
     slices0, count0 = len(SLICES.long), SLICES.count
     cpu0, wall0 = time.process_time(), time.perf_counter()
+    hub_threads0 = thread_cpu()
     prof = None
     if PROFILE and label == "fleet":
         import cProfile
@@ -498,11 +585,14 @@ async def phase(
     held_at_end = sum(r.state.kind_counts.get("task_progress", 0) for r in host.runs() if r.run_id.startswith(prefix))
     held = held_at_end
     cpu_used = time.process_time() - cpu0
+    hub_threads = {k: round(v - hub_threads0.get(k, 0.0), 2) for k, v in thread_cpu().items()}
     hub_cpu = cpu_used / (time.perf_counter() - wall0)  # this process: the hub (and the control sender)
     lagger.cancel()
     commits = (hub.commits - commits0[0], hub.commit_seconds - commits0[1], hub.commit_max_seconds) if hub is not None else None
     # The hub serves in this loop: wait for the children in threads, never blocking it.
     outs = [json.loads((await asyncio.to_thread(c.communicate))[0].strip().splitlines()[-1]) for c in children]
+    marker.cancel()
+    legs = runner_legs(LEG, [o.get("stamps", {}) for o in outs], mono_from)
     lat = json.loads((await asyncio.to_thread(watcher.communicate))[0].strip().splitlines()[-1])["latencies_ms"]
     emitted = sum(o["emitted"] for o in outs)
     return {
@@ -546,8 +636,38 @@ async def phase(
         "back_p50": pct(LEG.back_ms[hub0:], 50),
         "back_p99": pct(LEG.back_ms[hub0:], 99),
         "slices": SLICES.since(slices0, count0),
+        "legs": legs,
+        "hub_threads": hub_threads,
+        "runner_procs": [{k: o.get(k) for k in ("gc", "lag_p50", "lag_p99", "lag_max")} for o in outs],
         "ingest_eps_per_hub_cpu_s": held / cpu_used if cpu_used else float("nan"),
     }
+
+
+#: The runner's leg of a control, split by the stamps of both processes (see
+#: _stamp_controls_in_runner): name -> (stamp from, stamp to), indexes into
+#: [taken by the hub, read by the runner, ack queued, ack frame's write began, returned, ack read by the hub].
+_LEGS = {
+    "down (hub's frame taken -> read in the runner)": (0, 1),
+    "in the runner (read -> ack queued)": (1, 2),
+    "queued (ack queued -> its frame's write began)": (2, 3),
+    "written (the ack frame's write, to its return)": (3, 4),
+    "up (write returned -> read by the hub)": (4, 5),
+}
+
+
+def runner_legs(leg: Any, stamps: list[dict[str, list[float]]], mono_from: float) -> dict[str, list[float]]:
+    """p50 and p99 (ms) of each part of the runner's leg, over the controls the hub sent in the
+    measured window and whose every stamp is known."""
+    parts: dict[str, list[float]] = {name: [] for name in _LEGS}
+    for by_id in stamps:
+        for cid, got in by_id.items():
+            taken, read = leg.taken.get(cid), leg.ack_read.get(cid)
+            if taken is None or read is None or len(got) != 4 or taken < mono_from:
+                continue
+            t = [taken, *got, read]
+            for name, (a, b) in _LEGS.items():
+                parts[name].append((t[b] - t[a]) * 1000)
+    return {name: [pct(v, 50), pct(v, 99), len(v)] for name, v in parts.items()}
 
 
 def _sum_threads(per_proc: Any) -> dict[str, float]:
@@ -597,6 +717,14 @@ PROFILE = ""
 async def main(args: argparse.Namespace) -> None:
     global LEG, PROFILE, CONTROLS_HERE, SIM_NICE, SLICES
     SIM_NICE = args.sim_nice
+    if args.switch_interval:
+        sys.setswitchinterval(args.switch_interval)
+    if args.pin:  # before the server starts: its threads inherit this thread's cores
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            raise SystemExit("--pin needs at least two cores")
+        os.sched_setaffinity(0, {cpus[0]})
+        OTHER_CPUS.update(cpus[1:])
     SLICES = Slices()
     LEG = RunnerLeg()
     PROFILE = args.profile
@@ -632,6 +760,10 @@ async def main(args: argparse.Namespace) -> None:
     )
     if args.sim_nice:
         conns += f", at niceness {args.sim_nice}"
+    if args.switch_interval:
+        conns += f"; the hub's switch interval {args.switch_interval * 1000:g} ms"
+    if args.pin:
+        conns += f"; the hub pinned to a core of its own, the rest to {len(OTHER_CPUS)} other(s)"
     print(f"hub fleet: {args.runs} connected runs from {args.procs} processes ({conns}), {args.rate:g} events/s each, "
           f"{args.seconds:g} s measured after {args.warmup:g} s warm-up; machine load {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(f"{'':36}{'1 run alone':>14}{'fleet':>14}{'ratio':>8}   target")
@@ -664,11 +796,22 @@ async def main(args: argparse.Namespace) -> None:
           f"the simulators {big['sim_cpu']:.0%} of one core in all "
           f"({big['sim_cpu_per_event_us']:.0f} µs of their CPU per event, sent and confirmed), on {os.cpu_count()} cores"
           + (f"; {big['frames']:,} frames sent by the simulators" if big["frames"] else ""))  # fmt: skip
+    if big.get("hub_threads"):
+        print("  the hub process's CPU seconds by thread during the load (main: its event loop; python: its other Python "
+              "threads, the group commit's among them): "
+              + ", ".join(f"{k} {v:.2f}" for k, v in sorted(big["hub_threads"].items(), key=lambda kv: -kv[1]) if v))  # fmt: skip
     if big["sim_threads"]:
         print("  the simulators' CPU seconds by thread (the load and the drain): "
               + ", ".join(f"{k} {v:.2f}" for k, v in sorted(big["sim_threads"].items(), key=lambda kv: -kv[1])))  # fmt: skip
     print(f"of control -> ack, from the hub's send down the runner's stream to the ack back: p50 {big['runner_leg_p50']:.2f} ms, "
           f"p99 {big['runner_leg_p99']:.2f} ms (one run alone {base['runner_leg_p50']:.2f} / {base['runner_leg_p99']:.2f} ms)")  # fmt: skip
+    for name, (p50, p99, n) in big["legs"].items():
+        if n:
+            print(f"  of the runner's leg, {name}: p50 {p50:.2f} ms, p99 {p99:.2f} ms ({n} controls)")
+    for i, rp in enumerate(big.get("runner_procs", [])):
+        if rp.get("gc") is not None:
+            print(f"  runner process {i}: its loop woke a 10 ms timer late by {rp['lag_p50']:.1f} ms at p50, {rp['lag_p99']:.1f} at p99, "
+                  f"{rp['lag_max']:.0f} at most; its garbage collector: {rp['gc']}")  # fmt: skip
     print(f"of control -> ack, in the hub's SendControl handler (the rest is gRPC and the event loop between the client and it): "
           f"p50 {big['handler_p50']:.2f} ms, p99 {big['handler_p99']:.2f} ms")  # fmt: skip
     print(f"of control -> ack, recording the control as routed (the hub's registry) before sending it: p50 {big['routed_p50']:.2f} ms, "
@@ -736,6 +879,17 @@ if __name__ == "__main__":
         "--controls-here",
         action="store_true",
         help="send the controls from the hub's own process and loop (as this bench did first) instead of a process of their own",
+    )
+    parser.add_argument(
+        "--switch-interval",
+        type=float,
+        default=0.0,
+        help="the hub process's sys.setswitchinterval (seconds; Python's default 0.005): how long its event loop may wait for the GIL a worker thread (the group commit) holds",
+    )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the hub's process on a core of its own, the simulators, watcher and sender on the others (as when the runs are on other machines)",
     )
     parser.add_argument(
         "--sim-nice",

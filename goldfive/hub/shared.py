@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from typing import Any, Protocol
 
 import grpc
@@ -30,16 +31,21 @@ __all__ = ["LaneConn", "Refused", "SharedStream", "hand"]
 
 log = logging.getLogger("goldfive.hub")
 
-#: Frames read (their acks handed over) while earlier frames' events are still being stored:
-#: beyond this the stream is not read (the runner's writes wait, as they did before).
-_FRAMES_AHEAD = 4
+#: Bytes of frames read (their acks handed over) while earlier frames' events are still being
+#: stored: beyond this the stream is not read (the runner's writes wait). A runner's ack to a
+#: control rides the same stream behind its events, so the reader must stay ahead of the
+#: worker through a burst (a group commit, a control in flight shortening the worker's turns):
+#: with four frames ahead, as before, an ack waited up to a second behind unread frames at
+#: 1,000 runs (bench_hub_fleet --runners). 8 MiB is 64 of today's runners' frames; at least
+#: one frame is always taken.
+AHEAD_BYTES = 8 * 1024 * 1024
 #: What goes down ahead of the parts queued before it: controls, and welcomes (so a control
 #: never overtakes its lane's welcome).
 _URGENT = ("control", "welcome")
 
 
 async def hand(queue: asyncio.Queue[Any], item: Any, worker: asyncio.Task[Any]) -> bool:
-    """Queue ``item`` for ``worker``, waiting while it is ``_FRAMES_AHEAD`` frames behind;
+    """Queue ``item`` for ``worker``, waiting while ``queue`` is full (a run's own stream);
     False when the worker ended first."""
     if not queue.full():
         queue.put_nowait(item)
@@ -51,6 +57,66 @@ async def hand(queue: asyncio.Queue[Any], item: Any, worker: asyncio.Task[Any]) 
         if not put.done():
             put.cancel()
     return not put.cancelled()
+
+
+class _Ahead:
+    """The frames ``SharedStream.read`` has read and its worker has not taken yet: a FIFO
+    bounded by their size in bytes (:data:`AHEAD_BYTES`), not by their number, since a
+    frame holds anything from one ack to a thousand runs' events."""
+
+    def __init__(self, limit: int = AHEAD_BYTES) -> None:
+        self.limit = limit
+        self.bytes = 0
+        self._items: deque[tuple[Any, int]] = deque()
+        self._getter: asyncio.Future[None] | None = None
+        self._room: asyncio.Future[None] | None = None
+
+    def empty(self) -> bool:
+        return not self._items
+
+    async def put(self, item: Any, size: int, worker: asyncio.Task[Any]) -> bool:
+        """Queue ``item`` (``size`` bytes); past the limit, wait until the worker has taken
+        enough. False when the worker ended first."""
+        self._items.append((item, size))
+        self.bytes += size
+        _wake(self._getter)
+        while self.bytes > self.limit and len(self._items) > 1:
+            if worker.done():
+                return False
+            room = self._room = asyncio.get_running_loop().create_future()
+            try:
+                await asyncio.wait({room, worker}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                self._room = None
+        return not worker.done()
+
+    async def get(self) -> Any:
+        while not self._items:
+            getter = self._getter = asyncio.get_running_loop().create_future()
+            try:
+                await getter
+            finally:
+                self._getter = None
+        item, size = self._items.popleft()
+        self.bytes -= size
+        if self.bytes <= self.limit or len(self._items) <= 1:
+            _wake(self._room)
+        return item
+
+
+#: What a frame's part costs beyond its events (lane, flags, a small message), roughly.
+_PART_BYTES = 16
+
+
+def _batch_sizes(parts: Any) -> list[int]:
+    """Each part's events in bytes (0 for a part that carries no events). Sizing a message
+    costs about as much as parsing it, so each batch is sized once, here."""
+    return [p.message.events.ByteSize() if p.message.WhichOneof("body") == "events" else 0 for p in parts]
+
+
+def _wake(fut: asyncio.Future[None] | None) -> None:
+    if fut is not None and not fut.done():
+        fut.set_result(None)
 
 
 class Refused(Exception):
@@ -186,17 +252,20 @@ class SharedStream:
     async def read(self, frames: Any) -> None:
         """Read the stream's frames. Each frame's acks are handed over as it is read; its other
         parts are stored and handled in order by a worker (``_work``) at most
-        ``_FRAMES_AHEAD`` frames behind, so an ack (a person waits for it) never waits for
-        the events of the frames before it to be recorded and folded."""
+        :data:`AHEAD_BYTES` of frames behind, so an ack (a person waits for it) never waits
+        for the events of the frames before it to be recorded and folded."""
         who = caller()  # this call's credential: its events are spent against its rate
-        queue: asyncio.Queue[tuple[Any, set[int]] | None] = asyncio.Queue(_FRAMES_AHEAD)
+        queue = _Ahead()
         worker = asyncio.get_running_loop().create_task(self._work(queue, who))
         try:
             async for frame in frames:
-                if not await hand(queue, (frame, self._acks_first(frame.parts)), worker):
+                parts = frame.parts
+                acked = self._acks_first(parts)
+                sizes = _batch_sizes(parts)  # (the worker checks each batch's size with these)
+                if not await queue.put((frame, acked, sizes), sum(sizes) + _PART_BYTES * len(parts), worker):
                     break  # the worker stopped (its failure is raised below)
             else:
-                await hand(queue, None, worker)
+                await queue.put(None, 0, worker)
             await worker
             # The runner's process ended its side: confirm what it sent, then end its lanes.
             service = self.service
@@ -219,7 +288,7 @@ class SharedStream:
             self.finished = True
             self.wake.set()
 
-    async def _work(self, queue: asyncio.Queue[tuple[Any, set[int]] | None], who: str) -> None:
+    async def _work(self, queue: _Ahead, who: str) -> None:
         """Store and handle the frames ``read`` queued, in order (their acks were handled), in
         chunks of at most CHUNK_EVENTS events, letting the loop turn between two once the turn
         is used up (goldfive.hub.turns): a frame of a hundred runs' events, or one run's
@@ -234,7 +303,7 @@ class SharedStream:
                 turn = turns.turn()  # (idle until now: a fresh turn)
             else:
                 await turn.check()
-            frame, acked = item
+            frame, acked, sizes = item
             batch: list[tuple[LaneConn, RunnerAttachment, Any]] = []
             held = 0  # events in ``batch``
             sent = 0  # the frame's events, spent against the caller's rate (counted as they go by)
@@ -242,7 +311,7 @@ class SharedStream:
                 if i in acked:
                     continue
                 sent += len(part.message.events.events)
-                checked = self._collect(part, batch)
+                checked = self._collect(part, batch, sizes[i])
                 if checked is None:  # not a plain batch: what came before it is stored first
                     if batch:
                         await self._ingest(batch)
@@ -285,7 +354,7 @@ class SharedStream:
         return done
 
     def _collect(
-        self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, RunnerAttachment, Any]]
+        self, part: service_pb2.RunnerPart, batch: list[tuple[LaneConn, RunnerAttachment, Any]], size: int
     ) -> tuple[LaneConn, RunnerAttachment, Any] | tuple[()] | None:
         """A plain batch of events for an open lane: checked (after the lane's events still
         waiting in ``batch``), and returned with its lane to be stored; ``()`` when there is
@@ -304,7 +373,7 @@ class SharedStream:
             if c is conn:
                 after = evs[-1].sequence
                 break
-        problem = run.check_batch(events, after, part.message.events.ByteSize())
+        problem = run.check_batch(events, after, size)
         if problem:
             conn.refuse(grpc.StatusCode.INVALID_ARGUMENT, problem)
             return ()

@@ -149,15 +149,22 @@ class TaskWatch:
     def progress(self, step: Step, fraction: float) -> None:
         """A progress note: new words (or a higher fraction) are progress; the loop counts
         start again. The same note again is not progress."""
-        if step.text == self.last_progress_note and fraction <= self.last_fraction:
+        self.progress_note(step.at_ms, step.text, fraction)
+
+    def progress_note(self, at_ms: int, text: str, fraction: float) -> None:
+        """``progress`` without a Step: a note is not kept as evidence, and a task that
+        reports progress often (every event of a busy run) pays for none."""
+        if text == self.last_progress_note and fraction <= self.last_fraction:
             return
-        self.last_progress_note = step.text
-        self.last_fraction = max(fraction, self.last_fraction)
-        self.last_activity_ms = step.at_ms
-        self._same.clear()
-        self._calls.clear()
-        self._outputs.clear()
-        self._model_calls.clear()
+        self.last_progress_note = text
+        if fraction > self.last_fraction:
+            self.last_fraction = fraction
+        self.last_activity_ms = at_ms
+        if self._same or self._calls or self._outputs or self._model_calls:  # (usually all empty)
+            self._same.clear()
+            self._calls.clear()
+            self._outputs.clear()
+            self._model_calls.clear()
         self._ping_pong_fired = self._stalls_fired = 0
 
     # -- the timeout --------------------------------------------------------------------

@@ -87,6 +87,13 @@ class Watchdog:
         if kind in _ENDS:  # the commonest watched kind needs no time: read none
             self.task_ended(getattr(ev, kind).task_id)
             return []
+        if kind == "task_progress":  # a busy run's every event: no Step, one lookup
+            p = ev.task_progress
+            watch = self._tasks.get(p.task_id) or self._watch(p.task_id)
+            if watch is not None:
+                ts = ev.emitted_at
+                watch.progress_note(ts.seconds * 1000 + ts.nanos // 1_000_000, p.detail, p.fraction)
+            return []
         ts = ev.emitted_at
         ms = ts.seconds * 1000 + ts.nanos // 1_000_000
         if kind == "agent_step":
@@ -103,12 +110,6 @@ class Watchdog:
             if watch is None:
                 return []
             return watch.model_call(Step(ms, ev.sequence, "model_call", text=u.model))
-        if kind == "task_progress":
-            p = ev.task_progress
-            watch = self._watch(p.task_id)
-            if watch is not None:
-                watch.progress(Step(ms, ev.sequence, "progress", text=p.detail), p.fraction)
-            return []
         if kind == "task_started":
             self.task_started(ev.task_started.task_id, ms)
         else:  # the run ended

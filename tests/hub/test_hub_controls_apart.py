@@ -157,6 +157,82 @@ async def test_an_ack_is_handed_over_while_the_frames_before_it_are_still_held_b
         await server.stop(None)
 
 
+async def test_an_ack_behind_many_unstored_frames_is_still_read_at_once(tmp_path):
+    """The hub reads a shared stream ahead of its worker by bytes, not by a few frames: a
+    runner's ack that comes behind more frames than the worker has stored (here the worker
+    is slowed by the runner's rate; in a fleet, by a group commit or a control's short turns)
+    is read and handed over at once. With four frames ahead, as before, it waited behind them
+    (6 s here)."""
+    from goldfive import conv
+    from goldfive.control import ControlAck
+    from goldfive.hub.quota import RunnerLimits
+    from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+    from tests.hub.drive import run_events
+
+    import grpc
+
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0", runner_limits=RunnerLimits(events=50))
+    try:
+        async with grpc.aio.insecure_channel(server.address) as channel, RemoteClient(server.address) as client:
+            call = service_pb2_grpc.HubStub(channel).ConnectShared()
+            hello = service_pb2.RunnerHello(run_id="behind", host="h", pid=1)
+            await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=service_pb2.RunnerMessage(hello=hello))]))
+            welcome = await asyncio.wait_for(call.read(), 10)
+            assert welcome.parts[0].message.WhichOneof("body") == "welcome"
+
+            def batch(evs: list) -> service_pb2.RunnerFrame:
+                message = service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=evs))
+                return service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=message)])
+
+            await call.write(batch(run_events("behind", 100)))  # 2 s of its rate
+            await until(lambda: server.host.get("behind") is not None and server.host.get("behind").state.last_sequence == 99)
+            evs = run_events("behind", 501)[1:]  # progress notes, sequences 100..599
+            for i in range(10):  # ten more frames, each 1 s of its rate: the worker is 11 s behind
+                chunk = evs[i * 50 : (i + 1) * 50]
+                for j, ev in enumerate(chunk):
+                    ev.sequence = 100 + i * 50 + j
+                await call.write(batch(chunk))
+            t0 = time.perf_counter()
+            sent = asyncio.create_task(client.send_control("behind", ControlMessage(ControlKind.STATUS_QUERY), timeout=30))
+            control = None
+            while control is None:
+                frame = await asyncio.wait_for(call.read(), 10)
+                control = next((p.message.control for p in frame.parts if p.message.WhichOneof("body") == "control"), None)
+            ack = conv.to_pb_control_ack(ControlAck(control.id, AckResult.SUCCESS, "seen"))
+            await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=service_pb2.RunnerMessage(ack=ack))]))
+            got = await asyncio.wait_for(sent, 30)
+            took = time.perf_counter() - t0
+            assert got.result is AckResult.SUCCESS and got.detail == "seen"
+            assert took < 3.0, f"the ack waited {took:.1f} s behind frames the hub had not stored"
+            assert server.host.get("behind").state.last_sequence < 599  # (the worker was still behind)
+            call.cancel()
+    finally:
+        await server.stop(None)
+
+
+def test_the_frames_read_ahead_are_bounded_by_bytes():
+    """Past ``limit`` bytes the reader waits for the worker; one frame is always taken."""
+    from goldfive.hub.shared import _Ahead
+
+    async def go() -> None:
+        ahead = _Ahead(limit=100)
+        worker = asyncio.get_running_loop().create_future()  # (stands in for the worker task)
+        assert await ahead.put("big", 500, worker)  # alone: taken although over the limit
+        second = asyncio.ensure_future(ahead.put("next", 10, worker))
+        await asyncio.sleep(0.01)
+        assert not second.done()  # 510 bytes ahead: the reader waits
+        assert await ahead.get() == "big"
+        assert await asyncio.wait_for(second, 1)
+        assert ahead.bytes == 10 and await ahead.get() == "next" and ahead.empty()
+        third = asyncio.ensure_future(ahead.put("x", 200, worker))
+        fourth = asyncio.ensure_future(ahead.put("y", 200, worker))
+        await asyncio.sleep(0.01)
+        worker.set_result(None)  # the worker ended: the waiting reader is told so
+        assert await asyncio.wait_for(third, 1) is False or await asyncio.wait_for(fourth, 1) is False
+
+    asyncio.run(go())
+
+
 def test_a_control_goes_down_a_shared_stream_ahead_of_the_confirmations_queued_before_it():
     from goldfive.hub.shared import SharedStream
     from goldfive.pb.goldfive.v1 import control_pb2, service_pb2
