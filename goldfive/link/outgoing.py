@@ -1,0 +1,183 @@
+"""What goes up a run's stream to its hub: the events the hub has not confirmed (an
+:class:`EventBuffer`) and the acks of the run's controls, written by one session's writer.
+
+On a stream of its own (``Hub.Connect``) the writer sends the events after what the hub
+stored in batches (a batch closes at ``batch_events``, or ``linger`` seconds after its first
+event), an ack ahead of the batch it would wait behind. On a shared stream's lane the mux
+pulls the events itself (:meth:`Outgoing.pull`) as it builds its frames, and the writer only
+sends the acks and ends the lane once every event was pulled at close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from goldfive import conv
+from goldfive.control import ControlAck
+from goldfive.link.buffer import EventBuffer
+from goldfive.pb.goldfive.v1 import service_pb2
+from goldfive.pb.goldfive.v1.events_pb2 import Event
+
+if TYPE_CHECKING:
+    from goldfive.link.mux import _Lane
+
+__all__ = ["Outgoing"]
+
+
+class _Ended(Exception):
+    """The stream ended without a status (the hub went away mid-call)."""
+
+
+class Outgoing:
+    """A run's events the hub has not confirmed and its acks to send up, and the writer that
+    sends them on one session's call. ``closing`` (set by :meth:`close`) makes the writer end
+    the stream once everything was handed over."""
+
+    def __init__(self, buffer: EventBuffer, *, batch_events: int, linger: float) -> None:
+        self.buffer = buffer
+        self.batch_events = batch_events
+        #: Seconds a batch waits to fill after its first event (a stream of its own).
+        self.linger = linger
+        self.acks: deque[ControlAck] = deque()  # to send up, in order
+        #: Set when there is something to write (an event, an ack) or the link closes.
+        self.wake = asyncio.Event()
+        self.closing = False
+        self._lingering: asyncio.Future[None] | None = None  # the writer's linger, while it waits
+        #: The current session's lane's ``write_ack`` (a shared stream's lane), else None.
+        self.ack_now: Any = None
+        #: The current session's lane while its mux pulls this link's events (else None),
+        #: and the last sequence handed to it.
+        self.pulling: _Lane | None = None
+        self.sent = -1
+
+    def close(self) -> None:
+        """No more events come: the writer ends the stream once it handed every one over."""
+        self.closing = True
+        self.wake.set()
+
+    async def write(self, call: Any, stored: int) -> None:
+        """The writer on a stream of its own: the events after ``stored``, and the acks."""
+        sent = stored
+        while True:
+            await self.send_acks(call)
+            if self.buffer.has_after(sent):
+                if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
+                    await self._linger()  # let the batch fill a little (an ack cuts it short)
+                    await self.send_acks(call)  # a person waits for an ack: before the batch
+                batch = self.buffer.after(sent, self.batch_events)
+                if batch:
+                    await send(call, service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
+                    sent = batch[-1].sequence
+                continue
+            if self.closing:
+                await call.done_writing()
+                return
+            self.wake.clear()
+            if self.acks or self.buffer.has_after(sent):
+                continue
+            await self.wake.wait()
+
+    async def write_pulled(self, lane: _Lane, stored: int) -> None:
+        """``write`` on a shared stream's lane: the mux pulls the events (:meth:`pull`) as it
+        builds its frames; this task sends the acks, and ends the lane once every event was
+        pulled when the link closes."""
+        self.sent = stored
+        lane.pull_with(self.pull)
+        self.pulling = lane
+        try:
+            if self.buffer.has_after(stored):
+                lane.ready()
+            while True:
+                await self.send_acks(lane)
+                if self.closing:
+                    if not self.buffer.has_after(self.sent):
+                        await lane.done_writing()
+                        return
+                    lane.ready()
+                self.wake.clear()
+                if self.acks:
+                    continue
+                await self.wake.wait()
+        finally:
+            self.pulling = None
+
+    def pull(self, room: int) -> list[Event]:
+        """The next batch for the mux's frame: the events after the last one handed over, up
+        to ``batch_events`` and about ``room`` bytes (at least one event)."""
+        batch = self.buffer.after(self.sent, self.batch_events)
+        if len(batch) > 1:
+            size = 0
+            for n, event in enumerate(batch):
+                size += event.ByteSize()
+                if size > room and n:
+                    del batch[n:]
+                    break
+        if batch:
+            self.sent = batch[-1].sequence
+            if self.buffer.has_after(self.sent):
+                lane = self.pulling
+                if lane is not None:
+                    lane.ready()
+            elif self.closing:
+                self.wake.set()  # every event handed over: the writer may end the lane
+        return batch
+
+    async def send_acks(self, call: Any) -> None:
+        while self.acks:
+            ack = self.acks[0]
+            await send(call, _ack_message(ack))
+            self.acks.popleft()
+
+    async def _linger(self) -> None:
+        """Wait ``linger`` seconds, or less when an ack is queued meanwhile."""
+        if self.acks:
+            return
+        loop = asyncio.get_running_loop()
+        self._lingering = fut = loop.create_future()
+        timer = loop.call_later(self.linger, _resolve, fut)
+        try:
+            await fut
+        finally:
+            timer.cancel()
+            self._lingering = None
+
+    def send_ack(self, ack: ControlAck) -> None:
+        """Send ``ack`` up: at once on a shared stream's lane, else ahead of the writer's next
+        batch (on the next session's call if this one broke first)."""
+        now = self.ack_now
+        if now is not None and not self.acks and now(_ack_message(ack)):
+            return  # on its way: ahead of this process's queued events, not behind this link's writer
+        self.acks.append(ack)
+        self.wake.set()
+        if self._lingering is not None:
+            _resolve(self._lingering)
+
+
+def _ack_message(ack: ControlAck) -> service_pb2.RunnerMessage:
+    """The RunnerMessage carrying ``ack``, converted into its own field (not built apart and
+    copied in)."""
+    msg = service_pb2.RunnerMessage()
+    conv.fill_pb_control_ack(msg.ack, ack)
+    return msg
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+async def send(call: Any, msg: service_pb2.RunnerMessage) -> None:
+    """``call.write``, where a call that already ended is a broken session like any other.
+
+    When the hub goes away, the call's status arrives and ``done()`` turns true a few loop
+    steps before the reader's ``read()`` raises it as AioRpcError. A write in that window (the
+    writer waking from ``linger`` or for a new event) gets ``asyncio.InvalidStateError`` from
+    grpc instead; it must end this session (the reconnect loop then resends), not escape
+    the link's connection loop and kill the link, which left ``close`` waiting for a
+    confirmation never coming."""
+    try:
+        await call.write(msg)
+    except asyncio.InvalidStateError as exc:
+        raise _Ended(f"the stream ended while sending: {exc}") from exc
