@@ -2,8 +2,13 @@
 :class:`EventBuffer`) and the acks of the run's controls, written by one session's writer.
 
 On a stream of its own (``Hub.Connect``) the writer sends the events after what the hub
-stored in batches (a batch closes at ``batch_events``, or ``linger`` seconds after its first
-event), an ack ahead of the batch it would wait behind. On a shared stream's lane the mux
+stored in batches (a batch closes at ``batch_events``, about ``MAX_FRAME_BYTES``, or ``linger``
+seconds after its first event), an ack ahead of the batch it would wait behind. A batch is
+bounded by bytes as a shared stream's frame is: events may carry tool arguments and results
+up to the hub's event size limit, and 500 of those in one message passed gRPC's 4 MiB, which
+the hub refused on every resend; an event larger than the bound goes alone. An event larger
+than any message to a hub may carry (:data:`LARGEST_EVENT_BYTES`) stops the link, naming it:
+resent, it would be refused forever (on a shared stream, breaking every run's lane each time). On a shared stream's lane the mux
 pulls the events itself (:meth:`Outgoing.pull`) as it builds its frames, and the writer only
 sends the acks and ends the lane once every event was pulled at close.
 """
@@ -12,11 +17,13 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from itertools import accumulate, takewhile
 from typing import TYPE_CHECKING, Any
 
 from goldfive import conv
 from goldfive.control import ControlAck
 from goldfive.link.buffer import EventBuffer
+from goldfive.link.wire import LARGEST_EVENT_BYTES, MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 
@@ -28,6 +35,10 @@ __all__ = ["Outgoing"]
 
 class _Ended(Exception):
     """The stream ended without a status (the hub went away mid-call)."""
+
+
+class _Stopped(Exception):
+    """This run's link ends for good (the hub's goodbye or refusal, an event no hub can take)."""
 
 
 class Outgoing:
@@ -51,6 +62,8 @@ class Outgoing:
         #: and the last sequence handed to it.
         self.pulling: _Lane | None = None
         self.sent = -1
+        #: Why the next event cannot be sent (found by ``pull``, raised by the writer).
+        self._unsendable: _Stopped | None = None
 
     def close(self) -> None:
         """No more events come: the writer ends the stream once it handed every one over."""
@@ -66,7 +79,7 @@ class Outgoing:
                 if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
                     await self._linger()  # let the batch fill a little (an ack cuts it short)
                     await self.send_acks(call)  # a person waits for an ack: before the batch
-                batch = self.buffer.after(sent, self.batch_events)
+                batch = _fit(self.buffer.after(sent, self.batch_events), MAX_FRAME_BYTES)
                 if batch:
                     await send(call, service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
                     sent = batch[-1].sequence
@@ -91,13 +104,15 @@ class Outgoing:
                 lane.ready()
             while True:
                 await self.send_acks(lane)
+                if self._unsendable is not None:
+                    raise self._unsendable
                 if self.closing:
                     if not self.buffer.has_after(self.sent):
                         await lane.done_writing()
                         return
                     lane.ready()
                 self.wake.clear()
-                if self.acks:
+                if self.acks or self._unsendable is not None:
                     continue
                 await self.wake.wait()
         finally:
@@ -106,14 +121,12 @@ class Outgoing:
     def pull(self, room: int) -> list[Event]:
         """The next batch for the mux's frame: the events after the last one handed over, up
         to ``batch_events`` and about ``room`` bytes (at least one event)."""
-        batch = self.buffer.after(self.sent, self.batch_events)
-        if len(batch) > 1:
-            size = 0
-            for n, event in enumerate(batch):
-                size += event.ByteSize()
-                if size > room and n:
-                    del batch[n:]
-                    break
+        try:
+            batch = _fit(self.buffer.after(self.sent, self.batch_events), room)
+        except _Stopped as exc:  # the mux's writer calls this: the link's writer ends the lane
+            self._unsendable = exc
+            self.wake.set()
+            return []
         if batch:
             self.sent = batch[-1].sequence
             if self.buffer.has_after(self.sent):
@@ -153,6 +166,23 @@ class Outgoing:
         self.wake.set()
         if self._lingering is not None:
             _resolve(self._lingering)
+
+
+def _fit(batch: list[Event], room: int) -> list[Event]:
+    """The first events of ``batch`` whose serialized sizes add up to at most ``room`` bytes,
+    and at least the first (an event larger than ``room`` goes alone). Sizes are taken lazily,
+    in C (no Python call per event), and only up to the first event past the room. Raises
+    _Stopped when the first event is larger than any message to a hub may carry."""
+    if batch:
+        sizes = accumulate(map(Event.ByteSize, batch))
+        first = next(sizes)
+        if first > LARGEST_EVENT_BYTES:
+            raise _Stopped(
+                f"event {batch[0].sequence} is {first:,} bytes, more than a message to a hub can carry "
+                f"({LARGEST_EVENT_BYTES:,} bytes per event); it and the events after it are not sent"
+            )
+        del batch[1 + len(list(takewhile(room.__ge__, sizes))) :]
+    return batch
 
 
 def _ack_message(ack: ControlAck) -> service_pb2.RunnerMessage:

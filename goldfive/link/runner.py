@@ -34,7 +34,7 @@ from goldfive.errors import SinkError
 from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
 from goldfive.link.controls import ControlFeed
 from goldfive.link.mux import HubMux, _Lane
-from goldfive.link.outgoing import Outgoing, _Ended, send as _send
+from goldfive.link.outgoing import Outgoing, _Ended, _Stopped, send as _send
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.link.wire import bearer_metadata, hub_addresses
@@ -51,10 +51,6 @@ _PERMANENT = {
     grpc.StatusCode.FAILED_PRECONDITION,
     grpc.StatusCode.UNIMPLEMENTED,
 }
-
-
-class _Stopped(Exception):
-    """The hub ended this run's link for good (goodbye or a refusal)."""
 
 
 class HubLink:
