@@ -73,42 +73,39 @@ class _Sizes:
         link._open = spied_open  # type: ignore[method-assign]
 
 
-async def test_a_backlog_of_large_events_on_a_runs_own_stream_reaches_the_hub_in_messages_it_takes(tmp_path: Path) -> None:
+@pytest.fixture
+async def hub(tmp_path: Path):  # type: ignore[no-untyped-def]
+    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0")
+    yield server
+    await server.stop(None)
+
+
+async def test_a_backlog_of_large_events_on_a_runs_own_stream_reaches_the_hub_in_messages_it_takes(hub: Any) -> None:
     # Before: the link sent up to 500 events in one message; twelve events of nearly 1 MiB made
     # a 12 MiB message, which the hub's gRPC refused (RESOURCE_EXHAUSTED) on every reconnect.
-    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0")
-    session = Session(run_id="own-large")
-    link = HubLink(server.address, ControlChannel(), close_timeout=20)
+    session, link = Session(run_id="own-large"), HubLink(hub.address, ControlChannel(), close_timeout=20)
     sizes = _Sizes(link)
-    try:
-        await link.emit(events.run_started(session, goal_summary="large results"))
-        for step in range(12):
-            await link.emit(_large(session, step))
-        await link.emit(events.run_completed(session, outcome_summary="ok"))
-        await link.close()  # raised SinkError: "RESOURCE_EXHAUSTED: ... larger than max"
-        assert _stored(server, "own-large") == list(range(14))
-        assert link.sessions == 1 and not link.errors
-        assert sizes.largest <= MAX_EVENT_BYTES + 64  # a large event goes alone
-        assert sizes.event_messages >= 12
-    finally:
-        await server.stop(None)
+    await link.emit(events.run_started(session, goal_summary="large results"))
+    for step in range(12):
+        await link.emit(_large(session, step))
+    await link.emit(events.run_completed(session, outcome_summary="ok"))
+    await link.close()  # raised SinkError: "RESOURCE_EXHAUSTED: ... larger than max"
+    assert _stored(hub, "own-large") == list(range(14))
+    assert link.sessions == 1 and not link.errors
+    assert sizes.largest <= MAX_EVENT_BYTES + 64  # a large event goes alone
+    assert sizes.event_messages >= 12
 
 
-async def test_small_events_on_a_runs_own_stream_still_go_many_to_a_message(tmp_path: Path) -> None:
-    server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0")
-    session = Session(run_id="own-small")
-    link = HubLink(server.address, ControlChannel(), close_timeout=20)
+async def test_small_events_on_a_runs_own_stream_still_go_many_to_a_message(hub: Any) -> None:
+    session, link = Session(run_id="own-small"), HubLink(hub.address, ControlChannel(), close_timeout=20)
     sizes = _Sizes(link)
-    try:
-        await link.emit(events.run_started(session, goal_summary="small"))
-        for step in range(1500):  # held before the welcome: one backlog of about 1.5 MB
-            await link.emit(events.task_progress(session, "t1", detail=f"{step} " + "y" * 900))
-        await link.close()
-        assert _stored(server, "own-small") == list(range(1501))
-        assert sizes.largest <= MAX_FRAME_BYTES + 2048  # the bound, overshot by one event at most
-        assert sizes.event_messages <= 1501 * 1000 // MAX_FRAME_BYTES + 3  # full messages, not one per event
-    finally:
-        await server.stop(None)
+    await link.emit(events.run_started(session, goal_summary="small"))
+    for step in range(1500):  # held before the welcome: one backlog of about 1.5 MB
+        await link.emit(events.task_progress(session, "t1", detail=f"{step} " + "y" * 900))
+    await link.close()
+    assert _stored(hub, "own-small") == list(range(1501))
+    assert sizes.largest <= MAX_FRAME_BYTES + 2048  # the bound, overshot by one event at most
+    assert sizes.event_messages <= 1501 * 1000 // MAX_FRAME_BYTES + 3  # full messages, not one per event
 
 
 async def test_large_events_held_while_the_hub_was_away_are_resent_in_messages_it_takes(tmp_path: Path) -> None:
