@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from itertools import accumulate, takewhile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from goldfive import conv
 from goldfive.control import ControlAck
@@ -73,13 +73,18 @@ class Outgoing:
     async def write(self, call: Any, stored: int) -> None:
         """The writer on a stream of its own: the events after ``stored``, and the acks."""
         sent = stored
+        self._unsendable = None
         while True:
             await self.send_acks(call)
             if self.buffer.has_after(sent):
                 if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
                     await self._linger()  # let the batch fill a little (an ack cuts it short)
                     await self.send_acks(call)  # a person waits for an ack: before the batch
-                batch = _fit(self.buffer.after(sent, self.batch_events), MAX_FRAME_BYTES)
+                try:
+                    batch = _fit(self.buffer.after(sent, self.batch_events), MAX_FRAME_BYTES)
+                except _Stopped as exc:
+                    self._unsendable = exc
+                    await self._stop(call, sent)
                 if batch:
                     await send(call, service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
                     sent = batch[-1].sequence
@@ -97,6 +102,7 @@ class Outgoing:
         builds its frames; this task sends the acks, and ends the lane once every event was
         pulled when the link closes."""
         self.sent = stored
+        self._unsendable = None
         lane.pull_with(self.pull)
         self.pulling = lane
         try:
@@ -105,7 +111,7 @@ class Outgoing:
             while True:
                 await self.send_acks(lane)
                 if self._unsendable is not None:
-                    raise self._unsendable
+                    await self._stop(lane, self.sent)
                 if self.closing:
                     if not self.buffer.has_after(self.sent):
                         await lane.done_writing()
@@ -113,10 +119,28 @@ class Outgoing:
                     lane.ready()
                 self.wake.clear()
                 if self.acks or self._unsendable is not None:
-                    continue
+                    continue  # an unsendable event was found meanwhile: stop
                 await self.wake.wait()
         finally:
             self.pulling = None
+
+    async def _stop(self, call: Any, sent: int) -> NoReturn:
+        """Raise the unsendable event's _Stopped once the hub confirmed every event sent before
+        it (``close`` then names only what the hub did not get), sending acks meanwhile."""
+        assert self._unsendable is not None
+        while True:
+            await self.send_acks(call)
+            if self.buffer.first_sequence > sent:
+                raise self._unsendable
+            self.wake.clear()
+            if not self.acks:
+                await self.wake.wait()  # set by forget_through, an ack, an event
+
+    def forget_through(self, sequence: int) -> None:
+        """The hub confirmed every event through ``sequence``."""
+        self.buffer.forget_through(sequence)
+        if self._unsendable is not None:
+            self.wake.set()  # the writer may be waiting for this to stop
 
     def pull(self, room: int) -> list[Event]:
         """The next batch for the mux's frame: the events after the last one handed over, up

@@ -359,7 +359,7 @@ class HubLink:
     def _confirm(self, sequence: int) -> None:
         if sequence > self.confirmed:
             self.confirmed = sequence
-        self.out.buffer.forget_through(sequence)
+        self.out.forget_through(sequence)
         if self.confirmed >= self._emitted:
             self._confirmed_all.set()
 

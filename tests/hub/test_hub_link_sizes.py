@@ -185,13 +185,10 @@ async def test_an_event_larger_than_any_message_stops_the_link_naming_it_instead
         await until(stopped, what="the link stops at the oversized event")
         assert "event 2 is" in link.stopped and "bytes" in link.stopped
         assert link.refused.is_set() and link.sessions == 1 and not link.errors
-        with pytest.raises(SinkError, match="event 2 is"):
+        assert link.confirmed == 1  # it stops once what came before is stored
+        with pytest.raises(SinkError, match=r"2 events .* \(sequences 2\.\.3\): event 2 is"):
             await link.close()
-
-        async def before_stored() -> bool:  # what came before it was sent, and is stored
-            return _stored(server, "own-oversized") == [0, 1]
-
-        await until(before_stored, what="the events before the oversized one stored")
+        assert _stored(server, "own-oversized") == [0, 1]
     finally:
         await server.stop(None)
 
@@ -220,11 +217,7 @@ async def test_on_a_shared_stream_an_event_larger_than_any_message_stops_only_it
 
         await until(stopped, what="the oversized run's link stops")
         assert "event 1 is" in big_link.stopped and mux.streams == 1
-
-        async def before_stored() -> bool:
-            return _stored(server, "shared-oversized") == [0]
-
-        await until(before_stored, what="the event before the oversized one stored")
+        assert big_link.confirmed == 0 and _stored(server, "shared-oversized") == [0]
     finally:
         try:
             await big_link.close()
