@@ -133,7 +133,7 @@ def _fail(command: str, message: str) -> click.exceptions.Exit:
     "--runner-limits",
     metavar="runs=N,lanes=N,events=N,event-bytes=N",
     help="What each runner token may use: runs connected at once (5000), lanes on one shared stream (5000), "
-    "events per second (200000; beyond it its streams are slowed, nothing is dropped), bytes per event (1048576).",
+    "events per second (200000; beyond it its streams are slowed, nothing is dropped), bytes per event (1048576; at most 3932160).",
 )
 @click.option(
     "--ray",

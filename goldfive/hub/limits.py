@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from goldfive.link.wire import MAX_FRAME_BYTES
+from goldfive.link.wire import MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2
 
-__all__ = ["DEFAULT_INTERRUPT_AFTER", "MAX_EVENT_BYTES", "MAX_FRAME_BYTES", "MAX_HOST", "MAX_RUN_ID", "hello_problem", "run_id_problem"]
+__all__ = ["DEFAULT_INTERRUPT_AFTER", "MAX_EVENT_BYTES", "MAX_FRAME_BYTES", "MAX_HOST", "MAX_MESSAGE_BYTES", "MAX_RUN_ID", "hello_problem", "run_id_problem"]
 
 #: Seconds a runner may be gone before its run shows INTERRUPTED (``serve --interrupt-after``).
 DEFAULT_INTERRUPT_AFTER = 60.0

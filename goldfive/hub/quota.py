@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 
 from goldfive.errors import ServeConfigError
 from goldfive.hub.limits import MAX_EVENT_BYTES
+from goldfive.link.wire import LARGEST_EVENT_BYTES
 
 __all__ = ["Quotas", "RunnerLimits"]
 
@@ -49,6 +50,10 @@ class RunnerLimits:
                 raise ServeConfigError(f"--runner-limits: {key.strip()} must be a whole number, got {value.strip()!r}") from None
             if n <= 0:
                 raise ServeConfigError(f"--runner-limits: {key.strip()} must be positive, got {n}")
+            if name == "event_bytes" and n > LARGEST_EVENT_BYTES:  # gRPC would refuse it before the hub's check
+                raise ServeConfigError(
+                    f"--runner-limits: event-bytes must be at most {LARGEST_EVENT_BYTES} (what one message to a hub carries), got {n}"
+                )
             values[name] = n
         return cls(**values)
 

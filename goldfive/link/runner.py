@@ -11,7 +11,9 @@ with capped exponential backoff and resends from what the hub says it stored.
 
 A ``goodbye`` (another runner took this run id over) or a refusal (INVALID_ARGUMENT,
 PERMISSION_DENIED, ...) stops the link for good: it is logged once, and ``close`` raises
-SinkError naming what the hub did not get, never silently.
+SinkError naming what the hub did not get, never silently. Here: the link and its
+connection loop; what goes up a call is :mod:`goldfive.link.outgoing`, what comes down
+:mod:`goldfive.link.controls`.
 """
 
 from __future__ import annotations
@@ -21,18 +23,18 @@ import logging
 import os
 import random
 import socket
-from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import grpc
 
-from goldfive import conv
-from goldfive.control import AckResult, ControlAck, ControlChannel
-from goldfive.errors import ChannelClosedError, ConversionError, SinkError
+from goldfive.control import ControlChannel
+from goldfive.errors import SinkError
 from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
+from goldfive.link.controls import ControlFeed
 from goldfive.link.mux import HubMux, _Lane
+from goldfive.link.outgoing import Outgoing, _Ended, _Stopped, send as _send
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.link.wire import bearer_metadata, hub_addresses
@@ -49,14 +51,6 @@ _PERMANENT = {
     grpc.StatusCode.FAILED_PRECONDITION,
     grpc.StatusCode.UNIMPLEMENTED,
 }
-
-
-class _Stopped(Exception):
-    """The hub ended this run's link for good (goodbye or a refusal)."""
-
-
-class _Ended(Exception):
-    """The stream ended without a status (the hub went away mid-call)."""
 
 
 class HubLink:
@@ -82,15 +76,20 @@ class HubLink:
         self.addresses = hub_addresses(address)
         self._at = 0
         self._channels: dict[str, grpc.aio.Channel] = {}
-        self.control = control
-        self.batch_events = batch_events
-        #: Seconds a batch waits to fill after its first event: 5 ms on a stream of its own;
+        #: What goes up: the events the hub has not confirmed, the acks. A batch waits
+        #: ``linger`` seconds to fill after its first event: 5 ms on a stream of its own;
         #: none on a shared stream (``mux``), whose frames already wait for other runs' parts.
-        self.linger = linger if linger is not None else 0.0 if mux is not None or shared else 0.005
+        self.out = Outgoing(
+            EventBuffer(max_memory, spill_dir),
+            batch_events=batch_events,
+            linger=linger if linger is not None else 0.0 if mux is not None or shared else 0.005,
+        )
+        #: The run's channel: controls that come down are sent on it, their acks go up.
+        self.control = control
+        self._controls = ControlFeed(control, self.out.send_ack)
         self._linger_default = linger is None
         self.max_backoff = max_backoff
         self.close_timeout = close_timeout
-        self.buffer = EventBuffer(max_memory, spill_dir)
         #: The last sequence the hub confirmed stored.
         self.confirmed = -1
         #: Connections that got a welcome (1 = never reconnected).
@@ -108,14 +107,10 @@ class HubLink:
         self._run_id = ""
         self._goal = ""
         self._emitted = -1
-        self._acks: deque[ControlAck] = deque()  # to send up, in order
-        self._wake = asyncio.Event()
         self._confirmed_all = asyncio.Event()
         self._confirmed_all.set()
-        self._closing = False
         self._closed = False
         self._task: asyncio.Task[None] | None = None
-        self._feeders: set[asyncio.Task[None]] = set()
         self._channel: grpc.aio.Channel | None = None
         #: A connection shared with other links of this process (not closed by this link).
         self._shared_channel = grpc_channel
@@ -125,30 +120,49 @@ class HubLink:
         #: taken when the link first connects and given back when it closes.
         self._shared = shared and mux is None
         self._acquired = False
-        self._lingering: asyncio.Future[None] | None = None  # the writer's linger, while it waits
-        #: The current session's lane's ``write_ack`` (a shared stream's lane), else None.
-        self._ack_now: Any = None
-        #: The current session's lane while its mux pulls this link's events (else None),
-        #: and the last sequence handed to it.
-        self._pulling: _Lane | None = None
-        self._sent = -1
+
+    @property
+    def buffer(self) -> EventBuffer:
+        """The run's events the hub has not confirmed yet."""
+        return self.out.buffer
+
+    @buffer.setter
+    def buffer(self, buffer: EventBuffer) -> None:
+        self.out.buffer = buffer
+
+    @property
+    def batch_events(self) -> int:
+        return self.out.batch_events  # the most events one message carries
+
+    @batch_events.setter
+    def batch_events(self, n: int) -> None:
+        self.out.batch_events = n
+
+    @property
+    def linger(self) -> float:
+        return self.out.linger  # seconds a batch waits to fill after its first event
+
+    @linger.setter
+    def linger(self, seconds: float) -> None:
+        self.out.linger = seconds
 
     # -- the sink API --------------------------------------------------------------------
     async def emit(self, event: Event) -> None:
-        if self._closing:
+        out = self.out
+        if out.closing:
             raise SinkError(f"HubLink({self.address}) is closed")
         if not self._run_id:
             self._run_id = event.run_id
         if event.WhichOneof("payload") == "run_started":
             self._goal = event.run_started.goal_summary
-        self.buffer.append(event)
+        out.buffer.append(event)
         self._emitted = event.sequence
         self._confirmed_all.clear()
-        lane = self._pulling
+        lane = out.pulling
         if lane is not None:
             lane.ready()  # the mux takes it with the next frame: no wake of this link's task
         else:
-            self._wake.set()
+            out.wake.set()
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"HubLink({self.address})")
 
@@ -164,8 +178,7 @@ class HubLink:
                 await asyncio.wait_for(self._confirmed_all.wait(), limit)
             except TimeoutError:
                 pass
-        self._closing = True
-        self._wake.set()
+        self.out.close()
         if self._task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._task), 1.0)
@@ -180,8 +193,7 @@ class HubLink:
                     raise
             except Exception:  # already logged by the task
                 pass
-        for feeder in list(self._feeders):
-            feeder.cancel()
+        self._controls.cancel()
         for channel in self._channels.values():
             await channel.close()
         if self._acquired and self._mux is not None:
@@ -239,7 +251,7 @@ class HubLink:
             stub = self._open()
             try:
                 await self._session(stub)
-                if self._closing:
+                if self.out.closing:
                     return
                 failures = 0
             except _Stopped as exc:
@@ -273,7 +285,7 @@ class HubLink:
                 self.errors.append(text)
                 del self.errors[:-20]
                 failures += 1
-            if self._closing:
+            if self.out.closing:
                 return
             delay = min(0.05 * 2 ** min(failures, 16), self.max_backoff) * (0.5 + random.random() / 2)
             await asyncio.sleep(delay)
@@ -325,18 +337,19 @@ class HubLink:
             self.welcomed.set()
             self._confirm(stored)
             # A lane of a shared stream takes an ack at once, even while this link's writer
-            # waits for room in the process's queue of events (see _send_ack).
-            self._ack_now = getattr(call, "write_ack", None)
+            # waits for room in the process's queue of events (see Outgoing.send_ack).
+            out = self.out
+            out.ack_now = getattr(call, "write_ack", None)
             reader = asyncio.ensure_future(self._read(call))
             pulled = isinstance(call, _Lane)
-            writer = asyncio.ensure_future(self._write_pulled(call, stored) if pulled else self._write(call, stored))
+            writer = asyncio.ensure_future(out.write_pulled(call, stored) if pulled else out.write(call, stored))
             try:
                 done, _ = await asyncio.wait({reader, writer}, return_when=asyncio.FIRST_EXCEPTION)
                 for task in done:
                     task.result()  # raises the first failure
                 await reader  # the writer finished (closing): wait for the hub to end the stream
             finally:
-                self._ack_now = None
+                out.ack_now = None
                 for task in (reader, writer):
                     task.cancel()
                 await asyncio.gather(reader, writer, return_exceptions=True)
@@ -346,7 +359,7 @@ class HubLink:
     def _confirm(self, sequence: int) -> None:
         if sequence > self.confirmed:
             self.confirmed = sequence
-        self.buffer.forget_through(sequence)
+        self.out.forget_through(sequence)
         if self.confirmed >= self._emitted:
             self._confirmed_all.set()
 
@@ -354,157 +367,16 @@ class HubLink:
         while True:
             msg = await call.read()
             if msg is grpc.aio.EOF:
-                if self._closing:
+                if self.out.closing:
                     return
                 raise _Ended("the hub ended the stream")
             body = msg.WhichOneof("body")
             if body == "confirmed_sequence":
                 self._confirm(msg.confirmed_sequence)
             elif body == "control":
-                self._feed(msg.control)
+                self._controls.feed(msg.control)
             elif body == "goodbye":
                 raise _Stopped(msg.goodbye)
-
-    async def _write(self, call: Any, stored: int) -> None:
-        sent = stored
-        while True:
-            await self._send_acks(call)
-            if self.buffer.has_after(sent):
-                if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
-                    await self._linger()  # let the batch fill a little (an ack cuts it short)
-                    await self._send_acks(call)  # a person waits for an ack: before the batch
-                batch = self.buffer.after(sent, self.batch_events)
-                if batch:
-                    await _send(call, service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
-                    sent = batch[-1].sequence
-                continue
-            if self._closing:
-                await call.done_writing()
-                return
-            self._wake.clear()
-            if self._acks or self.buffer.has_after(sent):
-                continue
-            await self._wake.wait()
-
-    async def _write_pulled(self, lane: _Lane, stored: int) -> None:
-        """``_write`` on a shared stream's lane: the mux pulls the events (``_pull``) as it
-        builds its frames; this task sends the acks, and ends the lane once every event was
-        pulled when the link closes."""
-        self._sent = stored
-        lane.pull_with(self._pull)
-        self._pulling = lane
-        try:
-            if self.buffer.has_after(stored):
-                lane.ready()
-            while True:
-                await self._send_acks(lane)
-                if self._closing:
-                    if not self.buffer.has_after(self._sent):
-                        await lane.done_writing()
-                        return
-                    lane.ready()
-                self._wake.clear()
-                if self._acks:
-                    continue
-                await self._wake.wait()
-        finally:
-            self._pulling = None
-
-    def _pull(self, room: int) -> list[Event]:
-        """The next batch for the mux's frame: the events after the last one handed over, up
-        to ``batch_events`` and about ``room`` bytes (at least one event)."""
-        batch = self.buffer.after(self._sent, self.batch_events)
-        if len(batch) > 1:
-            size = 0
-            for n, event in enumerate(batch):
-                size += event.ByteSize()
-                if size > room and n:
-                    del batch[n:]
-                    break
-        if batch:
-            self._sent = batch[-1].sequence
-            if self.buffer.has_after(self._sent):
-                lane = self._pulling
-                if lane is not None:
-                    lane.ready()
-            elif self._closing:
-                self._wake.set()  # every event handed over: the writer may end the lane
-        return batch
-
-    async def _send_acks(self, call: Any) -> None:
-        while self._acks:
-            ack = self._acks[0]
-            await _send(call, _ack_message(ack))
-            self._acks.popleft()
-
-    async def _linger(self) -> None:
-        """Wait ``linger`` seconds, or less when an ack is queued meanwhile."""
-        if self._acks:
-            return
-        loop = asyncio.get_running_loop()
-        self._lingering = fut = loop.create_future()
-        timer = loop.call_later(self.linger, _resolve, fut)
-        try:
-            await fut
-        finally:
-            timer.cancel()
-            self._lingering = None
-
-    # -- controls from the hub -----------------------------------------------------------
-    def _feed(self, pb: Any) -> None:
-        try:
-            msg = conv.from_pb_control_event(pb)
-        except ConversionError as exc:
-            self._send_ack(ControlAck(pb.id, AckResult.FAILURE, f"malformed control: {exc}"))
-            return
-        task = asyncio.get_running_loop().create_task(self._request(msg))
-        self._feeders.add(task)
-        task.add_done_callback(self._feeders.discard)
-
-    async def _request(self, msg: Any) -> None:
-        try:
-            ack = await self.control.request(msg)
-        except ChannelClosedError:
-            ack = ControlAck(msg.id, AckResult.FAILURE, "run not active: the runner was closed")
-        except ValueError as exc:  # the same id is already waiting: its ack answers both
-            ack = ControlAck(msg.id, AckResult.FAILURE, str(exc))
-        self._send_ack(ack)
-
-    def _send_ack(self, ack: ControlAck) -> None:
-        now = self._ack_now
-        if now is not None and not self._acks and now(_ack_message(ack)):
-            return  # on its way: ahead of this process's queued events, not behind this link's writer
-        self._acks.append(ack)
-        self._wake.set()
-        if self._lingering is not None:
-            _resolve(self._lingering)
-
-
-def _ack_message(ack: ControlAck) -> service_pb2.RunnerMessage:
-    """The RunnerMessage carrying ``ack``, converted into its own field (not built apart and
-    copied in)."""
-    msg = service_pb2.RunnerMessage()
-    conv.fill_pb_control_ack(msg.ack, ack)
-    return msg
-
-
-def _resolve(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
-
-
-async def _send(call: Any, msg: service_pb2.RunnerMessage) -> None:
-    """``call.write``, where a call that already ended is a broken session like any other.
-
-    When the hub goes away, the call's status arrives and ``done()`` turns true a few loop
-    steps before the reader's ``read()`` raises it as AioRpcError. A write in that window (the
-    writer waking from ``linger`` or for a new event) gets ``asyncio.InvalidStateError`` from
-    grpc instead; it must end this session (the reconnect loop then resends), not escape
-    ``_run`` and kill the link, which left ``close`` waiting for a confirmation never coming."""
-    try:
-        await call.write(msg)
-    except asyncio.InvalidStateError as exc:
-        raise _Ended(f"the stream ended while sending: {exc}") from exc
 
 
 def hub_link(

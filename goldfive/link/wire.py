@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["AUTH_KEY", "MAX_FRAME_BYTES", "SCHEME", "bearer_metadata", "hub_addresses"]
+__all__ = ["AUTH_KEY", "LARGEST_EVENT_BYTES", "MAX_FRAME_BYTES", "MAX_MESSAGE_BYTES", "SCHEME", "bearer_metadata", "hub_addresses"]
 
 #: The call metadata key that carries a token, and its scheme.
 AUTH_KEY = "authorization"
@@ -14,6 +14,13 @@ SCHEME = "Bearer "
 #: The receiving end parses a frame in one go on its event loop, which nothing can interrupt:
 #: 1 MiB took the hub 1.5-2.7 ms, which a control waited behind; 128 KiB is a few tenths.
 MAX_FRAME_BYTES = 128 << 10
+#: The largest message a hub receives: gRPC's default, which the hub keeps (a larger message
+#: is refused by gRPC before the hub reads it, RESOURCE_EXHAUSTED, as if the hub were busy).
+MAX_MESSAGE_BYTES = 4 << 20
+#: The largest event a runner can send: one that fits a message with a frame's worth of
+#: other parts. A runner stops its link at a larger one, naming it, rather than resend it
+#: forever; a hub's ``--runner-limits event-bytes`` may not exceed it.
+LARGEST_EVENT_BYTES = MAX_MESSAGE_BYTES - 2 * MAX_FRAME_BYTES
 
 
 def bearer_metadata(token: str | None) -> tuple[tuple[str, str], ...]:

@@ -27,7 +27,7 @@ from goldfive.budget.model import Budget
 from goldfive.errors import DamagedStoreError, GoldfiveError, ServeConfigError
 from goldfive.pb.goldfive.v1 import service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER
+from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_MESSAGE_BYTES
 from goldfive.hub.quota import RunnerLimits
 from goldfive.remote.auth import OPERATOR, Credential, TokenInterceptor, check_listen, credentials, server_credentials, split_host_port
 from goldfive.remote.guard import ParseGuard
@@ -190,7 +190,9 @@ async def start_server(
         interceptors.insert(0, TokenInterceptor(tokens))  # refuse a stranger before reading their request
     # grpc enables SO_REUSEPORT by default on Linux: a second server on a busy port would bind
     # too and silently share the connections with the first.
-    server = grpc.aio.server(interceptors=interceptors, options=[("grpc.so_reuseport", 0)])
+    # The message bound is gRPC's default, named where runners size their messages by it.
+    options = [("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
+    server = grpc.aio.server(interceptors=interceptors, options=options)
     service_pb2_grpc.add_RunsServicer_to_server(RunsService(host, ack_timeout=ack_timeout, placer=placer, approvers=approvers), server)
     if ingress is not None:
         service_pb2_grpc.add_GoldfiveIngressServicer_to_server(ingress, server)

@@ -182,7 +182,7 @@ async def test_events_to_send_on_a_stream_the_hub_already_ended_end_that_session
         await asyncio.wait_for(call.code(), 5)  # the call is over; nobody read its end yet
         assert call.done()
         with pytest.raises(_Ended, match="ended while sending"):
-            await link._write(call, -1)
+            await link.out.write(call, -1)
         assert link._channel is not None
         await link._channel.close()
     finally:
