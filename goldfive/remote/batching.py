@@ -89,7 +89,7 @@ async def run_batches(run: Any, after_sequence: int) -> AsyncGenerator[EventBatc
     (``RunHistory.batches``); any other run's ``stream`` is grouped by :func:`batched`."""
     history = run.history
     if history is not None and run.memory is None:  # recorded only: no live tail
-        chunks = history.batches(after_sequence)
+        chunks = history.batches(after_sequence, max_bytes=BATCH_BYTES)
         try:
             for batch in chunks:
                 yield batch

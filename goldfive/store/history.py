@@ -195,19 +195,22 @@ class RunHistory:
         finally:
             rows.close()
 
-    def batches(self, after: int = -1, *, chunk: int = CHUNK) -> Generator[EventBatch, None, None]:
+    def batches(self, after: int = -1, *, chunk: int = CHUNK, max_bytes: int | None = None) -> Generator[EventBatch, None, None]:
         """:meth:`events` a chunk at a time, as ``EventBatch`` messages (none empty): each
         chunk's payloads are decoded in one parse of their concatenation (what an EventBatch
         is on the wire), and checked against their rows; a chunk with a bad row is decoded row
-        by row, the bad one skipped and counted as :meth:`events` does."""
+        by row, the bad one skipped and counted as :meth:`events` does. With ``max_bytes`` a
+        chunk is cut where its rows' payloads pass that many bytes (at least one row a
+        batch): a thousand large events are more than a gRPC message may carry."""
         rows = self._rows(after, None, chunk)
         try:
-            for block in rows:
-                batch = self._bulk(block)
-                if batch is None:
-                    batch = EventBatch(events=[ev for s, p in block if (ev := self._decode(s, p)) is not None])
-                if batch.events:
-                    yield batch
+            for whole in rows:
+                for block in _cut(whole, max_bytes) if max_bytes is not None else (whole,):
+                    batch = self._bulk(block)
+                    if batch is None:
+                        batch = EventBatch(events=[ev for s, p in block if (ev := self._decode(s, p)) is not None])
+                    if batch.events:
+                        yield batch
         finally:
             rows.close()
 
@@ -299,3 +302,18 @@ class RunHistory:
         if not self.history_error:
             log.error("run %s: history after sequence %d is unreadable: %s", self.run_id, after, why)
         self.history_error = f"history after sequence {after} is unreadable: {why}"
+
+
+def _cut(block: list[tuple[int, bytes]], max_bytes: int) -> list[list[tuple[int, bytes]]]:
+    """``block`` in runs of rows whose payloads come to about ``max_bytes`` at most, each
+    at least one row (a row's payload is its event, encoded)."""
+    out: list[list[tuple[int, bytes]]] = []
+    start, size = 0, 0
+    for i, (_, payload) in enumerate(block):
+        n = len(payload) + 6  # (the event's tag and length in the batch)
+        if i > start and size + n > max_bytes:
+            out.append(block[start:i])
+            start, size = i, 0
+        size += n
+    out.append(block[start:])
+    return out

@@ -157,6 +157,43 @@ def test_ctl_tail_prints_every_event_of_a_recorded_run_once(tmp_path: Path) -> N
     assert "run_completed" in lines[-1]
 
 
+async def test_a_recorded_run_of_large_events_is_served_in_batches_a_client_can_take(tmp_path: Path) -> None:
+    """A recorded run's history went in chunks of 1,000 rows whatever their size: 14 events of
+    about 900 KB made one 12 MB message, which the client refused (gRPC's 4 MB limit), so
+    ``ctl tail``, the remote TUI and a resume from the hub could not read the run at all. The
+    chunks are cut at about BATCH_BYTES now, as live batches are."""
+    from goldfive.remote.batching import BATCH_BYTES
+
+    db = tmp_path / "runs.sqlite"
+    s = Session(run_id="big1")
+    sink = SQLitePersistenceSink(str(db))
+    await sink.emit(events.run_started(s, goal_summary="large notes"))
+    for i in range(14):
+        await sink.emit(events.task_progress(s, "t1", detail=f"{i} " + "x" * 900_000))
+    await sink.emit(events.run_completed(s, "done"))
+    await sink.close()
+    host = RunHost(db)
+    host.load_recorded()
+    server = await start_server(host, listen="127.0.0.1:0")
+    try:
+        async with RemoteClient(server.address) as client:
+            batches = await _items(client.subscribe_batches("big1"))
+    finally:
+        await server.stop(None)
+    assert [e.sequence for b in batches for e in b] == list(range(16))
+    assert all(sum(e.ByteSize() for e in b) <= BATCH_BYTES for b in batches if len(b) > 1)
+    assert max(len(b) for b in batches) <= 2  # (about 1 MB each: at most one large note and a small event)
+
+
+def test_a_chunk_is_cut_by_its_rows_bytes_and_keeps_at_least_one_row() -> None:
+    from goldfive.store.history import _cut
+
+    rows = [(i, b"x" * n) for i, n in enumerate([10, 10, 500, 10, 2000, 10])]
+    cut = _cut(rows, 100)
+    assert [[seq for seq, _ in part] for part in cut] == [[0, 1], [2], [3], [4], [5]]
+    assert _cut(rows, 10_000) == [rows]
+
+
 async def test_a_damaged_row_in_a_batch_is_skipped_and_counted_and_the_rest_is_served(tmp_path: Path) -> None:
     import sqlite3
 
