@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,14 +41,6 @@ server.run("stdio")
 '''
 
 
-@pytest.fixture
-def servers() -> Iterator[list[MessagesServer]]:
-    made: list[MessagesServer] = []
-    yield made
-    for s in made:
-        s.close()
-
-
 def _config(home: Path) -> dict[str, Any]:
     script = home / "echo_server.py"
     script.write_text(_ECHO_SERVER)
@@ -68,9 +59,7 @@ def _respond(body: dict[str, Any]) -> list[Any]:
 
 
 @pytest.mark.parametrize("form", ["path", "str path", "relative str path", "json"])
-async def test_mcp_servers_as_a_file_or_json_keep_the_users_servers_and_add_goldfives_tools(
-    tmp_path: Path, servers: list[MessagesServer], form: str
-) -> None:
+async def test_mcp_servers_as_a_file_or_json_keep_the_users_servers_and_add_goldfives_tools(tmp_path: Path, form: str) -> None:
     config = _config(tmp_path)
     (tmp_path / "mcp.json").write_text(json.dumps(config))
     given: str | Path = {
@@ -80,14 +69,16 @@ async def test_mcp_servers_as_a_file_or_json_keep_the_users_servers_and_add_gold
         "json": json.dumps(config),
     }[form]
     server = MessagesServer(_respond)
-    servers.append(server)
-    opts = options(server, tmp_path, mcp_servers=given)
-    adapter = ClaudeAgentSDKAdapter(opts)
-    assert adapter.options is opts and opts.mcp_servers == given  # the user's options are not changed
-    rules = RuntimeConfig(approval_rules=RuleBook("run", [Rule(ECHO)]))  # echo runs without asking a person
-    h = Harness(adapter, SequentialExecutor(), static("t1"), config=rules)
-    h.start()
-    out = await h.finish()
+    try:
+        opts = options(server, tmp_path, mcp_servers=given)
+        adapter = ClaudeAgentSDKAdapter(opts)
+        assert adapter.options is opts and opts.mcp_servers == given  # the user's options are not changed
+        rules = RuntimeConfig(approval_rules=RuleBook("run", [Rule(ECHO)]))  # echo runs without asking a person
+        h = Harness(adapter, SequentialExecutor(), static("t1"), config=rules)
+        h.start()
+        out = await h.finish()
+    finally:
+        server.close()
     assert out.success, out.reason
     first = next(b for b in server.requests if task_of(b) == "t1")
     offered = {t["name"] for t in first.get("tools") or []}

@@ -12,16 +12,13 @@ import pytest
 
 from goldfive import events
 from goldfive.control import AckResult, ControlAck, ControlChannel, ControlKind, ControlMessage
-from goldfive.executors.parallel import ParallelDAGExecutor
-from goldfive.executors.sequential import SequentialExecutor
 from goldfive.pb.goldfive.v1 import events_pb2
 from goldfive.planners.static import StaticPlanner
 from goldfive.runner import Runner
 from goldfive.sinks import InMemorySink
 from goldfive.testing import until
 from goldfive.types import Goal, Plan, Session, Task
-
-EXECUTORS = [SequentialExecutor, ParallelDAGExecutor]
+from tests.controls.test_control_direct import EXECUTORS, _Rig
 
 
 def _recorded_ack(sink: InMemorySink, control_id: str) -> events_pb2.ControlAcked:
@@ -36,41 +33,11 @@ def _same_time(recorded: events_pb2.ControlAcked, sent: ControlAck, since_ms: in
     assert since_ms <= sent.acked_at_ms <= time.time_ns() // 1_000_000
 
 
-class _Held:
-    """A one-task run whose agent holds until released (the executor waits on it)."""
-
-    def __init__(self, executor: type, sink: InMemorySink) -> None:
-        self.gate, self.started = asyncio.Event(), asyncio.Event()
-
-        async def held(task: Task, session: Session) -> str:
-            self.started.set()
-            await self.gate.wait()
-            return "ok"
-
-        self.ch = ControlChannel()
-        self.runner = Runner(agent=held, planner=StaticPlanner(Plan(tasks=[Task("a", "a")], id="p")), executor=executor(), sinks=[sink], control=self.ch)
-        self.run: asyncio.Future[Any] | None = None
-
-    async def __aenter__(self) -> _Held:
-        self.run = asyncio.ensure_future(self.runner.run([Goal("g1", "acked at")]))
-        await self.started.wait()
-        for _ in range(3):  # the executor is parked on its batch now
-            await asyncio.sleep(0)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.gate.set()
-        assert self.run is not None
-        await until(lambda: self.run is not None and self.run.done())
-        self.ch.close()
-        await self.runner.close()
-
-
 @pytest.mark.parametrize("executor", EXECUTORS)
 async def test_a_control_answered_in_its_senders_call_is_recorded_with_the_time_the_sender_got(executor: type) -> None:
     sink = InMemorySink()
     since = time.time_ns() // 1_000_000
-    async with _Held(executor, sink) as rig:
+    async with _Rig(executor, [sink]) as rig:
         ack = await rig.ch.request(ControlMessage(ControlKind.STATUS_QUERY, id="q1"))
         _same_time(_recorded_ack(sink, "q1"), ack, since)
 
@@ -79,10 +46,10 @@ async def test_a_control_answered_in_its_senders_call_is_recorded_with_the_time_
 async def test_a_queued_control_and_a_refused_one_are_recorded_with_the_time_the_sender_got(executor: type) -> None:
     sink = InMemorySink()
     since = time.time_ns() // 1_000_000
-    async with _Held(executor, sink) as rig:
+    async with _Rig(executor, [sink]) as rig:
         paused = await rig.ch.request(ControlMessage(ControlKind.PAUSE, id="p1"))
         _same_time(_recorded_ack(sink, "p1"), paused, since)
-        # A REWIND_TO without its task: refused naming the field, recorded all the same.
+        # A REWIND_TO whose task_id is not text: refused naming the field, recorded all the same.
         bad = await rig.ch.request(ControlMessage(ControlKind.REWIND_TO, id="r1", payload={"task_id": 7}))
         assert bad.result == AckResult.FAILURE
         _same_time(_recorded_ack(sink, "r1"), bad, since)
