@@ -78,8 +78,9 @@ class FleetPart(Protocol):
         """Fold what the database holds of ``run`` beyond what this hub has."""
         ...
 
-    async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False) -> None:
-        """``run_id``'s runner is connected here now (every hub is told)."""
+    async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False, locked: bool = False) -> None:
+        """``run_id``'s runner is connected here now (every hub is told). ``locked``: this hub
+        holds the run's lock already (checked just now), so a hosted run's is not taken again."""
         ...
 
     async def release(self, run_id: str) -> None:
@@ -385,8 +386,7 @@ class HubService(service_pb2_grpc.HubServicer):
         if refusal is not None:
             log.warning("hub: refused %s connecting as run %s: %s", writer_label(who, role), run_id, refusal.detail)
             await context.abort(refusal.code, refusal.detail)
-        if reg.origin == PLACED:
-            await self._hold_placed(run_id, context)
+        locked = reg.origin == PLACED and await self._hold_placed(run_id, context)
         problem = self.quotas.admit_run(who)
         if problem:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, problem)
@@ -407,7 +407,7 @@ class HubService(service_pb2_grpc.HubServicer):
             run.run.owner = reg.owner
             self.host.adopt(run.run)
             if self.fleet is not None:
-                await self._claim_in_fleet(self.fleet, run, conn, context, hosted=reg.started_by_hub)
+                await self._claim_in_fleet(self.fleet, run, conn, context, hosted=reg.started_by_hub, locked=locked)
             # the log records who writes the run from here on (what it holds is the previous writer's)
             self.recorder.write_as(run_id, writer_label(who, role), run.stored_through + 1)
         except BaseException:
@@ -418,14 +418,15 @@ class HubService(service_pb2_grpc.HubServicer):
             log.warning("hub: %s took run %s over from its owner %r", writer_label(who, role), run_id, reg.owner)
         return run
 
-    async def _hold_placed(self, run_id: str, context: CallContext) -> None:
+    async def _hold_placed(self, run_id: str, context: CallContext) -> bool:
         """A placed run's actor connecting: this hub takes the run's lock first (a registry
-        with locks; held already when this hub placed it or took it back). When
-        another live hub holds it (it placed the run again, or took it back), the actor is
-        refused (FAILED_PRECONDITION): it is an old copy of the run, and ends."""
+        with locks; held already when this hub placed it or took it back: then it is checked,
+        not taken again). When another live hub holds it (it placed the run again, or took it
+        back), the actor is refused (FAILED_PRECONDITION): it is an old copy of the run, and
+        ends. True when this hub holds the lock now; False when its registry has none."""
         locking = placed_run_locks(self.host.registry)
         if locking is None:
-            return
+            return False
         try:
             held = await locking.hold_runs([run_id], PLACED_LOCK_HOLDER)
         except Exception as exc:  # the file cannot be locked now: the actor tries again
@@ -436,16 +437,17 @@ class HubService(service_pb2_grpc.HubServicer):
             detail = f"run {run_id} belongs to another hub ({holder.describe()}), which holds its lock: this copy of it must end"
             log.warning("hub: refused an actor of placed run %s: %s", run_id, detail)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, detail)
+        return True
 
     async def _claim_in_fleet(
-        self, fleet: FleetPart, run: RunnerAttachment, conn: _Conn | LaneConn, context: CallContext, *, hosted: bool
+        self, fleet: FleetPart, run: RunnerAttachment, conn: _Conn | LaneConn, context: CallContext, *, hosted: bool, locked: bool
     ) -> None:
         """Several hubs: fold what the database holds beyond what this hub has (the runner may
         come from another hub, which stored more) and say the run is on this hub now."""
         fleet.adopt(run)
         try:
             await fleet.catch_up(run)
-            await fleet.claim(run.run_id, conn.host, conn.pid, hosted=hosted)
+            await fleet.claim(run.run_id, conn.host, conn.pid, hosted=hosted, locked=locked)
         except RunLocked as exc:  # another live hub runs it (took it over, placed it again): an old copy
             log.warning("hub: refused a runner of run %s: %s", run.run_id, exc)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"{exc}: this copy of it must end")

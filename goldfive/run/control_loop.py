@@ -31,7 +31,7 @@ from goldfive.inbox import InjectedMessage
 from goldfive.run.handlers import handler_for
 from goldfive.run.outcome import ControlOutcome, RunCancelled, refused, unsupported
 from goldfive.run.validate import accept
-from goldfive.types import DriftEvent, DriftKind, DriftSeverity
+from goldfive.types import DriftEvent, DriftKind, DriftSeverity, _wall_ms
 
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.run.parts import Run
@@ -230,10 +230,16 @@ class ControlLoop:
         else:
             outcome = await self._decide(control, mid_task)
         # The ack goes onto the event stream (the audit trail, committed by a durable store),
-        # then to the sender: an ack a person saw is never undone by a crash.
-        await ctx.emit(events.control_acked, outcome.ack, kind_name(msg.kind))
+        # then to the sender: an ack a person saw is never undone by a crash. It is timed
+        # before it is recorded, on the run's clock as its events are, so the record and the
+        # sender's ack carry the same acked_at (the channel times only an ack that has none).
+        ack = outcome.ack
+        if not ack.acked_at_ms:
+            clock = ctx.session.clock
+            ack.acked_at_ms = time.time_ns() // 1_000_000 if clock is _wall_ms else clock()
+        await ctx.emit(events.control_acked, ack, kind_name(msg.kind))
         if not from_ladder and self.channel is not None:
-            self.channel.ack_nowait(outcome.ack)
+            self.channel.ack_nowait(ack)
         effect = outcome.effect
         if effect is not None:
             try:

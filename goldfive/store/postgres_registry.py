@@ -51,7 +51,7 @@ class PostgresRegistry:
         self.gone_after = gone_after
         #: Runs whose lock this registry took for its hub (``let_go`` drops only those). Not
         #: a cache for ``hold_runs``: another hub takes this hub's locks once its heartbeat
-        #: stalls for ``gone_after``, so the database is asked each time.
+        #: stalls for ``gone_after``, so the database is asked each time (read, not written).
         self._holding: set[str] = set()
         #: How long the writer task waits after a routed control before writing, so that the
         #: controls sent meanwhile share its transaction (the PostgresSink's flush interval).
@@ -105,12 +105,30 @@ class PostgresRegistry:
     async def hold_runs(self, run_ids: Sequence[str], holder: str) -> dict[str, LockHolder]:
         """Take the locks of ``run_ids`` for this hub (free, already its, or held by a hub
         gone for ``gone_after`` seconds), in one transaction; returns the runs another live
-        hub holds, with who holds each. ``holder`` names the purpose (see ``register_many``)."""
+        hub holds, with who holds each. ``holder`` names the purpose (see ``register_many``).
+        A lock this registry took is checked (read), not taken again: a placed run's actor
+        connecting writes nothing when the run is still this hub's."""
         if not run_ids:
             return {}
-        async with self.store.connection() as conn, conn.transaction():
-            refused = await self.store.take_locks_in(conn, run_ids, self._hub(), self.gone_after)
-        self._holding.update(r for r in run_ids if r not in refused)
+        hub = self._hub()
+        todo = list(run_ids)
+        async with self.store.connection() as conn:
+            ours = [r for r in todo if r in self._holding]
+            if ours:
+                # Taken by this hub already (at placement, with the registration, or taking the
+                # run back): whether it still is is read, not written again. Another hub takes
+                # one only once this hub's heartbeat stalls; that one, and one gone, are taken below.
+                cur = await conn.execute(
+                    "SELECT run_id FROM goldfive_run_locks WHERE run_id = ANY(%s::text[]) AND owner = %s", (ours, hub)
+                )
+                still = {str(r) for (r,) in await cur.fetchall()}
+                todo = [r for r in todo if r not in still]
+            if not todo:
+                return {}
+            async with conn.transaction():
+                refused = await self.store.take_locks_in(conn, todo, hub, self.gone_after)
+        self._holding.update(r for r in todo if r not in refused)
+        self._holding.difference_update(refused)
         return refused
 
     async def held_elsewhere(self, run_id: str) -> LockHolder | None:

@@ -31,11 +31,11 @@ the next call), so a durable run pauses on it rather than going on unrecorded.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Generic, cast
 
+from goldfive.aio import detached_timer
 from goldfive.errors import SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.log import EventLog
@@ -124,7 +124,7 @@ class RecordingSink(Generic[Q]):
                 await self.flush()
                 return
         if self._timer is None:
-            self._timer = self._later(self.flush_interval)
+            self._timer = detached_timer(self.flush_interval, self._on_timer)
         if self._failure is not None:
             self._raise_failure()
 
@@ -144,7 +144,7 @@ class RecordingSink(Generic[Q]):
             await self.flush()
             return
         if self._timer is None:
-            self._timer = self._later(self.flush_interval)
+            self._timer = detached_timer(self.flush_interval, self._on_timer)
         self._raise_failure()
 
     async def flush(self) -> None:
@@ -221,13 +221,9 @@ class RecordingSink(Generic[Q]):
             del self._pending[:excess]
             self.dropped += excess
 
-    def _later(self, delay_s: float) -> asyncio.TimerHandle:
-        """The flush timer. It is the sink's, not the run's that emitted: it runs in an empty
-        context, so a cancelled timer (which asyncio keeps until its time comes) does not keep
-        that run's objects alive through the run's context variable."""
-        return asyncio.get_running_loop().call_later(delay_s, self._on_timer, context=contextvars.Context())
-
     def _on_timer(self) -> None:
+        # The flush timer is the sink's, not the run's that emitted: armed detached (an empty
+        # context), so a cancelled one, which asyncio keeps until its time, holds no run.
         self._timer = None
         task = asyncio.get_running_loop().create_task(self._write())  # a failure is raised from the next call
         self._writes.add(task)
@@ -248,7 +244,7 @@ class RecordingSink(Generic[Q]):
                 self.write_error = str(error)
                 self._fail(error, quiet=not first)
                 if self._timer is None and not self._closed:  # retried even if nothing new is emitted
-                    self._timer = self._later(max(self.flush_interval, 1.0))
+                    self._timer = detached_timer(max(self.flush_interval, 1.0), self._on_timer)
                 return
             if self.write_error:
                 log.warning("%s: writing works again (%d unwritten events dropped meanwhile)", self, self.dropped)

@@ -245,3 +245,56 @@ def _hello(run_id: str):  # type: ignore[no-untyped-def]
     from goldfive.pb.goldfive.v1 import service_pb2
 
     return service_pb2.RunnerMessage(hello=service_pb2.RunnerHello(run_id=run_id, host="old-actor", pid=7, resume_after=-1))
+
+
+async def test_on_a_shared_database_a_placed_runs_actor_connecting_checks_the_lock_its_hub_holds_and_takes_it_not_again(
+    pg_dsn: str,
+) -> None:
+    """The placing hub took the run's lock with its registration: when the run's actor
+    connects, the hub reads that it still holds it; the lock's row is not written again
+    (neither by the placed-run check nor by the fleet's claim). Had another hub taken it
+    meanwhile (this hub's heartbeat looked stale to it), the actor is refused as before."""
+    import grpc
+    import psycopg
+
+    from goldfive.store.registry import placed_run_locks
+    from tests.hub.drive import Stream
+    from tests.hub.test_hub_trust import R1, _serve_until_ready, _stop
+
+    async def row_version(run_id: str) -> tuple[str, str]:
+        """The lock row's owner and its version (xmin: every write of the row changes it)."""
+        async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as conn:
+            row = await (await conn.execute("SELECT owner, xmin::text FROM goldfive_run_locks WHERE run_id = %s", (run_id,))).fetchone()
+        assert row is not None
+        return str(row[0]), str(row[1])
+
+    task_a, a = await _serve_until_ready(pg_dsn)  # type: ignore[arg-type]
+    task_b, b = await _serve_until_ready(pg_dsn)  # type: ignore[arg-type]
+    try:
+        fleet_a, fleet_b = a.extra[0].fleet, b.extra[0].fleet
+        locking = placed_run_locks(a.host.registry)
+        assert locking is not None
+        mine, taken = uuid.uuid4().hex, uuid.uuid4().hex
+        await locking.register_many([(mine, PLACED, "r1", LAUNCH), (taken, PLACED, "r1", LAUNCH)], hold=PLACED_LOCK_HOLDER)
+        placed = await row_version(mine)
+        assert placed[0] == fleet_a.hub_id
+        async with grpc.aio.insecure_channel(a.address) as channel:
+            actor = Stream(channel, R1)
+            welcome = await actor.hello_as(mine)
+            assert welcome.WhichOneof("body") == "welcome"
+            assert await row_version(mine) == placed, "the connecting actor's lock was taken again"
+            await actor.call.done_writing()
+
+            # Hub B took the other run (as it does when A's heartbeat looks stale to it): A's
+            # actor of it is an old copy, although A took that lock at placement.
+            async with await psycopg.AsyncConnection.connect(pg_dsn, autocommit=True) as conn:
+                await conn.execute("UPDATE goldfive_run_locks SET owner = %s WHERE run_id = %s", (fleet_b.hub_id, taken))
+            old_copy = Stream(channel, R1)
+            await old_copy.call.write(_hello(taken))
+            exc = await old_copy.refused()
+            assert exc.code() is grpc.StatusCode.FAILED_PRECONDITION
+            assert exc.details().startswith(f"run {taken} belongs to another hub ({fleet_b.hub_id} ")
+            assert (await row_version(taken))[0] == fleet_b.hub_id
+    finally:
+        await _stop(task_b)
+        await _stop(task_a)

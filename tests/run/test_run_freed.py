@@ -20,7 +20,7 @@ from goldfive.executors.sequential import SequentialExecutor
 from goldfive.planners.static import StaticPlanner
 from goldfive.run.context import RunContext
 from goldfive.runner import Runner
-from goldfive.sinks import InMemorySink, SQLitePersistenceSink
+from goldfive.sinks import InMemorySink, JSONLPersistenceSink, SQLitePersistenceSink
 from goldfive.steerer import DefaultSteerer
 from goldfive.types import Goal, Plan, Session, Task, TaskEdge
 
@@ -47,6 +47,9 @@ SINKS: dict[str, Callable[[Path], list[Any]]] = {
     "no sink": lambda tmp: [],
     "InMemorySink": lambda tmp: [InMemorySink()],
     "SQLite": lambda tmp: [SQLitePersistenceSink(str(tmp / "run.db"))],
+    # A flush timer armed by the run's last events and cancelled by close: asyncio keeps it
+    # (with the context it was armed in) until its time, an hour away here.
+    "JSONL, flush in an hour": lambda tmp: [JSONLPersistenceSink(str(tmp / "run.jsonl"), flush_interval=3600)],
 }
 
 

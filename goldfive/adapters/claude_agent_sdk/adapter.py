@@ -20,6 +20,7 @@ from typing import Any
 from claude_agent_sdk import ClaudeAgentOptions
 
 from goldfive.adapters.claude_agent_sdk.conversation import Conversation, session_id_for
+from goldfive.adapters.claude_agent_sdk.mcp_config import servers_as_dict
 from goldfive.adapters.claude_agent_sdk.turn import FRAMEWORK
 from goldfive.adapters.claude_agent_sdk.usage import QueryUsage
 from goldfive.results import InvocationResult
@@ -36,6 +37,8 @@ class ClaudeAgentSDKAdapter:
     ``options`` configure every session (model, tools, cwd, permission mode, the user's own
     hooks and ``can_use_tool``, which goldfive runs before asking a person). Sessions live in
     Claude Code's config directory for ``options.cwd``: a resumed run needs the same ones.
+    ``options.mcp_servers`` may be a dict, a path or JSON text (read when the adapter is made;
+    McpConfigError when it cannot be): goldfive's reporting server is added to its servers.
     """
 
     #: Claude Code's tools are its own; goldfive adds only the reporting tools.
@@ -48,6 +51,9 @@ class ClaudeAgentSDKAdapter:
         if options.permission_prompt_tool_name:
             raise ValueError("goldfive answers Claude Code's permission prompts itself: leave permission_prompt_tool_name unset")
         self.options = options
+        #: What every session is made from: ``options`` with a path or JSON text in
+        #: ``mcp_servers`` read into a dict, so goldfive's server can be added (mcp_config.py).
+        self._session_options = servers_as_dict(options)
         self.name = name
         #: True: the run's tasks continue one conversation; False: each task starts a new one.
         self.memory = memory
@@ -67,12 +73,12 @@ class ClaudeAgentSDKAdapter:
         usage = self._usage.setdefault(session.session_id, [])
         conversation = self._runs.get(ctx) if self.memory else None
         if self.memory and conversation is None:
-            conversation = Conversation(self.options, ctx, session_id=self._session_id(session), on_usage=usage.append)
+            conversation = Conversation(self._session_options, ctx, session_id=self._session_id(session), on_usage=usage.append)
             self._runs[ctx] = conversation
             ctx.at_end(conversation.close)
         if conversation is not None and not conversation.busy:
             return await conversation.run(task, session)
-        own = Conversation(self.options, ctx, session_id=None, on_usage=usage.append)
+        own = Conversation(self._session_options, ctx, session_id=None, on_usage=usage.append)
         try:
             return await own.run(task, session)
         finally:

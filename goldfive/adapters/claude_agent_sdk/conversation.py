@@ -178,8 +178,8 @@ class Conversation:
             # Claude Code offers AskUserQuestion (a schema of about 4.6 KB in every model request)
             # because can_use_tool is set; with no control channel nobody could answer it.
             changes["disallowed_tools"] = [*user.disallowed_tools, QUESTION_TOOL]
-        if isinstance(user.mcp_servers, dict):
-            changes["mcp_servers"] = {**user.mcp_servers, "goldfive": self._server}
+        # The adapter hands options whose servers are a dict (a path or JSON text read into one).
+        changes["mcp_servers"] = {**cast(dict[str, Any], user.mcp_servers), "goldfive": self._server}
         if self.session_id is not None:
             changes["resume" if resume else "session_id"] = self.session_id
         return replace(user, **changes)

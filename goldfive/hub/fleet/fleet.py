@@ -147,8 +147,8 @@ class Fleet:
     async def catch_up(self, run: RunnerAttachment) -> None:
         await self.following.catch_up(run)
 
-    async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False) -> None:
-        await self.ownership.claim(run_id, host, pid, hosted=hosted)
+    async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False, locked: bool = False) -> None:
+        await self.ownership.claim(run_id, host, pid, hosted=hosted, locked=locked)
 
     async def release(self, run_id: str) -> None:
         await self.ownership.release(run_id)

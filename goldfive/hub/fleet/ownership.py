@@ -35,12 +35,14 @@ class Ownership:
     def of(self, run_id: str) -> Owner | None:
         return self.owners.get(run_id)
 
-    async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False) -> None:
+    async def claim(self, run_id: str, host: str, pid: int, *, hosted: bool = False, locked: bool = False) -> None:
         """Say in the database that ``run_id``'s runner is connected here (``hosted``: runs
         in this hub's process, or placed by a hub of the fleet, and holds the run's lock so
         only one hub ever runs it). RunLocked when another live hub holds that lock (it took
-        the run over, or placed it again): the run is not this hub's, nothing is written."""
-        if hosted and not await self.tables.take_run(run_id, self.interrupt_after):
+        the run over, or placed it again): the run is not this hub's, nothing is written.
+        ``locked``: the caller found the lock this hub's just now (a placed run's actor), so
+        it is not taken a second time."""
+        if hosted and not locked and not await self.tables.take_run(run_id, self.interrupt_after):
             raise RunLocked(f"run {run_id}'s lock is held by another live hub of the fleet, which runs it")
         self.owners[run_id] = Owner(self.tables.hub_id, host, pid, hosted)
         await self.tables.claim(run_id, host, pid, hosted)
