@@ -10,11 +10,8 @@ changed since (``goldfive.adapters.task_prompt.Told``).
 Everything goes through PydanticAI's public API, for one run only, so the user's ``Agent`` is
 never changed:
 
-- the reporting tools join the agent's own function tools in one function toolset for the run
-  (``agent.override(tools=...)``, a context variable: other runs and other tasks see the agent as
-  it is); when the agent's function toolset is not the plain one that override rebuilds, they are
-  one ``FunctionToolset`` passed as ``toolsets=``, built once and listed once
-  (:class:`ReportingToolset`), as before (see :meth:`PydanticAIAdapter._one_toolset`);
+- the reporting tools are one ``FunctionToolset`` passed as ``toolsets=``, built once and
+  listed once (:class:`ReportingToolset`);
 - a call PydanticAI defers for approval (``requires_approval=True``, an
   ``ApprovalRequiredToolset``, a tool raising ``ApprovalRequired``) ends the run with
   ``DeferredToolRequests`` (added to the run's ``output_type``): one goldfive approval per call
@@ -45,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-from contextlib import nullcontext
 from contextvars import ContextVar
 from typing import Any
 
@@ -64,7 +60,6 @@ from pydantic_ai.tools import (
     ToolDenied,
 )
 from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
-from pydantic_ai.toolsets.abstract import AGENT_TOOLSET_ID
 from pydantic_ai.usage import UsageLimits
 
 from goldfive.adapters.common import ask_tool_approval, framework_span, record_model_turn, record_tool_call, task_input, to_text
@@ -134,17 +129,12 @@ class PydanticAIAdapter:
         instrumented = bool(own if own is not None else Agent._instrument_default)
         steering = GoldfiveSteering(ctx, task.id, specs, instrumented=instrumented)
         toolset = self._reporting.for_specs(offered(specs))
-        tools = self._one_toolset(toolset)
         told = self._conversation(session)[1] if self.memory else None
         history = list(self.history(session)) if self.memory else []
         # In a conversation the input counts as told once the run's messages are kept (below).
         prompt: str | None = task_input(session, task, told, keep=False)
         output_type = self._output_type()
-        options: dict[str, Any] = {"deps": self.deps, "usage_limits": self.usage_limits}
-        if tools is None:
-            options["toolsets"] = [toolset]
-        else:
-            options["tools"] = tools
+        options: dict[str, Any] = {"deps": self.deps, "usage_limits": self.usage_limits, "toolsets": [toolset]}
         if output_type is not None:
             options["output_type"] = output_type
         elif not self._defers:
@@ -201,80 +191,44 @@ class PydanticAIAdapter:
         notes: list[str],
         *,
         conversation: bool,
-        tools: list[Tool[Any]] | None = None,
         **options: Any,
     ) -> tuple[list[ModelMessage], Any, Any, bool]:
         """One ``agent.iter``, driven node by node: (its new messages, its output, its usage,
-        whether a reporting tool ended the task). ``tools``: the run's function tools (see
-        :meth:`_one_toolset`)."""
-        with self.agent.override(tools=tools) if tools is not None else nullcontext():
-            async with self.agent.iter(
-                prompt,
-                message_history=history,
-                conversation_id=session.run_id if conversation else None,
-                deferred_tool_results=results,
-                **options,
-            ) as run:
-                # A resumed run starts with the answer whose calls were decided (recorded already).
-                resumed = results is not None
-                async for node in run:
-                    if Agent.is_call_tools_node(node):
-                        if resumed:
-                            resumed = False
-                            continue
-                        await steering.turn(node.model_response)
-                    elif Agent.is_model_request_node(node):
-                        await steering.results(node.request)
-                        if _status(session, task).is_terminal:
-                            # A reporting tool ended the task: no further model call. The tool
-                            # returns waiting in this node close the calls in the history.
-                            return [*run.new_messages(), node.request], None, run.usage, True
-                        # Over budget the run pauses and this request waits (docs/cost.md#budgets).
-                        await before_model_call(task.id)
-                        # INJECT_MESSAGE: into the request this node is about to send; after
-                        # approvals, what the model must know of arguments a person edited.
-                        texts = [*notes, *await read_injected(session, task.id)]
-                        notes = []
-                        if texts:
-                            run.enqueue(*texts)
-                ran = run.new_messages()
-                if ran and isinstance(ran[-1], ModelRequest):
-                    # A run ending in DeferredToolRequests keeps the results of the calls that ran.
-                    await steering.results(ran[-1])
-                return ran, run.result.output if run.result is not None else None, run.usage, False
-
-    def _one_toolset(self, reporting: FunctionToolset[Any]) -> list[Tool[Any]] | None:
-        """The agent's own function tools followed by the reporting tools, to be the run's one
-        function toolset (``agent.override(tools=...)``); None to pass the reporting tools as a
-        second toolset instead.
-
-        With two or more toolsets PydanticAI's ``CombinedToolset`` lists and prepares them through
-        an anyio task group at every step, which cost about 1,400 Python calls per task, most of
-        what goldfive added to a short run. ``override`` sets a context variable of the agent for
-        this task only, and the toolset it builds is the one ``Agent`` builds for its own tools
-        (no retries, approval or metadata of its own, the agent's ``tool_timeout``), so the
-        agent's tools run as they do without goldfive. It is used only where that holds: a plain
-        ``Agent`` whose first toolset is its own function toolset, without a tool timeout (it
-        would cut ``report_awaiting_approval``'s wait for a person short) or instructions of its
-        own (the rebuilt toolset would not have them), and no tool named like a reporting tool
-        (PydanticAI's name conflict error stays the one it raises today)."""
-        agent = self.agent
-        if not isinstance(agent, Agent):
-            return None
-        toolsets = agent.toolsets  # the current override(tools=...) included, if the user set one
-        own = toolsets[0] if toolsets else None
-        if (
-            not isinstance(own, FunctionToolset)
-            or own.id != AGENT_TOOLSET_ID
-            or own.timeout is not None
-            or own.max_retries is not None
-            or own.requires_approval
-            or own.metadata is not None
-            or vars(own).get("_instructions")
-            or not own.tools.keys().isdisjoint(reporting.tools)
-        ):
-            return None
-        return [*own.tools.values(), *reporting.tools.values()]
+        whether a reporting tool ended the task)."""
+        async with self.agent.iter(
+            prompt,
+            message_history=history,
+            conversation_id=session.run_id if conversation else None,
+            deferred_tool_results=results,
+            **options,
+        ) as run:
+            # A resumed run starts with the answer whose calls were decided (recorded already).
+            resumed = results is not None
+            async for node in run:
+                if Agent.is_call_tools_node(node):
+                    if resumed:
+                        resumed = False
+                        continue
+                    await steering.turn(node.model_response)
+                elif Agent.is_model_request_node(node):
+                    await steering.results(node.request)
+                    if _status(session, task).is_terminal:
+                        # A reporting tool ended the task: no further model call. The tool
+                        # returns waiting in this node close the calls in the history.
+                        return [*run.new_messages(), node.request], None, run.usage, True
+                    # Over budget the run pauses and this request waits (docs/cost.md#budgets).
+                    await before_model_call(task.id)
+                    # INJECT_MESSAGE: into the request this node is about to send; after
+                    # approvals, what the model must know of arguments a person edited.
+                    texts = [*notes, *await read_injected(session, task.id)]
+                    notes = []
+                    if texts:
+                        run.enqueue(*texts)
+            ran = run.new_messages()
+            if ran and isinstance(ran[-1], ModelRequest):
+                # A run ending in DeferredToolRequests keeps the results of the calls that ran.
+                await steering.results(ran[-1])
+            return ran, run.result.output if run.result is not None else None, run.usage, False
 
     def _output_type(self) -> Any:
         """The run's output type with ``DeferredToolRequests`` added, so a call needing approval
