@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic_ai import Agent
@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.toolsets import AbstractToolset
 
 _TASK = re.compile(r"Do the current task \((?P<id>[^)]*)\)")
 
@@ -107,11 +108,11 @@ class Script:
         return await asyncio.wait_for(self.entered.get(), 5)
 
 
-def make_agent(script: Script) -> tuple[Agent[None, str], list[dict[str, Any]]]:
-    """An agent with ``publish`` (needs approval) and ``lookup`` (does not); the list collects
-    the arguments each tool actually ran with."""
+def make_agent(script: Script, toolsets: Sequence[AbstractToolset[None]] = ()) -> tuple[Agent[None, str], list[dict[str, Any]]]:
+    """An agent with ``publish`` (needs approval) and ``lookup`` (does not), and ``toolsets``;
+    the list collects the arguments each of its two tools actually ran with."""
     ran: list[dict[str, Any]] = []
-    agent: Agent[None, str] = Agent(FunctionModel(script, model_name="scripted"), name="writer")
+    agent: Agent[None, str] = Agent(FunctionModel(script, model_name="scripted"), name="writer", toolsets=toolsets)
 
     @agent.tool_plain(requires_approval=True)
     def publish(channel: str, text: str) -> str:
