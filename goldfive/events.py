@@ -183,15 +183,18 @@ def task_event(session: Session, started: bool, task_id: str, text: str, wall_ms
     ``started``, else ``task_completed`` (``text``: the result summary). ``wall_ms``: the wall
     clock already read by the caller, which tells the watchdog the same time (``_stamp``)."""
     ev = pb.Event()
-    p = ev.task_started if started else ev.task_completed
     # Two events per task: ASCII text (nearly all) is passed here without a call of clean_text.
-    p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
-    if text:
-        text = text if text.__class__ is str and text.isascii() else clean_text(text)
-        if started:
-            p.assignee_agent_id = text
-        else:
-            p.result_summary = text
+    task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
+    if started:
+        p = ev.task_started
+        p.task_id = task_id
+        if text:
+            p.assignee_agent_id = clean_text(text)
+    else:
+        q = ev.task_completed
+        q.task_id = task_id
+        if text != "":  # anything but a string (None) fails the build, before a sequence is drawn
+            q.result_summary = text if text.__class__ is str and text.isascii() else clean_text(text)
     return _stamp(session, ev, wall_ms)
 
 
