@@ -295,33 +295,45 @@ def from_pb_task(task: types_pb2.Task) -> Task:
 
 
 def to_pb_plan(plan: Plan) -> types_pb2.Plan:
-    out = types_pb2.Plan(
-        id=plan.id,
-        run_id=plan.run_id,
-        goal_ids=list(plan.goal_ids),
-        summary=plan.summary,
-        revision_reason=plan.revision_reason,
-        revision_kind=drift_kind_to_pb(plan.revision_kind),
-        revision_severity=drift_severity_to_pb(plan.revision_severity),
-        revision_index=plan.revision_index,
-    )
+    out = types_pb2.Plan()
+    fill_pb_plan(out, plan)
+    return out
+
+
+def fill_pb_plan(out: types_pb2.Plan, plan: Plan) -> None:
+    """``to_pb_plan`` into ``out`` (an empty message: an event's ``plan`` field, built where it
+    is kept rather than built apart and copied, a second pass over every task)."""
+    out.id = plan.id
+    out.run_id = plan.run_id
+    out.goal_ids.extend(plan.goal_ids)
+    out.summary = plan.summary
+    out.revision_reason = plan.revision_reason
+    out.revision_kind = drift_kind_to_pb(plan.revision_kind)
+    out.revision_severity = drift_severity_to_pb(plan.revision_severity)
+    out.revision_index = plan.revision_index
     # Built in place: a standalone message per task costs its own arena (~1 KB each, 7x the
-    # peak memory and twice the time of adding them to the plan's repeated field).
+    # peak memory and twice the time of adding them to the plan's repeated field). Fields at
+    # their default (most tasks have no description, assignee or prediction) are left unset:
+    # the message is the same (proto3 does not tell an unset scalar from its default), and
+    # each keyword is a lookup by name per task.
     add_task = out.tasks.add
+    status_to_pb = _STATUS_TO_PB
     for t in plan.tasks:
-        add_task(
-            id=t.id,
-            title=t.title,
-            description=t.description,
-            assignee_agent_id=t.assignee_agent_id,
-            status=_STATUS_TO_PB[t.status],
-            predicted_start_ms=t.predicted_start_ms,
-            predicted_duration_ms=t.predicted_duration_ms,
-        )
+        if t.description or t.assignee_agent_id or t.predicted_start_ms or t.predicted_duration_ms:
+            add_task(
+                id=t.id,
+                title=t.title,
+                description=t.description,
+                assignee_agent_id=t.assignee_agent_id,
+                status=status_to_pb[t.status],
+                predicted_start_ms=t.predicted_start_ms,
+                predicted_duration_ms=t.predicted_duration_ms,
+            )
+        else:
+            add_task(id=t.id, title=t.title, status=status_to_pb[t.status])
     add_edge = out.edges.add
     for e in plan.edges:
         add_edge(from_task_id=e.from_task_id, to_task_id=e.to_task_id)
-    return out
 
 
 def from_pb_plan(plan: types_pb2.Plan) -> Plan:

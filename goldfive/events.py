@@ -48,16 +48,18 @@ _MAX_MS = 253_402_300_799_999
 # -- envelope ----------------------------------------------------------------------------
 
 
-def _stamp(session: Session, ev: pb.Event) -> pb.Event:
+def _stamp(session: Session, ev: pb.Event, wall_ms: int | None = None) -> pb.Event:
     """Fill the envelope of a built event. The sequence is taken last, after everything that
     can fail, so an event that fails to build leaves no gap in the stream.
 
     Two events per task go through here: the usual case (a plain Session on the wall clock)
     reads the clock, the counter and the id suffix directly instead of through three methods;
-    anything else (an injected clock, a subclass) goes through them."""
+    anything else (an injected clock, a subclass) goes through them. ``wall_ms``: the wall
+    clock read by the caller (``task_event``), for a session on the wall clock only."""
     clock = session.clock
     if clock is _wall_ms:
-        ms = time_ns() // 1_000_000  # a wall clock reading is inside a Timestamp's range
+        # a wall clock reading is inside a Timestamp's range
+        ms = time_ns() // 1_000_000 if wall_ms is None else wall_ms
     else:
         ms = clock()
         if not _MIN_MS <= ms <= _MAX_MS:
@@ -124,16 +126,28 @@ def goal_derived(session: Session, goals: Iterable[Goal]) -> pb.Event:
     return _stamp(session, ev)
 
 
+def _fill_plan(target: types_pb2.Plan, plan: Plan) -> None:
+    """``conv.to_pb_plan`` built in the event itself (``encodable`` in place: a plan with text
+    protobuf cannot encode is built again from its cleaned copy)."""
+    target.SetInParent()
+    try:
+        conv.fill_pb_plan(target, plan)
+    except UnicodeEncodeError:
+        target.Clear()
+        target.SetInParent()
+        conv.fill_pb_plan(target, clean_plan(plan))
+
+
 def plan_submitted(session: Session, plan: Plan) -> pb.Event:
     ev = pb.Event()
-    ev.plan_submitted.plan.CopyFrom(encodable(conv.to_pb_plan, plan, clean_plan))
+    _fill_plan(ev.plan_submitted.plan, plan)
     return _stamp(session, ev)
 
 
 def plan_revised(session: Session, old: Plan | None, new: Plan, *, drift_id: str = "") -> pb.Event:
     ev = pb.Event()
     p = ev.plan_revised
-    p.plan.CopyFrom(encodable(conv.to_pb_plan, new, clean_plan))
+    _fill_plan(p.plan, new)
     p.diff.CopyFrom(
         encodable(
             lambda plans: plan_diff(*plans),
@@ -161,13 +175,27 @@ def run_aborted(session: Session, reason: str) -> pb.Event:
 
 
 def task_started(session: Session, task_id: str, assignee_agent_id: str = "") -> pb.Event:
+    return task_event(session, True, task_id, assignee_agent_id)
+
+
+def task_event(session: Session, started: bool, task_id: str, text: str, wall_ms: int | None = None) -> pb.Event:
+    """The two events of every task: ``task_started`` (``text``: the assignee) when
+    ``started``, else ``task_completed`` (``text``: the result summary). ``wall_ms``: the wall
+    clock already read by the caller, which tells the watchdog the same time (``_stamp``)."""
     ev = pb.Event()
-    p = ev.task_started
     # Two events per task: ASCII text (nearly all) is passed here without a call of clean_text.
-    p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
-    if assignee_agent_id:
-        p.assignee_agent_id = clean_text(assignee_agent_id)
-    return _stamp(session, ev)
+    task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
+    if started:
+        p = ev.task_started
+        p.task_id = task_id
+        if text:
+            p.assignee_agent_id = clean_text(text)
+    else:
+        q = ev.task_completed
+        q.task_id = task_id
+        if text != "":  # anything but a string (None) fails the build, before a sequence is drawn
+            q.result_summary = text if text.__class__ is str and text.isascii() else clean_text(text)
+    return _stamp(session, ev, wall_ms)
 
 
 def task_progress(session: Session, task_id: str, *, detail: str = "", fraction: float | None = None) -> pb.Event:
@@ -183,13 +211,7 @@ def task_progress(session: Session, task_id: str, *, detail: str = "", fraction:
 
 
 def task_completed(session: Session, task_id: str, result_summary: str = "") -> pb.Event:
-    ev = pb.Event()
-    p = ev.task_completed
-    p.task_id = task_id if task_id.__class__ is str and task_id.isascii() else clean_text(task_id)
-    if result_summary != "":
-        r = result_summary
-        p.result_summary = r if r.__class__ is str and r.isascii() else clean_text(r)
-    return _stamp(session, ev)
+    return task_event(session, False, task_id, result_summary)
 
 
 def task_failed(session: Session, task_id: str, reason: str, *, recoverable: bool = False) -> pb.Event:

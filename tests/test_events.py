@@ -264,6 +264,40 @@ def test_text_with_a_lone_surrogate_builds_and_leaves_no_gap() -> None:
     assert first.task_completed.result_summary == "half a pair: \ufffd"
 
 
+def test_a_plan_whose_later_task_cannot_be_encoded_is_built_once_from_its_cleaned_copy() -> None:
+    # The plan is built inside the event: a failure half way must not leave the tasks added
+    # before it in the event (each task once, the bad text repaired).
+    plan = Plan(tasks=[Task("a", "A"), Task("b", "B \ud800")], edges=[TaskEdge("a", "b")], id="p")
+    for ev, built in (
+        (events.plan_submitted(_session(), plan), lambda e: e.plan_submitted.plan),
+        (events.plan_revised(_session(), None, plan), lambda e: e.plan_revised.plan),
+    ):
+        out = built(ev)
+        assert [(t.id, t.title) for t in out.tasks] == [("a", "A"), ("b", "B \ufffd")]
+        assert [(e.from_task_id, e.to_task_id) for e in out.edges] == [("a", "b")]
+        assert out.id == "p" and ev.sequence == 0
+
+
+def test_a_plan_event_holds_every_field_of_every_task_set_or_left_at_its_default() -> None:
+    plan = Plan(
+        tasks=[Task("a", "A"), Task("b", "B", "does b", "agent-2", TaskStatus.RUNNING, 5, 7)],
+        edges=[TaskEdge("a", "b")],
+        id="p",
+        goal_ids=["g1"],
+        summary="two",
+    )
+    ev = events.plan_submitted(_session(), plan)
+    assert ev.plan_submitted.HasField("plan")
+    a, b = ev.plan_submitted.plan.tasks
+    assert (a.id, a.title, a.description, a.assignee_agent_id, a.status) == ("a", "A", "", "", types_pb2.TASK_STATUS_PENDING)
+    assert (b.description, b.assignee_agent_id, b.status, b.predicted_start_ms, b.predicted_duration_ms) == (
+        "does b", "agent-2", types_pb2.TASK_STATUS_RUNNING, 5, 7,
+    )
+    assert list(ev.plan_submitted.plan.goal_ids) == ["g1"] and ev.plan_submitted.plan.summary == "two"
+    empty = events.plan_submitted(_session(), Plan(tasks=[]))
+    assert empty.plan_submitted.HasField("plan") and not empty.plan_submitted.plan.tasks
+
+
 # -- text from outside is made encodable ----------------------------------------------------
 
 LONE = "\udc80"  # what surrogateescape makes of a stray 0x80 byte

@@ -248,15 +248,23 @@ class RunContext:
             await self.emit(factory, task_id, text)
             return
         try:
-            ev = factory(session, task_id, text)
+            started = factory is events.task_started
+            if session.clock is _wall_ms:
+                # The clock read once, here: the event's time is what the watchdog is told,
+                # not read back out of the event (a Timestamp message, two fields).
+                ms = time.time_ns() // 1_000_000
+                ev = events.task_event(session, started, task_id, text, ms)
+            else:
+                ev = factory(session, task_id, text)
+                ts = ev.emitted_at
+                ms = ts.seconds * 1000 + ts.nanos // 1_000_000
             if self.fanout.sinks:
                 await self.fanout.emit(ev)
-            if syncs and factory is events.task_started:  # a task's end is committed with the next start
+            if syncs and started:  # a task's end is committed with the next start
                 await self._sync(ev)
             if watchdog is not None:
-                if factory is events.task_started:
-                    ts = ev.emitted_at
-                    watchdog.task_started(task_id, ts.seconds * 1000 + ts.nanos // 1_000_000)
+                if started:
+                    watchdog.task_started(task_id, ms)
                 else:
                     watchdog.task_ended(task_id)
         finally:
