@@ -124,6 +124,9 @@ def _stamp_controls_in_runner() -> dict[str, list[float]]:
         def __init__(self, call: Any) -> None:
             self.call = call
 
+        def cancel(self) -> bool:
+            return bool(self.call.cancel())
+
         async def write(self, frame: Any) -> None:
             t = time.monotonic()
             await self.call.write(frame)
@@ -140,6 +143,17 @@ def _stamp_controls_in_runner() -> dict[str, list[float]]:
     _Lane._deliver = timed_deliver  # type: ignore[method-assign]
     _Lane.write_ack = timed_write_ack  # type: ignore[method-assign]
     HubMux._write = timed_write  # type: ignore[method-assign]
+    try:  # a hub that takes acks apart: they are written on the mux's acks call (goldfive.link.acks)
+        from goldfive.link.acks import AckSide
+    except ImportError:
+        return stamps
+    made = AckSide.__init__
+
+    def timed_init(side: Any, *args: Any, **kwargs: Any) -> None:
+        made(side, *args, **kwargs)
+        side._call = Timed(side._call)
+
+    AckSide.__init__ = timed_init  # type: ignore[method-assign]
     return stamps
 
 

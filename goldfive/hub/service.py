@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import grpc
 
 from goldfive.budget.model import Budget
+from goldfive.hub.acks import AckKeys
 from goldfive.hub.connected import RunnerAttachment, runner_of
 from goldfive.hub.hooked import HookAttachment, hook_of, hook_problem, run_id_for
 from goldfive.hub.limits import DEFAULT_INTERRUPT_AFTER, MAX_HOST, MAX_RUN_ID, hello_problem
@@ -154,6 +155,7 @@ class HubService(service_pb2_grpc.HubServicer):
         self._ticker: asyncio.Task[None] | None = None
         self._conns: set[_Conn | LaneConn] = set()
         self._kick = asyncio.Event()  # COMMIT_ROWS rows wait: commit now
+        self._ack_keys = AckKeys()
         self._turns: Turns | None = None
         #: Group commits done, and their total and longest duration in seconds (benches).
         self.commits = 0
@@ -291,6 +293,9 @@ class HubService(service_pb2_grpc.HubServicer):
         """Many runs of one process on one stream (goldfive.hub.shared): each lane is served
         as its own Connect stream would be; a frame goes down with every part queued."""
         stream = SharedStream(self)
+        stream.who = caller(context)
+        key = self._ack_keys.open(stream)  # told in the first frame: the runner may send its acks apart
+        told = False
         reader = asyncio.get_running_loop().create_task(stream.read(request_iterator))
         try:
             while True:
@@ -299,16 +304,29 @@ class HubService(service_pb2_grpc.HubServicer):
                 stream.wake.clear()
                 stream.sweep()
                 if stream.out:
-                    yield service_pb2.HubFrame(parts=stream.take())
+                    frame = service_pb2.HubFrame(parts=stream.take())
+                    if not told:
+                        frame.acks_key, told = key, True
+                    yield frame
                 elif stream.finished:
                     return
         finally:
+            self._ack_keys.close(key)
             reader.cancel()
             try:
                 await reader
             except asyncio.CancelledError:
                 pass
             stream.close_all()
+
+    async def ShareAcks(
+        self,
+        request_iterator: AsyncIterator[service_pb2.RunnerFrame],
+        context: grpc.aio.ServicerContext[service_pb2.RunnerFrame, service_pb2.ShareAcksResponse],
+    ) -> service_pb2.ShareAcksResponse:
+        """A shared stream's acks on a call of their own (goldfive.hub.acks): the credential
+        that opened the stream only."""
+        return await self._ack_keys.serve(request_iterator, context)
 
     async def Hook(
         self,

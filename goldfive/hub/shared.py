@@ -224,6 +224,11 @@ class SharedStream:
         self._urgent = 0  # the first parts of ``out`` that went ahead of the others
         self.wake = asyncio.Event()
         self.finished = False
+        #: The credential that opened the stream ("" on a hub without tokens): only it may
+        #: send the stream's acks apart (goldfive.hub.acks).
+        self.who = ""
+        #: Acks handed over from the stream's ShareAcks call (benches and tests).
+        self.acks_apart = 0
 
     def put(self, part: service_pb2.HubPart) -> None:
         """Queue ``part`` for the next frame. A control (a person waits for its ack) goes

@@ -34,6 +34,7 @@ from typing import Any
 
 import grpc
 
+from goldfive.link.acks import AckSide
 from goldfive.link.wire import MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
 from goldfive.pb.goldfive.v1.events_pb2 import Event
@@ -178,6 +179,10 @@ class HubMux:
         self._linger: asyncio.Future[None] | None = None
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        #: This stream's acks call, once the hub named a key for it.
+        self._acks: AckSide | None = None
+        #: Acks sent on acks calls so far (benches and tests).
+        self.acks_apart = 0
         #: Streams opened (1 = never reconnected), frames written and the largest frame's
         #: size in bytes (of a frame that carried events), for benches and tests.
         self.streams = 0
@@ -233,7 +238,10 @@ class HubMux:
 
     def _put_first(self, part: service_pb2.RunnerPart) -> None:
         """Queue ``part`` (an ack) ahead of everything but the acks queued before it, without
-        waiting for room or the linger."""
+        waiting for room or the linger; on the hub's acks call when it has one
+        (goldfive.link.acks)."""
+        if self._acks is not None and self._acks.put(part):
+            return
         self._out.insert(self._first, part)
         self._first += 1
         self._hurry()
@@ -302,6 +310,10 @@ class HubMux:
                 task.cancel()
             await asyncio.gather(reader, writer, return_exceptions=True)
             call.cancel()
+            acks, self._acks = self._acks, None
+            if acks is not None:
+                self.acks_apart += acks.sent
+                await acks.close()
             # Every lane on this stream fails as its own call would have; the links reconnect.
             lanes, self._lanes = list(self._lanes.values()), {}
             for lane in lanes:
@@ -349,6 +361,8 @@ class HubMux:
             frame = await call.read()
             if frame is grpc.aio.EOF:
                 return  # the hub ended the stream: every lane ends (EOF), the links reconnect
+            if frame.acks_key and self._acks is None:
+                self._acks = AckSide(self._stub(), self._metadata, frame.acks_key, self._put_first)
             for part in frame.parts:
                 lane = self._lanes.get(part.lane)
                 if lane is None:

@@ -106,7 +106,13 @@ OPERATOR = "operator"
 RUNNER = "runner"
 #: The methods a runner token may call: connecting a run, and goldfive v1's push of events.
 RUNNER_METHODS = frozenset(
-    {"/goldfive.v1.Hub/Connect", "/goldfive.v1.Hub/ConnectShared", "/goldfive.v1.Hub/Hook", "/goldfive.v1.GoldfiveIngress/StreamEvents"}
+    {
+        "/goldfive.v1.Hub/Connect",
+        "/goldfive.v1.Hub/ConnectShared",
+        "/goldfive.v1.Hub/ShareAcks",
+        "/goldfive.v1.Hub/Hook",
+        "/goldfive.v1.GoldfiveIngress/StreamEvents",
+    }
 )
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.@-]{0,63}")

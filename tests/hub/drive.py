@@ -84,10 +84,13 @@ class Lanes:
             response_deserializer=service_pb2.HubFrame.FromString,
         )
         self.call = shared(metadata=bearer_metadata(secret))
+        #: The key the hub named for this stream's acks (Hub.ShareAcks), from its first frame.
+        self.acks_key = ""
 
     async def open(self, lane: int, run_id: str) -> service_pb2.HubPart:
         hello = service_pb2.RunnerHello(run_id=run_id, host="test-host", pid=1, resume_after=-1)
         await self.call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=lane, message=service_pb2.RunnerMessage(hello=hello))]))
         frame = await asyncio.wait_for(self.call.read(), 10)
+        self.acks_key = self.acks_key or frame.acks_key
         [part] = [p for p in frame.parts if p.lane == lane]
         return part

@@ -181,10 +181,16 @@ class RunnerPart(_message.Message):
     def __init__(self, lane: _Optional[int] = ..., message: _Optional[_Union[RunnerMessage, _Mapping]] = ..., done: _Optional[bool] = ..., cancelled: _Optional[bool] = ...) -> None: ...
 
 class HubFrame(_message.Message):
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "acks_key")
     PARTS_FIELD_NUMBER: _ClassVar[int]
+    ACKS_KEY_FIELD_NUMBER: _ClassVar[int]
     parts: _containers.RepeatedCompositeFieldContainer[HubPart]
-    def __init__(self, parts: _Optional[_Iterable[_Union[HubPart, _Mapping]]] = ...) -> None: ...
+    acks_key: str
+    def __init__(self, parts: _Optional[_Iterable[_Union[HubPart, _Mapping]]] = ..., acks_key: _Optional[str] = ...) -> None: ...
+
+class ShareAcksResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class HubPart(_message.Message):
     __slots__ = ("lane", "message", "ended", "code", "detail")

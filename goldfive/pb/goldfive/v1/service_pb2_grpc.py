@@ -507,6 +507,11 @@ class HubStub:
                 request_serializer=goldfive_dot_v1_dot_service__pb2.RunnerFrame.SerializeToString,
                 response_deserializer=goldfive_dot_v1_dot_service__pb2.HubFrame.FromString,
                 _registered_method=True)
+        self.ShareAcks = channel.stream_unary(
+                '/goldfive.v1.Hub/ShareAcks',
+                request_serializer=goldfive_dot_v1_dot_service__pb2.RunnerFrame.SerializeToString,
+                response_deserializer=goldfive_dot_v1_dot_service__pb2.ShareAcksResponse.FromString,
+                _registered_method=True)
         self.Hook = channel.unary_unary(
                 '/goldfive.v1.Hub/Hook',
                 request_serializer=goldfive_dot_v1_dot_service__pb2.HookReport.SerializeToString,
@@ -534,6 +539,16 @@ class HubServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ShareAcks(self, request_iterator, context):
+        """The acks of one ConnectShared stream's lanes, on a stream of their own (its key, from the
+        HubFrame that carried acks_key, in the call's "goldfive-acks-key" metadata; only the
+        credential that opened that stream may use it): an ack never waits behind the events the
+        hub has not read yet. Its frames hold ack parts only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Hook(self, request, context):
         """An agent's hook (Claude Code's `goldfive hook claude-code`): one short call per hook event.
         A hook process lives for one event, so the hub writes the session's events itself, and
@@ -555,6 +570,11 @@ def add_HubServicer_to_server(servicer, server):
                     servicer.ConnectShared,
                     request_deserializer=goldfive_dot_v1_dot_service__pb2.RunnerFrame.FromString,
                     response_serializer=goldfive_dot_v1_dot_service__pb2.HubFrame.SerializeToString,
+            ),
+            'ShareAcks': grpc.stream_unary_rpc_method_handler(
+                    servicer.ShareAcks,
+                    request_deserializer=goldfive_dot_v1_dot_service__pb2.RunnerFrame.FromString,
+                    response_serializer=goldfive_dot_v1_dot_service__pb2.ShareAcksResponse.SerializeToString,
             ),
             'Hook': grpc.unary_unary_rpc_method_handler(
                     servicer.Hook,
@@ -618,6 +638,33 @@ class Hub:
             '/goldfive.v1.Hub/ConnectShared',
             goldfive_dot_v1_dot_service__pb2.RunnerFrame.SerializeToString,
             goldfive_dot_v1_dot_service__pb2.HubFrame.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ShareAcks(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/goldfive.v1.Hub/ShareAcks',
+            goldfive_dot_v1_dot_service__pb2.RunnerFrame.SerializeToString,
+            goldfive_dot_v1_dot_service__pb2.ShareAcksResponse.FromString,
             options,
             channel_credentials,
             insecure,
