@@ -33,6 +33,16 @@ class RunnerLimits:
     #: The largest event, in serialized bytes.
     event_bytes: int = MAX_EVENT_BYTES
 
+    def __post_init__(self) -> None:
+        """Limits made in code are checked as ``--runner-limits`` is: each a positive whole
+        number, and no event larger than one message to a hub can carry (ValueError)."""
+        for f in fields(self):
+            n = getattr(self, f.name)
+            if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+                raise ValueError(f"RunnerLimits.{f.name} must be a positive whole number, got {n!r}")
+        if self.event_bytes > LARGEST_EVENT_BYTES:  # gRPC would refuse such an event before the hub's check
+            raise ValueError(f"RunnerLimits.event_bytes must be at most {LARGEST_EVENT_BYTES} (what one message to a hub carries), got {self.event_bytes}")
+
     @classmethod
     def parse(cls, text: str) -> RunnerLimits:
         """``runs=N,lanes=N,events=N,event-bytes=N`` (any of them; the rest keep their

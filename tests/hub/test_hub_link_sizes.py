@@ -233,3 +233,14 @@ def test_a_hub_refuses_an_event_limit_no_message_can_carry() -> None:
     assert RunnerLimits.parse(f"event-bytes={LARGEST_EVENT_BYTES}").event_bytes == LARGEST_EVENT_BYTES
     with pytest.raises(ServeConfigError, match="event-bytes must be at most"):
         RunnerLimits.parse(f"event-bytes={LARGEST_EVENT_BYTES + 1}")
+
+
+def test_limits_made_in_code_are_checked_as_the_command_lines_are() -> None:
+    """``start_server(runner_limits=RunnerLimits(...))`` took any number: an event limit no
+    message can carry, or zero events a second (a hub that never reads a runner)."""
+    with pytest.raises(ValueError, match="event_bytes must be at most"):
+        RunnerLimits(event_bytes=LARGEST_EVENT_BYTES + 1)
+    for bad in ({"events": 0}, {"runs": -1}, {"lanes": 2.5}, {"event_bytes": True}):
+        with pytest.raises(ValueError, match="must be a positive whole number"):
+            RunnerLimits(**bad)  # type: ignore[arg-type]
+    assert RunnerLimits(events=50).events == 50
