@@ -94,3 +94,12 @@ class Lanes:
         self.acks_key = self.acks_key or frame.acks_key
         [part] = [p for p in frame.parts if p.lane == lane]
         return part
+
+
+async def next_control(call: Any) -> Any:
+    """Read a ConnectShared call's frames until one carries a control; that control."""
+    while True:
+        frame = await asyncio.wait_for(call.read(), 10)
+        control = next((p.message.control for p in frame.parts if p.message.WhichOneof("body") == "control"), None)
+        if control is not None:
+            return control

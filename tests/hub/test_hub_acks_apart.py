@@ -25,7 +25,7 @@ from goldfive.remote.server import RemoteServer
 from goldfive.runner import Runner
 from goldfive.testing import until
 from goldfive.types import Plan, Task
-from tests.hub.drive import Lanes, run_events
+from tests.hub.drive import Lanes, next_control, run_events
 from tests.remote_fixtures import Gate
 
 OP = "o" * 24
@@ -83,10 +83,7 @@ async def test_an_ack_on_the_acks_call_is_handed_over_while_the_shared_stream_is
             acks = service_pb2_grpc.HubStub(channel).ShareAcks(metadata=((ACKS_KEY_HEADER, lanes.acks_key),))
             t0 = time.perf_counter()
             sent = asyncio.create_task(client.send_control("behind", ControlMessage(ControlKind.STATUS_QUERY), timeout=30))
-            control = None
-            while control is None:
-                frame = await asyncio.wait_for(lanes.call.read(), 10)
-                control = next((p.message.control for p in frame.parts if p.message.WhichOneof("body") == "control"), None)
+            control = await next_control(lanes.call)
             ack = conv.to_pb_control_ack(ControlAck(control.id, AckResult.SUCCESS, "apart"))
             await acks.write(service_pb2.RunnerFrame(parts=[_part(1, ack=ack)]))
             got = await asyncio.wait_for(sent, 30)

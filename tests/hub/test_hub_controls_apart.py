@@ -125,7 +125,7 @@ async def test_an_ack_is_handed_over_while_the_frames_before_it_are_still_held_b
     from goldfive.control import ControlAck
     from goldfive.hub.quota import RunnerLimits
     from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
-    from tests.hub.drive import run_events
+    from tests.hub.drive import next_control, run_events
 
     import grpc
 
@@ -142,10 +142,7 @@ async def test_an_ack_is_handed_over_while_the_frames_before_it_are_still_held_b
             await until(lambda: server.host.get("slowed") is not None and server.host.get("slowed").state.last_sequence == 299)
             t0 = time.perf_counter()
             sent = asyncio.create_task(client.send_control("slowed", ControlMessage(ControlKind.STATUS_QUERY), timeout=20))
-            control = None
-            while control is None:
-                frame = await asyncio.wait_for(call.read(), 10)
-                control = next((p.message.control for p in frame.parts if p.message.WhichOneof("body") == "control"), None)
+            control = await next_control(call)
             ack = conv.to_pb_control_ack(ControlAck(control.id, AckResult.SUCCESS, "seen"))
             await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=service_pb2.RunnerMessage(ack=ack))]))
             got = await asyncio.wait_for(sent, 20)
@@ -167,7 +164,7 @@ async def test_an_ack_behind_many_unstored_frames_is_still_read_at_once(tmp_path
     from goldfive.control import ControlAck
     from goldfive.hub.quota import RunnerLimits
     from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
-    from tests.hub.drive import run_events
+    from tests.hub.drive import next_control, run_events
 
     import grpc
 
@@ -194,10 +191,7 @@ async def test_an_ack_behind_many_unstored_frames_is_still_read_at_once(tmp_path
                 await call.write(batch(chunk))
             t0 = time.perf_counter()
             sent = asyncio.create_task(client.send_control("behind", ControlMessage(ControlKind.STATUS_QUERY), timeout=30))
-            control = None
-            while control is None:
-                frame = await asyncio.wait_for(call.read(), 10)
-                control = next((p.message.control for p in frame.parts if p.message.WhichOneof("body") == "control"), None)
+            control = await next_control(call)
             ack = conv.to_pb_control_ack(ControlAck(control.id, AckResult.SUCCESS, "seen"))
             await call.write(service_pb2.RunnerFrame(parts=[service_pb2.RunnerPart(lane=1, message=service_pb2.RunnerMessage(ack=ack))]))
             got = await asyncio.wait_for(sent, 30)
@@ -266,7 +260,7 @@ async def test_a_runners_ack_goes_up_ahead_of_its_queued_events_without_waiting_
     then a run's write waits): an ack neither waits for room nor goes behind them."""
     from goldfive.link.mux import _MAX_QUEUED, HubMux, _Lane
     from goldfive.pb.goldfive.v1 import control_pb2, service_pb2
-    from tests.hub.drive import run_events
+    from tests.hub.drive import next_control, run_events
 
     mux = HubMux("127.0.0.1:1")  # never connected: only its queue is used
     lane = _Lane(mux, 1)
@@ -286,7 +280,7 @@ async def test_an_ack_on_a_runs_own_stream_is_handed_over_while_its_batches_are_
     from goldfive.control import ControlAck
     from goldfive.hub.quota import RunnerLimits
     from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
-    from tests.hub.drive import run_events
+    from tests.hub.drive import next_control, run_events
 
     import grpc
 
@@ -406,7 +400,7 @@ async def test_a_control_is_answered_while_a_large_batch_is_still_being_stored(t
     from goldfive.hub.shared import SharedStream
     from goldfive.hub.turns import Turns, loop_turns
     from goldfive.pb.goldfive.v1 import service_pb2
-    from tests.hub.drive import run_events
+    from tests.hub.drive import next_control, run_events
 
     n = 5000
     service = HubService(RunHost(tmp_path / "hub.sqlite"), confirm_interval=60)
@@ -461,7 +455,7 @@ async def test_a_control_is_answered_while_a_runners_own_stream_stores_a_large_b
     from goldfive.hub.service import HubService
     from goldfive.hub.turns import Turns
     from goldfive.pb.goldfive.v1 import service_pb2
-    from tests.hub.drive import run_events
+    from tests.hub.drive import next_control, run_events
 
     class Context:  # what Connect asks of its call: nothing is refused here
         async def abort(self, code: object, details: str = "") -> None:
