@@ -131,7 +131,7 @@ def _stamp_controls_in_runner() -> dict[str, list[float]]:
             t = time.monotonic()
             await self.call.write(frame)
             done = time.monotonic()
-            for part in frame.parts:
+            for part in frame.parts if not isinstance(frame, bytes) else ():  # (a frame with events goes as bytes: acks go apart)
                 if part.message.WhichOneof("body") == "ack":
                     got = stamps.get(part.message.ack.control_id)
                     if got is not None and len(got) == 2:
@@ -219,6 +219,8 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     load_cpu = (time.process_time() - cpu0) / seconds
     lagger.cancel()
     gc_seen = gc_pauses.since(0)
+    gc_gens = gc_pauses.by_generation(0)
+    tracked = tracked_objects()  # at the end of the load, before the drain: what the collector walks under load
     unconfirmed = sum(len(link.buffer) for link in links)
     t0 = time.monotonic()
     await asyncio.gather(*runs, return_exceptions=True)  # each run ends and closes its link (confirmed or not)
@@ -230,7 +232,7 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
         await r.close()
     print(json.dumps({"emitted": emitted[0], "late_ticks": late[0], "unconfirmed_at_end": unconfirmed, "drain_s": drain, "left": left,
                       "frames": 0, "load_cpu": load_cpu, "cpu_all": cpu_all, "threads": threads, "stamps": stamps,
-                      "gc": gc_seen, "lag_p50": pct(lags, 50), "lag_p99": pct(lags, 99), "lag_max": max(lags, default=0.0)}), flush=True)  # fmt: skip
+                      "gc": gc_seen, "gc_gens": gc_gens, "tracked": tracked, "lag_p50": pct(lags, 50), "lag_p99": pct(lags, 99), "lag_max": max(lags, default=0.0)}), flush=True)  # fmt: skip
 
 
 async def fleet(addr: str, prefix: str, count: int, rate: float, seconds: float, shared: str) -> None:
@@ -652,7 +654,7 @@ async def phase(
         "slices": SLICES.since(slices0, count0),
         "legs": legs,
         "hub_threads": hub_threads,
-        "runner_procs": [{k: o.get(k) for k in ("gc", "lag_p50", "lag_p99", "lag_max")} for o in outs],
+        "runner_procs": [{k: o.get(k) for k in ("gc", "gc_gens", "tracked", "lag_p50", "lag_p99", "lag_max")} for o in outs],
         "ingest_eps_per_hub_cpu_s": held / cpu_used if cpu_used else float("nan"),
     }
 
@@ -719,6 +721,27 @@ class GcPauses:
             f"{len(p)} collections, {sum(x[1] for x in p) * 1000:.0f} ms in all ({sum(x[2] for x in p) * 1000:.0f} ms of CPU), "
             f"the longest {worst[1] * 1000:.0f} ms ({worst[2] * 1000:.0f} ms of CPU, generation {worst[0]})"
         )
+
+    def by_generation(self, n: int) -> str:
+        """Per generation: collections, their CPU in all and the longest's (ms)."""
+        out = []
+        for g in (0, 1, 2):
+            p = [x for x in self.pauses[n:] if x[0] == g]
+            if p:
+                out.append(f"gen{g} {len(p)} x, {sum(x[2] for x in p) * 1000:.0f} ms CPU, longest {max(x[2] for x in p) * 1000:.1f} ms")
+        return "; ".join(out) or "none"
+
+
+def tracked_objects(top: int = 6) -> str:
+    """Objects the cyclic collector tracks, in all and by type (the most common), and how many
+    sit in the oldest generation (what a full collection walks)."""
+    from collections import Counter
+
+    objs = gc.get_objects()
+    kinds = Counter(type(o).__name__ for o in objs)
+    old = len(gc.get_objects(generation=2))
+    del objs
+    return f"{sum(kinds.values()):,} tracked ({old:,} in generation 2): " + ", ".join(f"{k} {v:,}" for k, v in kinds.most_common(top))
 
 
 CONTROLS_HERE = False
@@ -826,6 +849,7 @@ async def main(args: argparse.Namespace) -> None:
         if rp.get("gc") is not None:
             print(f"  runner process {i}: its loop woke a 10 ms timer late by {rp['lag_p50']:.1f} ms at p50, {rp['lag_p99']:.1f} at p99, "
                   f"{rp['lag_max']:.0f} at most; its garbage collector: {rp['gc']}")  # fmt: skip
+            print(f"    by generation: {rp.get('gc_gens')}; objects at the end of the load: {rp.get('tracked')}")
     print(f"of control -> ack, in the hub's SendControl handler (the rest is gRPC and the event loop between the client and it): "
           f"p50 {big['handler_p50']:.2f} ms, p99 {big['handler_p99']:.2f} ms")  # fmt: skip
     print(f"of control -> ack, recording the control as routed (the hub's registry) before sending it: p50 {big['routed_p50']:.2f} ms, "

@@ -35,9 +35,9 @@ from typing import Any
 import grpc
 
 from goldfive.link.acks import AckSide
+from goldfive.link.raw import events_part, hub_stub, lane_prefix
 from goldfive.link.wire import MAX_FRAME_BYTES
-from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
-from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.link.wire import bearer_metadata, hub_addresses
 
 __all__ = ["HubMux", "acquire", "release"]
@@ -63,12 +63,13 @@ class _Lane:
     def __init__(self, mux: HubMux, lane: int) -> None:
         self.mux = mux
         self.lane = lane
+        self.prefix = lane_prefix(lane)  # its parts' lane field, serialized
         self._inbox: deque[service_pb2.HubMessage] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._error: BaseException | None = None
         self._ended = False  # no more messages will come down
         #: The link's events, pulled when a frame is built (``pull_with``).
-        self._pull: Callable[[int], list[Event]] | None = None
+        self._pull: Callable[[int], list[bytes]] | None = None
 
     # -- what HubLink calls ------------------------------------------------------------------
     async def write(self, msg: service_pb2.RunnerMessage) -> None:
@@ -91,10 +92,11 @@ class _Lane:
         self.mux._put_first(service_pb2.RunnerPart(lane=self.lane, message=msg))
         return True
 
-    def pull_with(self, pull: Callable[[int], list[Event]]) -> None:
+    def pull_with(self, pull: Callable[[int], list[bytes]]) -> None:
         """From now on the mux takes this lane's events by calling ``pull(room)`` (the next
         batch after what it took last, about ``room`` bytes at most but at least one event,
-        empty when none) while it builds a frame, once the lane is marked :meth:`ready`; the
+        empty when none; each event serialized as an ``EventBatch.events`` entry,
+        goldfive.link.raw) while it builds a frame, once the lane is marked :meth:`ready`; the
         link no longer writes ``events`` messages itself."""
         self._pull = pull
 
@@ -257,11 +259,13 @@ class HubMux:
         self._lanes.pop(lane.lane, None)
         self._ready.pop(lane.lane, None)
 
-    def _pull_parts(self, frame: service_pb2.RunnerFrame, size: int) -> None:
-        """Add the ready lanes' events to ``frame`` (one part per lane, in the order the lanes
-        became ready) until it reaches ``MAX_FRAME_BYTES``; a lane with more left is marked
-        again, behind the others. Each event is copied once, straight into the frame."""
+    def _pull_parts(self, size: int) -> list[bytes]:
+        """The ready lanes' events as serialized ``RunnerFrame.parts`` elements (one per lane,
+        in the order the lanes became ready), until the frame reaches ``MAX_FRAME_BYTES``; a
+        lane with more left is marked again, behind the others. The events go as their links
+        hold them (bytes, goldfive.link.raw): joined, not copied into message objects."""
         ready = self._ready
+        pieces: list[bytes] = []
         while ready and size < MAX_FRAME_BYTES:
             number = next(iter(ready))
             lane = ready.pop(number)
@@ -270,15 +274,16 @@ class HubMux:
                 continue
             batch = pull(MAX_FRAME_BYTES - size)  # marks the lane ready again when it holds more
             if batch:
-                part = frame.parts.add(lane=number)
-                part.message.events.events.extend(batch)
-                size += part.ByteSize()
+                piece = events_part(lane.prefix, batch)
+                pieces.append(piece)
+                size += len(piece)
         self.largest_frame = max(self.largest_frame, size)
+        return pieces
 
     # -- the stream ------------------------------------------------------------------------
     def _stub(self) -> Any:
         if self._shared_channel is not None:
-            return service_pb2_grpc.HubStub(self._shared_channel)
+            return hub_stub(self._shared_channel)
         channel = self._channels.get(self.address)
         if channel is None:
             if self._tls_ca is not None:
@@ -287,7 +292,7 @@ class HubMux:
             else:
                 channel = grpc.aio.insecure_channel(self.address)
             self._channels[self.address] = channel
-        return service_pb2_grpc.HubStub(channel)
+        return hub_stub(channel)
 
     async def _run(self) -> None:
         self.streams += 1
@@ -349,11 +354,15 @@ class HubMux:
             self._first = max(0, self._first - n)
             self._room.set()
             frame = service_pb2.RunnerFrame(parts=parts)
-            if n == len(out):  # nothing queued is left behind: the lanes' events may follow it
-                self._pull_parts(frame, size)
-            if not frame.parts:
+            # Nothing queued left behind: the lanes' events may follow it. A frame is its
+            # parts one after the other, so the pulled ones are appended to the others' bytes.
+            pulled = self._pull_parts(size) if n == len(out) else []
+            if pulled:
+                await call.write(b"".join([frame.SerializeToString(), *pulled]))
+            elif parts:
+                await call.write(frame)
+            else:
                 continue
-            await call.write(frame)
             self.frames += 1
 
     async def _read(self, call: Any) -> None:

@@ -10,22 +10,25 @@ the hub refused on every resend; an event larger than the bound goes alone. An e
 than any message to a hub may carry (:data:`LARGEST_EVENT_BYTES`) stops the link, naming it:
 resent, it would be refused forever (on a shared stream, breaking every run's lane each time). On a shared stream's lane the mux
 pulls the events itself (:meth:`Outgoing.pull`) as it builds its frames, and the writer only
-sends the acks and ends the lane once every event was pulled at close.
+sends the acks and ends the lane once every event was pulled at close. Either way the events
+go as the buffer holds them, serialized (goldfive.link.raw): a batch's message is their bytes
+joined, never a copy of message objects.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Sequence
 from itertools import accumulate, takewhile
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from goldfive import conv
 from goldfive.control import ControlAck
 from goldfive.link.buffer import EventBuffer
+from goldfive.link.raw import entry_event_size, events_message
 from goldfive.link.wire import LARGEST_EVENT_BYTES, MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2
-from goldfive.pb.goldfive.v1.events_pb2 import Event
 
 if TYPE_CHECKING:
     from goldfive.link.mux import _Lane
@@ -80,14 +83,15 @@ class Outgoing:
                 if self.linger > 0 and self.buffer.last_sequence - sent < self.batch_events:
                     await self._linger()  # let the batch fill a little (an ack cuts it short)
                     await self.send_acks(call)  # a person waits for an ack: before the batch
+                seqs, batch = self.buffer.after_entries(sent, self.batch_events)
                 try:
-                    batch = _fit(self.buffer.after(sent, self.batch_events), MAX_FRAME_BYTES)
+                    _fit(seqs, batch, MAX_FRAME_BYTES)
                 except _Stopped as exc:
                     self._unsendable = exc
                     await self._stop(call, sent)
                 if batch:
-                    await send(call, service_pb2.RunnerMessage(events=service_pb2.EventBatch(events=batch)))
-                    sent = batch[-1].sequence
+                    await send(call, events_message(batch))
+                    sent = seqs[len(batch) - 1]
                 continue
             if self.closing:
                 await call.done_writing()
@@ -142,17 +146,19 @@ class Outgoing:
         if self._unsendable is not None:
             self.wake.set()  # the writer may be waiting for this to stop
 
-    def pull(self, room: int) -> list[Event]:
+    def pull(self, room: int) -> list[bytes]:
         """The next batch for the mux's frame: the events after the last one handed over, up
-        to ``batch_events`` and about ``room`` bytes (at least one event)."""
+        to ``batch_events`` and about ``room`` bytes (at least one event), as held (entries of
+        ``EventBatch.events``, goldfive.link.raw)."""
+        seqs, batch = self.buffer.after_entries(self.sent, self.batch_events)
         try:
-            batch = _fit(self.buffer.after(self.sent, self.batch_events), room)
+            _fit(seqs, batch, room)
         except _Stopped as exc:  # the mux's writer calls this: the link's writer ends the lane
             self._unsendable = exc
             self.wake.set()
             return []
         if batch:
-            self.sent = batch[-1].sequence
+            self.sent = seqs[len(batch) - 1]
             if self.buffer.has_after(self.sent):
                 lane = self.pulling
                 if lane is not None:
@@ -192,21 +198,19 @@ class Outgoing:
             _resolve(self._lingering)
 
 
-def _fit(batch: list[Event], room: int) -> list[Event]:
-    """The first events of ``batch`` whose serialized sizes add up to at most ``room`` bytes,
-    and at least the first (an event larger than ``room`` goes alone). Sizes are taken lazily,
-    in C (no Python call per event), and only up to the first event past the room. Raises
-    _Stopped when the first event is larger than any message to a hub may carry."""
+def _fit(seqs: Sequence[int], batch: list[bytes], room: int) -> None:
+    """Keep the first events of ``batch`` whose held sizes add up to at most ``room`` bytes,
+    and at least the first (an event larger than ``room`` goes alone); ``seqs`` are their
+    sequences. Sizes are taken lazily, in C, and only up to the first event past the room.
+    Raises _Stopped when the first event is larger than any message to a hub may carry."""
     if batch:
-        sizes = accumulate(map(Event.ByteSize, batch))
-        first = next(sizes)
-        if first > LARGEST_EVENT_BYTES:
+        sizes = accumulate(map(len, batch))
+        if next(sizes) > LARGEST_EVENT_BYTES and (size := entry_event_size(batch[0])) > LARGEST_EVENT_BYTES:
             raise _Stopped(
-                f"event {batch[0].sequence} is {first:,} bytes, more than a message to a hub can carry "
+                f"event {seqs[0]} is {size:,} bytes, more than a message to a hub can carry "
                 f"({LARGEST_EVENT_BYTES:,} bytes per event); it and the events after it are not sent"
             )
         del batch[1 + len(list(takewhile(room.__ge__, sizes))) :]
-    return batch
 
 
 def _ack_message(ack: ControlAck) -> service_pb2.RunnerMessage:
@@ -222,7 +226,7 @@ def _resolve(fut: asyncio.Future[None]) -> None:
         fut.set_result(None)
 
 
-async def send(call: Any, msg: service_pb2.RunnerMessage) -> None:
+async def send(call: Any, msg: service_pb2.RunnerMessage | bytes) -> None:
     """``call.write``, where a call that already ended is a broken session like any other.
 
     When the hub goes away, the call's status arrives and ``done()`` turns true a few loop

@@ -34,8 +34,9 @@ from goldfive.errors import SinkError
 from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
 from goldfive.link.controls import ControlFeed
 from goldfive.link.mux import HubMux, _Lane
+from goldfive.link.raw import hub_stub
 from goldfive.link.outgoing import Outgoing, _Ended, _Stopped, send as _send
-from goldfive.pb.goldfive.v1 import service_pb2, service_pb2_grpc
+from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.link.wire import bearer_metadata, hub_addresses
 
@@ -226,10 +227,10 @@ class HubLink:
         if self._mux is not None:
             return self._mux  # its Connect() opens a lane that behaves like a Connect call
         if self._shared_channel is not None:
-            return service_pb2_grpc.HubStub(self._shared_channel)
+            return hub_stub(self._shared_channel)
         if self.address in self._channels:
             self._channel = self._channels[self.address]
-            return service_pb2_grpc.HubStub(self._channel)
+            return hub_stub(self._channel)
         options = [
             ("grpc.initial_reconnect_backoff_ms", 100),
             ("grpc.min_reconnect_backoff_ms", 100),
@@ -241,7 +242,7 @@ class HubLink:
         else:
             self._channel = grpc.aio.insecure_channel(self.address, options=options)
         self._channels[self.address] = self._channel
-        return service_pb2_grpc.HubStub(self._channel)
+        return hub_stub(self._channel)
 
     async def _run(self) -> None:
         failures = 0

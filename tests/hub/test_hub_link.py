@@ -193,15 +193,15 @@ async def test_an_unexpected_failure_in_a_session_reconnects_and_loses_nothing(t
     server = await start_server(RunHost(tmp_path / "hub.sqlite"), listen="127.0.0.1:0")
     try:
         runner, link = await _quick_run(server.address, "hiccup")
-        real_after, failed = link.buffer.after, []
+        real_after, failed = link.buffer.after_entries, []
 
-        def after_once_broken(sequence: int, limit: int) -> list:  # type: ignore[type-arg]
+        def after_once_broken(sequence: int, limit: int) -> tuple[list[int], list[bytes]]:
             if not failed:
                 failed.append(sequence)
                 raise RuntimeError("a bug in the first session")
             return real_after(sequence, limit)
 
-        link.buffer.after = after_once_broken  # type: ignore[method-assign]
+        link.buffer.after_entries = after_once_broken  # type: ignore[method-assign]
         assert (await runner.run("one thing")).success
         await runner.close()  # before: the task died and close waited for its timeout, then raised
         assert failed and link.sessions == 2 and link.confirmed == link.buffer.last_sequence and not link.stopped

@@ -20,6 +20,7 @@ from goldfive.hub.quota import RunnerLimits
 from goldfive.link import HubLink
 from goldfive.link.mux import HubMux
 from goldfive.link.wire import LARGEST_EVENT_BYTES, MAX_FRAME_BYTES
+from goldfive.pb.goldfive.v1 import service_pb2
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.remote import RunHost, start_server
 from goldfive.types import Session
@@ -59,7 +60,11 @@ class _Sizes:
                 write = call.write
 
                 async def spied_write(msg: Any) -> None:
-                    if msg.WhichOneof("body") == "events":
+                    if isinstance(msg, bytes):  # events go as the link holds them, serialized
+                        assert service_pb2.RunnerMessage.FromString(msg).WhichOneof("body") == "events"
+                        self.event_messages += 1
+                        self.largest = max(self.largest, len(msg))
+                    elif msg.WhichOneof("body") == "events":
                         self.event_messages += 1
                         self.largest = max(self.largest, msg.ByteSize())
                     await write(msg)
