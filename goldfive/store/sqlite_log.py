@@ -200,21 +200,25 @@ class SqliteLog:
         """``append`` of events encoded already (``row_of``: a SQLite sink encodes each at
         emit, so the record is fixed then and the event need not be copied). ``rows`` itself
         is not changed, except with ``release`` and a writer thread: once they are stored,
-        ``rows`` (a list holding the last references to them) is emptied in the worker
-        thread, so they are freed there, not on the caller's event loop (a hub's group commit
-        of 60,000 rows took ~6 ms of its loop to free them); a failed write leaves it whole."""
+        ``rows`` (a list holding the last references to them) is emptied in a worker thread,
+        soon after this returns, so they are freed there, not on the caller's event loop (a
+        hub's group commit of 60,000 rows took ~6 ms of its loop to free them); a failed write
+        leaves it whole."""
         self.open()
         if not self.writer_thread:
             return self._append(list(rows), False)
         # (not copied here: the worker sorts a copy; the caller keeps its own order to retry)
         batch = rows if isinstance(rows, list) else list(rows)
         await self._settle()
-        fut = asyncio.get_running_loop().run_in_executor(None, self._append_then_free, batch, release)
+        loop = asyncio.get_running_loop()
+        fut = loop.run_in_executor(None, self._append, batch, True)
         self._inflight = fut
         # Cancelling the caller leaves the write to finish: the next append and close wait for it.
         stored = await asyncio.shield(fut)
         if self._inflight is fut:
             self._inflight = None
+        if release:  # (a job of its own: the caller goes on now, its confirmations wait for no freeing)
+            loop.run_in_executor(None, _free, batch)
         return stored
 
     async def _settle(self) -> None:
@@ -226,13 +230,6 @@ class SqliteLog:
                 pass
             if self._inflight is fut:
                 self._inflight = None
-
-    def _append_then_free(self, rows: list[Row], release: bool) -> int:
-        """The worker thread's append (sorted); with ``release``, ``rows`` freed once stored."""
-        stored = self._append(rows, True)
-        if release:
-            _free(rows)
-        return stored
 
     def _append(self, rows: list[Row], sort: bool) -> int:
         self.refused = []

@@ -14,6 +14,7 @@ from goldfive.errors import SinkError
 from goldfive.sinks.sqlite import SQLitePersistenceSink
 from goldfive.store.log import SqliteLog
 from goldfive.store.sqlite_log import Row, row_of
+from goldfive.testing import until
 from goldfive.types import Session
 
 
@@ -45,7 +46,7 @@ async def test_a_sink_with_a_writer_thread_frees_the_rows_it_stored_in_that_thre
     try:
         await sink.emit_many([E.run_started(s, goal_summary="g")] + [E.task_progress(s, "t1", detail=str(i)) for i in range(2_499)])
         await sink.flush()
-        assert len(_Payload.freed_in) == 2_500
+        await until(lambda: len(_Payload.freed_in) == 2_500, "the stored rows freed")
         assert threading.get_ident() not in _Payload.freed_in  # not one freed on the loop's thread
         assert [ev.sequence for ev in sink.replay("r")] == list(range(2_500))  # and every one stored
     finally:
@@ -64,7 +65,7 @@ async def test_a_failed_write_leaves_the_rows_whole_to_retry(tmp_path: Path) -> 
         assert len(rows) == 2
         log.open().execute("PRAGMA query_only=0")
         assert await log.append_rows(rows, release=True) == 2
-        assert rows == []
+        await until(lambda: rows == [], "the stored rows freed")
         assert [ev.sequence for ev in log.committed_run("r")] == [0, 1]
     finally:
         await log.close()
