@@ -599,6 +599,7 @@ async def phase(
     # Keep-up: what the hub held when the load stopped, against what was offered.
     await asyncio.sleep(max(0.0, start_at + seconds - time.time()))
     held_at_end = sum(r.state.kind_counts.get("task_progress", 0) for r in host.runs() if r.run_id.startswith(prefix))
+    census = tracked_census()  # at the load's end, before anything is collected
     held = held_at_end
     cpu_used = time.process_time() - cpu0
     hub_threads = {k: round(v - hub_threads0.get(k, 0.0), 2) for k, v in thread_cpu().items()}
@@ -635,6 +636,8 @@ async def phase(
         "sim_threads": _sum_threads(o.get("threads", {}) for o in outs),
         "commits": commits,
         "gc": GC.since(gc0),
+        "gc_by_gen": GC.by_generation(gc0),
+        "census": census,
         "loop_lag_p99": pct(lags, 99),
         "runner_leg_p50": pct(LEG.ms[leg0:], 50),
         "runner_leg_p99": pct(LEG.ms[leg0:], 99),
@@ -702,6 +705,7 @@ class GcPauses:
         self.pauses: list[tuple[int, float, float]] = []
         self._t = self._c = 0.0
         self.cpu = 0.0  # CPU time of every collection so far
+        self.collected = [0, 0, 0]  # unreachable objects freed, by generation
         gc.callbacks.append(self._cb)
 
     def _cb(self, phase: str, info: dict[str, Any]) -> None:
@@ -711,6 +715,20 @@ class GcPauses:
             cpu = time.thread_time() - self._c
             self.cpu += cpu
             self.pauses.append((info["generation"], time.perf_counter() - self._t, cpu))
+            self.collected[info["generation"]] += info["collected"]
+
+    def by_generation(self, n: int) -> dict[str, list[float]]:
+        """By generation: [collections, total CPU ms, longest CPU ms, longest wall ms]."""
+        out: dict[str, list[float]] = {}
+        for gen, wall, cpu in self.pauses[n:]:
+            got = out.setdefault(str(gen), [0, 0.0, 0.0, 0.0])
+            got[0] += 1
+            got[1] += cpu * 1000
+            got[2] = max(got[2], cpu * 1000)
+            got[3] = max(got[3], wall * 1000)
+        for g, v in out.items():
+            v.append(self.collected[int(g)])
+        return {g: [round(x, 1) for x in v] for g, v in sorted(out.items())}
 
     def since(self, n: int) -> str:
         p = self.pauses[n:]
@@ -742,6 +760,21 @@ def tracked_objects(top: int = 6) -> str:
     old = len(gc.get_objects(generation=2))
     del objs
     return f"{sum(kinds.values()):,} tracked ({old:,} in generation 2): " + ", ".join(f"{k} {v:,}" for k, v in kinds.most_common(top))
+
+
+def tracked_census(top: int = 6) -> dict[str, Any]:
+    """The objects the collector tracks in each generation of the hub's process now (the
+    older generations' are what makes their collections long), and the most common types."""
+    out: dict[str, Any] = {}
+    for gen in (0, 1, 2):
+        objs = gc.get_objects(generation=gen)
+        kinds: dict[str, int] = {}
+        for o in objs:
+            name = type(o).__name__
+            kinds[name] = kinds.get(name, 0) + 1
+        del objs
+        out[str(gen)] = {"count": sum(kinds.values()), "top": sorted(kinds.items(), key=lambda kv: -kv[1])[:top]}
+    return out
 
 
 CONTROLS_HERE = False
@@ -864,6 +897,10 @@ async def main(args: argparse.Namespace) -> None:
           f"{sl['over_5ms_cpu']} over 5 ms of CPU; the longest by what ran: {'; '.join(sl['top'])}")  # fmt: skip
     print(f"ingest: {big['ingest_eps_per_hub_cpu_s']:,.0f} events stored and served per second of the hub process's CPU")
     print(f"the hub process's garbage collector during the load: {big['gc']}")
+    print("  by generation (collections, CPU ms in all, longest CPU ms, longest wall ms; unreachable objects freed since the start): "
+          + "; ".join(f"gen {g}: {v[0]:.0f}, {v[1]:.0f}, {v[2]:.1f}, {v[3]:.1f}; {v[4]:,.0f}" for g, v in big["gc_by_gen"].items()))  # fmt: skip
+    print("  objects the collector tracks at the load's end, by generation (not frozen): "
+          + "; ".join(f"gen {g}: {c['count']:,} ({', '.join(f'{k} {n:,}' for k, n in c['top'])})" for g, c in big["census"].items()))  # fmt: skip
     print(f"the hub's event loop woke a 10 ms timer late by {big['loop_lag_p99']:.1f} ms at p99, {big['loop_lag_max']:.0f} ms at most "
           f"(one run alone: {base['loop_lag_p99']:.1f} / {base['loop_lag_max']:.0f} ms)")  # fmt: skip
     if big["commits"]:

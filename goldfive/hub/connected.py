@@ -453,12 +453,13 @@ class RunnerAttachment:
             log.warning("hub: run %s refused the hub's default budget: %s", self.run.run_id, ack.detail)
 
     def committed(self, sequence: int, keep: int) -> None:
-        """The hub's recording holds this run through ``sequence`` (committed): past twice
-        ``keep`` events in memory, forget those, keeping the last ``keep``; they are served
+        """The hub's recording holds this run through ``sequence`` (committed): past ``keep``
+        events in memory, forget the committed ones before the last ``keep``; they are served
         from the recording from now on, as a resumed run's history is. Bounds the memory (and
-        garbage-collector work) of many long runs."""
+        garbage-collector work) of many long runs: each event held is an object the collector
+        walks, and one held past a young collection makes the older ones longer."""
         memory = self.run.memory
-        if memory is None or len(memory.events) <= 2 * keep or not isinstance(self.run.recorder, RunRecorder):
+        if memory is None or len(memory.events) <= keep or not isinstance(self.run.recorder, RunRecorder):
             return
         through = min(sequence, self.run.state.last_sequence - keep)
         if through <= self.run.resumed_after:

@@ -51,9 +51,11 @@ COMMIT_ROWS = 20_000
 #: them are still being stored; beyond this the stream is not read (gRPC holds the runner back).
 _BATCHES_AHEAD = 4
 #: Events of a connected run kept in memory past what is committed (the rest is read back
-#: from the recording): every event held is an object the garbage collector walks, and a
-#: thousand long runs made its pauses last hundreds of milliseconds.
-KEEP_IN_MEMORY = 16
+#: from the recording), trimmed to this at every group commit: every event held is an object
+#: the garbage collector walks, and a thousand long runs made its pauses last hundreds of
+#: milliseconds (16, trimmed past 32, still left ~24,000 events of 1,000 runs in its young
+#: generations).
+KEEP_IN_MEMORY = 8
 
 log = logging.getLogger("goldfive.hub")
 

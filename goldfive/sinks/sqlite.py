@@ -124,7 +124,9 @@ class SQLitePersistenceSink(RecordingSink[Row]):
     _queued = staticmethod(row_of)
 
     async def _append(self, batch: list[Row]) -> int:
-        return await self.log.append_rows(batch)
+        # ``batch`` is the sink's own (RecordingSink._write): once stored, a writer thread
+        # frees its rows (``release``), the event loop does not. (_appended reads no row.)
+        return await self.log.append_rows(batch, release=True)
 
     async def close(self) -> None:
         try:
