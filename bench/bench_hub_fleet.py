@@ -48,6 +48,7 @@ import gc
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -335,18 +336,53 @@ OTHER_CPUS: set[int] = set()
 
 
 def spawn(*args: str, nice: int = 0) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # The child takes its cores and niceness itself (``_take_cores``), not in a preexec_fn:
+    # that makes Popen fork this process, whose gRPC threads are busy serving, and gRPC skips
+    # its fork handlers then ("Other threads are currently calling into gRPC, skipping fork()
+    # handlers"): now and then the child died before it ran the bench, printing nothing.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCH_NICE": str(nice), "BENCH_CPUS": ",".join(map(str, sorted(OTHER_CPUS)))}
+    return subprocess.Popen([sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 
-    def before() -> None:
-        if nice:
-            os.nice(nice)
-        if OTHER_CPUS:
-            os.sched_setaffinity(0, OTHER_CPUS)
 
-    return subprocess.Popen(
-        [sys.executable, __file__, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env,
-        preexec_fn=before if nice or OTHER_CPUS else None,
-    )  # fmt: skip
+def _take_cores() -> None:
+    """In a child: the cores (``--pin``) and niceness (``--sim-nice``) ``spawn`` gave it."""
+    cpus = os.environ.pop("BENCH_CPUS", "")
+    if cpus:
+        os.sched_setaffinity(0, {int(c) for c in cpus.split(",")})
+    nice = int(os.environ.pop("BENCH_NICE", "0") or 0)
+    if nice:
+        os.nice(nice)
+
+
+def _ended(proc: subprocess.Popen[str]) -> str:
+    rc = proc.returncode
+    if rc is not None and rc < 0:
+        try:
+            return f"was killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"was killed by signal {-rc}"
+    return f"exited with code {rc}"
+
+
+async def result_of(proc: subprocess.Popen[str], what: str) -> Any:
+    """The JSON line a child prints last; when it printed none (it died), SystemExit saying
+    which child and how it ended (its own traceback, if any, is on stderr above)."""
+    out = (await asyncio.to_thread(proc.communicate))[0].strip().splitlines()  # in a thread: the hub serves on this loop
+    if proc.returncode != 0 or not out:
+        last = f"last printed {out[-1][:200]!r}" if out else "printed nothing"
+        raise SystemExit(f"bench_hub_fleet: the {what} (pid {proc.pid}) {_ended(proc)} and {last}")
+    return json.loads(out[-1])
+
+
+def go(child: subprocess.Popen[str], start_at: float, what: str) -> None:
+    """Tell a simulator when to start its load; SystemExit when it is gone already."""
+    assert child.stdin is not None
+    try:
+        child.stdin.write(f"{start_at}\n")
+        child.stdin.flush()
+    except BrokenPipeError:
+        child.wait()
+        raise SystemExit(f"bench_hub_fleet: the {what} (pid {child.pid}) {_ended(child)} before its load began") from None
 
 
 class RunnerLeg:
@@ -552,10 +588,8 @@ async def phase(
     sample = random.sample(ids, min(50, len(ids)))
     from_ns = int((start_at + warmup) * 1e9)
     watcher = spawn("--watch", addr, str(from_ns), str(2.0 + seconds + 1.0), *sample)
-    for c in children:
-        assert c.stdin is not None
-        c.stdin.write(f"{start_at}\n")
-        c.stdin.flush()
+    for i, c in enumerate(children):
+        go(c, start_at, f"simulator process {i} of phase {label!r}")
 
     hub = next((x for x in getattr(server, "extra", []) if hasattr(x, "commits")), None)
     commits0 = (hub.commits, hub.commit_seconds) if hub is not None else (0, 0.0)
@@ -592,7 +626,7 @@ async def phase(
         acks = await controls(addr, ids, start_at + warmup, start_at + seconds, 0.02)
     else:  # as a person's ctl does: from a process of its own, not the hub's loop
         sender = spawn("--controls", addr, str(start_at + warmup), str(start_at + seconds), "0.02", *ids)
-        acks = json.loads((await asyncio.to_thread(sender.communicate))[0].strip().splitlines()[-1])["acks_ms"]
+        acks = (await result_of(sender, "control sender process"))["acks_ms"]
     if prof is not None:
         prof.disable()
         prof.dump_stats(PROFILE)
@@ -607,10 +641,10 @@ async def phase(
     lagger.cancel()
     commits = (hub.commits - commits0[0], hub.commit_seconds - commits0[1], hub.commit_max_seconds) if hub is not None else None
     # The hub serves in this loop: wait for the children in threads, never blocking it.
-    outs = [json.loads((await asyncio.to_thread(c.communicate))[0].strip().splitlines()[-1]) for c in children]
+    outs = [await result_of(c, f"simulator process {i} of phase {label!r}") for i, c in enumerate(children)]
     marker.cancel()
     legs = runner_legs(LEG, [o.get("stamps", {}) for o in outs], mono_from)
-    lat = json.loads((await asyncio.to_thread(watcher.communicate))[0].strip().splitlines()[-1])["latencies_ms"]
+    lat = (await result_of(watcher, "watcher process"))["latencies_ms"]
     emitted = sum(o["emitted"] for o in outs)
     return {
         "runs": runs,
@@ -912,6 +946,7 @@ async def main(args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
+    _take_cores()
     if len(sys.argv) > 1 and sys.argv[1] == "--fleet":
         a = sys.argv[2:]
         into = os.environ.get("BENCH_FLEET_PROFILE")  # cProfile each simulator process into INTO.<prefix>

@@ -507,7 +507,10 @@ class RayPlacer:
             if runs:
                 reasons = await asyncio.to_thread(self.why_pending, [_placement(r).actor_id for r in runs])
                 for run in runs:
-                    run.placement_waiting(reasons[_placement(run).actor_id])
+                    # Ray's state API can take seconds to answer: a run placed meanwhile (whose
+                    # process may have failed already, the run saying why) is not pending now.
+                    if self._pending.get(run.run_id, (None, 0.0))[0] is run:
+                        run.placement_waiting(reasons[_placement(run).actor_id])
 
     def why_pending(self, actor_ids: list[str]) -> dict[str, str]:
         """For each actor: Ray's state of it, what it asks for, and whether any live node could

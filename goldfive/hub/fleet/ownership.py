@@ -40,8 +40,8 @@ class Ownership:
         in this hub's process, or placed by a hub of the fleet, and holds the run's lock so
         only one hub ever runs it). RunLocked when another live hub holds that lock (it took
         the run over, or placed it again): the run is not this hub's, nothing is written.
-        ``locked``: the caller found the lock this hub's just now (a placed run's actor), so
-        it is not taken a second time."""
+        ``locked``: the caller found the lock this hub's just now (a placed run's actor), or
+        took it just now (the takeover of a gone hub's run), so it is not written a second time."""
         if hosted and not locked and not await self.tables.take_run(run_id, self.interrupt_after):
             raise RunLocked(f"run {run_id}'s lock is held by another live hub of the fleet, which runs it")
         self.owners[run_id] = Owner(self.tables.hub_id, host, pid, hosted)

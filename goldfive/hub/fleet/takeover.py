@@ -22,7 +22,7 @@ from goldfive.remote.host import HostedRun, RunFactory, RunHost
 from goldfive.store.fleet import FleetEvents, FleetStore
 from goldfive.store.postgres_registry import PostgresRegistry
 from goldfive.store.recorder import HubRecorder
-from goldfive.store.registry import LaunchSpec
+from goldfive.store.registry import PLACED_LOCK_HOLDER, LaunchSpec
 
 if TYPE_CHECKING:
     from goldfive.remote.service import Placer
@@ -86,13 +86,16 @@ class Takeover:
                 run = runner_of(self.host.get(run_id))
                 if run_id in self._refused or run is None or run.conn is not None or run.run.state.finished:
                     continue
-                if not await self.tables.take_run(run_id, self.interrupt_after):
+                # The one write of the run's lock for the takeover: taken through the registry,
+                # which then knows it holds it, so neither the claim below nor the placed run's
+                # new actor connecting writes it again (they check it).
+                if await self.registry.hold_runs([run_id], PLACED_LOCK_HOLDER):
                     continue  # another hub took it first
                 try:
                     await self._continue_here(run)
                 except Exception as exc:  # isolation boundary: one run that cannot go on must not stop the others
                     self._refused.add(run_id)
-                    await self.tables.drop_run(run_id)
+                    await self.registry.let_go([run_id], PLACED_LOCK_HOLDER)
                     log.warning("hub: run %s (its hub is gone) stays interrupted: %s", run_id, _one_line(exc))
         except asyncio.CancelledError:
             raise
@@ -117,7 +120,7 @@ class Takeover:
                 # The run is this hub's now, before its new actor connects (which takes seconds):
                 # left owned by the gone hub, the next sweep found it an orphan again, its actor
                 # not yet connected, and placed it a second time (the run then resumed twice).
-                await self.ownership.claim(old.run_id, socket.gethostname(), os.getpid(), hosted=True)
+                await self.ownership.claim(old.run_id, socket.gethostname(), os.getpid(), hosted=True, locked=True)
                 where = "is placed on the cluster again"
             else:
                 assert self.resume_with is not None
@@ -127,7 +130,7 @@ class Takeover:
                 run = HostedRun(old.run_id)
                 run.start(factory, None, ":memory:", recorder=self.recorder, history=history)
                 self.host.adopt(run)
-                await self.ownership.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True)
+                await self.ownership.claim(run.run_id, socket.gethostname(), os.getpid(), hosted=True, locked=True)
                 where = "goes on here"
             if old.run.memory is not None:
                 await old.run.memory.close()  # its watchers' streams end here; they find the run going on
