@@ -12,6 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -311,7 +312,16 @@ def test_a_placed_run_survives_its_hub_killed_and_goes_on_in_the_same_process_un
     assert not _gone(pid)
     second = start_hub(ray_cluster.address, tmp_path, *listen)
     try:
-        wait_for(lambda: snapshot(second.address, run_id, token="").summary.state in ("COMPLETED", "ABORTED"), 120, "the run finished")
+        seen: list[Any] = []
+
+        def finished() -> bool:
+            seen[:] = [snapshot(second.address, run_id, token="").summary]
+            return seen[0].state in ("COMPLETED", "ABORTED")
+
+        try:
+            wait_for(finished, 120, "the run finished")
+        except AssertionError as exc:  # (it did not, once, under -n 2 at load 13-20: say what the run showed)
+            raise AssertionError(f"{exc}; the run showed {str(seen[-1]) if seen else 'nothing'}") from None
         after = snapshot(second.address, run_id, token="").summary
         events = history(second.address, run_id, token="")
         wait_for(lambda: _gone(pid), 30, "the actor ended with its run")
