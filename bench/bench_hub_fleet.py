@@ -220,7 +220,7 @@ async def runner_fleet(addr: str, prefix: str, count: int, rate: float, seconds:
     load_cpu = (time.process_time() - cpu0) / seconds
     lagger.cancel()
     gc_seen = gc_pauses.since(0)
-    gc_gens = gc_pauses.by_generation(0)
+    gc_gens = gc_pauses.by_generation_text(0)
     tracked = tracked_objects()  # at the end of the load, before the drain: what the collector walks under load
     unconfirmed = sum(len(link.buffer) for link in links)
     t0 = time.monotonic()
@@ -774,8 +774,8 @@ class GcPauses:
             f"the longest {worst[1] * 1000:.0f} ms ({worst[2] * 1000:.0f} ms of CPU, generation {worst[0]})"
         )
 
-    def by_generation(self, n: int) -> str:
-        """Per generation: collections, their CPU in all and the longest's (ms)."""
+    def by_generation_text(self, n: int) -> str:
+        """Per generation, as a line: collections, their CPU in all and the longest's (ms)."""
         out = []
         for g in (0, 1, 2):
             p = [x for x in self.pauses[n:] if x[0] == g]
