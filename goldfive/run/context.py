@@ -85,6 +85,25 @@ _NOTE_FACTORIES = frozenset(
     {events.steer_queued, events.steer_queue_changed, events.guidance_added, events.guidance_removed, events.control_received}
 )
 
+#: Of the controls received, only a STEER is folded (``SteeringNotes.received``): the rest
+#: (every STATUS_QUERY, APPROVE, ...) skip the fold.
+_STEER_KIND = "STEER"
+
+#: Events of kinds the watchdog ignores (``Watchdog.observe`` returns no finding for them),
+#: emitted on every control and approval: not handed to it (tests/run pin the list against
+#: the watchdog's own).
+UNWATCHED = frozenset(
+    {
+        events.control_received,
+        events.control_acked,
+        events.approval_requested,
+        events.approval_granted,
+        events.approval_rejected,
+        events.approval_decided,
+        events.drift_detected,
+    }
+)
+
 
 class RunContext:
     session: Session
@@ -208,10 +227,11 @@ class RunContext:
             if self.fanout.sinks:
                 await self.fanout.emit(ev)
             if factory in _NOTE_FACTORIES:  # the queue and guidance are what their events say
-                notes_of(self.session).apply(ev)
+                if factory is not events.control_received or ev.control_received.kind == _STEER_KIND:
+                    notes_of(self.session).apply(ev)
             if self._syncs and factory in STATE_CHANGES:
                 await self._sync(ev)
-            findings = self.watchdog.observe(ev) if self.watchdog is not None else None
+            findings = self.watchdog.observe(ev) if self.watchdog is not None and factory not in UNWATCHED else None
         finally:
             lock.release()
         if findings:

@@ -41,7 +41,7 @@ from goldfive.run.approval_rules import machine_note, rule_from_always, rules_co
 from goldfive.run.approvals import answer_problem, desk_of, resolve_answer, resolve_approval
 from goldfive.protocols import can_replan
 from goldfive.run.acks import PROCESSED_STEER_IDS
-from goldfive.run.outcome import ControlOutcome, fail, ok, refused, unsupported
+from goldfive.run.outcome import ControlOutcome, Effect, fail, ok, refused, unsupported
 from goldfive.run.steering_controls import guidance_control, steer_later, steer_queue_control, steer_standing
 from goldfive.run.validate import accept
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, TaskStatus
@@ -296,16 +296,15 @@ async def _approve(ctx: Run, c: Control[Approve], mid_task: bool) -> ControlOutc
         except ValueError as exc:
             return fail(c, f"always: {exc}; nothing ran")
 
-    async def resolve() -> None:
-        added = ""
-        if rule is not None:
-            made = desk_of(ctx).add_rule(rule)
-            added = f"rule {made.id} added ({made.describe()}, scope {made.scope}){machine_note(ctx, made.scope)}"
-        await _resolve(ctx, c, approve=True, detail=c.payload.detail or added, arguments=arguments)
-
     what = "approved with edited arguments" if arguments is not None else "approved"
     if rule is None:
-        return ok(c, _DECIDED, f"{what} {target}", effect=resolve)
+        return ok(c, _DECIDED, f"{what} {target}", effect=_decision(ctx, c, approve=True, detail=c.payload.detail, arguments=arguments))
+
+    async def resolve() -> None:
+        made = desk_of(ctx).add_rule(rule)
+        added = f"rule {made.id} added ({made.describe()}, scope {made.scope}){machine_note(ctx, made.scope)}"
+        await _decision(ctx, c, approve=True, detail=c.payload.detail or added, arguments=arguments)()
+
     note = machine_note(ctx, rule.scope)
     return ok(c, AppliedAs.DECIDED, f"{what}, and always for {rule.describe()} ({rule.scope}): {target}{note}", effect=resolve)
 
@@ -317,17 +316,21 @@ async def _reject(ctx: Run, c: Control[Reject], mid_task: bool) -> ControlOutcom
     if claim := _claims_reviewer(c):
         return fail(c, claim)
 
-    async def resolve() -> None:
-        await _resolve(ctx, c, approve=False, detail=c.payload.detail, arguments=None)
-
-    return ok(c, AppliedAs.DECIDED, f"rejected {target}", effect=resolve)
+    return ok(c, AppliedAs.DECIDED, f"rejected {target}", effect=_decision(ctx, c, approve=False, detail=c.payload.detail, arguments=None))
 
 
-async def _resolve(ctx: Run, c: Control[Approve] | Control[Reject], *, approve: bool, detail: str, arguments: dict[str, Any] | None) -> None:
+def _decision(ctx: Run, c: Control[Approve] | Control[Reject], *, approve: bool, detail: str, arguments: dict[str, Any] | None) -> Effect:
+    """The effect of an APPROVE / REJECT: the decision delivered (``resolve_approval``). A
+    plain function handing back the coroutine, so the ControlLoop awaits that one frame, not
+    a wrapper around it (every approval decided by a person passes here)."""
     p = c.payload
-    await resolve_approval(
-        ctx, p.target_id, approve=approve, detail=detail, arguments=arguments, author=p.author, client=p.client, control_id=c.id
-    )
+
+    def deliver() -> Awaitable[bool]:
+        return resolve_approval(
+            ctx, p.target_id, approve=approve, detail=detail, arguments=arguments, author=p.author, client=p.client, control_id=c.id
+        )
+
+    return deliver
 
 
 async def _answer(ctx: Run, c: Control[Answer], mid_task: bool) -> ControlOutcome:

@@ -18,7 +18,8 @@ from goldfive.run.acks import ACK_MEANING, Follows
 
 __all__ = ["ControlOutcome", "Effect", "RunCancelled", "fail", "ok", "refused", "unsupported"]
 
-Effect = Callable[[], Awaitable[None]]
+#: What a control does once its ack is out (what the awaitable returns is not read).
+Effect = Callable[[], Awaitable[Any]]
 
 
 class RunCancelled(Exception):

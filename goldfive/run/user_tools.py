@@ -95,9 +95,10 @@ class UserTool:
                     parameters_json=schema_json,
                     policy=self.policy,
                 )
-                refusal = refusal_for_model(self.name, decision)
-                if refusal is not None:
-                    return refusal
+                if decision["decision"] != "approve":  # approved (the usual answer): no refusal to build
+                    refusal = refusal_for_model(self.name, decision)
+                    if refusal is not None:
+                        return refusal
                 edited = decision.get("arguments")
                 if isinstance(edited, dict):
                     note = edited_note(kwargs, edited)

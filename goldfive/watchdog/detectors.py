@@ -194,6 +194,11 @@ class TaskWatch:
         need = 2 * self.config.ping_pong_cycles * (self._ping_pong_fired + 1)
         if len(calls) < need:
             return None
+        # need is even, so the last call and the one two before it are both B of an A-B-A-B
+        # run: when they differ (every call of a run that is not looping) nothing is copied.
+        last, before = calls[-1], calls[-3]
+        if last.tool_name != before.tool_name or last.args_json != before.args_json:
+            return None
         recent = list(calls)[-need:]
         a, b = (recent[0].tool_name, recent[0].args_json), (recent[1].tool_name, recent[1].args_json)
         if a == b:
