@@ -94,6 +94,9 @@ _TYPED_KEYS: dict[ControlKind, tuple[str, ...]] = {
     ControlKind.CANCEL: ("reason",),
     ControlKind.INTERCEPT_TRANSFER: ("enabled",),
 }
+#: ``_TYPED_KEYS`` as sets: a payload whose keys are all typed (an APPROVE's target_id, a
+#: STEER's note) has no extra, found without a comprehension over it.
+_TYPED_SETS: dict[ControlKind, frozenset[str]] = {kind: frozenset(keys) for kind, keys in _TYPED_KEYS.items()}
 _ONEOF_FIELD = {
     ControlKind.STEER: ("steer", control_pb2.SteerPayload),
     ControlKind.REWIND_TO: ("rewind", control_pb2.RewindPayload),
@@ -164,6 +167,8 @@ def fill_pb_control_event(ev: control_pb2.ControlEvent, msg: ControlMessage) -> 
             ev.cancel_reason = _str_field(payload, "reason")
         elif kind is ControlKind.INTERCEPT_TRANSFER and "enabled" in payload:
             ev.intercept_enabled = bool(payload["enabled"])
+        if payload.keys() <= _TYPED_SETS.get(kind, frozenset()):
+            return  # every key has its typed field (edited arguments are not in the set)
         extra = {k: v for k, v in payload.items() if k not in typed}
     else:
         ev.custom_kind = kind
