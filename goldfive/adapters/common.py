@@ -249,7 +249,9 @@ def recording_tools(ctx: RunContext, task_id: str, tools: dict[str, ReportingToo
 
         async def call(_spec: ReportingToolSpec = spec, **kwargs: Any) -> dict[str, Any]:
             if _spec.name not in REPORTING_TOOL_NAMES:  # the agent's own tools spend; reporting does not
-                await before_tool_call(task_id)
+                guard = ctx.budget
+                if guard.reached is not None or not guard.budget.empty:  # (no budget, not paused: nothing to wait for)
+                    await before_tool_call(task_id)
             started = time.monotonic()
             # The arguments were checked by this wrapper's own spec (the same schema).
             result = await _spec.checked_call(**kwargs)

@@ -98,7 +98,7 @@ class Watchdog:
         ms = ts.seconds * 1000 + ts.nanos // 1_000_000
         if kind == "agent_step":
             a = ev.agent_step
-            watch = self._watch(a.task_id)
+            watch = self._tasks.get(a.task_id) or self._watch(a.task_id)  # (its watch made at its first step)
             if watch is None:
                 return []
             if a.step == "tool_call":
