@@ -71,7 +71,8 @@ def json_text(value: Any) -> str:
     surrogate becomes U+FFFD where it stood. (``ensure_ascii=True`` would write it as a "\\ud800"
     escape, which strict JSON readers refuse and lenient ones turn back into a surrogate.) One
     ``isascii`` check for the usual text, instead of a walk over the value."""
-    return clean_text(_sorted_json(value))
+    text = _sorted_json(value)
+    return text if text.isascii() else clean_text(text)  # (ASCII, nearly all: no call)
 
 
 def json_encoder(

@@ -79,7 +79,7 @@ class UserTool:
         async def call(**kwargs: Any) -> dict[str, Any]:
             nonlocal schema_json
             note = ""
-            if self.needs_approval(kwargs):
+            if self.requires_approval is not False and self.needs_approval(kwargs):  # (most tools: False)
                 if schema_json is None:
                     schema_json = json_text(schema)
                 decision = await request_approval(

@@ -22,6 +22,8 @@ from goldfive.watchdog.config import WatchdogConfig
 __all__ = ["Finding", "Step", "TaskWatch"]
 
 _RECENT = 64
+#: The characters of a step's text its evidence shows.
+EVIDENCE_TEXT = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +40,7 @@ class Step:
     text: str = ""
 
     def evidence(self) -> DriftEvidence:
-        return DriftEvidence(self.at_ms, self.what, self.tool_name, self.call_id, self.args_json, self.text[:200], self.sequence)
+        return DriftEvidence(self.at_ms, self.what, self.tool_name, self.call_id, self.args_json, self.text[:EVIDENCE_TEXT], self.sequence)
 
 
 @dataclass(frozen=True, slots=True)

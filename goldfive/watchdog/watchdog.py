@@ -24,7 +24,7 @@ from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.protocols import Steerer
 from goldfive.types import DriftEvent, DriftSeverity, Session
 from goldfive.watchdog.config import WatchdogConfig
-from goldfive.watchdog.detectors import Finding, Step, TaskWatch
+from goldfive.watchdog.detectors import EVIDENCE_TEXT, Finding, Step, TaskWatch
 
 
 class _Controls(Protocol):
@@ -102,7 +102,10 @@ class Watchdog:
             if watch is None:
                 return []
             if a.step == "tool_call":
-                return watch.tool_call(Step(ms, ev.sequence, "tool_call", a.tool_name, a.call_id, a.args_json, a.text))
+                # Only the result's start is ever shown (evidence): a task's calls are kept for its life,
+                # and a whole page of output in each would be too.
+                text = a.text[:EVIDENCE_TEXT]
+                return watch.tool_call(Step(ms, ev.sequence, "tool_call", a.tool_name, a.call_id, a.args_json, text))
             return watch.model_output(Step(ms, ev.sequence, "model_output", text=a.text))
         if kind == "usage_recorded":
             u = ev.usage_recorded

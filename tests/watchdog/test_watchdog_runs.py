@@ -239,3 +239,33 @@ async def test_the_watchdog_can_be_turned_off() -> None:
     assert (await asyncio.wait_for(rig.task, 20)).success
     await rig.runner.close()
     assert "drift_detected" not in rig.kinds()
+
+
+async def test_a_tool_calls_result_is_kept_only_as_far_as_its_evidence_shows_it() -> None:
+    """A task's tool calls are kept for its life (the repeat detector counts them all): each
+    keeps the first 200 characters of its result, which is what its evidence shows, not the
+    whole output."""
+    page = "".join(f"line {i} of a long page\n" for i in range(2000))  # ~45 KB per call
+    held: list[int] = []
+
+    async def agent(task: Task, session: Session, tools: dict[str, Any]) -> str:
+        ctx = current()
+        for i in range(20):  # different arguments: no loop
+            await ctx.emit(events.agent_step, task_id=task.id, step="tool_call", framework="t", tool_name="read",
+                           args={"page": i}, text=page)  # fmt: skip
+        for _ in range(5):  # the same call five times: a finding, with its evidence
+            await ctx.emit(events.agent_step, task_id=task.id, step="tool_call", framework="t", tool_name="read",
+                           args={"page": 0}, text=page)  # fmt: skip
+        assert ctx.watchdog is not None
+        watch = ctx.watchdog._tasks[task.id]  # what the watchdog holds for this task
+        held.extend(len(step.text) for steps in watch._same.values() for step in steps)
+        return "ok"
+
+    rig = Rig(agent, Plan([Task("read", "Read the pages")]))
+    rig.start()
+    assert rig.task is not None
+    await asyncio.wait_for(rig.task, 20)
+    await rig.runner.close()
+    assert len(held) == 25 and max(held) == 200, held
+    [loop] = rig.drifts(DRIFT.DRIFT_KIND_LOOPING_TOOL_CALL)
+    assert [e.text for e in loop.evidence] == [page[:200]] * 5
