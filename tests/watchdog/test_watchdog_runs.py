@@ -66,6 +66,13 @@ class Rig:
 
         return await asyncio.wait_for(look(), timeout)
 
+    async def run_through(self) -> None:
+        """Start the run and wait for it to end by itself."""
+        self.start()
+        assert self.task is not None
+        await asyncio.wait_for(self.task, 20)
+        await self.runner.close()
+
     async def finish(self) -> None:
         assert self.task is not None
         await self.channel.send(ControlMessage(ControlKind.CANCEL, payload={"reason": "test over"}))
@@ -127,10 +134,7 @@ async def test_a_ping_pong_is_caught() -> None:
         return "gave up"
 
     rig = Rig(agent, Plan([Task("fix", "Fix the database")]))
-    rig.start()
-    assert rig.task is not None
-    await asyncio.wait_for(rig.task, 20)
-    await rig.runner.close()
+    await rig.run_through()
     [pong] = rig.drifts(DRIFT.DRIFT_KIND_LOOPING_TOOL_CALL)
     assert "status and restart called by turns 3 times each (A-B-A-B)" in pong.detail
     assert [e.tool_name for e in pong.evidence] == ["status", "restart"] * 3
@@ -155,10 +159,7 @@ async def test_model_calls_with_no_tool_call_for_the_stall_time_are_caught_as_a_
 
     config = RuntimeConfig(watchdog=WatchdogConfig(stall_s=150, stall_model_calls=3))
     rig = Rig(agent, Plan([Task("think", "Think")]), config=config, clock=clock)
-    rig.start()
-    assert rig.task is not None
-    await asyncio.wait_for(rig.task, 20)
-    await rig.runner.close()
+    await rig.run_through()
     [stall] = rig.drifts(DRIFT.DRIFT_KIND_UNCERTAIN_PROGRESS)
     assert stall.detail.startswith("looks stalled: 3 model calls in 180s since its start")
     assert [e.what for e in stall.evidence] == ["model_call"] * 3
@@ -172,10 +173,7 @@ async def test_the_same_model_answer_repeated_is_caught() -> None:
         return "ok"
 
     rig = Rig(agent, Plan([Task("debug", "Debug")]))
-    rig.start()
-    assert rig.task is not None
-    await asyncio.wait_for(rig.task, 20)
-    await rig.runner.close()
+    await rig.run_through()
     [same] = rig.drifts(DRIFT.DRIFT_KIND_LOOPING_REASONING)
     assert 'the model gave the same answer 3 times: "Let me check the logs first."' in same.detail
 
@@ -262,10 +260,7 @@ async def test_a_tool_calls_result_is_kept_only_as_far_as_its_evidence_shows_it(
         return "ok"
 
     rig = Rig(agent, Plan([Task("read", "Read the pages")]))
-    rig.start()
-    assert rig.task is not None
-    await asyncio.wait_for(rig.task, 20)
-    await rig.runner.close()
+    await rig.run_through()
     assert len(held) == 25 and max(held) == 200, held
     [loop] = rig.drifts(DRIFT.DRIFT_KIND_LOOPING_TOOL_CALL)
     assert [e.text for e in loop.evidence] == [page[:200]] * 5
