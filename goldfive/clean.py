@@ -71,13 +71,51 @@ def json_text(value: Any) -> str:
     surrogate becomes U+FFFD where it stood. (``ensure_ascii=True`` would write it as a "\\ud800"
     escape, which strict JSON readers refuse and lenient ones turn back into a surrogate.) One
     ``isascii`` check for the usual text, instead of a walk over the value."""
-    return clean_text(_sorted_json(value))
+    text = _sorted_json(value)
+    return text if text.isascii() else clean_text(text)  # (ASCII, nearly all: no call)
 
 
-#: ``json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)`` with its encoder made
-#: once: dumps with any keyword builds a JSONEncoder per call, and an approval cycle dumps its
-#: arguments and its schema (the encoder keeps no state between calls: safe across threads).
-_sorted_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+def json_encoder(
+    *,
+    ensure_ascii: bool = True,
+    sort_keys: bool = False,
+    separators: tuple[str, str] = (", ", ": "),
+    default: Callable[[Any], Any] | None = None,
+    allow_nan: bool = True,
+) -> Callable[[Any], str]:
+    """``json.dumps`` with these options as a function whose encoder is made once, here.
+
+    ``json.dumps(value, **options)`` builds a ``JSONEncoder`` per call, and even a kept
+    ``JSONEncoder(...).encode`` builds a new C encoder (``c_make_encoder``) on every call; this
+    one builds it once. It runs without the circular-reference markers (a dict shared by every
+    call would not be safe across threads): a value that holds itself recurses until Python's
+    recursion limit, and is then dumped again by ``JSONEncoder`` to raise what ``json.dumps``
+    raises (ValueError "Circular reference detected"). The text is ``json.dumps``'s, byte for
+    byte. Without the C accelerator, ``JSONEncoder(...).encode`` itself."""
+    item_sep, key_sep = separators
+    encoder = json.JSONEncoder(
+        ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators, default=default, allow_nan=allow_nan
+    )
+    full = encoder.encode
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has _json
+        return full
+    basestring = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
+    # (markers, default, encoder, indent, key separator, item separator, sort_keys, skipkeys, allow_nan)
+    fast = make(None, encoder.default, basestring, None, key_sep, item_sep, sort_keys, False, allow_nan)
+
+    def encode(value: Any) -> str:
+        try:
+            return "".join(fast(value, 0))
+        except RecursionError:
+            return full(value)  # a value that holds itself: json.dumps's own error (or its RecursionError)
+
+    return encode
+
+
+#: ``json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)``, its encoder made once:
+#: an approval cycle dumps its arguments, its schema, and the tool's step.
+_sorted_json = json_encoder(ensure_ascii=False, sort_keys=True, default=str)
 
 
 def clean_map(values: dict[str, str] | None) -> dict[str, str]:

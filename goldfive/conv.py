@@ -11,6 +11,7 @@ from typing import Any, TypeVar, cast
 
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
+from goldfive.clean import json_encoder
 from goldfive.control import AckResult, AppliedAs, ControlAck, ControlKind, ControlMessage, kind_name
 from goldfive.errors import ConversionError
 from goldfive.pb.goldfive.v1 import control_pb2, events_pb2, types_pb2
@@ -93,6 +94,9 @@ _TYPED_KEYS: dict[ControlKind, tuple[str, ...]] = {
     ControlKind.CANCEL: ("reason",),
     ControlKind.INTERCEPT_TRANSFER: ("enabled",),
 }
+#: ``_TYPED_KEYS`` as sets: a payload whose keys are all typed (an APPROVE's target_id, a
+#: STEER's note) has no extra, found without a comprehension over it.
+_TYPED_SETS: dict[ControlKind, frozenset[str]] = {kind: frozenset(keys) for kind, keys in _TYPED_KEYS.items()}
 _ONEOF_FIELD = {
     ControlKind.STEER: ("steer", control_pb2.SteerPayload),
     ControlKind.REWIND_TO: ("rewind", control_pb2.RewindPayload),
@@ -127,6 +131,10 @@ def _set_ms(ts: Any, ms: int, what: str) -> None:
     ts.nanos = ms % 1000 * 1_000_000
 
 
+#: ``json.dumps(value, ensure_ascii=False, sort_keys=True)``, its encoder made once.
+_payload_json = json_encoder(ensure_ascii=False, sort_keys=True)
+
+
 def fill_pb_control_event(ev: control_pb2.ControlEvent, msg: ControlMessage) -> None:
     """``to_pb_control_event`` written into ``ev`` (an empty message, e.g. an event's own
     field), so the event is built once, not built and copied."""
@@ -153,19 +161,21 @@ def fill_pb_control_event(ev: control_pb2.ControlEvent, msg: ControlMessage) -> 
                     setattr(sub, k, value if value.__class__ is str else str(value))
             if kind is ControlKind.APPROVE and isinstance(payload.get("arguments"), dict):
                 # Edited arguments have their own field (ApprovePayload.arguments_json).
-                ev.approve.arguments_json = json.dumps(payload["arguments"], ensure_ascii=False, sort_keys=True)
+                ev.approve.arguments_json = _payload_json(payload["arguments"])
                 typed = (*typed, "arguments")
         elif kind is ControlKind.CANCEL:
             ev.cancel_reason = _str_field(payload, "reason")
         elif kind is ControlKind.INTERCEPT_TRANSFER and "enabled" in payload:
             ev.intercept_enabled = bool(payload["enabled"])
+        if payload.keys() <= _TYPED_SETS.get(kind, frozenset()):
+            return  # every key has its typed field (edited arguments are not in the set)
         extra = {k: v for k, v in payload.items() if k not in typed}
     else:
         ev.custom_kind = kind
         extra = payload
     if extra:
         try:
-            ev.extra_json = json.dumps(extra, ensure_ascii=False, sort_keys=True)
+            ev.extra_json = _payload_json(extra)
         except (TypeError, ValueError) as exc:
             raise ConversionError(f"{kind_name(kind)} payload is not JSON-serialisable: {exc}") from exc
 

@@ -1,5 +1,6 @@
 """The run core's cost in Python function calls (issue 27 part 1), which the machine's load does
-not change: per task of a linear plan, per STATUS_QUERY round trip, per APPROVE round trip.
+not change: per task of a linear plan, per STATUS_QUERY round trip, per APPROVE round trip, per
+tool call.
 
 Each figure is a difference (the same workload at two sizes, cProfile's call count), so the
 run's set-up and teardown cancel out. The budgets sit a little above what the core costs now:
@@ -125,6 +126,27 @@ def _approve_trips(n: int) -> Callable[[], Awaitable[Any]]:
     return go
 
 
+def _tool_calls(n: int) -> Callable[[], Awaitable[Any]]:
+    """``n`` calls of a tool without approval in one task, with an in-memory sink (each is an
+    AgentStep the watchdog and the budget see)."""
+
+    async def go() -> None:
+        def publish(i: int) -> dict[str, Any]:
+            return {"ok": True}
+
+        async def agent(task: Task, session: Session, tools: dict[str, Any]) -> str:
+            for i in range(n):  # distinct arguments: a call repeated is a looping-tool drift
+                await tools["publish"](i=i)
+            return "ok"
+
+        adapter = CallableAdapter(agent, tools=[UserTool(publish)])
+        runner = Runner(agent=adapter, planner=StaticPlanner(_linear(1)), sinks=[InMemorySink()])
+        assert (await runner.run([Goal("g1", "calls")])).success
+        await runner.close()
+
+    return go
+
+
 async def test_a_task_of_a_linear_plan_without_sinks_costs_at_most_its_budget_of_calls() -> None:
     per_task = await _per_unit(_linear_run([]), 200, 600)
     assert per_task <= 90, per_task
@@ -137,7 +159,12 @@ async def test_a_task_of_a_linear_plan_with_an_in_memory_sink_costs_at_most_its_
 
 async def test_an_approve_round_trip_costs_at_most_its_budget_of_calls() -> None:
     per_trip = await _per_unit(_approve_trips, 50, 150)
-    assert per_trip <= 401, per_trip
+    assert per_trip <= 378, per_trip  # 396 before a tool call's step and its JSON cost less (375)
+
+
+async def test_a_tool_call_costs_at_most_its_budget_of_calls() -> None:
+    per_call = await _per_unit(_tool_calls, 200, 600)
+    assert per_call <= 60, per_call  # 77 before a tool call's step and its JSON cost less (57)
 
 
 async def test_a_status_query_round_trip_costs_at_most_its_budget_of_calls() -> None:

@@ -21,7 +21,6 @@ to the model and to the person:
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from typing import Any
 from goldfive import events
 from goldfive.adapters.task_prompt import Told, system_prompt
 from goldfive.budget.gate import before_tool_call
+from goldfive.clean import json_encoder
 from goldfive.run.approvals import request_approval
 from goldfive.run.context import RunContext
 from goldfive.run.tools import REPORTING_TOOL_NAMES, ReportingToolSpec
@@ -82,9 +82,9 @@ def to_text(value: Any) -> str:
         return str(value)
 
 
-#: ``json.dumps(value, ensure_ascii=False, default=str)`` with its encoder made once (dumps
-#: with a keyword builds one per call; every tool call's result goes through here).
-_to_json = json.JSONEncoder(ensure_ascii=False, default=str).encode
+#: ``json.dumps(value, ensure_ascii=False, default=str)`` with its encoder made once (every
+#: tool call's result goes through here).
+_to_json = json_encoder(ensure_ascii=False, default=str)
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,9 @@ def recording_tools(ctx: RunContext, task_id: str, tools: dict[str, ReportingToo
 
         async def call(_spec: ReportingToolSpec = spec, **kwargs: Any) -> dict[str, Any]:
             if _spec.name not in REPORTING_TOOL_NAMES:  # the agent's own tools spend; reporting does not
-                await before_tool_call(task_id)
+                guard = ctx.budget
+                if guard.reached is not None or not guard.budget.empty:  # (no budget, not paused: nothing to wait for)
+                    await before_tool_call(task_id)
             started = time.monotonic()
             # The arguments were checked by this wrapper's own spec (the same schema).
             result = await _spec.checked_call(**kwargs)

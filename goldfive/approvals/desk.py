@@ -3,7 +3,6 @@ rejected in each open turn (so a retry of a rejected call is asked again, and sa
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,12 +11,17 @@ from typing import Any
 from goldfive.approvals.policy import WAIT_FOREVER, ApprovalPolicy
 from goldfive.approvals.rules import Rule, RuleBook
 from goldfive.approvals.store import RulesFileError, load_rules, update_rules
+from goldfive.clean import json_encoder
 
 log = logging.getLogger("goldfive.approvals")
 
 
+#: ``json.dumps(..., sort_keys=True, default=str)``, its encoder made once.
+_key_json = json_encoder(sort_keys=True, default=str)
+
+
 def call_key(task_id: str, tool_name: str, args: Mapping[str, Any] | None) -> str:
-    return json.dumps([task_id, tool_name, args or {}], sort_keys=True, default=str)
+    return _key_json([task_id, tool_name, args or {}])
 
 
 class ApprovalDesk:

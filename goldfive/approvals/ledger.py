@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any
 
+from goldfive.clean import json_encoder
 from goldfive.pb.goldfive.v1 import events_pb2 as pb
 
 
@@ -143,8 +144,8 @@ def ledger_of(events: Iterable[pb.Event]) -> list[LedgerEntry]:
     return out
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+#: ``json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))``, made once.
+_compact = json_encoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def when_text(ms: int) -> str:

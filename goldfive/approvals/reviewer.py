@@ -22,6 +22,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from goldfive.clean import json_encoder
+
 if TYPE_CHECKING:  # pragma: no cover
     from goldfive.llm.base import CallLLM
 
@@ -104,6 +106,10 @@ def parse_verdict(text: str) -> Verdict:
     return Verdict(str(decision), reason)
 
 
+#: ``json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)``, its encoder made once.
+_args_json = json_encoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def review_prompt(reviewer: Reviewer, *, goal: str, task: str, tool_name: str, args: Any, asked: str = "") -> tuple[str, str]:
     """(system, user) for the model."""
     from goldfive.llm.prompts import render_prompt
@@ -115,7 +121,7 @@ def review_prompt(reviewer: Reviewer, *, goal: str, task: str, tool_name: str, a
         goal=goal or "(not known)",
         task=task or "(no task)",
         tool=tool_name,
-        args=json.dumps(args if args is not None else {}, sort_keys=True, ensure_ascii=False, default=str),
+        args=_args_json(args if args is not None else {}),
     )
     return system, user
 

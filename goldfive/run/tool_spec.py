@@ -63,13 +63,15 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 def validate_args(schema: dict[str, Any], args: dict[str, Any]) -> str:
     """A short description of what is wrong with ``args``, or "" when they fit the schema."""
     props: dict[str, Any] = schema.get("properties", {})
-    missing = [k for k in schema.get("required", []) if k not in args]
-    if missing:
-        return f"missing required argument(s): {', '.join(missing)}"
+    # Plain loops first (every tool call): the lists are made only for the message.
+    required: list[str] = schema.get("required", [])
+    for k in required:
+        if k not in args:
+            return f"missing required argument(s): {', '.join(r for r in required if r not in args)}"
     if not schema.get("additionalProperties", True):
-        extra = [k for k in args if k not in props]
-        if extra:
-            return f"unknown argument(s): {', '.join(sorted(extra))}"
+        for k in args:
+            if k not in props:
+                return f"unknown argument(s): {', '.join(sorted(a for a in args if a not in props))}"
     for key, value in args.items():
         expected = props.get(key, {}).get("type")
         if expected is None or value is None:

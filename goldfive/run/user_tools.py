@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, get_type_hints
 
 from goldfive.approvals.policy import ApprovalPolicy
-from goldfive.clean import json_text
+from goldfive.clean import json_encoder, json_text
 from goldfive.ids import random_hex
 from goldfive.run.approvals import request_approval
 from goldfive.run.tool_spec import ReportingToolSpec
@@ -80,7 +79,7 @@ class UserTool:
         async def call(**kwargs: Any) -> dict[str, Any]:
             nonlocal schema_json
             note = ""
-            if self.needs_approval(kwargs):
+            if self.requires_approval is not False and self.needs_approval(kwargs):  # (most tools: False)
                 if schema_json is None:
                     schema_json = json_text(schema)
                 decision = await request_approval(
@@ -130,7 +129,7 @@ def edited_note(asked: dict[str, Any], ran: dict[str, Any]) -> str:
     """What the model is told when a person changed the call before approving it."""
     return (
         "A person edited this call's arguments before approving it: it ran with "
-        f"{json.dumps(ran, sort_keys=True, default=str)} instead of {json.dumps(asked, sort_keys=True, default=str)}."
+        f"{_note_json(ran)} instead of {_note_json(asked)}."
     )
 
 
@@ -151,9 +150,14 @@ def refusal_for_model(tool_name: str, decision: dict[str, Any]) -> dict[str, Any
             "message": f"The call to {tool_name} could not be approved ({detail}); it did not run."}  # fmt: skip
 
 
+#: The JSON of ``edited_note`` and ``_jsonable``'s check (``json.dumps`` with these options), made once.
+_note_json = json_encoder(sort_keys=True, default=str)
+_plain_json = json_encoder()
+
+
 def _jsonable(value: Any) -> Any:
     try:
-        json.dumps(value)
+        _plain_json(value)
         return value
     except (TypeError, ValueError):
         return str(value)

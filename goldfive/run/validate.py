@@ -7,9 +7,9 @@ limit raised in ``ControlLimits`` is raised everywhere at once.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from goldfive.clean import json_encoder
 from goldfive.control import ControlKind, ControlMessage, kind_name
 from goldfive.controls.payloads import Answer, Control, ControlPayload, Inject, Steer, SteerQueue, SteerQueueOp, decode_payload
 from goldfive.errors import ControlPayloadError
@@ -37,10 +37,14 @@ def note_problem(what: str, text: str, limits: ControlLimits = DEFAULT_LIMITS) -
     return ""
 
 
+#: ``json.dumps(payload, ensure_ascii=False, allow_nan=False)``, its encoder made once.
+_payload_json = json_encoder(ensure_ascii=False, allow_nan=False)
+
+
 def payload_size(msg: ControlMessage) -> int:
     """The payload's size as JSON in UTF-8 bytes. Raises ValueError / TypeError when it cannot
     be encoded (a value JSON has no form for, text that is not valid Unicode)."""
-    text = json.dumps(msg.payload, ensure_ascii=False, allow_nan=False)
+    text = _payload_json(msg.payload)
     return len(text.encode("utf-8"))
 
 

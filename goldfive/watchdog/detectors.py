@@ -22,6 +22,8 @@ from goldfive.watchdog.config import WatchdogConfig
 __all__ = ["Finding", "Step", "TaskWatch"]
 
 _RECENT = 64
+#: The characters of a step's text its evidence shows.
+EVIDENCE_TEXT = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +40,7 @@ class Step:
     text: str = ""
 
     def evidence(self) -> DriftEvidence:
-        return DriftEvidence(self.at_ms, self.what, self.tool_name, self.call_id, self.args_json, self.text[:200], self.sequence)
+        return DriftEvidence(self.at_ms, self.what, self.tool_name, self.call_id, self.args_json, self.text[:EVIDENCE_TEXT], self.sequence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,23 +87,34 @@ class TaskWatch:
     def tool_call(self, step: Step) -> list[Finding]:
         found: list[Finding] = []
         self.last_activity_ms = step.at_ms
-        self._model_calls.clear()
+        if self._model_calls:
+            self._model_calls.clear()
         key = (step.tool_name, step.args_json)
-        same = self._same.setdefault(key, [])
-        same.append(step)
-        n = self.config.repeat_calls
-        if len(same) % n == 0:
+        same = self._same.get(key)
+        if same is None:  # a call not seen before in this task (the usual case): one list
+            self._same[key] = [step]
+            same_n = 1
+        else:
+            same.append(step)
+            same_n = len(same)
+        if same_n % self.config.repeat_calls == 0:
             found.append(
                 Finding(
                     DriftKind.LOOPING_TOOL_CALL, "repeat_calls", self.task_id,
-                    f"looks stuck: {step.tool_name} called {len(same)} times with the same arguments",
-                    self._evidence(same),
+                    f"looks stuck: {step.tool_name} called {same_n} times with the same arguments",
+                    self._evidence(self._same[key]),
                 )  # fmt: skip
             )
-        self._calls.append(step)
-        pong = self._ping_pong()
-        if pong is not None:
-            found.append(pong)
+        calls = self._calls
+        calls.append(step)
+        # An A-B-A-B run ends with the same call as two before it (every call of a task that
+        # is not looping differs from it): only then is the run of calls looked at.
+        if len(calls) >= 3:
+            before = calls[-3]
+            if before.tool_name == step.tool_name and before.args_json == step.args_json:
+                pong = self._ping_pong()
+                if pong is not None:
+                    found.append(pong)
         return found
 
     def model_output(self, step: Step) -> list[Finding]:

@@ -24,7 +24,7 @@ from goldfive.pb.goldfive.v1 import events_pb2 as pb
 from goldfive.protocols import Steerer
 from goldfive.types import DriftEvent, DriftSeverity, Session
 from goldfive.watchdog.config import WatchdogConfig
-from goldfive.watchdog.detectors import Finding, Step, TaskWatch
+from goldfive.watchdog.detectors import EVIDENCE_TEXT, Finding, Step, TaskWatch
 
 
 class _Controls(Protocol):
@@ -98,11 +98,14 @@ class Watchdog:
         ms = ts.seconds * 1000 + ts.nanos // 1_000_000
         if kind == "agent_step":
             a = ev.agent_step
-            watch = self._watch(a.task_id)
+            watch = self._tasks.get(a.task_id) or self._watch(a.task_id)  # (its watch made at its first step)
             if watch is None:
                 return []
             if a.step == "tool_call":
-                return watch.tool_call(Step(ms, ev.sequence, "tool_call", a.tool_name, a.call_id, a.args_json, a.text))
+                # Only the result's start is ever shown (evidence): a task's calls are kept for its life,
+                # and a whole page of output in each would be too.
+                text = a.text[:EVIDENCE_TEXT]
+                return watch.tool_call(Step(ms, ev.sequence, "tool_call", a.tool_name, a.call_id, a.args_json, text))
             return watch.model_output(Step(ms, ev.sequence, "model_output", text=a.text))
         if kind == "usage_recorded":
             u = ev.usage_recorded

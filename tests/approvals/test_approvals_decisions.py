@@ -298,3 +298,22 @@ async def test_a_bad_always_is_refused_and_nothing_runs(executor: Any) -> None:
     await h.control(ControlKind.REJECT, target_id=req.target_id)
     await h.finish()
     assert is_subsequence(["approval_requested", "approval_rejected"], h.kinds())
+
+
+async def test_an_approved_calls_arguments_are_the_same_json_text_in_its_request_its_ledger_entry_and_its_step(
+    executor: Any,
+) -> None:
+    """The request, the ledger's entry and the tool's step carry ``json.dumps(args,
+    ensure_ascii=False, sort_keys=True, default=str)`` byte for byte (the ledger's JSON is
+    compared and hashed)."""
+    args = {"service": "wéb-日本 \u2028 \"q\"", "replicas": 3}
+    h, ran, _ = _deploy_harness(executor, calls=[args])
+    h.start()
+    req = (await h.wait_event("approval_requested")).approval_requested
+    await h.control(ControlKind.APPROVE, target_id=req.target_id)
+    await h.finish()
+    expected = json.dumps(args, ensure_ascii=False, sort_keys=True, default=str)
+    (decided,) = h.of("approval_decided")
+    steps = [s for s in h.of("agent_step") if s.step == "tool_call"]
+    assert ran == [args]
+    assert [req.args_json, decided.requested_args_json, decided.ran_args_json, *(s.args_json for s in steps)] == [expected] * 4

@@ -66,6 +66,13 @@ class Rig:
 
         return await asyncio.wait_for(look(), timeout)
 
+    async def run_through(self) -> None:
+        """Start the run and wait for it to end by itself."""
+        self.start()
+        assert self.task is not None
+        await asyncio.wait_for(self.task, 20)
+        await self.runner.close()
+
     async def finish(self) -> None:
         assert self.task is not None
         await self.channel.send(ControlMessage(ControlKind.CANCEL, payload={"reason": "test over"}))
@@ -127,10 +134,7 @@ async def test_a_ping_pong_is_caught() -> None:
         return "gave up"
 
     rig = Rig(agent, Plan([Task("fix", "Fix the database")]))
-    rig.start()
-    assert rig.task is not None
-    await asyncio.wait_for(rig.task, 20)
-    await rig.runner.close()
+    await rig.run_through()
     [pong] = rig.drifts(DRIFT.DRIFT_KIND_LOOPING_TOOL_CALL)
     assert "status and restart called by turns 3 times each (A-B-A-B)" in pong.detail
     assert [e.tool_name for e in pong.evidence] == ["status", "restart"] * 3
@@ -155,10 +159,7 @@ async def test_model_calls_with_no_tool_call_for_the_stall_time_are_caught_as_a_
 
     config = RuntimeConfig(watchdog=WatchdogConfig(stall_s=150, stall_model_calls=3))
     rig = Rig(agent, Plan([Task("think", "Think")]), config=config, clock=clock)
-    rig.start()
-    assert rig.task is not None
-    await asyncio.wait_for(rig.task, 20)
-    await rig.runner.close()
+    await rig.run_through()
     [stall] = rig.drifts(DRIFT.DRIFT_KIND_UNCERTAIN_PROGRESS)
     assert stall.detail.startswith("looks stalled: 3 model calls in 180s since its start")
     assert [e.what for e in stall.evidence] == ["model_call"] * 3
@@ -172,10 +173,7 @@ async def test_the_same_model_answer_repeated_is_caught() -> None:
         return "ok"
 
     rig = Rig(agent, Plan([Task("debug", "Debug")]))
-    rig.start()
-    assert rig.task is not None
-    await asyncio.wait_for(rig.task, 20)
-    await rig.runner.close()
+    await rig.run_through()
     [same] = rig.drifts(DRIFT.DRIFT_KIND_LOOPING_REASONING)
     assert 'the model gave the same answer 3 times: "Let me check the logs first."' in same.detail
 
@@ -239,3 +237,30 @@ async def test_the_watchdog_can_be_turned_off() -> None:
     assert (await asyncio.wait_for(rig.task, 20)).success
     await rig.runner.close()
     assert "drift_detected" not in rig.kinds()
+
+
+async def test_a_tool_calls_result_is_kept_only_as_far_as_its_evidence_shows_it() -> None:
+    """A task's tool calls are kept for its life (the repeat detector counts them all): each
+    keeps the first 200 characters of its result, which is what its evidence shows, not the
+    whole output."""
+    page = "".join(f"line {i} of a long page\n" for i in range(2000))  # ~45 KB per call
+    held: list[int] = []
+
+    async def agent(task: Task, session: Session, tools: dict[str, Any]) -> str:
+        ctx = current()
+        for i in range(20):  # different arguments: no loop
+            await ctx.emit(events.agent_step, task_id=task.id, step="tool_call", framework="t", tool_name="read",
+                           args={"page": i}, text=page)  # fmt: skip
+        for _ in range(5):  # the same call five times: a finding, with its evidence
+            await ctx.emit(events.agent_step, task_id=task.id, step="tool_call", framework="t", tool_name="read",
+                           args={"page": 0}, text=page)  # fmt: skip
+        assert ctx.watchdog is not None
+        watch = ctx.watchdog._tasks[task.id]  # what the watchdog holds for this task
+        held.extend(len(step.text) for steps in watch._same.values() for step in steps)
+        return "ok"
+
+    rig = Rig(agent, Plan([Task("read", "Read the pages")]))
+    await rig.run_through()
+    assert len(held) == 25 and max(held) == 200, held
+    [loop] = rig.drifts(DRIFT.DRIFT_KIND_LOOPING_TOOL_CALL)
+    assert [e.text for e in loop.evidence] == [page[:200]] * 5
