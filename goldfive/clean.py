@@ -75,6 +75,13 @@ def json_text(value: Any) -> str:
     return text if text.isascii() else clean_text(text)  # (ASCII, nearly all: no call)
 
 
+#: The json module's C encoder factory (None without its C accelerator).
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)
+
+#: What ``json_encoder`` checks its C encoder against once: every kind of value it writes.
+_SAMPLE: Any = {"b": [1, -2.5, 1e300, None, True, False], "a": "tab\t \"quoted\" é \u2028", "c": {"z": [], "y": {}}}
+
+
 def json_encoder(
     *,
     ensure_ascii: bool = True,
@@ -97,12 +104,20 @@ def json_encoder(
         ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators, default=default, allow_nan=allow_nan
     )
     full = encoder.encode
-    make = getattr(json.encoder, "c_make_encoder", None)
+    make = _c_make_encoder
     if make is None:  # pragma: no cover - CPython always has _json
         return full
     basestring = json.encoder.encode_basestring_ascii if ensure_ascii else json.encoder.encode_basestring
-    # (markers, default, encoder, indent, key separator, item separator, sort_keys, skipkeys, allow_nan)
-    fast = make(None, encoder.default, basestring, None, key_sep, item_sep, sort_keys, False, allow_nan)
+    # c_make_encoder is the json module's own, not public API: its arguments (markers, default,
+    # encoder, indent, key separator, item separator, sort_keys, skipkeys, allow_nan) are those
+    # of CPython 3.11-3.13. A Python whose C encoder takes other arguments, or writes other
+    # text for a sample, gets the public encoder instead (slower, never wrong).
+    try:
+        fast = make(None, encoder.default, basestring, None, key_sep, item_sep, sort_keys, False, allow_nan)
+        if "".join(fast(_SAMPLE, 0)) != full(_SAMPLE):
+            return full
+    except Exception:  # another signature: TypeError, or whatever that version raises
+        return full
 
     def encode(value: Any) -> str:
         try:

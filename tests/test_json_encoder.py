@@ -13,6 +13,7 @@ import pytest
 
 from goldfive.approvals.desk import call_key
 from goldfive.approvals.ledger import _compact
+from goldfive import clean
 from goldfive.clean import json_encoder, json_text
 
 class _Thing:
@@ -71,19 +72,57 @@ def test_a_value_that_holds_itself_raises_json_dumps_circular_reference_error() 
 
 
 def test_json_encoder_builds_its_c_encoder_once_not_per_dump(monkeypatch: pytest.MonkeyPatch) -> None:
-    made = []
+    made: list[str] = []
     real = json.encoder.c_make_encoder
     assert real is not None
 
-    def counting(*args: Any) -> Any:
-        made.append(args)
-        return real(*args)
+    def counting(where: str) -> Any:
+        def make(*args: Any) -> Any:
+            made.append(where)
+            return real(*args)
 
-    monkeypatch.setattr(json.encoder, "c_make_encoder", counting)
+        return make
+
+    expected = [json.dumps({"i": i}) for i in range(5)]
+    monkeypatch.setattr(clean, "_c_make_encoder", counting("json_encoder"))
+    monkeypatch.setattr(json.encoder, "c_make_encoder", counting("JSONEncoder.encode"))  # what a dump per call would use
     encode = json_encoder(ensure_ascii=False, sort_keys=True, default=str)
+    made_at_start = len(made)  # the build, and the check against the sample
     for i in range(5):
-        encode({"i": i})
-    assert len(made) <= 1, len(made)
+        assert encode({"i": i}) == expected[i]
+    assert made[made_at_start:] == [], made
+    assert made.count("json_encoder") == 1, made
+
+
+def test_json_encoder_falls_back_to_the_public_encoder_when_the_c_encoder_takes_other_arguments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def other_signature(markers: Any, default: Any, encoder: Any) -> Any:  # as if a Python changed it
+        raise AssertionError("not reached: called with 9 arguments")
+
+    monkeypatch.setattr(clean, "_c_make_encoder", other_signature)
+    encode = json_encoder(ensure_ascii=False, sort_keys=True, default=str)
+    for value in VALUES:
+        try:
+            expected = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+        except TypeError:  # (keys of mixed types cannot be sorted: the same error)
+            with pytest.raises(TypeError):
+                encode(value)
+        else:
+            assert encode(value) == expected
+
+
+def test_json_encoder_falls_back_when_the_c_encoder_writes_other_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = json.encoder.c_make_encoder
+    assert real is not None
+
+    def spaced(*args: Any) -> Any:
+        inner = real(*args)
+        return lambda value, level: [*inner(value, level), " "]
+
+    monkeypatch.setattr(clean, "_c_make_encoder", spaced)
+    encode = json_encoder(sort_keys=True)
+    assert encode({"b": 1, "a": [2]}) == '{"a": [2], "b": 1}'
 
 
 def test_the_desk_key_the_ledger_json_and_json_text_are_byte_identical_to_json_dumps() -> None:
