@@ -14,14 +14,24 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
+from typing import TypeVar
 
 from goldfive.types import DriftEvidence, DriftKind
 from goldfive.watchdog.config import WatchdogConfig
 
-__all__ = ["Finding", "Step", "TaskWatch"]
+__all__ = ["DISTINCT", "Finding", "Step", "TaskWatch"]
+
+_K = TypeVar("_K", tuple[str, str], bytes)
 
 _RECENT = 64
+#: How many different calls (and different answers) a task remembers. One not seen again
+#: while this many others came after it is forgotten (its count starts again), so a long
+#: task holds a bounded amount however many different calls it makes; a loop comes back to
+#: its call far sooner than this.
+DISTINCT = 1024
 #: The characters of a step's text its evidence shows.
 EVIDENCE_TEXT = 200
 
@@ -55,6 +65,30 @@ class Finding:
     evidence: tuple[DriftEvidence, ...]
 
 
+class _Seen(deque[Step]):
+    """The newest steps of one call (or answer), as many as its evidence shows, and how many
+    there were in all."""
+
+    __slots__ = ("n",)
+    n: int
+
+
+def _count(seen: dict[_K, _Seen], key: _K, step: Step, keep: int) -> _Seen:
+    """``step`` counted under ``key``; ``seen`` is in least-recently-seen order (a key seen
+    again moves to the end) and forgets its first key when a new one would pass DISTINCT."""
+    same = seen.pop(key, None)
+    if same is None:  # a call not seen before in this task (the usual case)
+        if len(seen) >= DISTINCT:
+            del seen[next(iter(seen))]
+        same = _Seen((step,), keep)
+        same.n = 1
+    else:
+        same.append(step)
+        same.n += 1
+    seen[key] = same
+    return same
+
+
 def _digest(text: str) -> bytes:
     return hashlib.blake2b(" ".join(text.lower().split()).encode(), digest_size=12).digest()
 
@@ -70,9 +104,11 @@ class TaskWatch:
     last_fraction: float = -1.0
     #: The last tool call or progress (model calls after it are what a stall is made of).
     last_activity_ms: int = 0
-    _same: dict[tuple[str, str], list[Step]] = field(default_factory=dict)
+    #: Each different call (tool, arguments) and answer (its words' digest): how many, the
+    #: newest as evidence; the DISTINCT most recently seen only.
+    _same: dict[tuple[str, str], _Seen] = field(default_factory=dict)
     _calls: deque[Step] = field(default_factory=lambda: deque(maxlen=_RECENT))
-    _outputs: dict[bytes, list[Step]] = field(default_factory=dict)
+    _outputs: dict[bytes, _Seen] = field(default_factory=dict)
     _model_calls: list[Step] = field(default_factory=list)
     #: The framework reports its model turns (agent_step): usage events are not counted too.
     _saw_outputs: bool = False
@@ -89,20 +125,13 @@ class TaskWatch:
         self.last_activity_ms = step.at_ms
         if self._model_calls:
             self._model_calls.clear()
-        key = (step.tool_name, step.args_json)
-        same = self._same.get(key)
-        if same is None:  # a call not seen before in this task (the usual case): one list
-            self._same[key] = [step]
-            same_n = 1
-        else:
-            same.append(step)
-            same_n = len(same)
-        if same_n % self.config.repeat_calls == 0:
+        same = _count(self._same, (step.tool_name, step.args_json), step, self.config.max_evidence)
+        if same.n % self.config.repeat_calls == 0:
             found.append(
                 Finding(
                     DriftKind.LOOPING_TOOL_CALL, "repeat_calls", self.task_id,
-                    f"looks stuck: {step.tool_name} called {same_n} times with the same arguments",
-                    self._evidence(self._same[key]),
+                    f"looks stuck: {step.tool_name} called {same.n} times with the same arguments",
+                    self._evidence(same),
                 )  # fmt: skip
             )
         calls = self._calls
@@ -123,14 +152,13 @@ class TaskWatch:
         found = self._model_call(step)
         if not step.text.strip():
             return found
-        same = self._outputs.setdefault(_digest(step.text), [])
-        same.append(step)
-        if len(same) % self.config.repeat_outputs == 0:
+        same = _count(self._outputs, _digest(step.text), step, self.config.max_evidence)
+        if same.n % self.config.repeat_outputs == 0:
             words = " ".join(step.text.split())
             found.append(
                 Finding(
                     DriftKind.LOOPING_REASONING, "repeat_outputs", self.task_id,
-                    f"looks stuck: the model gave the same answer {len(same)} times: \"{words[:80]}\"",
+                    f"looks stuck: the model gave the same answer {same.n} times: \"{words[:80]}\"",
                     self._evidence(same),
                 )  # fmt: skip
             )
@@ -226,5 +254,5 @@ class TaskWatch:
             self._evidence(recent),
         )  # fmt: skip
 
-    def _evidence(self, steps: list[Step]) -> tuple[DriftEvidence, ...]:
-        return tuple(s.evidence() for s in steps[-self.config.max_evidence :])
+    def _evidence(self, steps: Sequence[Step]) -> tuple[DriftEvidence, ...]:
+        return tuple(s.evidence() for s in islice(steps, max(0, len(steps) - self.config.max_evidence), None))

@@ -6,6 +6,7 @@ import json
 
 from goldfive.types import DriftKind
 from goldfive.watchdog import Step, TaskWatch, WatchdogConfig
+from goldfive.watchdog.detectors import DISTINCT
 
 CFG = WatchdogConfig(repeat_calls=5, ping_pong_cycles=3, stall_s=120, stall_model_calls=3, repeat_outputs=3, timeout_factor=3)
 
@@ -109,3 +110,32 @@ def test_thresholds_come_from_the_environment_in_one_place() -> None:
         watchdog_config({"GOLDFIVE_WATCHDOG_STALL_S": "soon"})
     with pytest.raises(GoldfiveError, match="repeat_calls must be at least 1"):
         watchdog_config({"GOLDFIVE_WATCHDOG_REPEAT_CALLS": "0"})
+
+
+def test_a_long_task_of_different_calls_and_answers_holds_a_bounded_number_of_them() -> None:
+    w = TaskWatch("t", CFG, started_ms=0)
+    for i in range(100_000):
+        assert w.tool_call(Step(i, i, "tool_call", "read_file", f"c{i}", f'{{"path": "src/{i}.py"}}')) == []
+        w.model_output(Step(i, i, "model_output", text=f"reading file {i}"))
+    assert len(w._same) <= DISTINCT and len(w._outputs) <= DISTINCT
+
+
+def test_a_call_repeated_all_task_long_keeps_only_the_evidence_it_shows() -> None:
+    w = TaskWatch("t", CFG, started_ms=0)
+    for i in range(1, 100_000):
+        w.tool_call(call(i, "get_status"))
+    [held] = w._same.values()
+    assert len(held) == CFG.max_evidence
+    [last] = w.tool_call(call(100_000, "get_status"))
+    assert last.detail == "looks stuck: get_status called 100000 times with the same arguments"
+    assert [e.at_ms for e in last.evidence] == list(range(100_000 - CFG.max_evidence + 1, 100_001))
+
+
+def test_a_call_repeated_among_many_others_is_still_counted_while_they_are_fewer_than_the_bound() -> None:
+    w = TaskWatch("t", CFG, started_ms=0)
+    found = []
+    for rep in range(5):
+        found += w.tool_call(call(rep * DISTINCT, "deploy", v=1))
+        for i in range(1, DISTINCT - 1):  # every call in between a different one
+            found += w.tool_call(call(rep * DISTINCT + i, "read_file", path=f"{rep}/{i}.py"))
+    assert [f.detail for f in found] == ["looks stuck: deploy called 5 times with the same arguments"]
