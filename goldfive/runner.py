@@ -8,6 +8,7 @@ Lifecycle (docs/protocol.md#the-runs-lifecycle): setup (RunStarted), goal deriva
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -463,7 +464,11 @@ class Runner:
         """Controls that arrive after the run ended still get their one ack (FAILURE)."""
         if self.control is None or (self._responder is not None and not self._responder.done()):
             return
-        self._responder = asyncio.get_running_loop().create_task(ctx.controls.answer_after_end())
+        # In a context of its own: the run's binds the run, and this task lives as long as the
+        # channel (its wait is in the channel's queue), which a user may keep and never close.
+        self._responder = asyncio.get_running_loop().create_task(
+            ctx.controls.answer_after_end(), context=contextvars.Context()
+        )
 
     async def _close_sinks(self) -> None:
         if self._sinks_closed:

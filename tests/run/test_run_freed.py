@@ -15,7 +15,7 @@ import pytest
 
 from goldfive import events
 from goldfive.budget.model import Budget
-from goldfive.control import ControlChannel
+from goldfive.control import AckResult, ControlChannel, ControlKind, ControlMessage
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.planners.static import StaticPlanner
 from goldfive.run.context import RunContext
@@ -116,3 +116,20 @@ def _ok_adapter() -> Any:
     from goldfive.adapters.callable import CallableAdapter
 
     return CallableAdapter(_ok)
+
+
+async def test_a_finished_run_is_freed_while_its_caller_keeps_the_channel_open() -> None:
+    """The caller keeps the ControlChannel and never closes it (nor the Runner, which would
+    close it): what answers late controls waits in the channel's queue, and the finished run
+    must not wait there with it."""
+    channel = ControlChannel()
+    runner = Runner(agent=_ok, planner=StaticPlanner(_plan()), sinks=[InMemorySink()], control=channel)
+    out = await runner.run([Goal("g1", "freed")])
+    assert out.success, out.reason
+    session, ctx = weakref.ref(out.session), weakref.ref(runner.context)
+    del out, runner
+    gc.collect()
+    assert (session(), ctx()) == (None, None)
+    # The channel still answers a late control (FAILURE: the run is over).
+    ack = await channel.request(ControlMessage(ControlKind.STATUS_QUERY), timeout=5)
+    assert (ack.result, ack.detail) == (AckResult.FAILURE, "run not active")
