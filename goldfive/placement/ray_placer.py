@@ -377,7 +377,11 @@ class RayPlacer:
         the run's state; its new actor reads the history back and continues it. The gone
         hub's actor (detached, dialing the gone hub) is ended first if it still holds the run:
         one copy of each run. Ray's listing of the actors (up to CONNECT_TIMEOUT) and the kill
-        block, so they run in a thread: the hub's loop keeps serving meanwhile."""
+        block, so they run in a thread: the hub's loop keeps serving meanwhile. The caller
+        took the run's lock for this hub (the takeover): it is dropped when the run ends, as
+        for a run this hub placed first."""
+        if placed_run_locks(self._host.registry) is not None:
+            self._held.add(run.run_id)
         live = (await asyncio.to_thread(self._live_actors)).get(run.run_id)
         if live is not None:
             await asyncio.to_thread(ray.kill, live[0], no_restart=True)
