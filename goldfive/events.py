@@ -17,7 +17,7 @@ from time import time_ns
 from typing import Any, Iterable
 
 from goldfive import conv
-from goldfive.compat import fill_v1_fields
+from goldfive.compat import fill_v1_approval, fill_v1_fields
 from goldfive.clean import (
     clean_ack,
     clean_control,
@@ -364,7 +364,9 @@ def approval_requested(
     a.timeout_ms = timeout_ms
     if metadata:
         a.metadata.update(clean_map(metadata))
-    return fill_v1_fields(_stamp(session, ev))
+    _stamp(session, ev)
+    fill_v1_approval(a)
+    return ev
 
 
 def approval_granted(
