@@ -118,7 +118,10 @@ class FifoLock:
     """``asyncio.Lock``'s guarantee (one holder, waiters served first come first served) with
     an uncontended take that needs no await (``try_acquire``): ``RunContext.emit`` takes it for
     every event. A release hands the lock straight to the first waiter, so nobody barges in
-    between."""
+    between.
+
+    ``RunContext.emit`` writes ``try_acquire`` and ``release`` out on these two slots (its
+    uncontended path, with no call): a change to what they mean changes it too."""
 
     __slots__ = ("_locked", "_waiters")
 

@@ -28,13 +28,14 @@ from typing import Any, Callable
 from google.protobuf.message import DecodeError
 
 from goldfive.pb.goldfive.v1 import types_pb2
-from goldfive.pb.goldfive.v1.events_pb2 import Event
+from goldfive.pb.goldfive.v1.events_pb2 import ApprovalRequested, Event
 
 __all__ = [
     "RECORDING_MARK",
     "RECORDING_SCHEMA",
     "decode_recorded",
     "decode_recorded_dict",
+    "fill_v1_approval",
     "fill_v1_fields",
     "recorded_bytes",
     "recorded_dict",
@@ -261,9 +262,14 @@ def fill_v1_fields(ev: Event) -> Event:
         if not cs.HasField("started_at") and ev.HasField("emitted_at"):
             cs.started_at.CopyFrom(ev.emitted_at)
     elif kind == "approval_requested":
-        ar = ev.approval_requested
-        if ar.kind == "tool":
-            for key, value in (("tool_name", ar.tool_name), ("args_json", ar.args_json)):
-                if value and key not in ar.metadata:
-                    ar.metadata[key] = value
+        fill_v1_approval(ev.approval_requested)
     return ev
+
+
+def fill_v1_approval(ar: ApprovalRequested) -> None:
+    """``fill_v1_fields`` of an ApprovalRequested event, for its factory, which knows its kind
+    (one of every approved tool call's events: no lookup of the kind, no chain of tests)."""
+    if ar.kind == "tool":
+        for key, value in (("tool_name", ar.tool_name), ("args_json", ar.args_json)):
+            if value and key not in ar.metadata:
+                ar.metadata[key] = value

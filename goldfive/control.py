@@ -200,7 +200,7 @@ class ControlChannel:
                 f"cannot send {kind_name(msg.kind)} (id {msg.id}): the control channel is closed"
             )
         if not msg.issued_at_ms:
-            msg.issued_at_ms = _now_ms()
+            msg.issued_at_ms = time.time_ns() // 1_000_000  # _now_ms, written out: every control is timed here
         wake = self._wake
         if self._direct is not None and wake is not None and not wake.done() and self._inbox.empty():
             # The reader waits parked on its future, with nothing queued before this message:
@@ -353,7 +353,8 @@ class ControlChannel:
                 del waiters[ack.control_id]
                 if not waiter.done():
                     waiter.set_result(ack)
-        self._maybe_end_acks()
+        if self._closed:  # the acks can end only once the channel is closed
+            self._maybe_end_acks()
 
     async def refuse_pending(self, detail: str) -> int:
         """Ack every message still queued FAILURE with ``detail``; for the owner of a run that

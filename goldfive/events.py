@@ -17,7 +17,7 @@ from time import time_ns
 from typing import Any, Iterable
 
 from goldfive import conv
-from goldfive.compat import fill_v1_fields
+from goldfive.compat import fill_v1_approval, fill_v1_fields
 from goldfive.clean import (
     clean_ack,
     clean_control,
@@ -258,14 +258,21 @@ def task_transitioned(
 # of clean_text, anything else goes through it (and a value that is not text still fails there).
 
 
+#: conv's maps of a DriftKind and a DriftSeverity to their protobuf values.
+_DRIFT_KINDS = conv._DRIFT_TO_PB
+_SEVERITIES = conv._SEV_TO_PB
+
+
 def drift_detected(session: Session, drift: DriftEvent) -> pb.Event:
     ev = pb.Event()
     d = ev.drift_detected
     # Every STATUS_QUERY makes one: ASCII text (nearly all) is set without a call of clean_text.
     value = drift.id
     d.id = value if value.__class__ is str and value.isascii() else clean_text(value)
-    d.kind = conv.drift_kind_to_pb(drift.kind)
-    d.severity = conv.drift_severity_to_pb(drift.severity)
+    # A known kind and severity (nearly all) looked up here, the rest through conv's check.
+    kind, severity = drift.kind, drift.severity
+    d.kind = _DRIFT_KINDS[kind] if kind in _DRIFT_KINDS else conv.drift_kind_to_pb(kind)
+    d.severity = _SEVERITIES[severity] if severity in _SEVERITIES else conv.drift_severity_to_pb(severity)
     value = drift.detail
     d.detail = value if value.__class__ is str and value.isascii() else clean_text(value)
     value = drift.task_id or session.current_task_id
@@ -357,7 +364,9 @@ def approval_requested(
     a.timeout_ms = timeout_ms
     if metadata:
         a.metadata.update(clean_map(metadata))
-    return fill_v1_fields(_stamp(session, ev))
+    _stamp(session, ev)
+    fill_v1_approval(a)
+    return ev
 
 
 def approval_granted(

@@ -61,6 +61,8 @@ _NOT_LADDERED = _USER_KINDS | {
     DriftKind.HUMAN_INTERVENTION_REQUIRED,
     DriftKind.REPEATED_FAILURE,
 }
+#: Read once (an enum member read is slow on Python 3.11: see goldfive.run.handlers._STATUS).
+_INFO = DriftSeverity.INFO
 
 
 #: session.state key: task id -> the reason it FAILED (the run's abort reason quotes it).
@@ -200,7 +202,9 @@ class DefaultSteerer:
         task boundary so a plan is never swapped under a running invocation."""
         ctx = current()
         await ctx.emit(events.drift_detected, drift)
-        if drift.severity >= DriftSeverity.WARNING and drift.kind not in _NOT_LADDERED:
+        severity = drift.severity
+        # INFO (every STATUS_QUERY's snapshot) is below WARNING: no comparison, no enum read.
+        if severity is not _INFO and severity >= DriftSeverity.WARNING and drift.kind not in _NOT_LADDERED:
             ctx.deferred_drifts.append(drift)
 
     async def handle_drift(self, session: Session, drift: DriftEvent, *, emit: bool = True, live: bool = False) -> DriftOutcome:

@@ -345,20 +345,21 @@ async def resolve_approval(
     edited = approve and arguments is not None and arguments != asked
     if edited:
         meta["arguments"] = arguments
-    if meta.get("kind") == "question":  # from a client that knows no questions: yes / no
+    kind = meta.get("kind", "")
+    if kind == "question":  # from a client that knows no questions: yes / no
         outcome_word = "yes" if approve else "no"
         await ctx.emit(events.question_answered, target_id, outcome=outcome_word, text=detail, author=author, client=client)
     if approve:
         await ctx.emit(events.approval_granted, target_id, detail, arguments=arguments if edited else None)
     else:
         await ctx.emit(events.approval_rejected, target_id, detail)
-    is_tool = meta.get("kind") == "tool"
+    is_tool = kind == "tool"
     outcome = Outcome.EDITED_APPROVED if edited else Outcome.APPROVED if approve else Outcome.REJECTED
     if by_reviewer:
         outcome = Outcome.APPROVED_BY_REVIEWER if approve else Outcome.REJECTED_BY_REVIEWER
     await ctx.emit(
         events.approval_decided, target_id=target_id, outcome=outcome, author=author, client=client,
-        kind=str(meta.get("kind", "")), task_id=str(meta.get("task_id", "")), tool_name=str(meta.get("tool_name", "")),
+        kind=str(kind), task_id=str(meta.get("task_id", "")), tool_name=str(meta.get("tool_name", "")),
         requested_args=asked if is_tool else None,
         ran_args=(arguments if edited else asked) if approve and is_tool else None,
         reason=detail, control_id=control_id, requested_args_json=meta.get("args_json") if is_tool else None,
