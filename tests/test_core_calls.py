@@ -159,12 +159,12 @@ async def test_a_task_of_a_linear_plan_with_an_in_memory_sink_costs_at_most_its_
 
 async def test_an_approve_round_trip_costs_at_most_its_budget_of_calls() -> None:
     per_trip = await _per_unit(_approve_trips, 50, 150)
-    assert per_trip <= 361, per_trip  # 375 before a control's events cost fewer calls (358)
+    assert per_trip <= 364, per_trip  # 375 before a control's events cost fewer calls (358; 361 with the watchdog's bounded call memory)
 
 
 async def test_a_tool_call_costs_at_most_its_budget_of_calls() -> None:
     per_call = await _per_unit(_tool_calls, 200, 600)
-    assert per_call <= 56, per_call  # 57 before emit's lock and lookups were written out (55)
+    assert per_call <= 58, per_call  # 57 before emit's lock and lookups were written out (55), which the watchdog's bounded call memory (+2) took back
 
 
 async def test_a_status_query_round_trip_costs_at_most_its_budget_of_calls() -> None:
