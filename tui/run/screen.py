@@ -269,11 +269,11 @@ class RunScreen(Screen[None]):
         try:
             self._header.show(state, now, note, rate=live, rejected=rejected)
             self._plan.update_plan(state, now, feed.rejected)
-        except KeyError:  # pushed this instant: the header's and plan's component styles are not applied yet
+            self._approvals.update_approvals(state, now, self.read_approvals)
+        except KeyError:  # pushed this instant: a pane's component styles are not applied yet
             self._dirty = True  # the next tick paints it
             return
         self._show_detail()
-        self._approvals.update_approvals(state, now, self.read_approvals)
         self._approvals.border_subtitle = self._approvals_hint()
         # Zoomed (z), the pane fills the screen: its usual height (a row per approval, up to 5)
         # would leave it 3 rows tall over a hatched screen.
