@@ -19,7 +19,7 @@ DOCS = ROOT / "docs"
 #: The commands for a fresh machine, exactly as CI and people copy them.
 MAIN_JOB = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && goldfive demo"
 TESTS = (
-    "python3 -m venv .venv && . .venv/bin/activate && pip install uv==0.13.9 && uv pip install -e '.[test]'"
+    "python3 -m venv .venv && . .venv/bin/activate && pip install uv==0.13.9 && uv pip install --compile-bytecode -e '.[test]'"
     " && bash scripts/system-deps.sh && python -m pytest"
 )
 
