@@ -35,7 +35,7 @@ def test_no_test_of_a_package_sits_at_the_top_of_tests() -> None:
 
 
 def test_a_test_named_after_a_package_is_named_with_its_folder(tmp_path: Path) -> None:
-    for name in ("test_remote_new.py", "test_serve_new.py", "test_events_new.py"):
+    for name in ("test_remote_new.py", "test_serve_new.py", "test_notify_new.py"):
         (tmp_path / name).write_text("")
     assert _misplaced(tmp_path, _packages()) == ["test_remote_new.py belongs in tests/remote/", "test_serve_new.py belongs in tests/remote/"]
 
@@ -44,3 +44,21 @@ def test_each_package_folder_of_tests_names_a_package() -> None:
     helpers = {"fixtures", "chaos", "tui", "fleet", "__pycache__"}  # not packages of goldfive: fixtures, the adversarial pass, the UI, PostgreSQL fleets
     folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir()} - helpers
     assert folders <= _packages() | {"ray"}, sorted(folders - _packages())
+
+
+def _lines_over(limit: int) -> list[str]:
+    """Modules of goldfive/ and tui/ (generated protobuf code aside) longer than ``limit`` lines."""
+    over = []
+    for folder in ("goldfive", "tui"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if (ROOT / "goldfive" / "pb") in path.parents:
+                continue
+            n = len(path.read_text(encoding="utf-8").splitlines())
+            if n > limit:
+                over.append(f"{path.relative_to(ROOT)}: {n}")
+    return over
+
+
+def test_no_module_is_800_lines_or_more() -> None:
+    # CONVENTIONS rule 1: one concept per module, split a module before 800 lines.
+    assert _lines_over(799) == []

@@ -65,3 +65,23 @@ def test_spec_planner_path_reexports_the_same_classes_as_the_root():
     assert goldfive.planner.StaticPlanner is goldfive.planners.static.StaticPlanner is goldfive.StaticPlanner
     assert goldfive.planner.PassthroughPlanner is goldfive.planners.static.PassthroughPlanner
     assert goldfive.planner.LLMPlanner is goldfive.LLMPlanner
+
+
+#: What ``goldfive.events`` offered as one module (before it became a package): every factory and
+#: value a user reaches as ``events.X`` or ``from goldfive.events import X``.
+EVENTS_NAMES = """AGENT_STEPS Event agent_step approval_decided approval_escalated approval_expiring approval_granted
+approval_rejected approval_reminded approval_requested approval_reviewed budget_changed budget_from_pb budget_limits
+budget_reached budget_warning clean_text control_acked control_received conversation_ended conversation_started
+drift_detected goal_derived guidance_added guidance_removed invocation_abandoned kind_of message_delivered
+message_parked message_returned plan_diff plan_revised plan_submitted question_answered question_asked recording_failed
+run_aborted run_completed run_resumed run_started steer_queue_changed steer_queued task_blocked task_cancelled
+task_completed task_event task_failed task_progress task_started task_transitioned text_replacements
+usage_recorded""".split()
+
+
+def test_goldfive_events_exports_every_factory_in_a_sorted_all() -> None:
+    import goldfive.events
+
+    assert goldfive.events.__all__ == sorted(goldfive.events.__all__) == EVENTS_NAMES
+    for name in EVENTS_NAMES:
+        assert getattr(goldfive.events, name) is not None, name

@@ -31,7 +31,7 @@ from goldfive.link.wire import LARGEST_EVENT_BYTES, MAX_FRAME_BYTES
 from goldfive.pb.goldfive.v1 import service_pb2
 
 if TYPE_CHECKING:
-    from goldfive.link.mux import _Lane
+    from goldfive.link.lane import _Lane
 
 __all__ = ["Outgoing"]
 

@@ -33,7 +33,8 @@ from goldfive.control import ControlChannel
 from goldfive.errors import SinkError
 from goldfive.link.buffer import DEFAULT_MAX_MEMORY, EventBuffer
 from goldfive.link.controls import ControlFeed
-from goldfive.link.mux import HubMux, _Lane
+from goldfive.link.lane import _Lane
+from goldfive.link.mux import HubMux
 from goldfive.link.raw import hub_stub
 from goldfive.link.outgoing import Outgoing, _Ended, _Stopped, send as _send
 from goldfive.pb.goldfive.v1 import service_pb2

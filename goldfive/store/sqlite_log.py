@@ -19,49 +19,29 @@ one writer continues a run at a time), ``unlock`` drops it; ``close`` drops ever
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sqlite3
-import threading
-import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from itertools import chain
-from operator import itemgetter
 
-from google.protobuf.message import DecodeError
-
-from goldfive.compat import RECORDING_MARK, decode_recorded
-from goldfive.store import locks
 from goldfive.errors import ReplayError, ResumeRefused, SinkError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
-from goldfive.store.history import (
-    CHUNK,
-    RunHistory,
-    RunRecord,
-    check_database,
-    connect_read_only,
-    oldest_first,
-    read_record,
-    recorded_run_ids,
-)
-from goldfive.store.naming import match_run
+from goldfive.store import locks
+from goldfive.store.history import connect_read_only
 from goldfive.store.provenance import Writers
 from goldfive.store.sqlite import (
     RunInfo,
     Statements,
     add_writer,
-    check_table,
     create_table,
     forget_writers,
     has_events_before,
     last_writer,
     list_runs_in,
-    next_run_id,
-    run_last_sequence,
-    run_rows,
-    unfinished_runs,
     writers_of,
 )
+from goldfive.store.sqlite_read import SqliteReader, list_runs, one_line, replay_from_sqlite, replay_in
+from goldfive.store.sqlite_rows import Row, free_in_slices, row_of, sorted_in_slices
 
 __all__ = ["SYNCHRONOUS", "Row", "SqliteLog", "list_runs", "replay_from_sqlite", "row_of"]
 
@@ -69,66 +49,12 @@ __all__ = ["SYNCHRONOUS", "Row", "SqliteLog", "list_runs", "replay_from_sqlite",
 #: process) or FULL (an fsync per commit: survives a power cut too).
 SYNCHRONOUS = ("NORMAL", "FULL")
 _WRITER_CACHE_KB = 32 * 1024
-#: One event as the ``events`` table stores it: (run_id, sequence, event_id, kind,
-#: emitted_at_ms, payload), the payload the event's recorded bytes (``recorded_bytes``), held
-#: as a bytearray (stored as the same BLOB; see ``row_of``).
-Row = tuple[str, int, str, str, int, bytes | bytearray]
-_row_key = itemgetter(0, 1)  # (run_id, sequence)
-#: Rows sorted by one call in the worker thread. A sort is one C call that holds the GIL from
-#: start to end: a hub's group commit of 20,000 rows held it ~12 ms, the hub's event loop (and
-#: a control waiting in it) with it; 4,000 rows take ~0.6 ms, and the loop's thread can take
-#: the GIL between two slices.
-_SORT_SLICE = 4000
 
 
-def _sorted_in_slices(rows: list[Row]) -> list[Row]:
-    """``rows`` sorted by key slice by slice (each slice in order, the whole nearly so), in a
-    new list (``rows`` is the caller's, kept as it is to retry)."""
-    if len(rows) <= _SORT_SLICE:
-        return sorted(rows, key=_row_key)
-    out: list[Row] = []
-    for i in range(0, len(rows), _SORT_SLICE):
-        out.extend(sorted(rows[i : i + _SORT_SLICE], key=_row_key))
-    return out
-
-
-#: Rows freed at a time by ``_free`` (about 0.1 ms), the GIL let go between two slices.
-_FREE_SLICE = 1000
-
-
-def _free(rows: list[Row]) -> None:
-    """Empty ``rows`` (the last references to them) from the end, a slice at a time, letting
-    the GIL go between two: freeing a group commit's 60,000 rows is ~6 ms of one thread, which
-    the event loop's thread would otherwise wait for up to the switch interval (5 ms)."""
-    while rows:
-        del rows[-_FREE_SLICE:]
-        time.sleep(0)  # (releases the GIL: a thread waiting for it takes it now)
-
-
-# The payload is built as a bytearray because Python's sqlite3 (3.11 at least) binds exact
-# int, float, str and bytearray parameters directly, but sends ``bytes`` through its adapter
-# lookup first (a tuple built and hashed, two attribute lookups): about 2,000 instructions per
-# row more than the bytearray costs to build (callgrind, bench/bench_core_floor.py's SQLite row).
-_joined = bytearray().join
-
-
-def row_of(event: Event) -> Row:
-    """``event``'s row, encoded now (the SQLite and PostgreSQL sinks queue it at emit: the
-    record is fixed then)."""
-    ts = event.emitted_at
-    return (
-        event.run_id,
-        event.sequence,
-        event.event_id,
-        event.WhichOneof("payload") or "",
-        ts.seconds * 1000 + ts.nanos // 1_000_000,
-        _joined((event.SerializeToString(), RECORDING_MARK)),  # recorded_bytes(event), without the call
-    )
-
-
-class SqliteLog:
+class SqliteLog(SqliteReader):
     """The EventLog of ``path`` (a file, WAL mode, or ``":memory:"``), table ``table``. The
-    file is opened for writing on the first append or lock (``open`` opens it now)."""
+    file is opened for writing on the first append or lock (``open`` opens it now); its reads
+    are SqliteReader's (goldfive.store.sqlite_read)."""
 
     def __init__(
         self,
@@ -141,8 +67,7 @@ class SqliteLog:
     ) -> None:
         if synchronous not in SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {', '.join(SYNCHRONOUS)}, got {synchronous!r}")
-        self.path = os.fspath(path)
-        self.table = check_table(table)
+        super().__init__(path, table)
         self.synchronous = synchronous
         self.writer_thread = writer_thread
         #: Who this log's appends are recorded as written by (``write_as`` names another for a run).
@@ -157,9 +82,6 @@ class SqliteLog:
         self._conn: sqlite3.Connection | None = None
         self._inflight: asyncio.Future[int] | None = None
         self._statements: Statements | None = None
-        #: Inside ``reading()``: the one read-only connection the reads of that thread share
-        #: (a hub reads from its loop and from worker threads at once).
-        self._local = threading.local()
 
     def __str__(self) -> str:
         return f"SqliteLog({self.path})"
@@ -218,7 +140,7 @@ class SqliteLog:
         if self._inflight is fut:
             self._inflight = None
         if release:  # (a job of its own: the caller goes on now, its confirmations wait for no freeing)
-            loop.run_in_executor(None, _free, batch)
+            loop.run_in_executor(None, free_in_slices, batch)
         return stored
 
     async def _settle(self) -> None:
@@ -239,7 +161,7 @@ class SqliteLog:
             self.fenced += len(rows) - len(kept)
             rows = kept
         if sort:  # neighbouring keys together: fewer B-tree pages touched
-            rows = _sorted_in_slices(rows)
+            rows = sorted_in_slices(rows)
         try:
             return self._write(rows)
         except sqlite3.Error as exc:
@@ -399,147 +321,14 @@ class SqliteLog:
     def holds(self, run_id: str) -> bool:
         return run_id in self._locked
 
-    @property
-    def _reader(self) -> sqlite3.Connection | None:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        return conn
-
-    @_reader.setter
-    def _reader(self, conn: sqlite3.Connection | None) -> None:
-        self._local.conn = conn
-
-    # -- reading ------------------------------------------------------------------------
-    # The EventLog's reads (async), each over the synchronous read below it: the replay picker
-    # and ``resume`` read a file before any event loop runs, through the same code.
-    async def events(self, run_id: str, after: int = -1, *, chunk: int = CHUNK) -> AsyncIterator[Event]:
-        for ev in self.history(run_id).events(after, chunk=chunk):
-            yield ev
-
-    async def runs(self) -> list[RunInfo]:
-        return self.list_runs()
-
-    async def resolve(self, ref: str) -> str:
-        return self.resolve_now(ref)
-
-    def history(self, run_id: str, *, kept: bool = False) -> RunHistory:
-        """One run's reader: its events from a sequence on, read a chunk at a time from the
-        file (nothing held between reads), undecodable rows skipped and counted on its
-        ``damaged``, a read the file refuses ending it there (``history_error``). Inside
-        ``reading()`` it reads through that connection, unless ``kept`` (a reader kept after
-        it, as a hub keeps each recorded run's: a connection per read)."""
-        return RunHistory(self.path, run_id, self.table, conn=None if kept else self._reader)
-
-    # The hub's reads of its file (goldfive.remote.host): each a seek or a few, through the
-    # connection of ``reading()``; sqlite3.OperationalError (no table yet) as SQLite raises it.
-    def run_ids(self, prefix: str = "", *, ordered: bool = True) -> list[str]:
-        """The ids of the stored runs starting with ``prefix``, oldest first (with ``ordered``,
-        else in id order): a seek per run (goldfive.store.history.recorded_run_ids)."""
-        with self.reading():
-            assert self._reader is not None
-            return recorded_run_ids(self._reader, self.table, prefix=prefix, ordered=ordered)
-
-    def oldest_first(self, run_ids: list[str]) -> list[str]:
-        """``run_ids`` ordered by their first stored event (a seek each), then by id."""
-        with self.reading():
-            assert self._reader is not None
-            return oldest_first(self._reader, run_ids, self.table)
-
-    def has_run(self, run_id: str) -> bool:
-        """Whether the file holds events of ``run_id`` (one seek)."""
-        with self.reading():
-            assert self._reader is not None
-            return next_run_id(self._reader, run_id, table=self.table, inclusive=True) == run_id
-
-    def last_sequence(self, run_id: str) -> int:
-        """The run's last stored sequence (one seek), -1 when it has none."""
-        with self.reading():
-            assert self._reader is not None
-            return run_last_sequence(self._reader, run_id, self.table)
-
-    def record(self, run_id: str) -> RunRecord:
-        """What the file says of one run without decoding it: its events counted, its last
-        sequence (a damaged run's ``error`` says why not)."""
-        with self.reading():
-            assert self._reader is not None
-            return read_record(self._reader, run_id, self.table)
-
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[SqliteLog]:
-        """The synchronous reads inside share one read-only connection (the replay picker reads
-        two events of each of many runs: a connection each made it about 8 times slower).
-        ReplayError when the file cannot be opened."""
-        if self._reader is not None:
-            yield self
-            return
-        self._reader = connect_read_only(self.path)
-        try:
-            yield self
-        finally:
-            conn, self._reader = self._reader, None
-            conn.close()
-
-    def list_runs(self) -> list[RunInfo]:
-        """``runs`` for synchronous callers: every run, oldest first. ReplayError when the file
-        or its table cannot be read."""
-        with self.reading():
-            assert self._reader is not None
-            try:
-                return list_runs_in(self._reader, self.table)
-            except (sqlite3.Error, ValueError) as exc:  # ValueError: bytes of a damaged page that are not text
-                raise ReplayError(f"cannot read table {self.table!r} of {self.path!r}: {one_line(exc)}") from exc
-
-    def resolve_now(self, ref: str) -> str:
-        """``resolve`` for synchronous callers: the run ``ref`` names, its full id or a unique
-        prefix of 4+ characters (goldfive.store.naming.match_run), found with a seek per run
-        starting with ``ref``; every run is listed only to say what the file holds when none
-        does. ReplayError names the problem."""
-        with self.reading():
-            return self._resolve(ref)
-
-    def _resolve(self, ref: str) -> str:
-        conn = self._reader
-        assert conn is not None
-        try:
-            hits = recorded_run_ids(conn, self.table, prefix=ref, ordered=False) if ref else []
-            if ref in hits or (len(ref) >= 4 and hits):
-                return match_run(hits, ref, self.path)  # the run, or "names more than one run"
-            ids = recorded_run_ids(conn, self.table)
-        except (sqlite3.Error, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
-            raise ReplayError(f"cannot read table {self.table!r} of {self.path!r}: {one_line(exc)}") from exc
-        return match_run(ids, ref, self.path)
-
-    def lock_holder(self, run_id: str) -> locks.LockHolder | None:
-        """Who holds ``run_id``'s lock in the file (alive or not: ``LockHolder.alive`` says),
-        read without taking it; None when nobody. ResumeRefused (one line) when the file or
-        its locks cannot be read."""
-        try:
-            with self.reading():
-                assert self._reader is not None
-                return locks.holder(self._reader, run_id)
-        except ReplayError as exc:
-            raise ResumeRefused(str(exc)) from None
-
-    def unfinished_runs(self) -> list[str]:
-        """The runs with no terminal event, oldest last event first, a hub's runs left out
-        (goldfive.store.sqlite.unfinished_runs). ReplayError when the file cannot be read."""
-        with self.reading():
-            assert self._reader is not None
-            try:
-                return unfinished_runs(self._reader, self.table)
-            except (sqlite3.Error, ValueError) as exc:
-                raise ReplayError(f"{self.path} is not a goldfive recording: {one_line(exc)}") from exc
-
-    async def check(self) -> str | None:
-        """SQLite's own ``PRAGMA quick_check`` of the file (goldfive.store.history.check_database)."""
-        return await asyncio.to_thread(check_database, self.path)
-
+    # -- the writer's connection: what it committed, closing it ------------------------
     def committed_runs(self) -> list[RunInfo]:
         """The runs committed through this log's own connection (works for ``:memory:``)."""
         return list_runs_in(self.open(), self.table)
 
     def committed_run(self, run_id: str) -> list[Event]:
         """One run committed through this log's own connection, in sequence order."""
-        return _replay(self.open(), self.table, run_id)
+        return replay_in(self.open(), self.table, run_id)
 
     async def close(self) -> None:
         await self._settle()  # never close the connection under a running write
@@ -555,46 +344,6 @@ class SqliteLog:
         self._locked.clear()
         conn.close()
 
-
-def _replay(conn: sqlite3.Connection, table: str, run_id: str) -> list[Event]:
-    events: list[Event] = []
-    for sequence, payload in run_rows(conn, run_id, table):
-        try:
-            events.append(decode_recorded(payload))
-        except DecodeError as exc:
-            raise ReplayError(f"run {run_id!r} sequence {sequence}: payload is not an Event: {exc}") from exc
-    return events
-
-
-def list_runs(path: str | os.PathLike[str], table: str = "events") -> list[RunInfo]:
-    """Every run recorded in ``path``, oldest first. Missing file or table -> ReplayError."""
-    check_table(table)
-    conn = connect_read_only(path)
-    try:
-        return list_runs_in(conn, table)
-    except (sqlite3.Error, ValueError) as exc:  # ValueError: bytes of a damaged page that are not text
-        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {one_line(exc)}") from exc
-    finally:
-        conn.close()
-
-
-def replay_from_sqlite(path: str | os.PathLike[str], run_id: str, table: str = "events") -> list[Event]:
-    """The events of ``run_id`` in sequence order ([] for an unknown run)."""
-    check_table(table)
-    conn = connect_read_only(path)
-    try:
-        return _replay(conn, table, run_id)
-    except (sqlite3.Error, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
-        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {one_line(exc)}") from exc
-    finally:
-        conn.close()
-
-
-def one_line(exc: BaseException) -> str:
-    """SQLite's message, made one printable line (a damaged page can put any bytes in it)."""
-    text = " ".join(str(exc).split())
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def lock_refused(run_id: str, path: str, exc: sqlite3.Error) -> ResumeRefused:
