@@ -3,6 +3,20 @@
 from __future__ import annotations
 
 
+def one_line(exc: BaseException) -> str:
+    """An error's message as one line (each run of whitespace one space), or its type's name
+    when it has no message: how goldfive quotes an exception in a log line or an event."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def printable_line(exc: BaseException, limit: int = 200) -> str:
+    """An error's message as one printable line of at most ``limit`` characters (then "..."):
+    for messages that may carry any bytes, such as SQLite's about a damaged page."""
+    text = " ".join(str(exc).split())
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class GoldfiveError(Exception):
     """Base of every error goldfive raises."""
 

@@ -42,6 +42,7 @@ from goldfive.remote.host import Origin, RunHost
 from goldfive.store.locks import RunLocked
 from goldfive.store.recorder import HubRecorder, RunRecorder
 from goldfive.store.registry import CONNECTED, HOOKED, PLACED, PLACED_LOCK_HOLDER, placed_run_locks
+from goldfive.errors import one_line
 
 __all__ = ["COMMIT_ROWS", "DEFAULT_INTERRUPT_AFTER", "FleetPart", "HubService", "MAX_RUN_ID"]
 
@@ -59,9 +60,6 @@ KEEP_IN_MEMORY = 8
 
 log = logging.getLogger("goldfive.hub")
 
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 class FleetPart(Protocol):
     """What HubService asks of this hub's part in a fleet of hubs on one database
@@ -274,7 +272,7 @@ class HubService(service_pb2_grpc.HubServicer):
             if self.fleet is not None:
                 await self.fleet.release(run.run_id)
         except Exception as exc:  # the registry's row stays; it holds no event, so nothing is lost
-            log.warning("hub: could not forget empty run %s: %s", run.run_id, _one_line(exc))
+            log.warning("hub: could not forget empty run %s: %s", run.run_id, one_line(exc))
 
     def _background(self, work: Any) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -357,7 +355,7 @@ class HubService(service_pb2_grpc.HubServicer):
                 reg = await registry.get(run_id) or await registry.register(run_id, HOOKED, who)
             except Exception as exc:  # the registry cannot be read: nobody's ownership can be checked
                 await context.abort(
-                    grpc.StatusCode.UNAVAILABLE, f"this hub cannot check who run {run_id} belongs to now ({_one_line(exc)[:200]}); try again"
+                    grpc.StatusCode.UNAVAILABLE, f"this hub cannot check who run {run_id} belongs to now ({one_line(exc)[:200]}); try again"
                 )
                 raise AssertionError("unreachable: abort raises") from None
             refusal = hook_refusal(reg, who, role)
@@ -399,7 +397,7 @@ class HubService(service_pb2_grpc.HubServicer):
             raise
         except Exception as exc:  # the registry cannot be read: nobody's ownership can be checked
             await context.abort(
-                grpc.StatusCode.UNAVAILABLE, f"this hub cannot check who run {run_id} belongs to now ({_one_line(exc)[:200]}); try again"
+                grpc.StatusCode.UNAVAILABLE, f"this hub cannot check who run {run_id} belongs to now ({one_line(exc)[:200]}); try again"
             )
             raise AssertionError("unreachable: abort raises") from None
         refusal = connect_refusal(reg, who, role, hello.take_over)
@@ -450,7 +448,7 @@ class HubService(service_pb2_grpc.HubServicer):
         try:
             held = await locking.hold_runs([run_id], PLACED_LOCK_HOLDER)
         except Exception as exc:  # the file cannot be locked now: the actor tries again
-            await context.abort(grpc.StatusCode.UNAVAILABLE, f"this hub cannot take run {run_id}'s lock now ({_one_line(exc)[:200]}); try again")
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"this hub cannot take run {run_id}'s lock now ({one_line(exc)[:200]}); try again")
             raise AssertionError("unreachable: abort raises") from None
         holder = held.get(run_id)
         if holder is not None:

@@ -35,7 +35,7 @@ from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.recording_sink import MAX_PENDING, RecordingSink
 from goldfive.store.sqlite import RunInfo
 from goldfive.store.sqlite_log import Row, SqliteLog, list_runs, replay_from_sqlite, row_of
-from goldfive.store.sqlite_read import one_line as _one_line
+from goldfive.errors import printable_line as _one_line
 
 __all__ = ["DURABILITY", "RunInfo", "SQLitePersistenceSink", "list_runs", "replay_from_sqlite"]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from goldfive.errors import ResumeRefused
+from goldfive.errors import ResumeRefused, printable_line
 
 try:  # the lock files' guard is an advisory lock (POSIX)
     import fcntl
@@ -202,9 +202,9 @@ def holder(conn: sqlite3.Connection, run_id: str) -> LockHolder | None:
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):  # nobody ever locked a run here
             return None
-        raise ResumeRefused(f"the recording's locks cannot be read: {_one_line(exc)}") from None
+        raise ResumeRefused(f"the recording's locks cannot be read: {printable_line(exc)}") from None
     except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
-        raise ResumeRefused(f"the recording's locks cannot be read: {_one_line(exc)}") from None
+        raise ResumeRefused(f"the recording's locks cannot be read: {printable_line(exc)}") from None
 
 
 def take(conn: sqlite3.Connection, run_id: str, path: str, owner: str = "") -> LockHolder | None:
@@ -335,13 +335,6 @@ def drop(conn: sqlite3.Connection, run_id: str, path: str, owner: str = "") -> N
         )
     except sqlite3.Error:
         pass  # no table (nothing was held), or a database that fails: the row is stale once we exit
-
-
-def _one_line(exc: BaseException) -> str:
-    """SQLite's message as one printable line (a damaged page can put any bytes in it)."""
-    text = " ".join(str(exc).split())
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= 200 else text[:200] + "..."
 
 
 # -- a lock file per run, for a log that is a plain file (JsonlLog) -------------------------

@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Sequence
 from itertools import chain
 
-from goldfive.errors import ReplayError, ResumeRefused, SinkError
+from goldfive.errors import ReplayError, ResumeRefused, SinkError, printable_line
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store import locks
 from goldfive.store.history import connect_read_only
@@ -40,7 +40,7 @@ from goldfive.store.sqlite import (
     list_runs_in,
     writers_of,
 )
-from goldfive.store.sqlite_read import SqliteReader, list_runs, one_line, replay_from_sqlite, replay_in
+from goldfive.store.sqlite_read import SqliteReader, list_runs, replay_from_sqlite, replay_in
 from goldfive.store.sqlite_rows import Row, free_in_slices, row_of, sorted_in_slices
 
 __all__ = ["SYNCHRONOUS", "Row", "SqliteLog", "list_runs", "replay_from_sqlite", "row_of"]
@@ -273,7 +273,7 @@ class SqliteLog(SqliteReader):
         try:
             forgotten = forget_writers(self.open(), run_id, self.table)
         except sqlite3.Error as exc:
-            raise SinkError(f"cannot forget run {run_id} in {self.path}: {one_line(exc)}") from exc
+            raise SinkError(f"cannot forget run {run_id} in {self.path}: {printable_line(exc)}") from exc
         if forgotten:
             self._writers.forget(run_id)
         return forgotten
@@ -284,7 +284,7 @@ class SqliteLog(SqliteReader):
         try:
             return writers_of(conn, run_id, self.table)
         except (sqlite3.Error, ValueError) as exc:
-            raise ReplayError(f"cannot read the writers of run {run_id!r} in {self.path!r}: {one_line(exc)}") from exc
+            raise ReplayError(f"cannot read the writers of run {run_id!r} in {self.path!r}: {printable_line(exc)}") from exc
         finally:
             conn.close()
 
@@ -347,4 +347,4 @@ class SqliteLog(SqliteReader):
 
 
 def lock_refused(run_id: str, path: str, exc: sqlite3.Error) -> ResumeRefused:
-    return ResumeRefused(f"cannot lock run {run_id} in {path}: {one_line(exc)}")
+    return ResumeRefused(f"cannot lock run {run_id} in {path}: {printable_line(exc)}")

@@ -18,7 +18,7 @@ from typing import Self
 from google.protobuf.message import DecodeError
 
 from goldfive.compat import decode_recorded
-from goldfive.errors import ReplayError, ResumeRefused
+from goldfive.errors import ReplayError, ResumeRefused, printable_line
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store import locks
 from goldfive.store.history import (
@@ -34,7 +34,7 @@ from goldfive.store.history import (
 from goldfive.store.naming import match_run
 from goldfive.store.sqlite import RunInfo, check_table, list_runs_in, next_run_id, run_last_sequence, run_rows, unfinished_runs
 
-__all__ = ["SqliteReader", "list_runs", "one_line", "replay_from_sqlite", "replay_in"]
+__all__ = ["SqliteReader", "list_runs", "replay_from_sqlite", "replay_in"]
 
 
 class SqliteReader:
@@ -134,7 +134,7 @@ class SqliteReader:
             try:
                 return list_runs_in(self._reader, self.table)
             except (sqlite3.Error, ValueError) as exc:  # ValueError: bytes of a damaged page that are not text
-                raise ReplayError(f"cannot read table {self.table!r} of {self.path!r}: {one_line(exc)}") from exc
+                raise ReplayError(f"cannot read table {self.table!r} of {self.path!r}: {printable_line(exc)}") from exc
 
     def resolve_now(self, ref: str) -> str:
         """``resolve`` for synchronous callers: the run ``ref`` names, its full id or a unique
@@ -153,7 +153,7 @@ class SqliteReader:
                 return match_run(hits, ref, self.path)  # the run, or "names more than one run"
             ids = recorded_run_ids(conn, self.table)
         except (sqlite3.Error, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
-            raise ReplayError(f"cannot read table {self.table!r} of {self.path!r}: {one_line(exc)}") from exc
+            raise ReplayError(f"cannot read table {self.table!r} of {self.path!r}: {printable_line(exc)}") from exc
         return match_run(ids, ref, self.path)
 
     def lock_holder(self, run_id: str) -> locks.LockHolder | None:
@@ -175,7 +175,7 @@ class SqliteReader:
             try:
                 return unfinished_runs(self._reader, self.table)
             except (sqlite3.Error, ValueError) as exc:
-                raise ReplayError(f"{self.path} is not a goldfive recording: {one_line(exc)}") from exc
+                raise ReplayError(f"{self.path} is not a goldfive recording: {printable_line(exc)}") from exc
 
     async def check(self) -> str | None:
         """SQLite's own ``PRAGMA quick_check`` of the file (goldfive.store.history.check_database)."""
@@ -201,7 +201,7 @@ def list_runs(path: str | os.PathLike[str], table: str = "events") -> list[RunIn
     try:
         return list_runs_in(conn, table)
     except (sqlite3.Error, ValueError) as exc:  # ValueError: bytes of a damaged page that are not text
-        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {one_line(exc)}") from exc
+        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {printable_line(exc)}") from exc
     finally:
         conn.close()
 
@@ -213,13 +213,6 @@ def replay_from_sqlite(path: str | os.PathLike[str], run_id: str, table: str = "
     try:
         return replay_in(conn, table, run_id)
     except (sqlite3.Error, ValueError) as exc:  # ValueError: a damaged page's bytes that are not text
-        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {one_line(exc)}") from exc
+        raise ReplayError(f"cannot read table {table!r} of {os.fspath(path)!r}: {printable_line(exc)}") from exc
     finally:
         conn.close()
-
-
-def one_line(exc: BaseException) -> str:
-    """SQLite's message, made one printable line (a damaged page can put any bytes in it)."""
-    text = " ".join(str(exc).split())
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= 200 else text[:200] + "..."

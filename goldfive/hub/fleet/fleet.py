@@ -31,6 +31,7 @@ from goldfive.store.postgres import PostgresStore
 from goldfive.store.postgres_fleet import FleetTables
 from goldfive.store.postgres_registry import PostgresRegistry
 from goldfive.store.registry import LaunchSpec
+from goldfive.errors import one_line
 
 if TYPE_CHECKING:
     from goldfive.hub.service import FleetPart
@@ -39,10 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["Fleet"]
 
 log = logging.getLogger("goldfive.hub")
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class Fleet:
@@ -206,7 +203,7 @@ class Fleet:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.debug("hub heartbeat failed: %s", _one_line(exc))
+                log.debug("hub heartbeat failed: %s", one_line(exc))
 
 
 if TYPE_CHECKING:

@@ -7,14 +7,11 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from goldfive.store.fleet import FleetStore, Notification
+from goldfive.errors import one_line
 
 __all__ = ["Listener"]
 
 log = logging.getLogger("goldfive.hub")
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class Listener:
@@ -55,6 +52,6 @@ class Listener:
 
     def _lost(self, exc: BaseException) -> None:
         if not self.error:
-            log.warning("hub: lost the database at %s: %s; serving live runs from memory", self.tables.where, _one_line(exc))
+            log.warning("hub: lost the database at %s: %s; serving live runs from memory", self.tables.where, one_line(exc))
         self.listening = False
-        self.error = _one_line(exc)[:300]
+        self.error = one_line(exc)[:300]

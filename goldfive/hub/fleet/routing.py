@@ -24,14 +24,11 @@ from goldfive.hub.fleet.ownership import Ownership
 from goldfive.pb.goldfive.v1 import control_pb2
 from goldfive.remote.host import RUN_NOT_ACTIVE, RunHost
 from goldfive.store.fleet import FleetStore
+from goldfive.errors import one_line
 
 __all__ = ["Routing"]
 
 log = logging.getLogger("goldfive.hub")
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class Routing:
@@ -97,7 +94,7 @@ class Routing:
         try:
             msg = conv.from_pb_control_event(pb)
         except Exception as exc:
-            ack = ControlAck(pb.id, AckResult.FAILURE, f"malformed control: {_one_line(exc)}")
+            ack = ControlAck(pb.id, AckResult.FAILURE, f"malformed control: {one_line(exc)}")
         else:
             attached = runner_of(run)
             if attached is not None:

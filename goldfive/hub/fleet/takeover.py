@@ -23,6 +23,7 @@ from goldfive.store.fleet import FleetEvents, FleetStore
 from goldfive.store.postgres_registry import PostgresRegistry
 from goldfive.store.recorder import HubRecorder
 from goldfive.store.registry import PLACED_LOCK_HOLDER, LaunchSpec
+from goldfive.errors import one_line
 
 if TYPE_CHECKING:
     from goldfive.remote.service import Placer
@@ -30,10 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["Takeover"]
 
 log = logging.getLogger("goldfive.hub")
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class Takeover:
@@ -96,11 +93,11 @@ class Takeover:
                 except Exception as exc:  # isolation boundary: one run that cannot go on must not stop the others
                     self._refused.add(run_id)
                     await self.registry.let_go([run_id], PLACED_LOCK_HOLDER)
-                    log.warning("hub: run %s (its hub is gone) stays interrupted: %s", run_id, _one_line(exc))
+                    log.warning("hub: run %s (its hub is gone) stays interrupted: %s", run_id, one_line(exc))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.debug("hub: looking for runs a gone hub hosted failed: %s", _one_line(exc))
+            log.debug("hub: looking for runs a gone hub hosted failed: %s", one_line(exc))
 
     async def _continue_here(self, old: RunnerAttachment) -> None:
         async with self.following.lock(old.run_id):
