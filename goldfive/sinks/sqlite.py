@@ -27,15 +27,13 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Sequence
 
 from goldfive.store import locks as lock
-from goldfive.errors import DuplicateEventError, RecordingConflictError, ResumeRefused
+from goldfive.errors import DuplicateEventError, RecordingConflictError
 from goldfive.pb.goldfive.v1.events_pb2 import Event
 from goldfive.store.recording_sink import MAX_PENDING, RecordingSink
 from goldfive.store.sqlite import RunInfo
-from goldfive.store.sqlite_log import Row, SqliteLog, list_runs, replay_from_sqlite, row_of
-from goldfive.errors import printable_line as _one_line
+from goldfive.store.sqlite_log import Row, SqliteLog, list_runs, lock_refused, replay_from_sqlite, row_of
 
 __all__ = ["DURABILITY", "RunInfo", "SQLitePersistenceSink", "list_runs", "replay_from_sqlite"]
 
@@ -158,7 +156,7 @@ class SQLitePersistenceSink(RecordingSink[Row]):
         try:
             held = self.log.take_lock(run_id)
         except sqlite3.Error as exc:
-            raise ResumeRefused(f"cannot lock run {run_id} in {self.path}: {_one_line(exc)}") from None
+            raise lock_refused(run_id, self.path, exc) from None
         if held is not None:
             raise lock.RunLocked(f"run {run_id} is still running in {held.describe()}")
 
