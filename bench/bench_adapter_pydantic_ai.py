@@ -1,6 +1,6 @@
 """goldfive's overhead per task around a PydanticAI agent, beside the framework alone.
 
-    python bench/bench_adapter_pydantic_ai.py [--tasks N] [--passes N]
+    python bench/bench_adapter_pydantic_ai.py [--tasks N] [--passes N] [--calls] [--one LETTER]
 
 The agent is a plain ``pydantic_ai.Agent`` on PydanticAI's ``TestModel`` (no tool calls, a
 fixed text answer), so what is timed is the framework's run loop and what goldfive adds.
@@ -8,25 +8,28 @@ fixed text answer), so what is timed is the framework's run loop and what goldfi
 (a) baseline: the framework alone, a loop of N ``agent.run`` calls, one per task title, each
     continuing the previous runs' message history (what a person would write by hand);
 (b) goldfive: the same N tasks as a linear plan through ``Runner(agent=agent)`` (no sinks, no
-    control channel): PydanticAIAdapter with goldfive's task input, the reporting tools, the
+    control channel): PydanticAIAdapter with goldfive's task input, its reporting tool, the
     run's output type with ``DeferredToolRequests`` (how approvals are asked), the
     injected-message drain, the visibility events, the task state machine and the executor;
 (c) goldfive with ``memory=False``: each task starts from an empty history.
 Then the framework alone as (a) plus one of the things goldfive hands it, to show where (b)'s
-time goes: (d) the reporting tools (those offered) among the agent's own function tools, one
-toolset (``agent.override(tools=...)``: measured and left out, docs/adapters/pydantic-ai.md);
-(e) the same tools as a second toolset, listed once (how the adapter offers them: PydanticAI
-then runs every step's toolset listing through an anyio task group);
-(f) a per-run capability (PydanticAI's own ``HandleDeferredToolCalls``: how the approvals were
-asked before, still the way for an agent with output validators); (g) goldfive's task inputs as
-the prompts instead of the task titles (the first with the goals, the whole plan and the
-results; each later one what changed since, as the adapter sends them).
+time goes: (d) the reporting tool (``goldfive_report``) among the agent's own function tools
+(``agent.override(tools=...)``: how the adapter offers it); (e) the same tool as a second
+toolset, listed once (how it is offered to an agent it cannot join: PydanticAI then runs every
+step's toolset listing through an anyio task group); (f) a per-run capability (PydanticAI's
+own ``HandleDeferredToolCalls``: how the approvals were asked before, still the way for an
+agent with output validators); (g) goldfive's task inputs as the prompts instead of the task
+titles (the first with the goals, the whole plan and the results; each later one what changed
+since, as the adapter sends them).
 
 Every variant is warmed up, then they are timed in alternating passes; figures are medians of
 CPU time (``process_time``: this process's own work, steadier on a shared machine) and wall time.
 ``--calls`` adds one more pass per variant under cProfile and prints the Python function calls
 per task: a count, not a time, so it is the same on a loaded machine (it weighs every call
 alike, so it is a guide to where the work is, not a substitute for the times).
+``--one LETTER`` runs that variant once, untimed, for an outside counter: under callgrind, the
+instructions of ``--tasks 60`` minus those of ``--tasks 20``, over 40, are a variant's
+instructions per task, start-up cancelled (docs/adapters/pydantic-ai.md).
 Target (issue 27 §4): goldfive adds at most 10% per task over the framework alone.
 """
 
@@ -39,7 +42,6 @@ import statistics
 import sys
 import time
 from contextlib import nullcontext
-from types import SimpleNamespace
 from typing import Any, Awaitable, Callable, cast
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -52,12 +54,12 @@ from pydantic_ai.tools import Tool  # noqa: E402
 from pydantic_ai.toolsets import FunctionToolset  # noqa: E402
 
 from goldfive.adapters.common import task_input  # noqa: E402
-from goldfive.adapters.pydantic_ai import PydanticAIAdapter  # noqa: E402
+from goldfive.adapters.pydantic_ai import REPORT_TOOL, PydanticAIAdapter  # noqa: E402
 from goldfive.adapters.task_prompt import Told  # noqa: E402
 from goldfive.planners.static import StaticPlanner  # noqa: E402
-from goldfive.run.tools import build_tools, offered  # noqa: E402
+from goldfive.run.report_tool import REPORTING_TEXT  # noqa: E402
 from goldfive.runner import Runner  # noqa: E402
-from goldfive.types import Goal, Plan, Session, Task, TaskEdge  # noqa: E402
+from goldfive.types import Goal, Plan, Session, Task, TaskEdge, TaskStatus, set_task_status  # noqa: E402
 
 Timing = tuple[float, float]  # (cpu seconds, wall seconds)
 
@@ -78,23 +80,20 @@ def plan(n: int) -> Plan:
     return Plan(tasks=tasks, edges=[TaskEdge(a.id, b.id) for a, b in zip(tasks, tasks[1:])], id="bench")
 
 
-def eight_tools() -> FunctionToolset[Any]:
-    async def noop(**kwargs: Any) -> dict[str, Any]:
-        return {"ok": True}
-
-    specs = offered(build_tools(cast(Any, SimpleNamespace(session=None, steerer=None, user_tools=[])), "t0"))
-    return FunctionToolset([Tool.from_schema(noop, s.name, s.description, s.parameters) for s in specs.values()])
+def reporting_tool() -> FunctionToolset[Any]:
+    """``goldfive_report`` as the adapter offers it (its answer is never asked for here)."""
+    return FunctionToolset([REPORT_TOOL])
 
 
 def goldfive_prompts(n: int) -> list[str]:
     """The task inputs goldfive gives the N tasks of one conversation (each with the earlier
     tasks completed)."""
     session = Session("bench", goals=[Goal("g1", "benchmark")], plan=plan(n))
-    prompts, told = [], Told()
+    prompts, told = [], Told(REPORTING_TEXT)
     for task in session.plan.tasks if session.plan else []:
-        task.status = type(task.status)("RUNNING")
+        set_task_status(task, TaskStatus.RUNNING)
         prompts.append(task_input(session, task, told))
-        task.status = type(task.status)("COMPLETED")
+        set_task_status(task, TaskStatus.COMPLETED)
         session.completed_results[task.id] = "done"
     return prompts
 
@@ -140,8 +139,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--passes", type=int, default=5)
     parser.add_argument("--calls", action="store_true", help="also count Python function calls per task")
+    parser.add_argument("--one", metavar="LETTER", help="run only this variant, once, untimed (for callgrind)")
     args = parser.parse_args()
-    n, agent, tools = args.tasks, make_agent(), eight_tools()
+    n, agent, tools = args.tasks, make_agent(), reporting_tool()
     titles = [f"Do the current task (t{i}): Task number {i}" for i in range(n)]
     rich = goldfive_prompts(n)
     variants: dict[str, Callable[[], Awaitable[Timing]]] = {
@@ -155,6 +155,10 @@ def main() -> None:
         ),
         "(g) (a) with goldfive's task input as prompt": lambda: framework_alone(agent, rich),
     }
+    if args.one:
+        [one] = [run for name, run in variants.items() if name.startswith(f"({args.one})")]
+        asyncio.run(cast(Any, one()))
+        return
     cpu: dict[str, list[float]] = {k: [] for k in variants}
     wall: dict[str, list[float]] = {k: [] for k in variants}
 

@@ -23,13 +23,14 @@ _TASK = re.compile(r"Do the current task \((?P<id>[^)]*)\): (?P<title>.*)$", re.
 
 
 async def offline_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """A stand-in for an LLM: progress, then (for a publishing task) one ``publish`` call."""
+    """A stand-in for an LLM: progress (goldfive's reporting tool), then (for a publishing task)
+    one ``publish`` call, then the answer, which is the task's result."""
     await asyncio.sleep(DELAY_S)
     start, title = _current_task(messages)
     steps = sum(isinstance(m, ModelResponse) for m in messages[start:])
     returns = [p for p in messages[-1].parts if isinstance(p, ToolReturnPart)] if isinstance(messages[-1], ModelRequest) else []
     if steps == 0:
-        return ModelResponse(parts=[ToolCallPart("report_task_progress", {"detail": f"working on: {title}", "fraction": 0.5})])
+        return ModelResponse(parts=[ToolCallPart("goldfive_report", {"kind": "progress", "detail": f"working on: {title}", "fraction": 0.5})])
     if "publish" in title.lower() and steps == 1:
         return ModelResponse(parts=[ToolCallPart("publish", {"channel": "#releases", "text": "goldfive 1.2: steer any agent"})])
     said = "; ".join(str(p.content) for p in returns if p.tool_name == "publish")

@@ -103,7 +103,11 @@ class DefaultSteerer:
             return False
         if to not in _ALLOWED.get(frm, _NONE):
             raise InvalidTransitionError(f"task {task_id}: {frm} -> {to} is not allowed")
-        task.status = to  # (this is set_task_status, the steerer being its writer, inlined)
+        # (this is set_task_status, the steerer being its writer, inlined)
+        entry = task._tally
+        if entry is not None:
+            entry[0].moved(entry[1], task, to)
+        task.status = to
         if to == S.RUNNING and frm == S.PENDING:
             task.attempt += 1
             session.current_task_id = task_id

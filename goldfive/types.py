@@ -9,11 +9,14 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable, Iterator
 
 from goldfive.errors import PlanValidationError, UnknownTaskError
 from goldfive.ids import random_hex
 from goldfive.sequence import sequence_counter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from goldfive.plan_tally import PlanTally
 
 
 class TaskStatus(StrEnum):
@@ -141,10 +144,19 @@ class Task:
     #: How many times this task has started in its run, this time included (1 on the first
     #: run; more after a rewind, or when a resumed run starts again a task the crash cut off).
     attempt: int = field(default=0, compare=False)
+    #: (the tally of the plan counting this task, its index there), set on the task itself by
+    #: ``goldfive.plan_tally`` once a plan's statuses are counted (not a field: not compared,
+    #: copied by ``replace`` or shown).
+    _tally: ClassVar[tuple[PlanTally, int] | None] = None
 
 
 def set_task_status(task: Task, status: TaskStatus) -> None:
-    """The single writer of Task.status. Callers other than the steerer should not use it."""
+    """The single writer of Task.status (the steerer's state machine inlines it). Callers
+    other than the steerer should not use it; it keeps the plan's status counts
+    (``goldfive.plan_tally``) when they are kept."""
+    entry = task._tally
+    if entry is not None:
+        entry[0].moved(entry[1], task, status)
     task.status = status
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from goldfive import events
-from goldfive.adapters.task_prompt import Told, system_prompt
+from goldfive.adapters.task_prompt import DEFAULT_REPORTING, Told, system_prompt
 from goldfive.budget.gate import before_tool_call
 from goldfive.clean import json_encoder
 from goldfive.run.approvals import request_approval
@@ -51,15 +51,18 @@ __all__ = [
 ]
 
 
-def task_input(session: Session, task: Task, told: Told | None = None, *, keep: bool = True) -> str:
+def task_input(
+    session: Session, task: Task, told: Told | None = None, *, keep: bool = True, reporting: str = DEFAULT_REPORTING
+) -> str:
     """The input of the framework run for ``task``: the run's context, then the task.
 
     ``told``: what the conversation this input goes into was given before (None: a fresh
     conversation). The first input of a conversation carries the whole context; a later one
     only what changed since (``Told.input``). With ``keep`` the input counts as in the
     conversation at once; an adapter that knows only later whether the conversation kept it
-    passes ``keep=False`` and calls ``told.kept(task.id)`` then."""
-    context = system_prompt(session, task) if told is None else told.input(session, task)
+    passes ``keep=False`` and calls ``told.kept(task.id)`` then. ``reporting``: what a fresh
+    conversation's input says about reporting (a ``Told`` has its own)."""
+    context = system_prompt(session, task, reporting) if told is None else told.input(session, task)
     if told is not None and keep:
         told.kept(task.id)
     return f"{context}\n\n{task_line(task)}" if context else task_line(task)

@@ -10,8 +10,21 @@ changed since (``goldfive.adapters.task_prompt.Told``).
 Everything goes through PydanticAI's public API, for one run only, so the user's ``Agent`` is
 never changed:
 
-- the reporting tools are one ``FunctionToolset`` passed as ``toolsets=``, built once and
-  listed once (:class:`ReportingToolset`);
+- the model is offered one reporting tool, ``goldfive_report`` with a ``kind``
+  (``goldfive.run.report_tool``, as the OpenAI Agents adapter): the run's final answer is the
+  task's result, so there is no report_task_completed to offer. It goes among the agent's own
+  function tools for the run (``agent.override(tools=...)``, a context variable: other runs
+  keep the agent as it is), so PydanticAI has one function toolset to combine, not two; an
+  agent whose function toolset carries instructions, or one that is not a plain ``Agent``,
+  gets it as a one-tool toolset (``toolsets=``) instead, which keeps them;
+- a reporting tool the model calls by its own name (report_task_progress, ...: an older prompt
+  or a model's habit) is not offered, and PydanticAI answers a call to a tool it was not given
+  with a retry ("Unknown tool name ..."), which counts against the run's retries. So the
+  adapter looks at each model answer before its calls run: a call that a ``kind`` stands for
+  is rewritten into the ``goldfive_report`` call it means (the history then shows that call),
+  and ``report_task_completed`` runs at once, the task ending with its result and the run
+  before its next model call, the model's history holding the tool's answer instead of the
+  retry. ``report_task_started`` gets PydanticAI's answer (goldfive starts the task itself);
 - a call PydanticAI defers for approval (``requires_approval=True``, an
   ``ApprovalRequiredToolset``, a tool raising ``ApprovalRequired``) ends the run with
   ``DeferredToolRequests`` (added to the run's ``output_type``): one goldfive approval per call
@@ -41,9 +54,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import weakref
+from collections.abc import Mapping
+from contextlib import nullcontext
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, ContextManager
 
 from pydantic_ai import Agent
 from pydantic_ai.agent import AbstractAgent
@@ -59,7 +75,7 @@ from pydantic_ai.tools import (
     ToolApproved,
     ToolDenied,
 )
-from pydantic_ai.toolsets import FunctionToolset, ToolsetTool
+from pydantic_ai.toolsets import AbstractToolset, FunctionToolset, ToolsetTool
 from pydantic_ai.usage import UsageLimits
 
 from goldfive.adapters.common import ask_tool_approval, framework_span, record_model_turn, record_tool_call, task_input, to_text
@@ -69,7 +85,15 @@ from goldfive.budget.gate import before_model_call
 from goldfive.results import InvocationResult
 from goldfive.run.context import RunContext as GoldfiveRun
 from goldfive.run.current_run import current, read_injected
-from goldfive.run.tools import ReportingToolSpec, offered
+from goldfive.run.report_tool import (
+    REPORT_TOOL_DESCRIPTION,
+    REPORT_TOOL_NAME,
+    REPORT_TOOL_PARAMETERS,
+    REPORTING_TEXT,
+    report,
+    report_args,
+)
+from goldfive.run.tools import REPORTING_TOOL_NAMES, ReportingToolSpec
 from goldfive.types import DriftEvent, DriftKind, DriftSeverity, Session, Task, TaskStatus
 
 __all__ = ["GoldfiveSteering", "PydanticAIAdapter"]
@@ -83,7 +107,7 @@ class PydanticAIAdapter:
     history instead of continuing the run's conversation.
     """
 
-    #: The agent's tools are its own; goldfive adds only the reporting tools.
+    #: The agent's tools are its own; goldfive adds only its reporting tool.
     user_tools: tuple[Any, ...] = ()
 
     def __init__(
@@ -105,7 +129,6 @@ class PydanticAIAdapter:
         # id(session) -> (the session, its conversation, what the conversation was told of the
         # run); a dead reference is a finished run.
         self._histories: dict[int, tuple[weakref.ref[Session], list[ModelMessage], Told]] = {}
-        self._reporting = ReportingToolset()
         #: (the run's output type, or None: see _output_type), worked out once.
         self._output: tuple[Any] | None = None
         #: The agent's own output type has DeferredToolRequests: its runs end with them.
@@ -124,17 +147,19 @@ class PydanticAIAdapter:
 
     async def invoke(self, task: Task, session: Session) -> InvocationResult:
         ctx = current()
-        specs = ctx.tools_for(task.id)
-        own = self.agent.instrument if isinstance(self.agent, Agent) else None
+        agent = self.agent
+        own = agent.instrument if isinstance(agent, Agent) else None
         instrumented = bool(own if own is not None else Agent._instrument_default)
-        steering = GoldfiveSteering(ctx, task.id, specs, instrumented=instrumented)
-        toolset = self._reporting.for_specs(offered(specs))
+        offer, toolsets, tools = self._offer()
+        steering = GoldfiveSteering(ctx, task.id, instrumented=instrumented, own_tools=tools)
         told = self._conversation(session)[1] if self.memory else None
         history = list(self.history(session)) if self.memory else []
         # In a conversation the input counts as told once the run's messages are kept (below).
-        prompt: str | None = task_input(session, task, told, keep=False)
+        prompt: str | None = task_input(session, task, told, keep=False, reporting=REPORTING_TEXT)
         output_type = self._output_type()
-        options: dict[str, Any] = {"deps": self.deps, "usage_limits": self.usage_limits, "toolsets": [toolset]}
+        options: dict[str, Any] = {"deps": self.deps, "usage_limits": self.usage_limits}
+        if toolsets:
+            options["toolsets"] = toolsets
         if output_type is not None:
             options["output_type"] = output_type
         elif not self._defers:
@@ -145,17 +170,19 @@ class PydanticAIAdapter:
         notes: list[str] = []
         bound = CURRENT.set(steering)
         try:
-            while True:
-                # One run, or (after approvals) the run resumed with the decisions, as PydanticAI
-                # documents for DeferredToolRequests; the usage carries over so the limits hold.
-                ran, output, options["usage"], ended = await self._run(
-                    session, task, steering, prompt, [*history, *new], results, notes, conversation=not history and not new, **options
-                )
-                new.extend(ran)
-                if ended or not isinstance(output, DeferredToolRequests) or not output.approvals or output.calls:
-                    break
-                results, notes = await steering.decide(output)
-                prompt = None
+            with offer:
+                while True:
+                    # One run, or (after approvals) the run resumed with the decisions, as
+                    # PydanticAI documents for DeferredToolRequests; the usage carries over so
+                    # the limits hold.
+                    ran, output, options["usage"], ended = await self._run(
+                        session, task, steering, prompt, [*history, *new], results, notes, conversation=not history and not new, **options
+                    )
+                    new.extend(ran)
+                    if ended or not isinstance(output, DeferredToolRequests) or not output.approvals or output.calls:
+                        break
+                    results, notes = await steering.decide(output)
+                    prompt = None
         except UsageLimitExceeded as exc:
             await _drift(ctx.steerer, session, DriftKind.TOO_MANY_STEPS, str(exc), task.id)
             return InvocationResult(task.id, stop_reason="max_steps", error=f"step limit exceeded: {exc}")
@@ -179,6 +206,29 @@ class PydanticAIAdapter:
                 task.id, stop_reason="deferred", error=f"the agent deferred calls goldfive cannot run (external tools: {names})"
             )
         return InvocationResult(task.id, text=to_text(output), stop_reason="stop")
+
+    def _offer(self) -> tuple[ContextManager[Any], list[AbstractToolset[Any]], Mapping[str, Any]]:
+        """How the run is offered ``goldfive_report``: (a context to run it in, the toolsets to
+        pass it, the agent's function tools by name).
+
+        Among the agent's own function tools (an ``override(tools=...)`` around the run:
+        PydanticAI combines the run's toolsets at every step through an anyio task group, which
+        a second toolset would cost), or, when the agent is not a plain ``Agent`` or its function
+        toolset carries instructions (which a toolset rebuilt from its tools would drop), as a
+        one-tool toolset of its own. An agent with a tool of that name keeps its own."""
+        agent = self.agent
+        if not isinstance(agent, Agent):
+            return nullcontext(), [REPORT_TOOLSET], {}
+        functions = agent.toolsets[0]  # (the user's own override(tools=...) when there is one)
+        if not isinstance(functions, FunctionToolset):
+            return nullcontext(), [REPORT_TOOLSET], {}
+        tools: Mapping[str, Any] = functions.tools
+        if REPORT_TOOL_NAME in tools:
+            return nullcontext(), [], tools
+        # (A private field: when PydanticAI renames it, the toolset way is taken, which keeps them.)
+        if getattr(functions, "_instructions", True):
+            return nullcontext(), [REPORT_TOOLSET], tools
+        return agent.override(tools=[*tools.values(), REPORT_TOOL]), [], tools
 
     async def _run(
         self,
@@ -211,6 +261,7 @@ class PydanticAIAdapter:
                         continue
                     await steering.turn(node.model_response)
                 elif Agent.is_model_request_node(node):
+                    steering.answer_old_names(node.request)
                     await steering.results(node.request)
                     if _status(session, task).is_terminal:
                         # A reporting tool ended the task: no further model call. The tool
@@ -256,7 +307,7 @@ class PydanticAIAdapter:
             del self._histories[key]
         entry = self._histories.get(id(session))
         if entry is None or entry[0]() is not session:
-            entry = (weakref.ref(session), [], Told())
+            entry = (weakref.ref(session), [], Told(REPORTING_TEXT))
             self._histories[id(session)] = entry
         return entry[1], entry[2]
 
@@ -287,28 +338,79 @@ _ENDING_TOOLS = ("report_task_completed", "report_task_failed")
 class GoldfiveSteering(AbstractCapability[Any]):
     """The goldfive side of one PydanticAI run (one goldfive task)."""
 
-    def __init__(self, run: GoldfiveRun, task_id: str, specs: dict[str, ReportingToolSpec], *, instrumented: bool = False) -> None:
+    def __init__(
+        self,
+        run: GoldfiveRun,
+        task_id: str,
+        specs: dict[str, ReportingToolSpec] | None = None,
+        *,
+        instrumented: bool = False,
+        own_tools: Mapping[str, Any] | None = None,
+    ) -> None:
         self.run = run
         self.task_id = task_id
-        self.specs = specs
+        self._specs = specs
         #: The agent emits its own OpenTelemetry spans (Agent(instrument=...) or instrument_all).
         self.instrumented = instrumented
-        #: What report_task_completed / report_task_failed said (the task's result or reason).
+        #: The agent's function tools by name: a reporting tool's name among them is the agent's.
+        self.own_tools: Mapping[str, Any] = own_tools or {}
+        #: What ended the task through a report (failed; completed by its old name): the task's
+        #: result or reason.
         self.reported = ""
         #: The calls of the model's latest answers not yet seen answered, by tool call id.
         self._calls: dict[str, ToolCallPart] = {}
         #: Calls a person approved with edited arguments: call id -> the arguments that ran.
         self._ran_with: dict[str, dict[str, Any]] = {}
+        #: What goldfive answered to a reporting tool called by its own name, by call id.
+        self._answers: dict[str, tuple[str, dict[str, Any]]] = {}
 
-    async def report(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Run the reporting tool ``name`` for this task (called by the shared toolset)."""
-        spec = self.specs.get(name)
-        if spec is None:
-            return {"ok": False, "error": f"{name} is not offered to task {self.task_id}"}
-        out = await spec(**kwargs)
+    @property
+    def specs(self) -> dict[str, ReportingToolSpec]:
+        """The task's reporting tools (bound the first time a report needs them)."""
+        if self._specs is None:
+            self._specs = self.run.tools_for(self.task_id)
+        return self._specs
+
+    async def report(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Run ``goldfive_report`` for this task (called by the shared tool)."""
+        name, out = await report(self.specs, kwargs)
         if name in _ENDING_TOOLS and out.get("ok"):
-            self.reported = str(kwargs.get("result") or kwargs.get("reason") or "")
+            self.reported = str(kwargs.get("detail") or "")
         return out
+
+    async def _old_name(self, call: ToolCallPart) -> None:
+        """A reporting tool called by its own name (it is not offered): rewritten into the
+        ``goldfive_report`` call a kind stands for, before PydanticAI runs the answer's calls;
+        ``report_task_completed`` run now, its answer given in place of PydanticAI's "unknown
+        tool" (``answer_old_names``)."""
+        name = call.tool_name
+        if name in self.own_tools:
+            return  # the agent's own tool of that name
+        try:
+            args = call.args_as_dict()
+        except ValueError:
+            return  # arguments that are not JSON: PydanticAI's answer stands
+        mapped = report_args(name, args)
+        if mapped is not None:
+            call.tool_name, call.args = REPORT_TOOL_NAME, mapped
+        elif name == "report_task_completed":
+            out = await self.specs[name](**args)
+            if out.get("ok"):
+                self.reported = str(args.get("result") or "")
+            self._answers[call.tool_call_id] = (name, out)
+
+    def answer_old_names(self, request: ModelRequest) -> None:
+        """Put what goldfive answered to a reporting tool called by its own name in ``request``
+        (the next model request) instead of PydanticAI's "unknown tool" retry."""
+        if not self._answers:
+            return
+        parts = request.parts
+        for i, part in enumerate(parts):
+            call_id = getattr(part, "tool_call_id", None)
+            if not isinstance(call_id, str) or call_id not in self._answers or not isinstance(parts, list):
+                continue
+            name, out = self._answers.pop(call_id)
+            parts[i] = ToolReturnPart(tool_name=name, content=out, tool_call_id=call_id)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -316,9 +418,12 @@ class GoldfiveSteering(AbstractCapability[Any]):
 
     # -- visibility ------------------------------------------------------------------
     async def turn(self, response: ModelResponse) -> None:
-        """One model answer (a ``CallToolsNode``'s response)."""
+        """One model answer (a ``CallToolsNode``'s response), before its calls run."""
         text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
         calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+        for call in calls:
+            if call.tool_name in REPORTING_TOOL_NAMES:
+                await self._old_name(call)
         self._calls.update((c.tool_call_id, c) for c in calls)
         await self._report_usage(response)
         await record_model_turn(self.run, task_id=self.task_id, framework=FRAMEWORK, text=text, tool_calls=[c.tool_name for c in calls])
@@ -413,25 +518,9 @@ class GoldfiveSteering(AbstractCapability[Any]):
 CURRENT: ContextVar[GoldfiveSteering | None] = ContextVar("goldfive_pydantic_ai_steering", default=None)
 
 
-class ReportingToolset:
-    """The reporting tools as one PydanticAI toolset, built once per set of tools and bound to
-    the running task through :data:`CURRENT`: a toolset per task would rebuild eight tool
-    schemas every task."""
-
-    def __init__(self) -> None:
-        self._key: tuple[tuple[str, str], ...] = ()
-        self._toolset: _ListedOnce | None = None
-
-    def for_specs(self, specs: dict[str, ReportingToolSpec]) -> FunctionToolset[Any]:
-        key = tuple((spec.name, spec.description) for spec in specs.values())
-        if self._toolset is None or key != self._key:
-            self._key, self._toolset = key, _ListedOnce([_tool(spec) for spec in specs.values()])
-        return self._toolset
-
-
 class _ListedOnce(FunctionToolset[Any]):
-    """A ``FunctionToolset`` that lists its tools once: the reporting tools have no ``prepare``
-    and fixed schemas, so what ``get_tools`` builds (a run context copy and a tool definition
+    """A ``FunctionToolset`` that lists its tools once: ``goldfive_report`` has no ``prepare``
+    and a fixed schema, so what ``get_tools`` builds (a run context copy and a tool definition
     per tool, before every model request) is the same every time but for the run's default
     retry count, which keys the cache."""
 
@@ -446,17 +535,24 @@ class _ListedOnce(FunctionToolset[Any]):
         return dict(listed)
 
 
-def _tool(spec: ReportingToolSpec) -> Tool[Any]:
-    name = spec.name
+async def _report(**kwargs: Any) -> dict[str, Any]:
+    steering = CURRENT.get()
+    if steering is None:  # only reachable if the tool is used outside the adapter
+        return {"ok": False, "error": f"{REPORT_TOOL_NAME}: no goldfive task is running"}
+    return await steering.report(kwargs)
 
-    async def call(**kwargs: Any) -> dict[str, Any]:
-        steering = CURRENT.get()
-        if steering is None:  # only reachable if the toolset is used outside the adapter
-            return {"ok": False, "error": f"{name}: no goldfive task is running"}
-        return await steering.report(name, kwargs)
 
-    # from_schema: the spec validates its own arguments and answers {"ok": False, "error"}.
-    return Tool.from_schema(call, name=name, description=spec.description, json_schema=spec.parameters)
+#: ``goldfive_report``, one object for every run (it finds its task through :data:`CURRENT`).
+#: ``from_schema``: ``report`` checks its own arguments and answers {"ok": False, "error"}.
+REPORT_TOOL: Tool[Any] = Tool.from_schema(
+    _report, name=REPORT_TOOL_NAME, description=REPORT_TOOL_DESCRIPTION, json_schema=REPORT_TOOL_PARAMETERS
+)
+# No time limit: an approval or a question waits for a person (an agent's tool_timeout would
+# otherwise apply to it among the agent's function tools).
+REPORT_TOOL.timeout = math.inf
+
+#: ``goldfive_report`` as a toolset of its own, for agents it cannot join (``_offer``).
+REPORT_TOOLSET = _ListedOnce([REPORT_TOOL])
 
 
 def _json(value: Any) -> str:

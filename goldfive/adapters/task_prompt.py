@@ -17,11 +17,11 @@ adapter offering other reporting tools than the eight says so.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from operator import attrgetter
 
 from goldfive.llm.prompts import render_prompt
+from goldfive.plan_tally import status_counts
 from goldfive.steering import notes_of
 from goldfive.types import Plan, Session, Task, TaskStatus
 
@@ -233,8 +233,9 @@ def brief_prompt(session: Session, task: Task, reporting: str = DEFAULT_REPORTIN
             lines = _lines(session, plan)
             plan_text = "\n".join(lines.line(session, i, t)[0] for i, t in enumerate(plan.tasks))
         else:
-            counts = Counter(map(_status_of, plan.tasks))
-            plan_text = f"{len(plan.tasks)} tasks: " + ", ".join(f"{n} {status}" for status, n in counts.items())
+            # The plan's tally, kept by the status writes: a brief costs the same whatever the plan's size.
+            counts = status_counts(plan)
+            plan_text = f"{len(plan.tasks)} tasks: " + ", ".join(f"{n} {status}" for status, n in counts)
             if before:
                 plan_text += f"\nThis task comes after: {_some(before)}"
             if after:

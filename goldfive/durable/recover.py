@@ -27,7 +27,7 @@ from goldfive.control import AppliedAs
 from goldfive.run.acks import Follows, PauseChange, applied_as_of, meaning_of
 from goldfive.steerer import NOT_STARTED
 from goldfive.steering import NOTE_EVENT_KINDS, QueueOp, SteeringNote, SteeringNotes
-from goldfive.types import DriftKind, Goal, Plan, TaskStatus
+from goldfive.types import DriftKind, Goal, Plan, TaskStatus, set_task_status
 
 _STATUS_EVENTS = {
     "task_started": TaskStatus.RUNNING,
@@ -219,7 +219,7 @@ class _Fold:
     def _set(self, task_id: str, status: TaskStatus) -> None:
         plan = self.r.plan
         if plan is not None and plan.has_task(task_id):
-            plan.task(task_id).status = status
+            set_task_status(plan.task(task_id), status)
 
     # -- approvals, controls, messages ------------------------------------------------------
     def _approval_requested(self, p: pb.ApprovalRequested) -> None:

@@ -17,7 +17,7 @@ from goldfive.control import AckResult
 from goldfive.controls.payloads import SteerQueue
 from goldfive.run.steering_controls import guidance_control, steer_later, steer_queue_control, steer_standing
 from goldfive.steering import NOTES_KEY, SteeringNote
-from goldfive.types import TaskStatus
+from goldfive.types import TaskStatus, set_task_status
 from goldfive.approvals.rules import Rule
 
 __all__ = ["ResumeRefused", "check_resumable", "install", "load_for_resume"]
@@ -91,7 +91,7 @@ async def install(ctx: RunContext, rec: Recovered) -> None:
     assert rec.plan is not None
     interrupted = rec.interrupted
     for tid in interrupted:  # cut off mid-task: it runs again (its attempt says so)
-        rec.plan.task(tid).status = TaskStatus.PENDING
+        set_task_status(rec.plan.task(tid), TaskStatus.PENDING)
     session.continue_after(rec.last_sequence)
     session.user_input = rec.user_input
     session.goals = list(rec.goals)

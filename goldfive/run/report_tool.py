@@ -15,7 +15,15 @@ from typing import Any
 
 from goldfive.run.tool_spec import ReportingToolSpec
 
-__all__ = ["REPORT_KINDS", "REPORT_TOOL_DESCRIPTION", "REPORT_TOOL_NAME", "REPORT_TOOL_PARAMETERS", "REPORTING_TEXT", "report"]
+__all__ = [
+    "REPORT_KINDS",
+    "REPORT_TOOL_DESCRIPTION",
+    "REPORT_TOOL_NAME",
+    "REPORT_TOOL_PARAMETERS",
+    "REPORTING_TEXT",
+    "report",
+    "report_args",
+]
 
 REPORT_TOOL_NAME = "goldfive_report"
 REPORT_TOOL_DESCRIPTION = "Report on the current task (anything but its result: your final answer is the result), or ask a person."
@@ -70,7 +78,26 @@ REPORTING_TEXT = (
     "risky or to answer a question."
 )
 
+#: reporting tool -> (the kind standing for it, {that tool's argument: this tool's argument}).
+_BY_TOOL: dict[str, tuple[str, dict[str, str]]] = {
+    name: (kind, {theirs: ours for ours, theirs in mapping.items()}) for kind, (name, mapping) in _KINDS.items()
+}
 
+
+def report_args(name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``goldfive_report`` arguments standing for a call of the reporting tool ``name`` with
+    ``args`` (a model calling a tool by its own name, from an older prompt), or None when no kind
+    stands for it (``report_task_completed``: the final answer is the result;
+    ``report_task_started``). An argument that tool does not take is kept under its name, for
+    ``report`` to refuse."""
+    found = _BY_TOOL.get(name)
+    if found is None:
+        return None
+    kind, mapping = found
+    out: dict[str, Any] = {"kind": kind}
+    for key, value in args.items():
+        out[mapping.get(key, key)] = value
+    return out
 
 
 def _error(problem: str) -> dict[str, Any]:

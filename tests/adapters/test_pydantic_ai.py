@@ -20,6 +20,7 @@ from goldfive.adapters.pydantic_ai import PydanticAIAdapter
 from goldfive.control import AckResult, ControlKind
 from goldfive.executors.sequential import SequentialExecutor
 from goldfive.run import RuntimeConfig
+from goldfive.run.report_tool import REPORTING_TEXT
 from goldfive.types import TaskStatus
 from tests.adapters.pydantic_ai_kit import Script, calls, make_agent, text, tool_returns, user_texts
 from tests.runtime_kit import Harness, ReplanningPlanner, executor, linear_plan, static  # noqa: F401
@@ -48,8 +49,9 @@ async def test_each_task_is_one_run_whose_input_has_the_earlier_results_and_whos
     # PydanticAI's conversation is kept for the run: task b's run continues task a's.
     assert any(isinstance(p, TextPart) and p.content == "alpha result" for m in b_first for p in m.parts)
     assert [s.task_id for s in steps(h, "model_turn")] == ["a", "b", "c"]
-    assert {"report_task_completed", "report_task_progress", "publish", "lookup"} <= set(script.tool_names[0])
-    assert "report_task_started" not in script.tool_names[0]  # accepted by goldfive, not offered
+    # One reporting tool among the agent's own: the final answer is the result.
+    assert sorted(script.tool_names[0]) == ["goldfive_report", "lookup", "publish"]
+    assert REPORTING_TEXT in user_texts(script.of("a")[0])[-1] and "report_task_completed" not in user_texts(script.of("a")[0])[-1]
 
 
 async def test_the_users_agent_is_not_changed_by_a_run() -> None:
@@ -63,22 +65,29 @@ async def test_the_users_agent_is_not_changed_by_a_run() -> None:
     assert sorted(script.tool_names[-1]) == ["lookup", "publish"]
 
 
-async def test_report_task_completed_ends_the_run_before_another_model_call(executor: Any) -> None:
+async def test_report_task_completed_by_its_old_name_ends_the_run_before_another_model_call(executor: Any) -> None:
+    # Not offered (the final answer is the result), but a model following an older prompt may
+    # call it: goldfive runs it instead of PydanticAI's "unknown tool" retry.
     script = Script({"a": [calls(("report_task_completed", {"result": "reported result"}, "c1")), text("never said")]})
     agent, _ = make_agent(script)
     h = Harness(agent, executor, static("a", "b"))
     h.start()
     out = await h.finish()
     assert out.success, out.reason
+    assert "report_task_completed" not in script.tool_names[0]
     assert out.session.completed_results["a"] == "reported result"
     assert len(script.of("a")) == 1
-    # The next task's run continues a history whose tool call is closed by its return.
+    # The next task's run continues a history whose tool call is closed by goldfive's answer.
     [b_first] = script.of("b")
-    assert [r.tool_call_id for r in tool_returns(b_first)] == ["c1"]
+    [answer] = tool_returns(b_first)
+    assert answer.tool_call_id == "c1" and answer.outcome == "success"
+    assert answer.content == {"ok": True, "task_id": "a", "status": "COMPLETED", "changed": True}
+    [call] = [s for s in steps(h, "tool_call") if s.call_id == "c1"]
+    assert (call.tool_name, call.outcome) == ("report_task_completed", "ok")
 
 
-async def test_report_task_failed_fails_the_task_with_its_reason() -> None:
-    script = Script({"a": [calls(("report_task_failed", {"reason": "no changelog"}, "c1"))]})
+async def test_goldfive_report_failed_fails_the_task_with_its_reason() -> None:
+    script = Script({"a": [calls(("goldfive_report", {"kind": "failed", "detail": "no changelog"}, "c1"))]})
     agent, _ = make_agent(script)
     h = Harness(agent, SequentialExecutor(), static("a"))
     h.start()
@@ -86,6 +95,51 @@ async def test_report_task_failed_fails_the_task_with_its_reason() -> None:
     assert not out.success
     assert h.statuses()["a"] == TaskStatus.FAILED
     assert len(script.of("a")) == 1
+    [failed] = h.of("task_failed")
+    assert failed.reason == "no changelog"
+
+
+async def test_report_task_failed_by_its_old_name_runs_as_the_goldfive_report_it_stands_for() -> None:
+    script = Script({"a": [calls(("report_task_failed", {"reason": "no changelog", "recoverable": True}, "c1"))]})
+    agent, _ = make_agent(script)
+    h = Harness(agent, SequentialExecutor(), static("a"))
+    h.start()
+    out = await h.finish()
+    assert not out.success
+    assert h.statuses()["a"] == TaskStatus.FAILED
+    assert [(f.task_id, f.reason) for f in h.of("task_failed")] == [("a", "no changelog")]
+    [call] = [s for s in steps(h, "tool_call") if s.call_id == "c1"]
+    assert call.tool_name == "goldfive_report" and '"kind": "failed"' in call.args_json and call.outcome == "ok"
+
+
+async def test_old_reporting_names_called_again_and_again_each_run_and_the_model_reads_their_answers(executor: Any) -> None:
+    # PydanticAI answers a tool it was not given with a retry that counts against the run's
+    # retries (one by default): a second call by an old name would end the run. Rewritten into
+    # goldfive_report, every call runs.
+    script = Script(
+        {
+            "a": [
+                calls(("report_task_progress", {"detail": "half", "fraction": 0.5}, "p1")),
+                calls(("report_task_progress", {"detail": "most", "fraction": 0.9}, "p2"), ("lookup", {"key": "k"}, "l1")),
+                calls(("report_task_progress", {"detail": "nearly", "task_id": "a"}, "p3")),
+                text("all done"),
+            ]
+        }
+    )
+    agent, ran = make_agent(script)
+    h = Harness(agent, executor, static("a"))
+    h.start()
+    out = await h.finish()
+    assert out.success, out.reason
+    assert out.session.completed_results["a"] == "all done"
+    assert [p.detail for p in h.of("task_progress")] == ["half", "most", "nearly"]
+    assert ran == [{"tool": "lookup", "key": "k"}]
+    last = script.of("a")[-1]
+    answers = {r.tool_call_id: (r.tool_name, r.outcome, r.content) for r in tool_returns(last)}
+    assert answers["p1"] == ("goldfive_report", "success", {"ok": True, "task_id": "a"})
+    assert answers["p2"] == ("goldfive_report", "success", {"ok": True, "task_id": "a"})
+    assert answers["p3"] == ("goldfive_report", "success", {"ok": True, "task_id": "a"})
+    assert not [p for m in last for p in getattr(m, "parts", []) if getattr(p, "outcome", "") == "retried"]
 
 
 # -- tool approval ---------------------------------------------------------------------------

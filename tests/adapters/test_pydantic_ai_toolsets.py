@@ -1,9 +1,7 @@
-"""The reporting tools beside the agent's own tools and toolsets: a toolset of their own for the
-task's run, the user's agent as it was for every other run, and what that costs.
-
-Putting them among the agent's function tools (``agent.override(tools=...)``) was measured and
-left out (docs/adapters/pydantic-ai.md); the tool timeout and instructions tests pin what such a
-merge would have to keep. The agents are real PydanticAI agents on its FunctionModel/TestModel."""
+"""goldfive's reporting tool beside the agent's own tools and toolsets: among the agent's function
+tools for the task's run (``agent.override(tools=...)``), or a toolset of its own when the
+agent's function toolset carries instructions; the user's agent as it was for every other run,
+and what that costs. The agents are real PydanticAI agents on its FunctionModel/TestModel."""
 
 from __future__ import annotations
 
@@ -26,12 +24,12 @@ from tests.adapters.pydantic_ai_kit import Script, calls, make_agent, text, tool
 from tests.runtime_kit import Harness, executor, static  # noqa: F401
 from tests.test_core_calls import _per_unit
 
-REPORTING = {"report_task_completed", "report_task_progress", "report_task_failed", "report_awaiting_approval"}
+REPORTING = {"goldfive_report"}
 
 
 def own(names: list[str]) -> set[str]:
-    """The agent's tools among ``names`` (without the tools goldfive offers)."""
-    return {n for n in names if not n.startswith("report_") and n != "ask_person"}
+    """The agent's tools among ``names`` (without the tool goldfive offers)."""
+    return {n for n in names if n not in REPORTING}
 
 
 def search(query: str) -> str:
@@ -54,7 +52,7 @@ async def test_an_agent_with_its_own_tools_and_an_extra_toolset_gets_all_of_them
     out = await h.finish()
     assert out.success, out.reason
     assert out.session.completed_results == {"a": "k and q", "b": "done b"}
-    assert REPORTING | {"lookup", "publish", "search"} <= set(script.tool_names[0])
+    assert sorted(script.tool_names[0]) == ["goldfive_report", "lookup", "publish", "search"]
     assert ran == [{"tool": "lookup", "key": "k"}]
     returns = {r.tool_call_id: r.content for r in tool_returns(script.of("a")[1])}
     assert returns == {"c1": "value of k", "c2": "found q"}
@@ -68,7 +66,7 @@ async def test_a_users_override_of_the_agents_tools_holds_in_the_run_and_after_i
         h.start()
         out = await h.finish()
         assert out.success, out.reason
-        assert own(script.tool_names[0]) == {"search"} and REPORTING <= set(script.tool_names[0])
+        assert sorted(script.tool_names[0]) == ["goldfive_report", "search"]
         assert list(agent.toolsets[0].tools) == ["search"]
         await agent.run("plain run inside the user's override")
         assert script.tool_names[-1] == ["search"]
@@ -91,9 +89,24 @@ async def test_a_plain_run_beside_a_running_task_sees_only_the_agents_own_tools(
     assert REPORTING <= set(script.tool_names[0])
 
 
+async def test_a_users_override_of_the_agents_toolsets_still_leaves_goldfive_report_offered() -> None:
+    # override(toolsets=...) replaces the toolsets a run passes; goldfive_report is among the
+    # agent's function tools instead.
+    script = Script({"a": [calls(("goldfive_report", {"kind": "progress", "detail": "half"}, "p1")), text("searched")]})
+    agent, _ = make_agent(script)
+    with agent.override(toolsets=[FunctionToolset([search])]):
+        h = Harness(agent, SequentialExecutor(), static("a"))
+        h.start()
+        out = await h.finish()
+    assert out.success, out.reason
+    assert sorted(script.tool_names[0]) == ["goldfive_report", "lookup", "publish", "search"]
+    assert [p.detail for p in h.of("task_progress")] == ["half"]
+
+
 async def test_an_agents_tool_timeout_does_not_cut_short_a_wait_for_a_person() -> None:
-    # The agent's tool_timeout applies to its function toolset, not to the reporting tools.
-    script = Script({"a": [calls(("report_awaiting_approval", {"prompt": "go on?"}, "w1")), text("went on")]})
+    # The agent's tool_timeout applies to its function tools, goldfive_report among them for the
+    # run, but not to a wait for a person.
+    script = Script({"a": [calls(("goldfive_report", {"kind": "approval", "detail": "go on?"}, "w1")), text("went on")]})
     agent = Agent(FunctionModel(script), tool_timeout=0.01)
     h = Harness(agent, SequentialExecutor(), static("a"))
     h.start()
@@ -105,12 +118,13 @@ async def test_an_agents_tool_timeout_does_not_cut_short_a_wait_for_a_person() -
     [after] = script.of("a")[1:]
     assert not [p for m in after for p in getattr(m, "parts", []) if isinstance(p, RetryPromptPart)]
     [returned] = tool_returns(after)
-    assert returned.content["decision"] == "approve"
+    assert returned.outcome == "success" and returned.content["decision"] == "approve"
 
 
 async def test_instructions_the_agents_function_toolset_carries_still_reach_the_model() -> None:
-    # A function toolset rebuilt to hold the reporting tools (override(tools=...)) would lose them.
-    script = Script()
+    # A function toolset rebuilt to hold goldfive_report (override(tools=...)) would lose them:
+    # the tool goes as a toolset of its own then.
+    script = Script({"a": [calls(("goldfive_report", {"kind": "progress", "detail": "half"}, "p1")), text("fini")]})
     agent, _ = make_agent(script)
     own_toolset = agent.toolsets[0]
     assert isinstance(own_toolset, FunctionToolset)
@@ -121,16 +135,17 @@ async def test_instructions_the_agents_function_toolset_carries_still_reach_the_
     assert out.success, out.reason
     [request] = [m for m in script.of("a")[0] if isinstance(m, ModelRequest)][-1:]
     assert "Always answer in French." in (request.instructions or "")
-    assert REPORTING <= set(script.tool_names[0])
+    assert sorted(script.tool_names[0]) == ["goldfive_report", "lookup", "publish"]
+    assert [p.detail for p in h.of("task_progress")] == ["half"]
 
 
 # -- cost ----------------------------------------------------------------------------------
 
 #: Python calls goldfive adds per task to a PydanticAI run without history (cProfile): about
-#: 2,660 (the reporting tools as a second toolset: PydanticAI's CombinedToolset then goes through
-#: an anyio task group at every step; among the agent's own tools about 1,880, but more
-#: instructions, see docs/adapters/pydantic-ai.md).
-CALLS_ADDED_PER_TASK = 2_750
+#: 940 with goldfive_report among the agent's own tools (2,580 with seven reporting tools as a
+#: second toolset, where PydanticAI's CombinedToolset goes through an anyio task group at every
+#: step; docs/adapters/pydantic-ai.md).
+CALLS_ADDED_PER_TASK = 1_050
 
 
 def _agent() -> Agent[None, str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from goldfive.adapters.common import task_input
 from goldfive.adapters.task_prompt import Told, system_prompt
 from goldfive.steering import NOTES_KEY, SteeringNote, notes_of
-from goldfive.types import Goal, Plan, Session, Task, TaskEdge, TaskStatus
+from goldfive.types import Goal, Plan, Session, Task, TaskEdge, TaskStatus, set_task_status
 
 
 def session_of(n: int) -> Session:
@@ -18,14 +18,14 @@ def session_of(n: int) -> Session:
 def start(session: Session, i: int) -> Task:
     assert session.plan is not None
     task = session.plan.tasks[i]
-    task.status = TaskStatus.RUNNING
+    set_task_status(task, TaskStatus.RUNNING)
     return task
 
 
 def finish(session: Session, i: int, result: str) -> None:
     assert session.plan is not None
     session.completed_results[f"t{i}"] = result
-    session.plan.tasks[i].status = TaskStatus.COMPLETED
+    set_task_status(session.plan.tasks[i], TaskStatus.COMPLETED)
 
 
 def test_a_conversations_first_input_is_the_whole_context_and_later_ones_only_what_changed_whatever_the_plans_size() -> None:
